@@ -1,0 +1,42 @@
+package report
+
+import (
+	"encoding/csv"
+	"io"
+	"strconv"
+)
+
+// WriteCSV writes every kept sample, one row per strategy and sample; device columns hold used bytes per
+// device where a device sampler applied.
+func WriteCSV(w io.Writer, r *Run) error {
+	cw := csv.NewWriter(w)
+	header := []string{"strategy", "size_bytes", "index", "seconds", "host_rss_bytes", "host_vms_bytes", "host_hwm_bytes",
+		"host_available_bytes", "mappings"}
+	for _, d := range r.Devices {
+		header = append(header, "device"+strconv.Itoa(d.Index)+"_used_bytes")
+	}
+	if err := cw.Write(header); err != nil {
+		return err
+	}
+	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
+	for _, s := range r.Strategies {
+		for _, smp := range s.Samples {
+			row := []string{s.Strategy, u(s.SizeBytes), u(smp.Index), strconv.FormatFloat(smp.Seconds, 'f', 6, 64), u(smp.RSSBytes),
+				u(smp.VMSBytes), u(smp.HWMBytes), u(smp.AvailBytes), u(smp.Mappings)}
+			for _, d := range r.Devices {
+				cell := ""
+				for _, ds := range smp.DeviceSamples {
+					if ds.Device == d.Index {
+						cell = u(ds.UsedBytes)
+					}
+				}
+				row = append(row, cell)
+			}
+			if err := cw.Write(row); err != nil {
+				return err
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

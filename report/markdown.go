@@ -1,0 +1,165 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+)
+
+// WriteMarkdown renders a self-contained report for a bug ticket: the answer in one sentence, the threshold
+// table, the verdict, per-strategy figures, what the runtime said, the environment and the command that
+// reproduces the run.
+func WriteMarkdown(w io.Writer, r *Run) error {
+	b := &strings.Builder{}
+	fmt.Fprintf(b, "# clmemprobe report: %s\n\n", deviceSummary(r))
+	if len(r.Verdict) > 0 {
+		fmt.Fprintf(b, "**%s**\n\n", r.Verdict[0])
+	}
+	if r.Partial {
+		b.WriteString("> This run was interrupted: the result holds only the strategies that ran.\n\n")
+	}
+	fmt.Fprintf(b, "Platform %q (%s), %s buffers, touch `%s`, budget %d buffers per strategy", r.Platform.Name, r.Platform.Version,
+		sizeSummary(r), r.Config.Touch, r.Config.MaxAllocs)
+	if r.Config.MaxBytes > 0 {
+		fmt.Fprintf(b, " or %s", FormatBytes(r.Config.MaxBytes))
+	}
+	fmt.Fprintf(b, ". Started %s with clmemprobe %s.\n\n## Where each strategy failed\n\n", r.Started, r.Tool.Version)
+	if err := thresholdTable(b, r, tablewriter.WithRenderer(renderer.NewMarkdown())); err != nil {
+		return err
+	}
+	b.WriteString("\n## Verdict\n\n")
+	for _, v := range r.Verdict {
+		fmt.Fprintf(b, "- %s\n", v)
+	}
+	b.WriteString("\n## Per strategy\n\n")
+	for _, s := range r.Strategies {
+		fmt.Fprintf(b, "### %s, %s buffers, devices %s\n\n", s.Strategy, FormatBytes(s.SizeBytes), joinInts(s.Devices))
+		fmt.Fprintf(b, "- outcome: **%s**", s.Outcome)
+		if s.Reason != "" {
+			fmt.Fprintf(b, " (%s)", s.Reason)
+		}
+		fmt.Fprintf(b, "\n- buffers that succeeded: %d (%s) in %.2f s", s.AllocationsOK, FormatBytes(s.BytesOK), s.Seconds)
+		if s.NanosPerAlloc > 0 {
+			fmt.Fprintf(b, ", %.0f ns per buffer in the loop", s.NanosPerAlloc)
+		}
+		b.WriteString("\n")
+		if f := s.FirstFailure; f != nil {
+			fmt.Fprintf(b, "- first failure: buffer #%d for device %d, `%s` returned %s (%d) at stage %s, after %s; host RSS %s, host available %s\n",
+				f.Index, f.Device, f.Call, f.Name, f.Code, f.Stage, FormatBytes(f.BytesBefore), FormatBytes(f.HostRSSBytes), FormatBytes(f.HostAvail))
+		}
+		if s.LastStage != "" && s.FirstFailure == nil {
+			fmt.Fprintf(b, "- last stage entered: %s\n", s.LastStage)
+		}
+		fmt.Fprintf(b, "- host cost per buffer (least-squares slope of RSS): %s; peak RSS %s\n", perBuffer(s.HostBytesPerBuffer, s.SamplesTotal), FormatBytes(s.PeakRSSBytes))
+		if len(s.DeviceBytesPerBuffer) > 0 {
+			fmt.Fprintf(b, "- device cost per buffer: %s\n", deviceCostCell(&s))
+		}
+		if s.DeviceSampler != "" {
+			fmt.Fprintf(b, "- device memory source: %s\n", s.DeviceSampler)
+		}
+		if s.MaxMapCount > 0 {
+			fmt.Fprintf(b, "- memory mappings: at most %d of vm.max_map_count %d\n", s.MaxMappings, s.MaxMapCount)
+		}
+		fmt.Fprintf(b, "- samples: %d taken, %d kept in the result\n", s.SamplesTotal, len(s.Samples))
+		if len(s.Notices) > 0 {
+			b.WriteString("- the runtime's context notify messages:\n")
+			for _, n := range s.Notices {
+				fmt.Fprintf(b, "  - `%s`\n", n)
+			}
+		}
+		if s.WorkerOutput != "" {
+			fmt.Fprintf(b, "- what the worker printed (tail):\n\n```\n%s\n```\n", s.WorkerOutput)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("## Devices\n\n")
+	for _, d := range r.Devices {
+		fmt.Fprintf(b, "- [%d] %s (%s, %s): %s, driver %s, global memory %s, max allocation %s, host-unified %s", d.Index, d.Name,
+			d.Vendor, d.Type, d.Version, d.DriverVersion, FormatBytes(d.GlobalMemBytes), FormatBytes(d.MaxAllocBytes), YesNo(d.HostUnified))
+		if d.PCIBusID != "" {
+			fmt.Fprintf(b, ", PCI %s", d.PCIBusID)
+		}
+		b.WriteString("\n")
+	}
+	if e := r.Environment; e != nil {
+		b.WriteString("\n## Environment\n\n")
+		writeEnvironment(b, e)
+	}
+	fmt.Fprintf(b, "\n## Reproduce\n\n```sh\n%s\n```\n", ShellQuote(r.Command))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// WriteEnvironment renders the environment block as Markdown (the env command prints it too).
+func WriteEnvironment(w io.Writer, e *Environment) error {
+	b := &strings.Builder{}
+	writeEnvironment(b, e)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeEnvironment(b *strings.Builder, e *Environment) {
+	fmt.Fprintf(b, "- OS: %s, kernel %s, %d CPUs (%s)\n", e.OS, e.Kernel, e.CPUs, e.CPU)
+	fmt.Fprintf(b, "- RAM %s, swap %s, vm.overcommit_memory %s (ratio %s), vm.max_map_count %d\n", FormatBytes(e.HostMemBytes),
+		FormatBytes(e.SwapBytes), OrDash(e.Overcommit), OrDash(e.OvercommitPct), e.MaxMapCount)
+	fmt.Fprintf(b, "- OpenCL library: %s; ICD vendors: %s\n", e.OpenCLLibrary, e.ICDVendorsDir)
+	for _, f := range sortedKeys(e.ICDFiles) {
+		fmt.Fprintf(b, "  - %s -> %s\n", f, e.ICDFiles[f])
+	}
+	for _, p := range e.Platforms {
+		fmt.Fprintf(b, "- platform %d: %s (%s), %s\n", p.Index, p.Name, p.Vendor, p.Version)
+	}
+	for _, d := range e.DRIDevices {
+		fmt.Fprintf(b, "- %s\n", d)
+	}
+	if len(e.EnvVars) > 0 {
+		b.WriteString("- environment variables:\n")
+		for _, k := range sortedKeys(e.EnvVars) {
+			fmt.Fprintf(b, "  - `%s=%s`\n", k, e.EnvVars[k])
+		}
+	}
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// YesNo writes a flag for a table.
+func YesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// OrDash writes "-" for an empty cell.
+func OrDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// ShellQuote joins a command line so it can be pasted into a POSIX shell.
+func ShellQuote(args []string) string {
+	var out []string
+	for _, a := range args {
+		if a != "" && strings.IndexFunc(a, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=,:+%@", r))
+		}) < 0 {
+			out = append(out, a)
+			continue
+		}
+		out = append(out, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
+	}
+	return strings.Join(out, " ")
+}

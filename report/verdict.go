@@ -1,0 +1,192 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+)
+
+// Verdicts derives plain sentences from the numbers of a run: which strategy failed first and where, how the
+// strategies compare, what a buffer costs, whether allocation was deferred to first use, and causes that
+// are not memory at all. It never looks at vendor names.
+func Verdicts(r *Run) []string {
+	var out []string
+	for _, size := range runSizes(r) {
+		out = append(out, verdictsForSize(r, size)...)
+	}
+	if len(out) == 0 {
+		out = append(out, "No strategy ran.")
+	}
+	return out
+}
+
+func runSizes(r *Run) []uint64 {
+	var sizes []uint64
+	seen := map[uint64]bool{}
+	for _, s := range r.Strategies {
+		if !seen[s.SizeBytes] {
+			seen[s.SizeBytes] = true
+			sizes = append(sizes, s.SizeBytes)
+		}
+	}
+	return sizes
+}
+
+func verdictsForSize(r *Run, size uint64) []string {
+	var ss []*Strategy
+	for i := range r.Strategies {
+		if r.Strategies[i].SizeBytes == size {
+			ss = append(ss, &r.Strategies[i])
+		}
+	}
+	prefix := ""
+	if len(runSizes(r)) > 1 {
+		prefix = FormatBytes(size) + " buffers: "
+	}
+	var out []string
+	say := func(format string, a ...any) { out = append(out, prefix+fmt.Sprintf(format, a...)) }
+
+	// Failures, earliest first.
+	var failed, clean []*Strategy
+	for _, s := range ss {
+		switch s.Outcome {
+		case OutcomeFailed:
+			failed = append(failed, s)
+		case OutcomeCompleted:
+			clean = append(clean, s)
+		}
+	}
+	sort.SliceStable(failed, func(i, j int) bool { return failed[i].AllocationsOK < failed[j].AllocationsOK })
+	for i, s := range failed {
+		f := s.FirstFailure
+		lead := "failed"
+		if i == 0 && len(failed)+len(clean) > 1 {
+			lead = "failed first"
+		}
+		if f.Stage == StageSetup {
+			say("%s %s before the first buffer: %s (%d) from %s.", s.Strategy, lead, f.Name, f.Code, f.Call)
+			continue
+		}
+		say("%s %s: buffer #%d (after %s) got %s (%d) at %s, meant for device %d.", s.Strategy, lead, f.Index,
+			FormatBytes(f.BytesBefore), f.Name, f.Code, f.Stage, f.Device)
+	}
+	if len(failed) > 0 {
+		first := failed[0]
+		for _, o := range append(append([]*Strategy{}, failed[1:]...), clean...) {
+			if first.AllocationsOK == 0 {
+				break
+			}
+			ratio := float64(o.AllocationsOK) / float64(first.AllocationsOK)
+			more := "as many buffers"
+			if o.Outcome == OutcomeCompleted {
+				more = "as many buffers and never failed (budget reached)"
+			}
+			say("%s reached %d buffers, %.2fx %s as %s (%d).", o.Strategy, o.AllocationsOK, ratio, more, first.Strategy, first.AllocationsOK)
+		}
+	} else if len(clean) > 0 {
+		names := ""
+		for i, s := range clean {
+			if i > 0 {
+				names += ", "
+			}
+			names += s.Strategy
+		}
+		say("No allocation failed: %s reached the budget of %d buffers (%s).", names, clean[0].AllocationsOK, FormatBytes(clean[0].BytesOK))
+	}
+	for _, s := range ss {
+		switch s.Outcome {
+		case OutcomeCrashed:
+			say("%s crashed after %d buffers, during %s: %s.", s.Strategy, s.AllocationsOK, s.LastStage, s.Reason)
+		case OutcomeHung:
+			say("%s hung after %d buffers, during %s (%s).", s.Strategy, s.AllocationsOK, s.LastStage, s.Reason)
+		case OutcomeStopped:
+			say("%s was stopped after %d buffers: %s.", s.Strategy, s.AllocationsOK, s.Reason)
+		case OutcomeUnsupported:
+			say("%s is not supported here: %s.", s.Strategy, s.Reason)
+		}
+	}
+
+	// Cost per buffer on the host and on the devices.
+	for _, s := range ss {
+		if s.SamplesTotal < 2 || s.AllocationsOK < 2 {
+			continue
+		}
+		line := fmt.Sprintf("%s costs %s of host RSS per buffer (%.2fx the buffer size)", s.Strategy,
+			FormatSignedBytes(s.HostBytesPerBuffer), s.HostBytesPerBuffer/float64(size))
+		if s.ReplicationFactor != nil {
+			line += fmt.Sprintf(" and %s of device memory summed over %d device(s): replication factor %.2f",
+				FormatSignedBytes(*s.ReplicationFactor*float64(size)), len(s.DeviceBytesPerBuffer), *s.ReplicationFactor)
+		}
+		say("%s.", line)
+	}
+	if sh, pd := find(ss, "shared"), find(ss, "per-device"); sh != nil && pd != nil && sh.ReplicationFactor != nil &&
+		pd.ReplicationFactor != nil && *pd.ReplicationFactor > 0.05 {
+		say("the shared context costs %.2fx the device memory per buffer of one context per device.", *sh.ReplicationFactor / *pd.ReplicationFactor)
+	}
+
+	// Deferred allocation: create never failed, and either a touch did or memory did not follow creates.
+	if r.Config.Touch == "none" {
+		if len(failed) == 0 && len(clean) > 0 && allCheap(clean, size) {
+			say("memory did not grow with buffers created (under 5%% of the buffer size per buffer on the host%s): the runtime defers allocation until first use; run with --touch fill to place the buffers.",
+				deviceClause(clean))
+		}
+	} else {
+		for _, s := range failed {
+			if f := s.FirstFailure; f.Stage == StageTouch || f.Stage == StageFinish || f.Stage == StageMigrate {
+				say("%s: clCreateBuffer never failed; the failure surfaced at %s, so the runtime allocates at first use.", s.Strategy, f.Stage)
+			}
+		}
+	}
+
+	// Causes that are not what the code says.
+	for _, s := range failed {
+		f := s.FirstFailure
+		if f.Code == -6 && f.HostAvail > 0 && r.Environment != nil && r.Environment.HostMemBytes > 0 &&
+			float64(f.HostAvail) > 0.10*float64(r.Environment.HostMemBytes) {
+			say("%s: CL_OUT_OF_HOST_MEMORY does not prove host memory ran out: %s (%.0f%% of RAM) was still available when it failed; the runtime reports other allocation failures as -6 too.",
+				s.Strategy, FormatBytes(f.HostAvail), 100*float64(f.HostAvail)/float64(r.Environment.HostMemBytes))
+		}
+	}
+	for _, s := range ss {
+		if s.MaxMapCount > 0 && float64(s.MaxMappings) > 0.9*float64(s.MaxMapCount) {
+			say("%s: the process held %d memory mappings, %.0f%% of vm.max_map_count (%d): the limit on mappings, not memory, may end this loop.",
+				s.Strategy, s.MaxMappings, 100*float64(s.MaxMappings)/float64(s.MaxMapCount), s.MaxMapCount)
+		}
+	}
+	return out
+}
+
+func find(ss []*Strategy, name string) *Strategy {
+	for _, s := range ss {
+		if s.Strategy == name {
+			return s
+		}
+	}
+	return nil
+}
+
+func allCheap(ss []*Strategy, size uint64) bool {
+	measured := false
+	for _, s := range ss {
+		if s.SamplesTotal < 2 || s.AllocationsOK < 2 {
+			continue
+		}
+		measured = true
+		if math.Abs(s.HostBytesPerBuffer) > 0.05*float64(size) {
+			return false
+		}
+		if s.ReplicationFactor != nil && *s.ReplicationFactor > 0.05 {
+			return false
+		}
+	}
+	return measured
+}
+
+func deviceClause(ss []*Strategy) string {
+	for _, s := range ss {
+		if s.ReplicationFactor != nil {
+			return " and on the devices"
+		}
+	}
+	return ""
+}
