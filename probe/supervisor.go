@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"runtime"
 	"sort"
 	"strconv"
@@ -181,29 +182,49 @@ func (c *collector) handle(ev event) {
 	}
 }
 
-// tailBuffer keeps the last bytes written to it: the worker's own output (runtime warnings, a Go panic, an
-// abort message) goes into the report without growing without bound.
-type tailBuffer struct {
-	mu  sync.Mutex
-	buf []byte
-	max int
+// outputBuffer keeps the head and the tail of what the worker printed (runtime warnings, an abort message,
+// the Go runtime's report of a fault in native code) without growing without bound: the head holds the
+// first lines of a crash report, the tail the last words.
+type outputBuffer struct {
+	mu         sync.Mutex
+	head, tail []byte
+	cut        bool
 }
 
-func (t *tailBuffer) Write(p []byte) (int, error) {
+const outputHead, outputTail = 2 << 10, 6 << 10
+
+func (t *outputBuffer) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if len(t.buf) > t.max {
-		t.buf = append([]byte(nil), t.buf[len(t.buf)-t.max:]...)
+	n := len(p)
+	if room := outputHead - len(t.head); room > 0 {
+		k := min(room, len(p))
+		t.head = append(t.head, p[:k]...)
+		p = p[k:]
 	}
-	return len(p), nil
+	t.tail = append(t.tail, p...)
+	if len(t.tail) > outputTail {
+		t.tail = append([]byte(nil), t.tail[len(t.tail)-outputTail:]...)
+		t.cut = true
+	}
+	return n, nil
 }
 
-func (t *tailBuffer) String() string {
+func (t *outputBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return strings.TrimSpace(string(t.buf))
+	sep := ""
+	if t.cut {
+		sep = "\n[...]\n"
+	}
+	return strings.TrimSpace(string(t.head) + sep + string(t.tail))
 }
+
+// goFatalSignal finds the signal in the Go runtime's report of a fault in native code ("SIGSEGV:
+// segmentation violation\nPC=... addr=0x0\nsignal arrived during cgo execution", or "[signal SIGSEGV: ...]"):
+// the runtime catches such a fault, prints it and exits with status 2, so the wait status alone does not
+// show the signal.
+var goFatalSignal = regexp.MustCompile(`(?m)(?:^|\[signal )(SIG[A-Z]+): ([^\n\]]*)(?:\n(PC=[^\n]*))?`)
 
 func (r *Runner) superviseWorker(ctx context.Context, st Strategy, size uint64) (*report.Strategy, error) {
 	p := r.Plan
@@ -230,7 +251,7 @@ func (r *Runner) superviseWorker(ctx context.Context, st Strategy, size uint64) 
 			return nil, fmt.Errorf("cannot find this program to start a worker: %w", err)
 		}
 	}
-	out := &tailBuffer{max: 8 << 10}
+	out := &outputBuffer{}
 	cmd := exec.Command(exe, WorkerCommand)
 	cmd.Stdin = bytes.NewReader(specJSON)
 	cmd.Stdout, cmd.Stderr = out, out
@@ -343,6 +364,13 @@ func (r *Runner) finish(res *report.Strategy, col *collector, cell *progress.Cel
 			} else {
 				code := ee.ExitCode()
 				res.ExitCode = &code
+			}
+		}
+		if m := goFatalSignal.FindStringSubmatch(output); m != nil && res.Signal == "" {
+			res.Signal = m[1]
+			res.Reason = strings.TrimSpace(fmt.Sprintf("the worker faulted with %s (%s) %s", m[1], m[2], m[3]))
+			if strings.Contains(output, "signal arrived during cgo execution") {
+				res.Reason += ", inside a call into the OpenCL runtime"
 			}
 		}
 	}

@@ -122,7 +122,7 @@ func (w *worker) run() *workerResult {
 		return failedSetup(err)
 	}
 	info := &workerInfo{DeviceSampler: "not available: no sampler for these devices"}
-	if ds, reason := sample.DeviceSamplerFor(devs, w.spec.Devices); ds != nil {
+	if ds, reason := sample.DeviceSamplerFor(sample.TargetsFor(devs, w.spec.Devices), sample.DefaultRoots); ds != nil {
 		w.devSamp, info.DeviceSampler = ds, ds.Name()
 	} else if reason != "" {
 		info.DeviceSampler = "not available: " + reason

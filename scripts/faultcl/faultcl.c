@@ -1,0 +1,441 @@
+/*
+ * faultcl: an OpenCL runtime whose failures we choose, for clmemprobe's tests.
+ *
+ * It implements the OpenCL ICD interface (clIcdGetPlatformIDsKHR and the dispatch table of CL/cl_icd.h), so
+ * the real ICD loader loads it from an .icd file named by OCL_ICD_VENDORS and the tool under test runs
+ * unmodified. Device memory is bookkeeping only; the host staging copy of the replicating model is real
+ * memory, so process RSS shows it as it does on the runtime it imitates.
+ *
+ * Behaviour, from environment variables read once at load (sizes in bytes, call numbers 1-based):
+ *   FAULTCL_DEVICES=n            devices in the one platform (default 2, at most 16)
+ *   FAULTCL_DEVICE_MEM=bytes     capacity of each device (default 4 GiB)
+ *   FAULTCL_HOST_BUDGET=bytes    host staging budget (default: unlimited)
+ *   FAULTCL_MODEL=replicate|lazy replicate (default): every buffer is allocated at create on every device
+ *                                of its context, plus a host staging copy when the context has more than one
+ *                                device; lazy: nothing at create, the first use on a queue's device allocates
+ *   FAULTCL_CREATE_ERROR=code    what clCreateBuffer returns when a budget runs out (default -6)
+ *   FAULTCL_LAZY_AT_FINISH=1     lazy failures are reported by clFinish instead of the enqueue call
+ *   FAULTCL_OOR_AT=n             the n-th clCreateBuffer returns CL_OUT_OF_RESOURCES (-5)
+ *   FAULTCL_CRASH_AT=n           the n-th clCreateBuffer writes through a null pointer (SIGSEGV)
+ *   FAULTCL_HANG_AT=n            the n-th clCreateBuffer never returns
+ *   FAULTCL_SLOW_US=us           every clCreateBuffer sleeps this long
+ *   FAULTCL_LEAK_ON_RELEASE=1    clReleaseMemObject frees nothing
+ *   FAULTCL_NOTIFY=1             a failed allocation calls the context's notify callback first
+ *   FAULTCL_FREE_QUERY=0         do not answer CL_DEVICE_GLOBAL_FREE_MEMORY_AMD (answered by default)
+ *   FAULTCL_EXTENSIONS=list      extra device extensions (cl_khr_external_memory enables the device list)
+ *   FAULTCL_BROKEN_PLATFORM=1    every platform query but the ICD suffix fails
+ *   FAULTCL_ZERO_MEM=1           devices report 0 bytes of global memory
+ */
+#define CL_TARGET_OPENCL_VERSION 300
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#include <CL/cl.h>
+#include <CL/cl_ext.h>
+#include <CL/cl_icd.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MAXDEV 16
+/* CL_MEM_DEVICE_HANDLE_LIST_KHR (cl_khr_external_memory); headers have spelled its name in two ways. */
+#define FCL_DEVICE_HANDLE_LIST 0x2051
+#define EXPORT __attribute__((visibility("default")))
+
+static cl_icd_dispatch dispatch;
+
+struct _cl_platform_id { cl_icd_dispatch *dispatch; };
+struct _cl_device_id { cl_icd_dispatch *dispatch; int index; };
+struct _cl_context {
+	cl_icd_dispatch *dispatch;
+	int ndev;
+	int devs[MAXDEV];
+	void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *);
+	void *user;
+};
+struct _cl_command_queue { cl_icd_dispatch *dispatch; cl_context ctx; int dev; cl_int pending; };
+struct _cl_mem { cl_icd_dispatch *dispatch; cl_context ctx; size_t size; uint32_t resident; void *staging; };
+struct _cl_program { cl_icd_dispatch *dispatch; cl_context ctx; };
+struct _cl_kernel { cl_icd_dispatch *dispatch; cl_mem arg0; };
+struct _cl_event { cl_icd_dispatch *dispatch; };
+
+static struct {
+	int ndev, lazy, lazy_at_finish, leak, notify, free_query, broken, zero_mem;
+	cl_ulong dev_mem, host_budget;
+	cl_int create_error;
+	long oor_at, crash_at, hang_at, slow_us;
+	const char *extensions;
+} cfg;
+
+static struct _cl_platform_id platform = {&dispatch};
+static struct _cl_device_id devices[MAXDEV];
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static cl_ulong dev_used[MAXDEV], host_used;
+static long create_calls;
+
+static long env_long(const char *name, long def) {
+	const char *v = getenv(name);
+	return v && *v ? strtol(v, NULL, 0) : def;
+}
+static cl_ulong env_u64(const char *name, cl_ulong def) {
+	const char *v = getenv(name);
+	return v && *v ? strtoull(v, NULL, 0) : def;
+}
+
+static void init_config(void) {
+	cfg.ndev = (int)env_long("FAULTCL_DEVICES", 2);
+	if (cfg.ndev < 1) cfg.ndev = 1;
+	if (cfg.ndev > MAXDEV) cfg.ndev = MAXDEV;
+	cfg.dev_mem = env_u64("FAULTCL_DEVICE_MEM", 4ULL << 30);
+	cfg.host_budget = env_u64("FAULTCL_HOST_BUDGET", 0);
+	const char *model = getenv("FAULTCL_MODEL");
+	cfg.lazy = model && strcmp(model, "lazy") == 0;
+	cfg.lazy_at_finish = (int)env_long("FAULTCL_LAZY_AT_FINISH", 0);
+	cfg.create_error = (cl_int)env_long("FAULTCL_CREATE_ERROR", CL_OUT_OF_HOST_MEMORY);
+	cfg.oor_at = env_long("FAULTCL_OOR_AT", 0);
+	cfg.crash_at = env_long("FAULTCL_CRASH_AT", 0);
+	cfg.hang_at = env_long("FAULTCL_HANG_AT", 0);
+	cfg.slow_us = env_long("FAULTCL_SLOW_US", 0);
+	cfg.leak = (int)env_long("FAULTCL_LEAK_ON_RELEASE", 0);
+	cfg.notify = (int)env_long("FAULTCL_NOTIFY", 0);
+	cfg.free_query = (int)env_long("FAULTCL_FREE_QUERY", 1);
+	cfg.broken = (int)env_long("FAULTCL_BROKEN_PLATFORM", 0);
+	cfg.zero_mem = (int)env_long("FAULTCL_ZERO_MEM", 0);
+	cfg.extensions = getenv("FAULTCL_EXTENSIONS");
+	for (int i = 0; i < MAXDEV; i++) {
+		devices[i].dispatch = &dispatch;
+		devices[i].index = i;
+	}
+}
+
+/* info copies a value into an OpenCL info query's output, with the standard size checks. */
+static cl_int info(const void *val, size_t n, size_t size, void *out, size_t *size_ret) {
+	if (size_ret) *size_ret = n;
+	if (out) {
+		if (size < n) return CL_INVALID_VALUE;
+		memcpy(out, val, n);
+	}
+	return CL_SUCCESS;
+}
+static cl_int info_str(const char *s, size_t size, void *out, size_t *size_ret) {
+	return info(s, strlen(s) + 1, size, out, size_ret);
+}
+
+static cl_int CL_API_CALL GetPlatformInfo(cl_platform_id p, cl_platform_info param, size_t size, void *out, size_t *ret) {
+	(void)p;
+	if (param == CL_PLATFORM_ICD_SUFFIX_KHR) return info_str("FAULT", size, out, ret);
+	if (cfg.broken) return CL_OUT_OF_HOST_MEMORY;
+	switch (param) {
+	case CL_PLATFORM_NAME: return info_str("faultcl", size, out, ret);
+	case CL_PLATFORM_VENDOR: return info_str("clmemprobe tests", size, out, ret);
+	case CL_PLATFORM_VERSION: return info_str("OpenCL 3.0 faultcl", size, out, ret);
+	case CL_PLATFORM_PROFILE: return info_str("FULL_PROFILE", size, out, ret);
+	case CL_PLATFORM_EXTENSIONS: return info_str("cl_khr_icd", size, out, ret);
+	}
+	return CL_INVALID_VALUE;
+}
+
+static cl_int CL_API_CALL GetDeviceIDs(cl_platform_id p, cl_device_type type, cl_uint n, cl_device_id *out, cl_uint *nret) {
+	(void)p;
+	if (cfg.broken) return CL_OUT_OF_HOST_MEMORY;
+	if (!(type & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_DEFAULT))) return CL_DEVICE_NOT_FOUND;
+	if (nret) *nret = (cl_uint)cfg.ndev;
+	for (cl_uint i = 0; out && i < n && i < (cl_uint)cfg.ndev; i++) out[i] = &devices[i];
+	return CL_SUCCESS;
+}
+
+static cl_int CL_API_CALL GetDeviceInfo(cl_device_id d, cl_device_info param, size_t size, void *out, size_t *ret) {
+	char buf[512];
+	cl_ulong u64;
+	cl_uint u32;
+	switch (param) {
+	case CL_DEVICE_NAME: snprintf(buf, sizeof buf, "faultcl device %d", d->index); return info_str(buf, size, out, ret);
+	case CL_DEVICE_VENDOR: return info_str("clmemprobe tests", size, out, ret);
+	case CL_DEVICE_VERSION: return info_str("OpenCL 3.0 faultcl", size, out, ret);
+	case CL_DRIVER_VERSION: return info_str("1.0-faultcl", size, out, ret);
+	case CL_DEVICE_EXTENSIONS:
+		snprintf(buf, sizeof buf, "cl_khr_byte_addressable_store %s", cfg.extensions ? cfg.extensions : "");
+		return info_str(buf, size, out, ret);
+	case CL_DEVICE_TYPE: u64 = CL_DEVICE_TYPE_GPU; return info(&u64, 8, size, out, ret);
+	case CL_DEVICE_GLOBAL_MEM_SIZE: u64 = cfg.zero_mem ? 0 : cfg.dev_mem; return info(&u64, 8, size, out, ret);
+	case CL_DEVICE_MAX_MEM_ALLOC_SIZE: u64 = cfg.zero_mem ? 0 : cfg.dev_mem / 4; return info(&u64, 8, size, out, ret);
+	case CL_DEVICE_HOST_UNIFIED_MEMORY: u32 = CL_FALSE; return info(&u32, 4, size, out, ret);
+	case CL_DEVICE_MAX_COMPUTE_UNITS: u32 = 1; return info(&u32, 4, size, out, ret);
+	case CL_DEVICE_GLOBAL_FREE_MEMORY_AMD: {
+		if (!cfg.free_query) return CL_INVALID_VALUE;
+		size_t kib[2];
+		pthread_mutex_lock(&mu);
+		kib[0] = kib[1] = (size_t)((cfg.dev_mem - dev_used[d->index]) / 1024);
+		pthread_mutex_unlock(&mu);
+		return info(kib, sizeof kib, size, out, ret);
+	}
+	}
+	return CL_INVALID_VALUE; /* as real drivers answer queries they lack */
+}
+
+static cl_context CL_API_CALL CreateContext(const cl_context_properties *props, cl_uint n, const cl_device_id *devs,
+		void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *), void *user, cl_int *err) {
+	(void)props;
+	if (n == 0 || n > MAXDEV) { if (err) *err = CL_INVALID_VALUE; return NULL; }
+	cl_context c = calloc(1, sizeof *c);
+	c->dispatch = &dispatch;
+	c->ndev = (int)n;
+	for (cl_uint i = 0; i < n; i++) c->devs[i] = devs[i]->index;
+	c->notify = notify;
+	c->user = user;
+	if (err) *err = CL_SUCCESS;
+	return c;
+}
+static cl_int CL_API_CALL ReleaseContext(cl_context c) { (void)c; return CL_SUCCESS; }
+static cl_int CL_API_CALL GetContextInfo(cl_context c, cl_context_info param, size_t size, void *out, size_t *ret) {
+	cl_uint n = (cl_uint)c->ndev;
+	if (param == CL_CONTEXT_NUM_DEVICES) return info(&n, 4, size, out, ret);
+	return CL_INVALID_VALUE;
+}
+
+static cl_command_queue CL_API_CALL CreateCommandQueue(cl_context c, cl_device_id d, cl_command_queue_properties p, cl_int *err) {
+	(void)p;
+	cl_command_queue q = calloc(1, sizeof *q);
+	q->dispatch = &dispatch;
+	q->ctx = c;
+	q->dev = d->index;
+	if (err) *err = CL_SUCCESS;
+	return q;
+}
+static cl_int CL_API_CALL ReleaseCommandQueue(cl_command_queue q) { (void)q; return CL_SUCCESS; }
+static cl_int CL_API_CALL Flush(cl_command_queue q) { (void)q; return CL_SUCCESS; }
+static cl_int CL_API_CALL Finish(cl_command_queue q) {
+	cl_int e = q->pending;
+	q->pending = CL_SUCCESS;
+	return e;
+}
+
+static void say(cl_context c, const char *msg) {
+	if (cfg.notify && c->notify) c->notify(msg, NULL, 0, c->user);
+}
+
+/* create_common is clCreateBuffer and clCreateBufferWithProperties; devs/n are where the buffer goes. */
+static cl_mem create_common(cl_context c, const int *devs, int n, size_t size, cl_int *err) {
+	long call = __atomic_add_fetch(&create_calls, 1, __ATOMIC_SEQ_CST);
+	if (cfg.slow_us > 0) usleep((useconds_t)cfg.slow_us);
+	if (cfg.crash_at && call == cfg.crash_at) *(volatile int *)0 = 1;
+	if (cfg.hang_at && call == cfg.hang_at) for (;;) pause();
+	if (cfg.oor_at && call == cfg.oor_at) {
+		say(c, "faultcl: out of resources (injected)");
+		if (err) *err = CL_OUT_OF_RESOURCES;
+		return NULL;
+	}
+	if (size == 0) { if (err) *err = CL_INVALID_BUFFER_SIZE; return NULL; }
+	cl_mem m = calloc(1, sizeof *m);
+	m->dispatch = &dispatch;
+	m->ctx = c;
+	m->size = size;
+	if (!cfg.lazy) {
+		int staging = n > 1;
+		pthread_mutex_lock(&mu);
+		int ok = !(staging && cfg.host_budget && host_used + size > cfg.host_budget);
+		for (int i = 0; ok && i < n; i++) ok = dev_used[devs[i]] + size <= cfg.dev_mem;
+		if (ok) {
+			for (int i = 0; i < n; i++) { dev_used[devs[i]] += size; m->resident |= 1u << devs[i]; }
+			if (staging) host_used += size;
+		}
+		pthread_mutex_unlock(&mu);
+		if (!ok) {
+			free(m);
+			say(c, "faultcl: allocation failed: a device or the host staging budget is full");
+			if (err) *err = cfg.create_error;
+			return NULL;
+		}
+		if (staging) {
+			m->staging = malloc(size);
+			if (m->staging) memset(m->staging, 0x5A, size); /* touched, so RSS counts it */
+		}
+	}
+	if (err) *err = CL_SUCCESS;
+	return m;
+}
+
+static cl_mem CL_API_CALL CreateBuffer(cl_context c, cl_mem_flags flags, size_t size, void *host, cl_int *err) {
+	(void)flags; (void)host;
+	return create_common(c, c->devs, c->ndev, size, err);
+}
+
+static cl_mem CL_API_CALL CreateBufferWithProperties(cl_context c, const cl_mem_properties *props, cl_mem_flags flags,
+		size_t size, void *host, cl_int *err) {
+	(void)flags; (void)host;
+	int devs[MAXDEV], n = 0;
+	int listed = 0;
+	for (const cl_mem_properties *p = props; p && *p; p++) {
+		if (*p != FCL_DEVICE_HANDLE_LIST || !cfg.extensions || !strstr(cfg.extensions, "cl_khr_external_memory")) {
+			if (err) *err = CL_INVALID_PROPERTY;
+			return NULL;
+		}
+		listed = 1;
+		for (p++; *p != 0 && n < MAXDEV; p++) devs[n++] = ((cl_device_id)(uintptr_t)*p)->index;
+	}
+	if (!listed) return create_common(c, c->devs, c->ndev, size, err);
+	return create_common(c, devs, n, size, err);
+}
+
+static cl_int CL_API_CALL ReleaseMemObject(cl_mem m) {
+	if (cfg.leak) return CL_SUCCESS;
+	pthread_mutex_lock(&mu);
+	for (int d = 0; d < MAXDEV; d++)
+		if (m->resident & (1u << d)) dev_used[d] -= m->size;
+	if (m->staging) host_used -= m->size;
+	pthread_mutex_unlock(&mu);
+	free(m->staging);
+	free(m);
+	return CL_SUCCESS;
+}
+
+/* first_use places a buffer on the queue's device in the lazy model. */
+static cl_int first_use(cl_command_queue q, cl_mem m) {
+	if (!cfg.lazy || (m->resident & (1u << q->dev))) return CL_SUCCESS;
+	pthread_mutex_lock(&mu);
+	int ok = dev_used[q->dev] + m->size <= cfg.dev_mem;
+	if (ok) { dev_used[q->dev] += m->size; m->resident |= 1u << q->dev; }
+	pthread_mutex_unlock(&mu);
+	if (ok) return CL_SUCCESS;
+	say(q->ctx, "faultcl: device memory is full at first use");
+	if (cfg.lazy_at_finish) { q->pending = CL_MEM_OBJECT_ALLOCATION_FAILURE; return CL_SUCCESS; }
+	return CL_MEM_OBJECT_ALLOCATION_FAILURE;
+}
+
+static struct _cl_event done_event = {&dispatch};
+static cl_int enqueued(cl_int e, cl_event *ev) {
+	if (e == CL_SUCCESS && ev) *ev = &done_event;
+	return e;
+}
+
+static cl_int CL_API_CALL EnqueueFillBuffer(cl_command_queue q, cl_mem m, const void *pat, size_t psize, size_t off, size_t size,
+		cl_uint nw, const cl_event *w, cl_event *ev) {
+	(void)pat; (void)psize; (void)off; (void)size; (void)nw; (void)w;
+	return enqueued(first_use(q, m), ev);
+}
+static cl_int CL_API_CALL EnqueueWriteBuffer(cl_command_queue q, cl_mem m, cl_bool b, size_t off, size_t size, const void *p,
+		cl_uint nw, const cl_event *w, cl_event *ev) {
+	(void)b; (void)off; (void)size; (void)p; (void)nw; (void)w;
+	return enqueued(first_use(q, m), ev);
+}
+static cl_int CL_API_CALL EnqueueReadBuffer(cl_command_queue q, cl_mem m, cl_bool b, size_t off, size_t size, void *p,
+		cl_uint nw, const cl_event *w, cl_event *ev) {
+	(void)b; (void)off; (void)nw; (void)w;
+	memset(p, 0, size);
+	return enqueued(first_use(q, m), ev);
+}
+static cl_int CL_API_CALL EnqueueCopyBuffer(cl_command_queue q, cl_mem s, cl_mem d, size_t so, size_t dof, size_t size,
+		cl_uint nw, const cl_event *w, cl_event *ev) {
+	(void)so; (void)dof; (void)size; (void)nw; (void)w;
+	cl_int e = first_use(q, s);
+	return enqueued(e ? e : first_use(q, d), ev);
+}
+static cl_int CL_API_CALL EnqueueMigrateMemObjects(cl_command_queue q, cl_uint n, const cl_mem *mems, cl_mem_migration_flags f,
+		cl_uint nw, const cl_event *w, cl_event *ev) {
+	(void)nw; (void)w;
+	if (f & CL_MIGRATE_MEM_OBJECT_HOST) return enqueued(CL_SUCCESS, ev);
+	for (cl_uint i = 0; i < n; i++) {
+		cl_int e = first_use(q, mems[i]);
+		if (e) return e;
+	}
+	return enqueued(CL_SUCCESS, ev);
+}
+
+static cl_int CL_API_CALL WaitForEvents(cl_uint n, const cl_event *evs) { (void)n; (void)evs; return CL_SUCCESS; }
+static cl_int CL_API_CALL GetEventInfo(cl_event e, cl_event_info param, size_t size, void *out, size_t *ret) {
+	(void)e;
+	cl_int st = CL_COMPLETE;
+	if (param == CL_EVENT_COMMAND_EXECUTION_STATUS) return info(&st, 4, size, out, ret);
+	return CL_INVALID_VALUE;
+}
+static cl_int CL_API_CALL GetEventProfilingInfo(cl_event e, cl_profiling_info param, size_t size, void *out, size_t *ret) {
+	(void)e; (void)param;
+	cl_ulong t = 0;
+	return info(&t, 8, size, out, ret);
+}
+static cl_int CL_API_CALL ReleaseEvent(cl_event e) { (void)e; return CL_SUCCESS; }
+
+static cl_program CL_API_CALL CreateProgramWithSource(cl_context c, cl_uint n, const char **src, const size_t *len, cl_int *err) {
+	(void)n; (void)src; (void)len;
+	cl_program p = calloc(1, sizeof *p);
+	p->dispatch = &dispatch;
+	p->ctx = c;
+	if (err) *err = CL_SUCCESS;
+	return p;
+}
+static cl_int CL_API_CALL BuildProgram(cl_program p, cl_uint n, const cl_device_id *d, const char *o,
+		void(CL_CALLBACK *cb)(cl_program, void *), void *u) {
+	(void)p; (void)n; (void)d; (void)o; (void)cb; (void)u;
+	return CL_SUCCESS;
+}
+static cl_int CL_API_CALL GetProgramBuildInfo(cl_program p, cl_device_id d, cl_program_build_info param, size_t size, void *out, size_t *ret) {
+	(void)p; (void)d; (void)param;
+	return info_str("", size, out, ret);
+}
+static cl_int CL_API_CALL ReleaseProgram(cl_program p) { (void)p; return CL_SUCCESS; }
+static cl_kernel CL_API_CALL CreateKernel(cl_program p, const char *name, cl_int *err) {
+	(void)p; (void)name;
+	cl_kernel k = calloc(1, sizeof *k);
+	k->dispatch = &dispatch;
+	if (err) *err = CL_SUCCESS;
+	return k;
+}
+static cl_int CL_API_CALL SetKernelArg(cl_kernel k, cl_uint i, size_t size, const void *val) {
+	if (i == 0 && size == sizeof(cl_mem)) k->arg0 = *(const cl_mem *)val;
+	return CL_SUCCESS;
+}
+static cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dim, const size_t *off, const size_t *g,
+		const size_t *l, cl_uint nw, const cl_event *w, cl_event *ev) {
+	(void)dim; (void)off; (void)g; (void)l; (void)nw; (void)w;
+	return enqueued(k->arg0 ? first_use(q, k->arg0) : CL_SUCCESS, ev);
+}
+static cl_int CL_API_CALL ReleaseKernel(cl_kernel k) { (void)k; return CL_SUCCESS; }
+
+EXPORT cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint n, cl_platform_id *out, cl_uint *nret) {
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, init_config);
+	dispatch.clGetPlatformInfo = GetPlatformInfo;
+	dispatch.clGetDeviceIDs = GetDeviceIDs;
+	dispatch.clGetDeviceInfo = GetDeviceInfo;
+	dispatch.clCreateContext = CreateContext;
+	dispatch.clReleaseContext = ReleaseContext;
+	dispatch.clGetContextInfo = GetContextInfo;
+	dispatch.clCreateCommandQueue = CreateCommandQueue;
+	dispatch.clReleaseCommandQueue = ReleaseCommandQueue;
+	dispatch.clFlush = Flush;
+	dispatch.clFinish = Finish;
+	dispatch.clCreateBuffer = CreateBuffer;
+	dispatch.clCreateBufferWithProperties = CreateBufferWithProperties;
+	dispatch.clReleaseMemObject = ReleaseMemObject;
+	dispatch.clEnqueueFillBuffer = EnqueueFillBuffer;
+	dispatch.clEnqueueWriteBuffer = EnqueueWriteBuffer;
+	dispatch.clEnqueueReadBuffer = EnqueueReadBuffer;
+	dispatch.clEnqueueCopyBuffer = EnqueueCopyBuffer;
+	dispatch.clEnqueueMigrateMemObjects = EnqueueMigrateMemObjects;
+	dispatch.clWaitForEvents = WaitForEvents;
+	dispatch.clGetEventInfo = GetEventInfo;
+	dispatch.clGetEventProfilingInfo = GetEventProfilingInfo;
+	dispatch.clReleaseEvent = ReleaseEvent;
+	dispatch.clCreateProgramWithSource = CreateProgramWithSource;
+	dispatch.clBuildProgram = BuildProgram;
+	dispatch.clGetProgramBuildInfo = GetProgramBuildInfo;
+	dispatch.clReleaseProgram = ReleaseProgram;
+	dispatch.clCreateKernel = CreateKernel;
+	dispatch.clSetKernelArg = SetKernelArg;
+	dispatch.clEnqueueNDRangeKernel = EnqueueNDRangeKernel;
+	dispatch.clReleaseKernel = ReleaseKernel;
+	if (nret) *nret = 1;
+	if (out && n > 0) out[0] = &platform;
+	return CL_SUCCESS;
+}
+
+EXPORT void *CL_API_CALL clGetExtensionFunctionAddress(const char *name) {
+	if (strcmp(name, "clIcdGetPlatformIDsKHR") == 0) return (void *)clIcdGetPlatformIDsKHR;
+	return NULL;
+}
+
+/* The loader looks clGetPlatformInfo up by name too, to read the ICD suffix before it uses the dispatch table. */
+EXPORT cl_int CL_API_CALL clGetPlatformInfo(cl_platform_id p, cl_platform_info param, size_t size, void *out, size_t *ret) {
+	return GetPlatformInfo(p, param, size, out, ret);
+}
