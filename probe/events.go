@@ -44,6 +44,8 @@ type event struct {
 type workerInfo struct {
 	DeviceSampler string `json:"device_sampler"`
 	MaxMapCount   uint64 `json:"max_map_count"`
+	// LoopStarted is the wall clock when the loop began; sample times count from it.
+	LoopStarted time.Time `json:"loop_started"`
 }
 
 // workerResult is the worker's last word: how the loop ended.

@@ -73,11 +73,15 @@ func (rt *Runtime) SelectDevices(platform int, want []int) ([]int, error) {
 		for i := 0; i < have; i++ {
 			want = append(want, i)
 		}
-		return want, nil
 	}
 	for _, i := range want {
 		if i >= have {
 			return nil, &UsageError{fmt.Sprintf("device %d does not exist: platform %q has %d device(s), numbered 0 to %d", i, rt.Platforms[platform].Name, have, have-1)}
+		}
+	}
+	for _, i := range want {
+		if d := rt.Devices[platform][i]; d.GlobalMem == 0 {
+			return nil, fmt.Errorf("%w: device %d (%q) reports 0 bytes of global memory: the runtime is broken or misconfigured; check its installation (clinfo shows the same figure)", ErrNoOpenCL, i, d.Name)
 		}
 	}
 	return want, nil

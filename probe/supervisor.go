@@ -173,6 +173,7 @@ func (c *collector) handle(ev event) {
 		if ev.Info != nil {
 			c.mu.Lock()
 			c.res.DeviceSampler, c.res.MaxMapCount = ev.Info.DeviceSampler, ev.Info.MaxMapCount
+			c.res.LoopStarted = ev.Info.LoopStarted.UTC().Format(time.RFC3339Nano)
 			c.mu.Unlock()
 		}
 	case evResult:

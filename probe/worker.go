@@ -128,9 +128,9 @@ func (w *worker) run() *workerResult {
 		info.DeviceSampler = "not available: " + reason
 	}
 	info.MaxMapCount, _ = sample.MaxMapCount("")
-	_ = w.ev.send(event{T: evInfo, Info: info})
-
 	w.loopStart = time.Now()
+	info.LoopStarted = w.loopStart
+	_ = w.ev.send(event{T: evInfo, Info: info})
 	w.takeSample(0)
 	stop := make(chan struct{})
 	done := make(chan struct{})

@@ -112,6 +112,7 @@ type Strategy struct {
 	ReplicationFactor *float64 `json:"replication_factor,omitempty"`
 	DeviceSampler     string   `json:"device_sampler,omitempty"` // which sampler gave device figures, or why none
 	Seconds           float64  `json:"seconds"`
+	LoopStarted       string   `json:"loop_started,omitempty"` // RFC 3339 wall clock; sample "t" counts from it
 	NanosPerAlloc     float64  `json:"ns_per_alloc,omitempty"`
 	PeakRSSBytes      uint64   `json:"peak_rss_bytes"`
 	MaxMappings       uint64   `json:"max_mappings,omitempty"`

@@ -102,6 +102,12 @@ func newApp() *cli.App {
 			return usageErr("%v (see clmemprobe --help)", err)
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // main maps errors to codes
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErr("unknown command %q (commands: devices, run, report, env; see clmemprobe --help)", c.Args().First())
+			}
+			return cli.ShowAppHelp(c)
+		},
 	}
 }
 

@@ -19,11 +19,14 @@
  *   FAULTCL_CRASH_AT=n           the n-th clCreateBuffer writes through a null pointer (SIGSEGV)
  *   FAULTCL_HANG_AT=n            the n-th clCreateBuffer never returns
  *   FAULTCL_SLOW_US=us           every clCreateBuffer sleeps this long
+ *   FAULTCL_FAULTS_MULTI_ONLY=1  the three faults above count only buffers of contexts over several devices,
+ *                                so one strategy of a run crashes or hangs and the others do not
  *   FAULTCL_LEAK_ON_RELEASE=1    clReleaseMemObject frees nothing
  *   FAULTCL_NOTIFY=1             a failed allocation calls the context's notify callback first
  *   FAULTCL_FREE_QUERY=0         do not answer CL_DEVICE_GLOBAL_FREE_MEMORY_AMD (answered by default)
  *   FAULTCL_EXTENSIONS=list      extra device extensions (cl_khr_external_memory enables the device list)
- *   FAULTCL_BROKEN_PLATFORM=1    every platform query but the ICD suffix fails
+ *   FAULTCL_BROKEN_PLATFORM=1    the platform's device queries fail with CL_OUT_OF_HOST_MEMORY (its own
+ *                                name and suffix still answer, or the loader would hide it)
  *   FAULTCL_ZERO_MEM=1           devices report 0 bytes of global memory
  */
 #define CL_TARGET_OPENCL_VERSION 300
@@ -65,6 +68,7 @@ static struct {
 	cl_ulong dev_mem, host_budget;
 	cl_int create_error;
 	long oor_at, crash_at, hang_at, slow_us;
+	int faults_multi_only;
 	const char *extensions;
 } cfg;
 
@@ -97,6 +101,7 @@ static void init_config(void) {
 	cfg.crash_at = env_long("FAULTCL_CRASH_AT", 0);
 	cfg.hang_at = env_long("FAULTCL_HANG_AT", 0);
 	cfg.slow_us = env_long("FAULTCL_SLOW_US", 0);
+	cfg.faults_multi_only = (int)env_long("FAULTCL_FAULTS_MULTI_ONLY", 0);
 	cfg.leak = (int)env_long("FAULTCL_LEAK_ON_RELEASE", 0);
 	cfg.notify = (int)env_long("FAULTCL_NOTIFY", 0);
 	cfg.free_query = (int)env_long("FAULTCL_FREE_QUERY", 1);
@@ -125,7 +130,6 @@ static cl_int info_str(const char *s, size_t size, void *out, size_t *size_ret) 
 static cl_int CL_API_CALL GetPlatformInfo(cl_platform_id p, cl_platform_info param, size_t size, void *out, size_t *ret) {
 	(void)p;
 	if (param == CL_PLATFORM_ICD_SUFFIX_KHR) return info_str("FAULT", size, out, ret);
-	if (cfg.broken) return CL_OUT_OF_HOST_MEMORY;
 	switch (param) {
 	case CL_PLATFORM_NAME: return info_str("faultcl", size, out, ret);
 	case CL_PLATFORM_VENDOR: return info_str("clmemprobe tests", size, out, ret);
@@ -217,7 +221,8 @@ static void say(cl_context c, const char *msg) {
 
 /* create_common is clCreateBuffer and clCreateBufferWithProperties; devs/n are where the buffer goes. */
 static cl_mem create_common(cl_context c, const int *devs, int n, size_t size, cl_int *err) {
-	long call = __atomic_add_fetch(&create_calls, 1, __ATOMIC_SEQ_CST);
+	long call = -1;
+	if (!cfg.faults_multi_only || c->ndev > 1) call = __atomic_add_fetch(&create_calls, 1, __ATOMIC_SEQ_CST);
 	if (cfg.slow_us > 0) usleep((useconds_t)cfg.slow_us);
 	if (cfg.crash_at && call == cfg.crash_at) *(volatile int *)0 = 1;
 	if (cfg.hang_at && call == cfg.hang_at) for (;;) pause();

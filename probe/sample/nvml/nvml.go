@@ -30,6 +30,7 @@ type NVML struct {
 	mu                                               sync.Mutex
 	h                                                uintptr
 	shutdown, getCount, getHandle, getPci, getMemory uintptr
+	getMemoryV2                                      uintptr // 0 on drivers before nvmlDeviceGetMemoryInfo_v2
 	Devices                                          []Device
 }
 
@@ -50,6 +51,8 @@ func Open() (*NVML, error) {
 			return nil, fmt.Errorf("NVML lacks %s", s.name)
 		}
 	}
+	// v2 reports "used" without the driver's reserved memory, as nvidia-smi does; v1 counts it as used.
+	n.getMemoryV2, _ = purego.Dlsym(h, "nvmlDeviceGetMemoryInfo_v2")
 	initFn, err := purego.Dlsym(h, "nvmlInit_v2")
 	if err != nil {
 		return nil, fmt.Errorf("NVML lacks nvmlInit_v2")
@@ -80,8 +83,17 @@ func Open() (*NVML, error) {
 	return n, nil
 }
 
-// Memory returns total, free and used bytes of a device (nvmlMemory_t).
+// Memory returns total, free and used bytes of a device. With nvmlDeviceGetMemoryInfo_v2 "used" leaves
+// out the memory the driver reserves (the figure nvidia-smi shows); the v1 call counts it as used.
 func (n *NVML) Memory(d Device) (total, free, used uint64, err error) {
+	if n.getMemoryV2 != 0 {
+		// nvmlMemory_v2_t: unsigned int version; unsigned long long total, reserved, free, used.
+		var m [5]uint64
+		*(*uint32)(unsafe.Pointer(&m[0])) = uint32(len(m)*8) | 2<<24
+		if r := call(n.getMemoryV2, d.handle, uintptr(unsafe.Pointer(&m[0]))); r == 0 {
+			return m[1], m[3], m[4], nil
+		}
+	}
 	var m [3]uint64
 	if r := call(n.getMemory, d.handle, uintptr(unsafe.Pointer(&m[0]))); r != 0 {
 		return 0, 0, 0, fmt.Errorf("nvmlDeviceGetMemoryInfo returned %d", r)

@@ -1,0 +1,585 @@
+package main
+
+// End-to-end tests: the real binary on a real OpenCL runtime (PoCL with two devices, and the faultcl
+// fault-injection runtime loaded through the real ICD loader). Expected values are computed from the
+// runtime's parameters, never copied from output.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/clmemprobe/clmemprobe/report"
+)
+
+const mib = 1 << 20
+
+// result is what one invocation of the binary produced.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// runTool runs the binary with env and args, bounded in time.
+func runTool(t *testing.T, env []string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, Binary(t), args...)
+	cmd.Env = env
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running clmemprobe %v: %v", args, err)
+	}
+	return result{out.String(), errb.String(), code}
+}
+
+// runOut runs `run` with --out in a fresh folder and loads the run.json it wrote.
+func runOut(t *testing.T, env []string, args ...string) (*report.Run, result, string) {
+	t.Helper()
+	dir := t.TempDir()
+	res := runTool(t, env, append(append([]string{"run"}, args...), "--out", dir)...)
+	r, err := report.Load(filepath.Join(dir, "run.json"))
+	if err != nil {
+		t.Fatalf("run.json after %v (exit %d, stderr %q): %v", args, res.code, res.stderr, err)
+	}
+	return r, res, dir
+}
+
+func strategy(t *testing.T, r *report.Run, name string) *report.Strategy {
+	t.Helper()
+	for i := range r.Strategies {
+		if r.Strategies[i].Strategy == name {
+			return &r.Strategies[i]
+		}
+	}
+	t.Fatalf("no strategy %q in result (have %d)", name, len(r.Strategies))
+	return nil
+}
+
+func wantFailure(t *testing.T, s *report.Strategy, index uint64, stage string, code int32, device int) {
+	t.Helper()
+	if s.Outcome != report.OutcomeFailed || s.FirstFailure == nil {
+		t.Fatalf("%s: outcome %q (%s), want failed", s.Strategy, s.Outcome, s.Reason)
+	}
+	f := s.FirstFailure
+	if f.Index != index || f.Stage != stage || f.Code != code || f.Device != device {
+		t.Fatalf("%s: first failure #%d at %s code %d device %d; want #%d at %s code %d device %d",
+			s.Strategy, f.Index, f.Stage, f.Code, f.Device, index, stage, code, device)
+	}
+	if s.AllocationsOK != index || f.BytesBefore != index*s.SizeBytes {
+		t.Fatalf("%s: allocations_ok %d, bytes_before %d; want %d and %d", s.Strategy, s.AllocationsOK, f.BytesBefore, index, index*s.SizeBytes)
+	}
+}
+
+func within(got, want, tol float64) bool { return math.Abs(got-want) <= tol*math.Abs(want) }
+
+func hasVerdict(r *report.Run, part string) bool {
+	for _, v := range r.Verdict {
+		if strings.Contains(v, part) {
+			return true
+		}
+	}
+	return false
+}
+
+func TestDevicesListsBothPoCLDevices(t *testing.T) {
+	env := PoCLEnv(t)
+	res := runTool(t, env, "devices", "--json")
+	if res.code != 0 {
+		t.Fatalf("devices --json: exit %d: %s", res.code, res.stderr)
+	}
+	var listing []platformListing
+	if err := json.Unmarshal([]byte(res.stdout), &listing); err != nil {
+		t.Fatalf("devices --json is not JSON: %v", err)
+	}
+	var pocl *platformListing
+	for i := range listing {
+		if strings.Contains(listing[i].Name, "Portable Computing Language") {
+			pocl = &listing[i]
+		}
+	}
+	if pocl == nil || len(pocl.Devices) != 2 {
+		t.Fatalf("want the PoCL platform with 2 devices (POCL_DEVICES has two), got %+v", listing)
+	}
+	for i, d := range pocl.Devices {
+		if d.Index != i || d.Name == "" || d.GlobalMemBytes == 0 || d.MaxAllocBytes == 0 || d.DriverVersion == "" {
+			t.Errorf("device %d is missing figures: %+v", i, d)
+		}
+	}
+	table := runTool(t, env, "devices")
+	if table.code != 0 || strings.Count(table.stdout, pocl.Devices[0].Name) != 2 {
+		t.Fatalf("devices table should list both devices: exit %d\n%s", table.code, table.stdout)
+	}
+}
+
+func TestRunDefaultsPrintsThreeStrategies(t *testing.T) {
+	res := runTool(t, PoCLEnv(t), "run")
+	if res.code != 0 {
+		t.Fatalf("run: exit %d: %s", res.code, res.stderr)
+	}
+	for _, s := range []string{"shared", "per-device", "migrate-first"} {
+		if !strings.Contains(res.stdout, "│ "+s+" ") {
+			t.Errorf("table has no row for %s:\n%s", s, res.stdout)
+		}
+	}
+	if strings.Contains(res.stdout, "device-list") {
+		t.Errorf("device-list is not a default strategy:\n%s", res.stdout)
+	}
+	if !strings.Contains(res.stdout, "100000") {
+		t.Errorf("the default budget is the user's 100000 buffers:\n%s", res.stdout)
+	}
+	if res.stderr != "" {
+		t.Errorf("no progress line may go to a pipe, got %q", res.stderr)
+	}
+}
+
+func TestRunTouchFillWritesTheResultContract(t *testing.T) {
+	const n, size = 300, mib
+	_, res, dir := runOut(t, PoCLEnv(t), "--touch", "fill", "--max-allocs", strconv.Itoa(n))
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	// The field names scripts rely on (DESIGN.md's result contract).
+	for _, k := range []string{"schema_version", "tool", "environment", "devices", "config", "strategies", "verdict"} {
+		if _, ok := doc[k]; !ok {
+			t.Errorf("run.json lacks %q", k)
+		}
+	}
+	if v := doc["tool"].(map[string]any)["version"]; v == "" || v == nil {
+		t.Errorf("tool.version is empty")
+	}
+	for _, d := range doc["devices"].([]any) {
+		for _, k := range []string{"index", "name", "vendor", "driver_version", "global_mem_bytes", "max_alloc_bytes"} {
+			if _, ok := d.(map[string]any)[k]; !ok {
+				t.Errorf("device lacks %q", k)
+			}
+		}
+	}
+	strategies := doc["strategies"].([]any)
+	if len(strategies) != 3 {
+		t.Fatalf("want the 3 default strategies, got %d", len(strategies))
+	}
+	for _, s := range strategies {
+		m := s.(map[string]any)
+		for _, k := range []string{"strategy", "devices", "outcome", "allocations_ok", "bytes_ok", "first_failure",
+			"host_bytes_per_buffer", "seconds", "samples"} {
+			if _, ok := m[k]; !ok {
+				t.Errorf("strategy %v lacks %q", m["strategy"], k)
+			}
+		}
+		if m["outcome"] != "completed" || m["allocations_ok"].(float64) != n || m["bytes_ok"].(float64) != n*size || m["first_failure"] != nil {
+			t.Errorf("strategy %v: outcome %v, allocations_ok %v, bytes_ok %v, first_failure %v; want completed, %d, %d, null",
+				m["strategy"], m["outcome"], m["allocations_ok"], m["bytes_ok"], m["first_failure"], n, n*size)
+		}
+		// PoCL's device memory is host memory and fill writes every byte: RSS must grow by at least the buffer.
+		if hb := m["host_bytes_per_buffer"].(float64); hb < 0.9*size || hb > 1.5*size {
+			t.Errorf("strategy %v: host cost per buffer %.0f, want about %d (fill writes host memory on PoCL)", m["strategy"], hb, size)
+		}
+		samples := m["samples"].([]any)
+		if len(samples) < 2 {
+			t.Errorf("strategy %v: %d samples, want at least the first and the last", m["strategy"], len(samples))
+		}
+		last := samples[len(samples)-1].(map[string]any)
+		if last["index"].(float64) != n {
+			t.Errorf("strategy %v: last sample at index %v, want %d", m["strategy"], last["index"], n)
+		}
+	}
+	lines, _ := os.ReadFile(filepath.Join(dir, "samples.jsonl"))
+	if bytes.Count(lines, []byte("\n")) < 6 {
+		t.Errorf("samples.jsonl should stream every sample, got %d lines", bytes.Count(lines, []byte("\n")))
+	}
+}
+
+// The user's case A on a replicating runtime: 2 devices, every buffer on both, a host staging copy per
+// buffer of a multi-device context, and a 1 GiB host budget.
+func TestReplicatingRuntimePinpointsTheUsersThreshold(t *testing.T) {
+	const hostBudget, devMem, size = 1 << 30, 4 << 30, mib
+	env := FaultEnv(t, "FAULTCL_DEVICES=2", fmt.Sprintf("FAULTCL_HOST_BUDGET=%d", hostBudget), fmt.Sprintf("FAULTCL_DEVICE_MEM=%d", devMem), "FAULTCL_NOTIFY=1")
+	r, res, _ := runOut(t, env, "--max-allocs", "20000", "--strategies", "shared,per-device,migrate-first")
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	// shared: the staging copies exhaust the host budget first.
+	sharedAt := uint64(hostBudget / size)
+	wantFailure(t, strategy(t, r, "shared"), sharedAt, report.StageCreate, -6, int(sharedAt%2))
+	wantFailure(t, strategy(t, r, "migrate-first"), sharedAt, report.StageCreate, -6, int(sharedAt%2))
+	// per-device: no staging; a device is full after devMem/size of its own buffers, every other one.
+	perDevAt := uint64(2 * devMem / size)
+	wantFailure(t, strategy(t, r, "per-device"), perDevAt, report.StageCreate, -6, int(perDevAt%2))
+
+	sh, pd := strategy(t, r, "shared"), strategy(t, r, "per-device")
+	if sh.ReplicationFactor == nil || !within(*sh.ReplicationFactor, 2, 0.02) {
+		t.Errorf("shared replication factor %v, want 2 (each buffer on both devices)", sh.ReplicationFactor)
+	}
+	if pd.ReplicationFactor == nil || !within(*pd.ReplicationFactor, 1, 0.02) {
+		t.Errorf("per-device replication factor %v, want 1", pd.ReplicationFactor)
+	}
+	if !within(sh.HostBytesPerBuffer, size, 0.05) || pd.HostBytesPerBuffer > 0.05*size {
+		t.Errorf("host cost per buffer: shared %.0f (want about %d, the staging copy), per-device %.0f (want about 0)", sh.HostBytesPerBuffer, size, pd.HostBytesPerBuffer)
+	}
+	if !hasVerdict(r, "shared context costs 2.00x the device memory") {
+		t.Errorf("verdict should say the shared context costs twice the device memory: %q", r.Verdict)
+	}
+	if !hasVerdict(r, "shared failed first: buffer #1024") {
+		t.Errorf("verdict should name the first failure: %q", r.Verdict)
+	}
+	if len(sh.Notices) == 0 || !strings.Contains(sh.Notices[0], "faultcl: allocation failed") {
+		t.Errorf("the context notify message should be kept, got %q", sh.Notices)
+	}
+}
+
+func TestLazyRuntimeFailsAtFirstUse(t *testing.T) {
+	const devMem, size = 256 << 20, mib
+	perDevice := uint64(devMem / size)
+	failAt := 2 * perDevice // round robin: device 0's (perDevice+1)-th buffer
+	lazy := []string{"FAULTCL_MODEL=lazy", "FAULTCL_DEVICES=2", fmt.Sprintf("FAULTCL_DEVICE_MEM=%d", devMem)}
+
+	t.Run("touch none defers", func(t *testing.T) {
+		r, _, _ := runOut(t, FaultEnv(t, lazy...), "--max-allocs", strconv.FormatUint(failAt+100, 10), "--strategies", "shared,per-device")
+		for _, s := range r.Strategies {
+			if s.Outcome != report.OutcomeCompleted {
+				t.Errorf("%s: %s, want completed: nothing is allocated at create", s.Strategy, s.Outcome)
+			}
+		}
+		if !hasVerdict(r, "defers allocation until first use") {
+			t.Errorf("verdict should say allocation is deferred: %q", r.Verdict)
+		}
+	})
+	t.Run("touch fill fails at the exact buffer", func(t *testing.T) {
+		r, _, _ := runOut(t, FaultEnv(t, lazy...), "--touch", "fill", "--max-allocs", "2000", "--strategies", "shared,per-device")
+		wantFailure(t, strategy(t, r, "shared"), failAt, report.StageTouch, -4, 0)
+		wantFailure(t, strategy(t, r, "per-device"), failAt, report.StageTouch, -4, 0)
+		if !hasVerdict(r, "allocates at first use") {
+			t.Errorf("verdict should say the runtime allocates at first use: %q", r.Verdict)
+		}
+	})
+	t.Run("failure reported by clFinish", func(t *testing.T) {
+		r, _, _ := runOut(t, FaultEnv(t, append(lazy, "FAULTCL_LAZY_AT_FINISH=1")...), "--touch", "kernel", "--max-allocs", "2000", "--strategies", "shared")
+		wantFailure(t, strategy(t, r, "shared"), failAt, report.StageFinish, -4, 0)
+	})
+	t.Run("migrate-first fails at migrate", func(t *testing.T) {
+		r, _, _ := runOut(t, FaultEnv(t, lazy...), "--max-allocs", "2000", "--strategies", "migrate-first")
+		wantFailure(t, strategy(t, r, "migrate-first"), failAt, report.StageMigrate, -4, 0)
+	})
+}
+
+func TestInjectedOutOfResources(t *testing.T) {
+	const n = 77
+	r, _, _ := runOut(t, FaultEnv(t, fmt.Sprintf("FAULTCL_OOR_AT=%d", n), "FAULTCL_NOTIFY=1"), "--max-allocs", "500", "--strategies", "shared")
+	s := strategy(t, r, "shared")
+	wantFailure(t, s, n-1, report.StageCreate, -5, (n-1)%2)
+	if s.FirstFailure.Name != "CL_OUT_OF_RESOURCES" || s.FirstFailure.Call != "clCreateBuffer" {
+		t.Errorf("first failure named %q in %q", s.FirstFailure.Name, s.FirstFailure.Call)
+	}
+}
+
+func TestDeviceListPlacesBuffersOnOneDevice(t *testing.T) {
+	const hostBudget, devMem, size = 1 << 30, 1 << 30, mib
+	env := FaultEnv(t, "FAULTCL_EXTENSIONS=cl_khr_external_memory", fmt.Sprintf("FAULTCL_HOST_BUDGET=%d", hostBudget), fmt.Sprintf("FAULTCL_DEVICE_MEM=%d", devMem))
+	r, _, _ := runOut(t, env, "--max-allocs", "5000", "--strategies", "shared,device-list")
+	dl := strategy(t, r, "device-list")
+	// One device per buffer, no staging copy: the devices fill up, not the host budget.
+	wantFailure(t, dl, 2*devMem/size, report.StageCreate, -6, 0)
+	if dl.ReplicationFactor == nil || !within(*dl.ReplicationFactor, 1, 0.02) {
+		t.Errorf("device-list replication factor %v, want 1", dl.ReplicationFactor)
+	}
+	// Without the extension the strategy is reported unsupported, with the reason.
+	r2, _, _ := runOut(t, PoCLEnv(t), "--max-allocs", "10", "--strategies", "device-list")
+	if s := strategy(t, r2, "device-list"); s.Outcome != report.OutcomeUnsupported || !strings.Contains(s.Reason, "cl_khr_external_memory") {
+		t.Errorf("device-list on PoCL: %s (%s), want unsupported naming cl_khr_external_memory", s.Outcome, s.Reason)
+	}
+}
+
+func TestCrashInTheRuntimeIsAnOutcome(t *testing.T) {
+	const n = 300
+	// Only contexts over both devices crash: shared and migrate-first; per-device must still complete.
+	env := FaultEnv(t, fmt.Sprintf("FAULTCL_CRASH_AT=%d", n), "FAULTCL_FAULTS_MULTI_ONLY=1")
+	r, res, _ := runOut(t, env, "--max-allocs", "1000", "--strategies", "shared,per-device,migrate-first")
+	if res.code != exitWorkerFault {
+		t.Errorf("exit code %d, want %d for a crashed worker", res.code, exitWorkerFault)
+	}
+	for _, name := range []string{"shared", "migrate-first"} {
+		s := strategy(t, r, name)
+		if s.Outcome != report.OutcomeCrashed || s.AllocationsOK != n-1 || s.Signal != "SIGSEGV" || s.LastStage != report.StageCreate {
+			t.Errorf("%s: %s after %d buffers, signal %q, stage %q; want crashed after %d, SIGSEGV, create", name, s.Outcome, s.AllocationsOK, s.Signal, s.LastStage, n-1)
+		}
+	}
+	if s := strategy(t, r, "per-device"); s.Outcome != report.OutcomeCompleted || s.AllocationsOK != 1000 {
+		t.Errorf("per-device: %s after %d, want completed 1000: a crash must not touch other strategies", s.Outcome, s.AllocationsOK)
+	}
+}
+
+func TestHangInTheRuntimeIsAnOutcome(t *testing.T) {
+	const n = 50
+	env := FaultEnv(t, fmt.Sprintf("FAULTCL_HANG_AT=%d", n), "FAULTCL_FAULTS_MULTI_ONLY=1")
+	start := time.Now()
+	r, res, _ := runOut(t, env, "--max-allocs", "500", "--strategies", "shared,per-device", "--hang-timeout", "2s")
+	if res.code != exitWorkerFault {
+		t.Errorf("exit code %d, want %d for a hung worker", res.code, exitWorkerFault)
+	}
+	s := strategy(t, r, "shared")
+	if s.Outcome != report.OutcomeHung || s.AllocationsOK != n-1 || s.LastStage != report.StageCreate {
+		t.Errorf("shared: %s after %d in %q, want hung after %d in create", s.Outcome, s.AllocationsOK, s.LastStage, n-1)
+	}
+	if s.Seconds > 10 {
+		t.Errorf("the hang took %.1fs to detect with a 2s watchdog", s.Seconds)
+	}
+	if p := strategy(t, r, "per-device"); p.Outcome != report.OutcomeCompleted {
+		t.Errorf("per-device: %s, want completed", p.Outcome)
+	}
+	if time.Since(start) > time.Minute {
+		t.Errorf("the run took %s", time.Since(start))
+	}
+}
+
+// workerOf waits for the worker process of parent that is not in seen, and returns its pid.
+func workerOf(t *testing.T, parent int, seen map[int]bool) int {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", parent))
+		for _, f := range files {
+			b, _ := os.ReadFile(f)
+			for _, field := range strings.Fields(string(b)) {
+				pid, _ := strconv.Atoi(field)
+				// Only workers: the parent may start other short-lived helpers while it collects the environment.
+				cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+				if pid > 0 && !seen[pid] && bytes.Contains(cmdline, []byte("__worker")) {
+					seen[pid] = true
+					return pid
+				}
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no new worker of %d appeared", parent)
+	return 0
+}
+
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b))
+	return len(f) > 2 && f[2] != "Z"
+}
+
+// startRun starts `run` in the background for tests that signal its processes.
+func startRun(t *testing.T, env []string, dir string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(Binary(t), append(append([]string{"run"}, args...), "--out", dir)...)
+	cmd.Env = env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	return cmd, &out
+}
+
+func exitOf(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	return 0
+}
+
+// The test kills one worker (what the OOM killer does) and stops another (a hang); the third strategy runs
+// on, the parent survives and the result is saved.
+func TestSignalledWorkersBecomeOutcomes(t *testing.T) {
+	const allocs = 3000 // 1 ms each: each strategy runs about 3 s unless stopped
+	dir := t.TempDir()
+	cmd, out := startRun(t, FaultEnv(t, "FAULTCL_SLOW_US=1000"), dir, "--max-allocs", strconv.Itoa(allocs),
+		"--strategies", "shared,per-device,migrate-first", "--hang-timeout", "2s")
+	seen := map[int]bool{}
+	first := workerOf(t, cmd.Process.Pid, seen)
+	time.Sleep(500 * time.Millisecond)
+	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	second := workerOf(t, cmd.Process.Pid, seen)
+	time.Sleep(500 * time.Millisecond)
+	if err := syscall.Kill(second, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	third := workerOf(t, cmd.Process.Pid, seen)
+	err := cmd.Wait()
+	if code := exitOf(err); code != exitWorkerFault {
+		t.Errorf("exit code %d, want %d; output:\n%s", code, exitWorkerFault, out)
+	}
+	r, lerr := report.Load(filepath.Join(dir, "run.json"))
+	if lerr != nil {
+		t.Fatal(lerr)
+	}
+	if s := strategy(t, r, "shared"); s.Outcome != report.OutcomeCrashed || s.Signal != "SIGKILL" || s.AllocationsOK == 0 || s.AllocationsOK >= allocs {
+		t.Errorf("shared: %s, signal %q, %d buffers; want crashed by SIGKILL part way", s.Outcome, s.Signal, s.AllocationsOK)
+	}
+	if s := strategy(t, r, "per-device"); s.Outcome != report.OutcomeHung || s.AllocationsOK == 0 {
+		t.Errorf("per-device: %s after %d; want hung part way", s.Outcome, s.AllocationsOK)
+	}
+	if s := strategy(t, r, "migrate-first"); s.Outcome != report.OutcomeCompleted || s.AllocationsOK != allocs {
+		t.Errorf("migrate-first: %s after %d; want completed %d", s.Outcome, s.AllocationsOK, allocs)
+	}
+	for _, pid := range []int{first, second, third} {
+		if alive(pid) {
+			t.Errorf("worker %d is still running after the run ended", pid)
+		}
+	}
+}
+
+func TestInterruptLeavesAValidPartialResult(t *testing.T) {
+	dir := t.TempDir()
+	cmd, out := startRun(t, FaultEnv(t, "FAULTCL_SLOW_US=1000"), dir, "--max-allocs", "100000", "--strategies", "shared,per-device")
+	seen := map[int]bool{}
+	worker := workerOf(t, cmd.Process.Pid, seen)
+	time.Sleep(700 * time.Millisecond)
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	if code := exitOf(err); code != exitInterrupted {
+		t.Errorf("exit code %d, want %d; output:\n%s", code, exitInterrupted, out)
+	}
+	r, lerr := report.Load(filepath.Join(dir, "run.json"))
+	if lerr != nil {
+		t.Fatalf("run.json after Ctrl-C: %v", lerr)
+	}
+	if !r.Partial || len(r.Strategies) != 1 {
+		t.Fatalf("partial %v with %d strategies; want a partial result with the one strategy that ran", r.Partial, len(r.Strategies))
+	}
+	if s := r.Strategies[0]; s.Outcome != report.OutcomeStopped || s.Reason != "interrupted" || s.AllocationsOK == 0 {
+		t.Errorf("interrupted strategy: %s (%s) after %d buffers", s.Outcome, s.Reason, s.AllocationsOK)
+	}
+	if alive(worker) {
+		t.Errorf("worker %d survived the interrupt", worker)
+	}
+}
+
+// oneLineError checks the promise for bad input: one line on stderr, the documented code, no panic.
+func oneLineError(t *testing.T, res result, code int, mention string) {
+	t.Helper()
+	if res.code != code {
+		t.Errorf("exit code %d, want %d (stderr %q)", res.code, code, res.stderr)
+	}
+	msg := strings.TrimSpace(res.stderr)
+	if strings.Count(msg, "\n") != 0 || !strings.HasPrefix(msg, "clmemprobe:") {
+		t.Errorf("want one line starting clmemprobe:, got %q", res.stderr)
+	}
+	if strings.Contains(res.stderr, "panic") || strings.Contains(res.stderr, "goroutine") {
+		t.Errorf("stack trace on stderr: %q", res.stderr)
+	}
+	if !strings.Contains(strings.ToLower(msg), strings.ToLower(mention)) {
+		t.Errorf("error %q should mention %q", msg, mention)
+	}
+}
+
+// overMaxAlloc is one MiB more than the largest allocation device 0 of the platform allows (PoCL derives
+// its limit from the memory free when it starts, so it is read, not assumed).
+func overMaxAlloc(t *testing.T, env []string) string {
+	t.Helper()
+	res := runTool(t, env, "devices", "--json")
+	var listing []platformListing
+	if err := json.Unmarshal([]byte(res.stdout), &listing); err != nil || len(listing) == 0 || len(listing[0].Devices) == 0 {
+		t.Fatalf("devices --json: %v %q", err, res.stderr)
+	}
+	return fmt.Sprintf("%dB", listing[0].Devices[0].MaxAllocBytes+mib)
+}
+
+func TestBadInputGetsOneClearLine(t *testing.T) {
+	env := PoCLEnv(t)
+	file := filepath.Join(t.TempDir(), "a-file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name    string
+		args    []string
+		mention string
+	}{
+		{"unknown strategy", []string{"run", "--strategies", "shared,bogus"}, "unknown strategy"},
+		{"duplicate strategy", []string{"run", "--strategies", "shared,shared"}, "twice"},
+		{"size without number", []string{"run", "--size", "MiB"}, "no number"},
+		{"size with unknown unit", []string{"run", "--size", "12XB"}, "unknown unit"},
+		{"zero size", []string{"run", "--size", "0"}, "at least 1 byte"},
+		{"negative size", []string{"run", "--size", "-5MiB"}, "positive"},
+		{"size over max allocation", []string{"run", "--size", overMaxAlloc(t, env), "--max-allocs", "1"}, "maximum allocation"},
+		{"zero count", []string{"run", "--max-allocs", "0"}, "positive"},
+		{"negative count", []string{"run", "--max-allocs", "-3"}, "positive"},
+		{"count not a number", []string{"run", "--max-allocs", "many"}, "max-allocs"},
+		{"device that does not exist", []string{"run", "--devices", "7"}, "device 7 does not exist"},
+		{"duplicate devices", []string{"run", "--devices", "0,0"}, "twice"},
+		{"device not a number", []string{"run", "--devices", "x"}, "not a device index"},
+		{"unknown platform index", []string{"run", "--platform", "9"}, "platform 9 does not exist"},
+		{"unknown platform name", []string{"run", "--platform", "nosuchvendor"}, "no platform matches"},
+		{"unwritable out", []string{"run", "--out", filepath.Join(file, "sub")}, "--out"},
+		{"timeout that does not parse", []string{"run", "--timeout", "soon"}, "does not parse"},
+		{"negative hang timeout", []string{"run", "--hang-timeout", "-1s"}, "positive"},
+		{"unknown touch", []string{"run", "--touch", "wiggle"}, "unknown touch"},
+		{"unknown format", []string{"run", "--format", "xml"}, "format"},
+		{"unknown flag", []string{"run", "--bogus"}, "bogus"},
+		{"unknown command", []string{"frobnicate"}, "frobnicate"},
+		{"report of a missing file", []string{"report", "/nonexistent/run.json"}, "no such file"},
+		{"report of a file that is not a result", []string{"report", file}, "not a clmemprobe result"},
+		{"report format", []string{"report", "--format", "pdf", file}, "format"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			oneLineError(t, runTool(t, env, c.args...), exitUsage, c.mention)
+		})
+	}
+}
+
+func TestBrokenRuntimesGetOneClearLine(t *testing.T) {
+	icdDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(icdDir, "nowhere.icd"), []byte("/nonexistent/libnowhere.so\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	faultLib := filepath.Join(filepath.Dir(FaultCL(t)), "libfaultcl.so")
+	cases := []struct {
+		name    string
+		env     []string
+		args    []string
+		mention string
+	}{
+		{"no library", Env(), []string{"devices", "--opencl-lib", "/nonexistent/libOpenCL.so.1"}, "not found"},
+		{"library from the environment", Env("CLMEMPROBE_OPENCL_LIB=/nonexistent/libX.so"), []string{"run"}, "/nonexistent/libX.so"},
+		{"a library that is not OpenCL", Env(), []string{"devices", "--opencl-lib", faultLib}, "not an OpenCL library"},
+		{"an .icd that points nowhere", Env("OCL_ICD_VENDORS=" + icdDir), []string{"run"}, "no platform"},
+		{"a platform whose queries fail", FaultEnv(t, "FAULTCL_BROKEN_PLATFORM=1"), []string{"devices"}, "CL_OUT_OF_HOST_MEMORY"},
+		{"a device with 0 global memory", FaultEnv(t, "FAULTCL_ZERO_MEM=1"), []string{"run"}, "0 bytes of global memory"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			oneLineError(t, runTool(t, c.env, c.args...), exitNoOpenCL, c.mention)
+		})
+	}
+}
