@@ -155,7 +155,10 @@ func ParseDuration(s string) (time.Duration, error) {
 		if f <= 0 || f > 1e9 || math.IsNaN(f) {
 			return 0, fmt.Errorf("duration %q must be a positive number of seconds", s)
 		}
-		return time.Duration(f * float64(time.Second)), nil
+		if d := time.Duration(f * float64(time.Second)); d > 0 {
+			return d, nil
+		}
+		return 0, fmt.Errorf("duration %q is shorter than a nanosecond", s)
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
