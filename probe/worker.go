@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"sync"
@@ -338,19 +339,29 @@ func (w *worker) sampleLoop(stop <-chan struct{}, done chan<- struct{}) {
 		case <-time.After(wait):
 		}
 		t0 := time.Now()
-		w.takeSample(w.cell.Count())
+		w.takeSample(math.MaxUint64)
 		wait = max(interval, 19*time.Since(t0))
 	}
 }
 
-// takeSample reads host and device memory now, sends the sample and checks the host guard.
+// takeSample reads host and device memory now, sends the sample and checks the host guard. index is the
+// buffer count when the loop is stopped; math.MaxUint64 means the loop is running, and the sample is placed
+// at the middle of the counts seen before and after the reading, so the fitted cost has no bias from the
+// buffers made while the sample was read.
 func (w *worker) takeSample(index uint64) report.Sample {
 	w.sampleMu.Lock()
 	defer w.sampleMu.Unlock()
+	running := index == math.MaxUint64
+	if running {
+		index = w.cell.Count()
+	}
 	s := report.Sample{Index: index, Seconds: time.Since(w.loopStart).Seconds()}
 	_ = w.host.Read(&s, true)
 	if w.devSamp != nil {
 		s.DeviceSamples, _ = w.devSamp.Read()
+	}
+	if running {
+		s.Index = (index + w.cell.Count()) / 2
 	}
 	if s.AvailBytes > 0 {
 		w.lastAvail.Store(s.AvailBytes)

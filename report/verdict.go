@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 )
 
 // Verdicts derives plain sentences from the numbers of a run: which strategy failed first and where, how the
@@ -139,13 +140,21 @@ func verdictsForSize(r *Run, size uint64) []string {
 	}
 
 	// Causes that are not what the code says.
+	var notHost []string
+	var availLow uint64
 	for _, s := range failed {
 		f := s.FirstFailure
 		if f.Code == -6 && f.HostAvail > 0 && r.Environment != nil && r.Environment.HostMemBytes > 0 &&
 			float64(f.HostAvail) > 0.10*float64(r.Environment.HostMemBytes) {
-			say("%s: CL_OUT_OF_HOST_MEMORY does not prove host memory ran out: %s (%.0f%% of RAM) was still available when it failed; the runtime reports other allocation failures as -6 too.",
-				s.Strategy, FormatBytes(f.HostAvail), 100*float64(f.HostAvail)/float64(r.Environment.HostMemBytes))
+			notHost = append(notHost, s.Strategy)
+			if availLow == 0 || f.HostAvail < availLow {
+				availLow = f.HostAvail
+			}
 		}
+	}
+	if len(notHost) > 0 {
+		say("CL_OUT_OF_HOST_MEMORY (%s) does not prove host memory ran out: at least %s (%.0f%% of RAM) was still available when it was returned; the runtime may report other allocation failures as -6.",
+			strings.Join(notHost, ", "), FormatBytes(availLow), 100*float64(availLow)/float64(r.Environment.HostMemBytes))
 	}
 	for _, s := range ss {
 		if s.MaxMapCount > 0 && float64(s.MaxMappings) > 0.9*float64(s.MaxMapCount) {

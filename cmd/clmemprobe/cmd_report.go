@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/clmemprobe/clmemprobe/report"
+	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
 )
 
@@ -14,20 +15,25 @@ type reportOptions struct {
 	path, format, output string
 }
 
-var reportFormats = []string{"table", "json", "markdown", "csv"}
+var reportFormats = []string{"table", "json", "markdown", "csv", "png", "svg"}
 
 func reportCommand() *cli.Command {
 	return &cli.Command{
-		Name:        "report",
-		Usage:       "render a saved run.json again: table, json, markdown or csv (samples)",
-		ArgsUsage:   "RUN.json",
-		Description: "Renders a result written by run --out. markdown is the report for a bug ticket; csv lists every kept\nsample, one row per strategy and sample.\n\n" + exitCodesHelp,
+		Name:      "report",
+		Usage:     "render a saved run.json again: table, json, markdown or csv (samples)",
+		ArgsUsage: "RUN.json",
+		Description: "Renders a result written by run --out. markdown is the report for a bug ticket; csv lists every kept\n" +
+			"sample, one row per strategy and sample; png and svg draw memory against buffers allocated (or, for a\n" +
+			"sweep, buffers reached against buffer size). Charts need --output or a redirected stdout.\n\n" + exitCodesHelp,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "format", Value: "table", Usage: "table, json, markdown or csv"},
+			&cli.StringFlag{Name: "format", Value: "table", Usage: "table, json, markdown, csv, png or svg"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to this file instead of stdout"},
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
+			if err := flagsAfterArgs(c, "report --format markdown RUN.json"); err != nil {
+				return err
+			}
 			if c.NArg() != 1 {
 				return usageErr("report needs exactly one RUN.json argument (see clmemprobe report --help)")
 			}
@@ -75,9 +81,15 @@ func runReport(o reportOptions) error {
 		out = f
 	}
 	var werr error
-	if o.format == "csv" {
+	switch o.format {
+	case "csv":
 		werr = report.WriteCSV(out, r)
-	} else {
+	case "png", "svg":
+		if o.output == "" && isatty.IsTerminal(out.Fd()) {
+			return usageErr("a %s chart is binary: give --output FILE or redirect stdout", o.format)
+		}
+		werr = report.WriteChart(out, r, o.format)
+	default:
 		werr = render(out, r, o.format)
 	}
 	if werr != nil {

@@ -62,7 +62,7 @@ memory falls below --host-reserve. Ctrl-C writes a partial result.
 			&cli.StringFlag{Name: "hang-timeout", Value: "60s", Usage: "no progress for this long and the worker is declared hung"},
 			&cli.StringFlag{Name: "host-reserve", Usage: "stop a strategy before system available memory falls below this (default: the larger of 1GiB and 5% of RAM)"},
 			&cli.StringFlag{Name: "sample-interval", Value: "10ms", Usage: "least time between memory samples"},
-			&cli.StringFlag{Name: "out", Usage: "folder to write run.json and samples.jsonl into (created if missing)"},
+			&cli.StringFlag{Name: "out", Usage: "folder to write run.json, samples.jsonl (every sample, as it comes) and run.png into (created if missing)"},
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "output on stdout: table, json or markdown"},
 		},
 		OnUsageError: commandUsageError,
@@ -215,6 +215,9 @@ func runProbe(o runOptions) error {
 		if err := writeRunJSON(plan.OutDir, res); err != nil {
 			return err
 		}
+		if err := writeChart(filepath.Join(plan.OutDir, "run.png"), res); err != nil {
+			return err
+		}
 	}
 	if err := render(os.Stdout, res, o.format); err != nil {
 		return &exitError{exitOutput, err}
@@ -296,4 +299,20 @@ func render(w *os.File, r *report.Run, format string) error {
 		return report.WriteMarkdown(w, r)
 	}
 	return report.WriteTable(w, r)
+}
+
+// writeChart draws the result next to run.json.
+func writeChart(path string, r *report.Run) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return &exitError{exitOutput, fmt.Errorf("cannot write the chart: %v", err)}
+	}
+	if err := report.WriteChart(f, r, "png"); err != nil {
+		f.Close()
+		return &exitError{exitOutput, fmt.Errorf("cannot draw the chart: %v", err)}
+	}
+	if err := f.Close(); err != nil {
+		return &exitError{exitOutput, fmt.Errorf("cannot write the chart: %v", err)}
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/clmemprobe/clmemprobe/probe"
 	"github.com/urfave/cli/v2"
@@ -95,7 +96,7 @@ func newApp() *cli.App {
 			"strategies (one context over all devices, one per device, migrate-first, device-list), each in its own\n" +
 			"worker process, samples host and device memory, and reports the first failure of each: the buffer's\n" +
 			"index, the call and stage that failed, the code (-4, -5, -6), and what a buffer costs.\n\n" + exitCodesHelp,
-		Commands:             []*cli.Command{devicesCommand(), runCommand(), reportCommand(), envCommand()},
+		Commands:             []*cli.Command{devicesCommand(), runCommand(), reportCommand(), compareCommand(), envCommand()},
 		HideHelpCommand:      true,
 		EnableBashCompletion: false,
 		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
@@ -104,7 +105,7 @@ func newApp() *cli.App {
 		ExitErrHandler: func(*cli.Context, error) {}, // main maps errors to codes
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usageErr("unknown command %q (commands: devices, run, report, env; see clmemprobe --help)", c.Args().First())
+				return usageErr("unknown command %q (commands: devices, run, report, compare, env; see clmemprobe --help)", c.Args().First())
 			}
 			return cli.ShowAppHelp(c)
 		},
@@ -119,4 +120,14 @@ func openclLibFlag() cli.Flag {
 // commandUsageError makes flag errors of subcommands one clear line with exit code 2.
 func commandUsageError(c *cli.Context, err error, isSubcommand bool) error {
 	return usageErr("%s: %v (see clmemprobe %s --help)", c.Command.Name, err, c.Command.Name)
+}
+
+// flagsAfterArgs explains the one parsing rule users trip on: flags go before positional arguments.
+func flagsAfterArgs(c *cli.Context, usage string) error {
+	for _, a := range c.Args().Slice()[1:] {
+		if strings.HasPrefix(a, "-") {
+			return usageErr("%s: flags go before the file arguments, as in: clmemprobe %s", c.Command.Name, usage)
+		}
+	}
+	return nil
 }
