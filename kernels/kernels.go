@@ -11,3 +11,11 @@ var Touch string
 
 // TouchKernel is the kernel's name in Touch.
 const TouchKernel = "touch"
+
+// Halo is the source of the halo-exchange step kernel (clmemprobe exchange).
+//
+//go:embed halo.cl
+var Halo string
+
+// HaloKernel is the kernel's name in Halo.
+const HaloKernel = "halo_step"

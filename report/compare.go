@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-
-	"github.com/olekukonko/tablewriter"
 )
 
 // Comparison verdicts of one strategy between a baseline and a new run.
@@ -115,7 +113,7 @@ func judge(b, n *Strategy, tol float64, row *ComparisonRow) (string, string) {
 
 // WriteComparison renders a comparison as a table.
 func WriteComparison(w io.Writer, c *Comparison) error {
-	t := tablewriter.NewWriter(w)
+	t := NewTable(w, false)
 	t.Header("Strategy", "Size", "Base", "New", "Buffers base -> new", "Change", "Host/buffer base -> new", "Verdict")
 	for _, r := range c.Rows {
 		change := "-"

@@ -5,9 +5,6 @@ import (
 	"io"
 	"sort"
 	"strings"
-
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
 )
 
 // WriteMarkdown renders a self-contained report for a bug ticket: the answer in one sentence, the threshold
@@ -28,7 +25,7 @@ func WriteMarkdown(w io.Writer, r *Run) error {
 		fmt.Fprintf(b, " or %s", FormatBytes(r.Config.MaxBytes))
 	}
 	fmt.Fprintf(b, ". Started %s with clmemprobe %s.\n\n## Where each strategy failed\n\n", r.Started, r.Tool.Version)
-	if err := thresholdTable(b, r, tablewriter.WithRenderer(renderer.NewMarkdown())); err != nil {
+	if err := thresholdTable(b, r, true); err != nil {
 		return err
 	}
 	b.WriteString("\n## Verdict\n\n")

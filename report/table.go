@@ -14,7 +14,7 @@ import (
 func WriteTable(w io.Writer, r *Run) error {
 	fmt.Fprintf(w, "clmemprobe %s: %s, platform %q, %s buffers, touch %s\n", r.Tool.Version, deviceSummary(r), r.Platform.Name,
 		sizeSummary(r), r.Config.Touch)
-	if err := thresholdTable(w, r); err != nil {
+	if err := thresholdTable(w, r, false); err != nil {
 		return err
 	}
 	for _, v := range r.Verdict {
@@ -23,11 +23,10 @@ func WriteTable(w io.Writer, r *Run) error {
 	return nil
 }
 
-// thresholdTable writes the table of strategies, as box drawing or, with markdown options, as Markdown.
-func thresholdTable(w io.Writer, r *Run, opts ...tablewriter.Option) error {
-	opts = append([]tablewriter.Option{tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{
-		tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight}})}, opts...)
-	t := tablewriter.NewTable(w, opts...)
+// thresholdTable writes the table of strategies, as box drawing or as Markdown.
+func thresholdTable(w io.Writer, r *Run, markdown bool) error {
+	t := NewTable(w, markdown, tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{
+		tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight}}))
 	t.Header("Strategy", "Size", "Devices", "Outcome", "Buffers OK", "Bytes OK", "First failure", "Host/buffer", "Device/buffer")
 	for _, s := range r.Strategies {
 		if err := t.Append([]string{s.Strategy, FormatBytes(s.SizeBytes), joinInts(s.Devices), outcomeCell(&s),

@@ -2,7 +2,12 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"math"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
 )
 
 // FormatBytes writes n with a binary unit, short enough for a table cell.
@@ -32,4 +37,14 @@ func FormatSignedBytes(v float64) string {
 		return fmt.Sprintf("%.0f B", v)
 	}
 	return FormatBytes(uint64(math.Round(v)))
+}
+
+// NewTable is how every table of the tool is made: headers exactly as written (no upper-casing, which
+// mangles names such as OpenCL and µs), and Markdown when asked.
+func NewTable(w io.Writer, markdown bool, opts ...tablewriter.Option) *tablewriter.Table {
+	opts = append([]tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off)}, opts...)
+	if markdown {
+		opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
+	}
+	return tablewriter.NewTable(w, opts...)
 }

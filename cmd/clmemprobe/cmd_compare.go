@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 
 	"github.com/clmemprobe/clmemprobe/probe"
@@ -60,9 +59,7 @@ func runCompare(o compareOptions) error {
 	}
 	cmp := report.Compare(base, next, tol)
 	if o.format == "json" {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		err = enc.Encode(cmp)
+		err = writeIndentedJSON(cmp)
 	} else {
 		err = report.WriteComparison(os.Stdout, cmp)
 	}

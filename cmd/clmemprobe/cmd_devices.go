@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -9,7 +8,6 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe"
 	"github.com/clmemprobe/clmemprobe/probe/cl"
 	"github.com/clmemprobe/clmemprobe/report"
-	"github.com/olekukonko/tablewriter"
 	"github.com/urfave/cli/v2"
 )
 
@@ -55,13 +53,11 @@ func runDevices(o devicesOptions) error {
 		listing = append(listing, pl)
 	}
 	if o.json {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		return enc.Encode(listing)
+		return writeIndentedJSON(listing)
 	}
 	for _, p := range listing {
 		fmt.Printf("Platform %d: %s (%s), %s\n", p.Index, p.Name, p.Vendor, p.Version)
-		t := tablewriter.NewWriter(os.Stdout)
+		t := report.NewTable(os.Stdout, false)
 		t.Header("Device", "Name", "Type", "Global memory", "Max alloc", "Unified", "Version", "Driver", "PCI")
 		for _, d := range p.Devices {
 			_ = t.Append([]string{fmt.Sprint(d.Index), d.Name, d.Type, report.FormatBytes(d.GlobalMemBytes),

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 
 	"github.com/clmemprobe/clmemprobe/probe"
@@ -29,9 +28,7 @@ func envCommand() *cli.Command {
 				}
 			}
 			if c.Bool("json") {
-				enc := json.NewEncoder(os.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(e)
+				return writeIndentedJSON(e)
 			}
 			return report.WriteEnvironment(os.Stdout, e)
 		},

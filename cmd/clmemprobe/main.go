@@ -4,6 +4,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -96,7 +97,7 @@ func newApp() *cli.App {
 			"strategies (one context over all devices, one per device, migrate-first, device-list), each in its own\n" +
 			"worker process, samples host and device memory, and reports the first failure of each: the buffer's\n" +
 			"index, the call and stage that failed, the code (-4, -5, -6), and what a buffer costs.\n\n" + exitCodesHelp,
-		Commands:             []*cli.Command{devicesCommand(), runCommand(), reportCommand(), compareCommand(), envCommand()},
+		Commands:             []*cli.Command{devicesCommand(), runCommand(), reportCommand(), compareCommand(), exchangeCommand(), envCommand()},
 		HideHelpCommand:      true,
 		EnableBashCompletion: false,
 		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
@@ -105,7 +106,7 @@ func newApp() *cli.App {
 		ExitErrHandler: func(*cli.Context, error) {}, // main maps errors to codes
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usageErr("unknown command %q (commands: devices, run, report, compare, env; see clmemprobe --help)", c.Args().First())
+				return usageErr("unknown command %q (commands: devices, run, report, compare, exchange, env; see clmemprobe --help)", c.Args().First())
 			}
 			return cli.ShowAppHelp(c)
 		},
@@ -130,4 +131,11 @@ func flagsAfterArgs(c *cli.Context, usage string) error {
 		}
 	}
 	return nil
+}
+
+// writeIndentedJSON prints v as indented JSON on stdout.
+func writeIndentedJSON(v any) error {
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/clmemprobe/clmemprobe/report"
+)
+
+func TestExchangeVerifiesAgainstTheHostReference(t *testing.T) {
+	const cells, halo, steps, every = 20000, 3, 40, 10
+	for _, devices := range []int{2, 3} {
+		t.Run(strconv.Itoa(devices)+" devices", func(t *testing.T) {
+			env := append(PoCLEnv(t), "POCL_DEVICES="+strings.TrimSpace(strings.Repeat("pthread ", devices)))
+			res := runTool(t, env, "exchange", "--cells", strconv.Itoa(cells), "--halo", strconv.Itoa(halo), "--steps", strconv.Itoa(steps),
+				"--verify-every", strconv.Itoa(every), "--bench-reps", "2", "--bench-bytes", "1MiB", "--format", "json")
+			if res.code != 0 {
+				t.Fatalf("exit %d: %s", res.code, res.stderr)
+			}
+			var e report.ExchangeRun
+			if err := json.Unmarshal([]byte(res.stdout), &e); err != nil {
+				t.Fatal(err)
+			}
+			if !e.Verified || !e.Correct || e.WrongCells != 0 || len(e.Checks) != steps/every {
+				t.Fatalf("verified %v correct %v wrong %d checks %d; want %d checks with no wrong cell", e.Verified, e.Correct, e.WrongCells, len(e.Checks), steps/every)
+			}
+			// Each inner boundary moves one halo each way per step.
+			if want := uint64(2 * (devices - 1) * halo * 4); e.BytesMigratedPerStep != want {
+				t.Errorf("bytes migrated per step %d, want %d", e.BytesMigratedPerStep, want)
+			}
+			if len(e.Paths) != 6 || e.KernelMicros <= 0 {
+				t.Errorf("paths %d (want 3 paths at 2 sizes), kernel %.1f µs", len(e.Paths), e.KernelMicros)
+			}
+		})
+	}
+}
+
+// Without wait lists the result may or may not be corrupted on a given run; what must hold is that the
+// report says what it saw and the exit code follows it.
+func TestExchangeWithoutEventsReportsWhatItSaw(t *testing.T) {
+	env := append(PoCLEnv(t), "POCL_DEVICES=pthread pthread pthread")
+	res := runTool(t, env, "exchange", "--cells", "4096", "--steps", "200", "--sync", "none", "--bench-reps", "0", "--format", "json")
+	var e report.ExchangeRun
+	if err := json.Unmarshal([]byte(res.stdout), &e); err != nil {
+		t.Fatalf("exit %d, %v: %s", res.code, err, res.stderr)
+	}
+	if !e.Verified {
+		t.Fatal("the result must be checked even without events")
+	}
+	if (e.WrongCells > 0) != (res.code == exitRegression) || (e.WrongCells == 0) != (res.code == 0) {
+		t.Errorf("%d wrong cells but exit code %d", e.WrongCells, res.code)
+	}
+	if e.WrongCells > 0 && !strings.Contains(e.Conclusion(), "Corruption observed") {
+		t.Errorf("conclusion %q", e.Conclusion())
+	}
+}
+
+func TestExchangeBadInput(t *testing.T) {
+	env := PoCLEnv(t)
+	for _, c := range []struct {
+		args    []string
+		mention string
+	}{
+		{[]string{"exchange", "--devices", "0"}, "at least two devices"},
+		{[]string{"exchange", "--cells", "2", "--halo", "4"}, "wider than a slab"},
+		{[]string{"exchange", "--steps", "0"}, "--steps must be positive"},
+		{[]string{"exchange", "--sync", "barrier"}, "choose events or none"},
+	} {
+		oneLineError(t, runTool(t, env, c.args...), exitUsage, c.mention)
+	}
+}
