@@ -13,14 +13,22 @@ import (
 // ErrNoOpenCL wraps every reason the tool cannot reach an OpenCL device: no library, no platform, no device.
 var ErrNoOpenCL = errors.New("no OpenCL")
 
-// Runtime is an opened OpenCL library with its platforms and devices enumerated.
-type Runtime struct {
-	Lib       *cl.Library
-	Platforms []*cl.Platform
-	Devices   [][]*cl.Device // per platform
+// Inventory is what a runtime reports, as plain data: platforms and their devices.
+type Inventory struct {
+	Platforms          []report.Platform `json:"platforms"`
+	PlatformExtensions [][]string        `json:"platform_extensions"`
+	Devices            [][]report.Device `json:"devices"` // per platform
 }
 
-// OpenRuntime loads the library and enumerates everything. Failures wrap ErrNoOpenCL and say what to do.
+// Runtime is an opened OpenCL library with its platforms and devices enumerated, in this process.
+type Runtime struct {
+	*Inventory
+	Lib       *cl.Library
+	CLDevices [][]*cl.Device // per platform, as Inventory.Devices
+}
+
+// OpenRuntime loads the library in this process and enumerates everything. Failures wrap ErrNoOpenCL and
+// say what to do. `run` does not use it: there the runtime is loaded only by child processes.
 func OpenRuntime(path string) (*Runtime, error) {
 	lib, err := cl.Open(path)
 	if err != nil {
@@ -34,12 +42,22 @@ func OpenRuntime(path string) (*Runtime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: enumerating platforms and devices failed: %v", ErrNoOpenCL, err)
 	}
-	return &Runtime{Lib: lib, Platforms: ps, Devices: devs}, nil
+	inv := &Inventory{}
+	for i, p := range ps {
+		inv.Platforms = append(inv.Platforms, ReportPlatform(p))
+		inv.PlatformExtensions = append(inv.PlatformExtensions, p.Extensions)
+		var ds []report.Device
+		for _, d := range devs[i] {
+			ds = append(ds, ReportDevice(d))
+		}
+		inv.Devices = append(inv.Devices, ds)
+	}
+	return &Runtime{Inventory: inv, Lib: lib, CLDevices: devs}, nil
 }
 
 // SelectPlatform finds a platform by index or by a case-insensitive part of its name; "" picks the first
 // platform that has devices.
-func (rt *Runtime) SelectPlatform(spec string) (int, error) {
+func (rt *Inventory) SelectPlatform(spec string) (int, error) {
 	spec = strings.TrimSpace(spec)
 	if spec == "" {
 		for i := range rt.Platforms {
@@ -64,7 +82,7 @@ func (rt *Runtime) SelectPlatform(spec string) (int, error) {
 }
 
 // SelectDevices checks device indices against the platform (nil: all of them).
-func (rt *Runtime) SelectDevices(platform int, want []int) ([]int, error) {
+func (rt *Inventory) SelectDevices(platform int, want []int) ([]int, error) {
 	have := len(rt.Devices[platform])
 	if have == 0 {
 		return nil, fmt.Errorf("%w: platform %q has no device", ErrNoOpenCL, rt.Platforms[platform].Name)
@@ -80,7 +98,7 @@ func (rt *Runtime) SelectDevices(platform int, want []int) ([]int, error) {
 		}
 	}
 	for _, i := range want {
-		if d := rt.Devices[platform][i]; d.GlobalMem == 0 {
+		if d := rt.Devices[platform][i]; d.GlobalMemBytes == 0 {
 			return nil, fmt.Errorf("%w: device %d (%q) reports 0 bytes of global memory: the runtime is broken or misconfigured; check its installation (clinfo shows the same figure)", ErrNoOpenCL, i, d.Name)
 		}
 	}
@@ -106,12 +124,12 @@ func ReportDevice(d *cl.Device) report.Device {
 }
 
 // CheckSizes rejects buffer sizes over a selected device's maximum allocation.
-func (rt *Runtime) CheckSizes(platform int, devices []int, sizes []uint64) error {
+func (rt *Inventory) CheckSizes(platform int, devices []int, sizes []uint64) error {
 	for _, i := range devices {
 		d := rt.Devices[platform][i]
 		for _, s := range sizes {
-			if d.MaxAlloc > 0 && s > d.MaxAlloc {
-				return &UsageError{fmt.Sprintf("size %s is over device %d's maximum allocation of %s (%q)", report.FormatBytes(s), i, report.FormatBytes(d.MaxAlloc), d.Name)}
+			if d.MaxAllocBytes > 0 && s > d.MaxAllocBytes {
+				return &UsageError{fmt.Sprintf("size %s is over device %d's maximum allocation of %s (%q)", report.FormatBytes(s), i, report.FormatBytes(d.MaxAllocBytes), d.Name)}
 			}
 		}
 	}

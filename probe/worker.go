@@ -7,7 +7,9 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -63,6 +65,14 @@ func RunWorker(stdin io.Reader) int {
 	// If memory runs out, the kernel's OOM killer should pick this process, not the parent holding the data.
 	_ = os.WriteFile("/proc/self/oom_score_adj", []byte("1000"), 0)
 	w := &worker{spec: spec, cell: cell, ev: newEventWriter(events)}
+	// For performance work: CLMEMPROBE_CPUPROFILE_DIR=dir writes each worker's CPU profile there.
+	if dir := os.Getenv("CLMEMPROBE_CPUPROFILE_DIR"); dir != "" {
+		if f, err := os.Create(filepath.Join(dir, fmt.Sprintf("worker-%s-%d.pprof", spec.Strategy, os.Getpid()))); err == nil {
+			if pprof.StartCPUProfile(f) == nil {
+				defer pprof.StopCPUProfile()
+			}
+		}
+	}
 	res := w.run()
 	if err := w.ev.send(event{T: evResult, Result: res}); err != nil {
 		return 3

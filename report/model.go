@@ -40,6 +40,9 @@ type Run struct {
 	Verdict       []string     `json:"verdict"`
 	// Partial is true when the run was interrupted or is still being written.
 	Partial bool `json:"partial,omitempty"`
+	// ParentPeakRSSBytes is the supervising process's own peak RSS (the workers' are per strategy): with
+	// a strategy's peak_rss_bytes it is the tool's footprint beside the runtime's.
+	ParentPeakRSSBytes uint64 `json:"parent_peak_rss_bytes,omitempty"`
 }
 
 // Tool identifies the build that wrote the result.

@@ -46,11 +46,7 @@ func runDevices(o devicesOptions) error {
 	}
 	var listing []platformListing
 	for i, p := range rt.Platforms {
-		pl := platformListing{Platform: probe.ReportPlatform(p), Extensions: p.Extensions, Devices: []report.Device{}}
-		for _, d := range rt.Devices[i] {
-			pl.Devices = append(pl.Devices, probe.ReportDevice(d))
-		}
-		listing = append(listing, pl)
+		listing = append(listing, platformListing{Platform: p, Extensions: rt.PlatformExtensions[i], Devices: append([]report.Device{}, rt.Devices[i]...)})
 	}
 	if o.json {
 		return writeIndentedJSON(listing)

@@ -23,9 +23,7 @@ func envCommand() *cli.Command {
 			lib := cl.ResolveLibraryPath(c.String("opencl-lib"))
 			e := env.Collect(env.DefaultRoots, lib)
 			if rt, err := probe.OpenRuntime(lib); err == nil {
-				for _, p := range rt.Platforms {
-					e.Platforms = append(e.Platforms, probe.ReportPlatform(p))
-				}
+				e.Platforms = rt.Platforms
 			}
 			if c.Bool("json") {
 				return writeIndentedJSON(e)

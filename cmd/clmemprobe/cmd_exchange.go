@@ -103,16 +103,16 @@ func runExchange(o exchangeOptions) error {
 		return err
 	}
 	for _, i := range cfg.Indices {
-		cfg.Devices = append(cfg.Devices, rt.Devices[plat][i])
+		cfg.Devices = append(cfg.Devices, rt.CLDevices[plat][i])
 	}
 	if err := cfg.Validate(); err != nil {
 		return usageErr("%v", err)
 	}
 	res := &report.ExchangeRun{SchemaVersion: report.SchemaVersion, Tool: report.Tool{Name: "clmemprobe", Version: version},
 		Started: time.Now().UTC().Format(time.RFC3339), Command: os.Args, Environment: env.Collect(env.DefaultRoots, libPath),
-		Platform: probe.ReportPlatform(rt.Platforms[plat])}
-	for _, d := range cfg.Devices {
-		res.DeviceInfo = append(res.DeviceInfo, probe.ReportDevice(d))
+		Platform: rt.Platforms[plat]}
+	for _, i := range cfg.Indices {
+		res.DeviceInfo = append(res.DeviceInfo, rt.Devices[plat][i])
 	}
 	ex, err := exchange.Run(rt.Lib, cfg)
 	if err != nil {

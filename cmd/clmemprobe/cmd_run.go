@@ -14,6 +14,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe"
 	"github.com/clmemprobe/clmemprobe/probe/cl"
 	"github.com/clmemprobe/clmemprobe/probe/env"
+	"github.com/clmemprobe/clmemprobe/probe/sample"
 	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/shirou/gopsutil/v4/mem"
 	"github.com/urfave/cli/v2"
@@ -170,7 +171,7 @@ func runProbe(o runOptions) error {
 	if err != nil {
 		return err
 	}
-	rt, err := probe.OpenRuntime(plan.Library)
+	rt, err := probe.DescribeInChild("", plan.Library, plan.HangTimeout)
 	if err != nil {
 		return err
 	}
@@ -211,6 +212,7 @@ func runProbe(o runOptions) error {
 	}
 	res.Partial = interrupted
 	res.Verdict = report.Verdicts(res)
+	res.ParentPeakRSSBytes, _ = sample.StatusField("/proc/self/status", "VmHWM")
 	if plan.OutDir != "" {
 		if err := writeRunJSON(plan.OutDir, res); err != nil {
 			return err
@@ -244,16 +246,14 @@ func anyOutcome(r *report.Run, outcomes ...string) bool {
 }
 
 // newRunResult starts the result: what was asked and where.
-func newRunResult(p *probe.Plan, rt *probe.Runtime) *report.Run {
+func newRunResult(p *probe.Plan, rt *probe.Inventory) *report.Run {
 	res := &report.Run{SchemaVersion: report.SchemaVersion, Tool: report.Tool{Name: "clmemprobe", Version: version},
 		Started: time.Now().UTC().Format(time.RFC3339), Command: p.Command,
 		Environment: env.Collect(env.DefaultRoots, p.Library),
-		Platform:    probe.ReportPlatform(rt.Platforms[p.Platform]), Strategies: []report.Strategy{}}
-	for _, plat := range rt.Platforms {
-		res.Environment.Platforms = append(res.Environment.Platforms, probe.ReportPlatform(plat))
-	}
+		Platform:    rt.Platforms[p.Platform], Strategies: []report.Strategy{}}
+	res.Environment.Platforms = rt.Platforms
 	for _, i := range p.Devices {
-		res.Devices = append(res.Devices, probe.ReportDevice(rt.Devices[p.Platform][i]))
+		res.Devices = append(res.Devices, rt.Devices[p.Platform][i])
 	}
 	var names []string
 	for _, s := range p.Strategies {

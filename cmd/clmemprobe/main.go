@@ -72,6 +72,9 @@ func main() {
 	if len(os.Args) > 1 && os.Args[1] == probe.WorkerCommand {
 		os.Exit(probe.RunWorker(os.Stdin))
 	}
+	if len(os.Args) > 2 && os.Args[1] == probe.DescribeCommand {
+		os.Exit(probe.RunDescribe(os.Args[2], os.Stdout))
+	}
 	os.Exit(run(os.Args))
 }
 
