@@ -71,3 +71,21 @@ func TestExchangeBadInput(t *testing.T) {
 		oneLineError(t, runTool(t, env, c.args...), exitUsage, c.mention)
 	}
 }
+
+// faultcl keeps released events and answers any later use with CL_INVALID_EVENT(_WAIT_LIST). It computes
+// nothing, so every cell is wrong (exit 1), but all steps and checks must run: an event released while a
+// later step still waits on it (once a SIGSEGV in NVIDIA's runtime) stops the run with an error instead.
+func TestExchangeNeverUsesReleasedEvents(t *testing.T) {
+	res := runTool(t, FaultEnv(t), "exchange", "--cells", "64", "--halo", "2", "--steps", "30", "--verify-every", "10",
+		"--bench-reps", "2", "--bench-bytes", "1KiB", "--format", "json")
+	if strings.Contains(res.stderr, "CL_INVALID_EVENT") {
+		t.Fatalf("an event was used after release: %s", res.stderr)
+	}
+	var e report.ExchangeRun
+	if err := json.Unmarshal([]byte(res.stdout), &e); err != nil {
+		t.Fatalf("exit %d: %v %s", res.code, err, res.stderr)
+	}
+	if res.code != exitRegression || len(e.Checks) != 3 || e.WrongCells == 0 {
+		t.Errorf("exit %d, %d checks, %d wrong cells: want every check run, and the cells faultcl never computed reported wrong", res.code, len(e.Checks), e.WrongCells)
+	}
+}

@@ -61,7 +61,7 @@ type device struct {
 	edgeL  [2]cl.Mem // first halo cells of the slab after step t, in edgeL[t%2]
 	edgeR  [2]cl.Mem // last halo cells
 	zeros  cl.Mem    // the outside of the domain, for the first and the last device
-	kernEv cl.Event  // the kernel event of the last step enqueued (owned by the step's stepEvents)
+	kernEv cl.Event  // the kernel event of the last step enqueued (owned by its stepEvents, then by held)
 }
 
 // Run runs the exchange and the copy-path comparison.
@@ -113,13 +113,26 @@ func Run(lib *cl.Library, c Config) (*report.Exchange, error) {
 	// from the event wait lists alone (and with --sync none, from nothing).
 	var kernelNs, migrateNs []float64
 	var pending []stepEvents
+	// held are the kernel events of the last step collected: the next step's migrations name them in
+	// their wait lists, so they are released one collection later (releasing them at once was a
+	// use-after-free that NVIDIA's runtime answered with SIGSEGV).
+	var held []cl.Event
+	defer func() {
+		for _, e := range held {
+			lib.ReleaseEvent(e)
+		}
+	}()
 	collect := func() error {
 		for _, d := range devs {
 			if err := d.q.Finish(); err != nil {
 				return err
 			}
 		}
-		for _, se := range pending {
+		for _, e := range held {
+			lib.ReleaseEvent(e)
+		}
+		held = nil
+		for j, se := range pending {
 			for i := range se.kernel {
 				if s, e, err := lib.Profile(se.kernel[i]); err == nil && e > s {
 					kernelNs = append(kernelNs, float64(e-s))
@@ -127,8 +140,13 @@ func Run(lib *cl.Library, c Config) (*report.Exchange, error) {
 				if s, e, err := lib.Profile(se.migrate[i]); err == nil && e >= s {
 					migrateNs = append(migrateNs, float64(e-s))
 				}
+				lib.ReleaseEvent(se.migrate[i])
+				if j == len(pending)-1 {
+					held = append(held, se.kernel[i])
+				} else {
+					lib.ReleaseEvent(se.kernel[i])
+				}
 			}
-			se.release(lib)
 		}
 		pending = pending[:0]
 		return nil
@@ -206,13 +224,6 @@ func upload(devs []*device, ref *reference, c Config) error {
 
 // stepEvents are one step's events, per device, kept for profiling and released after.
 type stepEvents struct{ kernel, migrate []cl.Event }
-
-func (se stepEvents) release(lib *cl.Library) {
-	for i := range se.kernel {
-		lib.ReleaseEvent(se.kernel[i])
-		lib.ReleaseEvent(se.migrate[i])
-	}
-}
 
 // step enqueues one time step on every device. The pattern of case B:
 //  1. the consumer's queue migrates every halo it needs in ONE clEnqueueMigrateMemObjects call (an array of

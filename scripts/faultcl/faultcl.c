@@ -61,7 +61,11 @@ struct _cl_command_queue { cl_icd_dispatch *dispatch; cl_context ctx; int dev; c
 struct _cl_mem { cl_icd_dispatch *dispatch; cl_context ctx; size_t size; uint32_t resident; void *staging; };
 struct _cl_program { cl_icd_dispatch *dispatch; cl_context ctx; };
 struct _cl_kernel { cl_icd_dispatch *dispatch; cl_mem arg0; };
-struct _cl_event { cl_icd_dispatch *dispatch; };
+/* Events are real objects with a reference count; a released one keeps its memory, marked dead, so a later
+ * use (in a wait list, a query, a second release) is caught and answered as a real runtime should. */
+#define EVENT_LIVE 0x4c495645u
+#define EVENT_DEAD 0x44454144u
+struct _cl_event { cl_icd_dispatch *dispatch; uint32_t magic; int refs; };
 
 static struct {
 	int ndev, lazy, lazy_at_finish, leak, notify, free_query, broken, zero_mem;
@@ -308,37 +312,54 @@ static cl_int first_use(cl_command_queue q, cl_mem m) {
 	return CL_MEM_OBJECT_ALLOCATION_FAILURE;
 }
 
-static struct _cl_event done_event = {&dispatch};
 static cl_int enqueued(cl_int e, cl_event *ev) {
-	if (e == CL_SUCCESS && ev) *ev = &done_event;
+	if (e == CL_SUCCESS && ev) {
+		cl_event x = calloc(1, sizeof *x);
+		x->dispatch = &dispatch;
+		x->magic = EVENT_LIVE;
+		x->refs = 1;
+		*ev = x;
+	}
 	return e;
 }
+static int live(cl_event e) { return e && e->magic == EVENT_LIVE; }
+static cl_int check_wait(cl_uint n, const cl_event *w) {
+	if ((n == 0) != (w == NULL)) return CL_INVALID_EVENT_WAIT_LIST;
+	for (cl_uint i = 0; i < n; i++)
+		if (!live(w[i])) return CL_INVALID_EVENT_WAIT_LIST;
+	return CL_SUCCESS;
+}
+#define CHECK_WAIT(n, w) do { cl_int e_ = check_wait(n, w); if (e_) return e_; } while (0)
 
 static cl_int CL_API_CALL EnqueueFillBuffer(cl_command_queue q, cl_mem m, const void *pat, size_t psize, size_t off, size_t size,
 		cl_uint nw, const cl_event *w, cl_event *ev) {
-	(void)pat; (void)psize; (void)off; (void)size; (void)nw; (void)w;
+	(void)pat; (void)psize; (void)off; (void)size;
+	CHECK_WAIT(nw, w);
 	return enqueued(first_use(q, m), ev);
 }
 static cl_int CL_API_CALL EnqueueWriteBuffer(cl_command_queue q, cl_mem m, cl_bool b, size_t off, size_t size, const void *p,
 		cl_uint nw, const cl_event *w, cl_event *ev) {
-	(void)b; (void)off; (void)size; (void)p; (void)nw; (void)w;
+	(void)b; (void)off; (void)size; (void)p;
+	CHECK_WAIT(nw, w);
 	return enqueued(first_use(q, m), ev);
 }
 static cl_int CL_API_CALL EnqueueReadBuffer(cl_command_queue q, cl_mem m, cl_bool b, size_t off, size_t size, void *p,
 		cl_uint nw, const cl_event *w, cl_event *ev) {
-	(void)b; (void)off; (void)nw; (void)w;
+	(void)b; (void)off;
+	CHECK_WAIT(nw, w);
 	memset(p, 0, size);
 	return enqueued(first_use(q, m), ev);
 }
 static cl_int CL_API_CALL EnqueueCopyBuffer(cl_command_queue q, cl_mem s, cl_mem d, size_t so, size_t dof, size_t size,
 		cl_uint nw, const cl_event *w, cl_event *ev) {
-	(void)so; (void)dof; (void)size; (void)nw; (void)w;
+	(void)so; (void)dof; (void)size;
+	CHECK_WAIT(nw, w);
 	cl_int e = first_use(q, s);
 	return enqueued(e ? e : first_use(q, d), ev);
 }
 static cl_int CL_API_CALL EnqueueMigrateMemObjects(cl_command_queue q, cl_uint n, const cl_mem *mems, cl_mem_migration_flags f,
 		cl_uint nw, const cl_event *w, cl_event *ev) {
-	(void)nw; (void)w;
+	CHECK_WAIT(nw, w);
 	if (f & CL_MIGRATE_MEM_OBJECT_HOST) return enqueued(CL_SUCCESS, ev);
 	for (cl_uint i = 0; i < n; i++) {
 		cl_int e = first_use(q, mems[i]);
@@ -347,19 +368,29 @@ static cl_int CL_API_CALL EnqueueMigrateMemObjects(cl_command_queue q, cl_uint n
 	return enqueued(CL_SUCCESS, ev);
 }
 
-static cl_int CL_API_CALL WaitForEvents(cl_uint n, const cl_event *evs) { (void)n; (void)evs; return CL_SUCCESS; }
+static cl_int CL_API_CALL WaitForEvents(cl_uint n, const cl_event *evs) {
+	if (n == 0) return CL_INVALID_VALUE;
+	for (cl_uint i = 0; i < n; i++)
+		if (!live(evs[i])) return CL_INVALID_EVENT;
+	return CL_SUCCESS;
+}
 static cl_int CL_API_CALL GetEventInfo(cl_event e, cl_event_info param, size_t size, void *out, size_t *ret) {
-	(void)e;
+	if (!live(e)) return CL_INVALID_EVENT;
 	cl_int st = CL_COMPLETE;
 	if (param == CL_EVENT_COMMAND_EXECUTION_STATUS) return info(&st, 4, size, out, ret);
 	return CL_INVALID_VALUE;
 }
 static cl_int CL_API_CALL GetEventProfilingInfo(cl_event e, cl_profiling_info param, size_t size, void *out, size_t *ret) {
-	(void)e; (void)param;
+	(void)param;
+	if (!live(e)) return CL_INVALID_EVENT;
 	cl_ulong t = 0;
 	return info(&t, 8, size, out, ret);
 }
-static cl_int CL_API_CALL ReleaseEvent(cl_event e) { (void)e; return CL_SUCCESS; }
+static cl_int CL_API_CALL ReleaseEvent(cl_event e) {
+	if (!live(e)) return CL_INVALID_EVENT;
+	if (--e->refs == 0) e->magic = EVENT_DEAD;
+	return CL_SUCCESS;
+}
 
 static cl_program CL_API_CALL CreateProgramWithSource(cl_context c, cl_uint n, const char **src, const size_t *len, cl_int *err) {
 	(void)n; (void)src; (void)len;
@@ -392,7 +423,8 @@ static cl_int CL_API_CALL SetKernelArg(cl_kernel k, cl_uint i, size_t size, cons
 }
 static cl_int CL_API_CALL EnqueueNDRangeKernel(cl_command_queue q, cl_kernel k, cl_uint dim, const size_t *off, const size_t *g,
 		const size_t *l, cl_uint nw, const cl_event *w, cl_event *ev) {
-	(void)dim; (void)off; (void)g; (void)l; (void)nw; (void)w;
+	(void)dim; (void)off; (void)g; (void)l;
+	CHECK_WAIT(nw, w);
 	return enqueued(k->arg0 ? first_use(q, k->arg0) : CL_SUCCESS, ev);
 }
 static cl_int CL_API_CALL ReleaseKernel(cl_kernel k) { (void)k; return CL_SUCCESS; }
