@@ -43,12 +43,16 @@ func WriteChart(w io.Writer, r *Run, format string) error {
 	}
 	var canvas vg.CanvasSizer
 	var out io.WriterTo
+	height := chartHeight
+	if len(panels) > 1 {
+		height = chartHeight * vg.Length(len(panels)) / 1.4
+	}
 	switch format {
 	case "png":
-		c := vgimg.NewWith(vgimg.UseWH(chartWidth, chartHeight*vg.Length(len(panels))/1.4), vgimg.UseDPI(110))
+		c := vgimg.NewWith(vgimg.UseWH(chartWidth, height), vgimg.UseDPI(110))
 		canvas, out = c, vgimg.PngCanvas{Canvas: c}
 	case "svg":
-		c := vgsvg.New(chartWidth, chartHeight*vg.Length(len(panels))/1.4)
+		c := vgsvg.New(chartWidth, height)
 		canvas, out = c, c
 	default:
 		return fmt.Errorf("unknown chart format %q (png or svg)", format)
@@ -205,10 +209,18 @@ func thresholdChart(r *Run) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = chartTitle(r, "buffers reached against buffer size")
 	p.X.Label.Text = "buffer size (log scale)"
-	p.Y.Label.Text = "buffers reached (first failure or budget)"
-	p.X.Scale = plot.LogScale{}
+	p.Y.Label.Text = "buffers reached (log scale)"
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 	p.X.Tick.Marker = sizeTicks{sizes: runSizes(r)}
-	p.Y.Tick.Marker = plot.TickerFunc(countTicks)
+	p.Y.Tick.Marker = plot.TickerFunc(func(min, max float64) []plot.Tick {
+		ticks := plot.LogTicks{}.Ticks(min, max)
+		for i := range ticks {
+			if ticks[i].Label != "" {
+				ticks[i].Label = shortCount(ticks[i].Value)
+			}
+		}
+		return ticks
+	})
 	p.Legend.Top = true
 	p.Add(plotter.NewGrid())
 	var names []string
@@ -223,7 +235,7 @@ func thresholdChart(r *Run) (*plot.Plot, error) {
 		var pts plotter.XYs
 		for _, s := range r.Strategies {
 			if s.Strategy == name && s.Outcome != OutcomeUnsupported {
-				pts = append(pts, plotter.XY{X: float64(s.SizeBytes), Y: float64(s.AllocationsOK)})
+				pts = append(pts, plotter.XY{X: float64(s.SizeBytes), Y: math.Max(1, float64(s.AllocationsOK))}) // log axis
 			}
 		}
 		sort.Slice(pts, func(a, b int) bool { return pts[a].X < pts[b].X })
@@ -282,9 +294,18 @@ func shortCount(v float64) string {
 type sizeTicks struct{ sizes []uint64 }
 
 func (t sizeTicks) Ticks(min, max float64) []plot.Tick {
+	sizes := append([]uint64(nil), t.sizes...)
+	sort.Slice(sizes, func(i, j int) bool { return sizes[i] < sizes[j] })
 	var ticks []plot.Tick
-	for _, s := range t.sizes {
-		ticks = append(ticks, plot.Tick{Value: float64(s), Label: FormatBytes(s)})
+	last := 0.0
+	for _, s := range sizes {
+		label := FormatSize(s)
+		if last > 0 && float64(s) < 1.5*last {
+			label = "" // too close to the previous one to print both (1 MiB and 1 MiB+4 KiB)
+		} else {
+			last = float64(s)
+		}
+		ticks = append(ticks, plot.Tick{Value: float64(s), Label: label})
 	}
 	return ticks
 }

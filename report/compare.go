@@ -124,7 +124,7 @@ func WriteComparison(w io.Writer, c *Comparison) error {
 		if r.Why != "" {
 			verdict += ": " + r.Why
 		}
-		if err := t.Append([]string{r.Strategy, FormatBytes(r.SizeBytes), OrDash(r.BaseOutcome), OrDash(r.NewOutcome),
+		if err := t.Append([]string{r.Strategy, FormatSize(r.SizeBytes), OrDash(r.BaseOutcome), OrDash(r.NewOutcome),
 			fmt.Sprintf("%d -> %d", r.BaseAllocations, r.NewAllocations), change,
 			FormatSignedBytes(r.BaseHostPerBuf) + " -> " + FormatSignedBytes(r.NewHostPerBuf), verdict}); err != nil {
 			return err

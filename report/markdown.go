@@ -34,7 +34,7 @@ func WriteMarkdown(w io.Writer, r *Run) error {
 	}
 	b.WriteString("\n## Per strategy\n\n")
 	for _, s := range r.Strategies {
-		fmt.Fprintf(b, "### %s, %s buffers, devices %s\n\n", s.Strategy, FormatBytes(s.SizeBytes), joinInts(s.Devices))
+		fmt.Fprintf(b, "### %s, %s buffers, devices %s\n\n", s.Strategy, FormatSize(s.SizeBytes), joinInts(s.Devices))
 		fmt.Fprintf(b, "- outcome: **%s**", s.Outcome)
 		if s.Reason != "" {
 			fmt.Fprintf(b, " (%s)", s.Reason)

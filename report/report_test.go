@@ -213,3 +213,28 @@ func TestCompare(t *testing.T) {
 		})
 	}
 }
+
+func TestDownsampleKeepsEnds(t *testing.T) {
+	var s []Sample
+	for i := 0; i < 1000; i++ {
+		s = append(s, Sample{Index: uint64(i)})
+	}
+	d := Downsample(s, 10)
+	if len(d) != 10 || d[0].Index != 0 || d[9].Index != 999 {
+		t.Fatalf("got %d samples, first %d, last %d", len(d), d[0].Index, d[len(d)-1].Index)
+	}
+	if got := Downsample(s[:5], 10); len(got) != 5 {
+		t.Fatalf("fewer samples than asked must stay as they are")
+	}
+}
+
+func TestFormatSizeIsExact(t *testing.T) {
+	for in, want := range map[uint64]string{
+		1 << 20: "1 MiB", 1<<20 + 4<<10: "1 MiB+4 KiB", 4 << 10: "4 KiB", 1000: "1000 B", 1<<20 + 1: "1 MiB+1 B",
+		1<<20 + 4<<10 + 1: "1 MiB+4097 B", 16 << 30: "16 GiB",
+	} {
+		if got := FormatSize(in); got != want {
+			t.Errorf("FormatSize(%d) = %q, want %q", in, got, want)
+		}
+	}
+}

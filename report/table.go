@@ -29,7 +29,7 @@ func thresholdTable(w io.Writer, r *Run, markdown bool) error {
 		tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight}}))
 	t.Header("Strategy", "Size", "Devices", "Outcome", "Buffers OK", "Bytes OK", "First failure", "Host/buffer", "Device/buffer")
 	for _, s := range r.Strategies {
-		if err := t.Append([]string{s.Strategy, FormatBytes(s.SizeBytes), joinInts(s.Devices), outcomeCell(&s),
+		if err := t.Append([]string{s.Strategy, FormatSize(s.SizeBytes), joinInts(s.Devices), outcomeCell(&s),
 			fmt.Sprint(s.AllocationsOK), FormatBytes(s.BytesOK), failureCell(&s), perBuffer(s.HostBytesPerBuffer, s.SamplesTotal),
 			deviceCostCell(&s)}); err != nil {
 			return err
@@ -55,11 +55,11 @@ func sizeSummary(r *Run) string {
 	for _, s := range r.Strategies {
 		if !seen[s.SizeBytes] {
 			seen[s.SizeBytes] = true
-			sizes = append(sizes, FormatBytes(s.SizeBytes))
+			sizes = append(sizes, FormatSize(s.SizeBytes))
 		}
 	}
 	if len(sizes) == 0 {
-		return FormatBytes(r.Config.SizeBytes)
+		return FormatSize(r.Config.SizeBytes)
 	}
 	return strings.Join(sizes, ", ")
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
@@ -47,4 +48,44 @@ func NewTable(w io.Writer, markdown bool, opts ...tablewriter.Option) *tablewrit
 		opts = append(opts, tablewriter.WithRenderer(renderer.NewMarkdown()))
 	}
 	return tablewriter.NewTable(w, opts...)
+}
+
+// Downsample keeps at most n samples (n >= 2), evenly spread over the run, the first and the last among them.
+func Downsample(s []Sample, n int) []Sample {
+	if n < 2 || len(s) <= n {
+		return s
+	}
+	out := make([]Sample, 0, n)
+	for i := 0; i < n; i++ {
+		out = append(out, s[i*(len(s)-1)/(n-1)])
+	}
+	return out
+}
+
+// FormatSize writes a buffer size exactly, as a user would type it: "1 MiB", "1 MiB+4 KiB", "1000 B".
+// Sizes near pool thresholds differ by a few KiB, so a rounded figure would hide the difference.
+func FormatSize(n uint64) string {
+	units := []struct {
+		v    uint64
+		name string
+	}{{1 << 40, "TiB"}, {1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}}
+	var parts []string
+	rest := n
+	for _, u := range units {
+		if rest >= u.v && len(parts) < 2 {
+			q := rest / u.v
+			if len(parts) == 1 && rest%u.v != 0 {
+				break
+			}
+			parts = append(parts, fmt.Sprintf("%d %s", q, u.name))
+			rest -= q * u.v
+		}
+	}
+	if rest != 0 || len(parts) == 0 {
+		if len(parts) == 0 || len(parts) == 2 {
+			return fmt.Sprintf("%d B", n)
+		}
+		parts = append(parts, fmt.Sprintf("%d B", rest))
+	}
+	return strings.Join(parts, "+")
 }

@@ -42,7 +42,7 @@ func verdictsForSize(r *Run, size uint64) []string {
 	}
 	prefix := ""
 	if len(runSizes(r)) > 1 {
-		prefix = FormatBytes(size) + " buffers: "
+		prefix = FormatSize(size) + " buffers: "
 	}
 	var out []string
 	say := func(format string, a ...any) { out = append(out, prefix+fmt.Sprintf(format, a...)) }
@@ -125,17 +125,22 @@ func verdictsForSize(r *Run, size uint64) []string {
 		say("the shared context costs %.2fx the device memory per buffer of one context per device.", *sh.ReplicationFactor / *pd.ReplicationFactor)
 	}
 
-	// Deferred allocation: create never failed, and either a touch did or memory did not follow creates.
+	// Deferred allocation: memory did not follow creates, or create never failed and a later stage did.
 	if r.Config.Touch == "none" {
-		if len(failed) == 0 && len(clean) > 0 && allCheap(clean, size) {
-			say("memory did not grow with buffers created (under 5%% of the buffer size per buffer on the host%s): the runtime defers allocation until first use; run with --touch fill to place the buffers.",
-				deviceClause(clean))
-		}
-	} else {
-		for _, s := range failed {
-			if f := s.FirstFailure; f.Stage == StageTouch || f.Stage == StageFinish || f.Stage == StageMigrate {
-				say("%s: clCreateBuffer never failed; the failure surfaced at %s, so the runtime allocates at first use.", s.Strategy, f.Stage)
+		var deferred []string
+		for _, s := range clean {
+			if cheap(s, size) {
+				deferred = append(deferred, s.Strategy)
 			}
+		}
+		if len(deferred) > 0 {
+			say("%s: memory did not grow with buffers created (under 5%% of the buffer size per buffer on the host%s): the runtime defers allocation until first use; run with --touch fill to place the buffers.",
+				strings.Join(deferred, ", "), deviceClause(clean))
+		}
+	}
+	for _, s := range failed {
+		if f := s.FirstFailure; f.Stage == StageTouch || f.Stage == StageFinish || f.Stage == StageMigrate {
+			say("%s: clCreateBuffer never failed; the failure surfaced at %s, so the runtime allocates at first use.", s.Strategy, f.Stage)
 		}
 	}
 
@@ -174,21 +179,15 @@ func find(ss []*Strategy, name string) *Strategy {
 	return nil
 }
 
-func allCheap(ss []*Strategy, size uint64) bool {
-	measured := false
-	for _, s := range ss {
-		if s.SamplesTotal < 2 || s.AllocationsOK < 2 {
-			continue
-		}
-		measured = true
-		if math.Abs(s.HostBytesPerBuffer) > 0.05*float64(size) {
-			return false
-		}
-		if s.ReplicationFactor != nil && *s.ReplicationFactor > 0.05 {
-			return false
-		}
+// cheap reports whether a strategy's buffers cost under 5% of their size on the host and on the devices.
+func cheap(s *Strategy, size uint64) bool {
+	if s.SamplesTotal < 2 || s.AllocationsOK < 2 {
+		return false
 	}
-	return measured
+	if math.Abs(s.HostBytesPerBuffer) > 0.05*float64(size) {
+		return false
+	}
+	return s.ReplicationFactor == nil || *s.ReplicationFactor <= 0.05
 }
 
 func deviceClause(ss []*Strategy) string {

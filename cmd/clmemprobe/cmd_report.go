@@ -13,6 +13,7 @@ import (
 
 type reportOptions struct {
 	path, format, output string
+	maxSamples           int64
 }
 
 var reportFormats = []string{"table", "json", "markdown", "csv", "png", "svg"}
@@ -22,12 +23,14 @@ func reportCommand() *cli.Command {
 		Name:      "report",
 		Usage:     "render a saved run.json again: table, json, markdown or csv (samples)",
 		ArgsUsage: "RUN.json",
-		Description: "Renders a result written by run --out. markdown is the report for a bug ticket; csv lists every kept\n" +
+		Description: "Renders a result written by run --out, with the verdict derived again from its numbers. markdown is\n" +
+			"the report for a bug ticket; csv lists every kept\n" +
 			"sample, one row per strategy and sample; png and svg draw memory against buffers allocated (or, for a\n" +
 			"sweep, buffers reached against buffer size). Charts need --output or a redirected stdout.\n\n" + exitCodesHelp,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "table, json, markdown, csv, png or svg"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to this file instead of stdout"},
+			&cli.Int64Flag{Name: "max-samples", Usage: "keep at most this many samples per strategy, evenly spread, first and last kept (smaller files for tickets; 0: all)"},
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
@@ -37,12 +40,15 @@ func reportCommand() *cli.Command {
 			if c.NArg() != 1 {
 				return usageErr("report needs exactly one RUN.json argument (see clmemprobe report --help)")
 			}
-			return runReport(reportOptions{path: c.Args().First(), format: c.String("format"), output: c.String("output")})
+			return runReport(reportOptions{path: c.Args().First(), format: c.String("format"), output: c.String("output"), maxSamples: c.Int64("max-samples")})
 		},
 	}
 }
 
 func (o reportOptions) validate() error {
+	if o.maxSamples < 0 || o.maxSamples == 1 {
+		return usageErr("--max-samples must be 0 (all) or at least 2, got %d", o.maxSamples)
+	}
 	for _, f := range reportFormats {
 		if o.format == f {
 			return nil
@@ -70,6 +76,13 @@ func runReport(o reportOptions) error {
 	r, err := loadResult(o.path)
 	if err != nil {
 		return err
+	}
+	// The verdict is derived from the numbers, so it is derived again: a result keeps what this build says.
+	r.Verdict = report.Verdicts(r)
+	if o.maxSamples > 0 {
+		for i := range r.Strategies {
+			r.Strategies[i].Samples = report.Downsample(r.Strategies[i].Samples, int(o.maxSamples))
+		}
 	}
 	out := os.Stdout
 	if o.output != "" {
