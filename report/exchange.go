@@ -82,8 +82,12 @@ func WriteExchangeTable(w io.Writer, e *ExchangeRun, markdown bool) error {
 	} else {
 		fmt.Fprintf(b, "clmemprobe %s exchange: %s, platform %q\n%s\n", e.Tool.Version, strings.Join(devs, ", "), e.Platform.Name, e.Conclusion())
 	}
-	fmt.Fprintf(b, "%d cells per device, halo %d cells, %d steps, sync %s; per step: kernel %.1f µs, migration %.1f µs for %s (%.3f GB/s), median of steps and devices\n",
-		e.Cells, e.Halo, e.Steps, e.Sync, e.KernelMicros, e.MigrateMicros, FormatBytes(e.BytesMigratedPerStep), e.MigrateGBps)
+	migration := fmt.Sprintf("migration %.1f µs for %s (%.3f GB/s)", e.MigrateMicros, FormatBytes(e.BytesMigratedPerStep), e.MigrateGBps)
+	if e.MigrateMicros == 0 {
+		migration = fmt.Sprintf("migration of %s not timed: the runtime's event profiling gives it no duration", FormatBytes(e.BytesMigratedPerStep))
+	}
+	fmt.Fprintf(b, "%d cells per device, halo %d cells, %d steps, sync %s; per step (median of steps and devices): kernel %.1f µs, %s\n",
+		e.Cells, e.Halo, e.Steps, e.Sync, e.KernelMicros, migration)
 	if markdown {
 		b.WriteString("\n## Moving bytes from device 0 to device 1\n\n")
 	}
