@@ -238,3 +238,14 @@ func TestFormatSizeIsExact(t *testing.T) {
 		}
 	}
 }
+
+// A loop that ends near vm.max_map_count is told apart from one that ran out of memory.
+func TestVerdictNamesTheMappingLimit(t *testing.T) {
+	r := &Run{Config: Config{Touch: "fill"}, Strategies: []Strategy{{Strategy: "shared", SizeBytes: 1 << 20, Outcome: OutcomeFailed,
+		AllocationsOK: 65000, MaxMappings: 65400, MaxMapCount: 65530,
+		FirstFailure: &FirstFailure{Index: 65000, Stage: StageTouch, Code: -5, Name: "CL_OUT_OF_RESOURCES"}}}}
+	v := strings.Join(Verdicts(r), "\n")
+	if !strings.Contains(v, "65400 memory mappings, 100% of vm.max_map_count (65530)") {
+		t.Errorf("verdict does not name the mapping limit:\n%s", v)
+	}
+}
