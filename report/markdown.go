@@ -41,7 +41,7 @@ func WriteMarkdown(w io.Writer, r *Run) error {
 		}
 		fmt.Fprintf(b, "\n- buffers that succeeded: %d (%s) in %.2f s", s.AllocationsOK, FormatBytes(s.BytesOK), s.Seconds)
 		if s.NanosPerAlloc > 0 {
-			fmt.Fprintf(b, ", %.0f ns per buffer in the loop", s.NanosPerAlloc)
+			fmt.Fprintf(b, ", %s per buffer in the loop", FormatNanos(s.NanosPerAlloc))
 		}
 		b.WriteString("\n")
 		if f := s.FirstFailure; f != nil {

@@ -89,3 +89,16 @@ func FormatSize(n uint64) string {
 	}
 	return strings.Join(parts, "+")
 }
+
+// FormatNanos writes a duration given in nanoseconds with a unit that keeps three significant digits.
+func FormatNanos(ns float64) string {
+	switch {
+	case ns >= 1e9:
+		return fmt.Sprintf("%.3g s", ns/1e9)
+	case ns >= 1e6:
+		return fmt.Sprintf("%.3g ms", ns/1e6)
+	case ns >= 1e3:
+		return fmt.Sprintf("%.3g µs", ns/1e3)
+	}
+	return fmt.Sprintf("%.0f ns", ns)
+}
