@@ -283,7 +283,7 @@ func (r *Runner) superviseWorker(ctx context.Context, st Strategy, size uint64) 
 	waitDone := make(chan error, 1)
 	go func() { <-readDone; waitDone <- cmd.Wait() }()
 
-	waitErr, killOutcome, killReason := r.watch(ctx, cmd.Process.Pid, cell, st, size, start, col, waitDone)
+	killOutcome, killReason, waitErr := r.watch(ctx, cmd.Process.Pid, cell, st, size, start, col, waitDone)
 	return r.finish(res, col, cell, waitErr, killOutcome, killReason, out.String(), time.Since(start)), nil
 }
 
@@ -291,7 +291,7 @@ func (r *Runner) superviseWorker(ctx context.Context, st Strategy, size uint64) 
 // interrupted, the strategy's time is up, the progress cell stops moving (a hang) or the host guard trips,
 // and says which of those it was.
 func (r *Runner) watch(ctx context.Context, pid int, cell *progress.Cell, st Strategy, size uint64, start time.Time,
-	col *collector, waitDone <-chan error) (waitErr error, outcome, reason string) {
+	col *collector, waitDone <-chan error) (outcome, reason string, waitErr error) {
 	p := r.Plan
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
@@ -306,7 +306,7 @@ func (r *Runner) watch(ctx context.Context, pid int, cell *progress.Cell, st Str
 	for {
 		select {
 		case err := <-waitDone:
-			return err, outcome, reason
+			return outcome, reason, err
 		case <-ctx.Done():
 			kill(report.OutcomeStopped, "interrupted")
 		case now := <-tick.C:

@@ -85,9 +85,6 @@ type Device struct {
 	PCIBusID string
 }
 
-// ID returns the raw cl_device_id, for samplers that query vendor parameters.
-func (d *Device) ID() uintptr { return d.id }
-
 // HasExtension reports whether the device lists ext.
 func (d *Device) HasExtension(ext string) bool {
 	for _, e := range d.Extensions {

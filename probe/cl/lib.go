@@ -175,21 +175,14 @@ var notify struct {
 	cb   uintptr
 	mu   sync.Mutex
 	hook func(Notice)
-	all  []Notice
 }
 
-// OnNotice sets a function called for every context notify message (in the runtime's thread: keep it short).
+// OnNotice sets a function called for every context notify message (in the runtime's thread: keep it
+// short). The worker streams them to the parent, which keeps the first 100 per strategy.
 func OnNotice(f func(Notice)) {
 	notify.mu.Lock()
 	notify.hook = f
 	notify.mu.Unlock()
-}
-
-// Notices returns the notify messages received so far.
-func Notices() []Notice {
-	notify.mu.Lock()
-	defer notify.mu.Unlock()
-	return append([]Notice(nil), notify.all...)
 }
 
 func notifyCallback() uintptr {
@@ -197,9 +190,6 @@ func notifyCallback() uintptr {
 		notify.cb = purego.NewCallback(func(errinfo *byte, privateInfo unsafe.Pointer, cb, userData uintptr) {
 			n := Notice{Context: int(userData), Message: goStringFromC(errinfo)}
 			notify.mu.Lock()
-			if len(notify.all) < 1000 { // a runtime that repeats itself must not grow us without bound
-				notify.all = append(notify.all, n)
-			}
 			hook := notify.hook
 			notify.mu.Unlock()
 			if hook != nil {

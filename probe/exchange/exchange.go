@@ -5,7 +5,6 @@
 package exchange
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 	"time"
@@ -409,6 +408,3 @@ func u32bytes(v []uint32) []byte {
 	}
 	return b
 }
-
-// ErrWrongCells is returned by callers when verification found wrong cells.
-var ErrWrongCells = errors.New("wrong cells")
