@@ -26,6 +26,7 @@ type Exchange struct {
 	Steps       uint64 `json:"steps"`
 	Sync        string `json:"sync"`
 	VerifyEvery uint64 `json:"verify_every,omitempty"`
+	BufferFlags string `json:"buffer_flags"`
 	// Verified is true when the result was read back and compared with the host reference.
 	Verified   bool            `json:"verified"`
 	Correct    bool            `json:"correct"`
@@ -86,8 +87,8 @@ func WriteExchangeTable(w io.Writer, e *ExchangeRun, markdown bool) error {
 	if e.MigrateMicros == 0 {
 		migration = fmt.Sprintf("migration of %s not timed: the runtime's event profiling gives it no duration", FormatBytes(e.BytesMigratedPerStep))
 	}
-	fmt.Fprintf(b, "%d cells per device, halo %d cells, %d steps, sync %s; per step (median of steps and devices): kernel %.1f µs, %s\n",
-		e.Cells, e.Halo, e.Steps, e.Sync, e.KernelMicros, migration)
+	fmt.Fprintf(b, "%d cells per device, halo %d cells, %d steps, sync %s, buffers %s; per step (median of steps and devices): kernel %.1f µs, %s\n",
+		e.Cells, e.Halo, e.Steps, e.Sync, OrDash(e.BufferFlags), e.KernelMicros, migration)
 	if markdown {
 		b.WriteString("\n## Moving bytes from device 0 to device 1\n\n")
 	}

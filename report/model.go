@@ -155,7 +155,9 @@ type Sample struct {
 type DeviceSample struct {
 	Device    int    `json:"device"`
 	UsedBytes uint64 `json:"used_bytes"`
-	FreeBytes uint64 `json:"free_bytes"`
+	FreeBytes uint64 `json:"free_bytes"` // 0 where the source does not tell
+	// GTTUsedBytes is host memory mapped for the GPU (amdgpu mem_info_gtt_used), where the driver tells.
+	GTTUsedBytes uint64 `json:"gtt_used_bytes,omitempty"`
 }
 
 // Environment describes the machine, for bug reports.

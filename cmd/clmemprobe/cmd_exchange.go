@@ -17,6 +17,7 @@ type exchangeOptions struct {
 	cells, halo, steps     int64
 	verifyEvery, benchReps int64
 	sync, benchBytes       string
+	bufferFlags            string
 	format                 string
 }
 
@@ -45,6 +46,7 @@ clEnqueueCopyBuffer, to show what each path costs.
 			&cli.Int64Flag{Name: "verify-every", Value: 0, Usage: "also verify every k steps (0: after the last step only)"},
 			&cli.StringFlag{Name: "bench-bytes", Value: "16MiB", Usage: "transfer size for the copy-path comparison (the halo size is measured too)"},
 			&cli.Int64Flag{Name: "bench-reps", Value: 20, Usage: "repetitions per path in the comparison (0: skip it)"},
+			&cli.StringFlag{Name: "buffer-flags", Value: "read-write", Usage: "flags of every buffer: read-write, or read-write,alloc-host-ptr (CL_MEM_ALLOC_HOST_PTR)"},
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "table, json or markdown"},
 		},
 		OnUsageError: commandUsageError,
@@ -54,7 +56,8 @@ clEnqueueCopyBuffer, to show what each path costs.
 			}
 			return runExchange(exchangeOptions{lib: c.String("opencl-lib"), platform: c.String("platform"), devices: c.String("devices"),
 				cells: c.Int64("cells"), halo: c.Int64("halo"), steps: c.Int64("steps"), sync: c.String("sync"),
-				verifyEvery: c.Int64("verify-every"), benchBytes: c.String("bench-bytes"), benchReps: c.Int64("bench-reps"), format: c.String("format")})
+				verifyEvery: c.Int64("verify-every"), benchBytes: c.String("bench-bytes"), benchReps: c.Int64("bench-reps"), format: c.String("format"),
+				bufferFlags: c.String("buffer-flags")})
 		},
 	}
 }
@@ -75,12 +78,16 @@ func runExchange(o exchangeOptions) error {
 	if err != nil {
 		return usageErr("--bench-bytes: %v", err)
 	}
+	flags, err := exchange.ParseBufferFlags(o.bufferFlags)
+	if err != nil {
+		return usageErr("--buffer-flags: %v", err)
+	}
 	want, err := probe.ParseDeviceList(o.devices)
 	if err != nil {
 		return usageErr("--devices: %v", err)
 	}
 	cfg := exchange.Config{Cells: uint64(o.cells), Halo: uint64(o.halo), Steps: uint64(o.steps), Sync: o.sync,
-		VerifyEvery: uint64(o.verifyEvery), BenchBytes: benchBytes, BenchReps: int(o.benchReps)}
+		VerifyEvery: uint64(o.verifyEvery), BenchBytes: benchBytes, BenchReps: int(o.benchReps), BufferFlags: flags}
 	if want != nil && len(want) < 2 {
 		return usageErr("the exchange needs at least two devices, got --devices %s", o.devices)
 	}
@@ -119,6 +126,7 @@ func runExchange(o exchangeOptions) error {
 		return &exitError{exitOutput, err}
 	}
 	res.Exchange = *ex
+	res.BufferFlags = o.bufferFlags
 	switch o.format {
 	case "json":
 		err = writeIndentedJSON(res)

@@ -11,11 +11,15 @@ import (
 
 func TestExchangeVerifiesAgainstTheHostReference(t *testing.T) {
 	const cells, halo, steps, every = 20000, 3, 40, 10
-	for _, devices := range []int{2, 3} {
-		t.Run(strconv.Itoa(devices)+" devices", func(t *testing.T) {
+	for _, c := range []struct {
+		devices int
+		flags   string
+	}{{2, "read-write"}, {3, "read-write"}, {2, "read-write,alloc-host-ptr"}} {
+		devices := c.devices
+		t.Run(strconv.Itoa(devices)+" devices "+c.flags, func(t *testing.T) {
 			env := append(PoCLEnv(t), "POCL_DEVICES="+strings.TrimSpace(strings.Repeat("pthread ", devices)))
 			res := runTool(t, env, "exchange", "--cells", strconv.Itoa(cells), "--halo", strconv.Itoa(halo), "--steps", strconv.Itoa(steps),
-				"--verify-every", strconv.Itoa(every), "--bench-reps", "2", "--bench-bytes", "1MiB", "--format", "json")
+				"--verify-every", strconv.Itoa(every), "--bench-reps", "2", "--bench-bytes", "1MiB", "--buffer-flags", c.flags, "--format", "json")
 			if res.code != 0 {
 				t.Fatalf("exit %d: %s", res.code, res.stderr)
 			}
@@ -67,6 +71,7 @@ func TestExchangeBadInput(t *testing.T) {
 		{[]string{"exchange", "--cells", "2", "--halo", "4"}, "wider than a slab"},
 		{[]string{"exchange", "--steps", "0"}, "--steps must be positive"},
 		{[]string{"exchange", "--sync", "barrier"}, "choose events or none"},
+		{[]string{"exchange", "--buffer-flags", "bogus"}, "unknown buffer flag"},
 	} {
 		oneLineError(t, runTool(t, env, c.args...), exitUsage, c.mention)
 	}

@@ -39,6 +39,7 @@ const (
 	DEVICE_TYPE_ACCELERATOR              = 1 << 3
 	DEVICE_TYPE_CUSTOM                   = 1 << 4
 	MEM_READ_WRITE                       = 1 << 0
+	MEM_ALLOC_HOST_PTR                   = 1 << 4
 	MEM_DEVICE_HANDLE_LIST_KHR           = 0x2051
 	MEM_DEVICE_HANDLE_LIST_END_KHR       = 0
 	QUEUE_PROFILING_ENABLE               = 1 << 1

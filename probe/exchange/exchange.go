@@ -7,6 +7,7 @@ package exchange
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/kernels"
@@ -31,6 +32,25 @@ type Config struct {
 	VerifyEvery uint64 // 0: verify after the last step only
 	BenchBytes  uint64 // transfer size for the copy-path comparison
 	BenchReps   int
+	// BufferFlags are the cl_mem_flags of every buffer (CL_MEM_READ_WRITE, possibly with
+	// CL_MEM_ALLOC_HOST_PTR): placement in host-visible memory changes what migration costs.
+	BufferFlags uint64
+}
+
+// BufferFlagNames are the values --buffer-flags takes, and what each adds to CL_MEM_READ_WRITE.
+var BufferFlagNames = map[string]uint64{"read-write": cl.MEM_READ_WRITE, "alloc-host-ptr": cl.MEM_READ_WRITE | cl.MEM_ALLOC_HOST_PTR}
+
+// ParseBufferFlags reads a comma-separated list of BufferFlagNames.
+func ParseBufferFlags(s string) (uint64, error) {
+	var flags uint64
+	for _, part := range strings.Split(s, ",") {
+		f, ok := BufferFlagNames[strings.TrimSpace(part)]
+		if !ok {
+			return 0, fmt.Errorf("unknown buffer flag %q (choose read-write or alloc-host-ptr)", part)
+		}
+		flags |= f
+	}
+	return flags, nil
 }
 
 // Validate rejects configurations the check cannot run.
@@ -46,6 +66,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--steps must be at least 1")
 	case c.Sync != SyncEvents && c.Sync != SyncNone:
 		return fmt.Errorf("--sync %q: choose events or none", c.Sync)
+	case c.BufferFlags&cl.MEM_READ_WRITE == 0:
+		return fmt.Errorf("buffer flags must include read-write")
 	case c.Cells > 1<<31:
 		return fmt.Errorf("--cells %d is too large (at most 2^31 per device)", c.Cells)
 	}
@@ -88,17 +110,17 @@ func Run(lib *cl.Library, c Config) (*report.Exchange, error) {
 			return nil, err
 		}
 		for p := 0; p < 2; p++ {
-			if dv.slab[p], err = ctx.CreateBuffer(cl.MEM_READ_WRITE, slabBytes); err != nil {
+			if dv.slab[p], err = ctx.CreateBuffer(c.BufferFlags, slabBytes); err != nil {
 				return nil, err
 			}
-			if dv.edgeL[p], err = ctx.CreateBuffer(cl.MEM_READ_WRITE, haloBytes); err != nil {
+			if dv.edgeL[p], err = ctx.CreateBuffer(c.BufferFlags, haloBytes); err != nil {
 				return nil, err
 			}
-			if dv.edgeR[p], err = ctx.CreateBuffer(cl.MEM_READ_WRITE, haloBytes); err != nil {
+			if dv.edgeR[p], err = ctx.CreateBuffer(c.BufferFlags, haloBytes); err != nil {
 				return nil, err
 			}
 		}
-		if dv.zeros, err = ctx.CreateBuffer(cl.MEM_READ_WRITE, haloBytes); err != nil {
+		if dv.zeros, err = ctx.CreateBuffer(c.BufferFlags, haloBytes); err != nil {
 			return nil, err
 		}
 		devs[i] = dv
@@ -190,7 +212,7 @@ func Run(lib *cl.Library, c Config) (*report.Exchange, error) {
 	}
 	if c.BenchReps > 0 {
 		for _, size := range []uint64{haloBytes, c.BenchBytes} {
-			paths, err := comparePaths(lib, ctx, devs[0].q, devs[1].q, size, c.BenchReps)
+			paths, err := comparePaths(ctx, devs[0].q, devs[1].q, size, c.BenchReps, c)
 			if err != nil {
 				return nil, fmt.Errorf("copy-path comparison: %w", err)
 			}
@@ -324,13 +346,13 @@ func verify(devs []*device, ref *reference, c Config, t uint64) (uint64, uint64,
 // median wall time of each (enqueue to completion): migration of the buffer to the consumer's queue, a copy
 // through the host (blocking read on the producer, blocking write on the consumer), and
 // clEnqueueCopyBuffer on the consumer's queue inside the context.
-func comparePaths(lib *cl.Library, ctx *cl.Context, prod, cons *cl.Queue, size uint64, reps int) ([]report.ExchangePath, error) {
-	src, err := ctx.CreateBuffer(cl.MEM_READ_WRITE, size)
+func comparePaths(ctx *cl.Context, prod, cons *cl.Queue, size uint64, reps int, c Config) ([]report.ExchangePath, error) {
+	src, err := ctx.CreateBuffer(c.BufferFlags, size)
 	if err != nil {
 		return nil, err
 	}
 	defer ctx.ReleaseMem(src)
-	dst, err := ctx.CreateBuffer(cl.MEM_READ_WRITE, size)
+	dst, err := ctx.CreateBuffer(c.BufferFlags, size)
 	if err != nil {
 		return nil, err
 	}

@@ -45,12 +45,12 @@ func TestConfigValidate(t *testing.T) {
 		c    Config
 		ok   bool
 	}{
-		{"fine", Config{Devices: two, Cells: 64, Halo: 4, Steps: 1, Sync: SyncEvents}, true},
-		{"one device", Config{Devices: two[:1], Cells: 64, Halo: 4, Steps: 1, Sync: SyncEvents}, false},
-		{"halo wider than a slab", Config{Devices: two, Cells: 3, Halo: 4, Steps: 1, Sync: SyncEvents}, false},
-		{"zero steps", Config{Devices: two, Cells: 64, Halo: 4, Steps: 0, Sync: SyncEvents}, false},
-		{"zero halo", Config{Devices: two, Cells: 64, Halo: 0, Steps: 1, Sync: SyncEvents}, false},
-		{"unknown sync", Config{Devices: two, Cells: 64, Halo: 4, Steps: 1, Sync: "barrier"}, false},
+		{"fine", Config{Devices: two, Cells: 64, Halo: 4, Steps: 1, Sync: SyncEvents, BufferFlags: cl.MEM_READ_WRITE}, true},
+		{"one device", Config{Devices: two[:1], Cells: 64, Halo: 4, Steps: 1, Sync: SyncEvents, BufferFlags: cl.MEM_READ_WRITE}, false},
+		{"halo wider than a slab", Config{Devices: two, Cells: 3, Halo: 4, Steps: 1, Sync: SyncEvents, BufferFlags: cl.MEM_READ_WRITE}, false},
+		{"zero steps", Config{Devices: two, Cells: 64, Halo: 4, Steps: 0, Sync: SyncEvents, BufferFlags: cl.MEM_READ_WRITE}, false},
+		{"zero halo", Config{Devices: two, Cells: 64, Halo: 0, Steps: 1, Sync: SyncEvents, BufferFlags: cl.MEM_READ_WRITE}, false},
+		{"unknown sync", Config{Devices: two, Cells: 64, Halo: 4, Steps: 1, Sync: "barrier", BufferFlags: cl.MEM_READ_WRITE}, false},
 	}
 	for _, c := range cases {
 		if err := c.c.Validate(); (err == nil) != c.ok {

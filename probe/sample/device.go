@@ -162,8 +162,8 @@ func (s *clQuerySampler) Read() ([]report.DeviceSample, error) {
 	return out, nil
 }
 
-// amdgpuSysfsSampler reads mem_info_vram_used and mem_info_vram_total of the DRM card at the device's PCI
-// address (device-wide, all processes).
+// amdgpuSysfsSampler reads mem_info_vram_used, mem_info_vram_total and mem_info_gtt_used of the DRM card
+// at the device's PCI address (device-wide, all processes).
 type amdgpuSysfsSampler struct {
 	dirs map[int]string
 	ts   []Target
@@ -193,7 +193,9 @@ func newAMDGPUSysfsSampler(ts []Target, roots Roots) (DeviceSampler, string) {
 	return s, ""
 }
 
-func (s *amdgpuSysfsSampler) Name() string { return "amdgpu sysfs mem_info_vram_used (device-wide)" }
+func (s *amdgpuSysfsSampler) Name() string {
+	return "amdgpu sysfs mem_info_vram_used and mem_info_gtt_used (device-wide)"
+}
 
 func (s *amdgpuSysfsSampler) Read() ([]report.DeviceSample, error) {
 	out := make([]report.DeviceSample, 0, len(s.ts))
@@ -207,6 +209,8 @@ func (s *amdgpuSysfsSampler) Read() ([]report.DeviceSample, error) {
 		if total, err := ReadUint(filepath.Join(dir, "mem_info_vram_total")); err == nil && total > used {
 			ds.FreeBytes = total - used
 		}
+		// GTT: system memory the GPU maps, where buffers land when VRAM is full or they are host-visible.
+		ds.GTTUsedBytes, _ = ReadUint(filepath.Join(dir, "mem_info_gtt_used"))
 		out = append(out, ds)
 	}
 	return out, nil
@@ -214,7 +218,9 @@ func (s *amdgpuSysfsSampler) Read() ([]report.DeviceSample, error) {
 
 // fdinfoSampler sums this process's DRM memory counters (drm-total-<region>) per device, from
 // /proc/self/fdinfo: the per-process figure that i915, xe and amdgpu publish, which also counts memory
-// that VmRSS does not show. Each DRM client is counted once, however many descriptors refer to it.
+// that VmRSS does not show. Each DRM client is counted once, however many descriptors refer to it. For
+// Intel GPUs it is the only source: xe and i915 publish a device's total memory in sysfs (xe's
+// tile*/physical_vram_size_bytes) but its use only through their query ioctls.
 type fdinfoSampler struct {
 	proc  string
 	byPCI map[string]int // lower-case PCI id without function -> run index

@@ -56,7 +56,7 @@ func TestAMDGPUSysfsByPCIAddress(t *testing.T) {
 	if err != nil || len(got) != 1 {
 		t.Fatalf("%+v %v", got, err)
 	}
-	if got[0] != (report.DeviceSample{Device: 2, UsedBytes: 8 << 30, FreeBytes: 8 << 30}) {
+	if got[0] != (report.DeviceSample{Device: 2, UsedBytes: 8 << 30, FreeBytes: 8 << 30, GTTUsedBytes: 2 << 30}) {
 		t.Errorf("got %+v", got[0])
 	}
 	if s, why := newAMDGPUSysfsSampler([]Target{{Index: 0, PCIBusID: "0000:05:00.0"}}, fixtures); s != nil || why == "" {
