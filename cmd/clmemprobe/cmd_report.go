@@ -21,12 +21,12 @@ var reportFormats = []string{"table", "json", "markdown", "csv", "png", "svg"}
 func reportCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "report",
-		Usage:     "render a saved run.json again: table, json, markdown or csv (samples)",
+		Usage:     "render a saved run.json again: table, json, markdown, csv (samples), png or svg (chart)",
 		ArgsUsage: "RUN.json",
-		Description: "Renders a result written by run --out, with the verdict derived again from its numbers. markdown is\n" +
-			"the report for a bug ticket; csv lists every kept\n" +
-			"sample, one row per strategy and sample; png and svg draw memory against buffers allocated (or, for a\n" +
-			"sweep, buffers reached against buffer size). Charts need --output or a redirected stdout.\n\n" + exitCodesHelp,
+		Description: "Renders a result written by run --out, with the verdict derived again from its numbers.\n" +
+			"markdown is the report for a bug ticket; csv lists every kept sample, one row per strategy and sample;\n" +
+			"png and svg draw memory against buffers allocated (for a sweep, buffers reached against buffer size)\n" +
+			"and need --output or a redirected stdout.\n\n" + exitCodesHelp,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "table, json, markdown, csv, png or svg"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to this file instead of stdout"},
