@@ -50,6 +50,8 @@ type Runner struct {
 	Samples io.Writer
 	// Executable is the binary to start as the worker; "" means this one.
 	Executable string
+	// SamplesErr is the first error writing to Samples: the stream is incomplete, the result is not.
+	SamplesErr error
 }
 
 // keptSamples bounds the samples a strategy keeps in memory and in run.json; the stream keeps them all.
@@ -112,8 +114,8 @@ type collector struct {
 	stride   int
 	total    int
 	last     *report.Sample
-	lastRSS  uint64
 	sink     io.Writer
+	sinkErr  error // the first failed write to the samples stream
 	strategy Strategy
 }
 
@@ -121,7 +123,6 @@ func (c *collector) addSample(s *report.Sample) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.total++
-	c.lastRSS = s.RSSBytes
 	c.last = s
 	x := float64(s.Index)
 	c.hostFit.add(x, float64(s.RSSBytes))
@@ -147,13 +148,15 @@ func (c *collector) addSample(s *report.Sample) {
 			c.stride *= 2
 		}
 	}
-	if c.sink != nil {
+	if c.sink != nil && c.sinkErr == nil {
 		line, _ := json.Marshal(struct {
 			Strategy Strategy `json:"strategy"`
 			Size     uint64   `json:"size_bytes"`
 			*report.Sample
 		}{c.strategy, c.res.SizeBytes, s})
-		_, _ = c.sink.Write(append(line, '\n'))
+		if _, err := c.sink.Write(append(line, '\n')); err != nil {
+			c.sinkErr = err
+		}
 	}
 }
 
@@ -327,8 +330,11 @@ func (r *Runner) watch(ctx context.Context, pid int, cell *progress.Cell, st Str
 			}
 			if r.Observer != nil && now.Sub(lastReport) > 200*time.Millisecond {
 				lastReport = now
+				var rss uint64
 				col.mu.Lock()
-				rss := col.lastRSS
+				if col.last != nil {
+					rss = col.last.RSSBytes
+				}
 				col.mu.Unlock()
 				r.Observer.Progress(Progress{Strategy: st, Allocations: lastCount, Bytes: lastCount * size, RSSBytes: rss, Elapsed: now.Sub(start)})
 			}
@@ -410,6 +416,9 @@ func (r *Runner) finish(res *report.Strategy, col *collector, cell *progress.Cel
 		res.Samples = []report.Sample{}
 	}
 	res.SamplesTotal = col.total
+	if col.sinkErr != nil && r.SamplesErr == nil {
+		r.SamplesErr = col.sinkErr
+	}
 	return res
 }
 

@@ -224,6 +224,9 @@ func runProbe(o runOptions) error {
 	if err := render(os.Stdout, res, o.format); err != nil {
 		return &exitError{exitOutput, err}
 	}
+	if runner.SamplesErr != nil {
+		return &exitError{exitOutput, fmt.Errorf("samples.jsonl is incomplete (run.json is whole): %v", runner.SamplesErr)}
+	}
 	switch {
 	case interrupted:
 		fmt.Fprintln(os.Stderr, "clmemprobe: interrupted; the result holds the strategies run so far")
