@@ -129,6 +129,9 @@ func TestVerdictsFromNumbers(t *testing.T) {
 		fmt.Sprintf("the shared context costs %.2fx the device memory per buffer", *sh.ReplicationFactor / *pd.ReplicationFactor),
 		"device-list is not supported here",
 		"CL_OUT_OF_HOST_MEMORY (shared, migrate-first, per-device) does not prove host memory ran out",
+		// 64 buffers of 1 MiB on each of the two devices of the shared context: a quarter of 256 MiB.
+		"shared: when it failed, device 0 held 64 MiB, 25.0% of its 256 MiB global memory: far below",
+		"per-device: when it failed, device 0 held 256 MiB, 100.0% of its 256 MiB global memory: the device's memory ran out",
 	} {
 		if !strings.Contains(v, want) {
 			t.Errorf("verdict lacks %q:\n%s", want, v)

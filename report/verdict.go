@@ -144,6 +144,13 @@ func verdictsForSize(r *Run, size uint64) []string {
 		}
 	}
 
+	// How full the failing device was: out of its memory, or far from it.
+	for _, s := range failed {
+		if line := deviceFill(r, s); line != "" {
+			say("%s", line)
+		}
+	}
+
 	// Causes that are not what the code says.
 	var notHost []string
 	var availLow uint64
@@ -197,4 +204,58 @@ func deviceClause(ss []*Strategy) string {
 		}
 	}
 	return ""
+}
+
+// deviceFill says how much of its global memory the device a failed buffer was meant for held at that
+// moment: the sampled figure where a device sampler applied, else the bytes of the buffers meant for it.
+func deviceFill(r *Run, s *Strategy) string {
+	f := s.FirstFailure
+	if f.Stage == StageSetup {
+		return ""
+	}
+	var global uint64
+	pos := -1
+	for _, d := range r.Devices {
+		if d.Index == f.Device {
+			global = d.GlobalMemBytes
+		}
+	}
+	for i, d := range s.Devices {
+		if d == f.Device {
+			pos = i
+		}
+	}
+	if global == 0 || pos < 0 || len(s.Devices) == 0 {
+		return ""
+	}
+	var held uint64
+	what := "held"
+	if n := len(s.Samples); n > 0 {
+		for _, d := range s.Samples[n-1].DeviceSamples {
+			if d.Device == f.Device {
+				held = d.UsedBytes
+			}
+		}
+	}
+	if held == 0 {
+		// Buffers i < index with i mod n == pos were meant for this device.
+		n := uint64(len(s.Devices))
+		count := f.Index / n
+		if f.Index%n > uint64(pos) {
+			count++
+		}
+		held, what = count*s.SizeBytes, "had been given buffers of"
+	}
+	pct := 100 * float64(held) / float64(global)
+	line := fmt.Sprintf("%s: when it failed, device %d %s %s, %.1f%% of its %s global memory", s.Strategy, f.Device, what,
+		FormatBytes(held), pct, FormatBytes(global))
+	switch {
+	case pct >= 90:
+		line += ": the device's memory ran out."
+	case pct < 50:
+		line += ": far below the device's memory, so the limit is elsewhere (host memory or a host staging budget, a runtime limit, the address space)."
+	default:
+		line += "."
+	}
+	return line
 }
