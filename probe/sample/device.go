@@ -21,6 +21,14 @@ type DeviceSampler interface {
 	Read() ([]report.DeviceSample, error)
 }
 
+// Every device sampler implements DeviceSampler.
+var (
+	_ DeviceSampler = (*nvmlSampler)(nil)
+	_ DeviceSampler = (*clQuerySampler)(nil)
+	_ DeviceSampler = (*amdgpuSysfsSampler)(nil)
+	_ DeviceSampler = (*fdinfoSampler)(nil)
+)
+
 // Target is one probed device as a sampler needs it.
 type Target struct {
 	Index    int    // the device's number in the run
