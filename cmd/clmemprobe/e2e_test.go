@@ -576,6 +576,7 @@ func TestBrokenRuntimesGetOneClearLine(t *testing.T) {
 		{"an .icd that points nowhere", Env("OCL_ICD_VENDORS=" + icdDir), []string{"run"}, "no platform"},
 		{"a platform whose queries fail", FaultEnv(t, "FAULTCL_BROKEN_PLATFORM=1"), []string{"devices"}, "CL_OUT_OF_HOST_MEMORY"},
 		{"a device with 0 global memory", FaultEnv(t, "FAULTCL_ZERO_MEM=1"), []string{"run"}, "0 bytes of global memory"},
+		{"a platform without devices", FaultEnv(t, "FAULTCL_DEVICES=0"), []string{"run"}, "no platform has a device"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -7,7 +7,7 @@
  * memory, so process RSS shows it as it does on the runtime it imitates.
  *
  * Behaviour, from environment variables read once at load (sizes in bytes, call numbers 1-based):
- *   FAULTCL_DEVICES=n            devices in the one platform (default 2, at most 16)
+ *   FAULTCL_DEVICES=n            devices in the one platform (default 2, at most 16; 0: a platform without any)
  *   FAULTCL_DEVICE_MEM=bytes     capacity of each device (default 4 GiB)
  *   FAULTCL_HOST_BUDGET=bytes    host staging budget (default: unlimited)
  *   FAULTCL_MODEL=replicate|lazy replicate (default): every buffer is allocated at create on every device
@@ -93,7 +93,7 @@ static cl_ulong env_u64(const char *name, cl_ulong def) {
 
 static void init_config(void) {
 	cfg.ndev = (int)env_long("FAULTCL_DEVICES", 2);
-	if (cfg.ndev < 1) cfg.ndev = 1;
+	if (cfg.ndev < 0) cfg.ndev = 0;
 	if (cfg.ndev > MAXDEV) cfg.ndev = MAXDEV;
 	cfg.dev_mem = env_u64("FAULTCL_DEVICE_MEM", 4ULL << 30);
 	cfg.host_budget = env_u64("FAULTCL_HOST_BUDGET", 0);
@@ -147,7 +147,7 @@ static cl_int CL_API_CALL GetPlatformInfo(cl_platform_id p, cl_platform_info par
 static cl_int CL_API_CALL GetDeviceIDs(cl_platform_id p, cl_device_type type, cl_uint n, cl_device_id *out, cl_uint *nret) {
 	(void)p;
 	if (cfg.broken) return CL_OUT_OF_HOST_MEMORY;
-	if (!(type & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_DEFAULT))) return CL_DEVICE_NOT_FOUND;
+	if (cfg.ndev == 0 || !(type & (CL_DEVICE_TYPE_GPU | CL_DEVICE_TYPE_DEFAULT))) return CL_DEVICE_NOT_FOUND;
 	if (nret) *nret = (cl_uint)cfg.ndev;
 	for (cl_uint i = 0; out && i < n && i < (cl_uint)cfg.ndev; i++) out[i] = &devices[i];
 	return CL_SUCCESS;
