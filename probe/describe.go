@@ -45,23 +45,19 @@ func RunDescribe(libPath string, out io.Writer) int {
 
 // DescribeInChild lists platforms and devices in a child process (see RunDescribe). exe "" is this binary.
 func DescribeInChild(exe, libPath string, timeout time.Duration) (*Inventory, error) {
-	if exe == "" {
-		var err error
-		if exe, err = os.Executable(); err != nil {
-			return nil, fmt.Errorf("cannot find this program to list devices: %w", err)
-		}
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	// Pdeathsig follows the thread that started the child: keep this goroutine on its thread.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	cmd := exec.CommandContext(ctx, exe, DescribeCommand, libPath)
+	cmd, err := childCommand(ctx, exe, DescribeCommand, libPath)
+	if err != nil {
+		return nil, err
+	}
 	var stdout bytes.Buffer
 	stderr := &outputBuffer{}
 	cmd.Stdout, cmd.Stderr = &stdout, stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	err := cmd.Run()
+	err = cmd.Run()
 	var a describeAnswer
 	if jerr := json.Unmarshal(stdout.Bytes(), &a); jerr != nil || (a.Inventory == nil && a.Error == "") {
 		why := describeExit(err)
@@ -91,4 +87,19 @@ func lastLine(s string) string {
 		s = s[i+1:]
 	}
 	return ": " + s
+}
+
+// childCommand prepares this binary (or exe) as a child that cannot outlive the parent: its own process
+// group, so it is killed as a group (with any helper the runtime forked) and does not get the terminal's
+// Ctrl-C before the parent decides; and SIGKILL when the parent's starting thread dies (Pdeathsig).
+func childCommand(ctx context.Context, exe string, args ...string) (*exec.Cmd, error) {
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("cannot find this program to start a child process: %w", err)
+		}
+	}
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return cmd, nil
 }

@@ -249,20 +249,16 @@ func (r *Runner) superviseWorker(ctx context.Context, st Strategy, size uint64) 
 	}
 	defer evR.Close()
 
-	exe := r.Executable
-	if exe == "" {
-		if exe, err = os.Executable(); err != nil {
-			return nil, fmt.Errorf("cannot find this program to start a worker: %w", err)
-		}
+	// Not bound to ctx: on interrupt the watchdog kills the worker's whole group and records why.
+	cmd, err := childCommand(context.Background(), r.Executable, WorkerCommand)
+	if err != nil {
+		evW.Close()
+		return nil, err
 	}
 	out := &outputBuffer{}
-	cmd := exec.Command(exe, WorkerCommand)
 	cmd.Stdin = bytes.NewReader(specJSON)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.ExtraFiles = []*os.File{evW, cellFile}
-	// Own process group: the worker is killed as a group (with any helper the runtime forked) and does not
-	// get the terminal's Ctrl-C before the parent decides. Pdeathsig: it dies if the parent dies.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		evW.Close()

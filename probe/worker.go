@@ -105,13 +105,18 @@ type target struct {
 	props  []uint64   // device-list properties, nil otherwise
 }
 
-func failedSetup(err error) *workerResult {
-	ff := &report.FirstFailure{Stage: report.StageSetup, Call: err.Error()}
+// failureOf describes a failed call: its code, name and call where it is an OpenCL error.
+func failureOf(err error, stage string) *report.FirstFailure {
+	ff := &report.FirstFailure{Stage: stage, Call: err.Error()}
 	var ce *cl.Error
 	if errors.As(err, &ce) {
 		ff.Code, ff.Name, ff.Call = ce.Code, ce.Name(), ce.Call
 	}
-	return &workerResult{Outcome: report.OutcomeFailed, Reason: err.Error(), FirstFailure: ff}
+	return ff
+}
+
+func failedSetup(err error) *workerResult {
+	return &workerResult{Outcome: report.OutcomeFailed, Reason: err.Error(), FirstFailure: failureOf(err, report.StageSetup)}
 }
 
 func (w *worker) run() *workerResult {
@@ -272,11 +277,8 @@ func (w *worker) loop() *workerResult {
 	pattern := fillPattern(size)
 	n := uint64(len(w.targets))
 	fail := func(i uint64, stage uint64, err error, t *target) *workerResult {
-		ff := &report.FirstFailure{Index: i, Stage: stageNames[stage], Device: t.device, BytesBefore: i * size, Call: err.Error()}
-		var ce *cl.Error
-		if errors.As(err, &ce) {
-			ff.Code, ff.Name, ff.Call = ce.Code, ce.Name(), ce.Call
-		}
+		ff := failureOf(err, stageNames[stage])
+		ff.Index, ff.Device, ff.BytesBefore = i, t.device, i*size
 		return &workerResult{Outcome: report.OutcomeFailed, AllocationsOK: i, FirstFailure: ff}
 	}
 	for i := uint64(0); i < count; i++ {

@@ -223,15 +223,7 @@ func thresholdChart(r *Run) (*plot.Plot, error) {
 	})
 	p.Legend.Top = true
 	p.Add(plotter.NewGrid())
-	var names []string
-	seen := map[string]bool{}
-	for _, s := range r.Strategies {
-		if !seen[s.Strategy] {
-			seen[s.Strategy] = true
-			names = append(names, s.Strategy)
-		}
-	}
-	for i, name := range names {
+	for i, name := range distinct(r.Strategies, func(s *Strategy) string { return s.Strategy }) {
 		var pts plotter.XYs
 		for _, s := range r.Strategies {
 			if s.Strategy == name && s.Outcome != OutcomeUnsupported {

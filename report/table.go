@@ -50,13 +50,9 @@ func deviceSummary(r *Run) string {
 }
 
 func sizeSummary(r *Run) string {
-	seen := map[uint64]bool{}
 	var sizes []string
-	for _, s := range r.Strategies {
-		if !seen[s.SizeBytes] {
-			seen[s.SizeBytes] = true
-			sizes = append(sizes, FormatSize(s.SizeBytes))
-		}
+	for _, size := range runSizes(r) {
+		sizes = append(sizes, FormatSize(size))
 	}
 	if len(sizes) == 0 {
 		return FormatSize(r.Config.SizeBytes)

@@ -22,15 +22,20 @@ func Verdicts(r *Run) []string {
 }
 
 func runSizes(r *Run) []uint64 {
-	var sizes []uint64
-	seen := map[uint64]bool{}
-	for _, s := range r.Strategies {
-		if !seen[s.SizeBytes] {
-			seen[s.SizeBytes] = true
-			sizes = append(sizes, s.SizeBytes)
+	return distinct(r.Strategies, func(s *Strategy) uint64 { return s.SizeBytes })
+}
+
+// distinct returns key(s) of every strategy, each once, in the order they first appear.
+func distinct[K comparable](ss []Strategy, key func(*Strategy) K) []K {
+	var out []K
+	seen := map[K]bool{}
+	for i := range ss {
+		if k := key(&ss[i]); !seen[k] {
+			seen[k] = true
+			out = append(out, k)
 		}
 	}
-	return sizes
+	return out
 }
 
 func verdictsForSize(r *Run, size uint64) []string {

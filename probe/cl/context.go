@@ -269,7 +269,7 @@ func (c *Context) BuildProgram(source, options string) (*Program, error) {
 	if err := check(st, "clBuildProgram"); err != nil {
 		var logs []string
 		for _, d := range c.Devices {
-			if b, e := c.lib.infoBytes2(c.lib.fn.getProgramBuildInfo, id, d.id, PROGRAM_BUILD_LOG); e == nil {
+			if b, e := c.lib.infoBytes(c.lib.fn.getProgramBuildInfo, PROGRAM_BUILD_LOG, "clGetProgramBuildInfo", id, d.id); e == nil {
 				if s := cString(b); s != "" {
 					logs = append(logs, s)
 				}
@@ -279,16 +279,6 @@ func (c *Context) BuildProgram(source, options string) (*Program, error) {
 		return nil, fmt.Errorf("%w: %s", err, strings.Join(logs, "; "))
 	}
 	return p, nil
-}
-
-// infoBytes2 is infoBytes for the queries that take two handles (program and device).
-func (l *Library) infoBytes2(fn, a, b uintptr, param uint32) ([]byte, error) {
-	var size uintptr
-	if err := check(sys(fn, a, b, uintptr(param), 0, 0, uintptr(unsafe.Pointer(&size))), "clGetProgramBuildInfo"); err != nil || size == 0 {
-		return nil, err
-	}
-	buf := make([]byte, size)
-	return buf, check(sys(fn, a, b, uintptr(param), size, uintptr(unsafe.Pointer(&buf[0])), 0), "clGetProgramBuildInfo")
 }
 
 // Release releases the program.

@@ -128,7 +128,7 @@ func (l *Library) Platforms() ([]*Platform, error) {
 }
 
 func (l *Library) platformString(id uintptr, param uint32) (string, error) {
-	b, err := l.infoBytes(l.fn.getPlatformInfo, id, param, "clGetPlatformInfo")
+	b, err := l.infoBytes(l.fn.getPlatformInfo, param, "clGetPlatformInfo", id)
 	return cString(b), err
 }
 
@@ -231,7 +231,7 @@ func (d *Device) pciBusID() string {
 
 // InfoBytes runs clGetDeviceInfo for any parameter, vendor ones included.
 func (d *Device) InfoBytes(param uint32) ([]byte, error) {
-	return d.lib.infoBytes(d.lib.fn.getDeviceInfo, d.id, param, "clGetDeviceInfo")
+	return d.lib.infoBytes(d.lib.fn.getDeviceInfo, param, "clGetDeviceInfo", d.id)
 }
 
 func (d *Device) infoString(param uint32) (string, error) {

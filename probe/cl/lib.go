@@ -114,17 +114,18 @@ func check(status uintptr, call string) error {
 	return nil
 }
 
-// infoBytes runs the two-step OpenCL info query (size, then value) for a handle and a parameter.
-func (l *Library) infoBytes(fn, handle uintptr, param uint32, call string) ([]byte, error) {
+// infoBytes runs the two-step OpenCL info query (size, then value). handles are the query's leading
+// arguments: one for device or platform info, two for per-device program info.
+func (l *Library) infoBytes(fn uintptr, param uint32, call string, handles ...uintptr) ([]byte, error) {
+	args := func(size, value, sizeRet uintptr) []uintptr {
+		return append(append([]uintptr{}, handles...), uintptr(param), size, value, sizeRet)
+	}
 	var size uintptr
-	if err := check(sys(fn, handle, uintptr(param), 0, 0, uintptr(unsafe.Pointer(&size))), call); err != nil {
+	if err := check(sys(fn, args(0, 0, uintptr(unsafe.Pointer(&size)))...), call); err != nil || size == 0 {
 		return nil, err
 	}
-	if size == 0 {
-		return nil, nil
-	}
 	buf := make([]byte, size)
-	if err := check(sys(fn, handle, uintptr(param), size, uintptr(unsafe.Pointer(&buf[0])), 0), call); err != nil {
+	if err := check(sys(fn, args(size, uintptr(unsafe.Pointer(&buf[0])), 0)...), call); err != nil {
 		return nil, err
 	}
 	return buf, nil

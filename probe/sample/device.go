@@ -112,16 +112,8 @@ func newNVMLSampler(ts []Target) (DeviceSampler, string) {
 	return s, ""
 }
 
-// samePCI compares bus ids ignoring the function number, which vendors report inconsistently.
-func samePCI(a, b string) bool {
-	trim := func(s string) string {
-		if i := strings.LastIndexByte(s, '.'); i > 0 {
-			s = s[:i]
-		}
-		return strings.ToLower(s)
-	}
-	return trim(a) == trim(b)
-}
+// samePCI compares bus ids ignoring case and the function number, which vendors report inconsistently.
+func samePCI(a, b string) bool { return pciKey(a) == pciKey(b) }
 
 func (s *nvmlSampler) Name() string { return "NVML (nvmlDeviceGetMemoryInfo, device-wide)" }
 
@@ -252,6 +244,7 @@ func newFdinfoSampler(ts []Target, roots Roots) (DeviceSampler, string) {
 	return s, ""
 }
 
+// pciKey is a bus id in lower case without the function number.
 func pciKey(id string) string {
 	id = strings.ToLower(id)
 	if i := strings.LastIndexByte(id, '.'); i > 0 {
