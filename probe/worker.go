@@ -100,17 +100,17 @@ type worker struct {
 type target struct {
 	device int // index within the platform
 	ctx    *cl.Context
-	queue  *cl.Queue  // nil when the strategy neither touches nor migrates
-	kernel *cl.Kernel // nil unless touch=kernel
-	props  []uint64   // device-list properties, nil otherwise
+	queue  *cl.Queue      // nil when the strategy neither touches nor migrates
+	kernel *cl.Kernel     // nil unless touch=kernel
+	props  *cl.Properties // device-list properties, nil otherwise
 }
 
 // failureOf describes a failed call: its code, name and call where it is an OpenCL error.
 func failureOf(err error, stage string) *report.FirstFailure {
 	ff := &report.FirstFailure{Stage: stage, Call: err.Error()}
-	var ce *cl.Error
+	var ce *cl.CallError
 	if errors.As(err, &ce) {
-		ff.Code, ff.Name, ff.Call = ce.Code, ce.Name(), ce.Call
+		ff.Code, ff.Name, ff.Call = int32(ce.Status), ce.Status.Name(), ce.Call
 	}
 	return ff
 }
@@ -227,10 +227,11 @@ func (w *worker) setUp(devs []*cl.Device) error {
 				if err != nil {
 					return err
 				}
+				q.SetFillPattern(fillPattern(w.spec.Size))
 				t.queue = q
 			}
 			if w.spec.Strategy == DeviceList {
-				t.props = cl.DeviceListProperties(d)
+				t.props = ctx.DeviceListProperties(d)
 			}
 			w.targets = append(w.targets, t)
 		}
@@ -274,7 +275,6 @@ func (w *worker) loop() *workerResult {
 	defer runtime.UnlockOSThread()
 	size, count, touch := w.spec.Size, w.spec.Count, w.spec.Touch
 	migrate := w.spec.Strategy == MigrateFirst
-	pattern := fillPattern(size)
 	n := uint64(len(w.targets))
 	fail := func(i uint64, stage uint64, err error, t *target) *workerResult {
 		ff := failureOf(err, stageNames[stage])
@@ -293,7 +293,7 @@ func (w *worker) loop() *workerResult {
 		var err error
 		if t.props != nil {
 			m, err = t.ctx.CreateBufferWithProperties(t.props, cl.MEM_READ_WRITE, size)
-			if err != nil && i == 0 && (errors.Is(err, cl.ErrInvalidProperty) || errors.Is(err, cl.ErrInvalidValue)) {
+			if err != nil && i == 0 && (errors.Is(err, cl.InvalidProperty) || errors.Is(err, cl.InvalidValue)) {
 				return &workerResult{Outcome: report.OutcomeUnsupported, Reason: "the runtime rejected CL_MEM_DEVICE_HANDLE_LIST_KHR: " + err.Error()}
 			}
 		} else {
@@ -304,18 +304,16 @@ func (w *worker) loop() *workerResult {
 		}
 		if migrate {
 			w.cell.SetStage(cellMigrate)
-			if _, err := t.queue.Migrate([]cl.Mem{m}, 0, nil, false); err != nil {
+			if _, err := t.queue.MigrateBuffer(m, false); err != nil {
 				return fail(i, cellMigrate, err, t)
 			}
 		}
 		if touch != TouchNone {
 			w.cell.SetStage(cellTouch)
 			if touch == TouchFill {
-				_, err = t.queue.Fill(m, pattern, 0, size, nil, false)
-			} else if err = t.kernel.SetMem(0, m); err == nil {
-				if err = t.kernel.SetUint32(1, uint32(i)); err == nil {
-					_, err = t.queue.RunKernel(t.kernel, size, nil, false)
-				}
+				_, err = t.queue.FillBuffer(m, size, false)
+			} else {
+				_, err = t.queue.RunKernelOn(t.kernel, m, uint32(i), size, false)
 			}
 			if err != nil {
 				return fail(i, cellTouch, err, t)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"unsafe"
+
+	"github.com/ebitengine/purego"
 )
 
 // Raw OpenCL constants, named as in the C headers without the CL_ prefix.
@@ -99,16 +101,20 @@ func (d *Device) HasExtension(ext string) bool {
 // Platforms lists the platforms of the library. No platform is ErrNoPlatform.
 func (l *Library) Platforms() ([]*Platform, error) {
 	var n uint32
-	st := sys(l.fn.getPlatformIDs, 0, 0, uintptr(unsafe.Pointer(&n)))
+	r, _, _ := purego.SyscallN(l.fn.getPlatformIDs, 0, 0, uintptr(unsafe.Pointer(&n)))
 	// The ICD loader answers CL_PLATFORM_NOT_FOUND_KHR when no vendor .icd loads.
-	if int32(st) == ErrPlatformNotFoundKHR.Code || (st == 0 && n == 0) {
+	if st := Status(r); st == PlatformNotFoundKHR || (st == Success && n == 0) {
 		return nil, ErrNoPlatform
 	}
-	if err := check(st, "clGetPlatformIDs"); err != nil {
+	if err := check(int32(r), "clGetPlatformIDs"); err != nil {
 		return nil, err
 	}
+	if n > maxHandles {
+		return nil, fmt.Errorf("clGetPlatformIDs: the runtime answered an implausible %d platforms", n)
+	}
 	ids := make([]uintptr, n)
-	if err := check(sys(l.fn.getPlatformIDs, uintptr(n), uintptr(unsafe.Pointer(&ids[0])), 0), "clGetPlatformIDs"); err != nil {
+	r, _, _ = purego.SyscallN(l.fn.getPlatformIDs, uintptr(n), uintptr(unsafe.Pointer(&ids[0])), 0)
+	if err := check(int32(r), "clGetPlatformIDs"); err != nil {
 		return nil, err
 	}
 	out := make([]*Platform, 0, n)
@@ -127,8 +133,11 @@ func (l *Library) Platforms() ([]*Platform, error) {
 	return out, nil
 }
 
+// maxHandles bounds the platforms or devices one runtime may report.
+const maxHandles = 4096
+
 func (l *Library) platformString(id uintptr, param uint32) (string, error) {
-	b, err := l.infoBytes(l.fn.getPlatformInfo, param, "clGetPlatformInfo", id)
+	b, err := queryInfo("clGetPlatformInfo", infoOf(l.fn.getPlatformInfo, param, id))
 	return cString(b), err
 }
 
@@ -136,15 +145,19 @@ func (l *Library) platformString(id uintptr, param uint32) (string, error) {
 func (p *Platform) Devices() ([]*Device, error) {
 	l := p.lib
 	var n uint32
-	st := sys(l.fn.getDeviceIDs, p.id, DEVICE_TYPE_ALL, 0, 0, uintptr(unsafe.Pointer(&n)))
-	if int32(st) == ErrDeviceNotFound.Code || (st == 0 && n == 0) {
+	r, _, _ := purego.SyscallN(l.fn.getDeviceIDs, p.id, DEVICE_TYPE_ALL, 0, 0, uintptr(unsafe.Pointer(&n)))
+	if st := Status(r); st == DeviceNotFound || (st == Success && n == 0) {
 		return nil, nil
 	}
-	if err := check(st, "clGetDeviceIDs"); err != nil {
+	if err := check(int32(r), "clGetDeviceIDs"); err != nil {
 		return nil, err
 	}
+	if n > maxHandles {
+		return nil, fmt.Errorf("clGetDeviceIDs: the runtime answered an implausible %d devices", n)
+	}
 	ids := make([]uintptr, n)
-	if err := check(sys(l.fn.getDeviceIDs, p.id, DEVICE_TYPE_ALL, uintptr(n), uintptr(unsafe.Pointer(&ids[0])), 0), "clGetDeviceIDs"); err != nil {
+	r, _, _ = purego.SyscallN(l.fn.getDeviceIDs, p.id, DEVICE_TYPE_ALL, uintptr(n), uintptr(unsafe.Pointer(&ids[0])), 0)
+	if err := check(int32(r), "clGetDeviceIDs"); err != nil {
 		return nil, err
 	}
 	out := make([]*Device, 0, n)
@@ -231,7 +244,7 @@ func (d *Device) pciBusID() string {
 
 // InfoBytes runs clGetDeviceInfo for any parameter, vendor ones included.
 func (d *Device) InfoBytes(param uint32) ([]byte, error) {
-	return d.lib.infoBytes(d.lib.fn.getDeviceInfo, param, "clGetDeviceInfo", d.id)
+	return queryInfo("clGetDeviceInfo", infoOf(d.lib.fn.getDeviceInfo, param, d.id))
 }
 
 func (d *Device) infoString(param uint32) (string, error) {
@@ -251,7 +264,7 @@ func (d *Device) InfoUint64(param uint32) (uint64, error) {
 	case 4:
 		return uint64(binary.LittleEndian.Uint32(b)), nil
 	}
-	return 0, &Error{Code: ErrInvalidValue.Code, Call: fmt.Sprintf("clGetDeviceInfo(0x%x) returned %d bytes", param, len(b))}
+	return 0, fmt.Errorf("clGetDeviceInfo(0x%x) returned %d bytes for an integer", param, len(b))
 }
 
 func (d *Device) infoUint32(param uint32) (uint32, error) {
@@ -264,7 +277,7 @@ func (d *Device) infoUint32(param uint32) (uint32, error) {
 func (d *Device) FreeMemoryAMD() (uint64, error) {
 	b, err := d.InfoBytes(DEVICE_GLOBAL_FREE_MEMORY_AMD)
 	if err != nil {
-		if errors.Is(err, ErrInvalidValue) {
+		if errors.Is(err, InvalidValue) {
 			return 0, ErrUnsupported
 		}
 		return 0, err

@@ -1,81 +1,74 @@
 package cl
 
-import (
-	"errors"
-	"fmt"
+import "fmt"
+
+// Status is an OpenCL status code (cl_int) as a call returns it. A Status other than Success is an error,
+// so a code can be compared with errors.Is wherever it is wrapped: errors.Is(err, cl.OutOfHostMemory).
+type Status int32
+
+// The codes the probe tests for by name. They are constants: nothing outside the package can change them.
+const (
+	Success                    Status = 0
+	DeviceNotFound             Status = -1
+	MemObjectAllocationFailure Status = -4
+	OutOfResources             Status = -5
+	OutOfHostMemory            Status = -6
+	ExecStatusErrorInWaitList  Status = -14
+	InvalidValue               Status = -30
+	InvalidOperation           Status = -59
+	InvalidProperty            Status = -64
+	PlatformNotFoundKHR        Status = -1001
 )
 
-// Error is a failed OpenCL call: the status code the runtime returned and the call that returned it.
-// Compare with errors.Is against the sentinels below (ErrOutOfHostMemory, ...): only the code is compared.
-type Error struct {
-	Code int32
-	Call string
-}
+// Error returns the standard name and the number, as in "CL_OUT_OF_HOST_MEMORY (-6)".
+func (s Status) Error() string { return fmt.Sprintf("%s (%d)", s.Name(), int32(s)) }
 
-func (e *Error) Error() string {
-	if e.Call == "" {
-		return fmt.Sprintf("%s (%d)", CodeName(e.Code), e.Code)
-	}
-	return fmt.Sprintf("%s: %s (%d)", e.Call, CodeName(e.Code), e.Code)
-}
-
-// Is reports whether target is an *Error with the same code, so errors.Is(err, ErrOutOfHostMemory) works
-// whatever call failed.
-func (e *Error) Is(target error) bool {
-	t, ok := target.(*Error)
-	return ok && t.Code == e.Code
-}
-
-// Name is the standard name of the error's code.
-func (e *Error) Name() string { return CodeName(e.Code) }
-
-// Sentinels for the codes callers test for. They carry no call.
-var (
-	ErrDeviceNotFound          = &Error{Code: -1}
-	ErrMemObjectAllocation     = &Error{Code: -4}
-	ErrOutOfResources          = &Error{Code: -5}
-	ErrOutOfHostMemory         = &Error{Code: -6}
-	ErrInvalidValue            = &Error{Code: -30}
-	ErrInvalidOperation        = &Error{Code: -59}
-	ErrInvalidProperty         = &Error{Code: -64}
-	ErrPlatformNotFoundKHR     = &Error{Code: -1001}
-	ErrExecStatusErrorInEvents = &Error{Code: -14}
-)
-
-// ErrLibraryNotFound is returned by Open when the OpenCL library cannot be loaded.
-var ErrLibraryNotFound = errors.New("OpenCL library not found")
-
-// ErrNotOpenCL is returned by Open when the library loads but lacks the core OpenCL entry points.
-var ErrNotOpenCL = errors.New("library is not an OpenCL library")
-
-// ErrUnsupported is returned when an optional entry point or extension is absent.
-var ErrUnsupported = errors.New("not supported by this OpenCL runtime")
-
-// IsOutOfMemory reports whether err is one of the allocation-failure family (-4, -5, -6): the codes the
-// probe exists to pinpoint.
-func IsOutOfMemory(err error) bool {
-	return errors.Is(err, ErrMemObjectAllocation) || errors.Is(err, ErrOutOfResources) || errors.Is(err, ErrOutOfHostMemory)
-}
-
-// CodeOf returns the OpenCL code carried by err, and false when err is not an OpenCL error.
-func CodeOf(err error) (int32, bool) {
-	var e *Error
-	if errors.As(err, &e) {
-		return e.Code, true
-	}
-	return 0, false
-}
-
-// CodeName returns the standard name of an OpenCL status code, for every code of the OpenCL 3.0 headers
-// (cl.h and cl_ext.h); unknown codes get a name that still shows the number.
-func CodeName(code int32) string {
-	if n, ok := codeNames[code]; ok {
+// Name is the standard name of the code, for every code of the OpenCL 3.0 headers (cl.h and cl_ext.h);
+// unknown codes get a name that still shows the number.
+func (s Status) Name() string {
+	if n, ok := codeNames[s]; ok {
 		return n
 	}
-	return fmt.Sprintf("CL_UNKNOWN_ERROR_%d", code)
+	return fmt.Sprintf("CL_UNKNOWN_ERROR_%d", int32(s))
 }
 
-var codeNames = map[int32]string{
+// CallError is a failed call: which call, and the status it returned. It unwraps to the Status.
+type CallError struct {
+	Call   string
+	Status Status
+}
+
+func (e *CallError) Error() string { return e.Call + ": " + e.Status.Error() }
+
+// Unwrap returns the status, so errors.Is(err, cl.OutOfHostMemory) works whatever call failed.
+func (e *CallError) Unwrap() error { return e.Status }
+
+// check turns a returned status into nil or a *CallError naming the call.
+func check(status int32, call string) error {
+	if status != 0 {
+		return &CallError{Call: call, Status: Status(status)}
+	}
+	return nil
+}
+
+// loadError is an error of loading the library; its values are constants.
+type loadError string
+
+func (e loadError) Error() string { return string(e) }
+
+// Errors of loading and enumerating, before any OpenCL call can fail.
+const (
+	// ErrLibraryNotFound: the OpenCL library cannot be loaded.
+	ErrLibraryNotFound = loadError("OpenCL library not found")
+	// ErrNotOpenCL: the library loads but lacks the core OpenCL entry points.
+	ErrNotOpenCL = loadError("library is not an OpenCL library")
+	// ErrNoPlatform: the library loads but reports no platform.
+	ErrNoPlatform = loadError("no OpenCL platform found")
+	// ErrUnsupported: an optional entry point or extension is absent.
+	ErrUnsupported = loadError("not supported by this OpenCL runtime")
+)
+
+var codeNames = map[Status]string{
 	0:     "CL_SUCCESS",
 	-1:    "CL_DEVICE_NOT_FOUND",
 	-2:    "CL_DEVICE_NOT_AVAILABLE",

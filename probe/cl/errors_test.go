@@ -11,12 +11,12 @@ import (
 // Every code of the OpenCL 3.0 headers (cl.h and cl_ext.h error codes) must have its standard name.
 func TestEveryHeaderCodeHasItsName(t *testing.T) {
 	for code := int32(0); code >= -19; code-- {
-		if strings.HasPrefix(CodeName(code), "CL_UNKNOWN") {
+		if strings.HasPrefix(Status(code).Name(), "CL_UNKNOWN") {
 			t.Errorf("code %d has no name", code)
 		}
 	}
 	for code := int32(-30); code >= -72; code-- {
-		if strings.HasPrefix(CodeName(code), "CL_UNKNOWN") {
+		if strings.HasPrefix(Status(code).Name(), "CL_UNKNOWN") {
 			t.Errorf("code %d has no name", code)
 		}
 	}
@@ -26,24 +26,25 @@ func TestEveryHeaderCodeHasItsName(t *testing.T) {
 			t.Errorf("code %d: %q is not a CL name", code, name)
 		}
 	}
-	if got := CodeName(-9999); got != "CL_UNKNOWN_ERROR_-9999" {
+	if got := Status(-9999).Name(); got != "CL_UNKNOWN_ERROR_-9999" {
 		t.Errorf("unknown code: %q", got)
 	}
 }
 
-func TestErrorsIsMatchesByCode(t *testing.T) {
-	err := fmt.Errorf("creating buffer 7: %w", &Error{Code: -6, Call: "clCreateBuffer"})
-	if !errors.Is(err, ErrOutOfHostMemory) || errors.Is(err, ErrOutOfResources) {
-		t.Fatalf("errors.Is by code failed for %v", err)
+func TestErrorsIsMatchesByStatus(t *testing.T) {
+	err := fmt.Errorf("creating buffer 7: %w", &CallError{Call: "clCreateBuffer", Status: -6})
+	if !errors.Is(err, OutOfHostMemory) || errors.Is(err, OutOfResources) {
+		t.Fatalf("errors.Is by status failed for %v", err)
 	}
-	if !IsOutOfMemory(err) || IsOutOfMemory(&Error{Code: -30}) {
-		t.Fatalf("IsOutOfMemory is wrong")
-	}
-	if code, ok := CodeOf(err); !ok || code != -6 {
-		t.Fatalf("CodeOf = %d, %v", code, ok)
+	var ce *CallError
+	if !errors.As(err, &ce) || ce.Status != OutOfHostMemory || ce.Call != "clCreateBuffer" {
+		t.Fatalf("errors.As found %+v", ce)
 	}
 	if got := err.Error(); !strings.Contains(got, "clCreateBuffer: CL_OUT_OF_HOST_MEMORY (-6)") {
 		t.Fatalf("message %q lacks the call, name and code", got)
+	}
+	if check(0, "clFinish") != nil {
+		t.Fatal("status 0 is not an error")
 	}
 }
 

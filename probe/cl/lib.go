@@ -1,10 +1,21 @@
 // Package cl is clmemprobe's binding to the OpenCL C API: the only package that loads the library, holds raw
-// handles and imports unsafe. It loads the library at run time through purego (no cgo), so the binary builds
-// and runs without OpenCL headers and says clearly when no OpenCL library is present.
+// handles and calls C (besides the NVML binding). It loads the library at run time through purego (no cgo),
+// so the binary builds and runs without OpenCL headers and says clearly when no OpenCL library is present.
+//
+// The foreign-call rule of this package (STYLE.md, rule 1): a Go pointer stays an unsafe.Pointer until the
+// purego.SyscallN call expression that passes it to C, where it becomes a uintptr. SyscallN is marked
+// //go:uintptrescapes, so the compiler moves what such a pointer points to onto the heap and keeps it alive
+// for the call: a goroutine stack that grows (and is copied) on the way into C cannot leave C writing into
+// the old copy. Helpers take unsafe.Pointer parameters, never uintptr, for the same reason.
+//
+// One exception, for the allocation loop only: each Context and Queue has a call block (hotBlock) pinned
+// with runtime.Pinner for the object's life. Pinned memory never moves, so its addresses may sit in the
+// block's argument array before the call (runtime.Pinner: a pointer to a pinned object "can be contained in
+// Go memory passed to C functions"). Passing that array as args... spares the 48-byte slice every variadic
+// SyscallN call would allocate. Because of that block, a Context or Queue is not safe for concurrent use.
 package cl
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -31,14 +42,14 @@ type Library struct {
 // entryPoints holds the C function addresses. Optional ones are 0 when the library lacks them.
 type entryPoints struct {
 	getPlatformIDs, getPlatformInfo, getDeviceIDs, getDeviceInfo                uintptr
-	createContext, releaseContext, getContextInfo                               uintptr
+	createContext, releaseContext                                               uintptr
 	createCommandQueue, releaseCommandQueue, finish, flush                      uintptr
-	createBuffer, releaseMemObject, getMemObjectInfo                            uintptr
+	createBuffer, releaseMemObject                                              uintptr
 	enqueueFillBuffer, enqueueWriteBuffer, enqueueReadBuffer, enqueueCopyBuffer uintptr
 	enqueueMigrateMemObjects                                                    uintptr
 	waitForEvents, getEventInfo, getEventProfilingInfo, releaseEvent            uintptr
 	createProgramWithSource, buildProgram, getProgramBuildInfo, releaseProgram  uintptr
-	createKernel, setKernelArg, enqueueNDRangeKernel, releaseKernel             uintptr
+	createKernel, setKernelArg, enqueueNDRangeKernel                            uintptr
 	createBufferWithProperties                                                  uintptr // OpenCL 3.0, optional
 }
 
@@ -68,11 +79,9 @@ func Open(path string) (*Library, error) {
 		{"clGetPlatformIDs", &l.fn.getPlatformIDs}, {"clGetPlatformInfo", &l.fn.getPlatformInfo},
 		{"clGetDeviceIDs", &l.fn.getDeviceIDs}, {"clGetDeviceInfo", &l.fn.getDeviceInfo},
 		{"clCreateContext", &l.fn.createContext}, {"clReleaseContext", &l.fn.releaseContext},
-		{"clGetContextInfo", &l.fn.getContextInfo},
 		{"clCreateCommandQueue", &l.fn.createCommandQueue}, {"clReleaseCommandQueue", &l.fn.releaseCommandQueue},
 		{"clFinish", &l.fn.finish}, {"clFlush", &l.fn.flush},
 		{"clCreateBuffer", &l.fn.createBuffer}, {"clReleaseMemObject", &l.fn.releaseMemObject},
-		{"clGetMemObjectInfo", &l.fn.getMemObjectInfo},
 		{"clEnqueueFillBuffer", &l.fn.enqueueFillBuffer}, {"clEnqueueWriteBuffer", &l.fn.enqueueWriteBuffer},
 		{"clEnqueueReadBuffer", &l.fn.enqueueReadBuffer}, {"clEnqueueCopyBuffer", &l.fn.enqueueCopyBuffer},
 		{"clEnqueueMigrateMemObjects", &l.fn.enqueueMigrateMemObjects},
@@ -81,7 +90,7 @@ func Open(path string) (*Library, error) {
 		{"clCreateProgramWithSource", &l.fn.createProgramWithSource}, {"clBuildProgram", &l.fn.buildProgram},
 		{"clGetProgramBuildInfo", &l.fn.getProgramBuildInfo}, {"clReleaseProgram", &l.fn.releaseProgram},
 		{"clCreateKernel", &l.fn.createKernel}, {"clSetKernelArg", &l.fn.setKernelArg},
-		{"clEnqueueNDRangeKernel", &l.fn.enqueueNDRangeKernel}, {"clReleaseKernel", &l.fn.releaseKernel},
+		{"clEnqueueNDRangeKernel", &l.fn.enqueueNDRangeKernel},
 	}
 	var missing []string
 	for _, s := range required {
@@ -106,35 +115,49 @@ func Open(path string) (*Library, error) {
 // HasCreateBufferWithProperties reports whether the library exports clCreateBufferWithProperties (OpenCL 3.0).
 func (l *Library) HasCreateBufferWithProperties() bool { return l.fn.createBufferWithProperties != 0 }
 
-// check turns a status code into nil or an *Error naming the call.
-func check(status uintptr, call string) error {
-	if c := int32(status); c != 0 {
-		return &Error{Code: c, Call: call}
-	}
-	return nil
+// call makes a foreign call whose arguments are all plain values (handles, sizes, flags): none is a Go
+// pointer. Calls that pass a Go pointer call purego.SyscallN themselves (the package's rule).
+func call(fn uintptr, args ...uintptr) int32 {
+	r, _, _ := purego.SyscallN(fn, args...)
+	return int32(r)
 }
 
-// infoBytes runs the two-step OpenCL info query (size, then value). handles are the query's leading
-// arguments: one for device or platform info, two for per-device program info.
-func (l *Library) infoBytes(fn uintptr, param uint32, call string, handles ...uintptr) ([]byte, error) {
-	args := func(size, value, sizeRet uintptr) []uintptr {
-		return append(append([]uintptr{}, handles...), uintptr(param), size, value, sizeRet)
-	}
+// maxInfoBytes bounds what one info query may ask us to allocate: a runtime that answers an absurd size is
+// broken, and must not take the process down with it.
+const maxInfoBytes = 16 << 20
+
+// queryInfo runs the two-step OpenCL info query (size, then value). ask makes the call; its pointers stay
+// unsafe.Pointers until the SyscallN expression inside it.
+func queryInfo(call string, ask func(size uintptr, value, sizeRet unsafe.Pointer) int32) ([]byte, error) {
 	var size uintptr
-	if err := check(sys(fn, args(0, 0, uintptr(unsafe.Pointer(&size)))...), call); err != nil || size == 0 {
+	if err := check(ask(0, nil, unsafe.Pointer(&size)), call); err != nil || size == 0 {
 		return nil, err
 	}
+	if size > maxInfoBytes {
+		return nil, fmt.Errorf("%s: the runtime answered an implausible size of %d bytes", call, size)
+	}
 	buf := make([]byte, size)
-	if err := check(sys(fn, args(size, uintptr(unsafe.Pointer(&buf[0])), 0)...), call); err != nil {
+	if err := check(ask(size, unsafe.Pointer(&buf[0]), nil), call); err != nil {
 		return nil, err
 	}
 	return buf, nil
 }
 
-// sys calls a C function. It is the one place that calls purego.SyscallN, so hot-path wrappers stay thin.
-func sys(fn uintptr, args ...uintptr) uintptr {
-	r, _, _ := purego.SyscallN(fn, args...)
-	return r
+// infoOf makes the query function of a clGet*Info entry point whose leading argument is one handle
+// (platform and device info).
+func infoOf(fn uintptr, param uint32, h uintptr) func(size uintptr, value, sizeRet unsafe.Pointer) int32 {
+	return func(size uintptr, value, sizeRet unsafe.Pointer) int32 {
+		r, _, _ := purego.SyscallN(fn, h, uintptr(param), size, uintptr(value), uintptr(sizeRet))
+		return int32(r)
+	}
+}
+
+// info2Of is infoOf for entry points with two leading handles (per-device program info).
+func info2Of(fn uintptr, param uint32, h1, h2 uintptr) func(size uintptr, value, sizeRet unsafe.Pointer) int32 {
+	return func(size uintptr, value, sizeRet unsafe.Pointer) int32 {
+		r, _, _ := purego.SyscallN(fn, h1, h2, uintptr(param), size, uintptr(value), uintptr(sizeRet))
+		return int32(r)
+	}
 }
 
 func cString(b []byte) string {
@@ -153,7 +176,7 @@ func indexNUL(b []byte) int {
 	return -1
 }
 
-// goStringFromC copies a NUL-terminated C string; used only for callback arguments.
+// goStringFromC copies a NUL-terminated C string of at most 64 KiB; used only for callback arguments.
 func goStringFromC(p *byte) string {
 	if p == nil {
 		return ""
@@ -179,7 +202,7 @@ var notify struct {
 }
 
 // OnNotice sets a function called for every context notify message (in the runtime's thread: keep it
-// short). The worker streams them to the parent, which keeps the first 100 per strategy.
+// short).
 func OnNotice(f func(Notice)) {
 	notify.mu.Lock()
 	notify.hook = f
@@ -200,6 +223,3 @@ func notifyCallback() uintptr {
 	})
 	return notify.cb
 }
-
-// ErrNoPlatform is returned when the library loads but reports no platform.
-var ErrNoPlatform = errors.New("no OpenCL platform found")

@@ -228,16 +228,16 @@ func upload(devs []*device, ref *reference, c Config) error {
 	const last = 1
 	for i, d := range devs {
 		slab := ref.slab(i)
-		if _, err := d.q.Write(d.slab[last], true, 0, u32bytes(slab), nil, false); err != nil {
+		if _, err := d.q.Write(d.slab[last], 0, u32bytes(slab), nil, false); err != nil {
 			return err
 		}
-		if _, err := d.q.Write(d.edgeL[last], true, 0, u32bytes(slab[:c.Halo]), nil, false); err != nil {
+		if _, err := d.q.Write(d.edgeL[last], 0, u32bytes(slab[:c.Halo]), nil, false); err != nil {
 			return err
 		}
-		if _, err := d.q.Write(d.edgeR[last], true, 0, u32bytes(slab[c.Cells-c.Halo:]), nil, false); err != nil {
+		if _, err := d.q.Write(d.edgeR[last], 0, u32bytes(slab[c.Cells-c.Halo:]), nil, false); err != nil {
 			return err
 		}
-		if _, err := d.q.Write(d.zeros, true, 0, make([]byte, c.Halo*4), nil, false); err != nil {
+		if _, err := d.q.Write(d.zeros, 0, make([]byte, c.Halo*4), nil, false); err != nil {
 			return err
 		}
 	}
@@ -383,7 +383,7 @@ func comparePaths(ctx *cl.Context, prod, cons *cl.Queue, size uint64, reps int, 
 			if _, err := prod.Read(src, 0, host, nil, false); err != nil {
 				return err
 			}
-			_, err := cons.Write(dst, true, 0, host, nil, false)
+			_, err := cons.Write(dst, 0, host, nil, false)
 			return err
 		}},
 		{"clEnqueueCopyBuffer", func() error {

@@ -1,10 +1,10 @@
 // Package nvml reads NVIDIA device memory through NVML (libnvidia-ml.so.1), loaded at run time with purego,
 // so the binary needs neither cgo nor the NVIDIA driver to build or to run elsewhere. Like the OpenCL
-// binding it is an unsafe boundary: raw calls stay here, callers get Go types.
+// binding it is an unsafe boundary with the same rule: a Go pointer stays an unsafe.Pointer until the
+// purego.SyscallN call expression that passes it to C (which moves its target to the heap for the call).
 package nvml
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -16,8 +16,67 @@ import (
 // Library is the NVML soname.
 const Library = "libnvidia-ml.so.1"
 
-// ErrNotFound is returned when NVML cannot be loaded.
-var ErrNotFound = errors.New("NVML (" + Library + ") not found")
+// Return is an NVML return code (nvmlReturn_t). A Return other than Success is an error, so codes compare
+// with errors.Is wherever they are wrapped.
+type Return int32
+
+// The codes of nvml.h this package names.
+const (
+	Success               Return = 0
+	ErrorUninitialized    Return = 1
+	ErrorInvalidArgument  Return = 2
+	ErrorNotSupported     Return = 3
+	ErrorNoPermission     Return = 4
+	ErrorNotFound         Return = 6
+	ErrorInsufficientSize Return = 7
+	ErrorDriverNotLoaded  Return = 9
+	ErrorLibraryNotFound  Return = 12
+	ErrorFunctionNotFound Return = 13
+	ErrorGPUIsLost        Return = 15
+	ErrorArgumentVersion  Return = 25
+	ErrorUnknown          Return = 999
+)
+
+var returnNames = map[Return]string{
+	Success: "NVML_SUCCESS", ErrorUninitialized: "NVML_ERROR_UNINITIALIZED", ErrorInvalidArgument: "NVML_ERROR_INVALID_ARGUMENT",
+	ErrorNotSupported: "NVML_ERROR_NOT_SUPPORTED", ErrorNoPermission: "NVML_ERROR_NO_PERMISSION", ErrorNotFound: "NVML_ERROR_NOT_FOUND",
+	ErrorInsufficientSize: "NVML_ERROR_INSUFFICIENT_SIZE", ErrorDriverNotLoaded: "NVML_ERROR_DRIVER_NOT_LOADED",
+	ErrorLibraryNotFound: "NVML_ERROR_LIBRARY_NOT_FOUND", ErrorFunctionNotFound: "NVML_ERROR_FUNCTION_NOT_FOUND",
+	ErrorGPUIsLost: "NVML_ERROR_GPU_IS_LOST", ErrorArgumentVersion: "NVML_ERROR_ARGUMENT_VERSION_MISMATCH", ErrorUnknown: "NVML_ERROR_UNKNOWN",
+}
+
+// Error returns the code's name and number; it works without the library.
+func (r Return) Error() string {
+	if n, ok := returnNames[r]; ok {
+		return fmt.Sprintf("%s (%d)", n, int32(r))
+	}
+	return fmt.Sprintf("NVML error %d", int32(r))
+}
+
+// CallError is a failed NVML call; it unwraps to the Return.
+type CallError struct {
+	Call   string
+	Return Return
+	Detail string // why, where the code alone does not say (the loader's message)
+}
+
+func (e *CallError) Error() string {
+	s := e.Call + ": " + e.Return.Error()
+	if e.Detail != "" {
+		s += ": " + e.Detail
+	}
+	return s
+}
+
+// Unwrap returns the code, so errors.Is(err, nvml.ErrorLibraryNotFound) works.
+func (e *CallError) Unwrap() error { return e.Return }
+
+func check(r uintptr, call string) error {
+	if rc := Return(int32(uint32(r))); rc != Success {
+		return &CallError{Call: call, Return: rc}
+	}
+	return nil
+}
 
 // Device is one NVML device and its PCI address ("dddd:bb:dd.f", lower case).
 type Device struct {
@@ -34,11 +93,12 @@ type NVML struct {
 	Devices                                          []Device
 }
 
-// Open loads and initialises NVML and lists its devices.
+// Open loads and initialises NVML and lists its devices. Without the library it answers a *CallError that
+// unwraps to ErrorLibraryNotFound.
 func Open() (*NVML, error) {
 	h, err := purego.Dlopen(Library, purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNotFound, err)
+		return nil, &CallError{Call: "dlopen(" + Library + ")", Return: ErrorLibraryNotFound, Detail: strings.TrimSpace(err.Error())}
 	}
 	n := &NVML{h: h}
 	syms := []struct {
@@ -48,35 +108,37 @@ func Open() (*NVML, error) {
 		{"nvmlDeviceGetPciInfo_v3", &n.getPci}, {"nvmlDeviceGetMemoryInfo", &n.getMemory}}
 	for _, s := range syms {
 		if *s.p, err = purego.Dlsym(h, s.name); err != nil {
-			return nil, fmt.Errorf("NVML lacks %s", s.name)
+			return nil, &CallError{Call: "dlsym(" + s.name + ")", Return: ErrorFunctionNotFound}
 		}
 	}
 	// v2 reports "used" without the driver's reserved memory, as nvidia-smi does; v1 counts it as used.
 	n.getMemoryV2, _ = purego.Dlsym(h, "nvmlDeviceGetMemoryInfo_v2")
 	initFn, err := purego.Dlsym(h, "nvmlInit_v2")
 	if err != nil {
-		return nil, fmt.Errorf("NVML lacks nvmlInit_v2")
+		return nil, &CallError{Call: "dlsym(nvmlInit_v2)", Return: ErrorFunctionNotFound}
 	}
-	if r := call(initFn); r != 0 {
-		return nil, fmt.Errorf("nvmlInit_v2 returned %d", r)
+	if r, _, _ := purego.SyscallN(initFn); check(r, "nvmlInit_v2") != nil {
+		return nil, check(r, "nvmlInit_v2")
 	}
 	var count uint32
-	if r := call(n.getCount, uintptr(unsafe.Pointer(&count))); r != 0 {
+	if r, _, _ := purego.SyscallN(n.getCount, uintptr(unsafe.Pointer(&count))); check(r, "nvmlDeviceGetCount_v2") != nil {
 		n.Close()
-		return nil, fmt.Errorf("nvmlDeviceGetCount_v2 returned %d", r)
+		return nil, check(r, "nvmlDeviceGetCount_v2")
 	}
-	for i := uint32(0); i < count; i++ {
+	for i := uint32(0); i < count && i < 1024; i++ {
 		var handle uintptr
-		if r := call(n.getHandle, uintptr(i), uintptr(unsafe.Pointer(&handle))); r != 0 {
+		if r, _, _ := purego.SyscallN(n.getHandle, uintptr(i), uintptr(unsafe.Pointer(&handle))); r != 0 {
 			continue
 		}
 		// nvmlPciInfo_t: char busIdLegacy[16]; unsigned domain, bus, device, pciDeviceId, pciSubSystemId;
 		// char busId[32] (68 bytes; a larger buffer keeps us safe from layout growth).
 		var pci [128]byte
-		if r := call(n.getPci, handle, uintptr(unsafe.Pointer(&pci[0]))); r != 0 {
+		if r, _, _ := purego.SyscallN(n.getPci, handle, uintptr(unsafe.Pointer(&pci[0]))); r != 0 {
 			continue
 		}
-		u32 := func(off int) uint32 { return *(*uint32)(unsafe.Pointer(&pci[off])) }
+		u32 := func(off int) uint32 {
+			return uint32(pci[off]) | uint32(pci[off+1])<<8 | uint32(pci[off+2])<<16 | uint32(pci[off+3])<<24
+		}
 		n.Devices = append(n.Devices, Device{handle: handle,
 			PCIBusID: strings.ToLower(fmt.Sprintf("%04x:%02x:%02x.0", u32(16), u32(20), u32(24)))})
 	}
@@ -89,14 +151,15 @@ func (n *NVML) Memory(d Device) (total, free, used uint64, err error) {
 	if n.getMemoryV2 != 0 {
 		// nvmlMemory_v2_t: unsigned int version; unsigned long long total, reserved, free, used.
 		var m [5]uint64
-		*(*uint32)(unsafe.Pointer(&m[0])) = uint32(len(m)*8) | 2<<24
-		if r := call(n.getMemoryV2, d.handle, uintptr(unsafe.Pointer(&m[0]))); r == 0 {
+		m[0] = uint64(len(m)*8) | 2<<24 // the version word sits in the low 32 bits (little-endian)
+		if r, _, _ := purego.SyscallN(n.getMemoryV2, d.handle, uintptr(unsafe.Pointer(&m[0]))); r == 0 {
 			return m[1], m[3], m[4], nil
 		}
 	}
 	var m [3]uint64
-	if r := call(n.getMemory, d.handle, uintptr(unsafe.Pointer(&m[0]))); r != 0 {
-		return 0, 0, 0, fmt.Errorf("nvmlDeviceGetMemoryInfo returned %d", r)
+	r, _, _ := purego.SyscallN(n.getMemory, d.handle, uintptr(unsafe.Pointer(&m[0])))
+	if err := check(r, "nvmlDeviceGetMemoryInfo"); err != nil {
+		return 0, 0, 0, err
 	}
 	return m[0], m[1], m[2], nil
 }
@@ -106,12 +169,7 @@ func (n *NVML) Close() {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.shutdown != 0 {
-		call(n.shutdown)
+		purego.SyscallN(n.shutdown)
 		n.shutdown = 0
 	}
-}
-
-func call(fn uintptr, args ...uintptr) uintptr {
-	r, _, _ := purego.SyscallN(fn, args...)
-	return uintptr(uint32(r))
 }
