@@ -1,105 +1,113 @@
 package probe
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"os/exec"
-	"runtime"
-	"strings"
-	"syscall"
 	"time"
+
+	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
+	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
-// DescribeCommand is the hidden command under which the binary lists platforms and devices for `run`.
-const DescribeCommand = "__describe"
-
-// describeAnswer is what the describing child prints.
+// describeAnswer is what the describing child answers.
 type describeAnswer struct {
-	Inventory *Inventory `json:"inventory,omitempty"`
-	Error     string     `json:"error,omitempty"`
-	NoOpenCL  bool       `json:"no_opencl,omitempty"`
+	Inventory result.Inventory `json:"inventory,omitempty"`
+	Error     string           `json:"error,omitempty"`
+	NoOpenCL  bool             `json:"no_opencl,omitempty"`
 }
 
-// RunDescribe is the describing child: it opens the library, enumerates, prints the answer and exits. The
-// parent of a run never loads the vendor runtime itself: its memory (tens of MiB for a compiler-bearing
-// runtime) would count as the tool's, and a runtime that crashes while enumerating would take the parent
-// and its results down.
-func RunDescribe(libPath string, out io.Writer) int {
-	var a describeAnswer
-	rt, err := OpenRuntime(libPath)
-	if err != nil {
-		a.Error, a.NoOpenCL = err.Error(), errors.Is(err, ErrNoOpenCL)
-	} else {
-		a.Inventory = rt.Inventory
-	}
-	if err := json.NewEncoder(out).Encode(a); err != nil {
-		return 3
-	}
-	return 0
-}
-
-// DescribeInChild lists platforms and devices in a child process (see RunDescribe). exe "" is this binary.
-func DescribeInChild(exe, libPath string, timeout time.Duration) (*Inventory, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	// Pdeathsig follows the thread that started the child: keep this goroutine on its thread.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	cmd, err := childCommand(ctx, exe, DescribeCommand, libPath)
+// Describe lists the platforms and devices of the OpenCL library at libPath, in a child process: a runtime
+// that crashes or hangs while loading or enumerating cannot take the caller down, and its memory is not
+// counted as the tool's. It takes at most setup (plus the child's start and end). Every failure wraps
+// ErrNoOpenCL and says what to do.
+func Describe(ctx context.Context, libPath string, setup time.Duration) (result.Inventory, error) {
+	e, err := supervise(ctx, supervision{spec: childSpec{Kind: kindDescribe, Library: libPath}, limits: Limits{Setup: setup}})
 	if err != nil {
 		return nil, err
 	}
-	var stdout bytes.Buffer
-	stderr := &outputBuffer{}
-	cmd.Stdout, cmd.Stderr = &stdout, stderr
-	err = cmd.Run()
 	var a describeAnswer
-	if jerr := json.Unmarshal(stdout.Bytes(), &a); jerr != nil || (a.Inventory == nil && a.Error == "") {
-		why := describeExit(err)
-		if ctx.Err() != nil {
-			why = fmt.Sprintf("it did not answer within %s", timeout)
+	if e.answer == nil || json.Unmarshal(e.answer, &a) != nil {
+		if ctxStopped(e) {
+			return nil, context.Canceled
 		}
-		if m := goFatalSignal.FindStringSubmatch(stderr.String()); m != nil {
-			why = "it faulted with " + m[1]
-		}
-		return nil, fmt.Errorf("%w: the OpenCL runtime failed while listing platforms and devices (%s)%s", ErrNoOpenCL, why, lastLine(stderr.String()))
+		return nil, &childFault{setup: true, msg: fmt.Sprintf("the OpenCL runtime %s while listing platforms and devices%s", failedHow(e), lastLine(e.output))}
 	}
 	if a.Error != "" {
-		if a.NoOpenCL {
-			return nil, fmt.Errorf("%w: %s", ErrNoOpenCL, strings.TrimPrefix(a.Error, ErrNoOpenCL.Error()+": "))
-		}
-		return nil, errors.New(a.Error)
+		return nil, fmt.Errorf("%w: %s", ErrNoOpenCL, a.Error)
 	}
 	return a.Inventory, nil
 }
 
+// failedHow says in words how a child that gave no answer ended.
+func failedHow(e *ending) string {
+	switch {
+	case ctxStopped(e):
+		return "was interrupted"
+	case e.killed == result.OutcomeHung:
+		return "hung (" + e.reason + ")"
+	case e.signal != "":
+		return "crashed with " + e.signal
+	case e.exitCode != nil:
+		return fmt.Sprintf("exited with status %d", *e.exitCode)
+	}
+	return "failed (" + e.reason + ")"
+}
+
+func ctxStopped(e *ending) bool {
+	return e.killed == result.OutcomeStopped && e.reason == "interrupted"
+}
+
+// lastLine is ": " and the last line a child printed, or "".
 func lastLine(s string) string {
-	s = strings.TrimSpace(s)
+	for len(s) > 0 && (s[len(s)-1] == '\n' || s[len(s)-1] == ' ') {
+		s = s[:len(s)-1]
+	}
 	if s == "" {
 		return ""
 	}
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		s = s[i+1:]
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '\n' {
+			s = s[i+1:]
+			break
+		}
 	}
 	return ": " + s
 }
 
-// childCommand prepares this binary (or exe) as a child that cannot outlive the parent: its own process
-// group, so it is killed as a group (with any helper the runtime forked) and does not get the terminal's
-// Ctrl-C before the parent decides; and SIGKILL when the parent's starting thread dies (Pdeathsig).
-func childCommand(ctx context.Context, exe string, args ...string) (*exec.Cmd, error) {
-	if exe == "" {
-		var err error
-		if exe, err = os.Executable(); err != nil {
-			return nil, fmt.Errorf("cannot find this program to start a child process: %w", err)
-		}
+// describe is the child's side: load, enumerate, answer.
+func (c *child) describe() *describeAnswer {
+	inv, _, err := c.inventory()
+	if err != nil {
+		return &describeAnswer{Error: err.Error(), NoOpenCL: true}
 	}
-	cmd := exec.CommandContext(ctx, exe, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	return cmd, nil
+	return &describeAnswer{Inventory: inv}
+}
+
+// inventory loads the library and lists everything, as plain data and as the binding's devices, with a hint
+// of what to do when it cannot.
+func (c *child) inventory() (result.Inventory, [][]*cl.Device, error) {
+	if err := c.open(); err != nil {
+		return nil, nil, fmt.Errorf("%v; install an OpenCL runtime and the ICD loader (Debian/Ubuntu: apt-get install ocl-icd-libopencl1 pocl-opencl-icd), or name the library with --opencl-lib or %s", err, cl.LibraryEnv)
+	}
+	ps, devs, err := c.lib.AllDevices()
+	if errors.Is(err, cl.ErrNoPlatform) {
+		return nil, nil, fmt.Errorf("%s loaded but reports no platform: no vendor runtime is registered (check /etc/OpenCL/vendors or OCL_ICD_VENDORS)", c.spec.Library)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("enumerating platforms and devices failed: %v", err)
+	}
+	inv := make(result.Inventory, 0, len(ps))
+	for i, p := range ps {
+		pl := result.PlatformListing{Platform: result.Platform{Index: p.Index, Name: p.Name, Vendor: p.Vendor, Version: p.Version},
+			Extensions: p.Extensions, Devices: []result.Device{}}
+		for _, d := range devs[i] {
+			pl.Devices = append(pl.Devices, result.Device{Index: d.PlatformIndex, Platform: p.Index, Name: d.Name, Vendor: d.Vendor,
+				Type: d.Type, Version: d.Version, DriverVersion: d.DriverVersion, GlobalMemBytes: d.GlobalMem, MaxAllocBytes: d.MaxAlloc,
+				HostUnified: d.HostUnified, ComputeUnits: d.ComputeUnits, PCIBusID: d.PCIBusID, Extensions: d.Extensions})
+		}
+		inv = append(inv, pl)
+	}
+	return inv, devs, nil
 }

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -24,14 +26,20 @@ var palette = []color.RGBA{
 	{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}, {R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, {R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
 }
 
-// WriteChart draws the run as PNG or SVG (format "png" or "svg"). A run at one buffer size shows host memory
+// writePNG draws the run's chart as PNG.
+func writePNG(w io.Writer, r *result.Run) error { return writeChart(w, r, "png") }
+
+// writeSVG draws the run's chart as SVG.
+func writeSVG(w io.Writer, r *result.Run) error { return writeChart(w, r, "svg") }
+
+// writeChart draws the run as PNG or SVG (format "png" or "svg"). A run at one buffer size shows host memory
 // (solid) and device memory summed over the devices (dashed, where sampled) against buffers allocated, one
 // colour per strategy, each first failure marked and labelled. A sweep over several sizes shows the
 // threshold (buffers reached) against the buffer size instead.
-func WriteChart(w io.Writer, r *Run, format string) error {
+func writeChart(w io.Writer, r *result.Run, format string) error {
 	var panels []*plot.Plot
 	var err error
-	if len(runSizes(r)) > 1 {
+	if len(r.Sizes()) > 1 {
 		var p *plot.Plot
 		p, err = thresholdChart(r)
 		panels = []*plot.Plot{p}
@@ -71,7 +79,7 @@ func WriteChart(w io.Writer, r *Run, format string) error {
 	return err
 }
 
-func chartTitle(r *Run, what string) string {
+func chartTitle(r *result.Run, what string) string {
 	names := map[string]int{}
 	var order []string
 	for _, d := range r.Devices {
@@ -98,18 +106,18 @@ func byteUnit(maxBytes float64) (float64, string) {
 // memoryCharts draws host RSS against buffers, and under it, where device memory was sampled, device
 // memory used summed over the devices: each with its own scale, so a runtime that keeps host memory flat
 // while devices fill up shows both.
-func memoryCharts(r *Run) ([]*plot.Plot, error) {
+func memoryCharts(r *result.Run) ([]*plot.Plot, error) {
 	hasDevice := false
 	for _, s := range r.Strategies {
 		for _, smp := range s.Samples {
 			hasDevice = hasDevice || len(smp.DeviceSamples) > 0
 		}
 	}
-	host, err := memoryPanel(r, "host memory (process RSS)", func(s Sample) (float64, bool) { return float64(s.RSSBytes), true })
+	host, err := memoryPanel(r, "host memory (process RSS)", func(s result.Sample) (float64, bool) { return float64(s.RSSBytes), true })
 	if err != nil || !hasDevice {
 		return []*plot.Plot{host}, err
 	}
-	dev, err := memoryPanel(r, "device memory used, all devices", func(s Sample) (float64, bool) {
+	dev, err := memoryPanel(r, "device memory used, all devices", func(s result.Sample) (float64, bool) {
 		return float64(deviceUsed(s)), len(s.DeviceSamples) > 0
 	})
 	if err != nil {
@@ -120,7 +128,7 @@ func memoryCharts(r *Run) ([]*plot.Plot, error) {
 	return []*plot.Plot{host, dev}, nil
 }
 
-func memoryPanel(r *Run, what string, value func(Sample) (float64, bool)) (*plot.Plot, error) {
+func memoryPanel(r *result.Run, what string, value func(result.Sample) (float64, bool)) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = chartTitle(r, "memory against buffers allocated")
 	p.X.Label.Text = "buffers allocated"
@@ -167,9 +175,9 @@ func memoryPanel(r *Run, what string, value func(Sample) (float64, bool)) (*plot
 			return nil, err
 		}
 		if end != nil {
-			p.Legend.Add(s.Strategy+": "+endLabel(&s), l, end)
+			p.Legend.Add(string(s.Strategy)+": "+endLabel(&s), l, end)
 		} else {
-			p.Legend.Add(s.Strategy+": "+s.Outcome, l)
+			p.Legend.Add(string(s.Strategy)+": "+string(s.Outcome), l)
 		}
 	}
 	return p, nil
@@ -177,8 +185,8 @@ func memoryPanel(r *Run, what string, value func(Sample) (float64, bool)) (*plot
 
 // markEnd puts a cross where a strategy ended other than by completing (first failure, crash, hang); the
 // legend says what happened there.
-func markEnd(p *plot.Plot, s *Strategy, c color.RGBA, pts plotter.XYs) (*plotter.Scatter, error) {
-	if s.Outcome == OutcomeCompleted || s.Outcome == OutcomeUnsupported {
+func markEnd(p *plot.Plot, s *result.StrategyResult, c color.RGBA, pts plotter.XYs) (*plotter.Scatter, error) {
+	if s.Outcome == result.OutcomeCompleted || s.Outcome == result.OutcomeUnsupported {
 		return nil, nil
 	}
 	sc, err := plotter.NewScatter(plotter.XYs{pts[len(pts)-1]})
@@ -190,14 +198,14 @@ func markEnd(p *plot.Plot, s *Strategy, c color.RGBA, pts plotter.XYs) (*plotter
 	return sc, nil
 }
 
-func endLabel(s *Strategy) string {
+func endLabel(s *result.StrategyResult) string {
 	if f := s.FirstFailure; f != nil {
 		return fmt.Sprintf("%s at #%d (%s)", f.Name, f.Index, f.Stage)
 	}
 	return fmt.Sprintf("%s at #%d", s.Outcome, s.AllocationsOK)
 }
 
-func deviceUsed(s Sample) uint64 {
+func deviceUsed(s result.Sample) uint64 {
 	var sum uint64
 	for _, d := range s.DeviceSamples {
 		sum += d.UsedBytes
@@ -205,13 +213,13 @@ func deviceUsed(s Sample) uint64 {
 	return sum
 }
 
-func thresholdChart(r *Run) (*plot.Plot, error) {
+func thresholdChart(r *result.Run) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = chartTitle(r, "buffers reached against buffer size")
 	p.X.Label.Text = "buffer size (log scale)"
 	p.Y.Label.Text = "buffers reached (log scale)"
 	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-	p.X.Tick.Marker = sizeTicks{sizes: runSizes(r)}
+	p.X.Tick.Marker = sizeTicks{sizes: r.Sizes()}
 	p.Y.Tick.Marker = plot.TickerFunc(func(min, max float64) []plot.Tick {
 		ticks := plot.LogTicks{}.Ticks(min, max)
 		for i := range ticks {
@@ -223,10 +231,10 @@ func thresholdChart(r *Run) (*plot.Plot, error) {
 	})
 	p.Legend.Top = true
 	p.Add(plotter.NewGrid())
-	for i, name := range distinct(r.Strategies, func(s *Strategy) string { return s.Strategy }) {
+	for i, name := range r.StrategyNames() {
 		var pts plotter.XYs
 		for _, s := range r.Strategies {
-			if s.Strategy == name && s.Outcome != OutcomeUnsupported {
+			if s.Strategy == name && s.Outcome != result.OutcomeUnsupported {
 				pts = append(pts, plotter.XY{X: float64(s.SizeBytes), Y: math.Max(1, float64(s.AllocationsOK))}) // log axis
 			}
 		}
@@ -241,7 +249,7 @@ func thresholdChart(r *Run) (*plot.Plot, error) {
 		c := palette[i%len(palette)]
 		lp.Color, lp.Width, sc.Color = c, vg.Points(1.5), c
 		p.Add(lp, sc)
-		p.Legend.Add(name, lp, sc)
+		p.Legend.Add(string(name), lp, sc)
 	}
 	return p, nil
 }
@@ -291,7 +299,7 @@ func (t sizeTicks) Ticks(min, max float64) []plot.Tick {
 	var ticks []plot.Tick
 	last := 0.0
 	for _, s := range sizes {
-		label := FormatSize(s)
+		label := units.Size(s)
 		if last > 0 && float64(s) < 1.5*last {
 			label = "" // too close to the previous one to print both (1 MiB and 1 MiB+4 KiB)
 		} else {

@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
 // Comparison verdicts of one strategy between a baseline and a new run.
@@ -27,32 +30,32 @@ type Comparison struct {
 
 // ComparisonRow compares one strategy at one size.
 type ComparisonRow struct {
-	Strategy        string  `json:"strategy"`
-	SizeBytes       uint64  `json:"size_bytes"`
-	BaseOutcome     string  `json:"base_outcome,omitempty"`
-	NewOutcome      string  `json:"new_outcome,omitempty"`
-	BaseAllocations uint64  `json:"base_allocations_ok"`
-	NewAllocations  uint64  `json:"new_allocations_ok"`
-	BaseBytes       uint64  `json:"base_bytes_ok"`
-	NewBytes        uint64  `json:"new_bytes_ok"`
-	BaseHostPerBuf  float64 `json:"base_host_bytes_per_buffer"`
-	NewHostPerBuf   float64 `json:"new_host_bytes_per_buffer"`
-	ThresholdChange float64 `json:"threshold_change"` // new/base - 1 of buffers reached
-	Change          string  `json:"change"`
-	Why             string  `json:"why,omitempty"`
+	Strategy        result.Strategy `json:"strategy"`
+	SizeBytes       uint64          `json:"size_bytes"`
+	BaseOutcome     result.Outcome  `json:"base_outcome,omitempty"`
+	NewOutcome      result.Outcome  `json:"new_outcome,omitempty"`
+	BaseAllocations uint64          `json:"base_allocations_ok"`
+	NewAllocations  uint64          `json:"new_allocations_ok"`
+	BaseBytes       uint64          `json:"base_bytes_ok"`
+	NewBytes        uint64          `json:"new_bytes_ok"`
+	BaseHostPerBuf  float64         `json:"base_host_bytes_per_buffer"`
+	NewHostPerBuf   float64         `json:"new_host_bytes_per_buffer"`
+	ThresholdChange float64         `json:"threshold_change"` // new/base - 1 of buffers reached
+	Change          string          `json:"change"`
+	Why             string          `json:"why,omitempty"`
 }
 
 // outcomeRank orders outcomes from healthy to broken: a move to a higher rank is a regression.
-var outcomeRank = map[string]int{OutcomeCompleted: 0, OutcomeFailed: 1, OutcomeStopped: 1, OutcomeUnsupported: 1, OutcomeHung: 2, OutcomeCrashed: 2}
+var outcomeRank = map[result.Outcome]int{result.OutcomeCompleted: 0, result.OutcomeFailed: 1, result.OutcomeStopped: 1, result.OutcomeUnsupported: 1, result.OutcomeHung: 2, result.OutcomeCrashed: 2}
 
 // Compare matches strategies by name and buffer size. A strategy regressed when it reached fewer buffers
 // than the baseline by more than the tolerance, when its outcome got worse (completed or failed to crashed
 // or hung), or when its host cost per buffer grew by more than the tolerance and by more than 1% of the
 // buffer size (smaller drifts are sampling noise).
-func Compare(base, next *Run, tolerance float64) *Comparison {
+func Compare(base, next *result.Run, tolerance float64) *Comparison {
 	c := &Comparison{Tolerance: tolerance, Rows: []ComparisonRow{}}
-	key := func(s *Strategy) string { return fmt.Sprintf("%s/%d", s.Strategy, s.SizeBytes) }
-	nextBy := map[string]*Strategy{}
+	key := func(s *result.StrategyResult) string { return fmt.Sprintf("%s/%d", s.Strategy, s.SizeBytes) }
+	nextBy := map[string]*result.StrategyResult{}
 	for i := range next.Strategies {
 		nextBy[key(&next.Strategies[i])] = &next.Strategies[i]
 	}
@@ -86,7 +89,7 @@ func Compare(base, next *Run, tolerance float64) *Comparison {
 	return c
 }
 
-func judge(b, n *Strategy, tol float64, row *ComparisonRow) (string, string) {
+func judge(b, n *result.StrategyResult, tol float64, row *ComparisonRow) (string, string) {
 	if b.AllocationsOK > 0 {
 		row.ThresholdChange = float64(n.AllocationsOK)/float64(b.AllocationsOK) - 1
 	} else if n.AllocationsOK > 0 {
@@ -95,7 +98,7 @@ func judge(b, n *Strategy, tol float64, row *ComparisonRow) (string, string) {
 	if outcomeRank[n.Outcome] > outcomeRank[b.Outcome] && outcomeRank[n.Outcome] >= 2 {
 		return ChangeRegressed, fmt.Sprintf("outcome %s -> %s", b.Outcome, n.Outcome)
 	}
-	if n.Outcome == OutcomeCompleted && n.AllocationsOK < b.AllocationsOK {
+	if n.Outcome == result.OutcomeCompleted && n.AllocationsOK < b.AllocationsOK {
 		return ChangeInconclusive, fmt.Sprintf("the new run stopped at its budget of %d buffers, below the baseline's %d", n.AllocationsOK, b.AllocationsOK)
 	}
 	if row.ThresholdChange < -tol {
@@ -103,7 +106,7 @@ func judge(b, n *Strategy, tol float64, row *ComparisonRow) (string, string) {
 	}
 	grow := n.HostBytesPerBuffer - b.HostBytesPerBuffer
 	if grow > 0.01*float64(b.SizeBytes) && grow > tol*math.Abs(b.HostBytesPerBuffer) {
-		return ChangeRegressed, fmt.Sprintf("host cost per buffer %s -> %s", FormatSignedBytes(b.HostBytesPerBuffer), FormatSignedBytes(n.HostBytesPerBuffer))
+		return ChangeRegressed, fmt.Sprintf("host cost per buffer %s -> %s", units.SignedBytes(b.HostBytesPerBuffer), units.SignedBytes(n.HostBytesPerBuffer))
 	}
 	if row.ThresholdChange > tol || (outcomeRank[n.Outcome] < outcomeRank[b.Outcome]) {
 		return ChangeImproved, fmt.Sprintf("%d -> %d buffers, %s -> %s", b.AllocationsOK, n.AllocationsOK, b.Outcome, n.Outcome)
@@ -111,8 +114,8 @@ func judge(b, n *Strategy, tol float64, row *ComparisonRow) (string, string) {
 	return ChangeEqual, ""
 }
 
-// WriteComparison renders a comparison as a table.
-func WriteComparison(w io.Writer, c *Comparison) error {
+// writeComparison renders a comparison as a table.
+func writeComparison(w io.Writer, c *Comparison) error {
 	t := NewTable(w, false)
 	t.Header("Strategy", "Size", "Base", "New", "Buffers base -> new", "Change", "Host/buffer base -> new", "Verdict")
 	for _, r := range c.Rows {
@@ -124,9 +127,17 @@ func WriteComparison(w io.Writer, c *Comparison) error {
 		if r.Why != "" {
 			verdict += ": " + r.Why
 		}
-		if err := t.Append([]string{r.Strategy, FormatSize(r.SizeBytes), OrDash(r.BaseOutcome), OrDash(r.NewOutcome),
-			fmt.Sprintf("%d -> %d", r.BaseAllocations, r.NewAllocations), change,
-			FormatSignedBytes(r.BaseHostPerBuf) + " -> " + FormatSignedBytes(r.NewHostPerBuf), verdict}); err != nil {
+		// A side the row does not have (missing, added) shows "-", not zeros.
+		side := func(outcome result.Outcome, f string) string {
+			if outcome == "" {
+				return "-"
+			}
+			return f
+		}
+		buffers := side(r.BaseOutcome, fmt.Sprint(r.BaseAllocations)) + " -> " + side(r.NewOutcome, fmt.Sprint(r.NewAllocations))
+		host := side(r.BaseOutcome, units.SignedBytes(r.BaseHostPerBuf)) + " -> " + side(r.NewOutcome, units.SignedBytes(r.NewHostPerBuf))
+		if err := t.Append([]string{string(r.Strategy), units.Size(r.SizeBytes), OrDash(string(r.BaseOutcome)), OrDash(string(r.NewOutcome)),
+			buffers, change, host, verdict}); err != nil {
 			return err
 		}
 	}

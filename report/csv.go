@@ -4,11 +4,13 @@ import (
 	"encoding/csv"
 	"io"
 	"strconv"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
-// WriteCSV writes every kept sample, one row per strategy and sample; device columns hold used bytes per
+// writeCSV writes every kept sample, one row per strategy and sample; device columns hold used bytes per
 // device where a device sampler applied.
-func WriteCSV(w io.Writer, r *Run) error {
+func writeCSV(w io.Writer, r *result.Run) error {
 	cw := csv.NewWriter(w)
 	header := []string{"strategy", "size_bytes", "index", "seconds", "host_rss_bytes", "host_vms_bytes", "host_hwm_bytes",
 		"host_available_bytes", "mappings"}
@@ -21,7 +23,7 @@ func WriteCSV(w io.Writer, r *Run) error {
 	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
 	for _, s := range r.Strategies {
 		for _, smp := range s.Samples {
-			row := []string{s.Strategy, u(s.SizeBytes), u(smp.Index), strconv.FormatFloat(smp.Seconds, 'f', 6, 64), u(smp.RSSBytes),
+			row := []string{string(s.Strategy), u(s.SizeBytes), u(smp.Index), strconv.FormatFloat(smp.Seconds, 'f', 6, 64), u(smp.RSSBytes),
 				u(smp.VMSBytes), u(smp.HWMBytes), u(smp.AvailBytes), u(smp.Mappings)}
 			for _, d := range r.Devices {
 				cell := ""

@@ -5,12 +5,15 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
-// WriteMarkdown renders a self-contained report for a bug ticket: the answer in one sentence, the threshold
+// writeMarkdown renders a self-contained report for a bug ticket: the answer in one sentence, the threshold
 // table, the verdict, per-strategy figures, what the runtime said, the environment and the command that
 // reproduces the run.
-func WriteMarkdown(w io.Writer, r *Run) error {
+func writeMarkdown(w io.Writer, r *result.Run) error {
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "# clmemprobe report: %s\n\n", deviceSummary(r))
 	if len(r.Verdict) > 0 {
@@ -22,7 +25,7 @@ func WriteMarkdown(w io.Writer, r *Run) error {
 	fmt.Fprintf(b, "Platform %q (%s), %s buffers, touch `%s`, budget %d buffers per strategy", r.Platform.Name, r.Platform.Version,
 		sizeSummary(r), r.Config.Touch, r.Config.MaxAllocs)
 	if r.Config.MaxBytes > 0 {
-		fmt.Fprintf(b, " or %s", FormatBytes(r.Config.MaxBytes))
+		fmt.Fprintf(b, " or %s", units.Bytes(r.Config.MaxBytes))
 	}
 	fmt.Fprintf(b, ". Started %s with clmemprobe %s.\n\n## Where each strategy failed\n\n", r.Started, r.Tool.Version)
 	if err := thresholdTable(b, r, true); err != nil {
@@ -34,24 +37,24 @@ func WriteMarkdown(w io.Writer, r *Run) error {
 	}
 	b.WriteString("\n## Per strategy\n\n")
 	for _, s := range r.Strategies {
-		fmt.Fprintf(b, "### %s, %s buffers, devices %s\n\n", s.Strategy, FormatSize(s.SizeBytes), joinInts(s.Devices))
+		fmt.Fprintf(b, "### %s, %s buffers, devices %s\n\n", s.Strategy, units.Size(s.SizeBytes), joinInts(s.Devices))
 		fmt.Fprintf(b, "- outcome: **%s**", s.Outcome)
 		if s.Reason != "" {
 			fmt.Fprintf(b, " (%s)", s.Reason)
 		}
-		fmt.Fprintf(b, "\n- buffers that succeeded: %d (%s) in %.2f s", s.AllocationsOK, FormatBytes(s.BytesOK), s.Seconds)
+		fmt.Fprintf(b, "\n- buffers that succeeded: %d (%s) in %.2f s", s.AllocationsOK, units.Bytes(s.BytesOK), s.Seconds)
 		if s.NanosPerAlloc > 0 {
-			fmt.Fprintf(b, ", %s per buffer in the loop", FormatNanos(s.NanosPerAlloc))
+			fmt.Fprintf(b, ", %s per buffer in the loop", units.Nanos(s.NanosPerAlloc))
 		}
 		b.WriteString("\n")
 		if f := s.FirstFailure; f != nil {
 			fmt.Fprintf(b, "- first failure: buffer #%d for device %d, `%s` returned %s (%d) at stage %s, after %s; host RSS %s, host available %s\n",
-				f.Index, f.Device, f.Call, f.Name, f.Code, f.Stage, FormatBytes(f.BytesBefore), FormatBytes(f.HostRSSBytes), FormatBytes(f.HostAvail))
+				f.Index, f.Device, f.Call, f.Name, f.Code, f.Stage, units.Bytes(f.BytesBefore), units.Bytes(f.HostRSSBytes), units.Bytes(f.HostAvail))
 		}
 		if s.LastStage != "" && s.FirstFailure == nil {
 			fmt.Fprintf(b, "- last stage entered: %s\n", s.LastStage)
 		}
-		fmt.Fprintf(b, "- host cost per buffer (least-squares slope of RSS): %s; peak RSS %s\n", perBuffer(s.HostBytesPerBuffer, s.SamplesTotal), FormatBytes(s.PeakRSSBytes))
+		fmt.Fprintf(b, "- host cost per buffer (least-squares slope of RSS): %s; peak RSS %s\n", perBuffer(s.HostBytesPerBuffer, s.SamplesTotal), units.Bytes(s.PeakRSSBytes))
 		if len(s.DeviceBytesPerBuffer) > 0 {
 			fmt.Fprintf(b, "- device cost per buffer: %s\n", deviceCostCell(&s))
 		}
@@ -76,7 +79,7 @@ func WriteMarkdown(w io.Writer, r *Run) error {
 	b.WriteString("## Devices\n\n")
 	for _, d := range r.Devices {
 		fmt.Fprintf(b, "- [%d] %s (%s, %s): %s, driver %s, global memory %s, max allocation %s, host-unified %s", d.Index, d.Name,
-			d.Vendor, d.Type, d.Version, d.DriverVersion, FormatBytes(d.GlobalMemBytes), FormatBytes(d.MaxAllocBytes), YesNo(d.HostUnified))
+			d.Vendor, d.Type, d.Version, d.DriverVersion, units.Bytes(d.GlobalMemBytes), units.Bytes(d.MaxAllocBytes), YesNo(d.HostUnified))
 		if d.PCIBusID != "" {
 			fmt.Fprintf(b, ", PCI %s", d.PCIBusID)
 		}
@@ -91,18 +94,18 @@ func WriteMarkdown(w io.Writer, r *Run) error {
 	return err
 }
 
-// WriteEnvironment renders the environment block as Markdown (the env command prints it too).
-func WriteEnvironment(w io.Writer, e *Environment) error {
+// writeEnvironmentText renders the environment block as a Markdown list, which reads well on a terminal too.
+func writeEnvironmentText(w io.Writer, e *result.Environment) error {
 	b := &strings.Builder{}
 	writeEnvironment(b, e)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func writeEnvironment(b *strings.Builder, e *Environment) {
+func writeEnvironment(b *strings.Builder, e *result.Environment) {
 	fmt.Fprintf(b, "- OS: %s, kernel %s, %d CPUs (%s)\n", e.OS, e.Kernel, e.CPUs, e.CPU)
-	fmt.Fprintf(b, "- RAM %s, swap %s, vm.overcommit_memory %s (ratio %s), vm.max_map_count %d\n", FormatBytes(e.HostMemBytes),
-		FormatBytes(e.SwapBytes), OrDash(e.Overcommit), OrDash(e.OvercommitPct), e.MaxMapCount)
+	fmt.Fprintf(b, "- RAM %s, swap %s, vm.overcommit_memory %s (ratio %s), vm.max_map_count %d\n", units.Bytes(e.HostMemBytes),
+		units.Bytes(e.SwapBytes), OrDash(e.Overcommit), OrDash(e.OvercommitPct), e.MaxMapCount)
 	fmt.Fprintf(b, "- OpenCL library: %s; ICD vendors: %s\n", e.OpenCLLibrary, e.ICDVendorsDir)
 	for _, f := range sortedKeys(e.ICDFiles) {
 		fmt.Fprintf(b, "  - %s -> %s\n", f, e.ICDFiles[f])

@@ -2,23 +2,22 @@ package report
 
 import (
 	"bytes"
-	"encoding/json"
 	"flag"
-	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files from the renderers' output")
 
 // testdata/run-v1.json is a result of schema version 1 written by clmemprobe itself (faultcl, 2 devices,
 // 64 MiB host budget, 256 MiB per device). It is kept as it was written: later versions must read it.
-func loadFixture(t *testing.T) *Run {
+func loadFixture(t *testing.T) *result.Run {
 	t.Helper()
-	r, err := Load(filepath.Join("testdata", "run-v1.json"))
+	r, err := result.Load(filepath.Join("result", "testdata", "run-v1.json"))
 	if err != nil {
 		t.Fatalf("a schema 1 result must stay readable: %v", err)
 	}
@@ -49,10 +48,11 @@ func TestRenderersMatchGoldenFiles(t *testing.T) {
 		name   string
 		render func(*bytes.Buffer) error
 	}{
-		{"table", func(b *bytes.Buffer) error { return WriteTable(b, r) }},
-		{"markdown", func(b *bytes.Buffer) error { return WriteMarkdown(b, r) }},
-		{"csv", func(b *bytes.Buffer) error { return WriteCSV(b, r) }},
-		{"compare", func(b *bytes.Buffer) error { return WriteComparison(b, Compare(r, r, 0.1)) }},
+		{"table", func(b *bytes.Buffer) error { return Render(b, "table", r) }},
+		{"markdown", func(b *bytes.Buffer) error { return Render(b, "markdown", r) }},
+		{"csv", func(b *bytes.Buffer) error { return Render(b, "csv", r) }},
+		{"compare", func(b *bytes.Buffer) error { return Render(b, "table", Compare(r, r, 0.1)) }},
+		{"compare-changes", func(b *bytes.Buffer) error { return Render(b, "table", Compare(changedRuns(r))) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var b bytes.Buffer
@@ -64,85 +64,10 @@ func TestRenderersMatchGoldenFiles(t *testing.T) {
 	}
 }
 
-func TestJSONRoundTripKeepsEveryField(t *testing.T) {
-	raw, err := os.ReadFile(filepath.Join("testdata", "run-v1.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var b bytes.Buffer
-	if err := WriteJSON(&b, loadFixture(t)); err != nil {
-		t.Fatal(err)
-	}
-	var a, z any
-	_ = json.Unmarshal(raw, &a)
-	_ = json.Unmarshal(b.Bytes(), &z)
-	ab, _ := json.Marshal(a)
-	zb, _ := json.Marshal(z)
-	if !bytes.Equal(ab, zb) {
-		t.Errorf("loading and writing run-v1.json lost or changed fields")
-	}
-}
-
-func TestLoadRejectsWhatIsNotAResult(t *testing.T) {
-	dir := t.TempDir()
-	for name, content := range map[string]string{
-		"not-json.json":   "hello",
-		"other.json":      `{"name": "something else"}`,
-		"schema-2.json":   `{"schema_version": 2, "tool": {"name": "clmemprobe"}}`,
-		"wrong-type.json": `{"schema_version": 1, "tool": {"name": "clmemprobe"}, "strategies": "x"}`,
-	} {
-		path := filepath.Join(dir, name)
-		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		var nr *ErrNotAResult
-		if _, err := Load(path); err == nil || !asNotAResult(err, &nr) {
-			t.Errorf("%s: %v, want ErrNotAResult", name, err)
-		}
-	}
-}
-
-func asNotAResult(err error, target **ErrNotAResult) bool {
-	e, ok := err.(*ErrNotAResult)
-	if ok {
-		*target = e
-	}
-	return ok
-}
-
-// The verdict is computed from the numbers of the fixture: budgets of 64 MiB host and 256 MiB per device.
-func TestVerdictsFromNumbers(t *testing.T) {
-	r := loadFixture(t)
-	v := strings.Join(Verdicts(r), "\n")
-	var sh, pd *Strategy
-	for i := range r.Strategies {
-		switch r.Strategies[i].Strategy {
-		case "shared":
-			sh = &r.Strategies[i]
-		case "per-device":
-			pd = &r.Strategies[i]
-		}
-	}
-	for _, want := range []string{
-		"shared failed first: buffer #64 (after 64 MiB) got CL_OUT_OF_HOST_MEMORY (-6) at create",
-		"per-device reached 512 buffers, 8.00x as many buffers as shared (64)",
-		fmt.Sprintf("the shared context costs %.2fx the device memory per buffer", *sh.ReplicationFactor / *pd.ReplicationFactor),
-		"device-list is not supported here",
-		"CL_OUT_OF_HOST_MEMORY (shared, migrate-first, per-device) does not prove host memory ran out",
-		// 64 buffers of 1 MiB on each of the two devices of the shared context: a quarter of 256 MiB.
-		"shared: when it failed, device 0 held 64 MiB, 25.0% of its 256 MiB global memory: far below",
-		"per-device: when it failed, device 0 held 256 MiB, 100.0% of its 256 MiB global memory: the device's memory ran out",
-	} {
-		if !strings.Contains(v, want) {
-			t.Errorf("verdict lacks %q:\n%s", want, v)
-		}
-	}
-}
-
 func TestChartsDecode(t *testing.T) {
 	r := loadFixture(t)
 	var b bytes.Buffer
-	if err := WriteChart(&b, r, "png"); err != nil {
+	if err := Render(&b, "png", r); err != nil {
 		t.Fatal(err)
 	}
 	img, err := png.Decode(bytes.NewReader(b.Bytes()))
@@ -154,7 +79,7 @@ func TestChartsDecode(t *testing.T) {
 		t.Errorf("PNG %dx%d, %d bytes: want 1126 wide, two panels tall, not empty", w, h, b.Len())
 	}
 	b.Reset()
-	if err := WriteChart(&b, r, "svg"); err != nil {
+	if err := Render(&b, "svg", r); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Contains(b.Bytes(), []byte("<svg")) || !bytes.Contains(b.Bytes(), []byte("CL_OUT_OF_HOST_MEMORY at #64")) {
@@ -162,23 +87,23 @@ func TestChartsDecode(t *testing.T) {
 	}
 	// A sweep draws the threshold against the size.
 	sweep := *r
-	sweep.Strategies = append([]Strategy{}, r.Strategies...)
+	sweep.Strategies = append([]result.StrategyResult{}, r.Strategies...)
 	for _, s := range r.Strategies {
 		s.SizeBytes *= 2
 		s.AllocationsOK /= 2
 		sweep.Strategies = append(sweep.Strategies, s)
 	}
 	b.Reset()
-	if err := WriteChart(&b, &sweep, "svg"); err != nil || !bytes.Contains(b.Bytes(), []byte("against buffer size")) {
+	if err := Render(&b, "svg", &sweep); err != nil || !bytes.Contains(b.Bytes(), []byte("against buffer size")) {
 		t.Errorf("sweep chart: %v", err)
 	}
 }
 
 func TestCompare(t *testing.T) {
 	base := loadFixture(t)
-	clone := func(f func(s *Strategy)) *Run {
+	clone := func(f func(s *result.StrategyResult)) *result.Run {
 		n := *base
-		n.Strategies = append([]Strategy{}, base.Strategies...)
+		n.Strategies = append([]result.StrategyResult{}, base.Strategies...)
 		for i := range n.Strategies {
 			f(&n.Strategies[i])
 		}
@@ -195,17 +120,17 @@ func TestCompare(t *testing.T) {
 	}
 	cases := []struct {
 		name      string
-		next      *Run
+		next      *result.Run
 		change    string
 		regressed bool
 	}{
-		{"equal", clone(func(*Strategy) {}), ChangeEqual, false},
-		{"within tolerance", clone(func(s *Strategy) { s.AllocationsOK = s.AllocationsOK * 95 / 100 }), ChangeEqual, false},
-		{"improved", clone(func(s *Strategy) { s.AllocationsOK *= 2 }), ChangeImproved, false},
-		{"regressed threshold", clone(func(s *Strategy) { s.AllocationsOK /= 2 }), ChangeRegressed, true},
-		{"now crashes", clone(func(s *Strategy) { s.Outcome = OutcomeCrashed }), ChangeRegressed, true},
-		{"host cost grew", clone(func(s *Strategy) { s.HostBytesPerBuffer *= 2 }), ChangeRegressed, true},
-		{"missing", clone(func(s *Strategy) { s.Strategy += "-renamed" }), ChangeMissing, true},
+		{"equal", clone(func(*result.StrategyResult) {}), ChangeEqual, false},
+		{"within tolerance", clone(func(s *result.StrategyResult) { s.AllocationsOK = s.AllocationsOK * 95 / 100 }), ChangeEqual, false},
+		{"improved", clone(func(s *result.StrategyResult) { s.AllocationsOK *= 2 }), ChangeImproved, false},
+		{"regressed threshold", clone(func(s *result.StrategyResult) { s.AllocationsOK /= 2 }), ChangeRegressed, true},
+		{"now crashes", clone(func(s *result.StrategyResult) { s.Outcome = result.OutcomeCrashed }), ChangeRegressed, true},
+		{"host cost grew", clone(func(s *result.StrategyResult) { s.HostBytesPerBuffer *= 2 }), ChangeRegressed, true},
+		{"missing", clone(func(s *result.StrategyResult) { s.Strategy += "-renamed" }), ChangeMissing, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -218,9 +143,9 @@ func TestCompare(t *testing.T) {
 }
 
 func TestDownsampleKeepsEnds(t *testing.T) {
-	var s []Sample
+	var s []result.Sample
 	for i := 0; i < 1000; i++ {
-		s = append(s, Sample{Index: uint64(i)})
+		s = append(s, result.Sample{Index: uint64(i)})
 	}
 	d := Downsample(s, 10)
 	if len(d) != 10 || d[0].Index != 0 || d[9].Index != 999 {
@@ -231,24 +156,32 @@ func TestDownsampleKeepsEnds(t *testing.T) {
 	}
 }
 
-func TestFormatSizeIsExact(t *testing.T) {
-	for in, want := range map[uint64]string{
-		1 << 20: "1 MiB", 1<<20 + 4<<10: "1 MiB+4 KiB", 4 << 10: "4 KiB", 1000: "1000 B", 1<<20 + 1: "1 MiB+1 B",
-		1<<20 + 4<<10 + 1: "1 MiB+4097 B", 16 << 30: "16 GiB",
-	} {
-		if got := FormatSize(in); got != want {
-			t.Errorf("FormatSize(%d) = %q, want %q", in, got, want)
+// changedRuns makes a baseline and a new run from the fixture in which every kind of row appears: shared
+// regressed (half the buffers), per-device improved (twice), migrate-first missing, a 2 MiB shared row that
+// is inconclusive (the new run completed a budget below the baseline's threshold) and a row only the new run
+// has (added).
+func changedRuns(r *result.Run) (*result.Run, *result.Run, float64) {
+	base, next := *r, *r
+	base.Strategies, next.Strategies = nil, nil
+	for _, s := range r.Strategies {
+		base.Strategies = append(base.Strategies, s)
+		switch s.Strategy {
+		case result.Shared:
+			s.AllocationsOK /= 2
+		case result.PerDevice:
+			s.AllocationsOK *= 2
+		case result.MigrateFirst:
+			continue
 		}
+		next.Strategies = append(next.Strategies, s)
 	}
-}
-
-// A loop that ends near vm.max_map_count is told apart from one that ran out of memory.
-func TestVerdictNamesTheMappingLimit(t *testing.T) {
-	r := &Run{Config: Config{Touch: "fill"}, Strategies: []Strategy{{Strategy: "shared", SizeBytes: 1 << 20, Outcome: OutcomeFailed,
-		AllocationsOK: 65000, MaxMappings: 65400, MaxMapCount: 65530,
-		FirstFailure: &FirstFailure{Index: 65000, Stage: StageTouch, Code: -5, Name: "CL_OUT_OF_RESOURCES"}}}}
-	v := strings.Join(Verdicts(r), "\n")
-	if !strings.Contains(v, "65400 memory mappings, 100% of vm.max_map_count (65530)") {
-		t.Errorf("verdict does not name the mapping limit:\n%s", v)
-	}
+	big := r.Strategies[0]
+	big.SizeBytes, big.Outcome, big.AllocationsOK = 2<<20, result.OutcomeFailed, 100
+	base.Strategies = append(base.Strategies, big)
+	big.Outcome, big.AllocationsOK, big.FirstFailure = result.OutcomeCompleted, 50, nil
+	next.Strategies = append(next.Strategies, big)
+	added := r.Strategies[0]
+	added.SizeBytes = 4 << 20
+	next.Strategies = append(next.Strategies, added)
+	return &base, &next, 0.10
 }

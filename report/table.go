@@ -5,13 +5,15 @@ import (
 	"io"
 	"strings"
 
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 )
 
-// WriteTable renders the threshold table a person reads in five seconds: one row per strategy (and size),
+// writeTable renders the threshold table a person reads in five seconds: one row per strategy (and size),
 // then the verdict sentences.
-func WriteTable(w io.Writer, r *Run) error {
+func writeTable(w io.Writer, r *result.Run) error {
 	fmt.Fprintf(w, "clmemprobe %s: %s, platform %q, %s buffers, touch %s\n", r.Tool.Version, deviceSummary(r), r.Platform.Name,
 		sizeSummary(r), r.Config.Touch)
 	if err := thresholdTable(w, r, false); err != nil {
@@ -24,13 +26,13 @@ func WriteTable(w io.Writer, r *Run) error {
 }
 
 // thresholdTable writes the table of strategies, as box drawing or as Markdown.
-func thresholdTable(w io.Writer, r *Run, markdown bool) error {
+func thresholdTable(w io.Writer, r *result.Run, markdown bool) error {
 	t := NewTable(w, markdown, tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{
 		tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight}}))
 	t.Header("Strategy", "Size", "Devices", "Outcome", "Buffers OK", "Bytes OK", "First failure", "Host/buffer", "Device/buffer")
 	for _, s := range r.Strategies {
-		if err := t.Append([]string{s.Strategy, FormatSize(s.SizeBytes), joinInts(s.Devices), outcomeCell(&s),
-			fmt.Sprint(s.AllocationsOK), FormatBytes(s.BytesOK), failureCell(&s), perBuffer(s.HostBytesPerBuffer, s.SamplesTotal),
+		if err := t.Append([]string{string(s.Strategy), units.Size(s.SizeBytes), joinInts(s.Devices), outcomeCell(&s),
+			fmt.Sprint(s.AllocationsOK), units.Bytes(s.BytesOK), failureCell(&s), perBuffer(s.HostBytesPerBuffer, s.SamplesTotal),
 			deviceCostCell(&s)}); err != nil {
 			return err
 		}
@@ -38,7 +40,7 @@ func thresholdTable(w io.Writer, r *Run, markdown bool) error {
 	return t.Render()
 }
 
-func deviceSummary(r *Run) string {
+func deviceSummary(r *result.Run) string {
 	var names []string
 	for _, d := range r.Devices {
 		names = append(names, fmt.Sprintf("[%d] %s", d.Index, d.Name))
@@ -49,13 +51,13 @@ func deviceSummary(r *Run) string {
 	return strings.Join(names, ", ")
 }
 
-func sizeSummary(r *Run) string {
+func sizeSummary(r *result.Run) string {
 	var sizes []string
-	for _, size := range runSizes(r) {
-		sizes = append(sizes, FormatSize(size))
+	for _, size := range r.Sizes() {
+		sizes = append(sizes, units.Size(size))
 	}
 	if len(sizes) == 0 {
-		return FormatSize(r.Config.SizeBytes)
+		return units.Size(r.Config.SizeBytes)
 	}
 	return strings.Join(sizes, ", ")
 }
@@ -68,16 +70,16 @@ func joinInts(xs []int) string {
 	return strings.Join(s, ",")
 }
 
-func outcomeCell(s *Strategy) string {
+func outcomeCell(s *result.StrategyResult) string {
 	switch s.Outcome {
-	case OutcomeCrashed:
+	case result.OutcomeCrashed:
 		if s.Signal != "" {
 			return "crashed (" + s.Signal + ")"
 		}
 		if s.ExitCode != nil {
 			return fmt.Sprintf("crashed (exit %d)", *s.ExitCode)
 		}
-	case OutcomeStopped:
+	case result.OutcomeStopped:
 		if i := strings.Index(s.Reason, ":"); i > 0 {
 			return "stopped (" + s.Reason[:i] + ")"
 		}
@@ -85,20 +87,20 @@ func outcomeCell(s *Strategy) string {
 			return "stopped (" + s.Reason + ")"
 		}
 	}
-	return s.Outcome
+	return string(s.Outcome)
 }
 
-func failureCell(s *Strategy) string {
+func failureCell(s *result.StrategyResult) string {
 	if f := s.FirstFailure; f != nil {
 		if f.Name == "" {
 			return fmt.Sprintf("#%d at %s", f.Index, f.Stage)
 		}
 		return fmt.Sprintf("#%d %s (%d) at %s, dev %d", f.Index, f.Name, f.Code, f.Stage, f.Device)
 	}
-	if s.Outcome == OutcomeCrashed || s.Outcome == OutcomeHung {
+	if s.Outcome == result.OutcomeCrashed || s.Outcome == result.OutcomeHung {
 		return fmt.Sprintf("#%d during %s", s.AllocationsOK, s.LastStage)
 	}
-	if s.Outcome == OutcomeUnsupported {
+	if s.Outcome == result.OutcomeUnsupported {
 		return "-"
 	}
 	return "none"
@@ -109,21 +111,51 @@ func perBuffer(v float64, samples int) string {
 	if samples < 2 {
 		return "n/a"
 	}
-	return FormatSignedBytes(v)
+	return units.SignedBytes(v)
 }
 
-func deviceCostCell(s *Strategy) string {
+func deviceCostCell(s *result.StrategyResult) string {
 	if len(s.DeviceBytesPerBuffer) == 0 {
 		return "n/a"
 	}
 	var parts []string
 	for _, d := range s.Devices {
 		if v, ok := s.DeviceBytesPerBuffer[fmt.Sprint(d)]; ok {
-			parts = append(parts, fmt.Sprintf("%d: %s", d, FormatSignedBytes(v)))
+			parts = append(parts, fmt.Sprintf("%d: %s", d, units.SignedBytes(v)))
 		}
 	}
 	if s.ReplicationFactor != nil {
 		parts = append(parts, fmt.Sprintf("x%.2f", *s.ReplicationFactor))
 	}
 	return strings.Join(parts, " ")
+}
+
+// writeInventory lists every platform and its devices, one table per platform.
+func writeInventory(w io.Writer, inv *result.Inventory) error {
+	for _, p := range *inv {
+		if _, err := fmt.Fprintf(w, "Platform %d: %s (%s), %s\n", p.Index, p.Name, p.Vendor, p.Version); err != nil {
+			return err
+		}
+		t := NewTable(w, false)
+		t.Header("Device", "Name", "Type", "Global memory", "Max alloc", "Unified", "Version", "Driver", "PCI")
+		for _, d := range p.Devices {
+			if err := t.Append([]string{fmt.Sprint(d.Index), d.Name, d.Type, units.Bytes(d.GlobalMemBytes),
+				units.Bytes(d.MaxAllocBytes), YesNo(d.HostUnified), shortVersion(d.Version), d.DriverVersion, OrDash(d.PCIBusID)}); err != nil {
+				return err
+			}
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// shortVersion keeps "OpenCL 3.0" of a device version string that runtimes pad with build details.
+func shortVersion(v string) string {
+	f := strings.Fields(v)
+	if len(f) >= 2 {
+		return f[0] + " " + f[1]
+	}
+	return v
 }

@@ -1,11 +1,31 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: sets up what it needs (PoCL, the ICD loader, a C compiler and the OpenCL
-# headers for the fault-injection runtime), then go vet and go test. With OpenCL set up, a test that needs
-# it fails instead of skipping (CLMEMPROBE_REQUIRE_OPENCL=1).
+# Runs every check and the whole test suite: sets up what it needs (PoCL, the ICD loader, a C compiler and
+# the OpenCL headers for the fault-injection runtime), then the gates and the tests. With OpenCL set up, a
+# test that needs it fails instead of skipping (CLMEMPROBE_REQUIRE_OPENCL=1). Arguments go to the last
+# `go test`, for example: scripts/test.sh -run Exchange
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
 bash scripts/setup.sh --tests
 export CLMEMPROBE_REQUIRE_OPENCL=1
+step() { echo "test: $*" >&2; }
+
+step "go vet"
 go vet ./...
+step "go mod tidy -diff"
+go mod tidy -diff
+step "staticcheck and deadcode (versions pinned in scripts/tools)"
+tools=$(mktemp -d)
+trap 'rm -rf "$tools"' EXIT
+(cd scripts/tools && go build -o "$tools/" honnef.co/go/tools/cmd/staticcheck golang.org/x/tools/cmd/deadcode)
+"$tools/staticcheck" ./...
+dead=$("$tools/deadcode" -test ./...)
+if [ -n "$dead" ]; then
+  echo "$dead" >&2
+  echo "test: the functions above are not reachable from any command or test: remove them" >&2
+  exit 1
+fi
+step "go test -race on the packages that start no worker"
+CGO_ENABLED=1 go test -race -count=1 ./probe/... ./report/...
+step "the whole suite"
 go test -count=1 -timeout 20m ./... "$@"

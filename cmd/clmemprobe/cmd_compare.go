@@ -1,18 +1,27 @@
 package main
 
 import (
-	"os"
+	"context"
+	"io"
 
-	"github.com/clmemprobe/clmemprobe/probe"
 	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/urfave/cli/v2"
 )
 
+// compareOptions are the flags of `compare`.
 type compareOptions struct {
-	base, next, tolerance, format string
+	Tolerance, Format string
+	args              []string
 }
 
-func compareCommand() *cli.Command {
+type compareRequest struct {
+	base, next string
+	tolerance  float64
+	format     string
+}
+
+func compareCommand(stdout io.Writer) *cli.Command {
+	var o compareOptions
 	return &cli.Command{
 		Name:      "compare",
 		Usage:     "compare two results; exit 1 when a threshold regressed beyond the tolerance",
@@ -25,46 +34,50 @@ when it is missing from the new run. For pipelines: exit 0 no regression, 1 regr
 
 ` + exitCodesHelp,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "tolerance", Value: "10%", Usage: "allowed change before it counts, as a percentage"},
-			&cli.StringFlag{Name: "format", Value: "table", Usage: "table or json"},
+			&cli.StringFlag{Name: "tolerance", Value: "10%", Destination: &o.Tolerance, Usage: "allowed change before it counts, as a percentage"},
+			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: "table or json"},
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
 			if err := flagsAfterArgs(c, "compare --tolerance 5% BASE.json NEW.json"); err != nil {
 				return err
 			}
-			if c.NArg() != 2 {
-				return usageErr("compare needs two arguments, BASE.json and NEW.json (see clmemprobe compare --help)")
-			}
-			return runCompare(compareOptions{base: c.Args().Get(0), next: c.Args().Get(1), tolerance: c.String("tolerance"), format: c.String("format")})
+			o.args = c.Args().Slice()
+			return runCompare(c.Context, o, stdout)
 		},
 	}
 }
 
-func runCompare(o compareOptions) error {
-	tol, err := probe.ParsePercent(o.tolerance)
+func (o compareOptions) validate() (*compareRequest, error) {
+	if len(o.args) != 2 {
+		return nil, usageErr("compare needs two arguments, BASE.json and NEW.json (see clmemprobe compare --help)")
+	}
+	tol, err := ParsePercent(o.Tolerance)
 	if err != nil {
-		return usageErr("--tolerance: %v", err)
+		return nil, usageErr("--tolerance: %v", err)
 	}
-	if o.format != "table" && o.format != "json" {
-		return usageErr("--format %q: choose table or json", o.format)
+	if _, err := report.Lookup(o.Format, report.KindComparison); err != nil {
+		return nil, usageErr("--format: %v", err)
 	}
-	base, err := loadResult(o.base)
+	return &compareRequest{base: o.args[0], next: o.args[1], tolerance: tol, format: o.Format}, nil
+}
+
+func runCompare(_ context.Context, o compareOptions, stdout io.Writer) error {
+	req, err := o.validate()
 	if err != nil {
 		return err
 	}
-	next, err := loadResult(o.next)
+	base, err := loadResult(req.base)
 	if err != nil {
 		return err
 	}
-	cmp := report.Compare(base, next, tol)
-	if o.format == "json" {
-		err = writeIndentedJSON(cmp)
-	} else {
-		err = report.WriteComparison(os.Stdout, cmp)
-	}
+	next, err := loadResult(req.next)
 	if err != nil {
-		return &exitError{exitOutput, err}
+		return err
+	}
+	cmp := report.Compare(base, next, req.tolerance)
+	if err := writeOut(report.Render(stdout, req.format, cmp)); err != nil {
+		return err
 	}
 	if cmp.Regressed {
 		return &exitError{exitRegression, nil}

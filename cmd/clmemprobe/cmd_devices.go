@@ -1,76 +1,73 @@
 package main
 
 import (
-	"fmt"
-	"os"
-	"strings"
+	"context"
+	"io"
+	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe"
-	"github.com/clmemprobe/clmemprobe/probe/cl"
 	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/urfave/cli/v2"
 )
 
+// devicesOptions are the flags of `devices`.
 type devicesOptions struct {
-	lib  string
-	json bool
+	OpenCLLib    string
+	SetupTimeout string
+	JSON         bool
+	args         []string
 }
 
-func devicesCommand() *cli.Command {
+// devicesRequest is what a valid devicesOptions asks for.
+type devicesRequest struct {
+	library string
+	setup   time.Duration
+	format  string
+}
+
+func devicesCommand(stdout, stderr io.Writer) *cli.Command {
+	var o devicesOptions
 	return &cli.Command{
-		Name:         "devices",
-		Usage:        "list every OpenCL platform and device with the figures the probe uses",
-		Description:  "Lists platforms and devices: name, vendor, type, OpenCL and driver version, global memory, maximum\nallocation, host-unified memory, PCI bus id. Device numbers are what run --devices takes.\n\n" + exitCodesHelp,
-		Flags:        []cli.Flag{openclLibFlag(), &cli.BoolFlag{Name: "json", Usage: "print JSON instead of a table"}},
+		Name:  "devices",
+		Usage: "list every OpenCL platform and device with the figures the probe uses",
+		Description: "Lists platforms and devices: name, vendor, type, OpenCL and driver version, global memory, maximum\n" +
+			"allocation, host-unified memory, PCI bus id. Device numbers are what run --devices takes. The runtime is\n" +
+			"loaded in a child process: one that crashes or hangs ends as one line and exit code 3.\n\n" + exitCodesHelp,
+		Flags: []cli.Flag{openclLibFlag(&o.OpenCLLib), setupTimeoutFlag(&o.SetupTimeout),
+			&cli.BoolFlag{Name: "json", Destination: &o.JSON, Usage: "print JSON instead of a table"}},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErr("devices takes no arguments, got %q", c.Args().First())
-			}
-			return runDevices(devicesOptions{lib: c.String("opencl-lib"), json: c.Bool("json")})
+			o.args = c.Args().Slice()
+			return runDevices(c.Context, o, stdout, stderr)
 		},
 	}
 }
 
-// platformListing is the JSON shape of `devices --json`.
-type platformListing struct {
-	report.Platform
-	Extensions []string        `json:"extensions"`
-	Devices    []report.Device `json:"devices"`
+func (o devicesOptions) validate() (*devicesRequest, error) {
+	if len(o.args) > 0 {
+		return nil, usageErr("devices takes no arguments, got %q", o.args[0])
+	}
+	setup, err := ParseDuration(o.SetupTimeout)
+	if err != nil {
+		return nil, usageErr("--setup-timeout: %v", err)
+	}
+	r := &devicesRequest{library: probe.LibraryPath(o.OpenCLLib), setup: setup, format: "table"}
+	if o.JSON {
+		r.format = "json"
+	}
+	return r, nil
 }
 
-func runDevices(o devicesOptions) error {
-	rt, err := probe.OpenRuntime(cl.ResolveLibraryPath(o.lib))
+func runDevices(ctx context.Context, o devicesOptions, stdout, stderr io.Writer) error {
+	req, err := o.validate()
 	if err != nil {
 		return err
 	}
-	var listing []platformListing
-	for i, p := range rt.Platforms {
-		listing = append(listing, platformListing{Platform: p, Extensions: rt.PlatformExtensions[i], Devices: append([]report.Device{}, rt.Devices[i]...)})
+	ctx, stop := withInterrupt(ctx, stderr)
+	defer stop()
+	inv, err := probe.Describe(ctx, req.library, req.setup)
+	if err != nil {
+		return err
 	}
-	if o.json {
-		return writeIndentedJSON(listing)
-	}
-	for _, p := range listing {
-		fmt.Printf("Platform %d: %s (%s), %s\n", p.Index, p.Name, p.Vendor, p.Version)
-		t := report.NewTable(os.Stdout, false)
-		t.Header("Device", "Name", "Type", "Global memory", "Max alloc", "Unified", "Version", "Driver", "PCI")
-		for _, d := range p.Devices {
-			_ = t.Append([]string{fmt.Sprint(d.Index), d.Name, d.Type, report.FormatBytes(d.GlobalMemBytes),
-				report.FormatBytes(d.MaxAllocBytes), report.YesNo(d.HostUnified), shortVersion(d.Version), d.DriverVersion, report.OrDash(d.PCIBusID)})
-		}
-		if err := t.Render(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// shortVersion keeps "OpenCL 3.0" of a device version string that runtimes pad with build details.
-func shortVersion(v string) string {
-	f := strings.Fields(v)
-	if len(f) >= 2 {
-		return f[0] + " " + f[1]
-	}
-	return v
+	return writeOut(report.Render(stdout, req.format, &inv))
 }

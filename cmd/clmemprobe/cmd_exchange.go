@@ -1,27 +1,44 @@
 package main
 
 import (
+	"context"
+	"fmt"
+	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe"
-	"github.com/clmemprobe/clmemprobe/probe/cl"
-	"github.com/clmemprobe/clmemprobe/probe/env"
-	"github.com/clmemprobe/clmemprobe/probe/exchange"
 	"github.com/clmemprobe/clmemprobe/report"
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
 	"github.com/urfave/cli/v2"
 )
 
+// exchangeOptions are the flags of `exchange`.
 type exchangeOptions struct {
-	lib, platform, devices string
-	cells, halo, steps     int64
-	verifyEvery, benchReps int64
-	sync, benchBytes       string
-	bufferFlags            string
-	format                 string
+	OpenCLLib, Platform, Devices  string
+	Cells, Halo, Steps            int64
+	VerifyEvery, BenchReps        int64
+	Sync, BenchBytes, BufferFlags string
+	SetupTimeout, HangTimeout     string
+	Format                        string
+	args, commandLine             []string
 }
 
-func exchangeCommand() *cli.Command {
+type exchangeRequest struct {
+	library  string
+	platform string
+	devices  []int
+	ex       probe.ExchangeRequest
+	limits   probe.Limits
+	format   string
+	flags    string
+	command  []string
+}
+
+func exchangeCommand(stdout, stderr io.Writer) *cli.Command {
+	var o exchangeOptions
 	return &cli.Command{
 		Name:  "exchange",
 		Usage: "check and measure halo exchange between devices with clEnqueueMigrateMemObjects",
@@ -32,109 +49,131 @@ producers' kernel events (commands in different queues are not ordered otherwise
 and compared with an exact host reference after the last step (and every --verify-every steps): any wrong
 cell is a failure, exit code 1. --sync none drops the wait lists to show what goes wrong without them.
 Finally the same bytes are moved from device 0 to device 1 by migration, through the host, and with
-clEnqueueCopyBuffer, to show what each path costs.
+clEnqueueCopyBuffer, to show what each path costs. It runs in a child process: a runtime that crashes or
+hangs while setting up ends with exit code 3, during the steps with exit code 5.
 
 ` + exitCodesHelp,
 		Flags: []cli.Flag{
-			openclLibFlag(),
-			&cli.StringFlag{Name: "platform", Usage: "platform index or part of its name (default: the first platform with devices)"},
-			&cli.StringFlag{Name: "devices", Value: "all", Usage: "two or more device indices within the platform, or all"},
-			&cli.Int64Flag{Name: "cells", Value: 1 << 20, Usage: "cells (32-bit) per device"},
-			&cli.Int64Flag{Name: "halo", Value: 4, Usage: "halo width in cells (also the stencil's radius)"},
-			&cli.Int64Flag{Name: "steps", Value: 100, Usage: "time steps"},
-			&cli.StringFlag{Name: "sync", Value: "events", Usage: "events (wait on the producers' kernel events) or none"},
-			&cli.Int64Flag{Name: "verify-every", Value: 0, Usage: "also verify every k steps (0: after the last step only)"},
-			&cli.StringFlag{Name: "bench-bytes", Value: "16MiB", Usage: "transfer size for the copy-path comparison (the halo size is measured too)"},
-			&cli.Int64Flag{Name: "bench-reps", Value: 20, Usage: "repetitions per path in the comparison (0: skip it)"},
-			&cli.StringFlag{Name: "buffer-flags", Value: "read-write", Usage: "flags of every buffer: read-write, or read-write,alloc-host-ptr (CL_MEM_ALLOC_HOST_PTR)"},
-			&cli.StringFlag{Name: "format", Value: "table", Usage: "table, json or markdown"},
+			openclLibFlag(&o.OpenCLLib),
+			&cli.StringFlag{Name: "platform", Destination: &o.Platform, Usage: "platform index or part of its name (default: the first platform with devices)"},
+			&cli.StringFlag{Name: "devices", Value: "all", Destination: &o.Devices, Usage: "two or more device indices within the platform, or all"},
+			&cli.Int64Flag{Name: "cells", Value: 1 << 20, Destination: &o.Cells, Usage: "cells (32-bit) per device"},
+			&cli.Int64Flag{Name: "halo", Value: 4, Destination: &o.Halo, Usage: "halo width in cells (also the stencil's radius)"},
+			&cli.Int64Flag{Name: "steps", Value: 100, Destination: &o.Steps, Usage: "time steps"},
+			&cli.StringFlag{Name: "sync", Value: "events", Destination: &o.Sync, Usage: "events (wait on the producers' kernel events) or none"},
+			&cli.Int64Flag{Name: "verify-every", Value: 0, Destination: &o.VerifyEvery, Usage: "also verify every k steps (0: after the last step only)"},
+			&cli.StringFlag{Name: "bench-bytes", Value: "16MiB", Destination: &o.BenchBytes, Usage: "transfer size for the copy-path comparison (the halo size is measured too)"},
+			&cli.Int64Flag{Name: "bench-reps", Value: 20, Destination: &o.BenchReps, Usage: "repetitions per path in the comparison (0: skip it)"},
+			&cli.StringFlag{Name: "buffer-flags", Value: "read-write", Destination: &o.BufferFlags, Usage: "flags of every buffer: read-write, or read-write,alloc-host-ptr (CL_MEM_ALLOC_HOST_PTR)"},
+			setupTimeoutFlag(&o.SetupTimeout),
+			&cli.StringFlag{Name: "hang-timeout", Value: "60s", Destination: &o.HangTimeout, Usage: "steps without progress for this long are declared hung"},
+			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: strings.Join(report.Names(report.KindExchange), ", ")},
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErr("exchange takes no arguments, got %q", c.Args().First())
-			}
-			return runExchange(exchangeOptions{lib: c.String("opencl-lib"), platform: c.String("platform"), devices: c.String("devices"),
-				cells: c.Int64("cells"), halo: c.Int64("halo"), steps: c.Int64("steps"), sync: c.String("sync"),
-				verifyEvery: c.Int64("verify-every"), benchBytes: c.String("bench-bytes"), benchReps: c.Int64("bench-reps"), format: c.String("format"),
-				bufferFlags: c.String("buffer-flags")})
+			o.args, o.commandLine = c.Args().Slice(), os.Args
+			return runExchange(c.Context, o, stdout, stderr)
 		},
 	}
 }
 
-func runExchange(o exchangeOptions) error {
-	for name, v := range map[string]int64{"--cells": o.cells, "--halo": o.halo, "--steps": o.steps} {
-		if v <= 0 {
-			return usageErr("%s must be positive, got %d", name, v)
+func (o exchangeOptions) validate() (*exchangeRequest, error) {
+	if len(o.args) > 0 {
+		return nil, usageErr("exchange takes no arguments, got %q", o.args[0])
+	}
+	for _, v := range []struct {
+		name string
+		v    int64
+	}{{"--cells", o.Cells}, {"--halo", o.Halo}, {"--steps", o.Steps}} {
+		if v.v <= 0 {
+			return nil, usageErr("%s must be positive, got %d", v.name, v.v)
 		}
 	}
-	if o.verifyEvery < 0 || o.benchReps < 0 {
-		return usageErr("--verify-every and --bench-reps cannot be negative")
+	if o.VerifyEvery < 0 || o.BenchReps < 0 {
+		return nil, usageErr("--verify-every and --bench-reps cannot be negative")
 	}
-	if o.format != "table" && o.format != "json" && o.format != "markdown" {
-		return usageErr("--format %q: choose table, json or markdown", o.format)
+	if _, err := report.Lookup(o.Format, report.KindExchange); err != nil {
+		return nil, usageErr("--format: %v", err)
 	}
-	benchBytes, err := probe.ParseSize(o.benchBytes)
+	r := &exchangeRequest{library: probe.LibraryPath(o.OpenCLLib), platform: o.Platform, format: o.Format, flags: o.BufferFlags, command: o.commandLine}
+	var err error
+	if r.ex.BenchBytes, err = units.ParseSize(o.BenchBytes); err != nil {
+		return nil, usageErr("--bench-bytes: %v", err)
+	}
+	if r.ex.AllocHostPtr, err = parseBufferFlags(o.BufferFlags); err != nil {
+		return nil, usageErr("--buffer-flags: %v", err)
+	}
+	if r.devices, err = ParseDeviceList(o.Devices); err != nil {
+		return nil, usageErr("--devices: %v", err)
+	}
+	if r.limits.Setup, err = ParseDuration(o.SetupTimeout); err != nil {
+		return nil, usageErr("--setup-timeout: %v", err)
+	}
+	if r.limits.Hang, err = ParseDuration(o.HangTimeout); err != nil {
+		return nil, usageErr("--hang-timeout: %v", err)
+	}
+	r.ex.Devices, r.ex.Cells, r.ex.Halo, r.ex.Steps = r.devices, uint64(o.Cells), uint64(o.Halo), uint64(o.Steps)
+	r.ex.Sync, r.ex.VerifyEvery, r.ex.BenchReps = o.Sync, uint64(o.VerifyEvery), int(o.BenchReps)
+	if err := r.ex.Validate(); err != nil {
+		return nil, usageErr("%v", err)
+	}
+	return r, nil
+}
+
+// parseBufferFlags reads --buffer-flags: read-write, optionally with alloc-host-ptr.
+func parseBufferFlags(s string) (allocHostPtr bool, err error) {
+	readWrite := false
+	for _, part := range strings.Split(s, ",") {
+		switch strings.TrimSpace(part) {
+		case "read-write":
+			readWrite = true
+		case "alloc-host-ptr":
+			allocHostPtr = true
+		default:
+			return false, fmt.Errorf("unknown buffer flag %q (choose read-write or alloc-host-ptr)", part)
+		}
+	}
+	if !readWrite {
+		return false, fmt.Errorf("buffer flags must include read-write")
+	}
+	return allocHostPtr, nil
+}
+
+func runExchange(ctx context.Context, o exchangeOptions, stdout, stderr io.Writer) error {
+	req, err := o.validate()
 	if err != nil {
-		return usageErr("--bench-bytes: %v", err)
+		return err
 	}
-	flags, err := exchange.ParseBufferFlags(o.bufferFlags)
+	ctx, stop := withInterrupt(ctx, stderr)
+	defer stop()
+	inv, err := probe.Describe(ctx, req.library, req.limits.Setup)
 	if err != nil {
-		return usageErr("--buffer-flags: %v", err)
+		return err
 	}
-	want, err := probe.ParseDeviceList(o.devices)
+	plat, err := selectPlatform(inv, req.platform)
 	if err != nil {
-		return usageErr("--devices: %v", err)
+		return err
 	}
-	cfg := exchange.Config{Cells: uint64(o.cells), Halo: uint64(o.halo), Steps: uint64(o.steps), Sync: o.sync,
-		VerifyEvery: uint64(o.verifyEvery), BenchBytes: benchBytes, BenchReps: int(o.benchReps), BufferFlags: flags}
-	if want != nil && len(want) < 2 {
-		return usageErr("the exchange needs at least two devices, got --devices %s", o.devices)
+	if req.ex.Devices, err = selectDevices(inv, plat, req.devices); err != nil {
+		return err
 	}
-	// Checks that do not need the runtime come first, with a stand-in device count.
-	check := cfg
-	check.Devices = make([]*cl.Device, 2)
-	if err := check.Validate(); err != nil {
+	req.ex.Platform = plat
+	if err := req.ex.Validate(); err != nil {
 		return usageErr("%v", err)
 	}
-	libPath := cl.ResolveLibraryPath(o.lib)
-	rt, err := probe.OpenRuntime(libPath)
+	started := time.Now().UTC().Format(time.RFC3339)
+	ex, err := probe.Exchange(ctx, req.library, req.ex, req.limits)
 	if err != nil {
 		return err
 	}
-	plat, err := rt.SelectPlatform(o.platform)
-	if err != nil {
+	res := &result.ExchangeRun{SchemaVersion: result.SchemaVersion, Tool: result.Tool{Name: "clmemprobe", Version: version},
+		Started: started, Command: req.command, Environment: probe.Environment(req.library), Platform: inv[plat].Platform, Exchange: *ex}
+	for _, i := range req.ex.Devices {
+		res.DeviceInfo = append(res.DeviceInfo, inv[plat].Devices[i])
+	}
+	res.BufferFlags = req.flags
+	if err := writeOut(report.Render(stdout, req.format, res)); err != nil {
 		return err
-	}
-	if cfg.Indices, err = rt.SelectDevices(plat, want); err != nil {
-		return err
-	}
-	for _, i := range cfg.Indices {
-		cfg.Devices = append(cfg.Devices, rt.CLDevices[plat][i])
-	}
-	if err := cfg.Validate(); err != nil {
-		return usageErr("%v", err)
-	}
-	res := &report.ExchangeRun{SchemaVersion: report.SchemaVersion, Tool: report.Tool{Name: "clmemprobe", Version: version},
-		Started: time.Now().UTC().Format(time.RFC3339), Command: os.Args, Environment: env.Collect(env.DefaultRoots, libPath),
-		Platform: rt.Platforms[plat]}
-	for _, i := range cfg.Indices {
-		res.DeviceInfo = append(res.DeviceInfo, rt.Devices[plat][i])
-	}
-	ex, err := exchange.Run(rt.Lib, cfg)
-	if err != nil {
-		return &exitError{exitOutput, err}
-	}
-	res.Exchange = *ex
-	res.BufferFlags = o.bufferFlags
-	switch o.format {
-	case "json":
-		err = writeIndentedJSON(res)
-	default:
-		err = report.WriteExchangeTable(os.Stdout, res, o.format == "markdown")
-	}
-	if err != nil {
-		return &exitError{exitOutput, err}
 	}
 	if !res.Correct {
 		return &exitError{exitRegression, nil}

@@ -1,65 +1,76 @@
 package main
 
 import (
+	"context"
 	"errors"
-	"fmt"
+	"io"
 	"os"
 	"strings"
 
 	"github.com/clmemprobe/clmemprobe/report"
+	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
 )
 
+// reportOptions are the flags of `report`.
 type reportOptions struct {
-	path, format, output string
-	maxSamples           int64
+	Format, Output string
+	MaxSamples     int64
+	args           []string
 }
 
-var reportFormats = []string{"table", "json", "markdown", "csv", "png", "svg"}
+type reportRequest struct {
+	path, output string
+	format       *report.Format
+	maxSamples   int
+}
 
-func reportCommand() *cli.Command {
+func reportCommand(stdout io.Writer) *cli.Command {
+	var o reportOptions
 	return &cli.Command{
 		Name:      "report",
-		Usage:     "render a saved run.json again: table, json, markdown, csv (samples), png or svg (chart)",
+		Usage:     "render a saved run.json again: " + strings.Join(report.Names(report.KindRun), ", "),
 		ArgsUsage: "RUN.json",
 		Description: "Renders a result written by run --out, with the verdict derived again from its numbers.\n" +
 			"markdown is the report for a bug ticket; csv lists every kept sample, one row per strategy and sample;\n" +
 			"png and svg draw memory against buffers allocated (for a sweep, buffers reached against buffer size)\n" +
 			"and need --output or a redirected stdout.\n\n" + exitCodesHelp,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "format", Value: "table", Usage: "table, json, markdown, csv, png or svg"},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to this file instead of stdout"},
-			&cli.Int64Flag{Name: "max-samples", Usage: "keep at most this many samples per strategy, evenly spread, first and last kept (smaller files for tickets; 0: all)"},
+			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: strings.Join(report.Names(report.KindRun), ", ")},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Destination: &o.Output, Usage: "write to this file instead of stdout"},
+			&cli.Int64Flag{Name: "max-samples", Destination: &o.MaxSamples, Usage: "keep at most this many samples per strategy, evenly spread, first and last kept (smaller files for tickets; 0: all)"},
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
 			if err := flagsAfterArgs(c, "report --format markdown RUN.json"); err != nil {
 				return err
 			}
-			if c.NArg() != 1 {
-				return usageErr("report needs exactly one RUN.json argument (see clmemprobe report --help)")
-			}
-			return runReport(reportOptions{path: c.Args().First(), format: c.String("format"), output: c.String("output"), maxSamples: c.Int64("max-samples")})
+			o.args = c.Args().Slice()
+			return runReport(c.Context, o, stdout)
 		},
 	}
 }
 
-func (o reportOptions) validate() error {
-	if o.maxSamples < 0 || o.maxSamples == 1 {
-		return usageErr("--max-samples must be 0 (all) or at least 2, got %d", o.maxSamples)
+func (o reportOptions) validate() (*reportRequest, error) {
+	if len(o.args) != 1 {
+		return nil, usageErr("report needs exactly one RUN.json argument (see clmemprobe report --help)")
 	}
-	for _, f := range reportFormats {
-		if o.format == f {
-			return nil
-		}
+	if o.MaxSamples < 0 || o.MaxSamples == 1 {
+		return nil, usageErr("--max-samples must be 0 (all) or at least 2, got %d", o.MaxSamples)
 	}
-	return usageErr("--format %q: choose %s", o.format, strings.Join(reportFormats, ", "))
+	f, err := report.Lookup(o.Format, report.KindRun)
+	if err != nil {
+		return nil, usageErr("--format: %v", err)
+	}
+	return &reportRequest{path: o.args[0], output: o.Output, format: f, maxSamples: int(o.MaxSamples)}, nil
 }
 
-func loadResult(path string) (*report.Run, error) {
-	r, err := report.Load(path)
-	var nr *report.ErrNotAResult
+// loadResult reads a run.json; what cannot be read is bad input (exit 2).
+func loadResult(path string) (*result.Run, error) {
+	r, err := result.Load(path)
+	var nr *result.NotAResultError
 	if errors.As(err, &nr) || errors.Is(err, os.ErrNotExist) {
 		return nil, usageErr("%v", err)
 	}
@@ -69,44 +80,32 @@ func loadResult(path string) (*report.Run, error) {
 	return r, nil
 }
 
-func runReport(o reportOptions) error {
-	if err := o.validate(); err != nil {
+func runReport(_ context.Context, o reportOptions, stdout io.Writer) error {
+	req, err := o.validate()
+	if err != nil {
 		return err
 	}
-	r, err := loadResult(o.path)
+	r, err := loadResult(req.path)
 	if err != nil {
 		return err
 	}
 	// The verdict is derived from the numbers, so it is derived again: a result keeps what this build says.
-	r.Verdict = report.Verdicts(r)
-	if o.maxSamples > 0 {
+	findings.Apply(r)
+	if req.maxSamples > 0 {
 		for i := range r.Strategies {
-			r.Strategies[i].Samples = report.Downsample(r.Strategies[i].Samples, int(o.maxSamples))
+			r.Strategies[i].Samples = report.Downsample(r.Strategies[i].Samples, req.maxSamples)
 		}
 	}
-	out := os.Stdout
-	if o.output != "" {
-		f, err := os.Create(o.output)
+	out := stdout
+	if req.output != "" {
+		f, err := os.Create(req.output)
 		if err != nil {
-			return &exitError{exitOutput, fmt.Errorf("cannot write %s: %v", o.output, err)}
+			return outputErr("cannot write %s: %v", req.output, err)
 		}
 		defer f.Close()
 		out = f
+	} else if f, ok := stdout.(*os.File); ok && req.format.Binary && isatty.IsTerminal(f.Fd()) {
+		return usageErr("a %s chart is binary: give --output FILE or redirect stdout", req.format.Name)
 	}
-	var werr error
-	switch o.format {
-	case "csv":
-		werr = report.WriteCSV(out, r)
-	case "png", "svg":
-		if o.output == "" && isatty.IsTerminal(out.Fd()) {
-			return usageErr("a %s chart is binary: give --output FILE or redirect stdout", o.format)
-		}
-		werr = report.WriteChart(out, r, o.format)
-	default:
-		werr = render(out, r, o.format)
-	}
-	if werr != nil {
-		return &exitError{exitOutput, werr}
-	}
-	return nil
+	return writeOut(report.Render(out, req.format.Name, r))
 }

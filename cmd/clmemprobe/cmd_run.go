@@ -4,32 +4,42 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"os/signal"
-	"path/filepath"
+	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe"
-	"github.com/clmemprobe/clmemprobe/probe/cl"
-	"github.com/clmemprobe/clmemprobe/probe/env"
-	"github.com/clmemprobe/clmemprobe/probe/sample"
 	"github.com/clmemprobe/clmemprobe/report"
-	"github.com/shirou/gopsutil/v4/mem"
+	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
 	"github.com/urfave/cli/v2"
 )
 
-// runOptions are the flags of `run`, as given; validate turns them into a probe.Plan.
+// runOptions are the flags of `run`, as given.
 type runOptions struct {
-	lib, platform, devices, strategies string
-	size, sizes, maxBytes, hostReserve string
-	maxAllocs                          int64
-	touch, timeout, hangTimeout        string
-	sampleInterval, out, format        string
+	OpenCLLib, Platform, Devices, Strategies string
+	Size, Sizes, MaxBytes, HostReserve       string
+	MaxAllocs                                int64
+	Touch                                    string
+	Timeout, HangTimeout, SetupTimeout       string
+	SampleInterval, Out, Format              string
+	args, commandLine                        []string
 }
 
-func runCommand() *cli.Command {
+// runRequest is what valid runOptions ask for, before the runtime says which devices exist.
+type runRequest struct {
+	plan     probe.Plan // without platform and devices
+	platform string
+	devices  []int // nil: all
+	out      string
+	format   string
+}
+
+func runCommand(stdout, stderr io.Writer) *cli.Command {
+	var o runOptions
 	return &cli.Command{
 		Name:  "run",
 		Usage: "run the allocation probe: the clCreateBuffer loop under each strategy, one worker process each",
@@ -45,277 +55,175 @@ Runtimes that allocate at first use fail at the touch, not at create: the first 
 the exact buffer index and the stage where it surfaced (setup, create, touch, migrate, finish).
 
 Each strategy runs in a child process: a crash, OOM kill or hang of the runtime becomes that strategy's
-outcome (crashed, hung) and the others still run. A host guard stops a strategy before system available
-memory falls below --host-reserve. Ctrl-C writes a partial result.
+outcome (crashed, hung) and the others still run. --setup-timeout bounds loading the runtime and creating
+contexts and kernels; --hang-timeout bounds a loop that stops moving. A host guard reads available memory
+every 5 ms, and before each buffer that could cross --host-reserve at the measured cost per buffer, and
+stops the strategy before it does. Ctrl-C writes a partial result; a second Ctrl-C exits at once.
 
 ` + exitCodesHelp,
 		Flags: []cli.Flag{
-			openclLibFlag(),
-			&cli.StringFlag{Name: "platform", Usage: "platform index or part of its name (default: the first platform with devices)"},
-			&cli.StringFlag{Name: "devices", Value: "all", Usage: "device indices within the platform: all, 0,1 or 0-3"},
-			&cli.StringFlag{Name: "strategies", Value: "shared,per-device,migrate-first", Usage: "comma-separated: shared, per-device, migrate-first, device-list, or all"},
-			&cli.StringFlag{Name: "size", Value: "1MiB", Usage: "buffer size: B, KiB, MiB, GiB (or KB, MB, GB); sums such as 1MiB+4KiB"},
-			&cli.StringFlag{Name: "sizes", Usage: "a sweep: comma-separated sizes, each run with every strategy (overrides --size)"},
-			&cli.Int64Flag{Name: "max-allocs", Value: 100000, Usage: "buffers per strategy (the user's loop runs 100000)"},
-			&cli.StringFlag{Name: "max-bytes", Usage: "stop each strategy after this many bytes of buffers (default: no byte limit)"},
-			&cli.StringFlag{Name: "touch", Value: "none", Usage: "what to do to each buffer after creating it: none, fill, kernel"},
-			&cli.StringFlag{Name: "timeout", Value: "10m", Usage: "time limit per strategy; past it the strategy is stopped"},
-			&cli.StringFlag{Name: "hang-timeout", Value: "60s", Usage: "no progress for this long and the worker is declared hung"},
-			&cli.StringFlag{Name: "host-reserve", Usage: "stop a strategy before system available memory falls below this (default: the larger of 1GiB and 5% of RAM)"},
-			&cli.StringFlag{Name: "sample-interval", Value: "10ms", Usage: "least time between memory samples"},
-			&cli.StringFlag{Name: "out", Usage: "folder to write run.json, samples.jsonl (every sample, as it comes) and run.png into (created if missing)"},
-			&cli.StringFlag{Name: "format", Value: "table", Usage: "output on stdout: table, json or markdown"},
+			openclLibFlag(&o.OpenCLLib),
+			&cli.StringFlag{Name: "platform", Destination: &o.Platform, Usage: "platform index or part of its name (default: the first platform with devices)"},
+			&cli.StringFlag{Name: "devices", Value: "all", Destination: &o.Devices, Usage: "device indices within the platform: all, 0,1 or 0-3"},
+			&cli.StringFlag{Name: "strategies", Value: "shared,per-device,migrate-first", Destination: &o.Strategies, Usage: "comma-separated: shared, per-device, migrate-first, device-list, or all"},
+			&cli.StringFlag{Name: "size", Value: "1MiB", Destination: &o.Size, Usage: "buffer size: B, KiB, MiB, GiB (or KB, MB, GB); sums such as 1MiB+4KiB"},
+			&cli.StringFlag{Name: "sizes", Destination: &o.Sizes, Usage: "a sweep: comma-separated sizes, each run with every strategy (overrides --size)"},
+			&cli.Int64Flag{Name: "max-allocs", Value: 100000, Destination: &o.MaxAllocs, Usage: "buffers per strategy (the user's loop runs 100000)"},
+			&cli.StringFlag{Name: "max-bytes", Destination: &o.MaxBytes, Usage: "stop each strategy after this many bytes of buffers (default: no byte limit)"},
+			&cli.StringFlag{Name: "touch", Value: "none", Destination: &o.Touch, Usage: "what to do to each buffer after creating it: none, fill, kernel"},
+			&cli.StringFlag{Name: "timeout", Value: "10m", Destination: &o.Timeout, Usage: "time limit per strategy; past it the strategy is stopped"},
+			&cli.StringFlag{Name: "hang-timeout", Value: "60s", Destination: &o.HangTimeout, Usage: "a loop without progress for this long is declared hung"},
+			setupTimeoutFlag(&o.SetupTimeout),
+			&cli.StringFlag{Name: "host-reserve", Destination: &o.HostReserve, Usage: "stop a strategy before system available memory falls below this (default: the larger of 1GiB and 5% of RAM)"},
+			&cli.StringFlag{Name: "sample-interval", Value: "10ms", Destination: &o.SampleInterval, Usage: "least time between memory samples (the host guard keeps its own 5 ms cadence)"},
+			&cli.StringFlag{Name: "out", Destination: &o.Out, Usage: "folder to write run.json, samples.jsonl (every sample, as it comes) and run.png into (created if missing)"},
+			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: "output on stdout: table, json or markdown"},
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
-			if c.NArg() > 0 {
-				return usageErr("run takes no arguments, got %q (flags go before it? see clmemprobe run --help)", c.Args().First())
-			}
-			o := runOptions{lib: c.String("opencl-lib"), platform: c.String("platform"), devices: c.String("devices"),
-				strategies: c.String("strategies"), size: c.String("size"), sizes: c.String("sizes"), maxAllocs: c.Int64("max-allocs"),
-				maxBytes: c.String("max-bytes"), touch: c.String("touch"), timeout: c.String("timeout"), hangTimeout: c.String("hang-timeout"),
-				hostReserve: c.String("host-reserve"), sampleInterval: c.String("sample-interval"), out: c.String("out"), format: c.String("format")}
-			return runProbe(o)
+			o.args, o.commandLine = c.Args().Slice(), os.Args
+			return runRun(c.Context, o, stdout, stderr)
 		},
 	}
 }
 
-// validate checks every flag that can be checked without OpenCL and builds the plan.
-func (o runOptions) validate() (*probe.Plan, []int, error) {
-	p := &probe.Plan{Library: cl.ResolveLibraryPath(o.lib), Command: os.Args}
-	var err error
-	if p.Strategies, err = probe.ParseStrategies(o.strategies); err != nil {
-		return nil, nil, usageErr("--strategies: %v", err)
+// runFormats are the formats run prints on stdout (charts go to --out).
+var runFormats = []string{"table", "json", "markdown"}
+
+// validate checks every flag that can be checked without OpenCL. It has no side effects.
+func (o runOptions) validate() (*runRequest, error) {
+	if len(o.args) > 0 {
+		return nil, usageErr("run takes no arguments, got %q (see clmemprobe run --help)", o.args[0])
 	}
-	if o.sizes != "" {
-		if p.Sizes, err = probe.ParseSizes(o.sizes); err != nil {
-			return nil, nil, usageErr("--sizes: %v", err)
+	r := &runRequest{platform: o.Platform, out: o.Out, format: o.Format}
+	p := &r.plan
+	p.Library, p.Command, p.ToolVersion = probe.LibraryPath(o.OpenCLLib), o.commandLine, version
+	var err error
+	if p.Strategies, err = ParseStrategies(o.Strategies); err != nil {
+		return nil, usageErr("--strategies: %v", err)
+	}
+	if o.Sizes != "" {
+		if p.Sizes, err = units.ParseSizes(o.Sizes); err != nil {
+			return nil, usageErr("--sizes: %v", err)
 		}
 	} else {
-		s, err := probe.ParseSize(o.size)
+		s, err := units.ParseSize(o.Size)
 		if err != nil {
-			return nil, nil, usageErr("--size: %v", err)
+			return nil, usageErr("--size: %v", err)
 		}
 		p.Sizes = []uint64{s}
 	}
-	if o.maxAllocs <= 0 {
-		return nil, nil, usageErr("--max-allocs must be a positive number of buffers, got %d", o.maxAllocs)
+	if o.MaxAllocs <= 0 {
+		return nil, usageErr("--max-allocs must be a positive number of buffers, got %d", o.MaxAllocs)
 	}
-	p.MaxAllocs = uint64(o.maxAllocs)
-	if o.maxBytes != "" {
-		if p.MaxBytes, err = probe.ParseSize(o.maxBytes); err != nil {
-			return nil, nil, usageErr("--max-bytes: %v", err)
+	p.MaxAllocs = uint64(o.MaxAllocs)
+	if o.MaxBytes != "" {
+		if p.MaxBytes, err = units.ParseSize(o.MaxBytes); err != nil {
+			return nil, usageErr("--max-bytes: %v", err)
 		}
 	}
-	if p.Touch, err = probe.ParseTouch(o.touch); err != nil {
-		return nil, nil, usageErr("--touch: %v", err)
+	if p.Touch, err = ParseTouch(o.Touch); err != nil {
+		return nil, usageErr("--touch: %v", err)
 	}
-	if p.Timeout, err = probe.ParseDuration(o.timeout); err != nil {
-		return nil, nil, usageErr("--timeout: %v", err)
+	for _, d := range []struct {
+		flag, value string
+		dest        *time.Duration
+	}{{"--timeout", o.Timeout, &p.Limits.Total}, {"--hang-timeout", o.HangTimeout, &p.Limits.Hang},
+		{"--setup-timeout", o.SetupTimeout, &p.Limits.Setup}, {"--sample-interval", o.SampleInterval, &p.SampleInterval}} {
+		if *d.dest, err = ParseDuration(d.value); err != nil {
+			return nil, usageErr("%s: %v", d.flag, err)
+		}
 	}
-	if p.HangTimeout, err = probe.ParseDuration(o.hangTimeout); err != nil {
-		return nil, nil, usageErr("--hang-timeout: %v", err)
-	}
-	if p.SampleInterval, err = probe.ParseDuration(o.sampleInterval); err != nil {
-		return nil, nil, usageErr("--sample-interval: %v", err)
-	}
-	if o.hostReserve != "" {
-		if p.HostReserve, err = probe.ParseSize(o.hostReserve); err != nil {
-			return nil, nil, usageErr("--host-reserve: %v", err)
+	if o.HostReserve != "" {
+		if p.HostReserve, err = units.ParseSize(o.HostReserve); err != nil {
+			return nil, usageErr("--host-reserve: %v", err)
 		}
 	} else {
-		p.HostReserve = defaultHostReserve()
+		p.HostReserve = probe.DefaultHostReserve()
 	}
-	switch o.format {
-	case "table", "json", "markdown":
-	default:
-		return nil, nil, usageErr("--format %q: choose table, json or markdown", o.format)
+	if !slices.Contains(runFormats, o.Format) {
+		return nil, usageErr("--format %q: choose %s", o.Format, strings.Join(runFormats, ", "))
 	}
-	devs, err := probe.ParseDeviceList(o.devices)
-	if err != nil {
-		return nil, nil, usageErr("--devices: %v", err)
+	if r.devices, err = ParseDeviceList(o.Devices); err != nil {
+		return nil, usageErr("--devices: %v", err)
 	}
-	if o.out != "" {
-		if err := prepareOutDir(o.out); err != nil {
-			return nil, nil, usageErr("--out: %v", err)
-		}
-		p.OutDir = o.out
-	}
-	return p, devs, nil
+	return r, nil
 }
 
-// defaultHostReserve is the larger of 1 GiB and 5% of RAM.
-func defaultHostReserve() uint64 {
-	reserve := uint64(1 << 30)
-	if vm, err := mem.VirtualMemory(); err == nil && vm.Total/20 > reserve {
-		reserve = vm.Total / 20
+// planFor completes the plan with the platform and devices the runtime has.
+func (r *runRequest) planFor(inv result.Inventory) (probe.Plan, error) {
+	p := r.plan
+	var err error
+	if p.Platform, err = selectPlatform(inv, r.platform); err != nil {
+		return p, err
 	}
-	return reserve
+	if p.Devices, err = selectDevices(inv, p.Platform, r.devices); err != nil {
+		return p, err
+	}
+	return p, checkSizes(inv, p.Platform, p.Devices, p.Sizes)
 }
 
-// prepareOutDir makes the folder and proves it is writable before any work starts.
-func prepareOutDir(dir string) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("cannot create %s: %v", dir, err)
-	}
-	f, err := os.CreateTemp(dir, ".clmemprobe-write-test-*")
-	if err != nil {
-		return fmt.Errorf("%s is not writable: %v", dir, err)
-	}
-	f.Close()
-	return os.Remove(f.Name())
-}
-
-func runProbe(o runOptions) error {
-	plan, wantDevs, err := o.validate()
+func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
+	req, err := o.validate()
 	if err != nil {
 		return err
 	}
-	rt, err := probe.DescribeInChild("", plan.Library, plan.HangTimeout)
-	if err != nil {
-		return err
-	}
-	if plan.Platform, err = rt.SelectPlatform(o.platform); err != nil {
-		return err
-	}
-	if plan.Devices, err = rt.SelectDevices(plan.Platform, wantDevs); err != nil {
-		return err
-	}
-	if err := rt.CheckSizes(plan.Platform, plan.Devices, plan.Sizes); err != nil {
-		return err
-	}
-	res := newRunResult(plan, rt)
-
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	runner := &probe.Runner{Plan: *plan, Observer: newProgressPrinter(os.Stderr)}
-	if plan.OutDir != "" {
-		samples, err := os.Create(filepath.Join(plan.OutDir, "samples.jsonl"))
-		if err != nil {
-			return &exitError{exitOutput, fmt.Errorf("cannot write samples: %v", err)}
-		}
-		defer samples.Close()
-		runner.Samples = samples
-		runner.Checkpoint = func(r *report.Run) error {
-			r.Verdict = report.Verdicts(r)
-			return writeRunJSON(plan.OutDir, r)
-		}
-		res.Partial = true
-		if err := writeRunJSON(plan.OutDir, res); err != nil {
+	var out *outputDir
+	if req.out != "" {
+		if out, err = openOutputDir(req.out); err != nil {
 			return err
 		}
+		defer out.close()
 	}
-	runErr := runner.Run(ctx, res)
+	ctx, stop := withInterrupt(ctx, stderr)
+	defer stop()
+	inv, err := probe.Describe(ctx, req.plan.Library, req.plan.Limits.Setup)
+	if err != nil {
+		return err
+	}
+	plan, err := req.planFor(inv)
+	if err != nil {
+		return err
+	}
+	obs := newRunObserver(stderr, out)
+	run, runErr := probe.Run(ctx, plan, inv, obs)
 	interrupted := errors.Is(runErr, context.Canceled)
 	if runErr != nil && !interrupted {
-		return &exitError{exitOutput, runErr}
+		return runErr
 	}
-	res.Partial = interrupted
-	res.Verdict = report.Verdicts(res)
-	res.ParentPeakRSSBytes, _ = sample.StatusField("/proc/self/status", "VmHWM")
-	if plan.OutDir != "" {
-		if err := writeRunJSON(plan.OutDir, res); err != nil {
-			return err
-		}
-		if err := writeChart(filepath.Join(plan.OutDir, "run.png"), res); err != nil {
-			return err
-		}
+	findings.Apply(run)
+	var writeErr error
+	if out != nil {
+		writeErr = errors.Join(obs.samplesErr, out.writeRun(run), out.writeChart(run))
 	}
-	if err := render(os.Stdout, res, o.format); err != nil {
-		return &exitError{exitOutput, err}
-	}
-	if runner.SamplesErr != nil {
-		return &exitError{exitOutput, fmt.Errorf("samples.jsonl is incomplete (run.json is whole): %v", runner.SamplesErr)}
+	if err := writeOut(report.Render(stdout, req.format, run)); err != nil {
+		return err
 	}
 	switch {
+	case writeErr != nil:
+		return outputErr("%v", writeErr)
 	case interrupted:
-		fmt.Fprintln(os.Stderr, "clmemprobe: interrupted; the result holds the strategies run so far")
+		fmt.Fprintln(stderr, "clmemprobe: interrupted; the result holds the strategies run so far")
 		return &exitError{exitInterrupted, nil}
-	case anyOutcome(res, report.OutcomeCrashed, report.OutcomeHung):
+	case anyOutcome(run, result.OutcomeCrashed, result.OutcomeHung):
 		return &exitError{exitWorkerFault, nil}
 	}
 	return nil
 }
 
-func anyOutcome(r *report.Run, outcomes ...string) bool {
+func anyOutcome(r *result.Run, outcomes ...result.Outcome) bool {
 	for _, s := range r.Strategies {
-		for _, o := range outcomes {
-			if s.Outcome == o {
-				return true
-			}
+		if slices.Contains(outcomes, s.Outcome) {
+			return true
 		}
 	}
 	return false
 }
 
-// newRunResult starts the result: what was asked and where.
-func newRunResult(p *probe.Plan, rt *probe.Inventory) *report.Run {
-	res := &report.Run{SchemaVersion: report.SchemaVersion, Tool: report.Tool{Name: "clmemprobe", Version: version},
-		Started: time.Now().UTC().Format(time.RFC3339), Command: p.Command,
-		Environment: env.Collect(env.DefaultRoots, p.Library),
-		Platform:    rt.Platforms[p.Platform], Strategies: []report.Strategy{}}
-	res.Environment.Platforms = rt.Platforms
-	for _, i := range p.Devices {
-		res.Devices = append(res.Devices, rt.Devices[p.Platform][i])
-	}
-	var names []string
-	for _, s := range p.Strategies {
-		names = append(names, string(s))
-	}
-	res.Config = report.Config{Platform: p.Platform, Devices: p.Devices, Strategies: names, SizeBytes: p.Sizes[0],
-		MaxAllocs: p.MaxAllocs, MaxBytes: p.MaxBytes, Touch: string(p.Touch), TimeoutSeconds: p.Timeout.Seconds(),
-		HangSeconds: p.HangTimeout.Seconds(), HostReserveByte: p.HostReserve, SampleMillis: float64(p.SampleInterval) / 1e6,
-		OpenCLLibrary: p.Library}
-	if len(p.Sizes) > 1 {
-		res.Config.Sizes = p.Sizes
-	}
-	return res
-}
-
-// writeRunJSON replaces run.json atomically, so a reader (or a crash) never sees half a file.
-func writeRunJSON(dir string, r *report.Run) error {
-	tmp, err := os.CreateTemp(dir, ".run.json-*")
+// writeOut turns a failed write to stdout into exit code 4.
+func writeOut(err error) error {
 	if err != nil {
-		return &exitError{exitOutput, fmt.Errorf("cannot write run.json: %v", err)}
-	}
-	if err := report.WriteJSON(tmp, r); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return &exitError{exitOutput, fmt.Errorf("cannot write run.json: %v", err)}
-	}
-	_ = tmp.Chmod(0o644)
-	if err := tmp.Close(); err != nil {
-		return &exitError{exitOutput, fmt.Errorf("cannot write run.json: %v", err)}
-	}
-	if err := os.Rename(tmp.Name(), filepath.Join(dir, "run.json")); err != nil {
-		return &exitError{exitOutput, fmt.Errorf("cannot write run.json: %v", err)}
-	}
-	return nil
-}
-
-// render writes the result in the chosen format.
-func render(w *os.File, r *report.Run, format string) error {
-	switch strings.ToLower(format) {
-	case "json":
-		return report.WriteJSON(w, r)
-	case "markdown":
-		return report.WriteMarkdown(w, r)
-	}
-	return report.WriteTable(w, r)
-}
-
-// writeChart draws the result next to run.json.
-func writeChart(path string, r *report.Run) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return &exitError{exitOutput, fmt.Errorf("cannot write the chart: %v", err)}
-	}
-	if err := report.WriteChart(f, r, "png"); err != nil {
-		f.Close()
-		return &exitError{exitOutput, fmt.Errorf("cannot draw the chart: %v", err)}
-	}
-	if err := f.Close(); err != nil {
-		return &exitError{exitOutput, fmt.Errorf("cannot write the chart: %v", err)}
+		return outputErr("cannot write the output: %v", err)
 	}
 	return nil
 }

@@ -20,19 +20,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clmemprobe/clmemprobe/report"
+	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 const mib = 1 << 20
 
-// result is what one invocation of the binary produced.
-type result struct {
+// invocation is what one run of the binary produced.
+type invocation struct {
 	stdout, stderr string
 	code           int
 }
 
 // runTool runs the binary with env and args, bounded in time.
-func runTool(t *testing.T, env []string, args ...string) result {
+func runTool(t *testing.T, env []string, args ...string) invocation {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -48,22 +48,22 @@ func runTool(t *testing.T, env []string, args ...string) result {
 	} else if err != nil {
 		t.Fatalf("running clmemprobe %v: %v", args, err)
 	}
-	return result{out.String(), errb.String(), code}
+	return invocation{out.String(), errb.String(), code}
 }
 
 // runOut runs `run` with --out in a fresh folder and loads the run.json it wrote.
-func runOut(t *testing.T, env []string, args ...string) (*report.Run, result, string) {
+func runOut(t *testing.T, env []string, args ...string) (*result.Run, invocation, string) {
 	t.Helper()
 	dir := t.TempDir()
 	res := runTool(t, env, append(append([]string{"run"}, args...), "--out", dir)...)
-	r, err := report.Load(filepath.Join(dir, "run.json"))
+	r, err := result.Load(filepath.Join(dir, "run.json"))
 	if err != nil {
 		t.Fatalf("run.json after %v (exit %d, stderr %q): %v", args, res.code, res.stderr, err)
 	}
 	return r, res, dir
 }
 
-func strategy(t *testing.T, r *report.Run, name string) *report.Strategy {
+func strategy(t *testing.T, r *result.Run, name result.Strategy) *result.StrategyResult {
 	t.Helper()
 	for i := range r.Strategies {
 		if r.Strategies[i].Strategy == name {
@@ -74,9 +74,9 @@ func strategy(t *testing.T, r *report.Run, name string) *report.Strategy {
 	return nil
 }
 
-func wantFailure(t *testing.T, s *report.Strategy, index uint64, stage string, code int32, device int) {
+func wantFailure(t *testing.T, s *result.StrategyResult, index uint64, stage result.Stage, code int32, device int) {
 	t.Helper()
-	if s.Outcome != report.OutcomeFailed || s.FirstFailure == nil {
+	if s.Outcome != result.OutcomeFailed || s.FirstFailure == nil {
 		t.Fatalf("%s: outcome %q (%s), want failed", s.Strategy, s.Outcome, s.Reason)
 	}
 	f := s.FirstFailure
@@ -91,7 +91,7 @@ func wantFailure(t *testing.T, s *report.Strategy, index uint64, stage string, c
 
 func within(got, want, tol float64) bool { return math.Abs(got-want) <= tol*math.Abs(want) }
 
-func hasVerdict(r *report.Run, part string) bool {
+func hasVerdict(r *result.Run, part string) bool {
 	for _, v := range r.Verdict {
 		if strings.Contains(v, part) {
 			return true
@@ -106,11 +106,11 @@ func TestDevicesListsBothPoCLDevices(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("devices --json: exit %d: %s", res.code, res.stderr)
 	}
-	var listing []platformListing
+	var listing result.Inventory
 	if err := json.Unmarshal([]byte(res.stdout), &listing); err != nil {
 		t.Fatalf("devices --json is not JSON: %v", err)
 	}
-	var pocl *platformListing
+	var pocl *result.PlatformListing
 	for i := range listing {
 		if strings.Contains(listing[i].Name, "Portable Computing Language") {
 			pocl = &listing[i]
@@ -227,11 +227,11 @@ func TestReplicatingRuntimePinpointsTheUsersThreshold(t *testing.T) {
 	}
 	// shared: the staging copies exhaust the host budget first.
 	sharedAt := uint64(hostBudget / size)
-	wantFailure(t, strategy(t, r, "shared"), sharedAt, report.StageCreate, -6, int(sharedAt%2))
-	wantFailure(t, strategy(t, r, "migrate-first"), sharedAt, report.StageCreate, -6, int(sharedAt%2))
+	wantFailure(t, strategy(t, r, "shared"), sharedAt, result.StageCreate, -6, int(sharedAt%2))
+	wantFailure(t, strategy(t, r, "migrate-first"), sharedAt, result.StageCreate, -6, int(sharedAt%2))
 	// per-device: no staging; a device is full after devMem/size of its own buffers, every other one.
 	perDevAt := uint64(2 * devMem / size)
-	wantFailure(t, strategy(t, r, "per-device"), perDevAt, report.StageCreate, -6, int(perDevAt%2))
+	wantFailure(t, strategy(t, r, "per-device"), perDevAt, result.StageCreate, -6, int(perDevAt%2))
 
 	sh, pd := strategy(t, r, "shared"), strategy(t, r, "per-device")
 	if sh.ReplicationFactor == nil || !within(*sh.ReplicationFactor, 2, 0.02) {
@@ -263,7 +263,7 @@ func TestLazyRuntimeFailsAtFirstUse(t *testing.T) {
 	t.Run("touch none defers", func(t *testing.T) {
 		r, _, _ := runOut(t, FaultEnv(t, lazy...), "--max-allocs", strconv.FormatUint(failAt+100, 10), "--strategies", "shared,per-device")
 		for _, s := range r.Strategies {
-			if s.Outcome != report.OutcomeCompleted {
+			if s.Outcome != result.OutcomeCompleted {
 				t.Errorf("%s: %s, want completed: nothing is allocated at create", s.Strategy, s.Outcome)
 			}
 		}
@@ -273,19 +273,19 @@ func TestLazyRuntimeFailsAtFirstUse(t *testing.T) {
 	})
 	t.Run("touch fill fails at the exact buffer", func(t *testing.T) {
 		r, _, _ := runOut(t, FaultEnv(t, lazy...), "--touch", "fill", "--max-allocs", "2000", "--strategies", "shared,per-device")
-		wantFailure(t, strategy(t, r, "shared"), failAt, report.StageTouch, -4, 0)
-		wantFailure(t, strategy(t, r, "per-device"), failAt, report.StageTouch, -4, 0)
+		wantFailure(t, strategy(t, r, "shared"), failAt, result.StageTouch, -4, 0)
+		wantFailure(t, strategy(t, r, "per-device"), failAt, result.StageTouch, -4, 0)
 		if !hasVerdict(r, "allocates at first use") {
 			t.Errorf("verdict should say the runtime allocates at first use: %q", r.Verdict)
 		}
 	})
 	t.Run("failure reported by clFinish", func(t *testing.T) {
 		r, _, _ := runOut(t, FaultEnv(t, append(lazy, "FAULTCL_LAZY_AT_FINISH=1")...), "--touch", "kernel", "--max-allocs", "2000", "--strategies", "shared")
-		wantFailure(t, strategy(t, r, "shared"), failAt, report.StageFinish, -4, 0)
+		wantFailure(t, strategy(t, r, "shared"), failAt, result.StageFinish, -4, 0)
 	})
 	t.Run("migrate-first fails at migrate", func(t *testing.T) {
 		r, _, _ := runOut(t, FaultEnv(t, lazy...), "--max-allocs", "2000", "--strategies", "migrate-first")
-		wantFailure(t, strategy(t, r, "migrate-first"), failAt, report.StageMigrate, -4, 0)
+		wantFailure(t, strategy(t, r, "migrate-first"), failAt, result.StageMigrate, -4, 0)
 	})
 }
 
@@ -293,7 +293,7 @@ func TestInjectedOutOfResources(t *testing.T) {
 	const n = 77
 	r, _, _ := runOut(t, FaultEnv(t, fmt.Sprintf("FAULTCL_OOR_AT=%d", n), "FAULTCL_NOTIFY=1"), "--max-allocs", "500", "--strategies", "shared")
 	s := strategy(t, r, "shared")
-	wantFailure(t, s, n-1, report.StageCreate, -5, (n-1)%2)
+	wantFailure(t, s, n-1, result.StageCreate, -5, (n-1)%2)
 	if s.FirstFailure.Name != "CL_OUT_OF_RESOURCES" || s.FirstFailure.Call != "clCreateBuffer" {
 		t.Errorf("first failure named %q in %q", s.FirstFailure.Name, s.FirstFailure.Call)
 	}
@@ -305,13 +305,13 @@ func TestDeviceListPlacesBuffersOnOneDevice(t *testing.T) {
 	r, _, _ := runOut(t, env, "--max-allocs", "5000", "--strategies", "shared,device-list")
 	dl := strategy(t, r, "device-list")
 	// One device per buffer, no staging copy: the devices fill up, not the host budget.
-	wantFailure(t, dl, 2*devMem/size, report.StageCreate, -6, 0)
+	wantFailure(t, dl, 2*devMem/size, result.StageCreate, -6, 0)
 	if dl.ReplicationFactor == nil || !within(*dl.ReplicationFactor, 1, 0.02) {
 		t.Errorf("device-list replication factor %v, want 1", dl.ReplicationFactor)
 	}
 	// Without the extension the strategy is reported unsupported, with the reason.
 	r2, _, _ := runOut(t, PoCLEnv(t), "--max-allocs", "10", "--strategies", "device-list")
-	if s := strategy(t, r2, "device-list"); s.Outcome != report.OutcomeUnsupported || !strings.Contains(s.Reason, "cl_khr_external_memory") {
+	if s := strategy(t, r2, "device-list"); s.Outcome != result.OutcomeUnsupported || !strings.Contains(s.Reason, "cl_khr_external_memory") {
 		t.Errorf("device-list on PoCL: %s (%s), want unsupported naming cl_khr_external_memory", s.Outcome, s.Reason)
 	}
 }
@@ -324,13 +324,13 @@ func TestCrashInTheRuntimeIsAnOutcome(t *testing.T) {
 	if res.code != exitWorkerFault {
 		t.Errorf("exit code %d, want %d for a crashed worker", res.code, exitWorkerFault)
 	}
-	for _, name := range []string{"shared", "migrate-first"} {
+	for _, name := range []result.Strategy{result.Shared, result.MigrateFirst} {
 		s := strategy(t, r, name)
-		if s.Outcome != report.OutcomeCrashed || s.AllocationsOK != n-1 || s.Signal != "SIGSEGV" || s.LastStage != report.StageCreate {
+		if s.Outcome != result.OutcomeCrashed || s.AllocationsOK != n-1 || s.Signal != "SIGSEGV" || s.LastStage != result.StageCreate {
 			t.Errorf("%s: %s after %d buffers, signal %q, stage %q; want crashed after %d, SIGSEGV, create", name, s.Outcome, s.AllocationsOK, s.Signal, s.LastStage, n-1)
 		}
 	}
-	if s := strategy(t, r, "per-device"); s.Outcome != report.OutcomeCompleted || s.AllocationsOK != 1000 {
+	if s := strategy(t, r, "per-device"); s.Outcome != result.OutcomeCompleted || s.AllocationsOK != 1000 {
 		t.Errorf("per-device: %s after %d, want completed 1000: a crash must not touch other strategies", s.Outcome, s.AllocationsOK)
 	}
 }
@@ -344,13 +344,13 @@ func TestHangInTheRuntimeIsAnOutcome(t *testing.T) {
 		t.Errorf("exit code %d, want %d for a hung worker", res.code, exitWorkerFault)
 	}
 	s := strategy(t, r, "shared")
-	if s.Outcome != report.OutcomeHung || s.AllocationsOK != n-1 || s.LastStage != report.StageCreate {
+	if s.Outcome != result.OutcomeHung || s.AllocationsOK != n-1 || s.LastStage != result.StageCreate {
 		t.Errorf("shared: %s after %d in %q, want hung after %d in create", s.Outcome, s.AllocationsOK, s.LastStage, n-1)
 	}
 	if s.Seconds > 10 {
 		t.Errorf("the hang took %.1fs to detect with a 2s watchdog", s.Seconds)
 	}
-	if p := strategy(t, r, "per-device"); p.Outcome != report.OutcomeCompleted {
+	if p := strategy(t, r, "per-device"); p.Outcome != result.OutcomeCompleted {
 		t.Errorf("per-device: %s, want completed", p.Outcome)
 	}
 	if time.Since(start) > time.Minute {
@@ -370,7 +370,7 @@ func workerOf(t *testing.T, parent int, seen map[int]bool) int {
 				pid, _ := strconv.Atoi(field)
 				// Only workers: the parent may start other short-lived helpers while it collects the environment.
 				cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-				if pid > 0 && !seen[pid] && bytes.Contains(cmdline, []byte("__worker")) {
+				if pid > 0 && !seen[pid] && bytes.Contains(cmdline, []byte("__child\x00strategy")) {
 					seen[pid] = true
 					return pid
 				}
@@ -436,17 +436,17 @@ func TestSignalledWorkersBecomeOutcomes(t *testing.T) {
 	if code := exitOf(err); code != exitWorkerFault {
 		t.Errorf("exit code %d, want %d; output:\n%s", code, exitWorkerFault, out)
 	}
-	r, lerr := report.Load(filepath.Join(dir, "run.json"))
+	r, lerr := result.Load(filepath.Join(dir, "run.json"))
 	if lerr != nil {
 		t.Fatal(lerr)
 	}
-	if s := strategy(t, r, "shared"); s.Outcome != report.OutcomeCrashed || s.Signal != "SIGKILL" || s.AllocationsOK == 0 || s.AllocationsOK >= allocs {
+	if s := strategy(t, r, "shared"); s.Outcome != result.OutcomeCrashed || s.Signal != "SIGKILL" || s.AllocationsOK == 0 || s.AllocationsOK >= allocs {
 		t.Errorf("shared: %s, signal %q, %d buffers; want crashed by SIGKILL part way", s.Outcome, s.Signal, s.AllocationsOK)
 	}
-	if s := strategy(t, r, "per-device"); s.Outcome != report.OutcomeHung || s.AllocationsOK == 0 {
+	if s := strategy(t, r, "per-device"); s.Outcome != result.OutcomeHung || s.AllocationsOK == 0 {
 		t.Errorf("per-device: %s after %d; want hung part way", s.Outcome, s.AllocationsOK)
 	}
-	if s := strategy(t, r, "migrate-first"); s.Outcome != report.OutcomeCompleted || s.AllocationsOK != allocs {
+	if s := strategy(t, r, "migrate-first"); s.Outcome != result.OutcomeCompleted || s.AllocationsOK != allocs {
 		t.Errorf("migrate-first: %s after %d; want completed %d", s.Outcome, s.AllocationsOK, allocs)
 	}
 	for _, pid := range []int{first, second, third} {
@@ -469,14 +469,14 @@ func TestInterruptLeavesAValidPartialResult(t *testing.T) {
 	if code := exitOf(err); code != exitInterrupted {
 		t.Errorf("exit code %d, want %d; output:\n%s", code, exitInterrupted, out)
 	}
-	r, lerr := report.Load(filepath.Join(dir, "run.json"))
+	r, lerr := result.Load(filepath.Join(dir, "run.json"))
 	if lerr != nil {
 		t.Fatalf("run.json after Ctrl-C: %v", lerr)
 	}
 	if !r.Partial || len(r.Strategies) != 1 {
 		t.Fatalf("partial %v with %d strategies; want a partial result with the one strategy that ran", r.Partial, len(r.Strategies))
 	}
-	if s := r.Strategies[0]; s.Outcome != report.OutcomeStopped || s.Reason != "interrupted" || s.AllocationsOK == 0 {
+	if s := r.Strategies[0]; s.Outcome != result.OutcomeStopped || s.Reason != "interrupted" || s.AllocationsOK == 0 {
 		t.Errorf("interrupted strategy: %s (%s) after %d buffers", s.Outcome, s.Reason, s.AllocationsOK)
 	}
 	if alive(worker) {
@@ -485,7 +485,7 @@ func TestInterruptLeavesAValidPartialResult(t *testing.T) {
 }
 
 // oneLineError checks the promise for bad input: one line on stderr, the documented code, no panic.
-func oneLineError(t *testing.T, res result, code int, mention string) {
+func oneLineError(t *testing.T, res invocation, code int, mention string) {
 	t.Helper()
 	if res.code != code {
 		t.Errorf("exit code %d, want %d (stderr %q)", res.code, code, res.stderr)
@@ -507,7 +507,7 @@ func oneLineError(t *testing.T, res result, code int, mention string) {
 func overMaxAlloc(t *testing.T, env []string) string {
 	t.Helper()
 	res := runTool(t, env, "devices", "--json")
-	var listing []platformListing
+	var listing result.Inventory
 	if err := json.Unmarshal([]byte(res.stdout), &listing); err != nil || len(listing) == 0 || len(listing[0].Devices) == 0 {
 		t.Fatalf("devices --json: %v %q", err, res.stderr)
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report"
+	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 func TestExchangeVerifiesAgainstTheHostReference(t *testing.T) {
@@ -23,7 +23,7 @@ func TestExchangeVerifiesAgainstTheHostReference(t *testing.T) {
 			if res.code != 0 {
 				t.Fatalf("exit %d: %s", res.code, res.stderr)
 			}
-			var e report.ExchangeRun
+			var e result.ExchangeRun
 			if err := json.Unmarshal([]byte(res.stdout), &e); err != nil {
 				t.Fatal(err)
 			}
@@ -41,22 +41,23 @@ func TestExchangeVerifiesAgainstTheHostReference(t *testing.T) {
 	}
 }
 
-// Without wait lists the result may or may not be corrupted on a given run; what must hold is that the
-// report says what it saw and the exit code follows it.
-func TestExchangeWithoutEventsReportsWhatItSaw(t *testing.T) {
+// Without wait lists a consumer's migration runs before its producer's kernel has finished: on PoCL with
+// three devices that corrupts cells in every run (2000 to 3100 of 12288 seen in five runs). The report must
+// say so and the exit code must be 1.
+func TestExchangeWithoutEventsCorruptsOnPoCL(t *testing.T) {
 	env := append(PoCLEnv(t), "POCL_DEVICES=pthread pthread pthread")
 	res := runTool(t, env, "exchange", "--cells", "4096", "--steps", "200", "--sync", "none", "--bench-reps", "0", "--format", "json")
-	var e report.ExchangeRun
+	var e result.ExchangeRun
 	if err := json.Unmarshal([]byte(res.stdout), &e); err != nil {
 		t.Fatalf("exit %d, %v: %s", res.code, err, res.stderr)
 	}
 	if !e.Verified {
 		t.Fatal("the result must be checked even without events")
 	}
-	if (e.WrongCells > 0) != (res.code == exitRegression) || (e.WrongCells == 0) != (res.code == 0) {
-		t.Errorf("%d wrong cells but exit code %d", e.WrongCells, res.code)
+	if e.WrongCells == 0 || e.WrongCells > 3*4096 || res.code != exitRegression {
+		t.Errorf("%d wrong cells of %d, exit code %d; want some wrong cells and exit %d", e.WrongCells, 3*4096, res.code, exitRegression)
 	}
-	if e.WrongCells > 0 && !strings.Contains(e.Conclusion(), "Corruption observed") {
+	if !strings.Contains(e.Conclusion(), "Corruption observed") {
 		t.Errorf("conclusion %q", e.Conclusion())
 	}
 }
@@ -86,7 +87,7 @@ func TestExchangeNeverUsesReleasedEvents(t *testing.T) {
 	if strings.Contains(res.stderr, "CL_INVALID_EVENT") {
 		t.Fatalf("an event was used after release: %s", res.stderr)
 	}
-	var e report.ExchangeRun
+	var e result.ExchangeRun
 	if err := json.Unmarshal([]byte(res.stdout), &e); err != nil {
 		t.Fatalf("exit %d: %v %s", res.code, err, res.stderr)
 	}

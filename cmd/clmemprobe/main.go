@@ -1,29 +1,34 @@
 // Command clmemprobe finds where and why OpenCL allocations fail (-4, -5, -6) on the user's own runtime: it
 // reproduces the repeated clCreateBuffer loop under several context strategies, each in its own worker
 // process, samples host and device memory, and reports the first failure of each and what a buffer costs.
+//
+// Each command lives in its own file: an options struct bound to its flags, a pure validate, and a run
+// function. This file maps errors to exit codes, in one place.
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
-	"strings"
+	"os/signal"
+	"syscall"
 
 	"github.com/clmemprobe/clmemprobe/probe"
 	"github.com/urfave/cli/v2"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
-var version = "0.1.0-dev"
+var version = "0.2.0-dev"
 
 // Exit codes, documented in every command's help and in the README.
 const (
 	exitOK          = 0
 	exitRegression  = 1 // compare: a threshold regressed; exchange: wrong cells
 	exitUsage       = 2 // bad flags, arguments or input files
-	exitNoOpenCL    = 3 // no OpenCL library, platform or device
-	exitOutput      = 4 // results could not be written, or another failure of the tool itself
+	exitNoOpenCL    = 3 // no OpenCL library, platform or device, or a runtime that failed at set-up
+	exitOutput      = 4 // results could not be written
 	exitWorkerFault = 5 // a worker crashed or hung (the result is still written)
 	exitInterrupted = 130
 )
@@ -32,66 +37,114 @@ const exitCodesHelp = `EXIT CODES:
    0    the probe ran; strategies that failed an allocation are results, not errors
    1    compare: a threshold regressed beyond the tolerance; exchange: wrong cells
    2    bad input: a flag, an argument or an input file
-   3    no OpenCL: the library, a platform or a device is missing
-   4    the tool could not write its results (or failed itself)
+   3    no OpenCL: the library, a platform or a device is missing, or the runtime failed while setting up
+   4    the tool could not write its results
    5    a worker crashed or hung (the runtime died; the result is written)
    130  interrupted with Ctrl-C (a partial result is written)`
 
-// exitError carries an exit code to main.
+// exitError carries an exit code to main; err nil means "nothing more to say".
 type exitError struct {
 	code int
 	err  error
 }
 
-func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
 func (e *exitError) Unwrap() error { return e.err }
 
+// usageErr is bad input: the command line or an input file must change.
 func usageErr(format string, a ...any) error {
 	return &exitError{exitUsage, fmt.Errorf(format, a...)}
+}
+
+// outputErr is a failure to write results.
+func outputErr(format string, a ...any) error {
+	return &exitError{exitOutput, fmt.Errorf(format, a...)}
 }
 
 // exitCode is the one place that maps errors to exit codes.
 func exitCode(err error) int {
 	var ee *exitError
-	var ue *probe.UsageError
 	switch {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.As(err, &ue):
-		return exitUsage
+	case errors.Is(err, context.Canceled):
+		return exitInterrupted
 	case errors.Is(err, probe.ErrNoOpenCL):
 		return exitNoOpenCL
+	case errors.Is(err, probe.ErrChildFault):
+		return exitWorkerFault
 	}
 	return exitOutput
 }
 
 func main() {
-	// A worker is this same binary re-executed by the parent; it never goes through the command line.
-	if len(os.Args) > 1 && os.Args[1] == probe.WorkerCommand {
-		os.Exit(probe.RunWorker(os.Stdin))
+	// A child is this same binary re-executed by the engine; it never goes through the command line.
+	if len(os.Args) > 1 && os.Args[1] == probe.ChildCommand {
+		os.Exit(probe.RunChild(os.Stdin))
 	}
-	if len(os.Args) > 2 && os.Args[1] == probe.DescribeCommand {
-		os.Exit(probe.RunDescribe(os.Args[2], os.Stdout))
-	}
-	os.Exit(run(os.Args))
+	os.Exit(realMain(os.Args, os.Stdout, os.Stderr))
 }
 
-func run(args []string) int {
-	app := newApp()
-	err := app.Run(args)
+// realMain runs the command line and returns the exit code; every error becomes one line on stderr.
+func realMain(args []string, stdout, stderr io.Writer) int {
+	err := newApp(stdout, stderr).RunContext(context.Background(), args)
 	if err != nil {
 		var ee *exitError
 		if !errors.As(err, &ee) || ee.err != nil {
-			fmt.Fprintln(os.Stderr, "clmemprobe:", err)
+			fmt.Fprintln(stderr, "clmemprobe:", oneLine(err.Error()))
 		}
 	}
 	return exitCode(err)
 }
 
-func newApp() *cli.App {
-	cli.VersionPrinter = func(c *cli.Context) { fmt.Println("clmemprobe", c.App.Version) }
+// oneLine keeps an error message on one line, whatever a runtime put into it.
+func oneLine(s string) string {
+	out := []rune{}
+	for _, r := range s {
+		if r == '\n' || r == '\r' {
+			r = ' '
+		}
+		out = append(out, r)
+	}
+	return string(out)
+}
+
+// withInterrupt returns a context that the first Ctrl-C (or SIGTERM) cancels: the engine stops the child
+// in flight and the command writes what it has. A second Ctrl-C kills the children and exits at once; what
+// was written before stays (results are written after every strategy).
+func withInterrupt(ctx context.Context, stderr io.Writer) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		if _, ok := <-sig; !ok {
+			return
+		}
+		cancel()
+		if _, ok := <-sig; !ok {
+			return
+		}
+		probe.Abort()
+		fmt.Fprintln(stderr, "clmemprobe: interrupted again: stopped at once; the result written so far is kept")
+		os.Exit(exitInterrupted)
+	}()
+	return ctx, func() {
+		signal.Stop(sig)
+		close(sig)
+		cancel()
+	}
+}
+
+func newApp(stdout, stderr io.Writer) *cli.App {
+	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprintln(c.App.Writer, "clmemprobe", c.App.Version) }
 	return &cli.App{
 		Name:    "clmemprobe",
 		Usage:   "find where and why OpenCL allocations fail, strategy by strategy, on your own runtime",
@@ -100,13 +153,15 @@ func newApp() *cli.App {
 			"strategies (one context over all devices, one per device, migrate-first, device-list), each in its own\n" +
 			"worker process, samples host and device memory, and reports the first failure of each: the buffer's\n" +
 			"index, the call and stage that failed, the code (-4, -5, -6), and what a buffer costs.\n\n" + exitCodesHelp,
-		Commands:             []*cli.Command{devicesCommand(), runCommand(), reportCommand(), compareCommand(), exchangeCommand(), envCommand()},
-		HideHelpCommand:      true,
-		EnableBashCompletion: false,
+		Commands: []*cli.Command{devicesCommand(stdout, stderr), runCommand(stdout, stderr), reportCommand(stdout),
+			compareCommand(stdout), exchangeCommand(stdout, stderr), envCommand(stdout, stderr)},
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		HideHelpCommand: true,
 		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
 			return usageErr("%v (see clmemprobe --help)", err)
 		},
-		ExitErrHandler: func(*cli.Context, error) {}, // main maps errors to codes
+		ExitErrHandler: func(*cli.Context, error) {}, // realMain maps errors to codes
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
 				return usageErr("unknown command %q (commands: devices, run, report, compare, exchange, env; see clmemprobe --help)", c.Args().First())
@@ -117,8 +172,15 @@ func newApp() *cli.App {
 }
 
 // openclLibFlag is shared by every command that talks to OpenCL.
-func openclLibFlag() cli.Flag {
-	return &cli.StringFlag{Name: "opencl-lib", Usage: "OpenCL library to load (default: $CLMEMPROBE_OPENCL_LIB, else libOpenCL.so.1, the ICD loader)"}
+func openclLibFlag(dest *string) cli.Flag {
+	return &cli.StringFlag{Name: "opencl-lib", Destination: dest,
+		Usage: "OpenCL library to load (default: $CLMEMPROBE_OPENCL_LIB, else libOpenCL.so.1, the ICD loader)"}
+}
+
+// setupTimeoutFlag is shared by every command that loads a runtime.
+func setupTimeoutFlag(dest *string) cli.Flag {
+	return &cli.StringFlag{Name: "setup-timeout", Value: "120s", Destination: dest,
+		Usage: "time limit for loading the runtime, listing devices, creating contexts and building kernels"}
 }
 
 // commandUsageError makes flag errors of subcommands one clear line with exit code 2.
@@ -129,16 +191,9 @@ func commandUsageError(c *cli.Context, err error, isSubcommand bool) error {
 // flagsAfterArgs explains the one parsing rule users trip on: flags go before positional arguments.
 func flagsAfterArgs(c *cli.Context, usage string) error {
 	for _, a := range c.Args().Slice()[1:] {
-		if strings.HasPrefix(a, "-") {
+		if len(a) > 1 && a[0] == '-' {
 			return usageErr("%s: flags go before the file arguments, as in: clmemprobe %s", c.Command.Name, usage)
 		}
 	}
 	return nil
-}
-
-// writeIndentedJSON prints v as indented JSON on stdout.
-func writeIndentedJSON(v any) error {
-	enc := json.NewEncoder(os.Stdout)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

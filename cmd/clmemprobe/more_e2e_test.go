@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report"
+	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 func TestTouchKernelOnPoCL(t *testing.T) {
@@ -19,7 +19,7 @@ func TestTouchKernelOnPoCL(t *testing.T) {
 	}
 	for _, s := range r.Strategies {
 		// The kernel writes every byte, and PoCL's device memory is host memory.
-		if s.Outcome != report.OutcomeCompleted || s.AllocationsOK != n || s.HostBytesPerBuffer < 0.9*size {
+		if s.Outcome != result.OutcomeCompleted || s.AllocationsOK != n || s.HostBytesPerBuffer < 0.9*size {
 			t.Errorf("%s: %s after %d, host cost %.0f per buffer; want completed %d at about %d", s.Strategy, s.Outcome, s.AllocationsOK, s.HostBytesPerBuffer, n, size)
 		}
 	}
@@ -32,7 +32,7 @@ func TestHostGuardStops(t *testing.T) {
 		t.Errorf("exit %d: a guard stop is a result, not an error", res.code)
 	}
 	for _, s := range r.Strategies {
-		if s.Outcome != report.OutcomeStopped || !strings.Contains(s.Reason, "host guard") || s.AllocationsOK != 0 {
+		if s.Outcome != result.OutcomeStopped || !strings.Contains(s.Reason, "host guard") || s.AllocationsOK != 0 {
 			t.Errorf("%s: %s (%s) after %d buffers; want stopped by the host guard before the first", s.Strategy, s.Outcome, s.Reason, s.AllocationsOK)
 		}
 	}
@@ -106,12 +106,12 @@ func TestFullDiskForSamplesKeepsTheResult(t *testing.T) {
 	}
 	res := runTool(t, FaultEnv(t), "run", "--max-allocs", "200", "--strategies", "shared,per-device", "--out", dir)
 	oneLineError(t, res, exitOutput, "samples.jsonl is incomplete")
-	r, err := report.Load(filepath.Join(dir, "run.json"))
+	r, err := result.Load(filepath.Join(dir, "run.json"))
 	if err != nil || len(r.Strategies) != 2 || r.Partial {
 		t.Fatalf("run.json after a failed stream: %v", err)
 	}
 	for _, s := range r.Strategies {
-		if s.Outcome != report.OutcomeCompleted || s.AllocationsOK != 200 {
+		if s.Outcome != result.OutcomeCompleted || s.AllocationsOK != 200 {
 			t.Errorf("%s: %s after %d", s.Strategy, s.Outcome, s.AllocationsOK)
 		}
 	}

@@ -45,6 +45,16 @@ func tmp() string {
 	return tmpRoot
 }
 
+// TestMain removes what the helpers built (the binary, the fault-injection runtime), so the tests leave
+// nothing behind in the temporary folder.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if tmpRoot != "" {
+		_ = os.RemoveAll(tmpRoot)
+	}
+	os.Exit(code)
+}
+
 // Binary builds clmemprobe once per test process (CGO_ENABLED=0, as shipped) and returns its path.
 func Binary(t testing.TB) string {
 	t.Helper()

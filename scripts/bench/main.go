@@ -16,6 +16,8 @@ import (
 	"strings"
 
 	"github.com/clmemprobe/clmemprobe/report"
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
 type scenario struct {
@@ -82,8 +84,8 @@ func main() {
 			buffers += fmt.Sprintf(" (first failure; C %.1f s, tool %.1f s)", r.CSeconds, r.ToolSeconds)
 		}
 		_ = t.Append([]string{r.Touch, buffers, fmt.Sprintf("%.0f", r.CNs), fmt.Sprintf("%.0f", r.ToolNs),
-			fmt.Sprintf("%.2fx", r.Ratio), fmt.Sprintf("%+.1f%%", 100*r.SamplingCost), report.FormatBytes(r.CPeakRSS),
-			report.FormatBytes(r.ToolPeakRSS), report.FormatSignedBytes(float64(r.ToolOverheadRSS))})
+			fmt.Sprintf("%.2fx", r.Ratio), fmt.Sprintf("%+.1f%%", 100*r.SamplingCost), units.Bytes(r.CPeakRSS),
+			units.Bytes(r.ToolPeakRSS), units.SignedBytes(float64(r.ToolOverheadRSS))})
 	}
 	_ = t.Render()
 	fmt.Print(md.String())
@@ -151,7 +153,7 @@ func runC(cloop string, platform, devices int, sc scenario) (cResult, error) {
 	return c, nil
 }
 
-func runTool(tool string, platform, devices int, sc scenario, interval string) (*report.Strategy, *report.Run, error) {
+func runTool(tool string, platform, devices int, sc scenario, interval string) (*result.StrategyResult, *result.Run, error) {
 	args := []string{"run", "--platform", strconv.Itoa(platform), "--strategies", "shared", "--touch", sc.Touch,
 		"--size", fmt.Sprintf("%dB", sc.Size), "--max-allocs", strconv.FormatUint(sc.Count, 10), "--sample-interval", interval, "--format", "json"}
 	if devices > 0 {
@@ -161,7 +163,7 @@ func runTool(tool string, platform, devices int, sc scenario, interval string) (
 	if err != nil {
 		return nil, nil, fmt.Errorf("clmemprobe %v: %v", args, err)
 	}
-	var run report.Run
+	var run result.Run
 	if err := json.Unmarshal(out, &run); err != nil || len(run.Strategies) != 1 {
 		return nil, nil, fmt.Errorf("clmemprobe output: %v", err)
 	}

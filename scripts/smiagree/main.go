@@ -21,7 +21,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/clmemprobe/clmemprobe/report"
+	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 type smiRow struct {
@@ -40,7 +40,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: smiagree RUN_DIR SMI_CSV")
 		os.Exit(2)
 	}
-	run, err := report.Load(filepath.Join(os.Args[1], "run.json"))
+	run, err := result.Load(filepath.Join(os.Args[1], "run.json"))
 	check(err)
 	smi, err := readSMI(os.Args[2])
 	check(err)
@@ -55,7 +55,7 @@ func main() {
 		}
 		end := start.Add(time.Duration(s.Seconds * float64(time.Second)))
 		for _, d := range run.Devices {
-			pts := series[key{s.Strategy, d.Index}]
+			pts := series[key{string(s.Strategy), d.Index}]
 			if len(pts) < 2 {
 				continue
 			}
@@ -98,7 +98,7 @@ func readSamples(path string) (map[key][]point, error) {
 	for sc.Scan() {
 		var s struct {
 			Strategy string `json:"strategy"`
-			report.Sample
+			result.Sample
 		}
 		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
 			return nil, err

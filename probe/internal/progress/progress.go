@@ -1,9 +1,9 @@
-// Package progress is the shared-memory cell through which a worker tells its parent how far it got. The
-// worker stores the count of completed allocations and its current stage after every step (two atomic
-// stores, a few nanoseconds); the parent reads them at any time, also after the worker crashed or while it
-// hangs inside a runtime call, which is how a crash at allocation N is reported with exactly N-1 buffers
-// done. It uses unsafe only to view the mapped page as atomic words: the one other unsafe boundary of the
-// project besides the OpenCL binding, kept this small on purpose.
+// Package progress is the shared-memory cell through which a child tells its parent how far it got. The
+// child stores the count of completed steps and its current stage after every step (two plain stores, a
+// few nanoseconds); the parent reads them at any time, also after the child crashed or while it hangs inside
+// a runtime call, which is how a crash at allocation N is reported with exactly N-1 buffers done. It uses
+// unsafe only to view the mapped page as 64-bit words: the one other unsafe boundary of the project besides
+// the OpenCL and NVML bindings, kept this small on purpose.
 package progress
 
 import (
@@ -16,24 +16,25 @@ import (
 
 const size = 4096
 
-// Cell is a mapped page shared by parent and worker.
+// Cell is a mapped page shared by parent and child.
 type Cell struct {
 	mem                []byte
 	count, stage       *atomic.Uint64 // the parent's view: atomic loads
-	countRaw, stageRaw *uint64        // the worker's view: plain stores
+	countRaw, stageRaw *uint64        // the child's view: plain stores
 }
 
-// Create makes the backing file (unlinked at once, so nothing stays on disk) and maps it. The returned file
-// is handed to the worker as an extra file descriptor.
+// Create makes the backing file in dir ("" is the system's temporary folder), unlinked at once so nothing
+// stays on disk, and maps it. Its page is written, not only sized, so a full file system is an error here
+// and not a SIGBUS when the page is first touched. The returned file is handed to the child.
 func Create(dir string) (*Cell, *os.File, error) {
 	f, err := os.CreateTemp(dir, "clmemprobe-progress-*")
 	if err != nil {
 		return nil, nil, fmt.Errorf("progress cell: %w", err)
 	}
 	_ = os.Remove(f.Name())
-	if err := f.Truncate(size); err != nil {
+	if _, err := f.Write(make([]byte, size)); err != nil {
 		f.Close()
-		return nil, nil, fmt.Errorf("progress cell: %w", err)
+		return nil, nil, fmt.Errorf("progress cell in %s: %w (free some space there, or point TMPDIR elsewhere)", os.TempDir(), err)
 	}
 	c, err := Map(f)
 	if err != nil {
@@ -43,7 +44,7 @@ func Create(dir string) (*Cell, *os.File, error) {
 	return c, f, nil
 }
 
-// Map maps an existing cell file (the worker's side).
+// Map maps an existing cell file (the child's side).
 func Map(f *os.File) (*Cell, error) {
 	mem, err := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 	if err != nil {
@@ -58,12 +59,12 @@ func Map(f *os.File) (*Cell, error) {
 	}, nil
 }
 
-// SetCount records that n allocations have completed. It is a plain aligned 64-bit store, single-copy
-// atomic on the 64-bit machines Go supports, and the only reader is another process: an atomic Store would
-// add a full barrier (XCHG on amd64) to every allocation of the loop being measured for nothing.
+// SetCount records that n steps have completed. It is a plain aligned 64-bit store, single-copy atomic on
+// the 64-bit machines Go supports, and the only reader is another process: an atomic Store would add a full
+// barrier (XCHG on amd64) to every allocation of the loop being measured, for nothing.
 func (c *Cell) SetCount(n uint64) { *c.countRaw = n }
 
-// SetStage records the stage the worker is entering (an index into the caller's own list of stages).
+// SetStage records the stage the child is entering (an index into the caller's own list of stages).
 func (c *Cell) SetStage(s uint64) { *c.stageRaw = s }
 
 // Count returns the last recorded count.

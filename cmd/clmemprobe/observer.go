@@ -1,0 +1,78 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/clmemprobe/clmemprobe/probe"
+	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
+	"github.com/mattn/go-isatty"
+)
+
+// runObserver hears the engine: it shows one live line per strategy on a terminal (nothing in pipes and
+// files, so redirected output stays clean), streams samples to samples.jsonl and writes run.json after
+// every strategy, so an interrupted or crashed run still leaves a valid file.
+type runObserver struct {
+	w          io.Writer
+	live       bool
+	width      int
+	out        *outputDir // nil without --out
+	samplesErr error      // the first failed write to samples.jsonl: the stream is incomplete, the result is not
+	runErr     error      // the first failed checkpoint
+}
+
+var _ probe.Observer = (*runObserver)(nil)
+
+func newRunObserver(stderr io.Writer, out *outputDir) *runObserver {
+	o := &runObserver{w: stderr, out: out}
+	if f, ok := stderr.(*os.File); ok {
+		o.live = isatty.IsTerminal(f.Fd())
+	}
+	return o
+}
+
+func (o *runObserver) JobStarted(j probe.Job) {
+	if o.live {
+		o.line(fmt.Sprintf("%-13s %s buffers on devices %v: starting", j.Strategy, units.Size(j.Size), j.Devices))
+	}
+}
+
+func (o *runObserver) Progress(p probe.Progress) {
+	if o.live {
+		o.line(fmt.Sprintf("%-13s %9d buffers  %10s  host RSS %10s  %6.1fs", p.Job.Strategy, p.Allocations,
+			units.Bytes(p.Allocations*p.Job.Size), units.Bytes(p.RSSBytes), p.Elapsed.Seconds()))
+	}
+}
+
+func (o *runObserver) Sample(j probe.Job, s *result.Sample) {
+	if o.out != nil && o.samplesErr == nil {
+		if err := o.out.writeSample(j.Strategy, j.Size, s); err != nil {
+			o.samplesErr = fmt.Errorf("samples.jsonl is incomplete (run.json is whole): %v", err)
+		}
+	}
+}
+
+func (o *runObserver) JobDone(j probe.Job, run *result.Run) {
+	r := &run.Strategies[len(run.Strategies)-1]
+	if o.live {
+		o.line(fmt.Sprintf("%-13s %9d buffers  %10s  %s in %s", r.Strategy, r.AllocationsOK, units.Bytes(r.BytesOK),
+			r.Outcome, (time.Duration(r.Seconds * float64(time.Second))).Round(time.Millisecond)))
+		fmt.Fprintln(o.w)
+		o.width = 0
+	}
+	if o.out != nil && o.runErr == nil {
+		findings.Apply(run)
+		o.runErr = o.out.writeRun(run)
+	}
+}
+
+// line rewrites the current terminal line.
+func (o *runObserver) line(s string) {
+	pad := max(o.width-len(s), 0)
+	fmt.Fprintf(o.w, "\r%s%*s", s, pad, "")
+	o.width = len(s)
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// ParseDeviceList reads "all" (returned as nil) or comma-separated device indices and ranges ("0,1", "0-3").
+// Duplicates and negative numbers are errors; the result is sorted.
+func ParseDeviceList(s string) ([]int, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.EqualFold(s, "all") {
+		return nil, nil
+	}
+	seen := map[int]bool{}
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, err := parseRange(part)
+		if err != nil {
+			return nil, fmt.Errorf("device list %q: %w", s, err)
+		}
+		for i := lo; i <= hi; i++ {
+			if seen[i] {
+				return nil, fmt.Errorf("device list %q: device %d is listed twice", s, i)
+			}
+			seen[i] = true
+			out = append(out, i)
+		}
+	}
+	sort.Ints(out)
+	return out, nil
+}
+
+func parseRange(part string) (int, int, error) {
+	a, b, isRange := strings.Cut(part, "-")
+	lo, err := parseIndex(a)
+	if err != nil {
+		return 0, 0, err
+	}
+	if !isRange {
+		return lo, lo, nil
+	}
+	hi, err := parseIndex(b)
+	if err != nil {
+		return 0, 0, err
+	}
+	if hi < lo {
+		return 0, 0, fmt.Errorf("range %q runs backwards", part)
+	}
+	if hi-lo > 4096 {
+		return 0, 0, fmt.Errorf("range %q is too long", part)
+	}
+	return lo, hi, nil
+}
+
+func parseIndex(s string) (int, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, fmt.Errorf("empty device index (use numbers such as 0,1 or all)")
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > 1<<20 {
+		return 0, fmt.Errorf("%q is not a device index (use numbers such as 0,1 or all)", s)
+	}
+	return n, nil
+}
+
+// ParseDuration reads a Go duration ("90s", "5m") or a plain number of seconds; it must be positive.
+func ParseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		if f <= 0 || f > 1e9 || math.IsNaN(f) {
+			return 0, fmt.Errorf("duration %q must be a positive number of seconds", s)
+		}
+		if d := time.Duration(f * float64(time.Second)); d > 0 {
+			return d, nil
+		}
+		return 0, fmt.Errorf("duration %q is shorter than a nanosecond", s)
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("duration %q does not parse (examples: 90s, 5m, 1h30m)", s)
+	}
+	if d <= 0 {
+		return 0, fmt.Errorf("duration %q must be positive", s)
+	}
+	return d, nil
+}
+
+// ParsePercent reads a percentage such as "10%" (the % is optional) and returns it as a fraction.
+func ParsePercent(s string) (float64, error) {
+	s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%"))
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 0 || f > 1000 || math.IsNaN(f) {
+		return 0, fmt.Errorf("%q is not a percentage (example: 10%%)", s)
+	}
+	return f / 100, nil
+}
+
+// ParseStrategies reads a comma-separated list of strategies ("all" for every one).
+func ParseStrategies(s string) ([]result.Strategy, error) {
+	if strings.EqualFold(strings.TrimSpace(s), "all") {
+		return result.Strategies, nil
+	}
+	seen := map[result.Strategy]bool{}
+	var out []result.Strategy
+	for _, part := range strings.Split(s, ",") {
+		st := result.Strategy(strings.TrimSpace(strings.ToLower(part)))
+		if !slices.Contains(result.Strategies, st) {
+			return nil, fmt.Errorf("unknown strategy %q (choose from %s, or all)", part, joinNames(result.Strategies))
+		}
+		if seen[st] {
+			return nil, fmt.Errorf("strategy %q is listed twice", st)
+		}
+		seen[st] = true
+		out = append(out, st)
+	}
+	return out, nil
+}
+
+// ParseTouch reads a touch mode.
+func ParseTouch(s string) (result.Touch, error) {
+	t := result.Touch(strings.ToLower(strings.TrimSpace(s)))
+	if !slices.Contains(result.Touches, t) {
+		return "", fmt.Errorf("unknown touch mode %q (choose from %s)", s, joinNames(result.Touches))
+	}
+	return t, nil
+}
+
+// joinNames lists enum values for a message.
+func joinNames[T ~string](vs []T) string {
+	names := make([]string, len(vs))
+	for i, v := range vs {
+		names[i] = string(v)
+	}
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,160 @@
+package probe
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// keptSamples bounds the samples a strategy keeps in memory and in run.json; the observer sees them all.
+const keptSamples = 1000
+
+// collector gathers a worker's events into a strategy result. Events come from the supervisor's reading
+// goroutine, the end from the caller: a mutex orders them.
+type collector struct {
+	mu       sync.Mutex
+	res      *result.StrategyResult
+	hostFit  slopeFit
+	devFits  map[int]*slopeFit
+	kept     []result.Sample
+	stride   int
+	total    int
+	last     *result.Sample
+	onSample func(*result.Sample)
+}
+
+func newCollector(j Job, onSample func(*result.Sample)) *collector {
+	return &collector{res: &result.StrategyResult{Strategy: j.Strategy, Devices: j.Devices, SizeBytes: j.Size, Samples: []result.Sample{}},
+		devFits: map[int]*slopeFit{}, stride: 1, onSample: onSample}
+}
+
+func (c *collector) handle(ev event) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch ev.T {
+	case evSample:
+		if ev.Sample != nil {
+			c.addSample(ev.Sample)
+		}
+	case evNotice:
+		if len(c.res.Notices) < 100 {
+			c.res.Notices = append(c.res.Notices, ev.Notice)
+		}
+	case evInfo:
+		if ev.Info != nil {
+			c.res.DeviceSampler, c.res.MaxMapCount = ev.Info.DeviceSampler, ev.Info.MaxMapCount
+			c.res.LoopStarted = ev.Info.LoopStarted.UTC().Format(time.RFC3339Nano)
+		}
+	}
+}
+
+func (c *collector) addSample(s *result.Sample) {
+	c.total++
+	c.last = s
+	x := float64(s.Index)
+	c.hostFit.add(x, float64(s.RSSBytes))
+	for _, d := range s.DeviceSamples {
+		f := c.devFits[d.Device]
+		if f == nil {
+			f = &slopeFit{}
+			c.devFits[d.Device] = f
+		}
+		f.add(x, float64(d.UsedBytes))
+	}
+	c.res.PeakRSSBytes = max(c.res.PeakRSSBytes, s.RSSBytes, s.HWMBytes)
+	c.res.MaxMappings = max(c.res.MaxMappings, s.Mappings)
+	// Keep every stride-th sample; when the kept set is full, drop every other one and double the stride.
+	if (c.total-1)%c.stride == 0 {
+		c.kept = append(c.kept, *s)
+		if len(c.kept) >= 2*keptSamples {
+			half := c.kept[:0]
+			for i := 0; i < len(c.kept); i += 2 {
+				half = append(half, c.kept[i])
+			}
+			c.kept = half
+			c.stride *= 2
+		}
+	}
+	if c.onSample != nil {
+		c.onSample(s)
+	}
+}
+
+// finish turns how the worker ended into the strategy's result.
+func (c *collector) finish(e *ending) *result.StrategyResult {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	res := c.res
+	res.Seconds = e.took.Seconds()
+	var a strategyAnswer
+	switch {
+	case e.answer != nil && json.Unmarshal(e.answer, &a) == nil:
+		res.Outcome, res.Reason = a.Outcome, a.Reason
+		res.AllocationsOK, res.FirstFailure = a.AllocationsOK, a.FirstFailure
+		if a.AllocationsOK > 0 && a.LoopSeconds > 0 {
+			res.NanosPerAlloc = a.LoopSeconds * 1e9 / float64(a.AllocationsOK)
+		}
+	case e.killed != "":
+		res.Outcome, res.Reason = e.killed, e.reason
+		res.AllocationsOK, res.LastStage = e.count, cellStage(e.stage)
+	default:
+		// No last word: the runtime took the worker down. The cell still says how far it got.
+		res.Outcome, res.Reason = result.OutcomeCrashed, e.reason
+		if e.answer != nil {
+			res.Reason = "the worker's result did not parse"
+		}
+		res.AllocationsOK, res.LastStage = e.count, cellStage(e.stage)
+		res.Signal, res.ExitCode = e.signal, e.exitCode
+	}
+	if e.badLines > 0 {
+		res.Reason = joinReason(res.Reason, fmt.Sprintf("%d line(s) of the worker's event stream did not parse and were dropped", e.badLines))
+	}
+	if res.Outcome != result.OutcomeCompleted && e.output != "" {
+		res.WorkerOutput = e.output
+	}
+	res.BytesOK = res.AllocationsOK * res.SizeBytes
+	if b, ok := c.hostFit.slope(); ok {
+		res.HostBytesPerBuffer = b
+	}
+	if len(c.devFits) > 0 {
+		res.DeviceBytesPerBuffer = map[string]float64{}
+		var sum float64
+		keys := make([]int, 0, len(c.devFits))
+		for d := range c.devFits {
+			keys = append(keys, d)
+		}
+		sort.Ints(keys)
+		for _, d := range keys {
+			if b, ok := c.devFits[d].slope(); ok {
+				res.DeviceBytesPerBuffer[strconv.Itoa(d)] = b
+				sum += b
+			}
+		}
+		if len(res.DeviceBytesPerBuffer) > 0 && res.SizeBytes > 0 {
+			f := sum / float64(res.SizeBytes)
+			res.ReplicationFactor = &f
+		}
+	}
+	res.Samples = c.kept
+	if c.last != nil && (len(res.Samples) == 0 || res.Samples[len(res.Samples)-1].Index != c.last.Index ||
+		res.Samples[len(res.Samples)-1].Seconds != c.last.Seconds) {
+		res.Samples = append(res.Samples, *c.last) // the failure sample always stays
+	}
+	if res.Samples == nil {
+		res.Samples = []result.Sample{}
+	}
+	res.SamplesTotal = c.total
+	return res
+}
+
+func joinReason(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}

@@ -1,0 +1,138 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
+	"github.com/clmemprobe/clmemprobe/probe/internal/env"
+	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// ErrNoOpenCL is matched by every reason the tool cannot reach an OpenCL device: no library, no platform,
+// no device, or a runtime that failed, crashed or hung while it was loaded and set up.
+var ErrNoOpenCL = errors.New("no OpenCL")
+
+// ErrChildFault is matched by the errors of a runtime that crashed or hung in a child process.
+var ErrChildFault = errors.New("the OpenCL runtime crashed or hung")
+
+// childFault is a child that crashed or hung; in set-up it is also an ErrNoOpenCL.
+type childFault struct {
+	msg   string
+	setup bool
+}
+
+func (e *childFault) Error() string { return e.msg }
+
+// Is makes errors.Is(err, ErrChildFault) true, and errors.Is(err, ErrNoOpenCL) too for a set-up fault.
+func (e *childFault) Is(target error) bool {
+	return target == ErrChildFault || (e.setup && target == ErrNoOpenCL)
+}
+
+// Run runs every strategy of the plan at every size, one worker process each, one after the other, and
+// returns the result. A cancelled ctx (Ctrl-C) stops the worker in flight, records it as stopped and
+// returns the result so far, marked partial, with ctx's error. inv is the runtime's inventory, from Describe.
+func Run(ctx context.Context, p Plan, inv result.Inventory, obs Observer) (*result.Run, error) {
+	if obs == nil {
+		obs = nopObserver{}
+	}
+	run := newRun(&p, inv)
+	for _, j := range p.jobs() {
+		if ctx.Err() != nil {
+			break
+		}
+		obs.JobStarted(j)
+		sr, err := runJob(ctx, &p, j, obs)
+		if err != nil {
+			return run, err
+		}
+		run.Strategies = append(run.Strategies, *sr)
+		obs.JobDone(j, run)
+	}
+	run.Partial = ctx.Err() != nil
+	run.ParentPeakRSSBytes = parentPeakRSS()
+	return run, ctx.Err()
+}
+
+// newRun starts the result: what was asked, where, on which devices. It is partial until Run returns.
+func newRun(p *Plan, inv result.Inventory) *result.Run {
+	r := &result.Run{SchemaVersion: result.SchemaVersion, Tool: result.Tool{Name: "clmemprobe", Version: p.ToolVersion},
+		Started: time.Now().UTC().Format(time.RFC3339), Command: p.Command, Environment: Environment(p.Library),
+		Strategies: []result.StrategyResult{}, Partial: true}
+	for _, pl := range inv {
+		r.Environment.Platforms = append(r.Environment.Platforms, pl.Platform)
+	}
+	if p.Platform < len(inv) {
+		r.Platform = inv[p.Platform].Platform
+		for _, i := range p.Devices {
+			if i < len(inv[p.Platform].Devices) {
+				r.Devices = append(r.Devices, inv[p.Platform].Devices[i])
+			}
+		}
+	}
+	r.Config = result.Config{Platform: p.Platform, Devices: p.Devices, Strategies: p.Strategies, SizeBytes: p.Sizes[0],
+		MaxAllocs: p.MaxAllocs, MaxBytes: p.MaxBytes, Touch: p.Touch, TimeoutSeconds: p.Limits.Total.Seconds(),
+		HangSeconds: p.Limits.Hang.Seconds(), HostReserveByte: p.HostReserve, SampleMillis: float64(p.SampleInterval) / 1e6,
+		OpenCLLibrary: p.Library}
+	if len(p.Sizes) > 1 {
+		r.Config.Sizes = p.Sizes
+	}
+	return r
+}
+
+// runJob runs one strategy in a worker and turns how it ended into its result.
+func runJob(ctx context.Context, p *Plan, j Job, obs Observer) (*result.StrategyResult, error) {
+	col := newCollector(j, func(s *result.Sample) { obs.Sample(j, s) })
+	spec := childSpec{Kind: kindStrategy, Library: p.Library, Strategy: &strategySpec{Platform: p.Platform, Devices: j.Devices,
+		Strategy: j.Strategy, Size: j.Size, Count: j.Budget, Touch: p.Touch, HostReserve: p.HostReserve, SampleInterval: p.SampleInterval}}
+	lastReport := time.Time{}
+	e, err := supervise(ctx, supervision{spec: spec, limits: p.Limits, hostReserve: p.HostReserve, onEvent: col.handle,
+		onTick: func(count uint64, elapsed time.Duration) {
+			if time.Since(lastReport) < 200*time.Millisecond {
+				return
+			}
+			lastReport = time.Now()
+			var rss uint64
+			col.mu.Lock()
+			if col.last != nil {
+				rss = col.last.RSSBytes
+			}
+			col.mu.Unlock()
+			obs.Progress(Progress{Job: j, Allocations: count, RSSBytes: rss, Elapsed: elapsed})
+		}})
+	if err != nil {
+		return nil, err
+	}
+	return col.finish(e), nil
+}
+
+// Environment collects the environment block of a report: the machine, the kernel's memory policy, the ICD
+// loader's configuration and the variables that change what runtimes do. It loads no runtime.
+func Environment(library string) *result.Environment { return env.Collect(sample.System, library) }
+
+// DefaultHostReserve is the larger of 1 GiB and 5% of RAM.
+func DefaultHostReserve() uint64 {
+	reserve := uint64(1 << 30)
+	if mi, err := sample.System.Meminfo(); err == nil {
+		reserve = max(reserve, mi.Total/20)
+	}
+	return reserve
+}
+
+func parentPeakRSS() uint64 {
+	pm, _ := sample.System.SelfMemory()
+	return pm.HWM
+}
+
+type nopObserver struct{}
+
+func (nopObserver) JobStarted(Job)             {}
+func (nopObserver) Progress(Progress)          {}
+func (nopObserver) Sample(Job, *result.Sample) {}
+func (nopObserver) JobDone(Job, *result.Run)   {}
+
+// LibraryPath picks the OpenCL library to open: the flag's value, else $CLMEMPROBE_OPENCL_LIB, else the ICD
+// loader (libOpenCL.so.1).
+func LibraryPath(flag string) string { return cl.ResolveLibraryPath(flag) }

@@ -1,0 +1,86 @@
+package probe
+
+import (
+	"sync"
+	"time"
+
+	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
+)
+
+// guardInterval is how often the host guard reads system available memory, whatever the sampling interval.
+const guardInterval = 5 * time.Millisecond
+
+// hostGuard stops a loop before system available memory falls below the reserve. It reads MemAvailable on
+// its own cadence and, before each buffer, predicts where the next buffer leaves available memory at the
+// measured cost per buffer; when that comes within reach of the reserve it reads again at once, and stops
+// the loop if one more buffer would cross it. The cost starts at the buffer size (as if every buffer landed
+// in host memory) until the readings say otherwise.
+type hostGuard struct {
+	root    sample.Root
+	reserve uint64
+
+	mu        sync.Mutex
+	avail, at uint64  // the last reading and the buffers done when it was taken
+	cost      float64 // bytes of available memory one buffer takes, measured
+	baseAvail uint64  // the reading the current cost window started from
+	baseAt    uint64
+	baseTime  time.Time
+}
+
+func newHostGuard(root sample.Root, reserve, size uint64) *hostGuard {
+	g := &hostGuard{root: root, reserve: reserve, cost: float64(size)}
+	if mi, err := root.Meminfo(); err == nil {
+		g.avail, g.baseAvail = mi.Available, mi.Available
+	}
+	g.baseTime = time.Now()
+	return g
+}
+
+// watch reads available memory every guardInterval until stop closes; done says how many buffers are done.
+func (g *hostGuard) watch(stop <-chan struct{}, done func() uint64) {
+	t := time.NewTicker(guardInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			g.read(done())
+		}
+	}
+}
+
+// read takes a reading with at buffers done and updates the cost once enough buffers and time have passed
+// for the difference to mean something. ok is false when the system's memory cannot be read.
+func (g *hostGuard) read(at uint64) (avail uint64, ok bool) {
+	mi, err := g.root.Meminfo()
+	if err != nil {
+		return 0, false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.avail, g.at = mi.Available, at
+	if at >= g.baseAt+8 && time.Since(g.baseTime) >= 4*guardInterval {
+		drop := float64(g.baseAvail) - float64(mi.Available)
+		g.cost = max(0, drop/float64(at-g.baseAt))
+		g.baseAvail, g.baseAt, g.baseTime = mi.Available, at, time.Now()
+	}
+	return mi.Available, true
+}
+
+// stopBefore reports whether buffer i must not be made, and the available memory it judged from.
+func (g *hostGuard) stopBefore(i uint64) (uint64, bool) {
+	if g.reserve == 0 {
+		return 0, false
+	}
+	g.mu.Lock()
+	avail, at, cost := g.avail, g.at, g.cost
+	g.mu.Unlock()
+	predicted := float64(avail) - float64(i-min(i, at))*cost
+	// Far from the reserve: nothing to do. Within a few buffers of it (or 16 MiB): read now.
+	if predicted-4*cost-16<<20 > float64(g.reserve) {
+		return avail, false
+	}
+	fresh, ok := g.read(i)
+	return fresh, ok && float64(fresh)-cost < float64(g.reserve)
+}

@@ -1,0 +1,225 @@
+// Package cl is clmemprobe's binding to the OpenCL C API: the only package that loads the library, holds raw
+// handles and calls C (besides the NVML binding). It loads the library at run time through purego (no cgo),
+// so the binary builds and runs without OpenCL headers and says clearly when no OpenCL library is present.
+//
+// The foreign-call rule of this package (STYLE.md, rule 1): a Go pointer stays an unsafe.Pointer until the
+// purego.SyscallN call expression that passes it to C, where it becomes a uintptr. SyscallN is marked
+// //go:uintptrescapes, so the compiler moves what such a pointer points to onto the heap and keeps it alive
+// for the call: a goroutine stack that grows (and is copied) on the way into C cannot leave C writing into
+// the old copy. Helpers take unsafe.Pointer parameters, never uintptr, for the same reason.
+//
+// One exception, for the allocation loop only: each Context and Queue has a call block (hotBlock) pinned
+// with runtime.Pinner for the object's life. Pinned memory never moves, so its addresses may sit in the
+// block's argument array before the call (runtime.Pinner: a pointer to a pinned object "can be contained in
+// Go memory passed to C functions"). Passing that array as args... spares the 48-byte slice every variadic
+// SyscallN call would allocate. Because of that block, a Context or Queue is not safe for concurrent use.
+package cl
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/ebitengine/purego"
+)
+
+// DefaultLibrary is the OpenCL library opened when neither a flag nor CLMEMPROBE_OPENCL_LIB names one: the
+// ICD loader's soname, which dispatches to every installed vendor runtime.
+const DefaultLibrary = "libOpenCL.so.1"
+
+// LibraryEnv names the environment variable that overrides DefaultLibrary.
+const LibraryEnv = "CLMEMPROBE_OPENCL_LIB"
+
+// Library is an opened OpenCL library with its entry points resolved.
+type Library struct {
+	Path string
+	h    uintptr
+	fn   entryPoints
+}
+
+// entryPoints holds the C function addresses. Optional ones are 0 when the library lacks them.
+type entryPoints struct {
+	getPlatformIDs, getPlatformInfo, getDeviceIDs, getDeviceInfo                uintptr
+	createContext, releaseContext                                               uintptr
+	createCommandQueue, finish, flush                                           uintptr
+	createBuffer, releaseMemObject                                              uintptr
+	enqueueFillBuffer, enqueueWriteBuffer, enqueueReadBuffer, enqueueCopyBuffer uintptr
+	enqueueMigrateMemObjects                                                    uintptr
+	waitForEvents, getEventInfo, getEventProfilingInfo, releaseEvent            uintptr
+	createProgramWithSource, buildProgram, getProgramBuildInfo, releaseProgram  uintptr
+	createKernel, setKernelArg, enqueueNDRangeKernel                            uintptr
+	createBufferWithProperties                                                  uintptr // OpenCL 3.0, optional
+}
+
+// ResolveLibraryPath picks the library to open: the flag value, else CLMEMPROBE_OPENCL_LIB, else the default.
+func ResolveLibraryPath(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	if env := os.Getenv(LibraryEnv); env != "" {
+		return env
+	}
+	return DefaultLibrary
+}
+
+// Open loads the OpenCL library at path and resolves its entry points. A missing library gives an error
+// wrapping ErrLibraryNotFound; a library without the core entry points one wrapping ErrNotOpenCL.
+func Open(path string) (*Library, error) {
+	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %s", ErrLibraryNotFound, path, strings.TrimSpace(err.Error()))
+	}
+	l := &Library{Path: path, h: h}
+	required := []struct {
+		name string
+		p    *uintptr
+	}{
+		{"clGetPlatformIDs", &l.fn.getPlatformIDs}, {"clGetPlatformInfo", &l.fn.getPlatformInfo},
+		{"clGetDeviceIDs", &l.fn.getDeviceIDs}, {"clGetDeviceInfo", &l.fn.getDeviceInfo},
+		{"clCreateContext", &l.fn.createContext}, {"clReleaseContext", &l.fn.releaseContext},
+		{"clCreateCommandQueue", &l.fn.createCommandQueue},
+		{"clFinish", &l.fn.finish}, {"clFlush", &l.fn.flush},
+		{"clCreateBuffer", &l.fn.createBuffer}, {"clReleaseMemObject", &l.fn.releaseMemObject},
+		{"clEnqueueFillBuffer", &l.fn.enqueueFillBuffer}, {"clEnqueueWriteBuffer", &l.fn.enqueueWriteBuffer},
+		{"clEnqueueReadBuffer", &l.fn.enqueueReadBuffer}, {"clEnqueueCopyBuffer", &l.fn.enqueueCopyBuffer},
+		{"clEnqueueMigrateMemObjects", &l.fn.enqueueMigrateMemObjects},
+		{"clWaitForEvents", &l.fn.waitForEvents}, {"clGetEventInfo", &l.fn.getEventInfo},
+		{"clGetEventProfilingInfo", &l.fn.getEventProfilingInfo}, {"clReleaseEvent", &l.fn.releaseEvent},
+		{"clCreateProgramWithSource", &l.fn.createProgramWithSource}, {"clBuildProgram", &l.fn.buildProgram},
+		{"clGetProgramBuildInfo", &l.fn.getProgramBuildInfo}, {"clReleaseProgram", &l.fn.releaseProgram},
+		{"clCreateKernel", &l.fn.createKernel}, {"clSetKernelArg", &l.fn.setKernelArg},
+		{"clEnqueueNDRangeKernel", &l.fn.enqueueNDRangeKernel},
+	}
+	var missing []string
+	for _, s := range required {
+		p, err := purego.Dlsym(h, s.name)
+		if err != nil || p == 0 {
+			missing = append(missing, s.name)
+			continue
+		}
+		*s.p = p
+	}
+	if len(missing) > 0 {
+		_ = purego.Dlclose(h)
+		return nil, fmt.Errorf("%w: %s lacks %s", ErrNotOpenCL, path, strings.Join(missing, ", "))
+	}
+	// Optional: looked up, never assumed.
+	if p, err := purego.Dlsym(h, "clCreateBufferWithProperties"); err == nil {
+		l.fn.createBufferWithProperties = p
+	}
+	return l, nil
+}
+
+// HasCreateBufferWithProperties reports whether the library exports clCreateBufferWithProperties (OpenCL 3.0).
+func (l *Library) HasCreateBufferWithProperties() bool { return l.fn.createBufferWithProperties != 0 }
+
+// call makes a foreign call whose arguments are all plain values (handles, sizes, flags): none is a Go
+// pointer. Calls that pass a Go pointer call purego.SyscallN themselves (the package's rule).
+func call(fn uintptr, args ...uintptr) int32 {
+	r, _, _ := purego.SyscallN(fn, args...)
+	return int32(r)
+}
+
+// maxInfoBytes bounds what one info query may ask us to allocate: a runtime that answers an absurd size is
+// broken, and must not take the process down with it.
+const maxInfoBytes = 16 << 20
+
+// queryInfo runs the two-step OpenCL info query (size, then value). ask makes the call; its pointers stay
+// unsafe.Pointers until the SyscallN expression inside it.
+func queryInfo(call string, ask func(size uintptr, value, sizeRet unsafe.Pointer) int32) ([]byte, error) {
+	var size uintptr
+	if err := check(ask(0, nil, unsafe.Pointer(&size)), call); err != nil || size == 0 {
+		return nil, err
+	}
+	if size > maxInfoBytes {
+		return nil, fmt.Errorf("%s: the runtime answered an implausible size of %d bytes", call, size)
+	}
+	buf := make([]byte, size)
+	if err := check(ask(size, unsafe.Pointer(&buf[0]), nil), call); err != nil {
+		return nil, err
+	}
+	return buf, nil
+}
+
+// infoOf makes the query function of a clGet*Info entry point whose leading argument is one handle
+// (platform and device info).
+func infoOf(fn uintptr, param uint32, h uintptr) func(size uintptr, value, sizeRet unsafe.Pointer) int32 {
+	return func(size uintptr, value, sizeRet unsafe.Pointer) int32 {
+		r, _, _ := purego.SyscallN(fn, h, uintptr(param), size, uintptr(value), uintptr(sizeRet))
+		return int32(r)
+	}
+}
+
+// info2Of is infoOf for entry points with two leading handles (per-device program info).
+func info2Of(fn uintptr, param uint32, h1, h2 uintptr) func(size uintptr, value, sizeRet unsafe.Pointer) int32 {
+	return func(size uintptr, value, sizeRet unsafe.Pointer) int32 {
+		r, _, _ := purego.SyscallN(fn, h1, h2, uintptr(param), size, uintptr(value), uintptr(sizeRet))
+		return int32(r)
+	}
+}
+
+func cString(b []byte) string {
+	if i := indexNUL(b); i >= 0 {
+		b = b[:i]
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func indexNUL(b []byte) int {
+	for i, c := range b {
+		if c == 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// goStringFromC copies a NUL-terminated C string of at most 64 KiB; used only for callback arguments.
+func goStringFromC(p *byte) string {
+	if p == nil {
+		return ""
+	}
+	n := 0
+	for n < 1<<16 && *(*byte)(unsafe.Add(unsafe.Pointer(p), n)) != 0 {
+		n++
+	}
+	return string(unsafe.Slice(p, n))
+}
+
+// Notice is a message a runtime passed to a context's notify callback.
+type Notice struct {
+	Context int    `json:"context"`
+	Message string `json:"message"`
+}
+
+var notify struct {
+	once sync.Once
+	cb   uintptr
+	mu   sync.Mutex
+	hook func(Notice)
+}
+
+// OnNotice sets a function called for every context notify message (in the runtime's thread: keep it
+// short).
+func OnNotice(f func(Notice)) {
+	notify.mu.Lock()
+	notify.hook = f
+	notify.mu.Unlock()
+}
+
+func notifyCallback() uintptr {
+	notify.once.Do(func() {
+		notify.cb = purego.NewCallback(func(errinfo *byte, privateInfo unsafe.Pointer, cb, userData uintptr) {
+			n := Notice{Context: int(userData), Message: goStringFromC(errinfo)}
+			notify.mu.Lock()
+			hook := notify.hook
+			notify.mu.Unlock()
+			if hook != nil {
+				hook(n)
+			}
+		})
+	})
+	return notify.cb
+}

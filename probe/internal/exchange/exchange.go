@@ -1,0 +1,407 @@
+// Package exchange is the halo-exchange check (the second case of PROBLEM.md): a 1-D domain split into one
+// slab per device of a shared context; after every step each device's boundary cells reach its neighbours
+// through clEnqueueMigrateMemObjects. It verifies the result against an exact host reference and measures
+// what migration costs next to the two other ways to move the same bytes.
+package exchange
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/clmemprobe/clmemprobe/kernels"
+	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// Sync modes.
+const (
+	SyncEvents = "events" // each migrate waits on the producers' kernel events: the right way
+	SyncNone   = "none"   // no cross-queue wait lists: shows what goes wrong without them
+)
+
+// Config is a validated exchange request.
+type Config struct {
+	Devices     []*cl.Device
+	Indices     []int // the devices' numbers in the platform
+	Cells       uint64
+	Halo        uint64
+	Steps       uint64
+	Sync        string
+	VerifyEvery uint64 // 0: verify after the last step only
+	BenchBytes  uint64 // transfer size for the copy-path comparison
+	BenchReps   int
+	// AllocHostPtr adds CL_MEM_ALLOC_HOST_PTR to every buffer's CL_MEM_READ_WRITE: placement in host-visible
+	// memory changes what migration costs.
+	AllocHostPtr bool
+	// OnStep, when set, hears each step enqueued (for progress).
+	OnStep func(done uint64)
+}
+
+// bufferFlags are the cl_mem_flags of every buffer.
+func (c *Config) bufferFlags() uint64 {
+	if c.AllocHostPtr {
+		return cl.MEM_READ_WRITE | cl.MEM_ALLOC_HOST_PTR
+	}
+	return cl.MEM_READ_WRITE
+}
+
+// device holds one device's queue and buffers. Slabs and edges alternate by step parity.
+type device struct {
+	q      *cl.Queue
+	k      *cl.Kernel
+	slab   [2]cl.Mem
+	edgeL  [2]cl.Mem // first halo cells of the slab after step t, in edgeL[t%2]
+	edgeR  [2]cl.Mem // last halo cells
+	zeros  cl.Mem    // the outside of the domain, for the first and the last device
+	kernEv cl.Event  // the kernel event of the last step enqueued (owned by its stepEvents, then by held)
+}
+
+// Run runs the exchange and the copy-path comparison.
+func Run(lib *cl.Library, c Config) (*result.Exchange, error) {
+	res := &result.Exchange{Devices: c.Indices, Cells: c.Cells, Halo: c.Halo, Steps: c.Steps, Sync: c.Sync, VerifyEvery: c.VerifyEvery}
+	ctx, err := lib.CreateContext(c.Devices, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer ctx.Release()
+	prog, err := ctx.BuildProgram(kernels.Halo, "")
+	if err != nil {
+		return nil, err
+	}
+	defer prog.Release()
+	n := len(c.Devices)
+	devs := make([]*device, n)
+	slabBytes, haloBytes := c.Cells*4, c.Halo*4
+	for i, d := range c.Devices {
+		dv := &device{}
+		if dv.q, err = ctx.CreateQueue(d, true); err != nil {
+			return nil, err
+		}
+		if dv.k, err = prog.Kernel(kernels.HaloKernel); err != nil {
+			return nil, err
+		}
+		for p := 0; p < 2; p++ {
+			if dv.slab[p], err = ctx.CreateBuffer(c.bufferFlags(), slabBytes); err != nil {
+				return nil, err
+			}
+			if dv.edgeL[p], err = ctx.CreateBuffer(c.bufferFlags(), haloBytes); err != nil {
+				return nil, err
+			}
+			if dv.edgeR[p], err = ctx.CreateBuffer(c.bufferFlags(), haloBytes); err != nil {
+				return nil, err
+			}
+		}
+		if dv.zeros, err = ctx.CreateBuffer(c.bufferFlags(), haloBytes); err != nil {
+			return nil, err
+		}
+		devs[i] = dv
+	}
+	ref := newReference(n, c.Cells, c.Halo)
+	if err := upload(devs, ref, c); err != nil {
+		return nil, err
+	}
+
+	// Steps are enqueued back to back: the host waits only to verify, so the ordering between queues comes
+	// from the event wait lists alone (and with --sync none, from nothing).
+	var kernelNs, migrateNs []float64
+	var pending []stepEvents
+	// held are the kernel events of the last step collected: the next step's migrations name them in
+	// their wait lists, so they are released one collection later (releasing them at once was a
+	// use-after-free that NVIDIA's runtime answered with SIGSEGV).
+	var held []cl.Event
+	defer func() {
+		for _, e := range held {
+			lib.ReleaseEvent(e)
+		}
+	}()
+	collect := func() error {
+		for _, d := range devs {
+			if err := d.q.Finish(); err != nil {
+				return err
+			}
+		}
+		for _, e := range held {
+			lib.ReleaseEvent(e)
+		}
+		held = nil
+		for j, se := range pending {
+			for i := range se.kernel {
+				if s, e, err := lib.Profile(se.kernel[i]); err == nil && e > s {
+					kernelNs = append(kernelNs, float64(e-s))
+				}
+				// A runtime may report a migration as taking no time at all (NVIDIA does): no figure then.
+				if s, e, err := lib.Profile(se.migrate[i]); err == nil && e > s {
+					migrateNs = append(migrateNs, float64(e-s))
+				}
+				lib.ReleaseEvent(se.migrate[i])
+				if j == len(pending)-1 {
+					held = append(held, se.kernel[i])
+				} else {
+					lib.ReleaseEvent(se.kernel[i])
+				}
+			}
+		}
+		pending = pending[:0]
+		return nil
+	}
+	start := time.Now()
+	for t := uint64(0); t < c.Steps; t++ {
+		se, err := step(devs, c, t)
+		if err != nil {
+			return nil, fmt.Errorf("step %d: %w", t, err)
+		}
+		pending = append(pending, se)
+		if c.OnStep != nil {
+			c.OnStep(t + 1)
+		}
+		ref.step(uint32(t))
+		last := t+1 == c.Steps
+		if last || (c.VerifyEvery > 0 && (t+1)%c.VerifyEvery == 0) {
+			if err := collect(); err != nil {
+				return nil, err
+			}
+			wrong, maxErr, err := verify(devs, ref, c, t)
+			if err != nil {
+				return nil, err
+			}
+			res.Checks = append(res.Checks, result.ExchangeCheck{Step: t + 1, WrongCells: wrong, MaxError: maxErr})
+			res.WrongCells += wrong
+			res.MaxError = max(res.MaxError, maxErr)
+		} else if len(pending) >= 64 {
+			// Bound the events held; the wait keeps ordering intact and costs one sync per 64 steps.
+			if err := collect(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	res.Seconds = time.Since(start).Seconds()
+	res.Verified = true
+	res.Correct = res.WrongCells == 0
+	// Each device receives one halo from each neighbour it has: 2(n-1) halos per step in all.
+	res.BytesMigratedPerStep = uint64(2*(n-1)) * haloBytes
+	res.KernelMicros = median(kernelNs) / 1e3
+	res.MigrateMicros = median(migrateNs) / 1e3
+	if res.MigrateMicros > 0 {
+		res.MigrateGBps = float64(res.BytesMigratedPerStep) / float64(n) / (res.MigrateMicros * 1e3)
+	}
+	if c.BenchReps > 0 {
+		for _, size := range []uint64{haloBytes, c.BenchBytes} {
+			paths, err := comparePaths(ctx, devs[0].q, devs[1].q, size, c.BenchReps, c)
+			if err != nil {
+				return nil, fmt.Errorf("copy-path comparison: %w", err)
+			}
+			res.Paths = append(res.Paths, paths...)
+		}
+	}
+	return res, nil
+}
+
+// upload writes the initial state as the output of "step -1": slabs and edges of parity 1, which step 0
+// reads (step t writes parity t%2 and reads the other).
+func upload(devs []*device, ref *reference, c Config) error {
+	const last = 1
+	for i, d := range devs {
+		slab := ref.slab(i)
+		if _, err := d.q.Write(d.slab[last], 0, u32bytes(slab), nil, false); err != nil {
+			return err
+		}
+		if _, err := d.q.Write(d.edgeL[last], 0, u32bytes(slab[:c.Halo]), nil, false); err != nil {
+			return err
+		}
+		if _, err := d.q.Write(d.edgeR[last], 0, u32bytes(slab[c.Cells-c.Halo:]), nil, false); err != nil {
+			return err
+		}
+		if _, err := d.q.Write(d.zeros, 0, make([]byte, c.Halo*4), nil, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stepEvents are one step's events, per device, kept for profiling and released after.
+type stepEvents struct{ kernel, migrate []cl.Event }
+
+// step enqueues one time step on every device. The pattern of case B:
+//  1. the consumer's queue migrates every halo it needs in ONE clEnqueueMigrateMemObjects call (an array of
+//     cl_mem), whose wait list holds the producers' kernel events of the previous step: commands in
+//     different queues run in no order relative to each other unless an event says so;
+//  2. the consumer's kernel runs after that migration (its queue is in order). It overwrites the device's
+//     own edges of this parity, which the neighbours read in the previous step: the neighbours' kernels of
+//     that step are in the migration's wait list, so they are done.
+func step(devs []*device, c Config, t uint64) (stepEvents, error) {
+	p, prev := t%2, (t+1)%2 // write parity p; read the neighbours' edges of parity prev
+	n := len(devs)
+	se := stepEvents{kernel: make([]cl.Event, 0, n), migrate: make([]cl.Event, 0, n)}
+	kernels := make([]cl.Event, n)
+	for i, d := range devs {
+		var halos []cl.Mem
+		var wait []cl.Event
+		left, right := d.zeros, d.zeros
+		if i > 0 {
+			left = devs[i-1].edgeR[prev]
+			halos = append(halos, left)
+			wait = appendEvent(wait, devs[i-1].kernEv)
+		}
+		if i < n-1 {
+			right = devs[i+1].edgeL[prev]
+			halos = append(halos, right)
+			wait = appendEvent(wait, devs[i+1].kernEv)
+		}
+		if c.Sync == SyncNone {
+			wait = nil
+		}
+		mev, err := d.q.Migrate(halos, 0, wait, true)
+		if err != nil {
+			return se, err
+		}
+		se.migrate = append(se.migrate, mev)
+		for a, m := range []cl.Mem{d.slab[prev], left, right, d.slab[p], d.edgeL[p], d.edgeR[p]} {
+			if err := d.k.SetMem(a, m); err != nil {
+				return se, err
+			}
+		}
+		for a, v := range []uint32{uint32(c.Cells), uint32(c.Halo), uint32(t)} {
+			if err := d.k.SetUint32(6+a, v); err != nil {
+				return se, err
+			}
+		}
+		kev, err := d.q.RunKernel(d.k, c.Cells, nil, true)
+		if err != nil {
+			return se, err
+		}
+		se.kernel = append(se.kernel, kev)
+		kernels[i] = kev
+	}
+	// Only now: every migration above waited on the previous step's kernels.
+	for i, d := range devs {
+		d.kernEv = kernels[i]
+		if err := d.q.Flush(); err != nil {
+			return se, err
+		}
+	}
+	return se, nil
+}
+
+func appendEvent(evs []cl.Event, e cl.Event) []cl.Event {
+	if e != 0 {
+		evs = append(evs, e)
+	}
+	return evs
+}
+
+// verify reads every slab after step t and compares it with the host reference.
+func verify(devs []*device, ref *reference, c Config, t uint64) (uint64, uint64, error) {
+	var wrong, maxErr uint64
+	buf := make([]byte, c.Cells*4)
+	for i, d := range devs {
+		if err := d.q.Finish(); err != nil {
+			return 0, 0, err
+		}
+		if _, err := d.q.Read(d.slab[t%2], 0, buf, nil, false); err != nil {
+			return 0, 0, err
+		}
+		want := ref.slab(i)
+		for j := range want {
+			got := uint32(buf[4*j]) | uint32(buf[4*j+1])<<8 | uint32(buf[4*j+2])<<16 | uint32(buf[4*j+3])<<24
+			if got != want[j] {
+				wrong++
+				diff := uint64(got) - uint64(want[j])
+				if got < want[j] {
+					diff = uint64(want[j]) - uint64(got)
+				}
+				maxErr = max(maxErr, diff)
+			}
+		}
+	}
+	return wrong, maxErr, nil
+}
+
+// comparePaths moves size bytes from device 0 to device 1 in three ways, reps times each, and reports the
+// median wall time of each (enqueue to completion): migration of the buffer to the consumer's queue, a copy
+// through the host (blocking read on the producer, blocking write on the consumer), and
+// clEnqueueCopyBuffer on the consumer's queue inside the context.
+func comparePaths(ctx *cl.Context, prod, cons *cl.Queue, size uint64, reps int, c Config) ([]result.ExchangePath, error) {
+	src, err := ctx.CreateBuffer(c.bufferFlags(), size)
+	if err != nil {
+		return nil, err
+	}
+	defer ctx.ReleaseMem(src)
+	dst, err := ctx.CreateBuffer(c.bufferFlags(), size)
+	if err != nil {
+		return nil, err
+	}
+	defer ctx.ReleaseMem(dst)
+	host := make([]byte, size)
+	pattern := []byte{1, 2, 3, 4}
+	if size%4 != 0 {
+		pattern = pattern[:1]
+	}
+	// Each repetition first writes the source on the producer, so every path really moves data.
+	produce := func() error {
+		if _, err := prod.Fill(src, pattern, 0, size, nil, false); err != nil {
+			return err
+		}
+		return prod.Finish()
+	}
+	paths := []struct {
+		name string
+		move func() error
+	}{
+		{"clEnqueueMigrateMemObjects", func() error {
+			if _, err := cons.Migrate([]cl.Mem{src}, 0, nil, false); err != nil {
+				return err
+			}
+			return cons.Finish()
+		}},
+		{"read to host, write to device", func() error {
+			if _, err := prod.Read(src, 0, host, nil, false); err != nil {
+				return err
+			}
+			_, err := cons.Write(dst, 0, host, nil, false)
+			return err
+		}},
+		{"clEnqueueCopyBuffer", func() error {
+			if _, err := cons.Copy(src, dst, 0, 0, size, nil, false); err != nil {
+				return err
+			}
+			return cons.Finish()
+		}},
+	}
+	var out []result.ExchangePath
+	for _, p := range paths {
+		var times []float64
+		for r := 0; r < reps+1; r++ {
+			if err := produce(); err != nil {
+				return nil, err
+			}
+			t0 := time.Now()
+			if err := p.move(); err != nil {
+				return nil, fmt.Errorf("%s: %w", p.name, err)
+			}
+			if r > 0 { // the first is a warm-up
+				times = append(times, float64(time.Since(t0).Nanoseconds()))
+			}
+		}
+		m := median(times)
+		out = append(out, result.ExchangePath{Path: p.name, Bytes: size, MedianMicros: m / 1e3, GBps: float64(size) / m})
+	}
+	return out, nil
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+func u32bytes(v []uint32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		b[4*i], b[4*i+1], b[4*i+2], b[4*i+3] = byte(x), byte(x>>8), byte(x>>16), byte(x>>24)
+	}
+	return b
+}

@@ -1,0 +1,337 @@
+package sample
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
+	"github.com/clmemprobe/clmemprobe/probe/internal/nvml"
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// DeviceSampler reads used and free memory of the probed devices.
+type DeviceSampler interface {
+	// Name says which source the figures come from (for the report).
+	Name() string
+	// Read returns one entry per device it can see, numbered as the run numbers devices.
+	Read() ([]result.DeviceSample, error)
+}
+
+// Every device sampler implements DeviceSampler.
+var (
+	_ DeviceSampler = (*nvmlSampler)(nil)
+	_ DeviceSampler = (*clQuerySampler)(nil)
+	_ DeviceSampler = (*amdgpuSysfsSampler)(nil)
+	_ DeviceSampler = (*fdinfoSampler)(nil)
+)
+
+// Target is one probed device as a sampler needs it.
+type Target struct {
+	Index    int    // the device's number in the run
+	PCIBusID string // "" when the runtime does not tell
+	// FreeMemory is the OpenCL vendor query for free memory (CL_DEVICE_GLOBAL_FREE_MEMORY_AMD), nil if absent.
+	FreeMemory func() (uint64, error)
+	GlobalMem  uint64
+}
+
+// TargetsFor describes OpenCL devices as sampler targets.
+func TargetsFor(devs []*cl.Device, indices []int) []Target {
+	ts := make([]Target, len(devs))
+	for i, d := range devs {
+		ts[i] = Target{Index: indices[i], PCIBusID: strings.ToLower(d.PCIBusID), FreeMemory: d.FreeMemoryAMD, GlobalMem: d.GlobalMem}
+	}
+	return ts
+}
+
+// DeviceSamplerFor picks the first sampler that applies to every target, in order: NVML, the OpenCL
+// free-memory query, amdgpu sysfs, the process's DRM fdinfo counters. When none applies it returns nil and
+// the reason each gave.
+func DeviceSamplerFor(ts []Target, root Root) (DeviceSampler, string) {
+	var reasons []string
+	try := func(s DeviceSampler, why string) DeviceSampler {
+		if s == nil {
+			reasons = append(reasons, why)
+		}
+		return s
+	}
+	if s := try(newNVMLSampler(ts)); s != nil {
+		return s, ""
+	}
+	if s := try(newCLQuerySampler(ts)); s != nil {
+		return s, ""
+	}
+	if s := try(newAMDGPUSysfsSampler(ts, root)); s != nil {
+		return s, ""
+	}
+	if s := try(newFdinfoSampler(ts, root)); s != nil {
+		return s, ""
+	}
+	return nil, strings.Join(reasons, "; ")
+}
+
+// nvmlSampler reads NVIDIA devices, matched to OpenCL devices by PCI bus id, never by position.
+type nvmlSampler struct {
+	n     *nvml.NVML
+	byIdx map[int]nvml.Device
+	order []int
+}
+
+func newNVMLSampler(ts []Target) (DeviceSampler, string) {
+	n, err := nvml.Open()
+	if err != nil {
+		return nil, "NVML: " + err.Error()
+	}
+	s := &nvmlSampler{n: n, byIdx: map[int]nvml.Device{}}
+	for _, t := range ts {
+		if t.PCIBusID == "" {
+			n.Close()
+			return nil, fmt.Sprintf("NVML: OpenCL device %d has no PCI bus id to match", t.Index)
+		}
+		found := false
+		for _, d := range n.Devices {
+			if samePCI(d.PCIBusID, t.PCIBusID) {
+				s.byIdx[t.Index], found = d, true
+				s.order = append(s.order, t.Index)
+			}
+		}
+		if !found {
+			n.Close()
+			return nil, fmt.Sprintf("NVML: no NVML device at PCI %s (OpenCL device %d)", t.PCIBusID, t.Index)
+		}
+	}
+	return s, ""
+}
+
+// samePCI compares bus ids ignoring case and the function number, which vendors report inconsistently.
+func samePCI(a, b string) bool { return pciKey(a) == pciKey(b) }
+
+func (s *nvmlSampler) Name() string { return "NVML (nvmlDeviceGetMemoryInfo, device-wide)" }
+
+func (s *nvmlSampler) Read() ([]result.DeviceSample, error) {
+	out := make([]result.DeviceSample, 0, len(s.order))
+	for _, i := range s.order {
+		_, free, used, err := s.n.Memory(s.byIdx[i])
+		if err != nil {
+			return out, err
+		}
+		out = append(out, result.DeviceSample{Device: i, UsedBytes: used, FreeBytes: free})
+	}
+	return out, nil
+}
+
+// clQuerySampler asks the runtime itself (CL_DEVICE_GLOBAL_FREE_MEMORY_AMD); used = global - free.
+type clQuerySampler struct{ ts []Target }
+
+func newCLQuerySampler(ts []Target) (DeviceSampler, string) {
+	for _, t := range ts {
+		if t.FreeMemory == nil {
+			return nil, "CL_DEVICE_GLOBAL_FREE_MEMORY_AMD: not available"
+		}
+		if _, err := t.FreeMemory(); err != nil {
+			return nil, fmt.Sprintf("CL_DEVICE_GLOBAL_FREE_MEMORY_AMD: device %d: %v", t.Index, err)
+		}
+	}
+	return &clQuerySampler{ts: ts}, ""
+}
+
+func (s *clQuerySampler) Name() string { return "OpenCL CL_DEVICE_GLOBAL_FREE_MEMORY_AMD" }
+
+func (s *clQuerySampler) Read() ([]result.DeviceSample, error) {
+	out := make([]result.DeviceSample, 0, len(s.ts))
+	for _, t := range s.ts {
+		free, err := t.FreeMemory()
+		if err != nil {
+			return out, err
+		}
+		used := uint64(0)
+		if t.GlobalMem > free {
+			used = t.GlobalMem - free
+		}
+		out = append(out, result.DeviceSample{Device: t.Index, UsedBytes: used, FreeBytes: free})
+	}
+	return out, nil
+}
+
+// amdgpuSysfsSampler reads mem_info_vram_used, mem_info_vram_total and mem_info_gtt_used of the DRM card
+// at the device's PCI address (device-wide, all processes).
+type amdgpuSysfsSampler struct {
+	dirs map[int]string
+	ts   []Target
+}
+
+func newAMDGPUSysfsSampler(ts []Target, root Root) (DeviceSampler, string) {
+	s := &amdgpuSysfsSampler{dirs: map[int]string{}, ts: ts}
+	cards, _ := filepath.Glob(filepath.Join(root.Sys, "class", "drm", "card[0-9]*"))
+	for _, t := range ts {
+		if t.PCIBusID == "" {
+			return nil, fmt.Sprintf("amdgpu sysfs: OpenCL device %d has no PCI bus id", t.Index)
+		}
+		for _, c := range cards {
+			dev := filepath.Join(c, "device")
+			link, err := filepath.EvalSymlinks(dev)
+			if err != nil || !samePCI(filepath.Base(link), t.PCIBusID) {
+				continue
+			}
+			if _, err := os.Stat(filepath.Join(dev, "mem_info_vram_used")); err == nil {
+				s.dirs[t.Index] = dev
+			}
+		}
+		if s.dirs[t.Index] == "" {
+			return nil, fmt.Sprintf("amdgpu sysfs: no card with mem_info_vram_used at PCI %s", t.PCIBusID)
+		}
+	}
+	return s, ""
+}
+
+func (s *amdgpuSysfsSampler) Name() string {
+	return "amdgpu sysfs mem_info_vram_used and mem_info_gtt_used (device-wide)"
+}
+
+func (s *amdgpuSysfsSampler) Read() ([]result.DeviceSample, error) {
+	out := make([]result.DeviceSample, 0, len(s.ts))
+	for _, t := range s.ts {
+		dir := s.dirs[t.Index]
+		used, err := ReadUint(filepath.Join(dir, "mem_info_vram_used"))
+		if err != nil {
+			return out, err
+		}
+		ds := result.DeviceSample{Device: t.Index, UsedBytes: used}
+		if total, err := ReadUint(filepath.Join(dir, "mem_info_vram_total")); err == nil && total > used {
+			ds.FreeBytes = total - used
+		}
+		// GTT: system memory the GPU maps, where buffers land when VRAM is full or they are host-visible.
+		ds.GTTUsedBytes, _ = ReadUint(filepath.Join(dir, "mem_info_gtt_used"))
+		out = append(out, ds)
+	}
+	return out, nil
+}
+
+// fdinfoSampler sums this process's DRM memory counters (drm-total-<region>) per device, from
+// /proc/self/fdinfo: the per-process figure that i915, xe and amdgpu publish, which also counts memory
+// that VmRSS does not show. Each DRM client is counted once, however many descriptors refer to it. For
+// Intel GPUs it is the only source: xe and i915 publish a device's total memory in sysfs (xe's
+// tile*/physical_vram_size_bytes) but its use only through their query ioctls.
+type fdinfoSampler struct {
+	proc  string
+	byPCI map[string]int // lower-case PCI id without function -> run index
+}
+
+func newFdinfoSampler(ts []Target, root Root) (DeviceSampler, string) {
+	s := &fdinfoSampler{proc: root.Proc, byPCI: map[string]int{}}
+	for _, t := range ts {
+		if t.PCIBusID == "" {
+			return nil, fmt.Sprintf("DRM fdinfo: OpenCL device %d has no PCI bus id", t.Index)
+		}
+		s.byPCI[pciKey(t.PCIBusID)] = t.Index
+	}
+	got, err := s.Read()
+	if err != nil {
+		return nil, "DRM fdinfo: " + err.Error()
+	}
+	if len(got) == 0 {
+		return nil, "DRM fdinfo: this process has no DRM client with drm-total-* counters for these devices"
+	}
+	return s, ""
+}
+
+// pciKey is a bus id in lower case without the function number.
+func pciKey(id string) string {
+	id = strings.ToLower(id)
+	if i := strings.LastIndexByte(id, '.'); i > 0 {
+		id = id[:i]
+	}
+	return id
+}
+
+func (s *fdinfoSampler) Name() string { return "DRM fdinfo drm-total-* (this process)" }
+
+func (s *fdinfoSampler) Read() ([]result.DeviceSample, error) {
+	files, err := filepath.Glob(filepath.Join(s.proc, "self", "fdinfo", "*"))
+	if err != nil {
+		return nil, err
+	}
+	used := map[int]uint64{}
+	seen := map[string]bool{}
+	for _, f := range files {
+		c, ok := ParseFdinfo(f)
+		if !ok {
+			continue
+		}
+		idx, ok := s.byPCI[pciKey(c.PDev)]
+		if !ok || seen[c.PDev+"/"+c.ClientID] {
+			continue
+		}
+		seen[c.PDev+"/"+c.ClientID] = true
+		used[idx] += c.TotalBytes
+	}
+	out := make([]result.DeviceSample, 0, len(used))
+	for idx, u := range used {
+		out = append(out, result.DeviceSample{Device: idx, UsedBytes: u})
+	}
+	return out, nil
+}
+
+// DRMClient is what one fdinfo file says about a DRM client.
+type DRMClient struct {
+	PDev, ClientID, Driver string
+	TotalBytes             uint64 // sum of drm-total-<region>
+	ResidentBytes          uint64 // sum of drm-resident-<region>
+}
+
+// ParseFdinfo reads one /proc/<pid>/fdinfo/<fd> file; ok is false for descriptors that are not DRM clients.
+func ParseFdinfo(path string) (DRMClient, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return DRMClient{}, false
+	}
+	defer f.Close()
+	var c DRMClient
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		switch {
+		case k == "drm-pdev":
+			c.PDev = v
+		case k == "drm-client-id":
+			c.ClientID = v
+		case k == "drm-driver":
+			c.Driver = v
+		case strings.HasPrefix(k, "drm-total-"):
+			c.TotalBytes += parseMemValue(v)
+		case strings.HasPrefix(k, "drm-resident-"):
+			c.ResidentBytes += parseMemValue(v)
+		}
+	}
+	return c, c.PDev != "" && c.Driver != ""
+}
+
+// parseMemValue reads "123 KiB" (units B, KiB, MiB, GiB) as bytes.
+func parseMemValue(v string) uint64 {
+	f := strings.Fields(v)
+	if len(f) == 0 {
+		return 0
+	}
+	n, err := strconv.ParseUint(f[0], 10, 64)
+	if err != nil {
+		return 0
+	}
+	if len(f) > 1 {
+		switch f[1] {
+		case "KiB":
+			n <<= 10
+		case "MiB":
+			n <<= 20
+		case "GiB":
+			n <<= 30
+		}
+	}
+	return n
+}

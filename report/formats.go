@@ -1,0 +1,132 @@
+// Package report renders clmemprobe's documents (a run, a comparison, an exchange, a device listing, an
+// environment) in the formats of one registry. Every command picks its output format here; a new format is
+// one file with its render functions plus one line in the formats list below.
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// Kind is a kind of document.
+type Kind int
+
+// The documents the tool renders.
+const (
+	KindRun         Kind = iota // a probe run (*result.Run)
+	KindComparison              // compare's answer (*Comparison)
+	KindExchange                // the halo exchange (*result.ExchangeRun)
+	KindInventory               // the device listing (*result.Inventory)
+	KindEnvironment             // the environment block (*result.Environment)
+)
+
+// Format is one output format and the documents it can render; a nil renderer means "not for that kind".
+type Format struct {
+	Name string
+	Help string
+	// Binary formats (charts) are never written to a terminal.
+	Binary      bool
+	Run         func(io.Writer, *result.Run) error
+	Comparison  func(io.Writer, *Comparison) error
+	Exchange    func(io.Writer, *result.ExchangeRun) error
+	Inventory   func(io.Writer, *result.Inventory) error
+	Environment func(io.Writer, *result.Environment) error
+}
+
+// formats is the registry, in the order help texts list them.
+var formats = []Format{
+	{Name: "table", Help: "tables and sentences for a terminal", Run: writeTable, Comparison: writeComparison,
+		Exchange: writeExchangeText, Inventory: writeInventory, Environment: writeEnvironmentText},
+	{Name: "json", Help: "the document as indented JSON, for scripts", Run: jsonOf[*result.Run], Comparison: jsonOf[*Comparison],
+		Exchange: jsonOf[*result.ExchangeRun], Inventory: jsonOf[*result.Inventory], Environment: jsonOf[*result.Environment]},
+	{Name: "markdown", Help: "a report for a bug ticket", Run: writeMarkdown, Exchange: writeExchangeMarkdown,
+		Environment: writeEnvironmentText},
+	{Name: "csv", Help: "every kept sample, one row per strategy and sample", Run: writeCSV},
+	{Name: "png", Help: "a chart: memory against buffers (a sweep: buffers reached against size)", Binary: true, Run: writePNG},
+	{Name: "svg", Help: "the same chart as SVG", Binary: true, Run: writeSVG},
+}
+
+// renders reports whether f can render documents of kind k.
+func (f *Format) renders(k Kind) bool {
+	switch k {
+	case KindRun:
+		return f.Run != nil
+	case KindComparison:
+		return f.Comparison != nil
+	case KindExchange:
+		return f.Exchange != nil
+	case KindInventory:
+		return f.Inventory != nil
+	case KindEnvironment:
+		return f.Environment != nil
+	}
+	return false
+}
+
+// Names lists the formats that render documents of kind k.
+func Names(k Kind) []string {
+	var out []string
+	for i := range formats {
+		if formats[i].renders(k) {
+			out = append(out, formats[i].Name)
+		}
+	}
+	return out
+}
+
+// Lookup returns the named format if it renders documents of kind k, else an error that lists the choices.
+func Lookup(name string, k Kind) (*Format, error) {
+	for i := range formats {
+		if formats[i].Name == name && formats[i].renders(k) {
+			return &formats[i], nil
+		}
+	}
+	return nil, fmt.Errorf("unknown format %q: choose %s", name, strings.Join(Names(k), ", "))
+}
+
+// Render writes doc in the named format.
+func Render(w io.Writer, name string, doc any) error {
+	k, err := kindOf(doc)
+	if err != nil {
+		return err
+	}
+	f, err := Lookup(name, k)
+	if err != nil {
+		return err
+	}
+	switch d := doc.(type) {
+	case *result.Run:
+		return f.Run(w, d)
+	case *Comparison:
+		return f.Comparison(w, d)
+	case *result.ExchangeRun:
+		return f.Exchange(w, d)
+	case *result.Inventory:
+		return f.Inventory(w, d)
+	case *result.Environment:
+		return f.Environment(w, d)
+	}
+	return fmt.Errorf("report: cannot render a %T", doc)
+}
+
+func kindOf(doc any) (Kind, error) {
+	switch doc.(type) {
+	case *result.Run:
+		return KindRun, nil
+	case *Comparison:
+		return KindComparison, nil
+	case *result.ExchangeRun:
+		return KindExchange, nil
+	case *result.Inventory:
+		return KindInventory, nil
+	case *result.Environment:
+		return KindEnvironment, nil
+	}
+	return 0, fmt.Errorf("report: cannot render a %T", doc)
+}
+
+// jsonOf renders any document as indented JSON.
+func jsonOf[T any](w io.Writer, doc T) error { return writeJSON(w, doc) }

@@ -1,0 +1,59 @@
+package result
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// testdata/run-v1.json is a result of schema version 1 written by clmemprobe itself (faultcl, 2 devices,
+// 64 MiB host budget, 256 MiB per device). It is kept as it was written: later versions must read it.
+func loadFixture(t *testing.T) *Run {
+	t.Helper()
+	r, err := Load(filepath.Join("testdata", "run-v1.json"))
+	if err != nil {
+		t.Fatalf("a schema 1 result must stay readable: %v", err)
+	}
+	return r
+}
+
+func TestJSONRoundTripKeepsEveryField(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "run-v1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := json.NewEncoder(&b).Encode(loadFixture(t)); err != nil {
+		t.Fatal(err)
+	}
+	var a, z any
+	_ = json.Unmarshal(raw, &a)
+	_ = json.Unmarshal(b.Bytes(), &z)
+	ab, _ := json.Marshal(a)
+	zb, _ := json.Marshal(z)
+	if !bytes.Equal(ab, zb) {
+		t.Errorf("loading and writing run-v1.json lost or changed fields")
+	}
+}
+
+func TestLoadRejectsWhatIsNotAResult(t *testing.T) {
+	dir := t.TempDir()
+	for name, content := range map[string]string{
+		"not-json.json":   "hello",
+		"other.json":      `{"name": "something else"}`,
+		"schema-2.json":   `{"schema_version": 2, "tool": {"name": "clmemprobe"}}`,
+		"wrong-type.json": `{"schema_version": 1, "tool": {"name": "clmemprobe"}, "strategies": "x"}`,
+	} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var nr *NotAResultError
+		if _, err := Load(path); !errors.As(err, &nr) {
+			t.Errorf("%s: %v, want a NotAResultError", name, err)
+		}
+	}
+}

@@ -1,0 +1,197 @@
+// Package result is clmemprobe's result model: plain structs with JSON tags (schema version 1), their
+// enums, and loading and checking saved files. It has no rendering dependencies: the engine imports it and
+// nothing of the renderers, and a saved run.json is all a renderer needs.
+package result
+
+// SchemaVersion is the version of the JSON result contract. Scripts rely on its field names; a change that
+// renames or removes one bumps it. Additive changes keep it.
+const SchemaVersion = 1
+
+// Run is one probe run: what was asked, where, and what each strategy did.
+type Run struct {
+	SchemaVersion int              `json:"schema_version"`
+	Tool          Tool             `json:"tool"`
+	Started       string           `json:"started"` // RFC 3339
+	Command       []string         `json:"command"` // the command line that reproduces the run
+	Environment   *Environment     `json:"environment,omitempty"`
+	Platform      Platform         `json:"platform"`
+	Devices       []Device         `json:"devices"`
+	Config        Config           `json:"config"`
+	Strategies    []StrategyResult `json:"strategies"`
+	Verdict       []string         `json:"verdict"`
+	// Partial is true when the run was interrupted or is still being written.
+	Partial bool `json:"partial,omitempty"`
+	// ParentPeakRSSBytes is the supervising process's own peak RSS (the workers' are per strategy): with
+	// a strategy's peak_rss_bytes it is the tool's footprint beside the runtime's.
+	ParentPeakRSSBytes uint64 `json:"parent_peak_rss_bytes,omitempty"`
+}
+
+// Tool identifies the build that wrote the result.
+type Tool struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Platform is the OpenCL platform the devices belong to.
+type Platform struct {
+	Index   int    `json:"index"`
+	Name    string `json:"name"`
+	Vendor  string `json:"vendor"`
+	Version string `json:"version"`
+}
+
+// Device is one OpenCL device as reported by the runtime.
+type Device struct {
+	Index          int      `json:"index"`
+	Platform       int      `json:"platform"`
+	Name           string   `json:"name"`
+	Vendor         string   `json:"vendor"`
+	Type           string   `json:"type"`
+	Version        string   `json:"version"`
+	DriverVersion  string   `json:"driver_version"`
+	GlobalMemBytes uint64   `json:"global_mem_bytes"`
+	MaxAllocBytes  uint64   `json:"max_alloc_bytes"`
+	HostUnified    bool     `json:"host_unified_memory"`
+	ComputeUnits   uint32   `json:"compute_units"`
+	PCIBusID       string   `json:"pci_bus_id,omitempty"`
+	Extensions     []string `json:"extensions,omitempty"`
+}
+
+// Config is what the user asked for, after defaults were applied.
+type Config struct {
+	Platform        int        `json:"platform"`
+	Devices         []int      `json:"devices"`
+	Strategies      []Strategy `json:"strategies"`
+	SizeBytes       uint64     `json:"size_bytes"`
+	Sizes           []uint64   `json:"sizes_bytes,omitempty"` // a sweep
+	MaxAllocs       uint64     `json:"max_allocs"`
+	MaxBytes        uint64     `json:"max_bytes,omitempty"`
+	Touch           Touch      `json:"touch"`
+	TimeoutSeconds  float64    `json:"timeout_seconds"`
+	HangSeconds     float64    `json:"hang_timeout_seconds"`
+	HostReserveByte uint64     `json:"host_reserve_bytes"`
+	SampleMillis    float64    `json:"sample_interval_ms"`
+	OpenCLLibrary   string     `json:"opencl_library"`
+}
+
+// StrategyResult is the result of one strategy at one buffer size, run in its own worker process.
+type StrategyResult struct {
+	Strategy      Strategy      `json:"strategy"`
+	Devices       []int         `json:"devices"`
+	SizeBytes     uint64        `json:"size_bytes"`
+	Outcome       Outcome       `json:"outcome"`
+	Reason        string        `json:"reason,omitempty"` // why it stopped, crashed, hung or was unsupported
+	Signal        string        `json:"signal,omitempty"`
+	ExitCode      *int          `json:"exit_code,omitempty"`
+	AllocationsOK uint64        `json:"allocations_ok"`
+	BytesOK       uint64        `json:"bytes_ok"`
+	FirstFailure  *FirstFailure `json:"first_failure"`
+	// LastStage is the stage the worker was in when it crashed, hung or was stopped.
+	LastStage Stage `json:"last_stage,omitempty"`
+	// HostBytesPerBuffer is the least-squares slope of process RSS against buffers allocated.
+	HostBytesPerBuffer float64 `json:"host_bytes_per_buffer"`
+	// DeviceBytesPerBuffer is, per device index (as a string key), the slope of used device memory.
+	DeviceBytesPerBuffer map[string]float64 `json:"device_bytes_per_buffer,omitempty"`
+	// ReplicationFactor is the sum of DeviceBytesPerBuffer over devices divided by the buffer size.
+	ReplicationFactor *float64 `json:"replication_factor,omitempty"`
+	DeviceSampler     string   `json:"device_sampler,omitempty"` // which sampler gave device figures, or why none
+	Seconds           float64  `json:"seconds"`
+	LoopStarted       string   `json:"loop_started,omitempty"` // RFC 3339 wall clock; sample "t" counts from it
+	NanosPerAlloc     float64  `json:"ns_per_alloc,omitempty"`
+	PeakRSSBytes      uint64   `json:"peak_rss_bytes"`
+	MaxMappings       uint64   `json:"max_mappings,omitempty"`
+	MaxMapCount       uint64   `json:"max_map_count,omitempty"`
+	Notices           []string `json:"notices,omitempty"`       // context notify callback messages
+	WorkerOutput      string   `json:"worker_output,omitempty"` // the tail of what the worker printed, when it did not complete
+	Samples           []Sample `json:"samples"`
+	SamplesTotal      int      `json:"samples_total"` // before downsampling for this file
+}
+
+// FirstFailure pinpoints the allocation that failed.
+type FirstFailure struct {
+	Index        uint64 `json:"index"` // 0-based: buffers that succeeded before it
+	Stage        Stage  `json:"stage"`
+	Code         int32  `json:"code"`
+	Name         string `json:"name"`
+	Call         string `json:"call"`
+	Device       int    `json:"device"` // index of the device the buffer was meant for
+	BytesBefore  uint64 `json:"bytes_before"`
+	HostRSSBytes uint64 `json:"host_rss_bytes"`
+	HostAvail    uint64 `json:"host_available_bytes"`
+}
+
+// Sample is one reading of host (and device) memory while the loop ran.
+type Sample struct {
+	Index      uint64  `json:"index"` // buffers allocated when read
+	Seconds    float64 `json:"t"`
+	RSSBytes   uint64  `json:"host_rss_bytes"`
+	VMSBytes   uint64  `json:"host_vms_bytes"`
+	HWMBytes   uint64  `json:"host_hwm_bytes"`
+	AvailBytes uint64  `json:"host_available_bytes"`
+	// CommittedBytes is the system's Committed_AS: memory promised to every process, mapped or not.
+	CommittedBytes uint64         `json:"host_committed_bytes,omitempty"`
+	Mappings       uint64         `json:"mappings,omitempty"`
+	DeviceSamples  []DeviceSample `json:"devices,omitempty"`
+}
+
+// DeviceSample is one device's memory in a sample.
+type DeviceSample struct {
+	Device    int    `json:"device"`
+	UsedBytes uint64 `json:"used_bytes"`
+	FreeBytes uint64 `json:"free_bytes"` // 0 where the source does not tell
+	// GTTUsedBytes is host memory mapped for the GPU (amdgpu mem_info_gtt_used), where the driver tells.
+	GTTUsedBytes uint64 `json:"gtt_used_bytes,omitempty"`
+}
+
+// Environment describes the machine, for bug reports.
+type Environment struct {
+	OS            string            `json:"os"`
+	Kernel        string            `json:"kernel"`
+	Hostname      string            `json:"hostname,omitempty"`
+	CPU           string            `json:"cpu"`
+	CPUs          int               `json:"cpus"`
+	HostMemBytes  uint64            `json:"host_mem_bytes"`
+	SwapBytes     uint64            `json:"swap_bytes"`
+	Overcommit    string            `json:"overcommit_memory,omitempty"`
+	OvercommitPct string            `json:"overcommit_ratio,omitempty"`
+	MaxMapCount   uint64            `json:"max_map_count,omitempty"`
+	OpenCLLibrary string            `json:"opencl_library"`
+	ICDVendorsDir string            `json:"icd_vendors_dir"`
+	ICDFiles      map[string]string `json:"icd_files,omitempty"` // file -> library it names
+	DRIDevices    []string          `json:"dri_devices,omitempty"`
+	EnvVars       map[string]string `json:"env_vars,omitempty"`
+	Platforms     []Platform        `json:"platforms,omitempty"`
+}
+
+// Sizes returns the buffer sizes of the run's strategies, each once, in the order they ran.
+func (r *Run) Sizes() []uint64 {
+	return distinct(r.Strategies, func(s *StrategyResult) uint64 { return s.SizeBytes })
+}
+
+// StrategyNames returns the strategies of the run, each once, in the order they ran.
+func (r *Run) StrategyNames() []Strategy {
+	return distinct(r.Strategies, func(s *StrategyResult) Strategy { return s.Strategy })
+}
+
+// distinct returns key(s) of every strategy result, each once, in the order they first appear.
+func distinct[K comparable](ss []StrategyResult, key func(*StrategyResult) K) []K {
+	var out []K
+	seen := map[K]bool{}
+	for i := range ss {
+		if k := key(&ss[i]); !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// Inventory is what a runtime reports: every platform with its devices (the JSON of `devices --json`).
+type Inventory []PlatformListing
+
+// PlatformListing is one platform of an inventory with its extensions and devices.
+type PlatformListing struct {
+	Platform
+	Extensions []string `json:"extensions"`
+	Devices    []Device `json:"devices"`
+}

@@ -1,0 +1,157 @@
+// Package units writes and reads the quantities clmemprobe reports: byte counts, buffer sizes, durations.
+package units
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"strconv"
+	"strings"
+)
+
+// Bytes writes n with a binary unit, short enough for a table cell.
+func Bytes(n uint64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	v := float64(n)
+	u := 0
+	for v >= 1024 && u < len(units)-1 {
+		v /= 1024
+		u++
+	}
+	if u == 0 {
+		return fmt.Sprintf("%d B", n)
+	}
+	if v == math.Trunc(v) {
+		return fmt.Sprintf("%.0f %s", v, units[u])
+	}
+	return fmt.Sprintf("%.2f %s", v, units[u])
+}
+
+// SignedBytes formats a fitted per-buffer figure, which can be negative or fractional.
+func SignedBytes(v float64) string {
+	if v < 0 {
+		return "-" + SignedBytes(-v)
+	}
+	if v < 1024 {
+		return fmt.Sprintf("%.0f B", v)
+	}
+	return Bytes(uint64(math.Round(v)))
+}
+
+// Size writes a buffer size exactly, as a user would type it: "1 MiB", "1 MiB+4 KiB", "1000 B".
+// Sizes near pool thresholds differ by a few KiB, so a rounded figure would hide the difference.
+func Size(n uint64) string {
+	units := []struct {
+		v    uint64
+		name string
+	}{{1 << 40, "TiB"}, {1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}}
+	var parts []string
+	rest := n
+	for _, u := range units {
+		if rest >= u.v && len(parts) < 2 {
+			q := rest / u.v
+			if len(parts) == 1 && rest%u.v != 0 {
+				break
+			}
+			parts = append(parts, fmt.Sprintf("%d %s", q, u.name))
+			rest -= q * u.v
+		}
+	}
+	if rest != 0 || len(parts) == 0 {
+		if len(parts) == 0 || len(parts) == 2 {
+			return fmt.Sprintf("%d B", n)
+		}
+		parts = append(parts, fmt.Sprintf("%d B", rest))
+	}
+	return strings.Join(parts, "+")
+}
+
+// Nanos writes a duration given in nanoseconds with a unit that keeps three significant digits.
+func Nanos(ns float64) string {
+	switch {
+	case ns >= 1e9:
+		return fmt.Sprintf("%.3g s", ns/1e9)
+	case ns >= 1e6:
+		return fmt.Sprintf("%.3g ms", ns/1e6)
+	case ns >= 1e3:
+		return fmt.Sprintf("%.3g µs", ns/1e3)
+	}
+	return fmt.Sprintf("%.0f ns", ns)
+}
+
+var sizeUnits = map[string]uint64{
+	"": 1, "b": 1,
+	"k": 1 << 10, "kib": 1 << 10, "kb": 1000,
+	"m": 1 << 20, "mib": 1 << 20, "mb": 1000 * 1000,
+	"g": 1 << 30, "gib": 1 << 30, "gb": 1000 * 1000 * 1000,
+	"t": 1 << 40, "tib": 1 << 40, "tb": 1000 * 1000 * 1000 * 1000,
+}
+
+// ParseSize reads a byte size: a number with an optional unit (B, KiB, MiB, GiB, TiB are powers of 1024;
+// KB, MB, GB, TB powers of 1000; K, M, G, T are read as KiB, MiB, GiB, TiB), and sums of such terms joined
+// by '+' so sizes around pool thresholds can be written as "1MiB+4KiB". Zero and negative sizes are errors.
+func ParseSize(s string) (uint64, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, fmt.Errorf("empty size: give a number with a unit, for example 1MiB")
+	}
+	var total uint64
+	for _, term := range strings.Split(s, "+") {
+		v, err := parseSizeTerm(strings.TrimSpace(term))
+		if err != nil {
+			return 0, fmt.Errorf("size %q: %w", s, err)
+		}
+		sum, carry := bits.Add64(total, v, 0)
+		if carry != 0 {
+			return 0, fmt.Errorf("size %q is too large", s)
+		}
+		total = sum
+	}
+	return total, nil
+}
+
+func parseSizeTerm(t string) (uint64, error) {
+	i := 0
+	for i < len(t) && (t[i] >= '0' && t[i] <= '9' || t[i] == '.') {
+		i++
+	}
+	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
+	if num == "" {
+		if strings.HasPrefix(t, "-") {
+			return 0, fmt.Errorf("must be positive")
+		}
+		return 0, fmt.Errorf("no number (units: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)")
+	}
+	mult, ok := sizeUnits[unit]
+	if !ok {
+		return 0, fmt.Errorf("unknown unit %q (units: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)", t[i:])
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil {
+		return 0, fmt.Errorf("bad number %q", num)
+	}
+	v := f * float64(mult)
+	if v >= math.MaxUint64/2 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return 0, fmt.Errorf("too large")
+	}
+	if v < 1 {
+		return 0, fmt.Errorf("must be at least 1 byte")
+	}
+	if v != math.Trunc(v) {
+		return 0, fmt.Errorf("%s is not a whole number of bytes", t)
+	}
+	return uint64(v), nil
+}
+
+// ParseSizes reads a comma-separated list of sizes (for a sweep).
+func ParseSizes(s string) ([]uint64, error) {
+	var out []uint64
+	for _, part := range strings.Split(s, ",") {
+		v, err := ParseSize(part)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}

@@ -1,0 +1,70 @@
+package units
+
+import "testing"
+
+func TestFormatSizeIsExact(t *testing.T) {
+	for in, want := range map[uint64]string{
+		1 << 20: "1 MiB", 1<<20 + 4<<10: "1 MiB+4 KiB", 4 << 10: "4 KiB", 1000: "1000 B", 1<<20 + 1: "1 MiB+1 B",
+		1<<20 + 4<<10 + 1: "1 MiB+4097 B", 16 << 30: "16 GiB",
+	} {
+		if got := Size(in); got != want {
+			t.Errorf("Size(%d) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	cases := []struct {
+		name string
+		in   string
+		want uint64
+		bad  bool
+	}{
+		{name: "bytes", in: "4096", want: 4096},
+		{name: "B unit", in: "512B", want: 512},
+		{name: "KiB", in: "4KiB", want: 4 << 10},
+		{name: "MiB", in: "1MiB", want: 1 << 20},
+		{name: "GiB", in: "2GiB", want: 2 << 30},
+		{name: "decimal MB", in: "1MB", want: 1000 * 1000},
+		{name: "short M", in: "16M", want: 16 << 20},
+		{name: "lower case", in: "1mib", want: 1 << 20},
+		{name: "sum around a pool threshold", in: "1MiB+4KiB", want: 1<<20 + 4<<10},
+		{name: "fraction that is whole", in: "1.5KiB", want: 1536},
+		{name: "space before unit", in: "64 KiB", want: 64 << 10},
+		{name: "no number", in: "MiB", bad: true},
+		{name: "unknown unit", in: "12XB", bad: true},
+		{name: "zero", in: "0", bad: true},
+		{name: "negative", in: "-5MiB", bad: true},
+		{name: "empty", in: "", bad: true},
+		{name: "fraction of a byte", in: "0.5B", bad: true},
+		{name: "not whole", in: "1.3B", bad: true},
+		{name: "huge", in: "99999999TiB", bad: true},
+		{name: "dangling plus", in: "1MiB+", bad: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := ParseSize(c.in)
+			if c.bad {
+				if err == nil {
+					t.Fatalf("ParseSize(%q) = %d, want an error", c.in, got)
+				}
+				return
+			}
+			if err != nil || got != c.want {
+				t.Fatalf("ParseSize(%q) = %d, %v; want %d", c.in, got, err, c.want)
+			}
+		})
+	}
+}
+
+// ParseSize must never panic, whatever it is given, and never accept zero. Seeds live in testdata/fuzz.
+func FuzzParseSize(f *testing.F) {
+	for _, s := range []string{"1MiB", "1MiB+4KiB", "0", "-1", "1e309GiB", "+", "..", "18446744073709551615"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if v, err := ParseSize(s); err == nil && v == 0 {
+			t.Fatalf("ParseSize(%q) accepted zero", s)
+		}
+	})
+}
