@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
@@ -32,7 +33,7 @@ func Describe(ctx context.Context, libPath string, setup time.Duration) (result.
 		if ctxStopped(e) {
 			return nil, context.Canceled
 		}
-		return nil, &childFault{setup: true, msg: fmt.Sprintf("the OpenCL runtime %s while listing platforms and devices%s", failedHow(e), lastLine(e.output))}
+		return nil, &childFault{setup: true, msg: "the OpenCL runtime " + failedHow(e) + ", listing platforms and devices"}
 	}
 	if a.Error != "" {
 		return nil, fmt.Errorf("%w: %s", ErrNoOpenCL, a.Error)
@@ -46,13 +47,18 @@ func failedHow(e *ending) string {
 	case ctxStopped(e):
 		return "was interrupted"
 	case e.killed == result.OutcomeHung:
-		return "hung (" + e.reason + ")"
+		return "hung: " + e.reason
 	case e.signal != "":
-		return "crashed with " + e.signal
-	case e.exitCode != nil:
-		return fmt.Sprintf("exited with status %d", *e.exitCode)
+		how := "crashed with " + e.signal
+		if e.detail != "" {
+			how += " (" + e.detail + ")"
+		}
+		if e.printed != "" {
+			how += " after printing " + strconv.Quote(e.printed)
+		}
+		return how
 	}
-	return "failed (" + e.reason + ")"
+	return "failed: " + e.reason
 }
 
 func ctxStopped(e *ending) bool {

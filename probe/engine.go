@@ -39,6 +39,7 @@ func Run(ctx context.Context, p Plan, inv result.Inventory, obs Observer) (*resu
 		obs = nopObserver{}
 	}
 	run := newRun(&p, inv)
+	obs.RunStarted(run)
 	for _, j := range p.jobs() {
 		if ctx.Err() != nil {
 			break
@@ -128,6 +129,7 @@ func parentPeakRSS() uint64 {
 
 type nopObserver struct{}
 
+func (nopObserver) RunStarted(*result.Run)     {}
 func (nopObserver) JobStarted(Job)             {}
 func (nopObserver) Progress(Progress)          {}
 func (nopObserver) Sample(Job, *result.Sample) {}

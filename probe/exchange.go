@@ -80,9 +80,9 @@ func Exchange(ctx context.Context, libPath string, r ExchangeRequest, limits Lim
 			return nil, context.Canceled
 		}
 		if e.stage == cellSetup {
-			return nil, &childFault{setup: true, msg: fmt.Sprintf("the OpenCL runtime %s while setting up the exchange%s", failedHow(e), lastLine(e.output))}
+			return nil, &childFault{setup: true, msg: "the OpenCL runtime " + failedHow(e) + ", setting up the exchange"}
 		}
-		return nil, &childFault{msg: fmt.Sprintf("the exchange %s after %d of %d steps%s", failedHow(e), e.count, r.Steps, lastLine(e.output))}
+		return nil, &childFault{msg: fmt.Sprintf("the OpenCL runtime %s, after %d of %d exchange steps", failedHow(e), e.count, r.Steps)}
 	}
 	switch {
 	case a.Error != "" && a.InSetup:

@@ -74,6 +74,8 @@ func (p *Plan) jobs() []Job {
 
 // Observer hears about a run while it goes. Calls come from one goroutine at a time.
 type Observer interface {
+	// RunStarted is called once with the result before any job ran (marked partial): a first checkpoint.
+	RunStarted(run *result.Run)
 	// JobStarted is called before a job's worker starts.
 	JobStarted(j Job)
 	// Progress is called a few times a second while a job runs.

@@ -56,6 +56,10 @@ func cellStage(s uint64) result.Stage {
 // killed. Its result stands either way.
 const exitGrace = 2 * time.Second
 
+// outputDrain is how long the parent reads a child's output pipes after the child exited, when something
+// else (a detached helper of the runtime) still holds them open.
+const outputDrain = 250 * time.Millisecond
+
 // supervision is one child to run and how.
 type supervision struct {
 	spec   childSpec
@@ -75,6 +79,8 @@ type ending struct {
 	killed   result.Outcome  // set when the parent killed it: hung or stopped
 	reason   string          // why it was killed, or how it died
 	signal   string          // the signal that ended it, when it crashed
+	detail   string          // what the Go runtime said of the fault ("segmentation violation at address 0x0")
+	printed  string          // the last line the runtime printed before it died, if any
 	exitCode *int            // its exit status, when it crashed without a signal
 	output   string          // the head and tail of what it printed
 	count    uint64          // the cell's count at the end
@@ -165,8 +171,8 @@ func superviseLocked(ctx context.Context, s supervision) (*ending, error) {
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.ExtraFiles = []*os.File{evW, cellFile}
 	// A helper the runtime started and detached (setsid) may hold the output pipes open after the child
-	// exited: stop waiting for them after this long.
-	cmd.WaitDelay = exitGrace
+	// exited: what the child wrote is in the pipe already, so a short wait drains it.
+	cmd.WaitDelay = outputDrain
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		evW.Close()
@@ -285,7 +291,7 @@ func watch(ctx context.Context, s supervision, pid int, cell *progress.Cell, sta
 			case s.limits.Total > 0 && now.Sub(start) > s.limits.Total:
 				kill(result.OutcomeStopped, fmt.Sprintf("timeout: the strategy ran longer than %s", s.limits.Total))
 			case lastStage == cellSetup && s.limits.Setup > 0 && now.Sub(setupSince) > s.limits.Setup:
-				kill(result.OutcomeHung, fmt.Sprintf("set-up did not finish within %s (--setup-timeout): the runtime hung while loading, listing devices, creating contexts or building kernels", s.limits.Setup))
+				kill(result.OutcomeHung, fmt.Sprintf("set-up (loading the runtime, listing devices, creating contexts, building kernels) did not finish within %s (--setup-timeout)", s.limits.Setup))
 			case lastStage != cellSetup && lastStage != cellDone && s.limits.Hang > 0 && now.Sub(lastMove) > s.limits.Hang:
 				kill(result.OutcomeHung, fmt.Sprintf("watchdog: no progress for %s in stage %s", s.limits.Hang, cellStage(lastStage)))
 			}
@@ -308,6 +314,21 @@ func watch(ctx context.Context, s supervision, pid int, cell *progress.Cell, sta
 // show the signal.
 var goFatalSignal = regexp.MustCompile(`(?m)(?:^|\[signal )(SIG[A-Z]+): ([^\n\]]*)(?:\n(PC=[^\n]*))?`)
 
+// faultAddr finds the faulting address in the Go runtime's PC line.
+var faultAddr = regexp.MustCompile(`addr=(0x[0-9a-f]+)`)
+
+// goReportStart is the first line of a report the Go runtime prints when the process dies.
+var goReportStart = regexp.MustCompile(`(?m)^(SIG[A-Z]+: |fatal error: |panic: |runtime: |\[signal )`)
+
+// runtimeMessage is the last line a child printed before the Go runtime's report of its death (a runtime's
+// assertion message, say), or "".
+func runtimeMessage(output string) string {
+	if loc := goReportStart.FindStringIndex(output); loc != nil {
+		output = output[:loc[0]]
+	}
+	return strings.TrimPrefix(lastLine(output), ": ")
+}
+
 // describeCrash says how a child that sent no result died: the signal, or its exit status.
 func describeCrash(e *ending, waitErr error) {
 	e.reason = describeExit(waitErr)
@@ -321,11 +342,17 @@ func describeCrash(e *ending, waitErr error) {
 		}
 	}
 	if m := goFatalSignal.FindStringSubmatch(e.output); m != nil && e.signal == "" {
-		e.signal, e.exitCode = m[1], nil
-		e.reason = strings.TrimSpace(fmt.Sprintf("the worker faulted with %s (%s) %s", m[1], m[2], m[3]))
-		if strings.Contains(e.output, "signal arrived during cgo execution") {
-			e.reason += ", inside a call into the OpenCL runtime"
+		e.signal, e.exitCode, e.detail = m[1], nil, m[2]
+		if a := faultAddr.FindStringSubmatch(m[3]); a != nil {
+			e.detail += " at address " + a[1]
 		}
+		if strings.Contains(e.output, "signal arrived during cgo execution") {
+			e.detail += ", inside a call into the OpenCL runtime"
+		}
+		e.reason = fmt.Sprintf("the worker faulted with %s (%s)", e.signal, e.detail)
+	}
+	if e.printed = runtimeMessage(e.output); e.printed != "" {
+		e.reason += "; it printed: " + e.printed
 	}
 }
 

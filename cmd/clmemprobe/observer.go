@@ -35,6 +35,12 @@ func newRunObserver(stderr io.Writer, out *outputDir) *runObserver {
 	return o
 }
 
+func (o *runObserver) RunStarted(run *result.Run) {
+	if o.out != nil {
+		o.runErr = o.out.writeRun(run)
+	}
+}
+
 func (o *runObserver) JobStarted(j probe.Job) {
 	if o.live {
 		o.line(fmt.Sprintf("%-13s %s buffers on devices %v: starting", j.Strategy, units.Size(j.Size), j.Devices))

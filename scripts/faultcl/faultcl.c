@@ -28,6 +28,10 @@
  *   FAULTCL_BROKEN_PLATFORM=1    the platform's device queries fail with CL_OUT_OF_HOST_MEMORY (its own
  *                                name and suffix still answer, or the loader would hide it)
  *   FAULTCL_ZERO_MEM=1           devices report 0 bytes of global memory
+ *   FAULTCL_CRASH_IN=call        clGetPlatformIDs or clGetDeviceInfo writes through a null pointer
+ *   FAULTCL_HANG_IN=call         clGetPlatformIDs or clGetDeviceInfo never returns
+ *   FAULTCL_LINGER=seconds       the first clCreateContext starts a detached helper (setsid sleep) that keeps
+ *                                the process's inherited descriptors open that long after it exits
  */
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
@@ -39,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <unistd.h>
 
 #define MAXDEV 16
@@ -74,6 +79,8 @@ static struct {
 	long oor_at, crash_at, hang_at, slow_us;
 	int faults_multi_only;
 	const char *extensions;
+	const char *crash_in, *hang_in;
+	long linger;
 } cfg;
 
 static struct _cl_platform_id platform = {&dispatch};
@@ -112,9 +119,33 @@ static void init_config(void) {
 	cfg.broken = (int)env_long("FAULTCL_BROKEN_PLATFORM", 0);
 	cfg.zero_mem = (int)env_long("FAULTCL_ZERO_MEM", 0);
 	cfg.extensions = getenv("FAULTCL_EXTENSIONS");
+	cfg.crash_in = getenv("FAULTCL_CRASH_IN");
+	cfg.hang_in = getenv("FAULTCL_HANG_IN");
+	cfg.linger = env_long("FAULTCL_LINGER", 0);
 	for (int i = 0; i < MAXDEV; i++) {
 		devices[i].dispatch = &dispatch;
 		devices[i].index = i;
+	}
+}
+
+/* fault_in crashes or hangs the named entry point when the configuration says so. */
+static void fault_in(const char *call) {
+	if (cfg.crash_in && strcmp(cfg.crash_in, call) == 0) *(volatile int *)0 = 1;
+	if (cfg.hang_in && strcmp(cfg.hang_in, call) == 0) for (;;) pause();
+}
+
+/* linger starts, once, a detached helper that outlives the process holding its inherited descriptors, as
+ * runtimes that start daemons or compiler servers do. */
+static void linger(void) {
+	static int started;
+	if (cfg.linger <= 0 || __atomic_exchange_n(&started, 1, __ATOMIC_SEQ_CST)) return;
+	pid_t pid = fork();
+	if (pid == 0) {
+		setsid();
+		char secs[32];
+		snprintf(secs, sizeof secs, "%ld", cfg.linger);
+		execlp("sleep", "sleep", secs, (char *)NULL);
+		_exit(127);
 	}
 }
 
@@ -154,6 +185,7 @@ static cl_int CL_API_CALL GetDeviceIDs(cl_platform_id p, cl_device_type type, cl
 }
 
 static cl_int CL_API_CALL GetDeviceInfo(cl_device_id d, cl_device_info param, size_t size, void *out, size_t *ret) {
+	fault_in("clGetDeviceInfo");
 	char buf[512];
 	cl_ulong u64;
 	cl_uint u32;
@@ -185,6 +217,7 @@ static cl_int CL_API_CALL GetDeviceInfo(cl_device_id d, cl_device_info param, si
 static cl_context CL_API_CALL CreateContext(const cl_context_properties *props, cl_uint n, const cl_device_id *devs,
 		void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *), void *user, cl_int *err) {
 	(void)props;
+	linger();
 	if (n == 0 || n > MAXDEV) { if (err) *err = CL_INVALID_VALUE; return NULL; }
 	cl_context c = calloc(1, sizeof *c);
 	c->dispatch = &dispatch;
@@ -432,6 +465,7 @@ static cl_int CL_API_CALL ReleaseKernel(cl_kernel k) { (void)k; return CL_SUCCES
 EXPORT cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint n, cl_platform_id *out, cl_uint *nret) {
 	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	pthread_once(&once, init_config);
+	fault_in("clGetPlatformIDs");
 	dispatch.clGetPlatformInfo = GetPlatformInfo;
 	dispatch.clGetDeviceIDs = GetDeviceIDs;
 	dispatch.clGetDeviceInfo = GetDeviceInfo;
