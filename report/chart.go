@@ -32,13 +32,18 @@ func writePNG(w io.Writer, r *result.Run) error { return writeChart(w, r, "png")
 // writeSVG draws the run's chart as SVG.
 func writeSVG(w io.Writer, r *result.Run) error { return writeChart(w, r, "svg") }
 
-// writeChart draws the run as PNG or SVG (format "png" or "svg"). A run at one buffer size shows host memory
+// writeChart draws the run as PNG or SVG (format "png" or "svg"). The plotting library panics on some
+// degenerate data; that becomes an error here, never a crash of the command. A run at one buffer size shows host memory
 // (solid) and device memory summed over the devices (dashed, where sampled) against buffers allocated, one
 // colour per strategy, each first failure marked and labelled. A sweep over several sizes shows the
 // threshold (buffers reached) against the buffer size instead.
-func writeChart(w io.Writer, r *result.Run, format string) error {
+func writeChart(w io.Writer, r *result.Run, format string) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("cannot draw the chart: %v", p)
+		}
+	}()
 	var panels []*plot.Plot
-	var err error
 	if len(r.Sizes()) > 1 {
 		var p *plot.Plot
 		p, err = thresholdChart(r)
@@ -251,13 +256,23 @@ func thresholdChart(r *result.Run) (*plot.Plot, error) {
 		p.Add(lp, sc)
 		p.Legend.Add(string(name), lp, sc)
 	}
+	// A log axis needs a range above zero that is not a single point: widen it by a factor each way.
+	p.X.Min, p.X.Max = logRange(p.X.Min, p.X.Max)
+	p.Y.Min, p.Y.Max = logRange(p.Y.Min, p.Y.Max)
 	return p, nil
 }
 
+// logRange is a range for a log axis around [lo, hi]: positive, and at least a factor of 4 wide.
+func logRange(lo, hi float64) (float64, float64) {
+	lo, hi = math.Max(lo, 1), math.Max(hi, 1)
+	return lo / 2, math.Max(hi*2, lo*2)
+}
+
 // countTicks labels five to ten round values (1, 2 or 5 times a power of ten), written short: 100k, 2.5M.
+// A range too narrow for its magnitude (where adding a step would not change a float64) gets its two ends.
 func countTicks(min, max float64) []plot.Tick {
-	if max <= min {
-		return []plot.Tick{{Value: min, Label: shortCount(min)}}
+	if !(max > min) || max-min < math.Abs(max)*1e-12 || math.IsInf(max-min, 0) {
+		return []plot.Tick{{Value: min, Label: shortCount(min)}, {Value: max, Label: shortCount(max)}}
 	}
 	raw := (max - min) / 6
 	mag := math.Pow(10, math.Floor(math.Log10(raw)))
@@ -269,7 +284,7 @@ func countTicks(min, max float64) []plot.Tick {
 		}
 	}
 	var ticks []plot.Tick
-	for v := math.Ceil(min/step) * step; v <= max+step*1e-9; v += step {
+	for v, n := math.Ceil(min/step)*step, 0; v <= max+step*1e-9 && n < 40; v, n = v+step, n+1 {
 		ticks = append(ticks, plot.Tick{Value: v, Label: shortCount(v)})
 		if minor := v + step/2; minor < max {
 			ticks = append(ticks, plot.Tick{Value: minor})

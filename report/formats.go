@@ -43,7 +43,7 @@ var formats = []Format{
 	{Name: "json", Help: "the document as indented JSON, for scripts", Run: jsonOf[*result.Run], Comparison: jsonOf[*Comparison],
 		Exchange: jsonOf[*result.ExchangeRun], Inventory: jsonOf[*result.Inventory], Environment: jsonOf[*result.Environment]},
 	{Name: "markdown", Help: "a report for a bug ticket", Run: writeMarkdown, Exchange: writeExchangeMarkdown,
-		Environment: writeEnvironmentText},
+		Environment: writeEnvironmentMarkdown},
 	{Name: "csv", Help: "every kept sample, one row per strategy and sample", Run: writeCSV},
 	{Name: "png", Help: "a chart: memory against buffers (a sweep: buffers reached against size)", Binary: true, Run: writePNG},
 	{Name: "svg", Help: "the same chart as SVG", Binary: true, Run: writeSVG},

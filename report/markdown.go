@@ -12,114 +12,130 @@ import (
 
 // writeMarkdown renders a self-contained report for a bug ticket: the answer in one sentence, the threshold
 // table, the verdict, per-strategy figures, what the runtime said, the environment and the command that
-// reproduces the run.
+// reproduces the run. Every string that came from elsewhere is escaped (escape.go).
 func writeMarkdown(w io.Writer, r *result.Run) error {
+	st := markdown
 	b := &strings.Builder{}
-	fmt.Fprintf(b, "# clmemprobe report: %s\n\n", deviceSummary(r))
+	fmt.Fprintf(b, "# clmemprobe report: %s\n\n", deviceSummary(r, st))
 	if len(r.Verdict) > 0 {
-		fmt.Fprintf(b, "**%s**\n\n", r.Verdict[0])
+		fmt.Fprintf(b, "**%s**\n\n", st.text(r.Verdict[0]))
 	}
 	if r.Partial {
 		b.WriteString("> This run was interrupted: the result holds only the strategies that ran.\n\n")
 	}
-	fmt.Fprintf(b, "Platform %q (%s), %s buffers, touch `%s`, budget %d buffers per strategy", r.Platform.Name, r.Platform.Version,
-		sizeSummary(r), r.Config.Touch, r.Config.MaxAllocs)
+	fmt.Fprintf(b, "Platform %s (%s), %s buffers, touch %s, budget %d buffers per strategy", st.text(r.Platform.Name),
+		st.text(r.Platform.Version), sizeSummary(r), st.code(string(r.Config.Touch)), r.Config.MaxAllocs)
 	if r.Config.MaxBytes > 0 {
 		fmt.Fprintf(b, " or %s", units.Bytes(r.Config.MaxBytes))
 	}
-	fmt.Fprintf(b, ". Started %s with clmemprobe %s.\n\n## Where each strategy failed\n\n", r.Started, r.Tool.Version)
-	if err := thresholdTable(b, r, true); err != nil {
+	fmt.Fprintf(b, ". Started %s with clmemprobe %s.\n\n## Where each strategy failed\n\n", st.text(r.Started), st.text(r.Tool.Version))
+	if err := thresholdTable(b, r, st); err != nil {
 		return err
 	}
 	b.WriteString("\n## Verdict\n\n")
 	for _, v := range r.Verdict {
-		fmt.Fprintf(b, "- %s\n", v)
+		fmt.Fprintf(b, "- %s\n", st.text(v))
 	}
 	b.WriteString("\n## Per strategy\n\n")
-	for _, s := range r.Strategies {
-		fmt.Fprintf(b, "### %s, %s buffers, devices %s\n\n", s.Strategy, units.Size(s.SizeBytes), joinInts(s.Devices))
-		fmt.Fprintf(b, "- outcome: **%s**", s.Outcome)
-		if s.Reason != "" {
-			fmt.Fprintf(b, " (%s)", s.Reason)
-		}
-		fmt.Fprintf(b, "\n- buffers that succeeded: %d (%s) in %.2f s", s.AllocationsOK, units.Bytes(s.BytesOK), s.Seconds)
-		if s.NanosPerAlloc > 0 {
-			fmt.Fprintf(b, ", %s per buffer in the loop", units.Nanos(s.NanosPerAlloc))
-		}
-		b.WriteString("\n")
-		if f := s.FirstFailure; f != nil {
-			fmt.Fprintf(b, "- first failure: buffer #%d for device %d, `%s` returned %s (%d) at stage %s, after %s; host RSS %s, host available %s\n",
-				f.Index, f.Device, f.Call, f.Name, f.Code, f.Stage, units.Bytes(f.BytesBefore), units.Bytes(f.HostRSSBytes), units.Bytes(f.HostAvail))
-		}
-		if s.LastStage != "" && s.FirstFailure == nil {
-			fmt.Fprintf(b, "- last stage entered: %s\n", s.LastStage)
-		}
-		fmt.Fprintf(b, "- host cost per buffer (least-squares slope of RSS): %s; peak RSS %s\n", perBuffer(s.HostBytesPerBuffer, s.SamplesTotal), units.Bytes(s.PeakRSSBytes))
-		if len(s.DeviceBytesPerBuffer) > 0 {
-			fmt.Fprintf(b, "- device cost per buffer: %s\n", deviceCostCell(&s))
-		}
-		if s.DeviceSampler != "" {
-			fmt.Fprintf(b, "- device memory source: %s\n", s.DeviceSampler)
-		}
-		if s.MaxMapCount > 0 {
-			fmt.Fprintf(b, "- memory mappings: at most %d of vm.max_map_count %d\n", s.MaxMappings, s.MaxMapCount)
-		}
-		fmt.Fprintf(b, "- samples: %d taken, %d kept in the result\n", s.SamplesTotal, len(s.Samples))
-		if len(s.Notices) > 0 {
-			b.WriteString("- the runtime's context notify messages:\n")
-			for _, n := range s.Notices {
-				fmt.Fprintf(b, "  - `%s`\n", n)
-			}
-		}
-		if s.WorkerOutput != "" {
-			fmt.Fprintf(b, "- what the worker printed (tail):\n\n```\n%s\n```\n", s.WorkerOutput)
-		}
-		b.WriteString("\n")
+	for i := range r.Strategies {
+		writeStrategyMarkdown(b, &r.Strategies[i], st)
 	}
 	b.WriteString("## Devices\n\n")
 	for _, d := range r.Devices {
-		fmt.Fprintf(b, "- [%d] %s (%s, %s): %s, driver %s, global memory %s, max allocation %s, host-unified %s", d.Index, d.Name,
-			d.Vendor, d.Type, d.Version, d.DriverVersion, units.Bytes(d.GlobalMemBytes), units.Bytes(d.MaxAllocBytes), YesNo(d.HostUnified))
+		fmt.Fprintf(b, "- [%d] %s (%s, %s): %s, driver %s, global memory %s, max allocation %s, host-unified %s", d.Index, st.text(d.Name),
+			st.text(d.Vendor), st.text(d.Type), st.text(d.Version), st.text(d.DriverVersion), units.Bytes(d.GlobalMemBytes),
+			units.Bytes(d.MaxAllocBytes), YesNo(d.HostUnified))
 		if d.PCIBusID != "" {
-			fmt.Fprintf(b, ", PCI %s", d.PCIBusID)
+			fmt.Fprintf(b, ", PCI %s", st.text(d.PCIBusID))
 		}
 		b.WriteString("\n")
 	}
 	if e := r.Environment; e != nil {
 		b.WriteString("\n## Environment\n\n")
-		writeEnvironment(b, e)
+		writeEnvironment(b, e, st)
 	}
-	fmt.Fprintf(b, "\n## Reproduce\n\n```sh\n%s\n```\n", ShellQuote(r.Command))
+	fmt.Fprintf(b, "\n## Reproduce\n\n%s", mdBlock(ShellQuote(r.Command), "sh"))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// writeEnvironmentText renders the environment block as a Markdown list, which reads well on a terminal too.
+// writeStrategyMarkdown is one strategy's section of the Markdown report.
+func writeStrategyMarkdown(b *strings.Builder, s *result.StrategyResult, st style) {
+	fmt.Fprintf(b, "### %s, %s buffers, devices %s\n\n", st.text(string(s.Strategy)), units.Size(s.SizeBytes), joinInts(s.Devices))
+	fmt.Fprintf(b, "- outcome: **%s**", st.text(string(s.Outcome)))
+	if s.Reason != "" {
+		fmt.Fprintf(b, " (%s)", st.text(s.Reason))
+	}
+	fmt.Fprintf(b, "\n- buffers that succeeded: %d (%s) in %.2f s", s.AllocationsOK, units.Bytes(s.BytesOK), s.Seconds)
+	if s.NanosPerAlloc > 0 {
+		fmt.Fprintf(b, ", %s per buffer in the loop", units.Nanos(s.NanosPerAlloc))
+	}
+	b.WriteString("\n")
+	if f := s.FirstFailure; f != nil {
+		fmt.Fprintf(b, "- first failure: buffer #%d for device %d, %s returned %s (%d) at stage %s, after %s; host RSS %s, host available %s\n",
+			f.Index, f.Device, st.code(f.Call), st.text(f.Name), f.Code, st.text(string(f.Stage)), units.Bytes(f.BytesBefore),
+			units.Bytes(f.HostRSSBytes), units.Bytes(f.HostAvail))
+	}
+	if s.LastStage != "" && s.FirstFailure == nil {
+		fmt.Fprintf(b, "- last stage entered: %s\n", st.text(string(s.LastStage)))
+	}
+	fmt.Fprintf(b, "- host cost per buffer (least-squares slope of RSS): %s; peak RSS %s\n", perBuffer(s.HostBytesPerBuffer, s.SamplesTotal), units.Bytes(s.PeakRSSBytes))
+	if len(s.DeviceBytesPerBuffer) > 0 {
+		fmt.Fprintf(b, "- device cost per buffer: %s\n", deviceCostCell(s))
+	}
+	if s.DeviceSampler != "" {
+		fmt.Fprintf(b, "- device memory source: %s\n", st.text(s.DeviceSampler))
+	}
+	if s.MaxMapCount > 0 {
+		fmt.Fprintf(b, "- memory mappings: at most %d of vm.max_map_count %d\n", s.MaxMappings, s.MaxMapCount)
+	}
+	fmt.Fprintf(b, "- samples: %d taken, %d kept in the result\n", s.SamplesTotal, len(s.Samples))
+	if len(s.Notices) > 0 {
+		b.WriteString("- the runtime's context notify messages:\n")
+		for _, n := range s.Notices {
+			fmt.Fprintf(b, "  - %s\n", st.code(n))
+		}
+	}
+	if s.WorkerOutput != "" {
+		fmt.Fprintf(b, "- what the worker printed (tail):\n\n%s", mdBlock(s.WorkerOutput, ""))
+	}
+	b.WriteString("\n")
+}
+
+// writeEnvironmentText renders the environment block for a terminal.
 func writeEnvironmentText(w io.Writer, e *result.Environment) error {
 	b := &strings.Builder{}
-	writeEnvironment(b, e)
+	writeEnvironment(b, e, terminal)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func writeEnvironment(b *strings.Builder, e *result.Environment) {
-	fmt.Fprintf(b, "- OS: %s, kernel %s, %d CPUs (%s)\n", e.OS, e.Kernel, e.CPUs, e.CPU)
+// writeEnvironmentMarkdown renders the environment block as a Markdown list.
+func writeEnvironmentMarkdown(w io.Writer, e *result.Environment) error {
+	b := &strings.Builder{}
+	writeEnvironment(b, e, markdown)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func writeEnvironment(b *strings.Builder, e *result.Environment, st style) {
+	fmt.Fprintf(b, "- OS: %s, kernel %s, %d CPUs (%s)\n", st.text(e.OS), st.text(e.Kernel), e.CPUs, st.text(e.CPU))
 	fmt.Fprintf(b, "- RAM %s, swap %s, vm.overcommit_memory %s (ratio %s), vm.max_map_count %d\n", units.Bytes(e.HostMemBytes),
-		units.Bytes(e.SwapBytes), OrDash(e.Overcommit), OrDash(e.OvercommitPct), e.MaxMapCount)
-	fmt.Fprintf(b, "- OpenCL library: %s; ICD vendors: %s\n", e.OpenCLLibrary, e.ICDVendorsDir)
+		units.Bytes(e.SwapBytes), st.text(OrDash(e.Overcommit)), st.text(OrDash(e.OvercommitPct)), e.MaxMapCount)
+	fmt.Fprintf(b, "- OpenCL library: %s; ICD vendors: %s\n", st.code(e.OpenCLLibrary), st.code(e.ICDVendorsDir))
 	for _, f := range sortedKeys(e.ICDFiles) {
-		fmt.Fprintf(b, "  - %s -> %s\n", f, e.ICDFiles[f])
+		fmt.Fprintf(b, "  - %s -> %s\n", st.code(f), st.code(e.ICDFiles[f]))
 	}
 	for _, p := range e.Platforms {
-		fmt.Fprintf(b, "- platform %d: %s (%s), %s\n", p.Index, p.Name, p.Vendor, p.Version)
+		fmt.Fprintf(b, "- platform %d: %s (%s), %s\n", p.Index, st.text(p.Name), st.text(p.Vendor), st.text(p.Version))
 	}
 	for _, d := range e.DRIDevices {
-		fmt.Fprintf(b, "- %s\n", d)
+		fmt.Fprintf(b, "- %s\n", st.text(d))
 	}
 	if len(e.EnvVars) > 0 {
 		b.WriteString("- environment variables:\n")
 		for _, k := range sortedKeys(e.EnvVars) {
-			fmt.Fprintf(b, "  - `%s=%s`\n", k, e.EnvVars[k])
+			fmt.Fprintf(b, "  - %s\n", st.code(k+"="+e.EnvVars[k]))
 		}
 	}
 }

@@ -14,25 +14,26 @@ import (
 // writeTable renders the threshold table a person reads in five seconds: one row per strategy (and size),
 // then the verdict sentences.
 func writeTable(w io.Writer, r *result.Run) error {
-	fmt.Fprintf(w, "clmemprobe %s: %s, platform %q, %s buffers, touch %s\n", r.Tool.Version, deviceSummary(r), r.Platform.Name,
-		sizeSummary(r), r.Config.Touch)
-	if err := thresholdTable(w, r, false); err != nil {
+	st := terminal
+	fmt.Fprintf(w, "clmemprobe %s: %s, platform %s, %s buffers, touch %s\n", st.text(r.Tool.Version), deviceSummary(r, st),
+		st.text(r.Platform.Name), sizeSummary(r), st.text(string(r.Config.Touch)))
+	if err := thresholdTable(w, r, st); err != nil {
 		return err
 	}
 	for _, v := range r.Verdict {
-		fmt.Fprintf(w, "- %s\n", v)
+		fmt.Fprintf(w, "- %s\n", st.text(v))
 	}
 	return nil
 }
 
 // thresholdTable writes the table of strategies, as box drawing or as Markdown.
-func thresholdTable(w io.Writer, r *result.Run, markdown bool) error {
-	t := NewTable(w, markdown, tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{
+func thresholdTable(w io.Writer, r *result.Run, st style) error {
+	t := NewTable(w, st.markdown, tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{
 		tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight}}))
 	t.Header("Strategy", "Size", "Devices", "Outcome", "Buffers OK", "Bytes OK", "First failure", "Host/buffer", "Device/buffer")
 	for _, s := range r.Strategies {
-		if err := t.Append([]string{string(s.Strategy), units.Size(s.SizeBytes), joinInts(s.Devices), outcomeCell(&s),
-			fmt.Sprint(s.AllocationsOK), units.Bytes(s.BytesOK), failureCell(&s), perBuffer(s.HostBytesPerBuffer, s.SamplesTotal),
+		if err := t.Append([]string{st.text(string(s.Strategy)), units.Size(s.SizeBytes), joinInts(s.Devices), outcomeCell(&s, st),
+			fmt.Sprint(s.AllocationsOK), units.Bytes(s.BytesOK), failureCell(&s, st), perBuffer(s.HostBytesPerBuffer, s.SamplesTotal),
 			deviceCostCell(&s)}); err != nil {
 			return err
 		}
@@ -40,10 +41,10 @@ func thresholdTable(w io.Writer, r *result.Run, markdown bool) error {
 	return t.Render()
 }
 
-func deviceSummary(r *result.Run) string {
+func deviceSummary(r *result.Run, st style) string {
 	var names []string
 	for _, d := range r.Devices {
-		names = append(names, fmt.Sprintf("[%d] %s", d.Index, d.Name))
+		names = append(names, fmt.Sprintf("[%d] %s", d.Index, st.text(d.Name)))
 	}
 	if len(names) == 0 {
 		return "no devices"
@@ -70,35 +71,35 @@ func joinInts(xs []int) string {
 	return strings.Join(s, ",")
 }
 
-func outcomeCell(s *result.StrategyResult) string {
+func outcomeCell(s *result.StrategyResult, st style) string {
 	switch s.Outcome {
 	case result.OutcomeCrashed:
 		if s.Signal != "" {
-			return "crashed (" + s.Signal + ")"
+			return "crashed (" + st.text(s.Signal) + ")"
 		}
 		if s.ExitCode != nil {
 			return fmt.Sprintf("crashed (exit %d)", *s.ExitCode)
 		}
 	case result.OutcomeStopped:
 		if i := strings.Index(s.Reason, ":"); i > 0 {
-			return "stopped (" + s.Reason[:i] + ")"
+			return "stopped (" + st.text(s.Reason[:i]) + ")"
 		}
 		if s.Reason != "" {
-			return "stopped (" + s.Reason + ")"
+			return "stopped (" + st.text(s.Reason) + ")"
 		}
 	}
-	return string(s.Outcome)
+	return st.text(string(s.Outcome))
 }
 
-func failureCell(s *result.StrategyResult) string {
+func failureCell(s *result.StrategyResult, st style) string {
 	if f := s.FirstFailure; f != nil {
 		if f.Name == "" {
-			return fmt.Sprintf("#%d at %s", f.Index, f.Stage)
+			return fmt.Sprintf("#%d at %s", f.Index, st.text(string(f.Stage)))
 		}
-		return fmt.Sprintf("#%d %s (%d) at %s, dev %d", f.Index, f.Name, f.Code, f.Stage, f.Device)
+		return fmt.Sprintf("#%d %s (%d) at %s, dev %d", f.Index, st.text(f.Name), f.Code, st.text(string(f.Stage)), f.Device)
 	}
 	if s.Outcome == result.OutcomeCrashed || s.Outcome == result.OutcomeHung {
-		return fmt.Sprintf("#%d during %s", s.AllocationsOK, s.LastStage)
+		return fmt.Sprintf("#%d during %s", s.AllocationsOK, st.text(string(s.LastStage)))
 	}
 	if s.Outcome == result.OutcomeUnsupported {
 		return "-"
@@ -133,14 +134,14 @@ func deviceCostCell(s *result.StrategyResult) string {
 // writeInventory lists every platform and its devices, one table per platform.
 func writeInventory(w io.Writer, inv *result.Inventory) error {
 	for _, p := range *inv {
-		if _, err := fmt.Fprintf(w, "Platform %d: %s (%s), %s\n", p.Index, p.Name, p.Vendor, p.Version); err != nil {
+		if _, err := fmt.Fprintf(w, "Platform %d: %s (%s), %s\n", p.Index, plain(p.Name), plain(p.Vendor), plain(p.Version)); err != nil {
 			return err
 		}
 		t := NewTable(w, false)
 		t.Header("Device", "Name", "Type", "Global memory", "Max alloc", "Unified", "Version", "Driver", "PCI")
 		for _, d := range p.Devices {
-			if err := t.Append([]string{fmt.Sprint(d.Index), d.Name, d.Type, units.Bytes(d.GlobalMemBytes),
-				units.Bytes(d.MaxAllocBytes), YesNo(d.HostUnified), shortVersion(d.Version), d.DriverVersion, OrDash(d.PCIBusID)}); err != nil {
+			if err := t.Append([]string{fmt.Sprint(d.Index), plain(d.Name), plain(d.Type), units.Bytes(d.GlobalMemBytes),
+				units.Bytes(d.MaxAllocBytes), YesNo(d.HostUnified), plain(shortVersion(d.Version)), plain(d.DriverVersion), OrDash(plain(d.PCIBusID))}); err != nil {
 				return err
 			}
 		}

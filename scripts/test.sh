@@ -25,6 +25,8 @@ if [ -n "$dead" ]; then
   echo "test: the functions above are not reachable from any command or test: remove them" >&2
   exit 1
 fi
+step "fuzz the result loader and every renderer for 20 s (the seeds also run in the suite)"
+go test -run '^$' -fuzz FuzzLoadAndRender -fuzztime 20s ./report
 step "go test -race on the packages that start no worker"
 CGO_ENABLED=1 go test -race -count=1 ./probe/... ./report/...
 step "the whole suite"

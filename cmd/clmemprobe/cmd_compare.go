@@ -39,9 +39,6 @@ when it is missing from the new run. For pipelines: exit 0 no regression, 1 regr
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
-			if err := flagsAfterArgs(c, "compare --tolerance 5% BASE.json NEW.json"); err != nil {
-				return err
-			}
 			o.args = c.Args().Slice()
 			return runCompare(c.Context, o, stdout)
 		},
@@ -76,7 +73,7 @@ func runCompare(_ context.Context, o compareOptions, stdout io.Writer) error {
 		return err
 	}
 	cmp := report.Compare(base, next, req.tolerance)
-	if err := writeOut(report.Render(stdout, req.format, cmp)); err != nil {
+	if err := render(stdout, req.format, cmp); err != nil {
 		return err
 	}
 	if cmp.Regressed {

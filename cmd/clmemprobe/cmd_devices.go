@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe"
-	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/urfave/cli/v2"
 )
 
@@ -69,5 +68,5 @@ func runDevices(ctx context.Context, o devicesOptions, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	return writeOut(report.Render(stdout, req.format, &inv))
+	return render(stdout, req.format, &inv)
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe"
-	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/urfave/cli/v2"
 )
 
@@ -71,7 +70,7 @@ func runEnv(ctx context.Context, o envOptions, stdout, stderr io.Writer) error {
 	for _, p := range inv {
 		e.Platforms = append(e.Platforms, p.Platform)
 	}
-	if err := writeOut(report.Render(stdout, req.format, e)); err != nil {
+	if err := render(stdout, req.format, e); err != nil {
 		return err
 	}
 	if errors.Is(listErr, probe.ErrChildFault) || errors.Is(listErr, context.Canceled) {

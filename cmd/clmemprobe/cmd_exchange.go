@@ -95,7 +95,7 @@ func (o exchangeOptions) validate() (*exchangeRequest, error) {
 	if _, err := report.Lookup(o.Format, report.KindExchange); err != nil {
 		return nil, usageErr("--format: %v", err)
 	}
-	r := &exchangeRequest{library: probe.LibraryPath(o.OpenCLLib), platform: o.Platform, format: o.Format, flags: o.BufferFlags, command: o.commandLine}
+	r := &exchangeRequest{library: probe.LibraryPath(o.OpenCLLib), platform: o.Platform, format: o.Format, flags: o.BufferFlags, command: result.RedactArgs(o.commandLine)}
 	var err error
 	if r.ex.BenchBytes, err = units.ParseSize(o.BenchBytes); err != nil {
 		return nil, usageErr("--bench-bytes: %v", err)
@@ -172,7 +172,7 @@ func runExchange(ctx context.Context, o exchangeOptions, stdout, stderr io.Write
 		res.DeviceInfo = append(res.DeviceInfo, inv[plat].Devices[i])
 	}
 	res.BufferFlags = req.flags
-	if err := writeOut(report.Render(stdout, req.format, res)); err != nil {
+	if err := render(stdout, req.format, res); err != nil {
 		return err
 	}
 	if !res.Correct {

@@ -44,9 +44,6 @@ func reportCommand(stdout io.Writer) *cli.Command {
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
-			if err := flagsAfterArgs(c, "report --format markdown RUN.json"); err != nil {
-				return err
-			}
 			o.args = c.Args().Slice()
 			return runReport(c.Context, o, stdout)
 		},
@@ -96,16 +93,11 @@ func runReport(_ context.Context, o reportOptions, stdout io.Writer) error {
 			r.Strategies[i].Samples = report.Downsample(r.Strategies[i].Samples, req.maxSamples)
 		}
 	}
-	out := stdout
 	if req.output != "" {
-		f, err := os.Create(req.output)
-		if err != nil {
-			return outputErr("cannot write %s: %v", req.output, err)
-		}
-		defer f.Close()
-		out = f
-	} else if f, ok := stdout.(*os.File); ok && req.format.Binary && isatty.IsTerminal(f.Fd()) {
+		return renderFile(req.output, req.format.Name, r)
+	}
+	if f, ok := stdout.(*os.File); ok && req.format.Binary && isatty.IsTerminal(f.Fd()) {
 		return usageErr("a %s chart is binary: give --output FILE or redirect stdout", req.format.Name)
 	}
-	return writeOut(report.Render(out, req.format.Name, r))
+	return render(stdout, req.format.Name, r)
 }

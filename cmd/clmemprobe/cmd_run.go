@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe"
-	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/clmemprobe/clmemprobe/report/units"
@@ -26,6 +25,7 @@ type runOptions struct {
 	Touch                                    string
 	Timeout, HangTimeout, SetupTimeout       string
 	SampleInterval, Out, Format              string
+	Force                                    bool
 	args, commandLine                        []string
 }
 
@@ -35,6 +35,7 @@ type runRequest struct {
 	platform string
 	devices  []int // nil: all
 	out      string
+	force    bool
 	format   string
 }
 
@@ -76,7 +77,8 @@ stops the strategy before it does. Ctrl-C writes a partial result; a second Ctrl
 			setupTimeoutFlag(&o.SetupTimeout),
 			&cli.StringFlag{Name: "host-reserve", Destination: &o.HostReserve, Usage: "stop a strategy before system available memory falls below this (default: the larger of 1GiB and 5% of RAM)"},
 			&cli.StringFlag{Name: "sample-interval", Value: "10ms", Destination: &o.SampleInterval, Usage: "least time between memory samples (the host guard keeps its own 5 ms cadence)"},
-			&cli.StringFlag{Name: "out", Destination: &o.Out, Usage: "folder to write run.json, samples.jsonl (every sample, as it comes) and run.png into (created if missing)"},
+			&cli.StringFlag{Name: "out", Destination: &o.Out, Usage: "folder to write run.json, samples.jsonl (every sample, as it comes) and run.png into (created if missing; one run at a time)"},
+			&cli.BoolFlag{Name: "force", Destination: &o.Force, Usage: "replace the result a --out folder already holds"},
 			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: "output on stdout: table, json or markdown"},
 		},
 		OnUsageError: commandUsageError,
@@ -95,9 +97,9 @@ func (o runOptions) validate() (*runRequest, error) {
 	if len(o.args) > 0 {
 		return nil, usageErr("run takes no arguments, got %q (see clmemprobe run --help)", o.args[0])
 	}
-	r := &runRequest{platform: o.Platform, out: o.Out, format: o.Format}
+	r := &runRequest{platform: o.Platform, out: o.Out, force: o.Force, format: o.Format}
 	p := &r.plan
-	p.Library, p.Command, p.ToolVersion = probe.LibraryPath(o.OpenCLLib), o.commandLine, version
+	p.Library, p.Command, p.ToolVersion = probe.LibraryPath(o.OpenCLLib), result.RedactArgs(o.commandLine), version
 	var err error
 	if p.Strategies, err = ParseStrategies(o.Strategies); err != nil {
 		return nil, usageErr("--strategies: %v", err)
@@ -120,6 +122,16 @@ func (o runOptions) validate() (*runRequest, error) {
 	if o.MaxBytes != "" {
 		if p.MaxBytes, err = units.ParseSize(o.MaxBytes); err != nil {
 			return nil, usageErr("--max-bytes: %v", err)
+		}
+	}
+	seen := map[uint64]bool{}
+	for _, size := range p.Sizes {
+		if seen[size] {
+			return nil, usageErr("--sizes: %s is listed twice", units.Size(size))
+		}
+		seen[size] = true
+		if p.Budget(size) == 0 {
+			return nil, usageErr("--max-bytes %s is less than the buffer size %s: not one buffer would be made", o.MaxBytes, units.Size(size))
 		}
 	}
 	if p.Touch, err = ParseTouch(o.Touch); err != nil {
@@ -170,7 +182,7 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 	}
 	var out *outputDir
 	if req.out != "" {
-		if out, err = openOutputDir(req.out); err != nil {
+		if out, err = openOutputDir(req.out, req.force); err != nil {
 			return err
 		}
 		defer out.close()
@@ -194,14 +206,17 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 	findings.Apply(run)
 	var writeErr error
 	if out != nil {
-		writeErr = errors.Join(obs.samplesErr, out.writeRun(run), out.writeChart(run))
+		// What could not be written is said after the table, which stdout still gets.
+		if err := joinErrors(out.writeRun(run), out.writeChart(run), out.samplesErr()); err != nil {
+			writeErr = fmt.Errorf("could not write all of the result in %s: %v (run.json holds the last version that could be written)", req.out, err)
+		}
 	}
-	if err := writeOut(report.Render(stdout, req.format, run)); err != nil {
+	if err := render(stdout, req.format, run); err != nil {
 		return err
 	}
 	switch {
 	case writeErr != nil:
-		return outputErr("%v", writeErr)
+		return &exitError{exitOutput, writeErr}
 	case interrupted:
 		fmt.Fprintln(stderr, "clmemprobe: interrupted; the result holds the strategies run so far")
 		return &exitError{exitInterrupted, nil}
@@ -218,12 +233,4 @@ func anyOutcome(r *result.Run, outcomes ...result.Outcome) bool {
 		}
 	}
 	return false
-}
-
-// writeOut turns a failed write to stdout into exit code 4.
-func writeOut(err error) error {
-	if err != nil {
-		return outputErr("cannot write the output: %v", err)
-	}
-	return nil
 }

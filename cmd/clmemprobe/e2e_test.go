@@ -514,50 +514,6 @@ func overMaxAlloc(t *testing.T, env []string) string {
 	return fmt.Sprintf("%dB", listing[0].Devices[0].MaxAllocBytes+mib)
 }
 
-func TestBadInputGetsOneClearLine(t *testing.T) {
-	env := PoCLEnv(t)
-	file := filepath.Join(t.TempDir(), "a-file")
-	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cases := []struct {
-		name    string
-		args    []string
-		mention string
-	}{
-		{"unknown strategy", []string{"run", "--strategies", "shared,bogus"}, "unknown strategy"},
-		{"duplicate strategy", []string{"run", "--strategies", "shared,shared"}, "twice"},
-		{"size without number", []string{"run", "--size", "MiB"}, "no number"},
-		{"size with unknown unit", []string{"run", "--size", "12XB"}, "unknown unit"},
-		{"zero size", []string{"run", "--size", "0"}, "at least 1 byte"},
-		{"negative size", []string{"run", "--size", "-5MiB"}, "positive"},
-		{"size over max allocation", []string{"run", "--size", overMaxAlloc(t, env), "--max-allocs", "1"}, "maximum allocation"},
-		{"zero count", []string{"run", "--max-allocs", "0"}, "positive"},
-		{"negative count", []string{"run", "--max-allocs", "-3"}, "positive"},
-		{"count not a number", []string{"run", "--max-allocs", "many"}, "max-allocs"},
-		{"device that does not exist", []string{"run", "--devices", "7"}, "device 7 does not exist"},
-		{"duplicate devices", []string{"run", "--devices", "0,0"}, "twice"},
-		{"device not a number", []string{"run", "--devices", "x"}, "not a device index"},
-		{"unknown platform index", []string{"run", "--platform", "9"}, "platform 9 does not exist"},
-		{"unknown platform name", []string{"run", "--platform", "nosuchvendor"}, "no platform matches"},
-		{"unwritable out", []string{"run", "--out", filepath.Join(file, "sub")}, "--out"},
-		{"timeout that does not parse", []string{"run", "--timeout", "soon"}, "does not parse"},
-		{"negative hang timeout", []string{"run", "--hang-timeout", "-1s"}, "positive"},
-		{"unknown touch", []string{"run", "--touch", "wiggle"}, "unknown touch"},
-		{"unknown format", []string{"run", "--format", "xml"}, "format"},
-		{"unknown flag", []string{"run", "--bogus"}, "bogus"},
-		{"unknown command", []string{"frobnicate"}, "frobnicate"},
-		{"report of a missing file", []string{"report", "/nonexistent/run.json"}, "no such file"},
-		{"report of a file that is not a result", []string{"report", file}, "not a clmemprobe result"},
-		{"report format", []string{"report", "--format", "pdf", file}, "format"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			oneLineError(t, runTool(t, env, c.args...), exitUsage, c.mention)
-		})
-	}
-}
-
 func TestBrokenRuntimesGetOneClearLine(t *testing.T) {
 	icdDir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(icdDir, "nowhere.icd"), []byte("/nonexistent/libnowhere.so\n"), 0o644); err != nil {

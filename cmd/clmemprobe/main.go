@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/clmemprobe/clmemprobe/probe"
@@ -95,7 +96,8 @@ func main() {
 
 // realMain runs the command line and returns the exit code; every error becomes one line on stderr.
 func realMain(args []string, stdout, stderr io.Writer) int {
-	err := newApp(stdout, stderr).RunContext(context.Background(), args)
+	app := newApp(stdout, stderr)
+	err := app.RunContext(context.Background(), flagsFirst(app, args))
 	if err != nil {
 		var ee *exitError
 		if !errors.As(err, &ee) || ee.err != nil {
@@ -154,17 +156,22 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			"worker process, samples host and device memory, and reports the first failure of each: the buffer's\n" +
 			"index, the call and stage that failed, the code (-4, -5, -6), and what a buffer costs.\n\n" + exitCodesHelp,
 		Commands: []*cli.Command{devicesCommand(stdout, stderr), runCommand(stdout, stderr), reportCommand(stdout),
-			compareCommand(stdout), exchangeCommand(stdout, stderr), envCommand(stdout, stderr)},
+			compareCommand(stdout), exchangeCommand(stdout, stderr), envCommand(stdout, stderr), versionCommand(stdout)},
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		HideHelpCommand: true,
 		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
-			return usageErr("%v (see clmemprobe --help)", err)
+			return usageErr("%v%s (see clmemprobe --help)", err, flagSuggestion(&cli.Command{Flags: c.App.Flags}, err))
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // realMain maps errors to codes
 		Action: func(c *cli.Context) error {
 			if c.NArg() > 0 {
-				return usageErr("unknown command %q (commands: devices, run, report, compare, exchange, env; see clmemprobe --help)", c.Args().First())
+				var names []string
+				for _, cmd := range c.App.Commands {
+					names = append(names, cmd.Name)
+				}
+				return usageErr("unknown command %q%s; the commands are %s (see clmemprobe --help)", c.Args().First(),
+					suggestion(c.Args().First(), names), strings.Join(names, ", "))
 			}
 			return cli.ShowAppHelp(c)
 		},
@@ -183,17 +190,26 @@ func setupTimeoutFlag(dest *string) cli.Flag {
 		Usage: "time limit for loading the runtime, listing devices, creating contexts and building kernels"}
 }
 
-// commandUsageError makes flag errors of subcommands one clear line with exit code 2.
+// commandUsageError makes flag errors of subcommands one clear line with exit code 2, with the closest flag
+// when the one given does not exist.
 func commandUsageError(c *cli.Context, err error, isSubcommand bool) error {
-	return usageErr("%s: %v (see clmemprobe %s --help)", c.Command.Name, err, c.Command.Name)
+	return usageErr("%s: %v%s (see clmemprobe %s --help)", c.Command.Name, err, flagSuggestion(c.Command, err), c.Command.Name)
 }
 
-// flagsAfterArgs explains the one parsing rule users trip on: flags go before positional arguments.
-func flagsAfterArgs(c *cli.Context, usage string) error {
-	for _, a := range c.Args().Slice()[1:] {
-		if len(a) > 1 && a[0] == '-' {
-			return usageErr("%s: flags go before the file arguments, as in: clmemprobe %s", c.Command.Name, usage)
-		}
+// versionCommand prints the version, as --version does.
+func versionCommand(stdout io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:  "version",
+		Usage: "print the version (also: clmemprobe --version)",
+		Action: func(c *cli.Context) error {
+			if c.NArg() > 0 {
+				return usageErr("version takes no arguments, got %q", c.Args().First())
+			}
+			_, err := fmt.Fprintln(stdout, "clmemprobe", version)
+			if err != nil {
+				return outputErr("cannot write the output: %v", err)
+			}
+			return nil
+		},
 	}
-	return nil
 }

@@ -96,23 +96,3 @@ func TestProgressLineOnATerminal(t *testing.T) {
 		}
 	}
 }
-
-// A full disk under the samples stream (samples.jsonl pointing at /dev/full) must not cost the result:
-// run.json is whole, and the exit code and one line say the stream is incomplete.
-func TestFullDiskForSamplesKeepsTheResult(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.Symlink("/dev/full", filepath.Join(dir, "samples.jsonl")); err != nil {
-		t.Skip(err)
-	}
-	res := runTool(t, FaultEnv(t), "run", "--max-allocs", "200", "--strategies", "shared,per-device", "--out", dir)
-	oneLineError(t, res, exitOutput, "samples.jsonl is incomplete")
-	r, err := result.Load(filepath.Join(dir, "run.json"))
-	if err != nil || len(r.Strategies) != 2 || r.Partial {
-		t.Fatalf("run.json after a failed stream: %v", err)
-	}
-	for _, s := range r.Strategies {
-		if s.Outcome != result.OutcomeCompleted || s.AllocationsOK != 200 {
-			t.Errorf("%s: %s after %d", s.Strategy, s.Outcome, s.AllocationsOK)
-		}
-	}
-}

@@ -17,12 +17,10 @@ import (
 // files, so redirected output stays clean), streams samples to samples.jsonl and writes run.json after
 // every strategy, so an interrupted or crashed run still leaves a valid file.
 type runObserver struct {
-	w          io.Writer
-	live       bool
-	width      int
-	out        *outputDir // nil without --out
-	samplesErr error      // the first failed write to samples.jsonl: the stream is incomplete, the result is not
-	runErr     error      // the first failed checkpoint
+	w     io.Writer
+	live  bool
+	width int
+	out   *outputDir // nil without --out
 }
 
 var _ probe.Observer = (*runObserver)(nil)
@@ -37,7 +35,9 @@ func newRunObserver(stderr io.Writer, out *outputDir) *runObserver {
 
 func (o *runObserver) RunStarted(run *result.Run) {
 	if o.out != nil {
-		o.runErr = o.out.writeRun(run)
+		// A failure here is written again, and said, at the end: the run goes on.
+		_ = o.out.begin()
+		_ = o.out.writeRun(run)
 	}
 }
 
@@ -55,10 +55,9 @@ func (o *runObserver) Progress(p probe.Progress) {
 }
 
 func (o *runObserver) Sample(j probe.Job, s *result.Sample) {
-	if o.out != nil && o.samplesErr == nil {
-		if err := o.out.writeSample(j.Strategy, j.Size, s); err != nil {
-			o.samplesErr = fmt.Errorf("samples.jsonl is incomplete (run.json is whole): %v", err)
-		}
+	if o.out != nil {
+		// The stream keeps its first error and takes no more samples; the end says so.
+		_ = o.out.writeSample(j.Strategy, j.Size, s)
 	}
 }
 
@@ -70,9 +69,10 @@ func (o *runObserver) JobDone(j probe.Job, run *result.Run) {
 		fmt.Fprintln(o.w)
 		o.width = 0
 	}
-	if o.out != nil && o.runErr == nil {
+	if o.out != nil {
+		// A checkpoint that cannot be written leaves the previous one in place; the next one tries again.
 		findings.Apply(run)
-		o.runErr = o.out.writeRun(run)
+		_ = o.out.writeRun(run)
 	}
 }
 

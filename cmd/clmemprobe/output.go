@@ -2,35 +2,80 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"github.com/clmemprobe/clmemprobe/cmd/clmemprobe/internal/safefile"
 	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
-// outputDir is the folder of run --out: run.json, samples.jsonl and run.png.
+// The files of run --out.
+const (
+	runFile     = "run.json"
+	samplesFile = "samples.jsonl"
+	chartFile   = "run.png"
+)
+
+// outputDir is the folder of run --out, locked for the run. Every file in it is written new and renamed
+// into place (safefile): run.json after every strategy, samples.jsonl as samples come, run.png at the end.
 type outputDir struct {
 	dir     string
-	samples *os.File
+	force   bool
+	lock    *safefile.DirLock
+	samples *safefile.Stream
 }
 
-// openOutputDir makes the folder and opens the samples stream.
-func openOutputDir(dir string) (*outputDir, error) {
+// openOutputDir makes the folder, takes its lock, and refuses a folder that holds a result unless force.
+func openOutputDir(dir string, force bool) (*outputDir, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, usageErr("--out: cannot create %s: %v", dir, err)
 	}
-	f, err := os.Create(filepath.Join(dir, "samples.jsonl"))
-	if err != nil {
-		return nil, usageErr("--out: %s is not writable: %v", dir, err)
+	lock, err := safefile.LockDir(dir)
+	if errors.Is(err, safefile.ErrLocked) {
+		return nil, usageErr("--out %s: another clmemprobe run is writing into it; wait for it to end or choose another folder", dir)
 	}
-	return &outputDir{dir: dir, samples: f}, nil
+	if err != nil {
+		return nil, usageErr("--out %s is not writable: %v", dir, err)
+	}
+	o := &outputDir{dir: dir, force: force, lock: lock}
+	if !force {
+		for _, name := range []string{runFile, samplesFile, chartFile} {
+			if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+				lock.Unlock()
+				return nil, usageErr("--out %s already holds a result (%s): give --force to replace it, or choose another folder", dir, name)
+			}
+		}
+	}
+	if o.samples, err = safefile.CreateStream(filepath.Join(dir, samplesFile)); err != nil {
+		lock.Unlock()
+		return nil, usageErr("--out %s is not writable: %v", dir, err)
+	}
+	return o, nil
 }
 
-func (o *outputDir) close() { o.samples.Close() }
+// begin puts the new run in place of an old one: the samples stream takes samples.jsonl's name and an old
+// chart goes, so no file of the old result stands beside the new run.json.
+func (o *outputDir) begin() error {
+	if o.force {
+		if err := os.Remove(filepath.Join(o.dir, chartFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return o.samples.Publish()
+}
 
-// writeSample appends one sample to samples.jsonl.
+func (o *outputDir) close() error {
+	err := o.samples.Close()
+	return errors.Join(err, o.lock.Unlock())
+}
+
+// writeSample appends one sample to samples.jsonl, a JSON object per line.
 func (o *outputDir) writeSample(st result.Strategy, size uint64, s *result.Sample) error {
 	line, err := json.Marshal(struct {
 		Strategy result.Strategy `json:"strategy"`
@@ -40,38 +85,87 @@ func (o *outputDir) writeSample(st result.Strategy, size uint64, s *result.Sampl
 	if err != nil {
 		return err
 	}
-	_, err = o.samples.Write(append(line, '\n'))
-	return err
+	return o.samples.Write(append(line, '\n'))
 }
 
-// writeRun replaces run.json atomically.
+// writeRun replaces run.json.
 func (o *outputDir) writeRun(r *result.Run) error {
-	return o.replace("run.json", func(f *os.File) error { return report.Render(f, "json", r) })
+	return o.write(runFile, func(w io.Writer) error { return report.Render(w, "json", r) })
 }
 
 // writeChart replaces run.png.
 func (o *outputDir) writeChart(r *result.Run) error {
-	return o.replace("run.png", func(f *os.File) error { return report.Render(f, "png", r) })
+	return o.write(chartFile, func(w io.Writer) error { return report.Render(w, "png", r) })
 }
 
-// replace writes a file under a temporary name and renames it into place.
-func (o *outputDir) replace(name string, write func(*os.File) error) error {
-	tmp, err := os.CreateTemp(o.dir, "."+name+"-*")
+func (o *outputDir) write(name string, render func(io.Writer) error) error {
+	return named(name, safefile.WriteFile(filepath.Join(o.dir, name), render))
+}
+
+// samplesErr is the samples stream's first failed write, named.
+func (o *outputDir) samplesErr() error { return named(samplesFile, o.samples.Err()) }
+
+// named says which file an error is about, without the temporary file's path.
+func named(name string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
 	if err != nil {
-		return fmt.Errorf("cannot write %s: %v", name, err)
-	}
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("cannot write %s: %v", name, err)
-	}
-	_ = tmp.Chmod(0o644)
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("cannot write %s: %v", name, err)
-	}
-	if err := os.Rename(tmp.Name(), filepath.Join(o.dir, name)); err != nil {
-		return fmt.Errorf("cannot write %s: %v", name, err)
+		return fmt.Errorf("%s: %v", name, err)
 	}
 	return nil
+}
+
+// checkedWriter remembers the first failed write, for writers (table renderers) that do not pass every
+// error on.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	if err != nil {
+		c.err = err
+	}
+	return n, err
+}
+
+// render writes doc to w in the named format; a failed write of any part of it is exit code 4.
+func render(w io.Writer, format string, doc any) error {
+	cw := &checkedWriter{w: w}
+	err := report.Render(cw, format, doc)
+	if cw.err != nil {
+		err = cw.err
+	}
+	if err != nil {
+		return outputErr("cannot write the output: %v", err)
+	}
+	return nil
+}
+
+// renderFile writes doc to path as a new file renamed into place.
+func renderFile(path, format string, doc any) error {
+	if err := safefile.WriteFile(path, func(w io.Writer) error { return report.Render(w, format, doc) }); err != nil {
+		return outputErr("cannot write %s: %v", path, err)
+	}
+	return nil
+}
+
+// joinErrors makes one line of several errors.
+func joinErrors(errs ...error) error {
+	var parts []string
+	for _, e := range errs {
+		if e != nil {
+			parts = append(parts, e.Error())
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(parts, "; "))
 }

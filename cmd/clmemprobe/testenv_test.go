@@ -5,6 +5,8 @@ package main
 
 import (
 	"bytes"
+
+	"github.com/clmemprobe/clmemprobe/probe"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -48,6 +50,11 @@ func tmp() string {
 // TestMain removes what the helpers built (the binary, the fault-injection runtime), so the tests leave
 // nothing behind in the temporary folder.
 func TestMain(m *testing.M) {
+	// In-process tests (cli_test.go) run the command line in this process; its children are this test
+	// binary, re-executed as the tool's own would be.
+	if len(os.Args) > 1 && os.Args[1] == probe.ChildCommand {
+		os.Exit(probe.RunChild(os.Stdin))
+	}
 	code := m.Run()
 	if tmpRoot != "" {
 		_ = os.RemoveAll(tmpRoot)

@@ -1,6 +1,8 @@
 package result
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -12,19 +14,54 @@ import (
 // memory for nothing.
 const MaxFileBytes = 1 << 30
 
-// NotAResultError is returned by Load for a file that is not a clmemprobe result of this schema.
+// NotAResultError is returned for a file that is not a clmemprobe result of this schema, or one whose
+// figures contradict each other.
 type NotAResultError struct{ Path, Why string }
 
 func (e *NotAResultError) Error() string {
 	return fmt.Sprintf("%s is not a clmemprobe result: %s", e.Path, e.Why)
 }
 
-// Load reads a run.json. Files that are not results, of another schema version or over MaxFileBytes give
-// a *NotAResultError.
+// Load reads a run.json. Files that are not results, of another schema version, inconsistent, or over
+// MaxFileBytes give a *NotAResultError; the file is read in bounded memory whatever it holds.
 func Load(path string) (*Run, error) {
-	b, err := readLimited(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, &NotAResultError{path, "it is a directory (a run's folder holds its result in run.json)"}
+	} else if err == nil && st.Mode().IsRegular() && st.Size() > MaxFileBytes {
+		return nil, &NotAResultError{path, fmt.Sprintf("%d bytes, more than the %d a result can have", st.Size(), int64(MaxFileBytes))}
+	}
+	return Decode(f, path)
+}
+
+// Decode reads a result from r; name says where it came from in errors.
+func Decode(r io.Reader, name string) (*Run, error) {
+	br := bufio.NewReader(io.LimitReader(r, MaxFileBytes+1))
+	// A result is a JSON object: anything else (binary data, /dev/zero) is turned away at its first byte.
+	for {
+		c, err := br.ReadByte()
+		if err != nil {
+			return nil, &NotAResultError{name, "empty"}
+		}
+		if c == ' ' || c == '\t' || c == '\r' || c == '\n' {
+			continue
+		}
+		if c != '{' {
+			return nil, &NotAResultError{name, "not JSON: it does not start with {"}
+		}
+		_ = br.UnreadByte()
+		break
+	}
+	b, err := io.ReadAll(br)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxFileBytes {
+		return nil, &NotAResultError{name, "larger than 1 GiB"}
 	}
 	var head struct {
 		SchemaVersion *int `json:"schema_version"`
@@ -33,34 +70,21 @@ func Load(path string) (*Run, error) {
 		} `json:"tool"`
 	}
 	if err := json.Unmarshal(b, &head); err != nil {
-		return nil, &NotAResultError{path, "not JSON (" + err.Error() + ")"}
+		return nil, &NotAResultError{name, "not JSON (" + err.Error() + ")"}
 	}
 	if head.SchemaVersion == nil || head.Tool.Name != "clmemprobe" {
-		return nil, &NotAResultError{path, "no clmemprobe schema_version"}
+		return nil, &NotAResultError{name, "no clmemprobe schema_version"}
 	}
 	if *head.SchemaVersion != SchemaVersion {
-		return nil, &NotAResultError{path, fmt.Sprintf("schema version %d; this build reads version %d", *head.SchemaVersion, SchemaVersion)}
+		return nil, &NotAResultError{name, fmt.Sprintf("schema version %d; this build reads version %d", *head.SchemaVersion, SchemaVersion)}
 	}
-	var r Run
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, &NotAResultError{path, err.Error()}
+	var run Run
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&run); err != nil {
+		return nil, &NotAResultError{name, err.Error()}
 	}
-	return &r, nil
-}
-
-// readLimited reads a whole file of at most MaxFileBytes.
-func readLimited(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+	if err := run.Check(); err != nil {
+		return nil, &NotAResultError{name, err.Error()}
 	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > MaxFileBytes {
-		return nil, &NotAResultError{path, "larger than 1 GiB"}
-	}
-	return b, nil
+	return &run, nil
 }

@@ -17,17 +17,37 @@ import (
 	"github.com/shirou/gopsutil/v4/host"
 )
 
-// envPrefixes are variables that change what OpenCL runtimes do; any variable with one of these prefixes
-// (or named exactly) goes into the report.
-var envPrefixes = []string{"POCL_", "CUDA_", "NVIDIA_", "__GL", "GPU_", "HSA_", "ROC", "HIP_", "AMD_", "ZE_", "NEO",
-	"IGC_", "OCL_ICD", "OPENCL_", "CL_", "SYCL_", "ONEAPI_", "INTEL_", "CLMEMPROBE_", "LD_LIBRARY_PATH", "LD_PRELOAD"}
-
-// NEO's debug keys are plain names (NEOReadDebugKeys=1 makes it read them): the ones that change memory
-// placement or reporting are named here.
-var neoKeys = map[string]bool{"NEOReadDebugKeys": true, "LogAllocationSummaryReport": true, "EnableMultiTileSupport": true,
-	"ForceLocalMemoryAccessMode": true, "EnableHostPtrTracking": true, "EnableDeferredDeleter": true,
-	"EnableLocalMemory": true, "UseKmdMigration": true, "EnableBOMmapCreate": true, "ExperimentalSmallBufferPoolAllocator": true,
-	"EnableHostUsmAllocationPool": true, "EnableDeviceUsmAllocationPool": true, "PrintDebugSettings": true}
+// The environment variables a report records: those that change what OpenCL loaders and runtimes do, by
+// exact name or by a prefix only a runtime uses. Anything else stays out of the report, and a recorded
+// name that looks like a secret (result.IsSecret) has its value redacted.
+var (
+	envNames = map[string]bool{
+		// ICD loaders (ocl-icd, Khronos) and the dynamic linker
+		"OCL_ICD_VENDORS": true, "OCL_ICD_FILENAMES": true, "OCL_ICD_PLATFORM_SORT": true, "OCL_ICD_DEFAULT_PLATFORM": true,
+		"OCL_ICD_DEBUG": true, "OCL_ICD_ENABLE_TRACE": true, "OPENCL_LAYERS": true, "OPENCL_LAYER_PATH": true,
+		"LD_LIBRARY_PATH": true, "LD_PRELOAD": true,
+		// Intel NEO: its debug keys are plain names, read when NEOReadDebugKeys=1
+		"NEOReadDebugKeys": true, "PrintDebugSettings": true, "PrintDebugMessages": true, "LogAllocationSummaryReport": true,
+		"PrintMemoryRegionSizes": true, "LogAllocationMemoryPool": true, "ExperimentalSmallBufferPoolAllocator": true,
+		"EnableMultiTileSupport": true, "ForceLocalMemoryAccessMode": true, "EnableHostPtrTracking": true,
+		"EnableDeferredDeleter": true, "EnableLocalMemory": true, "UseKmdMigration": true, "EnableBOMmapCreate": true,
+		"EnableHostUsmAllocationPool": true, "EnableDeviceUsmAllocationPool": true,
+		// ROCm/CLR
+		"DISABLE_DEFERRED_ALLOC": true, "ROCR_VISIBLE_DEVICES": true, "HIP_VISIBLE_DEVICES": true,
+		// NVIDIA and CUDA: device visibility and order
+		"CUDA_VISIBLE_DEVICES": true, "CUDA_DEVICE_ORDER": true, "NVIDIA_VISIBLE_DEVICES": true, "NVIDIA_DRIVER_CAPABILITIES": true,
+		"CUDA_CACHE_DISABLE": true, "CUDA_LAUNCH_BLOCKING": true,
+		// Level Zero and SYCL selectors
+		"ONEAPI_DEVICE_SELECTOR": true, "SYCL_DEVICE_FILTER": true,
+	}
+	envPrefixes = []string{
+		"CLMEMPROBE_",                                                       // this tool
+		"POCL_",                                                             // PoCL
+		"IGC_",                                                              // Intel's graphics compiler, under NEO
+		"GPU_", "HSA_", "AMD_LOG_", "AMD_SERIALIZE_", "AMD_DIRECT_DISPATCH", // ROCm/CLR
+		"ZE_", // Level Zero
+	}
+)
 
 // Collect reads the environment under root.
 func Collect(root sample.Root, openclLibrary string) *result.Environment {
@@ -101,26 +121,33 @@ func driDevices(root sample.Root) []string {
 	return out
 }
 
+// relevantEnv picks the recorded variables from an environment and redacts their secrets.
 func relevantEnv(environ []string) map[string]string {
 	out := map[string]string{}
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
+		if !ok || !recorded(k) {
 			continue
 		}
-		if neoKeys[k] {
-			out[k] = v
-			continue
+		if result.IsSecret(k) {
+			v = result.Redacted
 		}
-		for _, p := range envPrefixes {
-			if strings.HasPrefix(k, p) {
-				out[k] = v
-				break
-			}
-		}
+		out[k] = v
 	}
 	if len(out) == 0 {
 		return nil
 	}
 	return out
+}
+
+func recorded(name string) bool {
+	if envNames[name] {
+		return true
+	}
+	for _, p := range envPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,0 +1,121 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// Every string a report shows that came from elsewhere (a runtime's names and messages, a worker's output,
+// the environment, an input file) goes through one of these before it is written. A hostile string can then
+// neither break out of a Markdown table, code span or block (three backticks, a pipe, <script>), nor send
+// escape sequences to a terminal.
+
+// plain replaces control characters (ANSI escapes, carriage returns, NULs) with their \x form and newlines
+// with spaces: what a terminal line may show.
+func plain(s string) string {
+	if strings.IndexFunc(s, isControl) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\n' || r == '\r' || r == '\t':
+			b.WriteByte(' ')
+		case isControl(r):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func isControl(r rune) bool { return unicode.IsControl(r) || r == unicode.ReplacementChar }
+
+// mdText escapes s for Markdown running text and table cells: on one line, with every character that can
+// start Markdown or HTML (emphasis, code, links, tags, entities, table pipes) backslash-escaped. An
+// underscore inside a word (CL_OUT_OF_HOST_MEMORY) cannot start emphasis and is left as it is, so the
+// report stays readable as plain text.
+func mdText(s string) string {
+	s = plain(s)
+	if !strings.ContainsAny(s, mdSpecial) {
+		return s
+	}
+	rs := []rune(s)
+	var b strings.Builder
+	for i, r := range rs {
+		if strings.ContainsRune(mdSpecial, r) && !(r == '_' && i > 0 && i+1 < len(rs) && isWordRune(rs[i-1]) && isWordRune(rs[i+1])) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// mdSpecial are the characters mdText escapes.
+const mdSpecial = "\\`*_[]<>&|~"
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// mdCode writes s as an inline code span: delimited by more backticks than s holds in a row, so nothing in
+// s can close it, on one line.
+func mdCode(s string) string {
+	s = plain(s)
+	fence := strings.Repeat("`", longestRun(s, '`')+1)
+	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") || s == "" {
+		s = " " + s + " "
+	}
+	return fence + s + fence
+}
+
+// mdBlock writes s as a fenced code block with the given info string: the fence is longer than any run of
+// backticks in s, so no line of s can close it. Control characters other than newlines and tabs are shown
+// in their \x form.
+func mdBlock(s, info string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		b.WriteString(plain(strings.ReplaceAll(line, "\t", "    ")))
+		b.WriteByte('\n')
+	}
+	fence := strings.Repeat("`", max(3, longestRun(s, '`')+1))
+	return fence + info + "\n" + b.String() + fence + "\n"
+}
+
+// longestRun is the length of the longest run of c in s.
+func longestRun(s string, c rune) int {
+	best, n := 0, 0
+	for _, r := range s {
+		if r == c {
+			n++
+			best = max(best, n)
+		} else {
+			n = 0
+		}
+	}
+	return best
+}
+
+// style is how a renderer writes strings that came from elsewhere: for a terminal or for Markdown.
+type style struct{ markdown bool }
+
+var (
+	terminal = style{}
+	markdown = style{markdown: true}
+)
+
+// text escapes a foreign string for running text or a table cell.
+func (st style) text(s string) string {
+	if st.markdown {
+		return mdText(s)
+	}
+	return plain(s)
+}
+
+// code writes a foreign string as code: a code span in Markdown, plain on a terminal.
+func (st style) code(s string) string {
+	if st.markdown {
+		return mdCode(s)
+	}
+	return plain(s)
+}
