@@ -20,7 +20,10 @@ type collector struct {
 	mu       sync.Mutex
 	res      *result.StrategyResult
 	hostFit  slopeFit
+	availFit slopeFit // of MemAvailable, negated: the system's memory taken
+	commFit  slopeFit // of Committed_AS
 	devFits  map[int]*slopeFit
+	lo, hi   uint64 // the lowest and highest sample index
 	kept     []result.Sample
 	stride   int
 	total    int
@@ -48,6 +51,7 @@ func (c *collector) handle(ev event) {
 	case evInfo:
 		if ev.Info != nil {
 			c.res.DeviceSampler, c.res.MaxMapCount = ev.Info.DeviceSampler, ev.Info.MaxMapCount
+			c.res.AddressSpaceBytes = ev.Info.AddressSpace
 			c.res.LoopStarted = ev.Info.LoopStarted.UTC().Format(time.RFC3339Nano)
 		}
 	}
@@ -56,8 +60,18 @@ func (c *collector) handle(ev event) {
 func (c *collector) addSample(s *result.Sample) {
 	c.total++
 	c.last = s
+	if c.total == 1 || s.Index < c.lo {
+		c.lo = s.Index
+	}
+	c.hi = max(c.hi, s.Index)
 	x := float64(s.Index)
 	c.hostFit.add(x, float64(s.RSSBytes))
+	if s.AvailBytes > 0 {
+		c.availFit.add(x, -float64(s.AvailBytes))
+	}
+	if s.CommittedBytes > 0 {
+		c.commFit.add(x, float64(s.CommittedBytes))
+	}
 	for _, d := range s.DeviceSamples {
 		f := c.devFits[d.Device]
 		if f == nil {
@@ -118,28 +132,7 @@ func (c *collector) finish(e *ending) *result.StrategyResult {
 		res.WorkerOutput = e.output
 	}
 	res.BytesOK = res.AllocationsOK * res.SizeBytes
-	if b, ok := c.hostFit.slope(); ok {
-		res.HostBytesPerBuffer = b
-	}
-	if len(c.devFits) > 0 {
-		res.DeviceBytesPerBuffer = map[string]float64{}
-		var sum float64
-		keys := make([]int, 0, len(c.devFits))
-		for d := range c.devFits {
-			keys = append(keys, d)
-		}
-		sort.Ints(keys)
-		for _, d := range keys {
-			if b, ok := c.devFits[d].slope(); ok {
-				res.DeviceBytesPerBuffer[strconv.Itoa(d)] = b
-				sum += b
-			}
-		}
-		if len(res.DeviceBytesPerBuffer) > 0 && res.SizeBytes > 0 {
-			f := sum / float64(res.SizeBytes)
-			res.ReplicationFactor = &f
-		}
-	}
+	c.fitCosts(res)
 	res.Samples = c.kept
 	if c.last != nil && (len(res.Samples) == 0 || res.Samples[len(res.Samples)-1].Index != c.last.Index ||
 		res.Samples[len(res.Samples)-1].Seconds != c.last.Seconds) {
@@ -157,4 +150,44 @@ func joinReason(a, b string) string {
 		return b
 	}
 	return a + "; " + b
+}
+
+// fitCosts sets the costs per buffer where the fit rule allows them: host RSS, system memory, committed
+// memory, and device memory per device, with the replication factor where device memory was placed.
+func (c *collector) fitCosts(res *result.StrategyResult) {
+	res.Fit = result.JudgeFit(c.total, c.lo, c.hi, res.AllocationsOK)
+	if !res.Fit.OK {
+		return
+	}
+	if b, ok := c.hostFit.slope(); ok {
+		res.HostBytesPerBuffer = b
+	}
+	if b, ok := c.availFit.slope(); ok {
+		res.SystemBytesPerBuffer = &b
+	}
+	if b, ok := c.commFit.slope(); ok {
+		res.CommittedBytesPerBuffer = &b
+	}
+	if len(c.devFits) == 0 {
+		return
+	}
+	res.DeviceBytesPerBuffer = map[string]float64{}
+	var sum float64
+	keys := make([]int, 0, len(c.devFits))
+	for d := range c.devFits {
+		keys = append(keys, d)
+	}
+	sort.Ints(keys)
+	for _, d := range keys {
+		if b, ok := c.devFits[d].slope(); ok {
+			res.DeviceBytesPerBuffer[strconv.Itoa(d)] = b
+			sum += b
+		}
+	}
+	// A factor only means something where device memory was placed: below 5% of a buffer per buffer,
+	// nothing was, and a factor of 0.00 would read as a measurement of replication.
+	if res.SizeBytes > 0 && sum >= 0.05*float64(res.SizeBytes) {
+		f := sum / float64(res.SizeBytes)
+		res.ReplicationFactor = &f
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/kernels"
@@ -36,6 +37,8 @@ type strategyInfo struct {
 	MaxMapCount   uint64 `json:"max_map_count"`
 	// LoopStarted is the wall clock when the loop began; sample times count from it.
 	LoopStarted time.Time `json:"loop_started"`
+	// AddressSpace is the worker's address-space limit in bytes.
+	AddressSpace uint64 `json:"address_space"`
 }
 
 // strategyAnswer is the worker's last word: how the loop ended.
@@ -120,6 +123,7 @@ func (w *worker) run() *strategyAnswer {
 		info.DeviceSampler = "not available: " + reason
 	}
 	info.MaxMapCount, _ = sample.System.MaxMapCount()
+	info.AddressSpace = addressSpace()
 	w.guard = newHostGuard(sample.System, w.spec.HostReserve, w.spec.Size)
 	w.loopStart = time.Now()
 	info.LoopStarted = w.loopStart
@@ -256,7 +260,14 @@ func (w *worker) loop() *strategyAnswer {
 		ff.Index, ff.Device, ff.BytesBefore = i, t.device, i*size
 		return &strategyAnswer{Outcome: result.OutcomeFailed, AllocationsOK: i, FirstFailure: ff}
 	}
+	// Samples at buffer counts growing by half each time, whatever the clock says: a loop that ends within
+	// a sampling interval still gets enough samples, spread over it, to fit its costs.
+	forceAt := uint64(8)
 	for i := uint64(0); i < count; i++ {
+		if i == forceAt {
+			w.takeSample(i)
+			forceAt += forceAt / 2
+		}
 		if avail, stop := w.guard.stopBefore(i); stop {
 			return &strategyAnswer{Outcome: result.OutcomeStopped, AllocationsOK: i,
 				Reason: fmt.Sprintf("host guard: system available memory %s, less one more buffer, would fall below the reserve %s",
@@ -352,4 +363,17 @@ func (w *worker) takeSample(index uint64) result.Sample {
 		os.Exit(3)
 	}
 	return s
+}
+
+// userSpace is the address space a 64-bit Linux process has without a limit (47 bits on x86-64 and on
+// arm64 with 4-level tables).
+const userSpace = 1 << 47
+
+// addressSpace is the process's address-space limit: RLIMIT_AS, or the architecture's user space.
+func addressSpace() uint64 {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_AS, &rl); err == nil && rl.Cur < userSpace {
+		return rl.Cur
+	}
+	return userSpace
 }

@@ -10,10 +10,14 @@ import (
 )
 
 // writeExchangeText renders an exchange run for a terminal.
-func writeExchangeText(w io.Writer, e *result.ExchangeRun) error { return writeExchange(w, e, terminal) }
+func writeExchangeText(w io.Writer, e *result.ExchangeRun) error {
+	return writeExchange(w, e, terminal)
+}
 
 // writeExchangeMarkdown renders an exchange run for a ticket.
-func writeExchangeMarkdown(w io.Writer, e *result.ExchangeRun) error { return writeExchange(w, e, markdown) }
+func writeExchangeMarkdown(w io.Writer, e *result.ExchangeRun) error {
+	return writeExchange(w, e, markdown)
+}
 
 func writeExchange(w io.Writer, e *result.ExchangeRun, st style) error {
 	b := &strings.Builder{}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/clmemprobe/clmemprobe/report/result"
@@ -79,10 +80,25 @@ func writeStrategyMarkdown(b *strings.Builder, s *result.StrategyResult, st styl
 	if s.LastStage != "" && s.FirstFailure == nil {
 		fmt.Fprintf(b, "- last stage entered: %s\n", st.text(string(s.LastStage)))
 	}
-	fmt.Fprintf(b, "- host cost per buffer (least-squares slope of RSS): %s; peak RSS %s\n", perBuffer(s.HostBytesPerBuffer, s.SamplesTotal), units.Bytes(s.PeakRSSBytes))
-	if len(s.DeviceBytesPerBuffer) > 0 {
-		fmt.Fprintf(b, "- device cost per buffer: %s\n", deviceCostCell(s))
+	if s.Limit != "" {
+		fmt.Fprintf(b, "- limit: **%s**%s\n", st.text(string(s.Limit)), evidenceList(s.LimitEvidence))
 	}
+	fit := s.JudgedFit()
+	if fit.OK {
+		fmt.Fprintf(b, "- cost per buffer, least-squares slopes over %d samples spanning %d buffers: host RSS %s", fit.Samples, fit.Spanned,
+			units.SignedBytes(s.HostBytesPerBuffer))
+		if s.SystemBytesPerBuffer != nil {
+			fmt.Fprintf(b, ", system memory (MemAvailable) %s", units.SignedBytes(*s.SystemBytesPerBuffer))
+		}
+		if s.CommittedBytesPerBuffer != nil {
+			fmt.Fprintf(b, ", Committed_AS %s", units.SignedBytes(*s.CommittedBytesPerBuffer))
+		}
+		fmt.Fprintf(b, "; device %s\n", deviceCostCell(s))
+	} else {
+		fmt.Fprintf(b, "- cost per buffer: %s to fit (%d samples spanning %d buffers; the rule is %d samples spanning at least half of the buffers)\n",
+			st.text(fit.Why), fit.Samples, fit.Spanned, result.FitMinSamples)
+	}
+	fmt.Fprintf(b, "- peak RSS %s\n", units.Bytes(s.PeakRSSBytes))
 	if s.DeviceSampler != "" {
 		fmt.Fprintf(b, "- device memory source: %s\n", st.text(s.DeviceSampler))
 	}
@@ -178,4 +194,21 @@ func ShellQuote(args []string) string {
 		out = append(out, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
 	}
 	return strings.Join(out, " ")
+}
+
+// evidenceList writes a limit's evidence as "name value" pairs, in a stable order.
+func evidenceList(ev map[string]float64) string {
+	if len(ev) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(ev))
+	for k := range ev {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %s", mdText(k), strconv.FormatFloat(ev[k], 'g', 6, 64))
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }

@@ -33,7 +33,7 @@ func thresholdTable(w io.Writer, r *result.Run, st style) error {
 	t.Header("Strategy", "Size", "Devices", "Outcome", "Buffers OK", "Bytes OK", "First failure", "Host/buffer", "Device/buffer")
 	for _, s := range r.Strategies {
 		if err := t.Append([]string{st.text(string(s.Strategy)), units.Size(s.SizeBytes), joinInts(s.Devices), outcomeCell(&s, st),
-			fmt.Sprint(s.AllocationsOK), units.Bytes(s.BytesOK), failureCell(&s, st), perBuffer(s.HostBytesPerBuffer, s.SamplesTotal),
+			fmt.Sprint(s.AllocationsOK), units.Bytes(s.BytesOK), failureCell(&s, st), hostCostCell(&s),
 			deviceCostCell(&s)}); err != nil {
 			return err
 		}
@@ -107,17 +107,30 @@ func failureCell(s *result.StrategyResult, st style) string {
 	return "none"
 }
 
-// perBuffer formats a fitted cost; a fit from fewer than two samples is not shown.
-func perBuffer(v float64, samples int) string {
-	if samples < 2 {
-		return "n/a"
+// tooFewSamples stands where a cost per buffer cannot be fitted.
+const tooFewSamples = "too few samples"
+
+// hostCostCell is the fitted host cost per buffer, or why there is none.
+func hostCostCell(s *result.StrategyResult) string {
+	if s.Outcome == result.OutcomeUnsupported {
+		return "-"
 	}
-	return units.SignedBytes(v)
+	if !s.JudgedFit().OK {
+		return tooFewSamples
+	}
+	return units.SignedBytes(s.HostBytesPerBuffer)
 }
 
+// deviceCostCell is the fitted device cost per buffer of each device with the replication factor, labelled,
+// or why there is none.
 func deviceCostCell(s *result.StrategyResult) string {
-	if len(s.DeviceBytesPerBuffer) == 0 {
-		return "n/a"
+	switch {
+	case s.Outcome == result.OutcomeUnsupported:
+		return "-"
+	case !s.JudgedFit().OK:
+		return tooFewSamples
+	case len(s.DeviceBytesPerBuffer) == 0:
+		return "not measured"
 	}
 	var parts []string
 	for _, d := range s.Devices {
@@ -125,8 +138,10 @@ func deviceCostCell(s *result.StrategyResult) string {
 			parts = append(parts, fmt.Sprintf("%d: %s", d, units.SignedBytes(v)))
 		}
 	}
-	if s.ReplicationFactor != nil {
-		parts = append(parts, fmt.Sprintf("x%.2f", *s.ReplicationFactor))
+	if rf, ok := s.Replication(); ok {
+		parts = append(parts, fmt.Sprintf("replication %.2f", rf))
+	} else {
+		parts = append(parts, "none placed")
 	}
 	return strings.Join(parts, " ")
 }

@@ -246,8 +246,11 @@ func TestReplicatingRuntimePinpointsTheUsersThreshold(t *testing.T) {
 	if !hasVerdict(r, "shared context costs 2.00x the device memory") {
 		t.Errorf("verdict should say the shared context costs twice the device memory: %q", r.Verdict)
 	}
-	if !hasVerdict(r, "shared failed first: buffer #1024") {
-		t.Errorf("verdict should name the first failure: %q", r.Verdict)
+	if !strings.HasPrefix(r.Verdict[0], "shared failed first, at buffer #1024") || !strings.Contains(r.Verdict[0], "multi-device context is the limit") {
+		t.Errorf("the first sentence should name the first failure and its limit: %q", r.Verdict[0])
+	}
+	if sh.Limit != result.LimitContext || pd.Limit != result.LimitDeviceMemory {
+		t.Errorf("limits: shared %q, per-device %q; want context and device-memory", sh.Limit, pd.Limit)
 	}
 	if len(sh.Notices) == 0 || !strings.Contains(sh.Notices[0], "faultcl: allocation failed") {
 		t.Errorf("the context notify message should be kept, got %q", sh.Notices)

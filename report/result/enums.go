@@ -65,3 +65,40 @@ const (
 
 // Stages lists the stages in loop order.
 var Stages = []Stage{StageSetup, StageCreate, StageTouch, StageMigrate, StageFinish, StageDone}
+
+// Limit is what a strategy that did not complete ran into, as the findings classify it.
+type Limit string
+
+// The limits.
+const (
+	LimitDeviceMemory    Limit = "device-memory"    // the device's memory ran out
+	LimitHostMemory      Limit = "host-memory"      // system memory ran out, also memory outside the process's RSS
+	LimitContext         Limit = "context"          // the multi-device context costs more: per-device went well further
+	LimitAllocationCount Limit = "allocation-count" // the same count at every size: a cap on the number of allocations
+	LimitMappings        Limit = "mappings"         // near vm.max_map_count
+	LimitAddressSpace    Limit = "address-space"    // near the process's address-space limit
+	LimitRuntime         Limit = "runtime"          // a runtime-internal limit the measurements do not explain
+	LimitUnknown         Limit = "unknown"          // not enough was measured to tell
+)
+
+// Limits lists the limits.
+var Limits = []Limit{LimitDeviceMemory, LimitHostMemory, LimitContext, LimitAllocationCount, LimitMappings, LimitAddressSpace,
+	LimitRuntime, LimitUnknown}
+
+// FindingKind says what a finding is about.
+type FindingKind string
+
+// The kinds of finding.
+const (
+	FindingHeadline   FindingKind = "headline" // what happened, and what to try next
+	FindingFailure    FindingKind = "first-failure"
+	FindingCompleted  FindingKind = "completed"
+	FindingComparison FindingKind = "comparison"  // how far strategies got against each other
+	FindingOutcome    FindingKind = "outcome"     // crashed, hung, stopped, unsupported
+	FindingLimit      FindingKind = "limit"       // what ended a strategy
+	FindingCost       FindingKind = "cost"        // host, system and device memory per buffer
+	FindingOutsideRSS FindingKind = "outside-rss" // host memory per buffer that RSS does not show
+	FindingDeferred   FindingKind = "deferred"    // allocation at first use
+	FindingCode       FindingKind = "code"        // what a code means, and does not
+	FindingUnmeasured FindingKind = "unmeasured"  // what could not be measured
+)

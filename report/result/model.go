@@ -18,7 +18,10 @@ type Run struct {
 	Devices       []Device         `json:"devices"`
 	Config        Config           `json:"config"`
 	Strategies    []StrategyResult `json:"strategies"`
-	Verdict       []string         `json:"verdict"`
+	// Verdict is the findings' sentences, in order: the first says what happened and what to try next.
+	Verdict []string `json:"verdict"`
+	// Findings are the verdict's sentences with what they rest on, for scripts.
+	Findings []Finding `json:"findings,omitempty"`
 	// Partial is true when the run was interrupted or is still being written.
 	Partial bool `json:"partial,omitempty"`
 	// ParentPeakRSSBytes is the supervising process's own peak RSS (the workers' are per strategy): with
@@ -92,8 +95,23 @@ type StrategyResult struct {
 	HostBytesPerBuffer float64 `json:"host_bytes_per_buffer"`
 	// DeviceBytesPerBuffer is, per device index (as a string key), the slope of used device memory.
 	DeviceBytesPerBuffer map[string]float64 `json:"device_bytes_per_buffer,omitempty"`
-	// ReplicationFactor is the sum of DeviceBytesPerBuffer over devices divided by the buffer size.
+	// ReplicationFactor is the sum of DeviceBytesPerBuffer over devices divided by the buffer size; absent when
+	// device memory was not measured or no device memory was placed.
 	ReplicationFactor *float64 `json:"replication_factor,omitempty"`
+	// SystemBytesPerBuffer is the system's available memory lost per buffer (least-squares slope of
+	// MemAvailable, negated): host memory the buffers took, also what the process's RSS does not show
+	// (driver-held staging, shared memory). Null when it cannot be fitted.
+	SystemBytesPerBuffer *float64 `json:"system_bytes_per_buffer"`
+	// CommittedBytesPerBuffer is the slope of the system's Committed_AS per buffer.
+	CommittedBytesPerBuffer *float64 `json:"committed_bytes_per_buffer,omitempty"`
+	// Fit says whether the samples allow a cost per buffer at all.
+	Fit *Fit `json:"fit,omitempty"`
+	// Limit is what ended a strategy that did not complete, as the findings classify it, with the numbers
+	// the classification rests on.
+	Limit         Limit              `json:"limit,omitempty"`
+	LimitEvidence map[string]float64 `json:"limit_evidence,omitempty"`
+	// AddressSpaceBytes is the worker's address-space limit (RLIMIT_AS, or the architecture's user space).
+	AddressSpaceBytes uint64   `json:"address_space_bytes,omitempty"`
 	DeviceSampler     string   `json:"device_sampler,omitempty"` // which sampler gave device figures, or why none
 	Seconds           float64  `json:"seconds"`
 	LoopStarted       string   `json:"loop_started,omitempty"` // RFC 3339 wall clock; sample "t" counts from it
@@ -194,4 +212,76 @@ type PlatformListing struct {
 	Platform
 	Extensions []string `json:"extensions"`
 	Devices    []Device `json:"devices"`
+}
+
+// Fit says whether a strategy's samples allow a least-squares cost per buffer: enough samples, spread over
+// enough of the buffers the strategy reached (FitRule).
+type Fit struct {
+	Samples int    `json:"samples"`
+	Spanned uint64 `json:"buffers_spanned"` // highest sample index less the lowest
+	OK      bool   `json:"ok"`
+	Why     string `json:"why,omitempty"` // why not, when not
+}
+
+// The fit rule: a slope needs at least FitMinSamples samples that span at least FitMinBuffers buffers and
+// at least half of the buffers the strategy reached. Fewer, or closer together, and the slope is noise
+// (a fit from two samples once read 231 KiB per 1 KiB buffer).
+const (
+	FitMinSamples = 8
+	FitMinBuffers = 16
+)
+
+// JudgeFit applies the fit rule to samples taken at indices from lo to hi over a strategy that reached
+// reached buffers.
+func JudgeFit(samples int, lo, hi, reached uint64) *Fit {
+	f := &Fit{Samples: samples}
+	if hi > lo {
+		f.Spanned = hi - lo
+	}
+	switch {
+	case samples < FitMinSamples:
+		f.Why = "too few samples"
+	case f.Spanned < FitMinBuffers || 2*f.Spanned < reached:
+		f.Why = "the samples span too few of the buffers"
+	default:
+		f.OK = true
+	}
+	return f
+}
+
+// Replication is the replication factor where device memory was placed (at least 5% of a buffer per
+// buffer); results written before that rule may hold a factor near 0, which is no replication at all.
+func (s *StrategyResult) Replication() (float64, bool) {
+	if s.ReplicationFactor == nil || *s.ReplicationFactor < 0.05 {
+		return 0, false
+	}
+	return *s.ReplicationFactor, true
+}
+
+// JudgedFit is the strategy's fit, judged from its kept samples for results written before fits were
+// judged (those kept their first and last samples, so the span is right; the count is what was kept).
+func (s *StrategyResult) JudgedFit() *Fit {
+	if s.Fit != nil {
+		return s.Fit
+	}
+	var lo, hi uint64
+	for i, smp := range s.Samples {
+		if i == 0 || smp.Index < lo {
+			lo = smp.Index
+		}
+		hi = max(hi, smp.Index)
+	}
+	return JudgeFit(len(s.Samples), lo, hi, s.AllocationsOK)
+}
+
+// Finding is one sentence of the verdict with what it rests on.
+type Finding struct {
+	Kind       FindingKind        `json:"kind"`
+	Strategies []Strategy         `json:"strategies,omitempty"`
+	Sizes      []uint64           `json:"sizes,omitempty"`
+	Sentence   string             `json:"sentence"`
+	Evidence   map[string]float64 `json:"evidence,omitempty"`
+	// Source is where a statement about a runtime comes from (a source file, the specification, an
+	// observation), when the sentence relies on one.
+	Source string `json:"source,omitempty"`
 }

@@ -32,7 +32,17 @@
  *   FAULTCL_HANG_IN=call         clGetPlatformIDs or clGetDeviceInfo never returns
  *   FAULTCL_LINGER=seconds       the first clCreateContext starts a detached helper (setsid sleep) that keeps
  *                                the process's inherited descriptors open that long after it exits
+ *   FAULTCL_MAX_ALLOCS=n         at most n live buffers: a cap on the count of allocations, whatever their size
+ *                                (the next create returns FAULTCL_CREATE_ERROR)
+ *   FAULTCL_STAGING=memfd        host staging copies go to a memfd, written and never mapped: system memory the
+ *                                process's RSS does not show, as driver-held memory is
+ *   FAULTCL_OVERCOMMIT=1         device memory is not enforced: buffers beyond a device's global size succeed
+ *   FAULTCL_MAP_PER_BUFFER=1     every buffer maps two pages of its own (read-write, then no access, so the
+ *                                kernel cannot merge them): vm.max_map_count ends the loop (-6 when mmap fails)
+ *   FAULTCL_RESERVE_PER_BUFFER=b every buffer reserves b bytes of address space (PROT_NONE, no memory): the
+ *                                process's address-space limit ends the loop (-6 when mmap fails)
  */
+#define _GNU_SOURCE /* memfd_create */
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
@@ -43,6 +53,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -63,7 +74,7 @@ struct _cl_context {
 	void *user;
 };
 struct _cl_command_queue { cl_icd_dispatch *dispatch; cl_context ctx; int dev; cl_int pending; };
-struct _cl_mem { cl_icd_dispatch *dispatch; cl_context ctx; size_t size; uint32_t resident; void *staging; };
+struct _cl_mem { cl_icd_dispatch *dispatch; cl_context ctx; size_t size; uint32_t resident; void *staging; void *mapped; size_t mapped_len; };
 struct _cl_program { cl_icd_dispatch *dispatch; cl_context ctx; };
 struct _cl_kernel { cl_icd_dispatch *dispatch; cl_mem arg0; };
 /* Events are real objects with a reference count; a released one keeps its memory, marked dead, so a later
@@ -80,14 +91,16 @@ static struct {
 	int faults_multi_only;
 	const char *extensions;
 	const char *crash_in, *hang_in;
-	long linger;
+	long linger, max_allocs, map_per_buffer, overcommit;
+	int staging_memfd;
+	cl_ulong reserve_per_buffer;
 } cfg;
 
 static struct _cl_platform_id platform = {&dispatch};
 static struct _cl_device_id devices[MAXDEV];
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static cl_ulong dev_used[MAXDEV], host_used;
-static long create_calls;
+static cl_ulong dev_used[MAXDEV], host_used, memfd_used;
+static long create_calls, live_buffers;
 
 static long env_long(const char *name, long def) {
 	const char *v = getenv(name);
@@ -122,6 +135,13 @@ static void init_config(void) {
 	cfg.crash_in = getenv("FAULTCL_CRASH_IN");
 	cfg.hang_in = getenv("FAULTCL_HANG_IN");
 	cfg.linger = env_long("FAULTCL_LINGER", 0);
+	cfg.max_allocs = env_long("FAULTCL_MAX_ALLOCS", 0);
+	cfg.map_per_buffer = env_long("FAULTCL_MAP_PER_BUFFER", 0);
+	cfg.overcommit = env_long("FAULTCL_OVERCOMMIT", 0);
+	cfg.reserve_per_buffer = env_u64("FAULTCL_RESERVE_PER_BUFFER", 0);
+	const char *staging = getenv("FAULTCL_STAGING");
+	cfg.staging_memfd = -1;
+	if (staging && strcmp(staging, "memfd") == 0) cfg.staging_memfd = memfd_create("faultcl-staging", 0);
 	for (int i = 0; i < MAXDEV; i++) {
 		devices[i].dispatch = &dispatch;
 		devices[i].index = i;
@@ -206,7 +226,8 @@ static cl_int CL_API_CALL GetDeviceInfo(cl_device_id d, cl_device_info param, si
 		if (!cfg.free_query) return CL_INVALID_VALUE;
 		size_t kib[2];
 		pthread_mutex_lock(&mu);
-		kib[0] = kib[1] = (size_t)((cfg.dev_mem - dev_used[d->index]) / 1024);
+		cl_ulong used = dev_used[d->index] < cfg.dev_mem ? dev_used[d->index] : cfg.dev_mem;
+		kib[0] = kib[1] = (size_t)((cfg.dev_mem - used) / 1024);
 		pthread_mutex_unlock(&mu);
 		return info(kib, sizeof kib, size, out, ret);
 	}
@@ -269,31 +290,66 @@ static cl_mem create_common(cl_context c, const int *devs, int n, size_t size, c
 		return NULL;
 	}
 	if (size == 0) { if (err) *err = CL_INVALID_BUFFER_SIZE; return NULL; }
+	if (cfg.max_allocs && __atomic_load_n(&live_buffers, __ATOMIC_SEQ_CST) >= cfg.max_allocs) {
+		say(c, "faultcl: the allocation count cap is reached");
+		if (err) *err = cfg.create_error;
+		return NULL;
+	}
 	cl_mem m = calloc(1, sizeof *m);
 	m->dispatch = &dispatch;
 	m->ctx = c;
 	m->size = size;
+	/* Memory of the process's own, per buffer: mappings or address space the kernel limits. */
+	if (cfg.map_per_buffer || cfg.reserve_per_buffer) {
+		long page = sysconf(_SC_PAGESIZE);
+		size_t len = cfg.reserve_per_buffer ? (size_t)cfg.reserve_per_buffer : (size_t)(2 * page);
+		void *p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p == MAP_FAILED || (cfg.map_per_buffer && mprotect(p, (size_t)page, PROT_READ | PROT_WRITE) != 0)) {
+			if (p != MAP_FAILED) munmap(p, len);
+			free(m);
+			say(c, "faultcl: mmap failed for a buffer");
+			if (err) *err = CL_OUT_OF_HOST_MEMORY;
+			return NULL;
+		}
+		if (cfg.map_per_buffer) *(volatile char *)p = 1;
+		m->mapped = p;
+		m->mapped_len = len;
+	}
 	if (!cfg.lazy) {
 		int staging = n > 1;
 		pthread_mutex_lock(&mu);
 		int ok = !(staging && cfg.host_budget && host_used + size > cfg.host_budget);
-		for (int i = 0; ok && i < n; i++) ok = dev_used[devs[i]] + size <= cfg.dev_mem;
+		for (int i = 0; ok && !cfg.overcommit && i < n; i++) ok = dev_used[devs[i]] + size <= cfg.dev_mem;
 		if (ok) {
 			for (int i = 0; i < n; i++) { dev_used[devs[i]] += size; m->resident |= 1u << devs[i]; }
 			if (staging) host_used += size;
 		}
 		pthread_mutex_unlock(&mu);
 		if (!ok) {
+			if (m->mapped) munmap(m->mapped, m->mapped_len);
 			free(m);
 			say(c, "faultcl: allocation failed: a device or the host staging budget is full");
 			if (err) *err = cfg.create_error;
 			return NULL;
 		}
-		if (staging) {
+		if (staging && cfg.staging_memfd >= 0) {
+			/* Written through the descriptor, never mapped: shared memory that is not in RSS. */
+			static char chunk[1 << 16];
+			memset(chunk, 0x5A, sizeof chunk);
+			pthread_mutex_lock(&mu);
+			off_t at = (off_t)memfd_used;
+			memfd_used += size;
+			pthread_mutex_unlock(&mu);
+			for (size_t done = 0; done < size; done += sizeof chunk) {
+				size_t k = size - done < sizeof chunk ? size - done : sizeof chunk;
+				if (pwrite(cfg.staging_memfd, chunk, k, at + (off_t)done) < 0) break;
+			}
+		} else if (staging) {
 			m->staging = malloc(size);
 			if (m->staging) memset(m->staging, 0x5A, size); /* touched, so RSS counts it */
 		}
 	}
+	__atomic_add_fetch(&live_buffers, 1, __ATOMIC_SEQ_CST);
 	if (err) *err = CL_SUCCESS;
 	return m;
 }
@@ -327,6 +383,8 @@ static cl_int CL_API_CALL ReleaseMemObject(cl_mem m) {
 		if (m->resident & (1u << d)) dev_used[d] -= m->size;
 	if (m->staging) host_used -= m->size;
 	pthread_mutex_unlock(&mu);
+	if (m->mapped) munmap(m->mapped, m->mapped_len);
+	__atomic_sub_fetch(&live_buffers, 1, __ATOMIC_SEQ_CST);
 	free(m->staging);
 	free(m);
 	return CL_SUCCESS;
@@ -336,7 +394,7 @@ static cl_int CL_API_CALL ReleaseMemObject(cl_mem m) {
 static cl_int first_use(cl_command_queue q, cl_mem m) {
 	if (!cfg.lazy || (m->resident & (1u << q->dev))) return CL_SUCCESS;
 	pthread_mutex_lock(&mu);
-	int ok = dev_used[q->dev] + m->size <= cfg.dev_mem;
+	int ok = cfg.overcommit || dev_used[q->dev] + m->size <= cfg.dev_mem;
 	if (ok) { dev_used[q->dev] += m->size; m->resident |= 1u << q->dev; }
 	pthread_mutex_unlock(&mu);
 	if (ok) return CL_SUCCESS;

@@ -2,6 +2,7 @@ package sample
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -82,6 +83,9 @@ type nvmlSampler struct {
 
 func newNVMLSampler(ts []Target) (DeviceSampler, string) {
 	n, err := nvml.Open()
+	if errors.Is(err, nvml.ErrorLibraryNotFound) {
+		return nil, "NVML: " + nvml.Library + " not found"
+	}
 	if err != nil {
 		return nil, "NVML: " + err.Error()
 	}

@@ -1,0 +1,293 @@
+package findings
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
+)
+
+// costs says what a buffer costs on the host, on the system and on the devices, where the samples allow a
+// fit; strategies whose costs read the same share a sentence.
+func (d *deriver) costs(views []*view, size uint64) {
+	var g, outside groups
+	for _, v := range views {
+		s := v.s
+		if s.Outcome == result.OutcomeUnsupported || s.AllocationsOK == 0 {
+			continue
+		}
+		if !v.fit.OK {
+			g.add(result.FindingCost, fmt.Sprintf(": no cost per buffer, %s to fit one (%d samples over %d of %d buffers; a fit needs %d samples over at least half of the buffers)",
+				v.fit.Why, v.fit.Samples, v.fit.Spanned, s.AllocationsOK, result.FitMinSamples), s.Strategy, nil, "")
+			continue
+		}
+		ev := map[string]float64{"host_bytes_per_buffer": s.HostBytesPerBuffer}
+		body := fmt.Sprintf(" cost %s of host RSS per buffer (%s the buffer size)", units.SignedBytes(s.HostBytesPerBuffer), ratio(s.HostBytesPerBuffer, size))
+		if s.SystemBytesPerBuffer != nil {
+			ev["system_bytes_per_buffer"] = *s.SystemBytesPerBuffer
+			body += fmt.Sprintf(", %s of system memory", units.SignedBytes(*s.SystemBytesPerBuffer))
+		}
+		if c := s.CommittedBytesPerBuffer; c != nil && math.Abs(*c-s.HostBytesPerBuffer) > cheapFraction*float64(size) {
+			ev["committed_bytes_per_buffer"] = *c
+			body += fmt.Sprintf(" (%s committed)", units.SignedBytes(*c))
+		}
+		sum, measured := v.deviceCost()
+		rf, placed := s.Replication()
+		switch {
+		case !measured:
+			body += ", device memory not measured"
+		case !placed:
+			ev["device_bytes_per_buffer"] = sum
+			body += fmt.Sprintf(" and %s of device memory: no device memory was placed, so no replication factor", units.SignedBytes(sum))
+		default:
+			ev["device_bytes_per_buffer"], ev["replication_factor"] = sum, rf
+			body += fmt.Sprintf(" and %s of device memory summed over %d device(s): replication factor %.2f", units.SignedBytes(sum),
+				len(s.DeviceBytesPerBuffer), rf)
+		}
+		g.add(result.FindingCost, body, s.Strategy, ev, "")
+		if out, signal, ok := v.outsideRSS(); ok {
+			outside.add(result.FindingOutsideRSS, fmt.Sprintf(": by %s, %s per buffer is host memory held outside the process (by the driver, shared memory, or promised and not yet touched), which its RSS (%s per buffer) does not show",
+				signal, units.SignedBytes(out), units.SignedBytes(s.HostBytesPerBuffer)), s.Strategy,
+				map[string]float64{"outside_rss_bytes_per_buffer": out}, "")
+		}
+	}
+	d.emit(&g, size, plainSubject)
+	d.emit(&outside, size, plainSubject)
+	var shared, perDevice *view
+	for _, v := range views {
+		switch v.s.Strategy {
+		case result.Shared:
+			shared = v
+		case result.PerDevice:
+			perDevice = v
+		}
+	}
+	if shared != nil && perDevice != nil && shared.fit.OK && perDevice.fit.OK {
+		sh, ok1 := shared.s.Replication()
+		pd, ok2 := perDevice.s.Replication()
+		if !ok1 || !ok2 {
+			return
+		}
+		r := sh / pd
+		d.add(result.Finding{Kind: result.FindingCost, Strategies: []result.Strategy{result.Shared, result.PerDevice},
+			Sentence: fmt.Sprintf("the shared context costs %.2fx the device memory per buffer of one context per device", r),
+			Evidence: map[string]float64{"ratio": r}}, size)
+	}
+}
+
+// ratio writes a cost as a multiple of the buffer size, or as a percentage below 1%.
+func ratio(cost float64, size uint64) string {
+	r := cost / float64(size)
+	if math.Abs(r) < 0.01 {
+		return fmt.Sprintf("%.2f%% of", 100*r)
+	}
+	return fmt.Sprintf("%.2fx", r)
+}
+
+// deferred says whether the runtime allocates at create or at first use, only where it was measured: a
+// device sampler that saw no growth, or devices whose memory is host memory and a host that saw none.
+func (d *deriver) deferred(views []*view, size uint64) {
+	r := d.run
+	var g groups
+	for _, v := range views {
+		s := v.s
+		if f := s.FirstFailure; f != nil && (f.Stage == result.StageTouch || f.Stage == result.StageFinish || f.Stage == result.StageMigrate) {
+			g.add(result.FindingDeferred, fmt.Sprintf(": clCreateBuffer never failed; the failure surfaced at %s, so the runtime allocates at first use", f.Stage), s.Strategy, nil, "")
+		}
+		if r.Config.Touch != result.TouchNone || s.Outcome != result.OutcomeCompleted || !v.fit.OK {
+			continue
+		}
+		hostCheap := math.Abs(s.HostBytesPerBuffer) < cheapFraction*float64(size) &&
+			(s.SystemBytesPerBuffer == nil || *s.SystemBytesPerBuffer < cheapFraction*float64(size))
+		devCost, measured := v.deviceCost()
+		switch {
+		case measured && devCost < cheapFraction*float64(size) && hostCheap:
+			g.add(result.FindingDeferred, ": device and host memory did not grow with the buffers created (under 5% of a buffer per buffer): the runtime defers allocation until first use; run with --touch fill to place the buffers", s.Strategy, nil, "")
+		case !measured && v.hostUnified && hostCheap:
+			g.add(result.FindingDeferred, ": host memory, which is these devices' memory, did not grow with the buffers created (under 5% of a buffer per buffer): the runtime defers allocation until first use; run with --touch fill to place the buffers", s.Strategy, nil, "")
+		case !measured && hostCheap:
+			g.add(result.FindingUnmeasured, ": host memory did not grow with the buffers created, but device memory was not measured, so whether the runtime allocates at create or at first use cannot be told; run with --touch fill to place the buffers either way", s.Strategy, nil, "")
+		}
+	}
+	d.emit(&g, size, plainSubject)
+}
+
+// codeNotes gathers, over every size, what the failures' codes say and do not say.
+type codeNotes struct {
+	notHost     []result.Strategy // -6 with host memory to spare
+	notHostSize []uint64
+	least, ram  uint64
+	codes       []int32 // the codes met, in order, each once
+	names       map[int32]string
+}
+
+func (c *codeNotes) note(views []*view) {
+	if c.names == nil {
+		c.names = map[int32]string{}
+	}
+	for _, v := range views {
+		f := v.s.FirstFailure
+		if f == nil {
+			continue
+		}
+		if _, ok := c.names[f.Code]; !ok {
+			c.codes = append(c.codes, f.Code)
+			c.names[f.Code] = f.Name
+		}
+		if f.Code == -6 && v.s.Limit != result.LimitHostMemory && v.ram > 0 && float64(v.availAtEnd) > hostLowFraction*float64(v.ram) {
+			if !slices.Contains(c.notHost, v.s.Strategy) {
+				c.notHost = append(c.notHost, v.s.Strategy)
+			}
+			if !slices.Contains(c.notHostSize, v.s.SizeBytes) {
+				c.notHostSize = append(c.notHostSize, v.s.SizeBytes)
+			}
+			if c.least == 0 || v.availAtEnd < c.least {
+				c.least, c.ram = v.availAtEnd, v.ram
+			}
+		}
+	}
+}
+
+// codeFindings says what each code means on this runtime, citing the row of the table it relies on, and
+// that -6 does not prove host memory ran out where it did not.
+func (d *deriver) codeFindings() {
+	rt := RuntimeOf(d.run.Platform)
+	c := &d.codes
+	for _, code := range c.codes {
+		if meaning, ok := rt.Codes[code]; ok {
+			d.add(result.Finding{Kind: result.FindingCode, Sentence: fmt.Sprintf("on %s, %s (%d) means %s", rt.Name, c.names[code], code, meaning),
+				Source: rt.Source}, 0)
+		}
+	}
+	if len(c.notHost) > 0 {
+		d.add(result.Finding{Kind: result.FindingCode, Strategies: c.notHost, Sizes: c.notHostSize, Evidence: map[string]float64{"host_available_bytes": float64(c.least)},
+			Sentence: fmt.Sprintf("CL_OUT_OF_HOST_MEMORY (%s) does not prove host memory ran out: at least %s (%.0f%% of RAM) was still available when it was returned",
+				names(c.notHost), units.Bytes(c.least), 100*float64(c.least)/float64(c.ram))}, 0)
+	}
+}
+
+// unmeasured says, once per reason, where device memory was not measured.
+func (d *deriver) unmeasured(views []*view, size uint64) {
+	var g groups
+	for _, v := range views {
+		if v.sampled || v.s.DeviceSampler == "" || v.s.Outcome == result.OutcomeUnsupported {
+			continue
+		}
+		why := strings.TrimPrefix(v.s.DeviceSampler, "not available: ")
+		if v.hostUnified {
+			g.add(result.FindingUnmeasured, ": these devices' memory is host memory, measured above as RSS and system memory; no device sampler applied ("+why+")", v.s.Strategy, nil, "")
+			continue
+		}
+		g.add(result.FindingUnmeasured, ": device memory was not measured ("+why+")", v.s.Strategy, nil, "")
+	}
+	d.emit(&g, size, plainSubject)
+}
+
+// headline is the verdict's first sentence: what happened, and what to try next.
+func (d *deriver) headline() result.Finding {
+	r := d.run
+	if len(r.Strategies) == 0 {
+		return result.Finding{Kind: result.FindingHeadline, Sentence: "No strategy ran."}
+	}
+	if d.first == nil {
+		return d.completedHeadline()
+	}
+	v, lf := d.first.v, d.first.limit
+	s := v.s
+	what := fmt.Sprintf("%s %s after %d buffers", s.Strategy, s.Outcome, s.AllocationsOK)
+	if f := s.FirstFailure; f != nil && f.Stage != result.StageSetup {
+		what = fmt.Sprintf("%s failed first, at buffer #%d (after %s), with %s (%d) at %s", s.Strategy, f.Index, units.Bytes(f.BytesBefore), f.Name, f.Code, f.Stage)
+	} else if f != nil {
+		what = fmt.Sprintf("%s failed before its first buffer, with %s (%d)", s.Strategy, f.Name, f.Code)
+	}
+	if len(r.Sizes()) > 1 {
+		what = units.Size(d.first.size) + " buffers: " + what
+	}
+	return result.Finding{Kind: result.FindingHeadline, Strategies: []result.Strategy{s.Strategy}, Sizes: []uint64{d.first.size},
+		Sentence: capitalize(what + ": " + limitSummary(v, lf) + "; " + nextStep(v, lf) + "."), Evidence: lf.evidence}
+}
+
+// completedHeadline is the headline of a run in which nothing failed.
+func (d *deriver) completedHeadline() result.Finding {
+	r := d.run
+	var deferred, all bool = false, true
+	var budget, bytes uint64
+	for _, f := range d.out {
+		if f.Kind == result.FindingDeferred {
+			deferred = true
+		}
+	}
+	for _, s := range r.Strategies {
+		if s.Outcome == result.OutcomeCompleted {
+			budget, bytes = max(budget, s.AllocationsOK), max(bytes, s.BytesOK)
+		} else if s.Outcome != result.OutcomeUnsupported {
+			all = false
+		}
+	}
+	switch {
+	case budget == 0:
+		return result.Finding{Kind: result.FindingHeadline, Sentence: "No strategy created a buffer: see why below."}
+	case deferred:
+		return result.Finding{Kind: result.FindingHeadline, Sentence: fmt.Sprintf("No allocation failed in %d buffers (%s) per strategy, but memory did not grow with them: the runtime defers allocation to first use, so these buffers were never really allocated; run with --touch fill to place them.", budget, units.Bytes(bytes))}
+	case all:
+		return result.Finding{Kind: result.FindingHeadline, Sentence: fmt.Sprintf("No allocation failed within the budget of %d buffers (%s) per strategy: raise --max-allocs or --max-bytes to find the limit.", budget, units.Bytes(bytes))}
+	}
+	return result.Finding{Kind: result.FindingHeadline, Sentence: "No allocation failed, but not every strategy ran to its budget: see why below."}
+}
+
+// limitSummary says in a few words what the limit was.
+func limitSummary(v *view, lf limitFinding) string {
+	switch lf.limit {
+	case result.LimitDeviceMemory:
+		return fmt.Sprintf("device %d was full (%.0f%% of its %s)", v.failDev, 100*lf.evidence["device_fill"], units.Bytes(v.global))
+	case result.LimitHostMemory:
+		if r, ok := lf.evidence["host_reserve_bytes"]; ok {
+			return fmt.Sprintf("the host guard stopped it at the reserve of %s", units.Bytes(uint64(r)))
+		}
+		return fmt.Sprintf("host memory ran out (%s available)", units.Bytes(v.availAtEnd))
+	case result.LimitContext:
+		if lf.evidence["per_device_completed"] == 1 {
+			return fmt.Sprintf("one context per device went %.2fx as far and never failed, so the multi-device context is the limit", lf.evidence["ratio"])
+		}
+		return fmt.Sprintf("one context per device reached %.2fx as many buffers, so the multi-device context is the limit", lf.evidence["ratio"])
+	case result.LimitAllocationCount:
+		return "the runtime caps the number of allocations: the same count at every size"
+	case result.LimitMappings:
+		return "the process ran out of memory mappings (vm.max_map_count)"
+	case result.LimitAddressSpace:
+		return "the process ran out of address space"
+	case result.LimitRuntime:
+		return "neither the device nor the host was out of memory: a limit inside the runtime"
+	}
+	return "what ran out cannot be told from what was measured"
+}
+
+// nextStep is what to try, for each limit.
+func nextStep(v *view, lf limitFinding) string {
+	switch lf.limit {
+	case result.LimitDeviceMemory:
+		if v.run.Config.Touch == result.TouchNone {
+			return "that is the device's capacity; run with --touch fill to see every strategy reach it"
+		}
+		return "that is the device's capacity, and no context layout changes it"
+	case result.LimitHostMemory:
+		return "free host memory or lower what each buffer costs on the host, and compare strategies with --host-reserve set"
+	case result.LimitContext:
+		return "create one context per device (the per-device strategy), and attach this report to a ticket for the runtime's vendor"
+	case result.LimitAllocationCount:
+		return "allocate fewer, larger buffers"
+	case result.LimitMappings:
+		return "raise vm.max_map_count (sysctl -w vm.max_map_count=N) or allocate fewer, larger buffers"
+	case result.LimitAddressSpace:
+		return "raise the address-space limit (ulimit -v) or allocate fewer buffers"
+	case result.LimitRuntime:
+		return "attach this report to a ticket for the runtime's vendor"
+	}
+	if !v.sampled {
+		return "run where device memory can be sampled, or with --touch fill, to tell"
+	}
+	return "look at what the worker printed, below"
+}

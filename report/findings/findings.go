@@ -1,0 +1,281 @@
+// Package findings derives what a run means from its numbers: pure functions of a result, tested as data.
+// Every sentence rests on a measurement it names; where nothing was measured, the sentence says so instead
+// of guessing. Strategies that did the same thing share one sentence.
+package findings
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
+)
+
+// Apply derives the findings from the run's numbers and stores them: each strategy's limit with its
+// evidence, the findings, and the verdict (their sentences, the headline first).
+func Apply(r *result.Run) {
+	r.Findings = Derive(r)
+	r.Verdict = make([]string, len(r.Findings))
+	for i, f := range r.Findings {
+		r.Verdict[i] = f.Sentence
+	}
+}
+
+// Derive returns the run's findings, the headline first, and sets each strategy's limit.
+func Derive(r *result.Run) []result.Finding {
+	d := &deriver{run: r, saidCount: map[result.Strategy]bool{}}
+	for _, size := range r.Sizes() {
+		d.size(size)
+	}
+	d.codeFindings()
+	head := d.headline()
+	return append([]result.Finding{head}, d.out...)
+}
+
+// deriver collects the findings of a run, size by size.
+type deriver struct {
+	run   *result.Run
+	out   []result.Finding
+	first *firstEnd // the earliest end of all, for the headline
+	// saidCount holds the strategies whose allocation cap is said: once, for every size of a sweep.
+	saidCount map[result.Strategy]bool
+	codes     codeNotes
+}
+
+// firstEnd is the strategy that ended first, what it ran into, and what to try.
+type firstEnd struct {
+	v     *view
+	limit limitFinding
+	size  uint64
+}
+
+// group collects strategies under one sentence body, in the order they come.
+type group struct {
+	kind     result.FindingKind
+	body     string
+	evidence map[string]float64
+	source   string
+	who      []result.Strategy
+}
+
+type groups struct {
+	list []*group
+	by   map[string]*group
+}
+
+func (g *groups) add(kind result.FindingKind, body string, s result.Strategy, evidence map[string]float64, source string) {
+	if g.by == nil {
+		g.by = map[string]*group{}
+	}
+	key := string(kind) + "\x00" + body
+	gr := g.by[key]
+	if gr == nil {
+		gr = &group{kind: kind, body: body, evidence: evidence, source: source}
+		g.by[key] = gr
+		g.list = append(g.list, gr)
+	}
+	gr.who = append(gr.who, s)
+}
+
+// emit writes each group as a finding: "who body" with the sizes prefix of a sweep.
+func (d *deriver) emit(g *groups, size uint64, subject func(who string, n int) string) {
+	for _, gr := range g.list {
+		sentence := subject(names(gr.who), len(gr.who)) + gr.body
+		d.add(result.Finding{Kind: gr.kind, Strategies: gr.who, Sentence: sentence, Evidence: gr.evidence, Source: gr.source}, size)
+	}
+}
+
+// add appends a finding for one size; in a sweep its sentence says which size. Evidence that is not a
+// number (a ratio over nothing, from an edited file) is left out.
+func (d *deriver) add(f result.Finding, size uint64) {
+	for k, v := range f.Evidence {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			delete(f.Evidence, k)
+		}
+	}
+	if size > 0 {
+		f.Sizes = []uint64{size}
+		if len(d.run.Sizes()) > 1 {
+			f.Sentence = units.Size(size) + " buffers: " + f.Sentence
+		}
+	}
+	f.Sentence = capitalize(f.Sentence)
+	if !strings.HasSuffix(f.Sentence, ".") {
+		f.Sentence += "."
+	}
+	d.out = append(d.out, f)
+}
+
+func (d *deriver) size(size uint64) {
+	r := d.run
+	var views []*view
+	for i := range r.Strategies {
+		if r.Strategies[i].SizeBytes == size {
+			views = append(views, newView(r, &r.Strategies[i]))
+		}
+	}
+	d.failures(views, size)
+	d.limits(views, size)
+	d.costs(views, size)
+	d.deferred(views, size)
+	d.codes.note(views)
+	d.unmeasured(views, size)
+}
+
+// failures says where each strategy ended, earliest first, and how far the others got.
+func (d *deriver) failures(views []*view, size uint64) {
+	var ended, done []*view
+	for _, v := range views {
+		switch v.s.Outcome {
+		case result.OutcomeCompleted:
+			done = append(done, v)
+		case result.OutcomeFailed:
+			ended = append(ended, v)
+		}
+	}
+	sort.SliceStable(ended, func(i, j int) bool { return ended[i].s.AllocationsOK < ended[j].s.AllocationsOK })
+	var g groups
+	for _, v := range ended {
+		f := v.s.FirstFailure
+		lead := "failed"
+		if v.s.AllocationsOK == ended[0].s.AllocationsOK && len(ended)+len(done) > 1 {
+			lead = "failed first" // also those that failed at the same buffer as the first: one sentence
+		}
+		ev := map[string]float64{"index": float64(f.Index), "code": float64(f.Code), "device": float64(f.Device)}
+		if f.Stage == result.StageSetup {
+			g.add(result.FindingFailure, fmt.Sprintf(" %s before the first buffer: %s (%d) from %s", lead, f.Name, f.Code, f.Call), v.s.Strategy, ev, "")
+			continue
+		}
+		g.add(result.FindingFailure, fmt.Sprintf(" %s at buffer #%d (after %s): %s (%d) at %s, meant for device %d", lead, f.Index,
+			units.Bytes(f.BytesBefore), f.Name, f.Code, f.Stage, f.Device), v.s.Strategy, ev, "")
+	}
+	d.emit(&g, size, plainSubject)
+	if len(ended) > 0 && ended[0].s.AllocationsOK > 0 {
+		first := ended[0]
+		var cmp groups
+		for _, o := range append(ended[1:], done...) {
+			if o.s.AllocationsOK == first.s.AllocationsOK {
+				continue
+			}
+			ratio := float64(o.s.AllocationsOK) / float64(first.s.AllocationsOK)
+			tail := ""
+			if o.s.Outcome == result.OutcomeCompleted {
+				tail = " and never failed (the budget ended it)"
+			}
+			cmp.add(result.FindingComparison, fmt.Sprintf(" reached %d buffers, %.2fx as many as %s (%d)%s", o.s.AllocationsOK, ratio,
+				first.s.Strategy, first.s.AllocationsOK, tail), o.s.Strategy, map[string]float64{"allocations_ok": float64(o.s.AllocationsOK), "ratio": ratio}, "")
+		}
+		d.emit(&cmp, size, plainSubject)
+	} else if len(ended) == 0 && len(done) > 0 {
+		var g groups
+		for _, v := range done {
+			g.add(result.FindingCompleted, fmt.Sprintf(" reached the budget of %d buffers (%s) without a failure", v.s.AllocationsOK,
+				units.Bytes(v.s.BytesOK)), v.s.Strategy, map[string]float64{"allocations_ok": float64(v.s.AllocationsOK)}, "")
+		}
+		d.emit(&g, size, plainSubject)
+	}
+	var other groups
+	for _, v := range views {
+		s := v.s
+		var body string
+		switch s.Outcome {
+		case result.OutcomeCrashed:
+			body = fmt.Sprintf(" crashed after %d buffers, during %s: %s", s.AllocationsOK, s.LastStage, s.Reason)
+		case result.OutcomeHung:
+			body = fmt.Sprintf(" hung after %d buffers, during %s (%s)", s.AllocationsOK, s.LastStage, s.Reason)
+		case result.OutcomeStopped:
+			body = fmt.Sprintf(" was stopped after %d buffers: %s", s.AllocationsOK, s.Reason)
+		case result.OutcomeUnsupported:
+			body = fmt.Sprintf(" is not supported here: %s", s.Reason)
+		default:
+			continue
+		}
+		other.add(result.FindingOutcome, body, s.Strategy, map[string]float64{"allocations_ok": float64(s.AllocationsOK)}, "")
+	}
+	d.emit(&other, size, plainSubject)
+}
+
+// limits classifies every strategy that did not complete, stores the limit in it, and says it once per
+// group of strategies that ran into the same limit the same way.
+func (d *deriver) limits(views []*view, size uint64) {
+	var perDevice *view
+	for _, v := range views {
+		if v.s.Strategy == result.PerDevice {
+			perDevice = v
+		}
+	}
+	var g groups
+	for _, v := range views {
+		lf := classify(v, d.sweepOf(v.s.Strategy), perDevice)
+		for k, x := range lf.evidence {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				delete(lf.evidence, k)
+			}
+		}
+		v.s.Limit, v.s.LimitEvidence = lf.limit, lf.evidence
+		if lf.limit == "" {
+			continue
+		}
+		body := ": " + lf.body
+		if budget, ok := sameBytesEverySize(d.sweepOf(v.s.Strategy)); ok && lf.limit != result.LimitAllocationCount {
+			body += fmt.Sprintf("; it reached about %s of buffers at every size, a byte budget", units.Bytes(budget))
+		}
+		if lf.limit == result.LimitAllocationCount {
+			if d.saidCount[v.s.Strategy] {
+				continue // said at the first size, for every size
+			}
+			d.saidCount[v.s.Strategy] = true
+		}
+		g.add(result.FindingLimit, body, v.s.Strategy, lf.evidence, "")
+	}
+	for _, v := range views {
+		// The headline speaks of the first size: the strategy that ended earliest there.
+		if v.s.Limit != "" && size == d.run.Sizes()[0] && (d.first == nil || v.s.AllocationsOK < d.first.v.s.AllocationsOK) {
+			d.first = &firstEnd{v: v, limit: limitFinding{v.s.Limit, v.s.LimitEvidence, ""}, size: size}
+		}
+	}
+	d.emit(&g, size, plainSubject)
+}
+
+// sweepOf is the strategy at every size of the run.
+func (d *deriver) sweepOf(st result.Strategy) []*view {
+	var out []*view
+	for i := range d.run.Strategies {
+		if d.run.Strategies[i].Strategy == st {
+			out = append(out, newView(d.run, &d.run.Strategies[i]))
+		}
+	}
+	return out
+}
+
+func plainSubject(who string, n int) string { return who }
+
+// names lists strategies as a sentence does: "shared", "shared and per-device", "a, b and c".
+func names(ss []result.Strategy) string {
+	parts := make([]string, len(ss))
+	for i, s := range ss {
+		parts[i] = string(s)
+	}
+	switch len(parts) {
+	case 0:
+		return ""
+	case 1:
+		return parts[0]
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
+func capitalize(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	// Strategy names and units are written as they are: only plain words are capitalised.
+	for _, st := range result.Strategies {
+		if strings.HasPrefix(s, string(st)) {
+			return s
+		}
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

@@ -1,0 +1,273 @@
+package findings
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
+)
+
+// limitFinding is a strategy's limit: the kind, the numbers it rests on, and a sentence without its subject
+// (the strategies it applies to come first when it is written), so strategies that ran into the same limit
+// the same way share one sentence.
+type limitFinding struct {
+	limit    result.Limit
+	evidence map[string]float64
+	body     string
+}
+
+// classify says what ended a strategy that did not complete. The rules, in order:
+//   - stopped: by the host guard it is host memory; interrupted or timed out it is unknown;
+//   - mappings at 90% of vm.max_map_count; the address space at 90% of its limit;
+//   - the same count of buffers at every size of a sweep: a cap on the number of allocations;
+//   - the failing device full, by its sampled use (90% of its global memory), or, unsampled, by the bytes
+//     given to it where the runtime demonstrably enforces its size (between 90% and 105% of it);
+//   - system available memory under 10% of RAM (or the worker killed by SIGKILL with memory that low);
+//   - a context over several devices that reached less than half of what one context per device reached;
+//   - otherwise the runtime's own limit, when the device was measured or given far less than it has and
+//     host memory was plentiful; or unknown, when what would tell was not measured.
+func classify(v *view, sweep []*view, perDevice *view) limitFinding {
+	s := v.s
+	ev := map[string]float64{"allocations_ok": float64(s.AllocationsOK)}
+	switch s.Outcome {
+	case result.OutcomeCompleted, result.OutcomeUnsupported, "":
+		return limitFinding{}
+	case result.OutcomeStopped:
+		if strings.HasPrefix(s.Reason, "host guard") {
+			ev["host_reserve_bytes"] = float64(v.run.Config.HostReserveByte)
+			if v.availAtEnd > 0 {
+				ev["host_available_bytes"] = float64(v.availAtEnd)
+			}
+			return limitFinding{result.LimitHostMemory, ev, fmt.Sprintf("the host guard stopped it before system available memory fell below the reserve of %s (--host-reserve): host memory, as far as this run may use it, is the limit (host-memory)",
+				units.Bytes(v.run.Config.HostReserveByte))}
+		}
+		return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("stopped before any limit (%s): raise --timeout or run it to its end (unknown)", firstClause(s.Reason))}
+	}
+	if s.MaxMapCount > 0 && float64(s.MaxMappings) >= mapFraction*float64(s.MaxMapCount) {
+		ev["mappings"], ev["max_map_count"] = float64(s.MaxMappings), float64(s.MaxMapCount)
+		return limitFinding{result.LimitMappings, ev, fmt.Sprintf("the process held %d memory mappings, %.0f%% of vm.max_map_count (%d), when it ended: the limit on mappings, not memory, ended the loop; raise vm.max_map_count or allocate fewer buffers (mappings)",
+			s.MaxMappings, 100*float64(s.MaxMappings)/float64(s.MaxMapCount), s.MaxMapCount)}
+	}
+	if as := s.AddressSpaceBytes; as > 0 && float64(v.vmsAtEnd) >= addressFraction*float64(as) {
+		ev["vms_bytes"], ev["address_space_bytes"] = float64(v.vmsAtEnd), float64(as)
+		return limitFinding{result.LimitAddressSpace, ev, fmt.Sprintf("the process's address space held %s, %.0f%% of its %s limit, when it ended: address space, not memory, ran out (address-space)",
+			units.Bytes(v.vmsAtEnd), 100*float64(v.vmsAtEnd)/float64(as), units.Bytes(as))}
+	}
+	if counts, ok := sameCountEverySize(sweep); ok {
+		for size, n := range counts {
+			ev[fmt.Sprintf("allocations_ok@%d", size)] = float64(n)
+		}
+		return limitFinding{result.LimitAllocationCount, ev, fmt.Sprintf("ended after the same %s buffers at every size (%s): the runtime caps the number of allocations, whatever their bytes; allocate fewer, larger buffers (allocation-count)",
+			countRange(counts), sizesOf(counts))}
+	}
+	if f := s.FirstFailure; f != nil && v.failDev >= 0 && v.global > 0 {
+		dev := deviceIndex(v.failDev)
+		ev["device"], ev["device_global_bytes"] = float64(v.failDev), float64(v.global)
+		if v.usedKnown {
+			ev["device_used_bytes"], ev["device_fill"] = float64(v.used), v.fill(v.used)
+			if v.fill(v.used) >= fullFraction {
+				return limitFinding{result.LimitDeviceMemory, ev, fmt.Sprintf("when buffer #%d failed, device %s held %s, %.1f%% of its %s global memory: the device's memory ran out (device-memory)",
+					f.Index, dev, units.Bytes(v.used), pct(v.fill(v.used)), units.Bytes(v.global))}
+			}
+		} else {
+			ev["bytes_given_to_device"], ev["device_fill"] = float64(v.given), v.fill(v.given)
+			if g := v.fill(v.given); g >= fullFraction && g <= overcommitted {
+				return limitFinding{result.LimitDeviceMemory, ev, fmt.Sprintf("when buffer #%d failed, device %s had been given %s in buffers, %.1f%% of its %s global memory, and the runtime stopped there: it enforces the device's size, and the device is full (device-memory)",
+					f.Index, dev, units.Bytes(v.given), pct(g), units.Bytes(v.global))}
+			}
+		}
+	}
+	if low, why := hostMemoryRanOut(v); low {
+		ev["host_available_bytes"], ev["host_ram_bytes"] = float64(v.availAtEnd), float64(v.ram)
+		if out, _, ok := v.outsideRSS(); ok {
+			ev["outside_rss_bytes_per_buffer"] = out
+			why += fmt.Sprintf(", %s per buffer of it held outside the process's RSS", units.SignedBytes(out))
+		}
+		return limitFinding{result.LimitHostMemory, ev, why + ": host memory ran out (host-memory)"}
+	}
+	// The context is the limit when one context per device went well further, or ran its whole budget,
+	// beyond where this one ended, without failing.
+	if pd := perDevice; pd != nil && s.Strategy.SharesContext() && (pd.s.AllocationsOK >= uint64(contextRatio*float64(max(s.AllocationsOK, 1))) ||
+		(pd.s.Outcome == result.OutcomeCompleted && pd.s.AllocationsOK > s.AllocationsOK)) {
+		ratio := float64(perDevice.s.AllocationsOK) / float64(max(s.AllocationsOK, 1))
+		ev["per_device_allocations_ok"], ev["ratio"] = float64(perDevice.s.AllocationsOK), ratio
+		if perDevice.s.Outcome == result.OutcomeCompleted {
+			ev["per_device_completed"] = 1
+		}
+		more := "reached"
+		if perDevice.s.Outcome == result.OutcomeCompleted {
+			more = "completed its budget, without a failure, at"
+		}
+		body := fmt.Sprintf("ended at %d buffers where one context per device %s %d (%.2fx): one context over %d devices costs more per buffer than a context per device, and that is the limit here (context)",
+			s.AllocationsOK, more, perDevice.s.AllocationsOK, ratio, len(s.Devices))
+		if out, _, ok := v.outsideRSS(); ok {
+			ev["outside_rss_bytes_per_buffer"] = out
+			body += fmt.Sprintf("; each buffer took %s of host memory outside the process's RSS", units.SignedBytes(out))
+		}
+		return limitFinding{result.LimitContext, ev, body}
+	}
+	return runtimeOrUnknown(v, ev)
+}
+
+// hostMemoryRanOut says whether system memory was exhausted when the strategy ended, and in what words.
+func hostMemoryRanOut(v *view) (bool, string) {
+	if v.ram == 0 || v.availAtEnd == 0 {
+		return false, ""
+	}
+	low := float64(v.availAtEnd) < hostLowFraction*float64(v.ram)
+	switch {
+	case low && v.s.Outcome == result.OutcomeCrashed && v.s.Signal == "SIGKILL":
+		return true, fmt.Sprintf("killed by SIGKILL with %s of system memory available, %.1f%% of RAM (the OOM killer's mark)",
+			units.Bytes(v.availAtEnd), 100*float64(v.availAtEnd)/float64(v.ram))
+	case low:
+		return true, fmt.Sprintf("ended with %s of system memory available, %.1f%% of RAM", units.Bytes(v.availAtEnd),
+			100*float64(v.availAtEnd)/float64(v.ram))
+	}
+	return false, ""
+}
+
+// runtimeOrUnknown is the last rule: a failure the measurements do not explain is the runtime's own limit
+// when the device was measured (or given) far from full and host memory was plentiful, else unknown.
+func runtimeOrUnknown(v *view, ev map[string]float64) limitFinding {
+	s := v.s
+	what := firstClause(s.Reason)
+	if f := s.FirstFailure; f != nil {
+		what = fmt.Sprintf("%s (%d) at %s", f.Name, f.Code, f.Stage)
+	}
+	switch s.Outcome {
+	case result.OutcomeCrashed:
+		if s.Signal != "" && s.Signal != "SIGKILL" {
+			return limitFinding{result.LimitRuntime, ev, fmt.Sprintf("the runtime crashed (%s) after %d buffers: a fault inside it, not a limit these measurements show (runtime)", s.Signal, s.AllocationsOK)}
+		}
+		return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("the worker died (%s) after %d buffers with memory to spare: what killed it was not measured; check dmesg (unknown)", firstClause(s.Reason), s.AllocationsOK)}
+	case result.OutcomeHung:
+		return limitFinding{result.LimitRuntime, ev, fmt.Sprintf("the runtime hung in a call after %d buffers (runtime)", s.AllocationsOK)}
+	}
+	hostPlenty := v.ram > 0 && v.availAtEnd > 0 && float64(v.availAtEnd) >= hostLowFraction*float64(v.ram)
+	devFar, devWhy := false, "device memory was not measured"
+	switch {
+	case v.failDev < 0 || v.global == 0:
+		devWhy = "the failing device is not known"
+	case v.usedKnown:
+		devFar = v.fill(v.used) < farFraction
+		devWhy = fmt.Sprintf("device %d held %.1f%% of its memory", v.failDev, pct(v.fill(v.used)))
+	case v.fill(v.given) > overcommitted:
+		devFar = true
+		devWhy = fmt.Sprintf("device %d had been given %.1f%% of its %s global memory, more than it has: the runtime does not enforce its global size",
+			v.failDev, pct(v.fill(v.given)), units.Bytes(v.global))
+	default:
+		// Unsampled, the device may hold more than the buffers meant for it: a context over several devices
+		// may place every buffer on every device. Only the worst case is evidence.
+		worst := v.given
+		if s.Strategy.SharesContext() && len(s.Devices) > 1 {
+			worst = s.AllocationsOK * s.SizeBytes
+		}
+		devFar = v.fill(worst) < farFraction
+		devWhy = fmt.Sprintf("device %d had been given %.1f%% of its memory", v.failDev, pct(v.fill(v.given)))
+		if worst != v.given {
+			devWhy += fmt.Sprintf(", %.1f%% if the runtime places every buffer on every device of the context", pct(v.fill(worst)))
+		}
+		devWhy += ", and its use was not measured"
+	}
+	if hostPlenty {
+		ev["host_available_bytes"] = float64(v.availAtEnd)
+	}
+	if devFar && hostPlenty {
+		return limitFinding{result.LimitRuntime, ev, fmt.Sprintf("%s with %s of system memory available and %s: a limit inside the runtime that these measurements do not explain (runtime)",
+			what, units.Bytes(v.availAtEnd), devWhy)}
+	}
+	return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("%s, but what ran out cannot be told: %s (unknown)", what, devWhy)}
+}
+
+// sameCountEverySize reports whether a strategy that failed at two or more sizes, at least twice apart,
+// reached the same count at each: then no byte budget can be the limit.
+func sameCountEverySize(sweep []*view) (map[uint64]uint64, bool) {
+	counts := map[uint64]uint64{}
+	var lo, hi uint64
+	var smallest, largest uint64
+	for _, v := range sweep {
+		s := v.s
+		if s.Outcome != result.OutcomeFailed || s.AllocationsOK == 0 {
+			return nil, false
+		}
+		counts[s.SizeBytes] = s.AllocationsOK
+		if lo == 0 || s.AllocationsOK < lo {
+			lo = s.AllocationsOK
+		}
+		hi = max(hi, s.AllocationsOK)
+		if smallest == 0 || s.SizeBytes < smallest {
+			smallest = s.SizeBytes
+		}
+		largest = max(largest, s.SizeBytes)
+	}
+	if len(counts) < 2 || largest < 2*smallest || float64(hi-lo) > sameCount*float64(hi) {
+		return nil, false
+	}
+	return counts, true
+}
+
+// sameBytesEverySize reports the byte budget when a strategy reached the same bytes at every size of a
+// sweep (at least two sizes, twice apart).
+func sameBytesEverySize(sweep []*view) (uint64, bool) {
+	var lo, hi, smallest, largest uint64
+	n := 0
+	for _, v := range sweep {
+		s := v.s
+		if s.Outcome != result.OutcomeFailed || s.BytesOK == 0 {
+			return 0, false
+		}
+		n++
+		if lo == 0 || s.BytesOK < lo {
+			lo = s.BytesOK
+		}
+		hi = max(hi, s.BytesOK)
+		if smallest == 0 || s.SizeBytes < smallest {
+			smallest = s.SizeBytes
+		}
+		largest = max(largest, s.SizeBytes)
+	}
+	if n < 2 || largest < 2*smallest || float64(hi-lo) > sameCount*float64(hi)+float64(largest) {
+		return 0, false
+	}
+	return lo, true
+}
+
+func countRange(counts map[uint64]uint64) string {
+	var lo, hi uint64
+	for _, n := range counts {
+		if lo == 0 || n < lo {
+			lo = n
+		}
+		hi = max(hi, n)
+	}
+	if lo == hi {
+		return fmt.Sprint(lo)
+	}
+	return fmt.Sprintf("%d to %d", lo, hi)
+}
+
+func sizesOf(counts map[uint64]uint64) string {
+	sizes := make([]uint64, 0, len(counts))
+	for s := range counts {
+		sizes = append(sizes, s)
+	}
+	sort.Slice(sizes, func(i, j int) bool { return sizes[i] < sizes[j] })
+	names := make([]string, len(sizes))
+	for i, s := range sizes {
+		names[i] = units.Size(s)
+	}
+	return strings.Join(names, ", ")
+}
+
+// firstClause is a reason up to its first colon, for short mentions.
+func firstClause(reason string) string {
+	if i := strings.Index(reason, ":"); i > 0 {
+		return reason[:i]
+	}
+	if reason == "" {
+		return "no reason given"
+	}
+	return reason
+}
