@@ -1,10 +1,26 @@
 #!/usr/bin/env bash
-# Installs what clmemprobe needs on Debian/Ubuntu, only where it is missing:
-#   an OpenCL runtime and the ICD loader (PoCL, a CPU runtime, when no vendor runtime is registered),
-#   a Go toolchain (Go 1.21+ fetches the version go.mod asks for by itself),
-#   with --tests also the C compiler and OpenCL headers that build the fault-injection runtime.
-# Safe to run again: it installs nothing that is already there.
+# Installs what clmemprobe needs on Debian or Ubuntu, only what is missing, and says each step on one line:
+#   - the OpenCL ICD loader, and PoCL (a CPU OpenCL runtime) when no vendor runtime is registered;
+#   - Go: a Go of at least the version go.mod names on PATH, else the official toolchain fetched from the
+#     Go module proxy ($GOPROXY, as the go command itself fetches toolchains), checked against the checksum
+#     pinned below and unpacked under .toolchain/ in this repository (CLMEMPROBE_TOOLCHAIN moves it);
+#   - with --tests, also the C compiler and the OpenCL headers that build the fault-injection runtime.
+# Run as root or with sudo. Safe to run again: it installs nothing that is already there. Afterwards,
+# `. scripts/go-path.sh` puts the fetched Go on PATH (scripts/probe.sh and scripts/test.sh do).
 set -euo pipefail
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# The Go this project builds with: at least go.mod's go line; GO_FETCH is fetched when no such Go is here.
+GO_MIN=$(awk '$1 == "go" { print $2; exit }' "$top/go.mod")
+GO_FETCH=1.26.8
+declare -A GO_SHA256=(
+  [amd64]=30c2b1bf7dcc88d3eb0a1364e47ddd9128edb3110a30e8a0ef61cd5856b31de7
+  [arm64]=02b36b6787b3ac767668f630e2998df45a3b1f9ffee08d1bf3ef6487cd658d99
+)
+toolchain=${CLMEMPROBE_TOOLCHAIN:-$top/.toolchain}
+
+say() { echo "setup: $*" >&2; }
+fail() { echo "setup: $*" >&2; exit 1; }
 
 want_tests=0
 [ "${1:-}" = "--tests" ] && want_tests=1
@@ -14,38 +30,96 @@ if [ "$(id -u)" -ne 0 ]; then
   if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; fi
 fi
 
+# version_ok V: V (as "go1.26.8" or "1.26.8") is at least GO_MIN.
+version_ok() {
+  local v=${1#go} want=$GO_MIN
+  [ -n "$v" ] || return 1
+  [ "$(printf '%s\n%s\n' "$want" "$v" | sort -V | head -n1)" = "$want" ]
+}
+# go_version GO: the version of the go binary GO, or nothing.
+go_version() { GOTOOLCHAIN=local "$1" env GOVERSION 2>/dev/null || true; }
+
+need_go=1
+if command -v go >/dev/null 2>&1 && version_ok "$(go_version go)"; then
+  need_go=0
+elif [ -x "$toolchain/go/bin/go" ] && version_ok "$(go_version "$toolchain/go/bin/go")"; then
+  need_go=0
+fi
+
 packages=()
-have_icd_loader() { ldconfig -p 2>/dev/null | grep -q 'libOpenCL\.so\.1'; }
+have_icd_loader() { "$(command -v ldconfig || echo /sbin/ldconfig)" -p 2>/dev/null | grep -q 'libOpenCL\.so\.1'; }
 have_platform() { compgen -G "${OCL_ICD_VENDORS:-/etc/OpenCL/vendors}/*.icd" >/dev/null 2>&1 || [ -f "${OCL_ICD_VENDORS:-}" ]; }
 have_pocl() { compgen -G "/etc/OpenCL/vendors/*pocl*.icd" >/dev/null 2>&1; }
 
 have_icd_loader || packages+=(ocl-icd-libopencl1)
-# The tests run on PoCL's two CPU devices, so they need PoCL even where a GPU runtime is present.
+# The tests run on PoCL's CPU devices, so they need PoCL even where a GPU runtime is present.
 if ! have_platform || { [ $want_tests = 1 ] && ! have_pocl; }; then packages+=(pocl-opencl-icd); fi
 if [ $want_tests = 1 ]; then
   command -v cc >/dev/null 2>&1 || packages+=(gcc libc6-dev)
   [ -f /usr/include/CL/cl_icd.h ] || packages+=(opencl-c-headers)
 fi
-command -v go >/dev/null 2>&1 || packages+=(golang-go)
+if [ $need_go = 1 ]; then
+  command -v curl >/dev/null 2>&1 || packages+=(curl)
+  [ -f /etc/ssl/certs/ca-certificates.crt ] || packages+=(ca-certificates)
+  command -v unzip >/dev/null 2>&1 || packages+=(unzip)
+fi
 
 if [ ${#packages[@]} -gt 0 ]; then
   if ! command -v apt-get >/dev/null 2>&1; then
-    echo "setup: missing ${packages[*]} and no apt-get here: install them with your package manager" >&2
-    exit 1
+    fail "missing ${packages[*]} and there is no apt-get here: install them with this system's package manager, then run this again"
   fi
   if [ "$(id -u)" -ne 0 ] && [ -z "$SUDO" ]; then
-    echo "setup: missing ${packages[*]}: run as root or install sudo" >&2
-    exit 1
+    fail "missing ${packages[*]}: run this as root, or install sudo"
   fi
-  echo "setup: installing ${packages[*]}" >&2
-  $SUDO apt-get update -qq >/dev/null
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
+  say "installing ${packages[*]} with apt-get"
+  log=$(mktemp)
+  if ! { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${packages[@]}"; } >"$log" 2>&1; then
+    tail -n 15 "$log" >&2
+    rm -f "$log"
+    fail "apt-get could not install ${packages[*]} (its last lines are above): check the network and /etc/apt/sources.list, then run this again"
+  fi
+  rm -f "$log"
+else
+  say "the OpenCL loader and a runtime are installed"
 fi
 
-# go.mod names the Go version; Go 1.21 and later download it through the module proxy when older.
-gov=$(go env GOVERSION 2>/dev/null | sed 's/^go//')
-major=${gov%%.*}; rest=${gov#*.}; minor=${rest%%.*}
-if [ -z "$gov" ] || [ "$major" -lt 1 ] || { [ "$major" -eq 1 ] && [ "$minor" -lt 21 ]; }; then
-  echo "setup: Go ${gov:-?} is too old to fetch the toolchain go.mod asks for; install Go 1.21 or later (https://go.dev/dl)" >&2
-  exit 1
+if [ $need_go = 0 ]; then
+  say "Go $(go_version "$(command -v go 2>/dev/null || echo "$toolchain/go/bin/go")" | sed 's/^go//') is installed"
+  exit 0
 fi
+
+case "$(uname -m)" in
+  x86_64 | amd64) arch=amd64 ;;
+  aarch64 | arm64) arch=arm64 ;;
+  *) fail "no pinned Go toolchain for $(uname -m): install Go $GO_MIN or later from https://go.dev/dl and put it on PATH" ;;
+esac
+# The first proxy of GOPROXY that is a URL ("direct" and "off" are not).
+proxy=https://proxy.golang.org
+if [ -n "${GOPROXY:-}" ]; then
+  proxy=""
+  for p in ${GOPROXY//[,|]/ }; do
+    case "$p" in http://* | https://*) proxy=${p%/}; break ;; esac
+  done
+  [ -n "$proxy" ] || fail "GOPROXY=$GOPROXY names no proxy to fetch Go from: set GOPROXY to one (the default is https://proxy.golang.org), or install Go $GO_MIN or later yourself"
+fi
+url="$proxy/golang.org/toolchain/@v/v0.0.1-go$GO_FETCH.linux-$arch.zip"
+say "no Go $GO_MIN or later here: fetching Go $GO_FETCH for linux/$arch from $proxy"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+if ! curl -fsSL --retry 2 -o "$tmp/go.zip" "$url" 2>"$tmp/curl.err"; then
+  fail "could not fetch $url ($(tail -n1 "$tmp/curl.err")): is the module proxy reachable from here? set GOPROXY to one that is, or install Go $GO_MIN or later yourself (https://go.dev/dl)"
+fi
+sum=$(sha256sum "$tmp/go.zip" | cut -d' ' -f1)
+if [ "$sum" != "${GO_SHA256[$arch]}" ]; then
+  fail "checksum mismatch for $url: got $sum, want ${GO_SHA256[$arch]}; this is not the official toolchain (a proxy that rewrites downloads?): fetch again elsewhere, or install Go yourself"
+fi
+say "checksum of go$GO_FETCH.linux-$arch verified"
+unzip -q "$tmp/go.zip" -d "$tmp/unpacked" || fail "could not unpack $tmp/go.zip: is there space in $tmp?"
+mkdir -p "$toolchain"
+rm -rf "$toolchain/go"
+mv "$tmp/unpacked/golang.org/toolchain@v0.0.1-go$GO_FETCH.linux-$arch" "$toolchain/go"
+# Zip files keep no modes: the toolchain's programs must be executable.
+chmod -R a+rX "$toolchain/go"
+find "$toolchain/go/bin" "$toolchain/go/pkg/tool" -type f -exec chmod a+x {} +
+version_ok "$(go_version "$toolchain/go/bin/go")" || fail "the fetched Go in $toolchain/go does not run"
+say "Go $GO_FETCH is ready in $toolchain/go (scripts/go-path.sh puts it on PATH)"

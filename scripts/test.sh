@@ -7,6 +7,7 @@ set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
 bash scripts/setup.sh --tests
+. scripts/go-path.sh
 export CLMEMPROBE_REQUIRE_OPENCL=1
 step() { echo "test: $*" >&2; }
 

@@ -1,6 +1,6 @@
 module github.com/clmemprobe/clmemprobe/scripts/tools
 
-go 1.26.8
+go 1.26.0
 
 require (
 	golang.org/x/tools v0.52.0
