@@ -8,6 +8,7 @@ package probe
 import (
 	"time"
 
+	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
@@ -92,4 +93,43 @@ type Progress struct {
 	Allocations uint64
 	RSSBytes    uint64
 	Elapsed     time.Duration
+}
+
+// DryRun describes what the plan would do, with nothing allocated: every job and the most memory it could
+// take. On the host, a copy of every buffer (runtimes that stage buffers in host memory, CPU devices); on
+// each device, every buffer of a context over several devices (a runtime that replicates), else the buffers
+// meant for it, capped at the device's memory.
+func (p *Plan) DryRun(inv result.Inventory) *result.DryRun {
+	d := &result.DryRun{Touch: p.Touch, SetupSeconds: p.Limits.Setup.Seconds(), HangSeconds: p.Limits.Hang.Seconds(),
+		TimeoutSeconds: p.Limits.Total.Seconds(), HostReserve: p.HostReserve}
+	if mi, err := sample.System.Meminfo(); err == nil {
+		d.HostAvailable = mi.Available
+	}
+	var smallest uint64
+	if p.Platform < len(inv) {
+		d.Platform = inv[p.Platform].Platform
+		for _, i := range p.Devices {
+			if i < len(inv[p.Platform].Devices) {
+				dev := inv[p.Platform].Devices[i]
+				d.Devices = append(d.Devices, dev)
+				if smallest == 0 || dev.GlobalMemBytes < smallest {
+					smallest = dev.GlobalMemBytes
+				}
+			}
+		}
+	}
+	n := uint64(max(len(p.Devices), 1))
+	for _, j := range p.jobs() {
+		bytes := j.Budget * j.Size
+		perDevice := (j.Budget + n - 1) / n * j.Size
+		if j.Strategy.SharesContext() && j.Strategy != result.DeviceList {
+			perDevice = bytes
+		}
+		if smallest > 0 {
+			perDevice = min(perDevice, smallest)
+		}
+		d.Jobs = append(d.Jobs, result.DryRunJob{Strategy: j.Strategy, SizeBytes: j.Size, Buffers: j.Budget, Bytes: bytes,
+			WorstHostBytes: bytes, WorstDeviceBytes: perDevice})
+	}
+	return d
 }

@@ -115,8 +115,8 @@ func judge(b, n *result.StrategyResult, tol float64, row *ComparisonRow) (string
 }
 
 // writeComparison renders a comparison as a table.
-func writeComparison(w io.Writer, c *Comparison) error {
-	t := NewTable(w, false)
+func writeComparison(w io.Writer, c *Comparison, opts Options) error {
+	t := terminal(opts).table(w)
 	t.Header("Strategy", "Size", "Base", "New", "Buffers base -> new", "Change", "Host/buffer base -> new", "Verdict")
 	for _, r := range c.Rows {
 		change := "-"

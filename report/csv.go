@@ -10,7 +10,7 @@ import (
 
 // writeCSV writes every kept sample, one row per strategy and sample; device columns hold used bytes per
 // device where a device sampler applied.
-func writeCSV(w io.Writer, r *result.Run) error {
+func writeCSV(w io.Writer, r *result.Run, _ Options) error {
 	cw := csv.NewWriter(w)
 	header := []string{"strategy", "size_bytes", "index", "seconds", "host_rss_bytes", "host_vms_bytes", "host_hwm_bytes",
 		"host_available_bytes", "mappings"}

@@ -2,8 +2,13 @@ package report
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"unicode"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
 )
 
 // Every string a report shows that came from elsewhere (a runtime's names and messages, a worker's output,
@@ -96,13 +101,35 @@ func longestRun(s string, c rune) int {
 	return best
 }
 
-// style is how a renderer writes strings that came from elsewhere: for a terminal or for Markdown.
-type style struct{ markdown bool }
+// style is how a renderer writes strings that came from elsewhere, and its tables: for a terminal (shaped
+// by its Options) or for Markdown.
+type style struct {
+	markdown bool
+	Options
+}
 
-var (
-	terminal = style{}
-	markdown = style{markdown: true}
-)
+var markdown = style{markdown: true}
+
+// terminal is the style of text output shaped by opts.
+func terminal(opts Options) style { return style{Options: opts} }
+
+// table makes a table in the style: Markdown, or box drawing (ASCII where asked) no wider than the
+// terminal, long cells wrapped.
+func (st style) table(w io.Writer, opts ...tablewriter.Option) *tablewriter.Table {
+	base := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off)}
+	switch {
+	case st.markdown:
+		base = append(base, tablewriter.WithRenderer(renderer.NewMarkdown()))
+	default:
+		if st.ASCII {
+			base = append(base, tablewriter.WithSymbols(tw.NewSymbols(tw.StyleASCII)))
+		}
+		if st.Width > 0 && !st.Wide {
+			base = append(base, tablewriter.WithMaxWidth(st.Width), tablewriter.WithRowAutoWrap(tw.WrapNormal))
+		}
+	}
+	return tablewriter.NewTable(w, append(base, opts...)...)
+}
 
 // text escapes a foreign string for running text or a table cell.
 func (st style) text(s string) string {

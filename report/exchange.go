@@ -10,12 +10,12 @@ import (
 )
 
 // writeExchangeText renders an exchange run for a terminal.
-func writeExchangeText(w io.Writer, e *result.ExchangeRun) error {
-	return writeExchange(w, e, terminal)
+func writeExchangeText(w io.Writer, e *result.ExchangeRun, opts Options) error {
+	return writeExchange(w, e, terminal(opts))
 }
 
 // writeExchangeMarkdown renders an exchange run for a ticket.
-func writeExchangeMarkdown(w io.Writer, e *result.ExchangeRun) error {
+func writeExchangeMarkdown(w io.Writer, e *result.ExchangeRun, _ Options) error {
 	return writeExchange(w, e, markdown)
 }
 
@@ -40,7 +40,7 @@ func writeExchange(w io.Writer, e *result.ExchangeRun, st style) error {
 	if st.markdown {
 		b.WriteString("\n## Moving bytes from device 0 to device 1\n\n")
 	}
-	t := NewTable(b, st.markdown)
+	t := st.table(b)
 	t.Header("Path", "Bytes", "Median µs", "GB/s")
 	for _, p := range e.Paths {
 		if err := t.Append([]string{st.text(p.Path), units.Bytes(p.Bytes), fmt.Sprintf("%.1f", p.MedianMicros), fmt.Sprintf("%.3f", p.GBps)}); err != nil {

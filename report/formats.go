@@ -21,7 +21,15 @@ const (
 	KindExchange                // the halo exchange (*result.ExchangeRun)
 	KindInventory               // the device listing (*result.Inventory)
 	KindEnvironment             // the environment block (*result.Environment)
+	KindPlan                    // what run --dry-run would do (*result.DryRun)
 )
+
+// Options shape text output for the terminal it goes to; the zero value suits files and pipes.
+type Options struct {
+	Width int  // the terminal's columns: a table wider than this drops columns and wraps; 0 is no limit
+	ASCII bool // plain ASCII borders, for terminals without UTF-8
+	Wide  bool // every column, however wide the table
+}
 
 // Format is one output format and the documents it can render; a nil renderer means "not for that kind".
 type Format struct {
@@ -29,19 +37,21 @@ type Format struct {
 	Help string
 	// Binary formats (charts) are never written to a terminal.
 	Binary      bool
-	Run         func(io.Writer, *result.Run) error
-	Comparison  func(io.Writer, *Comparison) error
-	Exchange    func(io.Writer, *result.ExchangeRun) error
-	Inventory   func(io.Writer, *result.Inventory) error
-	Environment func(io.Writer, *result.Environment) error
+	Run         func(io.Writer, *result.Run, Options) error
+	Comparison  func(io.Writer, *Comparison, Options) error
+	Exchange    func(io.Writer, *result.ExchangeRun, Options) error
+	Inventory   func(io.Writer, *result.Inventory, Options) error
+	Environment func(io.Writer, *result.Environment, Options) error
+	Plan        func(io.Writer, *result.DryRun, Options) error
 }
 
 // formats is the registry, in the order help texts list them.
 var formats = []Format{
 	{Name: "table", Help: "tables and sentences for a terminal", Run: writeTable, Comparison: writeComparison,
-		Exchange: writeExchangeText, Inventory: writeInventory, Environment: writeEnvironmentText},
+		Exchange: writeExchangeText, Inventory: writeInventory, Environment: writeEnvironmentText, Plan: writePlanText},
 	{Name: "json", Help: "the document as indented JSON, for scripts", Run: jsonOf[*result.Run], Comparison: jsonOf[*Comparison],
-		Exchange: jsonOf[*result.ExchangeRun], Inventory: jsonOf[*result.Inventory], Environment: jsonOf[*result.Environment]},
+		Exchange: jsonOf[*result.ExchangeRun], Inventory: jsonOf[*result.Inventory], Environment: jsonOf[*result.Environment],
+		Plan: jsonOf[*result.DryRun]},
 	{Name: "markdown", Help: "a report for a bug ticket", Run: writeMarkdown, Exchange: writeExchangeMarkdown,
 		Environment: writeEnvironmentMarkdown},
 	{Name: "csv", Help: "every kept sample, one row per strategy and sample", Run: writeCSV},
@@ -62,6 +72,8 @@ func (f *Format) renders(k Kind) bool {
 		return f.Inventory != nil
 	case KindEnvironment:
 		return f.Environment != nil
+	case KindPlan:
+		return f.Plan != nil
 	}
 	return false
 }
@@ -87,8 +99,11 @@ func Lookup(name string, k Kind) (*Format, error) {
 	return nil, fmt.Errorf("unknown format %q: choose %s", name, strings.Join(Names(k), ", "))
 }
 
-// Render writes doc in the named format.
-func Render(w io.Writer, name string, doc any) error {
+// Render writes doc in the named format, for a file or a pipe.
+func Render(w io.Writer, name string, doc any) error { return RenderWith(w, name, doc, Options{}) }
+
+// RenderWith writes doc in the named format, shaped by opts.
+func RenderWith(w io.Writer, name string, doc any, opts Options) error {
 	k, err := kindOf(doc)
 	if err != nil {
 		return err
@@ -99,15 +114,17 @@ func Render(w io.Writer, name string, doc any) error {
 	}
 	switch d := doc.(type) {
 	case *result.Run:
-		return f.Run(w, d)
+		return f.Run(w, d, opts)
 	case *Comparison:
-		return f.Comparison(w, d)
+		return f.Comparison(w, d, opts)
 	case *result.ExchangeRun:
-		return f.Exchange(w, d)
+		return f.Exchange(w, d, opts)
 	case *result.Inventory:
-		return f.Inventory(w, d)
+		return f.Inventory(w, d, opts)
 	case *result.Environment:
-		return f.Environment(w, d)
+		return f.Environment(w, d, opts)
+	case *result.DryRun:
+		return f.Plan(w, d, opts)
 	}
 	return fmt.Errorf("report: cannot render a %T", doc)
 }
@@ -124,9 +141,11 @@ func kindOf(doc any) (Kind, error) {
 		return KindInventory, nil
 	case *result.Environment:
 		return KindEnvironment, nil
+	case *result.DryRun:
+		return KindPlan, nil
 	}
 	return 0, fmt.Errorf("report: cannot render a %T", doc)
 }
 
 // jsonOf renders any document as indented JSON.
-func jsonOf[T any](w io.Writer, doc T) error { return writeJSON(w, doc) }
+func jsonOf[T any](w io.Writer, doc T, _ Options) error { return writeJSON(w, doc) }

@@ -14,7 +14,7 @@ import (
 // writeMarkdown renders a self-contained report for a bug ticket: the answer in one sentence, the threshold
 // table, the verdict, per-strategy figures, what the runtime said, the environment and the command that
 // reproduces the run. Every string that came from elsewhere is escaped (escape.go).
-func writeMarkdown(w io.Writer, r *result.Run) error {
+func writeMarkdown(w io.Writer, r *result.Run, _ Options) error {
 	st := markdown
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "# clmemprobe report: %s\n\n", deviceSummary(r, st))
@@ -119,15 +119,15 @@ func writeStrategyMarkdown(b *strings.Builder, s *result.StrategyResult, st styl
 }
 
 // writeEnvironmentText renders the environment block for a terminal.
-func writeEnvironmentText(w io.Writer, e *result.Environment) error {
+func writeEnvironmentText(w io.Writer, e *result.Environment, opts Options) error {
 	b := &strings.Builder{}
-	writeEnvironment(b, e, terminal)
+	writeEnvironment(b, e, terminal(opts))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
 // writeEnvironmentMarkdown renders the environment block as a Markdown list.
-func writeEnvironmentMarkdown(w io.Writer, e *result.Environment) error {
+func writeEnvironmentMarkdown(w io.Writer, e *result.Environment, _ Options) error {
 	b := &strings.Builder{}
 	writeEnvironment(b, e, markdown)
 	_, err := io.WriteString(w, b.String())

@@ -6,7 +6,9 @@ import (
 	"image/png"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/result"
@@ -55,6 +57,10 @@ func TestRenderersMatchGoldenFiles(t *testing.T) {
 		{"csv", func(b *bytes.Buffer) error { return Render(b, "csv", r) }},
 		{"compare", func(b *bytes.Buffer) error { return Render(b, "table", Compare(r, r, 0.1)) }},
 		{"compare-changes", func(b *bytes.Buffer) error { return Render(b, "table", Compare(changedRuns(r))) }},
+		// A terminal 100 columns wide keeps the columns that say where and why, and wraps; --wide keeps all.
+		{"table-narrow", func(b *bytes.Buffer) error { return RenderWith(b, "table", r, Options{Width: 100}) }},
+		{"table-narrow-wide", func(b *bytes.Buffer) error { return RenderWith(b, "table", r, Options{Width: 100, Wide: true}) }},
+		{"table-ascii", func(b *bytes.Buffer) error { return RenderWith(b, "table", r, Options{ASCII: true}) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var b bytes.Buffer
@@ -186,4 +192,23 @@ func changedRuns(r *result.Run) (*result.Run, *result.Run, float64) {
 	added.SizeBytes = 4 << 20
 	next.Strategies = append(next.Strategies, added)
 	return &base, &next, 0.10
+}
+
+// On a terminal of a given width, the threshold table fits in it.
+func TestNarrowTableFits(t *testing.T) {
+	r := loadFixture(t)
+	findings.Apply(r)
+	for _, width := range []int{80, 100, 120} {
+		var b bytes.Buffer
+		if err := RenderWith(&b, "table", r, Options{Width: width}); err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(b.String(), "\n") {
+			if strings.HasPrefix(line, "│") || strings.HasPrefix(line, "┌") {
+				if n := utf8.RuneCountInString(line); n > width {
+					t.Errorf("width %d: a table line of %d columns: %s", width, n, line)
+				}
+			}
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/clmemprobe/clmemprobe/report/units"
@@ -13,8 +14,8 @@ import (
 
 // writeTable renders the threshold table a person reads in five seconds: one row per strategy (and size),
 // then the verdict sentences.
-func writeTable(w io.Writer, r *result.Run) error {
-	st := terminal
+func writeTable(w io.Writer, r *result.Run, opts Options) error {
+	st := terminal(opts)
 	fmt.Fprintf(w, "clmemprobe %s: %s, platform %s, %s buffers, touch %s\n", st.text(r.Tool.Version), deviceSummary(r, st),
 		st.text(r.Platform.Name), sizeSummary(r), st.text(string(r.Config.Touch)))
 	if err := thresholdTable(w, r, st); err != nil {
@@ -26,19 +27,86 @@ func writeTable(w io.Writer, r *result.Run) error {
 	return nil
 }
 
-// thresholdTable writes the table of strategies, as box drawing or as Markdown.
+// column is one column of the threshold table: its header, alignment, cell, and whether a narrow terminal
+// keeps it.
+type column struct {
+	header  string
+	align   tw.Align
+	compact bool
+	cell    func(s *result.StrategyResult, st style) string
+	// short is the column's header and cell on a narrow terminal, where they differ.
+	shortHeader string
+	short       func(s *result.StrategyResult, st style) string
+}
+
+var thresholdColumns = []column{
+	{header: "Strategy", align: tw.AlignLeft, compact: true, cell: func(s *result.StrategyResult, st style) string { return st.text(string(s.Strategy)) }},
+	{header: "Size", align: tw.AlignLeft, compact: true, cell: func(s *result.StrategyResult, _ style) string { return units.Size(s.SizeBytes) }},
+	{header: "Devices", align: tw.AlignLeft, cell: func(s *result.StrategyResult, _ style) string { return joinInts(s.Devices) }},
+	{header: "Outcome", align: tw.AlignLeft, compact: true, cell: outcomeCell},
+	{header: "Buffers OK", shortHeader: "Buffers", align: tw.AlignRight, compact: true,
+		cell: func(s *result.StrategyResult, _ style) string { return fmt.Sprint(s.AllocationsOK) }},
+	{header: "Bytes OK", align: tw.AlignRight, cell: func(s *result.StrategyResult, _ style) string { return units.Bytes(s.BytesOK) }},
+	{header: "First failure", align: tw.AlignLeft, compact: true, cell: failureCell, short: shortFailureCell},
+	{header: "Limit", align: tw.AlignLeft, compact: true, cell: func(s *result.StrategyResult, st style) string { return st.text(OrDash(string(s.Limit))) }},
+	{header: "Host/buffer", align: tw.AlignRight, cell: func(s *result.StrategyResult, _ style) string { return hostCostCell(s) }},
+	{header: "Device/buffer", align: tw.AlignRight, cell: func(s *result.StrategyResult, _ style) string { return deviceCostCell(s) }},
+}
+
+// thresholdTable writes the table of strategies, as box drawing or as Markdown. On a terminal narrower than
+// the whole table, it keeps the columns that say where and why each strategy ended (--wide keeps them all),
+// and wraps long cells.
 func thresholdTable(w io.Writer, r *result.Run, st style) error {
-	t := NewTable(w, st.markdown, tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{
-		tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignRight, tw.AlignRight}}))
-	t.Header("Strategy", "Size", "Devices", "Outcome", "Buffers OK", "Bytes OK", "First failure", "Host/buffer", "Device/buffer")
-	for _, s := range r.Strategies {
-		if err := t.Append([]string{st.text(string(s.Strategy)), units.Size(s.SizeBytes), joinInts(s.Devices), outcomeCell(&s, st),
-			fmt.Sprint(s.AllocationsOK), units.Bytes(s.BytesOK), failureCell(&s, st), hostCostCell(&s),
-			deviceCostCell(&s)}); err != nil {
+	cols := thresholdColumns
+	if !st.markdown && st.Width > 0 && !st.Wide && tableWidth(r, st, cols) > st.Width {
+		var keep []column
+		for _, c := range cols {
+			if !c.compact {
+				continue
+			}
+			if c.shortHeader != "" {
+				c.header = c.shortHeader
+			}
+			if c.short != nil {
+				c.cell = c.short
+			}
+			keep = append(keep, c)
+		}
+		cols = keep
+	}
+	if tableWidth(r, st, cols) <= st.Width {
+		st.Width = 0 // it fits: nothing to wrap
+	}
+	headers := make([]string, len(cols))
+	aligns := make([]tw.Align, len(cols))
+	for i, c := range cols {
+		headers[i], aligns[i] = c.header, c.align
+	}
+	t := st.table(w, tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: aligns}))
+	t.Header(headers)
+	for i := range r.Strategies {
+		row := make([]string, len(cols))
+		for j, c := range cols {
+			row[j] = c.cell(&r.Strategies[i], st)
+		}
+		if err := t.Append(row); err != nil {
 			return err
 		}
 	}
 	return t.Render()
+}
+
+// tableWidth is how wide the table of these columns would be, borders and padding included.
+func tableWidth(r *result.Run, st style, cols []column) int {
+	width := 1
+	for _, c := range cols {
+		w := utf8.RuneCountInString(c.header)
+		for i := range r.Strategies {
+			w = max(w, utf8.RuneCountInString(c.cell(&r.Strategies[i], st)))
+		}
+		width += w + 3
+	}
+	return width
 }
 
 func deviceSummary(r *result.Run, st style) string {
@@ -107,6 +175,14 @@ func failureCell(s *result.StrategyResult, st style) string {
 	return "none"
 }
 
+// shortFailureCell is the first failure with its code's number only, for narrow terminals.
+func shortFailureCell(s *result.StrategyResult, st style) string {
+	if f := s.FirstFailure; f != nil && f.Name != "" {
+		return fmt.Sprintf("#%d: %d at %s, dev %d", f.Index, f.Code, st.text(string(f.Stage)), f.Device)
+	}
+	return failureCell(s, st)
+}
+
 // tooFewSamples stands where a cost per buffer cannot be fitted.
 const tooFewSamples = "too few samples"
 
@@ -147,12 +223,12 @@ func deviceCostCell(s *result.StrategyResult) string {
 }
 
 // writeInventory lists every platform and its devices, one table per platform.
-func writeInventory(w io.Writer, inv *result.Inventory) error {
+func writeInventory(w io.Writer, inv *result.Inventory, opts Options) error {
 	for _, p := range *inv {
 		if _, err := fmt.Fprintf(w, "Platform %d: %s (%s), %s\n", p.Index, plain(p.Name), plain(p.Vendor), plain(p.Version)); err != nil {
 			return err
 		}
-		t := NewTable(w, false)
+		t := terminal(opts).table(w)
 		t.Header("Device", "Name", "Type", "Global memory", "Max alloc", "Unified", "Version", "Driver", "PCI")
 		for _, d := range p.Devices {
 			if err := t.Append([]string{fmt.Sprint(d.Index), plain(d.Name), plain(d.Type), units.Bytes(d.GlobalMemBytes),

@@ -12,7 +12,8 @@ import (
 // the first argument that is not a flag. A flag that takes a value keeps the argument after it; "--" ends
 // the flags, and everything after it stays an argument.
 func flagsFirst(app *cli.App, args []string) []string {
-	if len(args) < 3 {
+	// A completion request must keep its last word last.
+	if len(args) < 3 || args[len(args)-1] == "--generate-bash-completion" {
 		return args
 	}
 	cmd := app.Command(args[1])

@@ -6,10 +6,16 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/clmemprobe/clmemprobe/probe"
+	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 // inProcess runs the command line in this process with exactly the environment env.
@@ -97,6 +103,111 @@ func TestVersionBothWays(t *testing.T) {
 		res := inProcess(t, Env(), args...)
 		if res.code != 0 || strings.TrimSpace(res.stdout) != "clmemprobe "+version {
 			t.Errorf("%v: exit %d, %q", args, res.code, res.stdout)
+		}
+	}
+}
+
+// --dry-run lists every job with the most memory it could take, starts no worker, and exits 0.
+func TestDryRunPrintsThePlan(t *testing.T) {
+	res := inProcess(t, PoCLEnv(t), "run", "--dry-run", "--sizes", "1MiB,16MiB", "--max-allocs", "5000", "--strategies", "shared,per-device", "--format", "json")
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	var d result.DryRun
+	if err := json.Unmarshal([]byte(res.stdout), &d); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Jobs) != 4 || len(d.Devices) != 2 {
+		t.Fatalf("%d jobs on %d devices, want 2 strategies x 2 sizes on 2", len(d.Jobs), len(d.Devices))
+	}
+	global := d.Devices[0].GlobalMemBytes
+	for _, j := range d.Jobs {
+		bytes := j.Buffers * j.SizeBytes
+		// A shared context may hold every buffer on every device; a context per device, its half.
+		perDevice := min(bytes, global)
+		if j.Strategy == result.PerDevice {
+			perDevice = min((j.Buffers+1)/2*j.SizeBytes, global)
+		}
+		if j.Buffers != 5000 || j.Bytes != bytes || j.WorstHostBytes != bytes || j.WorstDeviceBytes != perDevice {
+			t.Errorf("%+v: want 5000 buffers, %d bytes on the host at worst, %d per device", j, bytes, perDevice)
+		}
+	}
+	table := inProcess(t, PoCLEnv(t), "run", "--dry-run", "--max-allocs", "10")
+	if table.code != 0 || !strings.Contains(table.stdout, "nothing is allocated") || !strings.Contains(table.stdout, "Worst case, host") {
+		t.Errorf("exit %d:\n%s", table.code, table.stdout)
+	}
+}
+
+// Each command's help lists its own flags and the exit codes it can end with, not the others'.
+func TestHelpListsTheCommandsOwnExitCodes(t *testing.T) {
+	for cmd, absent := range map[string]string{"report": "   5 ", "compare": "   3 ", "run": "   1 ", "devices": "   5 "} {
+		res := inProcess(t, Env(), cmd, "--help")
+		if res.code != 0 || !strings.Contains(res.stdout, "EXIT CODES:") || !strings.Contains(res.stdout, "OPTIONS:") {
+			t.Errorf("%s --help: exit %d:\n%s", cmd, res.code, res.stdout)
+		}
+		if strings.Contains(res.stdout, "EXIT CODES:\n"+absent) || strings.Contains(res.stdout, "\n"+absent) {
+			t.Errorf("%s --help lists an exit code it cannot end with (%q):\n%s", cmd, absent, res.stdout)
+		}
+	}
+}
+
+// The completion scripts ask the program, which answers with its commands, or the flags that match.
+func TestCompletion(t *testing.T) {
+	res := inProcess(t, Env(), "--generate-bash-completion")
+	for _, c := range []string{"run", "report", "compare", "devices", "completion"} {
+		if !strings.Contains(res.stdout, c+"\n") {
+			t.Errorf("completion of the command lacks %s: %q", c, res.stdout)
+		}
+	}
+	res = inProcess(t, Env(), "run", "--for", "--generate-bash-completion")
+	if !strings.Contains(res.stdout, "--format") || !strings.Contains(res.stdout, "--force") || strings.Contains(res.stdout, "--size") {
+		t.Errorf("completion of run --for: %q", res.stdout)
+	}
+	for _, shell := range []string{"bash", "zsh"} {
+		script := inProcess(t, Env(), "completion", shell)
+		if script.code != 0 || !strings.Contains(script.stdout, "--generate-bash-completion") {
+			t.Errorf("completion %s: exit %d", shell, script.code)
+		}
+		if path, err := exec.LookPath(shell); err == nil {
+			if out, err := exec.Command(path, "-n", "-c", script.stdout).CombinedOutput(); err != nil {
+				t.Errorf("the %s script does not parse: %v %s", shell, err, out)
+			}
+		}
+	}
+}
+
+// The live line counts buffers of the budget with the share done and, once the rate is known, the time
+// left at that rate.
+func TestProgressLine(t *testing.T) {
+	p := probe.Progress{Job: probe.Job{Strategy: result.Shared, Size: 1 << 20, Budget: 1000}, Allocations: 250, RSSBytes: 300 << 20,
+		Elapsed: 2 * time.Second}
+	want := "shared        250/1000 buffers (25.0%)  250 MiB  host RSS 300 MiB  2.0s, about 6s left"
+	if got := progressLine(p); got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
+// Tables use ASCII borders where the locale is not UTF-8, or NO_COLOR or TERM=dumb asks for it.
+func TestPlainTerminals(t *testing.T) {
+	for _, c := range []struct {
+		env   map[string]string
+		plain bool
+	}{
+		{map[string]string{"LANG": "C.UTF-8"}, false},
+		{map[string]string{"LANG": "en_US.utf8"}, false},
+		{map[string]string{"LANG": "C"}, true},
+		{map[string]string{"LANG": "C.UTF-8", "LC_ALL": "POSIX"}, true},
+		{map[string]string{"LANG": "C.UTF-8", "NO_COLOR": "1"}, true},
+		{map[string]string{"LANG": "C.UTF-8", "TERM": "dumb"}, true},
+	} {
+		for _, k := range []string{"LANG", "LC_ALL", "LC_CTYPE", "NO_COLOR", "TERM"} {
+			t.Setenv(k, c.env[k])
+			if _, ok := c.env[k]; !ok {
+				os.Unsetenv(k)
+			}
+		}
+		if got := plainTerminal(); got != c.plain {
+			t.Errorf("%v: plain %v, want %v", c.env, got, c.plain)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 // compareOptions are the flags of `compare`.
 type compareOptions struct {
 	Tolerance, Format string
+	Wide              bool
 	args              []string
 }
 
@@ -18,6 +19,7 @@ type compareRequest struct {
 	base, next string
 	tolerance  float64
 	format     string
+	wide       bool
 }
 
 func compareCommand(stdout io.Writer) *cli.Command {
@@ -32,10 +34,11 @@ when its host cost per buffer grew by more than the tolerance (and by more than 
 when it is missing from the new run. For pipelines: exit 0 no regression, 1 regression, 2 unusable input
 (a file that is not a result, or another schema version).
 
-` + exitCodesHelp,
+` + exitCodes(exitOK, exitRegression, exitUsage, exitOutput),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "tolerance", Value: "10%", Destination: &o.Tolerance, Usage: "allowed change before it counts, as a percentage"},
 			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: "table or json"},
+			&cli.BoolFlag{Name: "wide", Destination: &o.Wide, Usage: "show every column of a table, however wide the terminal"},
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
@@ -56,7 +59,7 @@ func (o compareOptions) validate() (*compareRequest, error) {
 	if _, err := report.Lookup(o.Format, report.KindComparison); err != nil {
 		return nil, usageErr("--format: %v", err)
 	}
-	return &compareRequest{base: o.args[0], next: o.args[1], tolerance: tol, format: o.Format}, nil
+	return &compareRequest{base: o.args[0], next: o.args[1], tolerance: tol, format: o.Format, wide: o.Wide}, nil
 }
 
 func runCompare(_ context.Context, o compareOptions, stdout io.Writer) error {
@@ -73,7 +76,7 @@ func runCompare(_ context.Context, o compareOptions, stdout io.Writer) error {
 		return err
 	}
 	cmp := report.Compare(base, next, req.tolerance)
-	if err := render(stdout, req.format, cmp); err != nil {
+	if err := renderWide(stdout, req.format, cmp, req.wide); err != nil {
 		return err
 	}
 	if cmp.Regressed {

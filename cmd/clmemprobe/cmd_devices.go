@@ -31,7 +31,7 @@ func devicesCommand(stdout, stderr io.Writer) *cli.Command {
 		Usage: "list every OpenCL platform and device with the figures the probe uses",
 		Description: "Lists platforms and devices: name, vendor, type, OpenCL and driver version, global memory, maximum\n" +
 			"allocation, host-unified memory, PCI bus id. Device numbers are what run --devices takes. The runtime is\n" +
-			"loaded in a child process: one that crashes or hangs ends as one line and exit code 3.\n\n" + exitCodesHelp,
+			"loaded in a child process: one that crashes or hangs ends as one line and exit code 3.\n\n" + exitCodes(exitOK, exitUsage, exitNoOpenCL, exitOutput, exitInterrupted),
 		Flags: []cli.Flag{openclLibFlag(&o.OpenCLLib), setupTimeoutFlag(&o.SetupTimeout),
 			&cli.BoolFlag{Name: "json", Destination: &o.JSON, Usage: "print JSON instead of a table"}},
 		OnUsageError: commandUsageError,

@@ -32,7 +32,7 @@ func envCommand(stdout, stderr io.Writer) *cli.Command {
 		Description: "OS and kernel, CPU, RAM and swap, overcommit and vm.max_map_count, the ICD loader's vendor files,\n" +
 			"the OpenCL platforms, /dev/dri nodes and their drivers, and the environment variables that change what\n" +
 			"vendor runtimes do. Works without OpenCL (the platforms are then left out); a runtime that crashes or\n" +
-			"hangs while listing its platforms is named on stderr after the block, with exit code 3.\n\n" + exitCodesHelp,
+			"hangs while listing its platforms is named on stderr after the block, with exit code 3.\n\n" + exitCodes(exitOK, exitUsage, exitNoOpenCL, exitOutput, exitInterrupted),
 		Flags: []cli.Flag{openclLibFlag(&o.OpenCLLib), setupTimeoutFlag(&o.SetupTimeout),
 			&cli.BoolFlag{Name: "json", Destination: &o.JSON, Usage: "print JSON"}},
 		OnUsageError: commandUsageError,

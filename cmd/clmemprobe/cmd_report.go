@@ -18,6 +18,7 @@ import (
 type reportOptions struct {
 	Format, Output string
 	MaxSamples     int64
+	Wide           bool
 	args           []string
 }
 
@@ -25,6 +26,7 @@ type reportRequest struct {
 	path, output string
 	format       *report.Format
 	maxSamples   int
+	wide         bool
 }
 
 func reportCommand(stdout io.Writer) *cli.Command {
@@ -36,11 +38,12 @@ func reportCommand(stdout io.Writer) *cli.Command {
 		Description: "Renders a result written by run --out, with the verdict derived again from its numbers.\n" +
 			"markdown is the report for a bug ticket; csv lists every kept sample, one row per strategy and sample;\n" +
 			"png and svg draw memory against buffers allocated (for a sweep, buffers reached against buffer size)\n" +
-			"and need --output or a redirected stdout.\n\n" + exitCodesHelp,
+			"and need --output or a redirected stdout.\n\n" + exitCodes(exitOK, exitUsage, exitOutput),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: strings.Join(report.Names(report.KindRun), ", ")},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Destination: &o.Output, Usage: "write to this file instead of stdout"},
 			&cli.Int64Flag{Name: "max-samples", Destination: &o.MaxSamples, Usage: "keep at most this many samples per strategy, evenly spread, first and last kept (smaller files for tickets; 0: all)"},
+			&cli.BoolFlag{Name: "wide", Destination: &o.Wide, Usage: "show every column of a table, however wide the terminal"},
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
@@ -61,7 +64,7 @@ func (o reportOptions) validate() (*reportRequest, error) {
 	if err != nil {
 		return nil, usageErr("--format: %v", err)
 	}
-	return &reportRequest{path: o.args[0], output: o.Output, format: f, maxSamples: int(o.MaxSamples)}, nil
+	return &reportRequest{path: o.args[0], output: o.Output, format: f, maxSamples: int(o.MaxSamples), wide: o.Wide}, nil
 }
 
 // loadResult reads a run.json; what cannot be read is bad input (exit 2).
@@ -99,5 +102,5 @@ func runReport(_ context.Context, o reportOptions, stdout io.Writer) error {
 	if f, ok := stdout.(*os.File); ok && req.format.Binary && isatty.IsTerminal(f.Fd()) {
 		return usageErr("a %s chart is binary: give --output FILE or redirect stdout", req.format.Name)
 	}
-	return render(stdout, req.format.Name, r)
+	return renderWide(stdout, req.format.Name, r, req.wide)
 }

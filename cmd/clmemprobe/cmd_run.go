@@ -25,7 +25,7 @@ type runOptions struct {
 	Touch                                    string
 	Timeout, HangTimeout, SetupTimeout       string
 	SampleInterval, Out, Format              string
-	Force                                    bool
+	Force, Wide, DryRun                      bool
 	args, commandLine                        []string
 }
 
@@ -37,6 +37,8 @@ type runRequest struct {
 	out      string
 	force    bool
 	format   string
+	wide     bool
+	dryRun   bool
 }
 
 func runCommand(stdout, stderr io.Writer) *cli.Command {
@@ -61,13 +63,13 @@ contexts and kernels; --hang-timeout bounds a loop that stops moving. A host gua
 every 5 ms, and before each buffer that could cross --host-reserve at the measured cost per buffer, and
 stops the strategy before it does. Ctrl-C writes a partial result; a second Ctrl-C exits at once.
 
-` + exitCodesHelp,
+` + exitCodes(exitOK, exitUsage, exitNoOpenCL, exitOutput, exitWorkerFault, exitInterrupted),
 		Flags: []cli.Flag{
 			openclLibFlag(&o.OpenCLLib),
 			&cli.StringFlag{Name: "platform", Destination: &o.Platform, Usage: "platform index or part of its name (default: the first platform with devices)"},
 			&cli.StringFlag{Name: "devices", Value: "all", Destination: &o.Devices, Usage: "device indices within the platform: all, 0,1 or 0-3"},
 			&cli.StringFlag{Name: "strategies", Value: "shared,per-device,migrate-first", Destination: &o.Strategies, Usage: "comma-separated: shared, per-device, migrate-first, device-list, or all"},
-			&cli.StringFlag{Name: "size", Value: "1MiB", Destination: &o.Size, Usage: "buffer size: B, KiB, MiB, GiB (or KB, MB, GB); sums such as 1MiB+4KiB"},
+			&cli.StringFlag{Name: "size", Value: "1MiB", Destination: &o.Size, Usage: "buffer size: KiB, MiB, GiB, TiB are powers of 1024 (K, M, G, T too: 1M is 1 MiB), KB, MB, GB, TB powers of 1000 (1MB is 10^6 bytes); sums such as 1MiB+4KiB"},
 			&cli.StringFlag{Name: "sizes", Destination: &o.Sizes, Usage: "a sweep: comma-separated sizes, each run with every strategy (overrides --size)"},
 			&cli.Int64Flag{Name: "max-allocs", Value: 100000, Destination: &o.MaxAllocs, Usage: "buffers per strategy (the user's loop runs 100000)"},
 			&cli.StringFlag{Name: "max-bytes", Destination: &o.MaxBytes, Usage: "stop each strategy after this many bytes of buffers (default: no byte limit)"},
@@ -79,7 +81,9 @@ stops the strategy before it does. Ctrl-C writes a partial result; a second Ctrl
 			&cli.StringFlag{Name: "sample-interval", Value: "10ms", Destination: &o.SampleInterval, Usage: "least time between memory samples (the host guard keeps its own 5 ms cadence)"},
 			&cli.StringFlag{Name: "out", Destination: &o.Out, Usage: "folder to write run.json, samples.jsonl (every sample, as it comes) and run.png into (created if missing; one run at a time)"},
 			&cli.BoolFlag{Name: "force", Destination: &o.Force, Usage: "replace the result a --out folder already holds"},
+			&cli.BoolFlag{Name: "dry-run", Destination: &o.DryRun, Usage: "print the plan (jobs, budgets, the most host and device memory each could take) and allocate nothing"},
 			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: "output on stdout: table, json or markdown"},
+			&cli.BoolFlag{Name: "wide", Destination: &o.Wide, Usage: "show every column of a table, however wide the terminal"},
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
@@ -97,7 +101,7 @@ func (o runOptions) validate() (*runRequest, error) {
 	if len(o.args) > 0 {
 		return nil, usageErr("run takes no arguments, got %q (see clmemprobe run --help)", o.args[0])
 	}
-	r := &runRequest{platform: o.Platform, out: o.Out, force: o.Force, format: o.Format}
+	r := &runRequest{platform: o.Platform, out: o.Out, force: o.Force, format: o.Format, wide: o.Wide, dryRun: o.DryRun}
 	p := &r.plan
 	p.Library, p.Command, p.ToolVersion = probe.LibraryPath(o.OpenCLLib), result.RedactArgs(o.commandLine), version
 	var err error
@@ -181,7 +185,7 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 		return err
 	}
 	var out *outputDir
-	if req.out != "" {
+	if req.out != "" && !req.dryRun {
 		if out, err = openOutputDir(req.out, req.force); err != nil {
 			return err
 		}
@@ -197,6 +201,13 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if req.dryRun {
+		format := req.format
+		if format == "markdown" {
+			format = "table"
+		}
+		return renderWide(stdout, format, plan.DryRun(inv), req.wide)
+	}
 	obs := newRunObserver(stderr, out)
 	run, runErr := probe.Run(ctx, plan, inv, obs)
 	interrupted := errors.Is(runErr, context.Canceled)
@@ -211,8 +222,11 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 			writeErr = fmt.Errorf("could not write all of the result in %s: %v (run.json holds the last version that could be written)", req.out, err)
 		}
 	}
-	if err := render(stdout, req.format, run); err != nil {
+	if err := renderWide(stdout, req.format, run, req.wide); err != nil {
 		return err
+	}
+	if out != nil && writeErr == nil {
+		fmt.Fprintf(stderr, "clmemprobe: wrote %s\n", strings.Join(out.written(), ", "))
 	}
 	switch {
 	case writeErr != nil:

@@ -34,14 +34,29 @@ const (
 	exitInterrupted = 130
 )
 
-const exitCodesHelp = `EXIT CODES:
-   0    the probe ran; strategies that failed an allocation are results, not errors
-   1    compare: a threshold regressed beyond the tolerance; exchange: wrong cells
-   2    bad input: a flag, an argument or an input file
-   3    no OpenCL: the library, a platform or a device is missing, or the runtime failed while setting up
-   4    the tool could not write its results
-   5    a worker crashed or hung (the runtime died; the result is written)
-   130  interrupted with Ctrl-C (a partial result is written)`
+// exitMeanings are the exit codes and what each means, as help texts list them.
+var exitMeanings = map[int]string{
+	exitOK:          "the command did what was asked; strategies that failed an allocation are results, not errors",
+	exitRegression:  "compare: a threshold regressed beyond the tolerance; exchange: wrong cells",
+	exitUsage:       "bad input: a flag, an argument or an input file, or an --out folder in use or holding a result",
+	exitNoOpenCL:    "no OpenCL: the library, a platform or a device is missing, or the runtime failed while setting up",
+	exitOutput:      "the tool could not write its results or its output",
+	exitWorkerFault: "a worker crashed or hung (the runtime died; the result is written)",
+	exitInterrupted: "interrupted with Ctrl-C (what was written so far stays; run writes a partial result)",
+}
+
+// exitCodes is the EXIT CODES section of a help text, with the codes a command can end with.
+func exitCodes(codes ...int) string {
+	b := &strings.Builder{}
+	b.WriteString("EXIT CODES:")
+	for _, c := range codes {
+		fmt.Fprintf(b, "\n   %-4d %s", c, exitMeanings[c])
+	}
+	return b.String()
+}
+
+// exitCodesHelp lists every code, for the program's own help.
+var exitCodesHelp = exitCodes(exitOK, exitRegression, exitUsage, exitNoOpenCL, exitOutput, exitWorkerFault, exitInterrupted)
 
 // exitError carries an exit code to main; err nil means "nothing more to say".
 type exitError struct {
@@ -97,6 +112,7 @@ func main() {
 // realMain runs the command line and returns the exit code; every error becomes one line on stderr.
 func realMain(args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
+	completeFrom(app, args, stdout)
 	err := app.RunContext(context.Background(), flagsFirst(app, args))
 	if err != nil {
 		var ee *exitError
@@ -156,10 +172,11 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			"worker process, samples host and device memory, and reports the first failure of each: the buffer's\n" +
 			"index, the call and stage that failed, the code (-4, -5, -6), and what a buffer costs.\n\n" + exitCodesHelp,
 		Commands: []*cli.Command{devicesCommand(stdout, stderr), runCommand(stdout, stderr), reportCommand(stdout),
-			compareCommand(stdout), exchangeCommand(stdout, stderr), envCommand(stdout, stderr), versionCommand(stdout)},
-		Writer:          stdout,
-		ErrWriter:       stderr,
-		HideHelpCommand: true,
+			compareCommand(stdout), exchangeCommand(stdout, stderr), envCommand(stdout, stderr), versionCommand(stdout), completionCommand(stdout)},
+		Writer:               stdout,
+		ErrWriter:            stderr,
+		HideHelpCommand:      true,
+		EnableBashCompletion: true,
 		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
 			return usageErr("%v%s (see clmemprobe --help)", err, flagSuggestion(&cli.Command{Flags: c.App.Flags}, err))
 		},

@@ -49,9 +49,24 @@ func (o *runObserver) JobStarted(j probe.Job) {
 
 func (o *runObserver) Progress(p probe.Progress) {
 	if o.live {
-		o.line(fmt.Sprintf("%-13s %9d buffers  %10s  host RSS %10s  %6.1fs", p.Job.Strategy, p.Allocations,
-			units.Bytes(p.Allocations*p.Job.Size), units.Bytes(p.RSSBytes), p.Elapsed.Seconds()))
+		o.line(progressLine(p))
 	}
+}
+
+// progressLine is a job's live line: buffers of the budget, the share done, bytes, host RSS, time taken and,
+// once the rate is known, about how long is left at that rate.
+func progressLine(p probe.Progress) string {
+	pct := 0.0
+	if p.Job.Budget > 0 {
+		pct = 100 * float64(p.Allocations) / float64(p.Job.Budget)
+	}
+	line := fmt.Sprintf("%-13s %d/%d buffers (%.1f%%)  %s  host RSS %s  %.1fs", p.Job.Strategy, p.Allocations, p.Job.Budget, pct,
+		units.Bytes(p.Allocations*p.Job.Size), units.Bytes(p.RSSBytes), p.Elapsed.Seconds())
+	if p.Allocations > 0 && p.Allocations < p.Job.Budget && p.Elapsed > time.Second {
+		left := time.Duration(float64(p.Elapsed) / float64(p.Allocations) * float64(p.Job.Budget-p.Allocations))
+		line += fmt.Sprintf(", about %s left", left.Round(time.Second))
+	}
+	return line
 }
 
 func (o *runObserver) Sample(j probe.Job, s *result.Sample) {

@@ -70,6 +70,17 @@ func (o *outputDir) begin() error {
 	return o.samples.Publish()
 }
 
+// written lists the result's files that are in the folder now.
+func (o *outputDir) written() []string {
+	var out []string
+	for _, name := range []string{runFile, samplesFile, chartFile} {
+		if _, err := os.Lstat(filepath.Join(o.dir, name)); err == nil {
+			out = append(out, filepath.Join(o.dir, name))
+		}
+	}
+	return out
+}
+
 func (o *outputDir) close() error {
 	err := o.samples.Close()
 	return errors.Join(err, o.lock.Unlock())
@@ -135,10 +146,14 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// render writes doc to w in the named format; a failed write of any part of it is exit code 4.
-func render(w io.Writer, format string, doc any) error {
+// render writes doc to w in the named format, shaped for where w goes; a failed write of any part of it is
+// exit code 4.
+func render(w io.Writer, format string, doc any) error { return renderWide(w, format, doc, false) }
+
+// renderWide is render with every column of a table, however wide, when wide.
+func renderWide(w io.Writer, format string, doc any, wide bool) error {
 	cw := &checkedWriter{w: w}
-	err := report.Render(cw, format, doc)
+	err := report.RenderWith(cw, format, doc, textOptions(w, wide))
 	if cw.err != nil {
 		err = cw.err
 	}

@@ -6,7 +6,6 @@ package main
 import (
 	"bytes"
 
-	"github.com/clmemprobe/clmemprobe/probe"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/clmemprobe/clmemprobe/probe"
 )
 
 // RequireEnv names the variable that turns skips for a missing OpenCL runtime into failures.
@@ -122,15 +123,17 @@ func FaultEnv(t testing.TB, settings ...string) []string {
 	return Env(append([]string{"OCL_ICD_VENDORS=" + FaultCL(t)}, settings...)...)
 }
 
-// Env is the test process's environment without any OpenCL or faultcl setting, plus extra.
+// Env is the test process's environment without any OpenCL or faultcl setting, and with a UTF-8 locale and
+// no terminal settings (so tables come out the same everywhere), plus extra.
 func Env(extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if strings.HasPrefix(kv, "FAULTCL_") || strings.HasPrefix(kv, "OCL_ICD_") || strings.HasPrefix(kv, "POCL_") ||
-			strings.HasPrefix(kv, "CLMEMPROBE_OPENCL_LIB=") {
+			strings.HasPrefix(kv, "CLMEMPROBE_OPENCL_LIB=") || strings.HasPrefix(kv, "LC_") || strings.HasPrefix(kv, "LANG=") ||
+			strings.HasPrefix(kv, "NO_COLOR=") || strings.HasPrefix(kv, "TERM=") || strings.HasPrefix(kv, "COLUMNS=") {
 			continue
 		}
 		env = append(env, kv)
 	}
-	return append(env, extra...)
+	return append(append(env, "LANG=C.UTF-8"), extra...)
 }

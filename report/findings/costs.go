@@ -101,7 +101,8 @@ func (d *deriver) deferred(views []*view, size uint64) {
 			continue
 		}
 		hostCheap := math.Abs(s.HostBytesPerBuffer) < cheapFraction*float64(size) &&
-			(s.SystemBytesPerBuffer == nil || *s.SystemBytesPerBuffer < cheapFraction*float64(size))
+			(s.SystemBytesPerBuffer == nil || *s.SystemBytesPerBuffer < cheapFraction*float64(size)) &&
+			(s.CommittedBytesPerBuffer == nil || *s.CommittedBytesPerBuffer < cheapFraction*float64(size))
 		devCost, measured := v.deviceCost()
 		switch {
 		case measured && devCost < cheapFraction*float64(size) && hostCheap:
@@ -213,11 +214,16 @@ func (d *deriver) headline() result.Finding {
 // completedHeadline is the headline of a run in which nothing failed.
 func (d *deriver) completedHeadline() result.Finding {
 	r := d.run
-	var deferred, all bool = false, true
+	all := true
 	var budget, bytes uint64
+	var deferred []result.Strategy
 	for _, f := range d.out {
 		if f.Kind == result.FindingDeferred {
-			deferred = true
+			for _, st := range f.Strategies {
+				if !slices.Contains(deferred, st) {
+					deferred = append(deferred, st)
+				}
+			}
 		}
 	}
 	for _, s := range r.Strategies {
@@ -230,8 +236,12 @@ func (d *deriver) completedHeadline() result.Finding {
 	switch {
 	case budget == 0:
 		return result.Finding{Kind: result.FindingHeadline, Sentence: "No strategy created a buffer: see why below."}
-	case deferred:
-		return result.Finding{Kind: result.FindingHeadline, Sentence: fmt.Sprintf("No allocation failed in %d buffers (%s) per strategy, but memory did not grow with them: the runtime defers allocation to first use, so these buffers were never really allocated; run with --touch fill to place them.", budget, units.Bytes(bytes))}
+	case len(deferred) > 0:
+		who := "memory did not grow with them"
+		if n := len(r.StrategyNames()); len(deferred) < n {
+			who = "for " + names(deferred) + " memory did not grow with them"
+		}
+		return result.Finding{Kind: result.FindingHeadline, Strategies: deferred, Sentence: fmt.Sprintf("No allocation failed in %d buffers (%s) per strategy, but %s: the runtime defers allocation to first use, so those buffers were never really allocated; run with --touch fill to place them.", budget, units.Bytes(bytes), who)}
 	case all:
 		return result.Finding{Kind: result.FindingHeadline, Sentence: fmt.Sprintf("No allocation failed within the budget of %d buffers (%s) per strategy: raise --max-allocs or --max-bytes to find the limit.", budget, units.Bytes(bytes))}
 	}

@@ -285,3 +285,30 @@ type Finding struct {
 	// observation), when the sentence relies on one.
 	Source string `json:"source,omitempty"`
 }
+
+// DryRun is what run --dry-run prints: the jobs a run would do and the most memory each could take, with
+// nothing allocated.
+type DryRun struct {
+	Platform       Platform    `json:"platform"`
+	Devices        []Device    `json:"devices"`
+	Jobs           []DryRunJob `json:"jobs"`
+	SetupSeconds   float64     `json:"setup_timeout_seconds"`
+	HangSeconds    float64     `json:"hang_timeout_seconds"`
+	TimeoutSeconds float64     `json:"timeout_seconds"`
+	HostReserve    uint64      `json:"host_reserve_bytes"`
+	HostAvailable  uint64      `json:"host_available_bytes"`
+	Touch          Touch       `json:"touch"`
+}
+
+// DryRunJob is one strategy at one size, in one worker, and the most memory it could take: on the host, if
+// the runtime keeps a copy of every buffer there; on each device, if it places every buffer of a shared
+// context on every device (capped at the device's memory).
+type DryRunJob struct {
+	Strategy         Strategy `json:"strategy"`
+	Variant          string   `json:"variant,omitempty"`
+	SizeBytes        uint64   `json:"size_bytes"`
+	Buffers          uint64   `json:"buffers"`
+	Bytes            uint64   `json:"bytes"`
+	WorstHostBytes   uint64   `json:"worst_case_host_bytes"`
+	WorstDeviceBytes uint64   `json:"worst_case_device_bytes"`
+}

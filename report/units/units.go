@@ -29,41 +29,68 @@ func Bytes(n uint64) string {
 
 // SignedBytes formats a fitted per-buffer figure, which can be negative or fractional.
 func SignedBytes(v float64) string {
-	if v < 0 {
+	if v <= -0.5 {
 		return "-" + SignedBytes(-v)
 	}
 	if v < 1024 {
+		if v < 0.5 {
+			return "0 B" // not "-0 B" for a slope a hair below zero
+		}
 		return fmt.Sprintf("%.0f B", v)
 	}
 	return Bytes(uint64(math.Round(v)))
 }
 
-// Size writes a buffer size exactly, as a user would type it: "1 MiB", "1 MiB+4 KiB", "1000 B".
-// Sizes near pool thresholds differ by a few KiB, so a rounded figure would hide the difference.
+// Size writes a buffer size exactly, as a user would type it: "1 MiB", "1 MiB+4 KiB", "1 MB", "1000 B".
+// Sizes near pool thresholds differ by a few KiB, so a rounded figure would hide the difference. Binary
+// units come first; a size that is not a sum of at most two binary units but is of decimal ones (1 MB,
+// 1 GB+500 MB) is written in those, as it was most likely typed.
 func Size(n uint64) string {
-	units := []struct {
-		v    uint64
-		name string
-	}{{1 << 40, "TiB"}, {1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}}
+	binary := []unit{{1 << 40, "TiB"}, {1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}}
+	decimal := []unit{{1e12, "TB"}, {1e9, "GB"}, {1e6, "MB"}, {1e3, "KB"}}
+	if s, ok := exactIn(n, binary); ok {
+		return s
+	}
+	if s, ok := exactIn(n, decimal); ok {
+		return s
+	}
+	if s, ok := exactInWithBytes(n, binary); ok {
+		return s
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+type unit struct {
+	v    uint64
+	name string
+}
+
+// exactIn writes n as a sum of at most two terms of the units, the largest first, or says it cannot.
+func exactIn(n uint64, units []unit) (string, bool) {
 	var parts []string
 	rest := n
 	for _, u := range units {
-		if rest >= u.v && len(parts) < 2 {
-			q := rest / u.v
-			if len(parts) == 1 && rest%u.v != 0 {
-				break
+		if rest >= u.v {
+			if len(parts) == 2 {
+				return "", false
 			}
+			q := rest / u.v
 			parts = append(parts, fmt.Sprintf("%d %s", q, u.name))
 			rest -= q * u.v
 		}
 	}
-	if rest != 0 || len(parts) == 0 {
-		if len(parts) == 0 || len(parts) == 2 {
-			return fmt.Sprintf("%d B", n)
+	return strings.Join(parts, "+"), rest == 0 && len(parts) > 0
+}
+
+// exactInWithBytes writes n as one binary unit and a remainder of bytes ("1 MiB+1 B").
+func exactInWithBytes(n uint64, units []unit) (string, bool) {
+	for _, u := range units {
+		if n >= u.v {
+			q, rest := n/u.v, n%u.v
+			return fmt.Sprintf("%d %s+%d B", q, u.name, rest), true
 		}
-		parts = append(parts, fmt.Sprintf("%d B", rest))
 	}
-	return strings.Join(parts, "+")
+	return "", false
 }
 
 // Nanos writes a duration given in nanoseconds with a unit that keeps three significant digits.

@@ -1,11 +1,16 @@
 package units
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestFormatSizeIsExact(t *testing.T) {
 	for in, want := range map[uint64]string{
-		1 << 20: "1 MiB", 1<<20 + 4<<10: "1 MiB+4 KiB", 4 << 10: "4 KiB", 1000: "1000 B", 1<<20 + 1: "1 MiB+1 B",
-		1<<20 + 4<<10 + 1: "1 MiB+4097 B", 16 << 30: "16 GiB",
+		1 << 20: "1 MiB", 1<<20 + 4<<10: "1 MiB+4 KiB", 4 << 10: "4 KiB", 1<<20 + 1: "1 MiB+1 B",
+		1<<20 + 4<<10 + 1: "1 MiB+4097 B", 16 << 30: "16 GiB", 500: "500 B",
+		// Decimal sizes are written as typed: --size 1MB is 10^6 bytes, not 976.56 KiB.
+		1000: "1 KB", 1000 * 1000: "1 MB", 1500 * 1000: "1 MB+500 KB", 2 * 1000 * 1000 * 1000: "2 GB",
 	} {
 		if got := Size(in); got != want {
 			t.Errorf("Size(%d) = %q, want %q", in, got, want)
@@ -67,4 +72,15 @@ func FuzzParseSize(f *testing.F) {
 			t.Fatalf("ParseSize(%q) accepted zero", s)
 		}
 	})
+}
+
+// Every size written reads back as itself: what a report shows can be typed again.
+func TestSizeReadsBack(t *testing.T) {
+	for _, n := range []uint64{1, 500, 1000, 1024, 4097, 1 << 20, 1<<20 + 4<<10, 1<<20 + 4097, 1e6, 1500000, 1000001, 3<<40 + 7, 123456789} {
+		s := Size(n)
+		got, err := ParseSize(strings.ReplaceAll(s, " ", ""))
+		if err != nil || got != n {
+			t.Errorf("Size(%d) = %q reads back as %d, %v", n, s, got, err)
+		}
+	}
 }

@@ -15,9 +15,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/clmemprobe/clmemprobe/report/units"
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
 )
 
 type scenario struct {
@@ -76,7 +78,7 @@ func main() {
 		rows = append(rows, r)
 	}
 	md := &strings.Builder{}
-	t := report.NewTable(md, true)
+	t := tablewriter.NewTable(md, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithRenderer(renderer.NewMarkdown()))
 	t.Header("Touch", "Buffers", "C loop ns/alloc", "clmemprobe ns/alloc", "Ratio", "Sampling cost", "C peak RSS", "Tool peak RSS (parent+worker)", "Tool's own memory")
 	for _, r := range rows {
 		buffers := strconv.FormatUint(r.Reached, 10)
