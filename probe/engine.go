@@ -53,6 +53,7 @@ func Run(ctx context.Context, p Plan, inv result.Inventory, obs Observer) (*resu
 		obs.JobDone(j, run)
 	}
 	run.Partial = ctx.Err() != nil
+	run.Ended = time.Now().UTC().Format(time.RFC3339)
 	run.ParentPeakRSSBytes = parentPeakRSS()
 	return run, ctx.Err()
 }

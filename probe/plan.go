@@ -47,11 +47,8 @@ type Limits struct {
 // Budget returns how many allocations a strategy makes at a given buffer size: the smaller of MaxAllocs
 // and MaxBytes divided by the size.
 func (p *Plan) Budget(size uint64) uint64 {
-	n := p.MaxAllocs
-	if p.MaxBytes > 0 && size > 0 {
-		n = min(n, p.MaxBytes/size)
-	}
-	return n
+	c := result.Config{MaxAllocs: p.MaxAllocs, MaxBytes: p.MaxBytes}
+	return c.Budget(size)
 }
 
 // Job is one strategy at one buffer size: what one worker process runs.

@@ -55,6 +55,7 @@ var formats = []Format{
 	{Name: "markdown", Help: "a report for a bug ticket", Run: writeMarkdown, Exchange: writeExchangeMarkdown,
 		Environment: writeEnvironmentMarkdown},
 	{Name: "csv", Help: "every kept sample, one row per strategy and sample", Run: writeCSV},
+	{Name: "prom", Help: "Prometheus text exposition, for node_exporter's textfile collector", Run: writeProm},
 	{Name: "png", Help: "a chart: memory against buffers (a sweep: buffers reached against size)", Binary: true, Run: writePNG},
 	{Name: "svg", Help: "the same chart as SVG", Binary: true, Run: writeSVG},
 }

@@ -24,7 +24,7 @@ type runOptions struct {
 	MaxAllocs                                int64
 	Touch                                    string
 	Timeout, HangTimeout, SetupTimeout       string
-	SampleInterval, Out, Format              string
+	SampleInterval, Out, Format, Prom        string
 	Force, Wide, DryRun                      bool
 	args, commandLine                        []string
 }
@@ -35,6 +35,7 @@ type runRequest struct {
 	platform string
 	devices  []int // nil: all
 	out      string
+	prom     string // the Prometheus textfile to replace at the end
 	force    bool
 	format   string
 	wide     bool
@@ -80,6 +81,7 @@ stops the strategy before it does. Ctrl-C writes a partial result; a second Ctrl
 			&cli.StringFlag{Name: "host-reserve", Destination: &o.HostReserve, Usage: "stop a strategy before system available memory falls below this (default: the larger of 1GiB and 5% of RAM)"},
 			&cli.StringFlag{Name: "sample-interval", Value: "10ms", Destination: &o.SampleInterval, Usage: "least time between memory samples (the host guard keeps its own 5 ms cadence)"},
 			&cli.StringFlag{Name: "out", Destination: &o.Out, Usage: "folder to write run.json, samples.jsonl (every sample, as it comes) and run.png into (created if missing; one run at a time)"},
+			&cli.StringFlag{Name: "prom", Destination: &o.Prom, Usage: "also write the result as Prometheus metrics to this file, replaced atomically (for node_exporter's textfile collector, name it *.prom)"},
 			&cli.BoolFlag{Name: "force", Destination: &o.Force, Usage: "replace the result a --out folder already holds"},
 			&cli.BoolFlag{Name: "dry-run", Destination: &o.DryRun, Usage: "print the plan (jobs, budgets, the most host and device memory each could take) and allocate nothing"},
 			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: "output on stdout: table, json or markdown"},
@@ -101,7 +103,7 @@ func (o runOptions) validate() (*runRequest, error) {
 	if len(o.args) > 0 {
 		return nil, usageErr("run takes no arguments, got %q (see clmemprobe run --help)", o.args[0])
 	}
-	r := &runRequest{platform: o.Platform, out: o.Out, force: o.Force, format: o.Format, wide: o.Wide, dryRun: o.DryRun}
+	r := &runRequest{platform: o.Platform, out: o.Out, prom: o.Prom, force: o.Force, format: o.Format, wide: o.Wide, dryRun: o.DryRun}
 	p := &r.plan
 	p.Library, p.Command, p.ToolVersion = probe.LibraryPath(o.OpenCLLib), result.RedactArgs(o.commandLine), version
 	var err error
@@ -184,6 +186,11 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if req.prom != "" {
+		if err := checkFileDir("--prom", req.prom); err != nil {
+			return err
+		}
+	}
 	var out *outputDir
 	if req.out != "" && !req.dryRun {
 		if out, err = openOutputDir(req.out, req.force); err != nil {
@@ -215,18 +222,27 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 		return runErr
 	}
 	findings.Apply(run)
+	// What could not be written is said after the table, which stdout still gets.
 	var writeErr error
+	var written []string
 	if out != nil {
-		// What could not be written is said after the table, which stdout still gets.
 		if err := joinErrors(out.writeRun(run), out.writeChart(run), out.samplesErr()); err != nil {
 			writeErr = fmt.Errorf("could not write all of the result in %s: %v (run.json holds the last version that could be written)", req.out, err)
+		}
+		written = out.written()
+	}
+	if req.prom != "" {
+		if err := renderFile(req.prom, "prom", run); err != nil {
+			writeErr = joinErrors(writeErr, err)
+		} else {
+			written = append(written, req.prom)
 		}
 	}
 	if err := renderWide(stdout, req.format, run, req.wide); err != nil {
 		return err
 	}
-	if out != nil && writeErr == nil {
-		fmt.Fprintf(stderr, "clmemprobe: wrote %s\n", strings.Join(out.written(), ", "))
+	if len(written) > 0 && writeErr == nil {
+		fmt.Fprintf(stderr, "clmemprobe: wrote %s\n", strings.Join(written, ", "))
 	}
 	switch {
 	case writeErr != nil:

@@ -184,3 +184,16 @@ func joinErrors(errs ...error) error {
 	}
 	return errors.New(strings.Join(parts, "; "))
 }
+
+// checkFileDir refuses, before any work, a file to write whose folder does not exist or that is a folder.
+func checkFileDir(flag, path string) error {
+	if fi, err := os.Lstat(path); err == nil && fi.IsDir() {
+		return usageErr("%s %s is a folder; give a file name", flag, path)
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	if err != nil || !fi.IsDir() {
+		return usageErr("%s %s: the folder %s does not exist; create it first", flag, path, dir)
+	}
+	return nil
+}

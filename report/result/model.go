@@ -11,8 +11,9 @@ const SchemaVersion = 1
 type Run struct {
 	SchemaVersion int              `json:"schema_version"`
 	Tool          Tool             `json:"tool"`
-	Started       string           `json:"started"` // RFC 3339
-	Command       []string         `json:"command"` // the command line that reproduces the run
+	Started       string           `json:"started"`         // RFC 3339
+	Ended         string           `json:"ended,omitempty"` // RFC 3339; absent while the run is being written
+	Command       []string         `json:"command"`         // the command line that reproduces the run
 	Environment   *Environment     `json:"environment,omitempty"`
 	Platform      Platform         `json:"platform"`
 	Devices       []Device         `json:"devices"`
@@ -79,7 +80,9 @@ type Config struct {
 
 // StrategyResult is the result of one strategy at one buffer size, run in its own worker process.
 type StrategyResult struct {
-	Strategy      Strategy      `json:"strategy"`
+	Strategy Strategy `json:"strategy"`
+	// Variant names the runtime settings the job ran under (run --variant); empty is the runtime's defaults.
+	Variant       string        `json:"variant,omitempty"`
 	Devices       []int         `json:"devices"`
 	SizeBytes     uint64        `json:"size_bytes"`
 	Outcome       Outcome       `json:"outcome"`
@@ -311,4 +314,14 @@ type DryRunJob struct {
 	Bytes            uint64   `json:"bytes"`
 	WorstHostBytes   uint64   `json:"worst_case_host_bytes"`
 	WorstDeviceBytes uint64   `json:"worst_case_device_bytes"`
+}
+
+// Budget returns how many allocations a strategy makes at a given buffer size: the smaller of MaxAllocs
+// and MaxBytes divided by the size.
+func (c *Config) Budget(size uint64) uint64 {
+	n := c.MaxAllocs
+	if c.MaxBytes > 0 && size > 0 {
+		n = min(n, c.MaxBytes/size)
+	}
+	return n
 }

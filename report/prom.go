@@ -1,0 +1,172 @@
+package report
+
+import (
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// The Prometheus text exposition of a run, for node_exporter's textfile collector: gauges only, base units
+// in the names, no timestamps (the collector refuses them), and labels that can take only a few values per
+// node: strategy, size, variant, device, and the enums. A pedantic registry checks on every render that no
+// series is duplicated and every family is consistent, so a mistake here fails loudly, not in a scrape.
+
+// DefaultVariant is the variant label of a job that ran under the runtime's own settings.
+const DefaultVariant = "default"
+
+// jobLabels are the labels that tell one job of a run from another.
+var jobLabels = []string{"strategy", "size_bytes", "variant"}
+
+// promMetrics is every metric the exposition can hold; a family with no series is left out.
+type promMetrics struct {
+	info, deviceInfo, deviceGlobal, started, ended, partial          *prometheus.GaugeVec
+	allocationsOK, allocatedBytes, budget, outcome, limit, firstFail *prometheus.GaugeVec
+	hostCost, systemCost, committedCost, deviceCost, replication     *prometheus.GaugeVec
+	loopSeconds, peakRSS                                             *prometheus.GaugeVec
+}
+
+func gaugeVec(reg *prometheus.Registry, name, help string, labels ...string) *prometheus.GaugeVec {
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{Namespace: "clmemprobe", Name: name, Help: help}, labels)
+	reg.MustRegister(g)
+	return g
+}
+
+func jobLabelsAnd(extra ...string) []string {
+	return append(append([]string{}, jobLabels...), extra...)
+}
+
+func newPromMetrics(reg *prometheus.Registry) *promMetrics {
+	return &promMetrics{
+		info:         gaugeVec(reg, "info", "The clmemprobe build, OpenCL platform and touch mode of the run (always 1).", "version", "platform", "platform_version", "touch"),
+		deviceInfo:   gaugeVec(reg, "device_info", "One OpenCL device the run used (always 1).", "device", "name", "vendor", "driver_version", "pci_bus_id"),
+		deviceGlobal: gaugeVec(reg, "device_global_memory_bytes", "The device's global memory as the runtime reports it.", "device"),
+		started:      gaugeVec(reg, "run_start_timestamp_seconds", "When the run started, in seconds since the Unix epoch."),
+		ended:        gaugeVec(reg, "run_end_timestamp_seconds", "When the run ended, in seconds since the Unix epoch."),
+		partial:      gaugeVec(reg, "run_partial", "1 when the run was interrupted before every job ran, else 0."),
+		allocationsOK: gaugeVec(reg, "allocations_ok", "Buffers allocated before the first failure (the threshold), or the whole budget.",
+			jobLabels...),
+		allocatedBytes: gaugeVec(reg, "allocated_bytes", "Bytes of the buffers allocated before the first failure.", jobLabels...),
+		budget:         gaugeVec(reg, "budget_allocations", "Buffers the job was allowed to allocate.", jobLabels...),
+		outcome: gaugeVec(reg, "outcome", "How the job ended: 1 for its outcome, 0 for the others.",
+			jobLabelsAnd("outcome")...),
+		limit: gaugeVec(reg, "limit", "What ended a job that did not complete, as the diagnosis classifies it: 1 for its limit, 0 for the others.",
+			jobLabelsAnd("limit")...),
+		firstFail: gaugeVec(reg, "first_failure_code", "The OpenCL status code of the first failed call, with the stage it surfaced at and the device the buffer was meant for.",
+			jobLabelsAnd("stage", "code_name", "device")...),
+		hostCost: gaugeVec(reg, "host_bytes_per_buffer", "Host RSS per buffer (least-squares slope over the samples).", jobLabels...),
+		systemCost: gaugeVec(reg, "system_bytes_per_buffer", "System available memory taken per buffer, also outside the process (slope of MemAvailable).",
+			jobLabels...),
+		committedCost: gaugeVec(reg, "committed_bytes_per_buffer", "System committed memory per buffer (slope of Committed_AS).", jobLabels...),
+		deviceCost:    gaugeVec(reg, "device_bytes_per_buffer", "Device memory used per buffer on one device (slope of the device sampler).", jobLabelsAnd("device")...),
+		replication: gaugeVec(reg, "replication_factor", "Device memory per buffer summed over the devices, divided by the buffer size.",
+			jobLabels...),
+		loopSeconds: gaugeVec(reg, "loop_duration_seconds", "Wall time of the job's allocation loop.", jobLabels...),
+		peakRSS:     gaugeVec(reg, "worker_peak_rss_bytes", "Peak RSS of the job's worker process.", jobLabels...),
+	}
+}
+
+// writeProm renders the run in the Prometheus text exposition format.
+func writeProm(w io.Writer, r *result.Run, _ Options) error {
+	reg := prometheus.NewPedanticRegistry()
+	m := newPromMetrics(reg)
+	m.info.WithLabelValues(r.Tool.Version, r.Platform.Name, r.Platform.Version, string(r.Config.Touch)).Set(1)
+	for _, d := range r.Devices {
+		idx := strconv.Itoa(d.Index)
+		m.deviceInfo.WithLabelValues(idx, d.Name, d.Vendor, d.DriverVersion, d.PCIBusID).Set(1)
+		m.deviceGlobal.WithLabelValues(idx).Set(float64(d.GlobalMemBytes))
+	}
+	setTimestamp(m.started, r.Started)
+	setTimestamp(m.ended, r.Ended)
+	m.partial.WithLabelValues().Set(boolGauge(r.Partial))
+	for i := range r.Strategies {
+		m.addJob(r, &r.Strategies[i])
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		return err
+	}
+	for _, f := range families {
+		if _, err := expfmt.MetricFamilyToText(w, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addJob sets the series of one strategy at one size.
+func (m *promMetrics) addJob(r *result.Run, s *result.StrategyResult) {
+	job := prometheus.Labels{"strategy": string(s.Strategy), "size_bytes": strconv.FormatUint(s.SizeBytes, 10), "variant": VariantName(s.Variant)}
+	with := func(k, v string) prometheus.Labels {
+		l := prometheus.Labels{k: v}
+		for jk, jv := range job {
+			l[jk] = jv
+		}
+		return l
+	}
+	m.allocationsOK.With(job).Set(float64(s.AllocationsOK))
+	m.allocatedBytes.With(job).Set(float64(s.BytesOK))
+	if b := r.Config.Budget(s.SizeBytes); b > 0 {
+		m.budget.With(job).Set(float64(b))
+	}
+	for _, o := range result.Outcomes {
+		m.outcome.With(with("outcome", string(o))).Set(boolGauge(s.Outcome == o))
+	}
+	if s.Limit != "" {
+		for _, l := range result.Limits {
+			m.limit.With(with("limit", string(l))).Set(boolGauge(s.Limit == l))
+		}
+	}
+	if ff := s.FirstFailure; ff != nil && s.Outcome == result.OutcomeFailed {
+		l := with("stage", string(ff.Stage))
+		l["code_name"], l["device"] = ff.Name, strconv.Itoa(ff.Device)
+		m.firstFail.With(l).Set(float64(ff.Code))
+	}
+	// Costs only where the samples allowed a fit (results from before fits were recorded: where buffers were made).
+	if s.Fit != nil && s.Fit.OK || s.Fit == nil && s.AllocationsOK > 0 {
+		m.hostCost.With(job).Set(s.HostBytesPerBuffer)
+		setIf(m.systemCost, job, s.SystemBytesPerBuffer)
+		setIf(m.committedCost, job, s.CommittedBytesPerBuffer)
+		for dev, v := range s.DeviceBytesPerBuffer {
+			m.deviceCost.With(with("device", dev)).Set(v)
+		}
+		setIf(m.replication, job, s.ReplicationFactor)
+	}
+	m.loopSeconds.With(job).Set(s.Seconds)
+	if s.PeakRSSBytes > 0 {
+		m.peakRSS.With(job).Set(float64(s.PeakRSSBytes))
+	}
+}
+
+// VariantName is the name a job's variant is shown by: the default variant has one too.
+func VariantName(v string) string {
+	if v == "" {
+		return DefaultVariant
+	}
+	return v
+}
+
+// setIf sets the series only where the value was measured: an absent series is not a zero.
+func setIf(g *prometheus.GaugeVec, l prometheus.Labels, v *float64) {
+	if v != nil {
+		g.With(l).Set(*v)
+	}
+}
+
+// setTimestamp sets g to an RFC 3339 time in Unix seconds; a missing or unreadable time leaves g out.
+func setTimestamp(g *prometheus.GaugeVec, rfc3339 string) {
+	if t, err := time.Parse(time.RFC3339Nano, rfc3339); err == nil {
+		g.WithLabelValues().Set(float64(t.UnixNano()) / 1e9)
+	}
+}
+
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
