@@ -85,19 +85,7 @@ func writeChart(w io.Writer, r *result.Run, format string) (err error) {
 }
 
 func chartTitle(r *result.Run, what string) string {
-	names := map[string]int{}
-	var order []string
-	for _, d := range r.Devices {
-		if names[d.Name] == 0 {
-			order = append(order, d.Name)
-		}
-		names[d.Name]++
-	}
-	var devs []string
-	for _, n := range order {
-		devs = append(devs, fmt.Sprintf("%dx %s", names[n], n))
-	}
-	return fmt.Sprintf("clmemprobe: %s\n%s, %s buffers, touch %s", what, strings.Join(devs, ", "), sizeSummary(r), r.Config.Touch)
+	return fmt.Sprintf("clmemprobe: %s\n%s, %s buffers, touch %s", what, result.DeviceModel(r.Devices), sizeSummary(r), r.Config.Touch)
 }
 
 // byteUnit picks MiB or GiB for the largest value on an axis.

@@ -16,12 +16,15 @@ type Kind int
 
 // The documents the tool renders.
 const (
-	KindRun         Kind = iota // a probe run (*result.Run)
-	KindComparison              // compare's answer (*Comparison)
-	KindExchange                // the halo exchange (*result.ExchangeRun)
-	KindInventory               // the device listing (*result.Inventory)
-	KindEnvironment             // the environment block (*result.Environment)
-	KindPlan                    // what run --dry-run would do (*result.DryRun)
+	KindRun          Kind = iota // a probe run (*result.Run)
+	KindComparison               // compare's answer (*Comparison)
+	KindExchange                 // the halo exchange (*result.ExchangeRun)
+	KindInventory                // the device listing (*result.Inventory)
+	KindEnvironment              // the environment block (*result.Environment)
+	KindPlan                     // what run --dry-run would do (*result.DryRun)
+	KindFleet                    // merge's answer (*Fleet)
+	KindHealth                   // check's answer (*Health)
+	KindExpectations             // what check holds a node to (*result.Expectations)
 )
 
 // Options shape text output for the terminal it goes to; the zero value suits files and pipes.
@@ -36,27 +39,31 @@ type Format struct {
 	Name string
 	Help string
 	// Binary formats (charts) are never written to a terminal.
-	Binary      bool
-	Run         func(io.Writer, *result.Run, Options) error
-	Comparison  func(io.Writer, *Comparison, Options) error
-	Exchange    func(io.Writer, *result.ExchangeRun, Options) error
-	Inventory   func(io.Writer, *result.Inventory, Options) error
-	Environment func(io.Writer, *result.Environment, Options) error
-	Plan        func(io.Writer, *result.DryRun, Options) error
+	Binary       bool
+	Run          func(io.Writer, *result.Run, Options) error
+	Comparison   func(io.Writer, *Comparison, Options) error
+	Exchange     func(io.Writer, *result.ExchangeRun, Options) error
+	Inventory    func(io.Writer, *result.Inventory, Options) error
+	Environment  func(io.Writer, *result.Environment, Options) error
+	Plan         func(io.Writer, *result.DryRun, Options) error
+	Fleet        func(io.Writer, *Fleet, Options) error
+	Health       func(io.Writer, *Health, Options) error
+	Expectations func(io.Writer, *result.Expectations, Options) error
 }
 
 // formats is the registry, in the order help texts list them.
 var formats = []Format{
 	{Name: "table", Help: "tables and sentences for a terminal", Run: writeTable, Comparison: writeComparison,
-		Exchange: writeExchangeText, Inventory: writeInventory, Environment: writeEnvironmentText, Plan: writePlanText},
+		Exchange: writeExchangeText, Inventory: writeInventory, Environment: writeEnvironmentText, Plan: writePlanText,
+		Fleet: writeFleetText, Health: writeHealthText},
 	{Name: "json", Help: "the document as indented JSON, for scripts", Run: jsonOf[*result.Run], Comparison: jsonOf[*Comparison],
 		Exchange: jsonOf[*result.ExchangeRun], Inventory: jsonOf[*result.Inventory], Environment: jsonOf[*result.Environment],
-		Plan: jsonOf[*result.DryRun]},
+		Plan: jsonOf[*result.DryRun], Fleet: jsonOf[*Fleet], Health: jsonOf[*Health], Expectations: jsonOf[*result.Expectations]},
 	{Name: "markdown", Help: "a report for a bug ticket", Run: writeMarkdown, Exchange: writeExchangeMarkdown,
-		Environment: writeEnvironmentMarkdown},
-	{Name: "csv", Help: "every kept sample, one row per strategy and sample", Run: writeCSV},
+		Environment: writeEnvironmentMarkdown, Fleet: writeFleetMarkdown},
+	{Name: "csv", Help: "every kept sample, one row per strategy and sample", Run: writeCSV, Fleet: writeFleetCSV},
 	{Name: "prom", Help: "Prometheus text exposition, for node_exporter's textfile collector", Run: writeProm},
-	{Name: "png", Help: "a chart: memory against buffers (a sweep: buffers reached against size)", Binary: true, Run: writePNG},
+	{Name: "png", Help: "a chart: memory against buffers (a sweep: buffers reached against size)", Binary: true, Run: writePNG, Fleet: writeFleetPNG},
 	{Name: "svg", Help: "the same chart as SVG", Binary: true, Run: writeSVG},
 }
 
@@ -75,6 +82,12 @@ func (f *Format) renders(k Kind) bool {
 		return f.Environment != nil
 	case KindPlan:
 		return f.Plan != nil
+	case KindFleet:
+		return f.Fleet != nil
+	case KindHealth:
+		return f.Health != nil
+	case KindExpectations:
+		return f.Expectations != nil
 	}
 	return false
 }
@@ -126,6 +139,12 @@ func RenderWith(w io.Writer, name string, doc any, opts Options) error {
 		return f.Environment(w, d, opts)
 	case *result.DryRun:
 		return f.Plan(w, d, opts)
+	case *Fleet:
+		return f.Fleet(w, d, opts)
+	case *Health:
+		return f.Health(w, d, opts)
+	case *result.Expectations:
+		return f.Expectations(w, d, opts)
 	}
 	return fmt.Errorf("report: cannot render a %T", doc)
 }
@@ -144,6 +163,12 @@ func kindOf(doc any) (Kind, error) {
 		return KindEnvironment, nil
 	case *result.DryRun:
 		return KindPlan, nil
+	case *Fleet:
+		return KindFleet, nil
+	case *Health:
+		return KindHealth, nil
+	case *result.Expectations:
+		return KindExpectations, nil
 	}
 	return 0, fmt.Errorf("report: cannot render a %T", doc)
 }

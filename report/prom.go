@@ -126,8 +126,8 @@ func (m *promMetrics) addJob(r *result.Run, s *result.StrategyResult) {
 		l["code_name"], l["device"] = ff.Name, strconv.Itoa(ff.Device)
 		m.firstFail.With(l).Set(float64(ff.Code))
 	}
-	// Costs only where the samples allowed a fit (results from before fits were recorded: where buffers were made).
-	if s.Fit != nil && s.Fit.OK || s.Fit == nil && s.AllocationsOK > 0 {
+	// Costs only where the samples allowed a fit.
+	if s.JudgedFit().OK {
 		m.hostCost.With(job).Set(s.HostBytesPerBuffer)
 		setIf(m.systemCost, job, s.SystemBytesPerBuffer)
 		setIf(m.committedCost, job, s.CommittedBytesPerBuffer)

@@ -10,7 +10,6 @@ import (
 	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/result"
-	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
 )
 
@@ -96,11 +95,5 @@ func runReport(_ context.Context, o reportOptions, stdout io.Writer) error {
 			r.Strategies[i].Samples = report.Downsample(r.Strategies[i].Samples, req.maxSamples)
 		}
 	}
-	if req.output != "" {
-		return renderFile(req.output, req.format.Name, r)
-	}
-	if f, ok := stdout.(*os.File); ok && req.format.Binary && isatty.IsTerminal(f.Fd()) {
-		return usageErr("a %s chart is binary: give --output FILE or redirect stdout", req.format.Name)
-	}
-	return renderWide(stdout, req.format.Name, r, req.wide)
+	return emit(stdout, req.output, req.format, r, req.wide)
 }

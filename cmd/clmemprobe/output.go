@@ -13,6 +13,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/cmd/clmemprobe/internal/safefile"
 	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/mattn/go-isatty"
 )
 
 // The files of run --out.
@@ -161,6 +162,18 @@ func renderWide(w io.Writer, format string, doc any, wide bool) error {
 		return outputErr("cannot write the output: %v", err)
 	}
 	return nil
+}
+
+// emit writes doc in format f to the file output, or to stdout when output is empty; a chart is never
+// written to a terminal.
+func emit(stdout io.Writer, output string, f *report.Format, doc any, wide bool) error {
+	if output != "" {
+		return renderFile(output, f.Name, doc)
+	}
+	if file, ok := stdout.(*os.File); ok && f.Binary && isatty.IsTerminal(file.Fd()) {
+		return usageErr("a %s chart is binary: give --output FILE or redirect stdout", f.Name)
+	}
+	return renderWide(stdout, f.Name, doc, wide)
 }
 
 // renderFile writes doc to path as a new file renamed into place.

@@ -25,6 +25,15 @@ func (e *NotAResultError) Error() string {
 // Load reads a run.json. Files that are not results, of another schema version, inconsistent, or over
 // MaxFileBytes give a *NotAResultError; the file is read in bounded memory whatever it holds.
 func Load(path string) (*Run, error) {
+	b, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return decodeRun(b, path)
+}
+
+// readFile reads a file that must hold one JSON object, in bounded memory.
+func readFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -35,11 +44,20 @@ func Load(path string) (*Run, error) {
 	} else if err == nil && st.Mode().IsRegular() && st.Size() > MaxFileBytes {
 		return nil, &NotAResultError{path, fmt.Sprintf("%d bytes, more than the %d a result can have", st.Size(), int64(MaxFileBytes))}
 	}
-	return Decode(f, path)
+	return readObject(f, path)
 }
 
 // Decode reads a result from r; name says where it came from in errors.
 func Decode(r io.Reader, name string) (*Run, error) {
+	b, err := readObject(r, name)
+	if err != nil {
+		return nil, err
+	}
+	return decodeRun(b, name)
+}
+
+// readObject reads a JSON object of at most MaxFileBytes, turning away anything else at its first byte.
+func readObject(r io.Reader, name string) ([]byte, error) {
 	br := bufio.NewReader(io.LimitReader(r, MaxFileBytes+1))
 	// A result is a JSON object: anything else (binary data, /dev/zero) is turned away at its first byte.
 	for {
@@ -63,6 +81,11 @@ func Decode(r io.Reader, name string) (*Run, error) {
 	if len(b) > MaxFileBytes {
 		return nil, &NotAResultError{name, "larger than 1 GiB"}
 	}
+	return b, nil
+}
+
+// decodeRun decodes and checks a run from a JSON object.
+func decodeRun(b []byte, name string) (*Run, error) {
 	var head struct {
 		SchemaVersion *int `json:"schema_version"`
 		Tool          struct {

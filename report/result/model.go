@@ -3,6 +3,12 @@
 // nothing of the renderers, and a saved run.json is all a renderer needs.
 package result
 
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
 // SchemaVersion is the version of the JSON result contract. Scripts rely on its field names; a change that
 // renames or removes one bumps it. Additive changes keep it.
 const SchemaVersion = 1
@@ -324,4 +330,39 @@ func (c *Config) Budget(size uint64) uint64 {
 		n = min(n, c.MaxBytes/size)
 	}
 	return n
+}
+
+// DeviceModel names the devices a run used by model: "2x NVIDIA H200", "NVIDIA H200, NVIDIA A100".
+func DeviceModel(devs []Device) string {
+	counts := map[string]int{}
+	var order []string
+	for _, d := range devs {
+		if counts[d.Name] == 0 {
+			order = append(order, d.Name)
+		}
+		counts[d.Name]++
+	}
+	var parts []string
+	for _, n := range order {
+		if counts[n] > 1 {
+			parts = append(parts, fmt.Sprintf("%dx %s", counts[n], n))
+		} else {
+			parts = append(parts, n)
+		}
+	}
+	if len(parts) == 0 {
+		return "no devices"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// DriverVersions lists the devices' driver versions, each once.
+func DriverVersions(devs []Device) string {
+	var vs []string
+	for _, d := range devs {
+		if !slices.Contains(vs, d.DriverVersion) {
+			vs = append(vs, d.DriverVersion)
+		}
+	}
+	return strings.Join(vs, ", ")
 }

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/clmemprobe/clmemprobe/probe"
+	"github.com/clmemprobe/clmemprobe/report"
+	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/urfave/cli/v2"
+)
+
+// checkOptions are the flags of `check`.
+type checkOptions struct {
+	Expect, Output, Budget, Tolerance, OpenCLLib, Format, Prom string
+	Record                                                     bool
+	args, commandLine                                          []string
+}
+
+type checkRequest struct {
+	record          bool
+	expect, runFile string
+	output, prom    string
+	budget          time.Duration
+	tolerance       float64
+	library, format string
+	command         []string
+}
+
+// checkMargin is kept back from the budget for starting up, judging and writing: the command ends within
+// its budget, not at it.
+const checkMargin = 2 * time.Second
+
+func checkCommand(stdout, stderr io.Writer) *cli.Command {
+	var o checkOptions
+	return &cli.Command{
+		Name:      "check",
+		Usage:     "a health check for schedulers: a short probe held to recorded expectations, bounded in time",
+		ArgsUsage: "(with --record: RUN.json)",
+		Description: `clmemprobe check --expect FILE runs the jobs FILE names (strategies, sizes, touch mode and budget, on the
+same devices) and holds each to the threshold it reached when it was recorded: healthy when it reaches at
+least that less --tolerance, or its whole budget; below expectation when it reaches less, crashes, hangs,
+or cannot finish within --budget. FILE is an expectations file or a run.json; make the small file with
+  clmemprobe check --record --output expect.json RUN.json
+from a run short enough to fit the budget (a few hundred buffers with --touch fill). The whole check ends
+within --budget (default 50s, under the 60 s Slurm gives a HealthCheckProgram) and prints one line. A
+different device model than the recorded one is bad input; a different driver is noted, not judged.
+
+` + exitCodes(exitOK, exitRegression, exitUsage, exitNoOpenCL, exitOutput),
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "expect", Destination: &o.Expect, Usage: "the expectations file (or a run.json) to hold this node to"},
+			&cli.StringFlag{Name: "budget", Value: "50s", Destination: &o.Budget, Usage: "the most time the whole check may take"},
+			&cli.StringFlag{Name: "tolerance", Value: "10%", Destination: &o.Tolerance, Usage: "how far below the expected threshold a job may end and still be healthy"},
+			&cli.BoolFlag{Name: "record", Destination: &o.Record, Usage: "write the expectations of RUN.json to --output instead of checking"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Destination: &o.Output, Usage: "with --record: the expectations file to write"},
+			&cli.StringFlag{Name: "prom", Destination: &o.Prom, Usage: "also write the check's run as Prometheus metrics to this file, replaced atomically"},
+			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: "table (one line) or json"},
+			openclLibFlag(&o.OpenCLLib),
+		},
+		OnUsageError: commandUsageError,
+		Action: func(c *cli.Context) error {
+			o.args, o.commandLine = c.Args().Slice(), os.Args
+			return runCheck(c.Context, o, stdout, stderr)
+		},
+	}
+}
+
+func (o checkOptions) validate() (*checkRequest, error) {
+	r := &checkRequest{record: o.Record, expect: o.Expect, output: o.Output, prom: o.Prom, format: o.Format,
+		library: probe.LibraryPath(o.OpenCLLib), command: result.RedactArgs(o.commandLine)}
+	if o.Record {
+		if len(o.args) != 1 || o.Output == "" || o.Expect != "" {
+			return nil, usageErr("check --record needs --output FILE and one RUN.json argument, and no --expect (see clmemprobe check --help)")
+		}
+		r.runFile = o.args[0]
+		return r, nil
+	}
+	if o.Expect == "" {
+		return nil, usageErr("check needs --expect FILE (make one with clmemprobe check --record --output FILE RUN.json)")
+	}
+	if len(o.args) > 0 {
+		return nil, usageErr("check takes no arguments, got %q (the expectations go in --expect)", o.args[0])
+	}
+	if o.Output != "" {
+		return nil, usageErr("--output is for --record; the check prints one line (and --prom writes metrics)")
+	}
+	var err error
+	if r.budget, err = ParseDuration(o.Budget); err != nil {
+		return nil, usageErr("--budget: %v", err)
+	}
+	if r.budget < 5*time.Second {
+		return nil, usageErr("--budget %s is too short to load a runtime and run a job; give at least 5s", o.Budget)
+	}
+	if r.tolerance, err = ParsePercent(o.Tolerance); err != nil {
+		return nil, usageErr("--tolerance: %v", err)
+	}
+	if _, err := report.Lookup(o.Format, report.KindHealth); err != nil {
+		return nil, usageErr("--format: %v", err)
+	}
+	return r, nil
+}
+
+func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) error {
+	start := time.Now()
+	req, err := o.validate()
+	if err != nil {
+		return err
+	}
+	if req.record {
+		r, err := loadResult(req.runFile)
+		if err != nil {
+			return err
+		}
+		if err := checkFileDir("--output", req.output); err != nil {
+			return err
+		}
+		if err := renderFile(req.output, "json", result.ExpectationsFrom(r)); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "clmemprobe: wrote %s\n", req.output)
+		return nil
+	}
+	exp, err := result.LoadExpectations(req.expect)
+	if err != nil {
+		return usageErr("--expect: %v", err)
+	}
+	if req.prom != "" {
+		if err := checkFileDir("--prom", req.prom); err != nil {
+			return err
+		}
+	}
+	var recorded float64
+	for _, j := range exp.Jobs {
+		recorded += j.Seconds
+	}
+	if time.Duration(recorded*float64(time.Second)) > req.budget/2 {
+		return usageErr("the recorded jobs took %.1f s, more than half of --budget %s: record a shorter run (fewer --max-allocs) or give a longer budget", recorded, req.budget)
+	}
+	// The budget is a deadline for the whole command: listing devices, every job, judging, writing.
+	deadline := start.Add(req.budget - checkMargin)
+	ctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	ctx, stop := withInterrupt(ctx, stderr)
+	defer stop()
+	inv, err := probe.Describe(ctx, req.library, time.Until(deadline))
+	if err != nil {
+		return err
+	}
+	plan, err := checkPlan(req, exp, inv, time.Until(deadline))
+	if err != nil {
+		return err
+	}
+	run, runErr := probe.Run(ctx, plan, inv, nil)
+	if runErr != nil && !errors.Is(runErr, context.Canceled) && !errors.Is(runErr, context.DeadlineExceeded) {
+		return runErr
+	}
+	findings.Apply(run)
+	health := report.CheckHealth(exp, run, req.tolerance, req.budget.Seconds())
+	health.Seconds = time.Since(start).Seconds()
+	var writeErr error
+	if req.prom != "" {
+		writeErr = renderFile(req.prom, "prom", run)
+	}
+	if err := renderWide(stdout, req.format, health, false); err != nil {
+		return err
+	}
+	switch {
+	case writeErr != nil:
+		return writeErr
+	case !health.Healthy:
+		return &exitError{exitRegression, nil}
+	}
+	return nil
+}
+
+// checkPlan is the plan of the recorded jobs on this node's matching platform and devices, each job given
+// an equal share of the time left.
+func checkPlan(req *checkRequest, exp *result.Expectations, inv result.Inventory, left time.Duration) (probe.Plan, error) {
+	p := probe.Plan{Library: req.library, Strategies: exp.Strategies(), Sizes: exp.Sizes(), MaxAllocs: exp.MaxAllocs, MaxBytes: exp.MaxBytes,
+		Touch: exp.Touch, HostReserve: probe.DefaultHostReserve(), SampleInterval: 10 * time.Millisecond, Command: req.command, ToolVersion: version}
+	var err error
+	if p.Platform, err = selectPlatform(inv, exp.Platform); err != nil {
+		return p, usageErr("the expectations name platform %q: %v", exp.Platform, err)
+	}
+	if p.Devices, err = selectDevices(inv, p.Platform, exp.Devices); err != nil {
+		return p, usageErr("the expectations name devices %v: %v", exp.Devices, err)
+	}
+	var devs []result.Device
+	for _, i := range p.Devices {
+		devs = append(devs, inv[p.Platform].Devices[i])
+	}
+	if model := result.DeviceModel(devs); model != exp.DeviceModel {
+		return p, usageErr("this node has %s where the expectations were recorded on %s: give this node its own expectations", model, exp.DeviceModel)
+	}
+	share := (left / time.Duration(len(p.Strategies)*len(p.Sizes))).Truncate(10 * time.Millisecond)
+	p.Limits = probe.Limits{Setup: min(share, 60*time.Second), Hang: min(share, 60*time.Second), Total: share}
+	return p, nil
+}

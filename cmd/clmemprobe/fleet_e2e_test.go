@@ -1,0 +1,196 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clmemprobe/clmemprobe/report"
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// hostBudget is faultcl's host staging budget for n buffers of 1 MiB in a context over its two devices: the
+// shared strategies fail at exactly buffer n.
+func hostBudget(n int) string { return fmt.Sprintf("FAULTCL_HOST_BUDGET=%d", n*mib) }
+
+// record runs the probe and records its expectations; it returns the expectations file and the run.
+func record(t *testing.T, env []string, args ...string) (string, *result.Run) {
+	t.Helper()
+	r, res, dir := runOut(t, env, args...)
+	if res.code != 0 {
+		t.Fatalf("recording run: exit %d: %s", res.code, res.stderr)
+	}
+	exp := filepath.Join(dir, "expect.json")
+	if res := runTool(t, env, "check", "--record", "--output", exp, filepath.Join(dir, "run.json")); res.code != 0 {
+		t.Fatalf("check --record: exit %d: %s", res.code, res.stderr)
+	}
+	return exp, r
+}
+
+func TestCheckOnPoCL(t *testing.T) {
+	env := PoCLEnv(t)
+	exp, r := record(t, env, "--touch", "fill", "--max-allocs", "150")
+	start := time.Now()
+	res := runTool(t, env, "check", "--expect", exp, "--budget", "30s")
+	if res.code != 0 {
+		t.Fatalf("the same node, the same runtime: exit %d, want 0 (healthy): %s%s", res.code, res.stdout, res.stderr)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("the check took %s of a 30s budget", took)
+	}
+	lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "clmemprobe check: healthy: ") {
+		t.Errorf("want one summary line, got %q", res.stdout)
+	}
+	for _, s := range r.Strategies {
+		if !strings.Contains(lines[0], fmt.Sprintf("%s 1 MiB %d (expected %d)", s.Strategy, s.AllocationsOK, s.AllocationsOK)) {
+			t.Errorf("the line does not give %s's threshold against the expected one: %q", s.Strategy, lines[0])
+		}
+	}
+	// A run.json is an expectation too.
+	if res := runTool(t, env, "check", "--expect", filepath.Join(filepath.Dir(exp), "run.json"), "--budget", "30s"); res.code != 0 {
+		t.Errorf("--expect run.json: exit %d: %s%s", res.code, res.stdout, res.stderr)
+	}
+}
+
+func TestCheckOnTheFaultInjectionRuntime(t *testing.T) {
+	const n = 256
+	exp, _ := record(t, FaultEnv(t, hostBudget(n)), "--max-allocs", "1000", "--strategies", "shared,per-device")
+	b, _ := os.ReadFile(exp)
+	var e result.Expectations
+	if err := json.Unmarshal(b, &e); err != nil || len(e.Jobs) != 2 || e.Jobs[0].AllocationsOK != n || e.Jobs[1].AllocationsOK != 1000 {
+		t.Fatalf("the expectations must hold shared at %d and per-device at 1000: %v %s", n, err, b)
+	}
+	cases := []struct {
+		name     string
+		settings []string
+		budget   string
+		code     int
+		says     []string
+	}{
+		{"same", []string{hostBudget(n)}, "20s", 0, []string{"healthy", fmt.Sprintf("shared 1 MiB %d (expected %d)", n, n)}},
+		// 5% fewer buffers is within the 10% tolerance; half is not.
+		{"within tolerance", []string{hostBudget(n * 95 / 100)}, "20s", 0, []string{"healthy"}},
+		{"half", []string{hostBudget(n / 2)}, "20s", 1, []string{"BELOW EXPECTATION", fmt.Sprintf("shared 1 MiB: %d buffers, expected %d (-50.0%%), CL_OUT_OF_HOST_MEMORY (-6) at create", n/2, n),
+			"per-device 1 MiB 1000 (expected 1000)"}},
+		{"crash", []string{hostBudget(n), "FAULTCL_CRASH_AT=100", "FAULTCL_FAULTS_MULTI_ONLY=1"}, "20s", 1, []string{"BELOW EXPECTATION", "shared 1 MiB: crashed after 99 buffers"}},
+		// Every create sleeps 50 ms: 1000 buffers cannot fit in 8 s, and the check must still end within it.
+		{"too slow for the budget", []string{hostBudget(n), "FAULTCL_SLOW_US=50000"}, "8s", 1, []string{"BELOW EXPECTATION", "stopped"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			start := time.Now()
+			res := runTool(t, FaultEnv(t, c.settings...), "check", "--expect", exp, "--budget", c.budget)
+			took := time.Since(start)
+			budget, _ := time.ParseDuration(c.budget)
+			if res.code != c.code {
+				t.Errorf("exit %d, want %d: %s%s", res.code, c.code, res.stdout, res.stderr)
+			}
+			if took > budget {
+				t.Errorf("took %s, over the budget of %s", took, budget)
+			}
+			for _, s := range c.says {
+				if !strings.Contains(res.stdout, s) {
+					t.Errorf("the line does not say %q: %q", s, res.stdout)
+				}
+			}
+			if strings.Count(res.stdout, "\n") != 1 {
+				t.Errorf("want one line: %q", res.stdout)
+			}
+		})
+	}
+	t.Run("bad input", func(t *testing.T) {
+		env := FaultEnv(t, hostBudget(n))
+		// The same expectations, as if recorded on two H200s.
+		other := filepath.Join(t.TempDir(), "h200.json")
+		if err := os.WriteFile(other, []byte(strings.Replace(string(b), e.DeviceModel, "2x NVIDIA H200", 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if res := runTool(t, FaultEnv(t, hostBudget(n), "FAULTCL_DEVICES=1"), "check", "--expect", exp); res.code != exitUsage || !strings.Contains(res.stderr, "devices [0 1]") {
+			t.Errorf("a node with one device of the two expected: exit %d, %q; want exit 2 naming the devices", res.code, res.stderr)
+		}
+		for _, args := range [][]string{
+			{"check"},
+			{"check", "--expect", filepath.Join(t.TempDir(), "missing.json")},
+			{"check", "--expect", "/dev/zero"},
+			{"check", "--expect", exp, "--budget", "1s"},
+			{"check", "--record", exp},
+			{"check", "--expect", exp, "--tolerance", "lots"},
+		} {
+			if res := runTool(t, env, args...); res.code != exitUsage || strings.Count(res.stderr, "\n") != 1 {
+				t.Errorf("%v: exit %d, stderr %q; want one line and exit 2", args, res.code, res.stderr)
+			}
+		}
+		// Expectations recorded on one device model do not judge another.
+		if res := runTool(t, env, "check", "--expect", other); res.code != exitUsage || !strings.Contains(res.stderr, "recorded on 2x NVIDIA H200") {
+			t.Errorf("another device model: exit %d, %q; want exit 2 naming the mismatch", res.code, res.stderr)
+		}
+		if res := runTool(t, env, "check", "--expect", exp, "--opencl-lib", "/nonexistent/libOpenCL.so"); res.code != exitNoOpenCL {
+			t.Errorf("no OpenCL: exit %d, want %d: %s", res.code, exitNoOpenCL, res.stderr)
+		}
+	})
+}
+
+// Four nodes that agree and one that does not, run for real on the fault-injection runtime, merged from
+// their folders; then a file that is not a result among them.
+func TestMergeOfRealRuns(t *testing.T) {
+	root := t.TempDir()
+	run := func(name string, budget int) {
+		dir := filepath.Join(root, name)
+		res := runTool(t, FaultEnv(t, hostBudget(budget)), "run", "--max-allocs", "400", "--strategies", "shared,per-device", "--out", dir)
+		if res.code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, res.code, res.stderr)
+		}
+	}
+	for i := 0; i < 4; i++ {
+		run(fmt.Sprintf("node%d", i), 200)
+	}
+	res := runTool(t, Env(), "merge", "--format", "json", root)
+	if res.code != 0 {
+		t.Fatalf("four agreeing nodes: exit %d, want 0: %s", res.code, res.stderr)
+	}
+	var f report.Fleet
+	if err := json.Unmarshal([]byte(res.stdout), &f); err != nil {
+		t.Fatal(err)
+	}
+	if f.Results != 4 || len(f.Groups) != 1 || f.Groups[0].Nodes != 4 || f.Outliers != 0 {
+		t.Fatalf("want 4 results in one group and no outlier: %+v", f)
+	}
+	for _, j := range f.Groups[0].Jobs {
+		want := map[result.Strategy]float64{result.Shared: 200, result.PerDevice: 400}[j.Strategy]
+		if j.MedianAllocs != want || j.Spread != 0 || len(j.Rows) != 4 {
+			t.Errorf("%s: median %v spread %v rows %d; want %v, 0, 4", j.Strategy, j.MedianAllocs, j.Spread, len(j.Rows), want)
+		}
+	}
+	run("deviant", 150)
+	res = runTool(t, Env(), "merge", "--format", "json", root)
+	if res.code != exitRegression {
+		t.Errorf("a node 25%% below the others: exit %d, want 1", res.code)
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &f); err != nil {
+		t.Fatal(err)
+	}
+	if f.Outliers != 1 {
+		t.Errorf("%d outliers, want 1 (shared on the deviant node)", f.Outliers)
+	}
+	for _, j := range f.Groups[0].Jobs {
+		for _, r := range j.Rows {
+			deviant := strings.Contains(r.Source, "deviant") && j.Strategy == result.Shared
+			if r.Outlier != deviant {
+				t.Errorf("%s on %s: outlier %v (%s)", j.Strategy, r.Source, r.Outlier, r.Why)
+			}
+		}
+	}
+	// A broken file is named on its own line; the others are merged all the same.
+	if err := os.WriteFile(filepath.Join(root, "node0", "run.json"), []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res = runTool(t, Env(), "merge", root)
+	if res.code != exitUsage || !strings.Contains(res.stderr, filepath.Join(root, "node0", "run.json")) || !strings.Contains(res.stdout, "4 results") {
+		t.Errorf("one bad file: exit %d, stderr %q, stdout %q; want exit 2, the file named, the other 4 merged", res.code, res.stderr, res.stdout)
+	}
+}

@@ -1,0 +1,315 @@
+package report
+
+import (
+	"encoding/csv"
+	"fmt"
+	"image/color"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/clmemprobe/clmemprobe/report/units"
+)
+
+// fleetSummary is merge's first line.
+func fleetSummary(f *Fleet) string {
+	return fmt.Sprintf("clmemprobe merge: %d results in %d %s, tolerance %.0f%%", f.Results, len(f.Groups),
+		Plural(len(f.Groups), "group", "groups"), 100*f.Tolerance)
+}
+
+// fleetVerdict is merge's last line.
+func fleetVerdict(f *Fleet) string {
+	if f.Outliers == 0 {
+		return fmt.Sprintf("no outliers beyond the tolerance of %.0f%%", 100*f.Tolerance)
+	}
+	return fmt.Sprintf("%d %s beyond the tolerance of %.0f%%", f.Outliers, Plural(f.Outliers, "OUTLIER", "OUTLIERS"), 100*f.Tolerance)
+}
+
+// Plural is one or many, as n asks.
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// groupTitle says what the runs of a group share.
+func groupTitle(g *FleetGroup, st style) string {
+	budget := fmt.Sprintf("budget %d buffers", g.MaxAllocs)
+	if g.MaxBytes > 0 {
+		budget += " or " + units.Bytes(g.MaxBytes)
+	}
+	return fmt.Sprintf("%s, driver %s (%s), touch %s, %s: %d %s", st.text(g.DeviceModel), st.text(g.DriverVersion), st.text(g.Platform),
+		g.Touch, budget, g.Nodes, Plural(g.Nodes, "result", "results"))
+}
+
+// fleetTable writes one group's jobs: a median row for each job, then a row for each node.
+func fleetTable(w io.Writer, g *FleetGroup, st style) error {
+	headers := []string{"Strategy", "Size", "Variant", "Node", "Result", "Outcome", "Buffers", "vs median", "Host/buffer", "Device/buffer", "Verdict"}
+	keep := []bool{true, true, true, true, true, true, true, true, true, true, true}
+	if !st.markdown && st.Width > 0 && !st.Wide && st.Width < 160 {
+		keep = []bool{true, true, false, true, false, true, true, true, false, false, true} // where and how far off, not what it cost
+	}
+	pick := func(cells []string) []string {
+		var out []string
+		for i, c := range cells {
+			if keep[i] {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	t := st.table(w)
+	t.Header(pick(headers))
+	cost := func(v *float64) string {
+		if v == nil {
+			return "-"
+		}
+		return units.SignedBytes(*v)
+	}
+	for _, j := range g.Jobs {
+		spread := fmt.Sprintf("spread %.1f%% (%d-%d)", 100*j.Spread, j.MinAllocs, j.MaxAllocs)
+		if err := t.Append(pick([]string{st.text(string(j.Strategy)), units.Size(j.SizeBytes), st.text(j.Variant),
+			fmt.Sprintf("median of %d", len(j.Rows)), "", string(j.Outcome), trimFloat(j.MedianAllocs), spread,
+			cost(j.MedianHostCost), cost(j.MedianDeviceCost), ""})); err != nil {
+			return err
+		}
+		for _, r := range j.Rows {
+			verdict := "ok"
+			if r.Outlier {
+				verdict = "OUTLIER: " + st.text(r.Why)
+			}
+			if err := t.Append(pick([]string{"", "", "", st.text(r.Node), st.text(r.Source), string(r.Outcome), strconv.FormatUint(r.AllocationsOK, 10),
+				fmt.Sprintf("%+.1f%%", 100*r.Deviation), cost(r.HostCost), cost(r.DeviceCost), verdict})); err != nil {
+				return err
+			}
+		}
+	}
+	return t.Render()
+}
+
+// outlierLines are the outliers, one sentence each.
+func outlierLines(f *Fleet, st style) []string {
+	var out []string
+	for gi := range f.Groups {
+		g := &f.Groups[gi]
+		for _, j := range g.Jobs {
+			for _, r := range j.Rows {
+				if r.Outlier {
+					out = append(out, fmt.Sprintf("%s (%s): %s at %s, variant %s, on %s driver %s: %s.", st.text(r.Node), st.code(r.Source),
+						st.text(string(j.Strategy)), units.Size(j.SizeBytes), st.text(j.Variant), st.text(g.DeviceModel), st.text(g.DriverVersion), st.text(r.Why)))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// writeFleetText renders merge's answer for a terminal.
+func writeFleetText(w io.Writer, f *Fleet, opts Options) error {
+	st := terminal(opts)
+	fmt.Fprintln(w, fleetSummary(f))
+	for gi := range f.Groups {
+		fmt.Fprintf(w, "\n%s\n", groupTitle(&f.Groups[gi], st))
+		if err := fleetTable(w, &f.Groups[gi], st); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w)
+	for _, l := range outlierLines(f, st) {
+		fmt.Fprintf(w, "- OUTLIER %s\n", l)
+	}
+	_, err := fmt.Fprintln(w, fleetVerdict(f))
+	return err
+}
+
+// writeFleetMarkdown renders merge's answer for a ticket or a wiki page.
+func writeFleetMarkdown(w io.Writer, f *Fleet, _ Options) error {
+	st := markdown
+	fmt.Fprintf(w, "# %s\n\n**%s.**\n", fleetSummary(f), fleetVerdict(f))
+	for gi := range f.Groups {
+		fmt.Fprintf(w, "\n## %s\n\n", groupTitle(&f.Groups[gi], st))
+		if err := fleetTable(w, &f.Groups[gi], st); err != nil {
+			return err
+		}
+	}
+	if lines := outlierLines(f, st); len(lines) > 0 {
+		fmt.Fprint(w, "\n## Outliers\n\n")
+		for _, l := range lines {
+			fmt.Fprintf(w, "- %s\n", l)
+		}
+	}
+	return nil
+}
+
+// writeFleetCSV writes one row per node and job, with its group and the job's median.
+func writeFleetCSV(w io.Writer, f *Fleet, _ Options) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write([]string{"platform", "device_model", "driver_version", "touch", "max_allocs", "max_bytes", "strategy", "size_bytes", "variant",
+		"node", "source", "outcome", "allocations_ok", "median_allocations_ok", "deviation", "host_bytes_per_buffer", "device_bytes_per_buffer",
+		"outlier", "why"}); err != nil {
+		return err
+	}
+	num := func(v *float64) string {
+		if v == nil {
+			return ""
+		}
+		return strconv.FormatFloat(*v, 'f', -1, 64)
+	}
+	for _, g := range f.Groups {
+		for _, j := range g.Jobs {
+			for _, r := range j.Rows {
+				row := []string{csvText(g.Platform), csvText(g.DeviceModel), csvText(g.DriverVersion), string(g.Touch), strconv.FormatUint(g.MaxAllocs, 10),
+					strconv.FormatUint(g.MaxBytes, 10), string(j.Strategy), strconv.FormatUint(j.SizeBytes, 10), csvText(j.Variant),
+					csvText(r.Node), csvText(r.Source), string(r.Outcome), strconv.FormatUint(r.AllocationsOK, 10),
+					strconv.FormatFloat(j.MedianAllocs, 'f', -1, 64), strconv.FormatFloat(r.Deviation, 'f', 6, 64), num(r.HostCost), num(r.DeviceCost),
+					strconv.FormatBool(r.Outlier), csvText(r.Why)}
+				if err := cw.Write(row); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// csvText keeps a foreign string from being read as a formula by a spreadsheet: a cell that starts with
+// =, +, -, @ or a control character gets a leading apostrophe.
+func csvText(s string) string {
+	s = plain(s)
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}
+
+// writeFleetPNG draws each node's threshold, nodes grouped by driver version (and device model), one
+// colour per job, outliers ringed.
+func writeFleetPNG(w io.Writer, f *Fleet, _ Options) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("cannot draw the chart: %v", p)
+		}
+	}()
+	p := plot.New()
+	p.Title.Text = "clmemprobe merge: buffers reached per node, by driver version"
+	p.Y.Label.Text = "buffers reached"
+	p.Y.Tick.Marker = plot.TickerFunc(countTicks)
+	p.Legend.Top = true
+	p.Add(plotter.NewGrid())
+	// Every node (a result) gets one x position; groups sit side by side, separated by a gap.
+	type slot struct{ group, source string }
+	xOf := map[slot]float64{}
+	var ticks []plot.Tick
+	var dividers []float64
+	var groupLabels plotter.XYLabels
+	x, maxY := 0.0, 1.0
+	for gi, g := range f.Groups {
+		if gi > 0 {
+			x++
+			dividers = append(dividers, x-1)
+		}
+		first := x
+		for _, j := range g.Jobs {
+			for _, r := range j.Rows {
+				maxY = math.Max(maxY, float64(r.AllocationsOK))
+				k := slot{fmt.Sprint(gi), r.Source}
+				if _, ok := xOf[k]; !ok {
+					xOf[k] = x
+					ticks = append(ticks, plot.Tick{Value: x, Label: shortLabel(plain(r.Node), 18)})
+					x++
+				}
+			}
+		}
+		groupLabels.XYs = append(groupLabels.XYs, plotter.XY{X: first})
+		groupLabels.Labels = append(groupLabels.Labels, shortLabel(plain(g.DeviceModel), 28)+"\ndriver "+shortLabel(plain(g.DriverVersion), 24))
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	p.X.Tick.Label.Rotation = math.Pi / 4
+	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
+	p.X.Min, p.X.Max = -0.5, math.Max(x-0.5, 0.5)
+	// Headroom: the group labels sit just above the highest point, the legend above them.
+	p.Y.Min, p.Y.Max = 0, maxY*1.7
+	series := map[string]int{}
+	var outliers plotter.XYs
+	for gi, g := range f.Groups {
+		for _, j := range g.Jobs {
+			name := fmt.Sprintf("%s %s", j.Strategy, units.Size(j.SizeBytes))
+			if j.Variant != DefaultVariant {
+				name += " " + plain(j.Variant)
+			}
+			idx, seen := series[name]
+			if !seen {
+				idx = len(series)
+				series[name] = idx
+			}
+			var pts plotter.XYs
+			// Each job sits a little to the side within a node's slot, so equal thresholds stay visible.
+			shift := 0.12 * (float64(idx) - float64(len(g.Jobs)-1)/2)
+			for _, r := range j.Rows {
+				pt := plotter.XY{X: xOf[slot{fmt.Sprint(gi), r.Source}] + shift, Y: float64(r.AllocationsOK)}
+				pts = append(pts, pt)
+				if r.Outlier {
+					outliers = append(outliers, pt)
+				}
+			}
+			sc, err := plotter.NewScatter(pts)
+			if err != nil {
+				return err
+			}
+			sc.Color, sc.Shape, sc.Radius = palette[idx%len(palette)], draw.CircleGlyph{}, vg.Points(3.5)
+			p.Add(sc)
+			if !seen {
+				p.Legend.Add(shortLabel(name, 40), sc)
+			}
+		}
+	}
+	if len(outliers) > 0 {
+		ring, err := plotter.NewScatter(outliers)
+		if err != nil {
+			return err
+		}
+		ring.Color, ring.Shape, ring.Radius = color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff}, draw.RingGlyph{}, vg.Points(7)
+		p.Add(ring)
+		p.Legend.Add("outlier", ring)
+	}
+	for _, d := range dividers {
+		l, err := plotter.NewLine(plotter.XYs{{X: d, Y: 0}, {X: d, Y: maxY * 1.3}})
+		if err != nil {
+			return err
+		}
+		l.Dashes, l.Color = []vg.Length{vg.Points(4), vg.Points(3)}, color.Gray{Y: 0x80}
+		p.Add(l)
+	}
+	for i := range groupLabels.XYs {
+		groupLabels.XYs[i].Y = maxY * 1.08
+	}
+	if len(groupLabels.XYs) > 0 {
+		labels, err := plotter.NewLabels(groupLabels)
+		if err != nil {
+			return err
+		}
+		p.Add(labels)
+	}
+	c := vgimg.NewWith(vgimg.UseWH(chartWidth, chartHeight), vgimg.UseDPI(110))
+	p.Draw(draw.New(c))
+	_, err = vgimg.PngCanvas{Canvas: c}.WriteTo(w)
+	return err
+}
+
+// shortLabel cuts a label to n runes, with an ellipsis.
+func shortLabel(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
