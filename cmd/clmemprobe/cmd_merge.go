@@ -155,4 +155,3 @@ func reason(err error) error {
 	}
 	return err
 }
-
