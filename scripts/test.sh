@@ -2,7 +2,8 @@
 # Runs every check and the whole test suite: sets up what it needs (PoCL, the ICD loader, a C compiler and
 # the OpenCL headers for the fault-injection runtime), then the gates and the tests. With OpenCL set up, a
 # test that needs it fails instead of skipping (CLMEMPROBE_REQUIRE_OPENCL=1). Arguments go to the last
-# `go test`, for example: scripts/test.sh -run Exchange
+# `go test`, for example: scripts/test.sh -run Exchange (and then the Kubernetes and Slurm recipe tests are
+# left out). As root, the Slurm recipes are tested on a real single-node Slurm (Debian's packages).
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
@@ -32,3 +33,15 @@ step "go test -race on the packages that start no worker"
 CGO_ENABLED=1 go test -race -count=1 ./probe/... ./report/...
 step "the whole suite"
 go test -count=1 -timeout 20m ./... "$@"
+[ $# -eq 0 ] || exit 0
+step "the Kubernetes recipes, built with kustomize and decoded strictly into the API types (their own module)"
+(cd scripts/kubernetes && go vet ./... && go test -count=1 ./...)
+if [ "$(id -u)" = 0 ]; then
+  step "the Slurm recipes on a real single-node Slurm"
+  bash scripts/slurm/test.sh
+elif [ "${CLMEMPROBE_REQUIRE_SLURM:-}" = 1 ]; then
+  echo "test: the Slurm test starts daemons and needs root; CLMEMPROBE_REQUIRE_SLURM=1 asks for it" >&2
+  exit 1
+else
+  step "skipped the Slurm test: it starts daemons and needs root (run scripts/slurm/test.sh as root)"
+fi
