@@ -51,7 +51,7 @@ from a run short enough to fit the budget (a few hundred buffers with --touch fi
 within --budget (default 50s, under the 60 s Slurm gives a HealthCheckProgram) and prints one line. A
 different device model than the recorded one is bad input; a different driver is noted, not judged.
 
-` + exitCodes(exitOK, exitRegression, exitUsage, exitNoOpenCL, exitOutput),
+` + exitCodesOne("below expectation: a job reached less than recorded, crashed, hung or did not finish within --budget", exitOK, exitRegression, exitUsage, exitNoOpenCL, exitOutput),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "expect", Destination: &o.Expect, Usage: "the expectations file (or a run.json) to hold this node to"},
 			&cli.StringFlag{Name: "budget", Value: "50s", Destination: &o.Budget, Usage: "the most time the whole check may take"},

@@ -34,7 +34,7 @@ when its host cost per buffer grew by more than the tolerance (and by more than 
 when it is missing from the new run. For pipelines: exit 0 no regression, 1 regression, 2 unusable input
 (a file that is not a result, or another schema version).
 
-` + exitCodes(exitOK, exitRegression, exitUsage, exitOutput),
+` + exitCodesOne("a threshold regressed beyond the tolerance", exitOK, exitRegression, exitUsage, exitOutput),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "tolerance", Value: "10%", Destination: &o.Tolerance, Usage: "allowed change before it counts, as a percentage"},
 			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: "table or json"},

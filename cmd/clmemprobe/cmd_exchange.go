@@ -52,7 +52,7 @@ Finally the same bytes are moved from device 0 to device 1 by migration, through
 clEnqueueCopyBuffer, to show what each path costs. It runs in a child process: a runtime that crashes or
 hangs while setting up ends with exit code 3, during the steps with exit code 5.
 
-` + exitCodes(exitOK, exitRegression, exitUsage, exitNoOpenCL, exitOutput, exitWorkerFault, exitInterrupted),
+` + exitCodesOne("wrong cells: the exchanged halos did not match the host reference", exitOK, exitRegression, exitUsage, exitNoOpenCL, exitOutput, exitWorkerFault, exitInterrupted),
 		Flags: []cli.Flag{
 			openclLibFlag(&o.OpenCLLib),
 			&cli.StringFlag{Name: "platform", Destination: &o.Platform, Usage: "platform index or part of its name (default: the first platform with devices)"},

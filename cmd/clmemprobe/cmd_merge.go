@@ -44,7 +44,7 @@ device cost per buffer differs from its job's median by more than --tolerance (c
 of the buffer size), or when its outcome is not the job's most common one. A file that cannot be used is
 named on stderr, one line each, and the others are still merged.
 
-` + exitCodes(exitOK, exitRegression, exitUsage, exitOutput),
+` + exitCodesOne("a node is an outlier", exitOK, exitRegression, exitUsage, exitOutput),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: strings.Join(report.Names(report.KindFleet), ", ")},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Destination: &o.Output, Usage: "write to this file instead of stdout (png needs it, or a redirected stdout)"},

@@ -37,7 +37,7 @@ const (
 // exitMeanings are the exit codes and what each means, as help texts list them.
 var exitMeanings = map[int]string{
 	exitOK:          "the command did what was asked; strategies that failed an allocation are results, not errors",
-	exitRegression:  "compare: a threshold regressed beyond the tolerance; exchange: wrong cells",
+	exitRegression:  "compare: a threshold regressed; merge: a node is an outlier; check: below expectation; exchange: wrong cells",
 	exitUsage:       "bad input: a flag, an argument or an input file, or an --out folder in use or holding a result",
 	exitNoOpenCL:    "no OpenCL: the library, a platform or a device is missing, or the runtime failed while setting up",
 	exitOutput:      "the tool could not write its results or its output",
@@ -46,11 +46,18 @@ var exitMeanings = map[int]string{
 }
 
 // exitCodes is the EXIT CODES section of a help text, with the codes a command can end with.
-func exitCodes(codes ...int) string {
+func exitCodes(codes ...int) string { return exitCodesOne(exitMeanings[exitRegression], codes...) }
+
+// exitCodesOne is exitCodes for a command that says what its exit code 1 means.
+func exitCodesOne(one string, codes ...int) string {
 	b := &strings.Builder{}
 	b.WriteString("EXIT CODES:")
 	for _, c := range codes {
-		fmt.Fprintf(b, "\n   %-4d %s", c, exitMeanings[c])
+		m := exitMeanings[c]
+		if c == exitRegression {
+			m = one
+		}
+		fmt.Fprintf(b, "\n   %-4d %s", c, m)
 	}
 	return b.String()
 }
