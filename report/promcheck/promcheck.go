@@ -23,7 +23,7 @@ func Parse(text []byte) (Families, []string, error) {
 	parser := expfmt.NewTextParser(model.UTF8Validation)
 	fam, err := parser.TextToMetricFamilies(bytes.NewReader(text))
 	if err != nil {
-		return nil, nil, fmt.Errorf("Prometheus's parser refuses the exposition: %w", err)
+		return nil, nil, fmt.Errorf("the Prometheus parser refuses the exposition: %w", err)
 	}
 	lints, err := promlint.New(bytes.NewReader(text)).Lint()
 	if err != nil {
