@@ -31,8 +31,12 @@ type collector struct {
 	onSample func(*result.Sample)
 }
 
+// maxNotices is how many of a job's notify messages are kept (the first ones); the rest are counted.
+const maxNotices = 100
+
 func newCollector(j Job, onSample func(*result.Sample)) *collector {
-	return &collector{res: &result.StrategyResult{Strategy: j.Strategy, Devices: j.Devices, SizeBytes: j.Size, Samples: []result.Sample{}},
+	return &collector{res: &result.StrategyResult{Strategy: j.Strategy, Variant: j.Variant.Name, VariantSettings: j.Variant.Settings,
+		Devices: j.Devices, SizeBytes: j.Size, Samples: []result.Sample{}},
 		devFits: map[int]*slopeFit{}, stride: 1, onSample: onSample}
 }
 
@@ -45,13 +49,15 @@ func (c *collector) handle(ev event) {
 			c.addSample(ev.Sample)
 		}
 	case evNotice:
-		if len(c.res.Notices) < 100 {
+		c.res.NoticesTotal++
+		if len(c.res.Notices) < maxNotices {
 			c.res.Notices = append(c.res.Notices, ev.Notice)
 		}
 	case evInfo:
 		if ev.Info != nil {
 			c.res.DeviceSampler, c.res.MaxMapCount = ev.Info.DeviceSampler, ev.Info.MaxMapCount
 			c.res.AddressSpaceBytes = ev.Info.AddressSpace
+			c.res.RuntimeDiagnostics = ev.Info.Diagnostics
 			c.res.LoopStarted = ev.Info.LoopStarted.UTC().Format(time.RFC3339Nano)
 		}
 	}
@@ -128,9 +134,7 @@ func (c *collector) finish(e *ending) *result.StrategyResult {
 	if e.badLines > 0 {
 		res.Reason = joinReason(res.Reason, fmt.Sprintf("%d line(s) of the worker's event stream did not parse and were dropped", e.badLines))
 	}
-	if res.Outcome != result.OutcomeCompleted && e.output != "" {
-		res.WorkerOutput = e.output
-	}
+	res.WorkerOutput = e.output
 	res.BytesOK = res.AllocationsOK * res.SizeBytes
 	c.fitCosts(res)
 	res.Samples = c.kept

@@ -81,6 +81,10 @@ func newRun(p *Plan, inv result.Inventory) *result.Run {
 	if len(p.Sizes) > 1 {
 		r.Config.Sizes = p.Sizes
 	}
+	if len(p.Variants) > 0 {
+		r.Config.Variants = p.Variants
+	}
+	r.Config.RuntimeLog = p.RuntimeLog
 	return r
 }
 
@@ -90,7 +94,7 @@ func runJob(ctx context.Context, p *Plan, j Job, obs Observer) (*result.Strategy
 	spec := childSpec{Kind: kindStrategy, Library: p.Library, Strategy: &strategySpec{Platform: p.Platform, Devices: j.Devices,
 		Strategy: j.Strategy, Size: j.Size, Count: j.Budget, Touch: p.Touch, HostReserve: p.HostReserve, SampleInterval: p.SampleInterval}}
 	lastReport := time.Time{}
-	e, err := supervise(ctx, supervision{spec: spec, limits: p.Limits, hostReserve: p.HostReserve, onEvent: col.handle,
+	e, err := supervise(ctx, supervision{spec: spec, env: p.env(j), limits: p.Limits, hostReserve: p.HostReserve, onEvent: col.handle,
 		onTick: func(count uint64, elapsed time.Duration) {
 			if time.Since(lastReport) < 200*time.Millisecond {
 				return

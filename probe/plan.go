@@ -6,6 +6,7 @@
 package probe
 
 import (
+	"slices"
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
@@ -29,6 +30,11 @@ type Plan struct {
 	// SampleInterval is the least time between samples; the worker also keeps its sampling under about
 	// 5% of the loop's time, so it samples less often when a sample is slow.
 	SampleInterval time.Duration
+	// Variants are the runtime settings each strategy runs under, each in its own workers; nil is the
+	// runtime's defaults alone.
+	Variants []result.Variant
+	// RuntimeLog are logging variables set for every worker (run --runtime-log).
+	RuntimeLog map[string]string
 	// Command is the command line that reproduces the run; ToolVersion the build that ran it.
 	Command     []string
 	ToolVersion string
@@ -51,23 +57,63 @@ func (p *Plan) Budget(size uint64) uint64 {
 	return c.Budget(size)
 }
 
-// Job is one strategy at one buffer size: what one worker process runs.
+// Job is one strategy at one buffer size under one variant: what one worker process runs.
 type Job struct {
 	Strategy result.Strategy
 	Size     uint64
 	Devices  []int
 	Budget   uint64
+	Variant  result.Variant // Name "" for the runtime's defaults
 }
 
-// jobs lists the plan's jobs in the order they run: every strategy at the first size, then the next size.
+// variants are the plan's variants; the default variant's name is "" in jobs and results.
+func (p *Plan) variants() []result.Variant {
+	if len(p.Variants) == 0 {
+		return []result.Variant{{}}
+	}
+	out := make([]result.Variant, len(p.Variants))
+	for i, v := range p.Variants {
+		if v.Name == result.DefaultVariant {
+			v.Name = ""
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// jobs lists the plan's jobs in the order they run: at the first size, every strategy under the first
+// variant, then under the next; then the next size.
 func (p *Plan) jobs() []Job {
 	var out []Job
 	for _, size := range p.Sizes {
-		for _, st := range p.Strategies {
-			out = append(out, Job{Strategy: st, Size: size, Devices: p.Devices, Budget: p.Budget(size)})
+		for _, v := range p.variants() {
+			for _, st := range p.Strategies {
+				out = append(out, Job{Strategy: st, Size: size, Devices: p.Devices, Budget: p.Budget(size), Variant: v})
+			}
 		}
 	}
 	return out
+}
+
+// env is what a job's worker gets on top of this process's environment: the logging variables, then the
+// variant's settings.
+func (p *Plan) env(j Job) []string {
+	var out []string
+	for _, m := range []map[string]string{p.RuntimeLog, j.Variant.Settings} {
+		for _, k := range sortedKeys(m) {
+			out = append(out, k+"="+m[k])
+		}
+	}
+	return out
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }
 
 // Observer hears about a run while it goes. Calls come from one goroutine at a time.
@@ -125,7 +171,7 @@ func (p *Plan) DryRun(inv result.Inventory) *result.DryRun {
 		if smallest > 0 {
 			perDevice = min(perDevice, smallest)
 		}
-		d.Jobs = append(d.Jobs, result.DryRunJob{Strategy: j.Strategy, SizeBytes: j.Size, Buffers: j.Budget, Bytes: bytes,
+		d.Jobs = append(d.Jobs, result.DryRunJob{Strategy: j.Strategy, Variant: j.Variant.Name, SizeBytes: j.Size, Buffers: j.Budget, Bytes: bytes,
 			WorstHostBytes: bytes, WorstDeviceBytes: perDevice})
 	}
 	return d

@@ -62,7 +62,9 @@ const outputDrain = 250 * time.Millisecond
 
 // supervision is one child to run and how.
 type supervision struct {
-	spec   childSpec
+	spec childSpec
+	// env is added to this process's environment for the child: a variant's settings, logging variables.
+	env    []string
 	limits Limits
 	// hostReserve, when set, is the backstop for the child's own host guard: at half of it the parent
 	// kills a child that is stuck in a call while memory drains.
@@ -166,6 +168,9 @@ func superviseLocked(ctx context.Context, s supervision) (*ending, error) {
 	// Its own process group, so it is killed as a group with any helper the runtime forked and does not get
 	// the terminal's Ctrl-C before the parent decides; SIGKILL when the parent's thread dies.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if len(s.env) > 0 {
+		cmd.Env = append(os.Environ(), s.env...)
+	}
 	out := &outputBuffer{}
 	cmd.Stdin = bytes.NewReader(specJSON)
 	cmd.Stdout, cmd.Stderr = out, out
@@ -385,30 +390,41 @@ func signalName(s syscall.Signal) string {
 	return fmt.Sprintf("signal %d", int(s))
 }
 
-// outputBuffer keeps the head and the tail of what a child printed (runtime warnings, an abort message, the
-// Go runtime's report of a fault in native code) without growing without bound: the head holds the first
-// lines of a crash report, the tail the last words.
+// outputBuffer keeps the head and the tail of what a child printed (runtime warnings and logs, an abort
+// message, the Go runtime's report of a fault in native code), 64 KiB at most whatever the child prints:
+// the head holds the first lines of a crash report, the tail (a ring) the last words.
 type outputBuffer struct {
-	mu         sync.Mutex
-	head, tail []byte
-	cut        bool
+	mu    sync.Mutex
+	head  []byte
+	ring  [outputTail]byte
+	next  int  // where the ring's next byte goes
+	full  bool // the ring has wrapped
+	total int64
 }
 
-const outputHead, outputTail = 2 << 10, 6 << 10
+const outputHead, outputTail = 2 << 10, 62 << 10
 
 func (t *outputBuffer) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := len(p)
+	t.total += int64(n)
 	if room := outputHead - len(t.head); room > 0 {
 		k := min(room, len(p))
 		t.head = append(t.head, p[:k]...)
 		p = p[k:]
 	}
-	t.tail = append(t.tail, p...)
-	if len(t.tail) > outputTail {
-		t.tail = append([]byte(nil), t.tail[len(t.tail)-outputTail:]...)
-		t.cut = true
+	if len(p) > outputTail {
+		p = p[len(p)-outputTail:]
+		t.full = true
+	}
+	for len(p) > 0 {
+		k := copy(t.ring[t.next:], p)
+		p = p[k:]
+		t.next += k
+		if t.next == outputTail {
+			t.next, t.full = 0, true
+		}
 	}
 	return n, nil
 }
@@ -416,9 +432,13 @@ func (t *outputBuffer) Write(p []byte) (int, error) {
 func (t *outputBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	sep := ""
-	if t.cut {
-		sep = "\n[...]\n"
+	tail := string(t.ring[:t.next])
+	if t.full {
+		tail = string(t.ring[t.next:]) + tail
 	}
-	return strings.TrimSpace(string(t.head) + sep + string(t.tail))
+	sep := ""
+	if kept := int64(len(t.head) + len(tail)); t.total > kept {
+		sep = fmt.Sprintf("\n[... %d bytes left out ...]\n", t.total-kept)
+	}
+	return strings.TrimSpace(string(t.head) + sep + tail)
 }

@@ -39,6 +39,8 @@ type strategyInfo struct {
 	LoopStarted time.Time `json:"loop_started"`
 	// AddressSpace is the worker's address-space limit in bytes.
 	AddressSpace uint64 `json:"address_space"`
+	// Diagnostics names the driver diagnostics turned on for the contexts, if any.
+	Diagnostics string `json:"diagnostics,omitempty"`
 }
 
 // strategyAnswer is the worker's last word: how the loop ended.
@@ -59,8 +61,9 @@ type worker struct {
 	devSamp sample.DeviceSampler
 	guard   *hostGuard
 
-	sampleMu  sync.Mutex
-	loopStart time.Time
+	sampleMu    sync.Mutex
+	loopStart   time.Time
+	diagnostics bool // the runtime's driver diagnostics are on for the contexts
 }
 
 // target is where one device's buffers are made and touched.
@@ -123,6 +126,9 @@ func (w *worker) run() *strategyAnswer {
 		info.DeviceSampler = "not available: " + reason
 	}
 	info.MaxMapCount, _ = sample.System.MaxMapCount()
+	if w.diagnostics {
+		info.Diagnostics = "cl_intel_driver_diagnostics, every level: its messages are among the notices"
+	}
 	info.AddressSpace = addressSpace()
 	w.guard = newHostGuard(sample.System, w.spec.HostReserve, w.spec.Size)
 	w.loopStart = time.Now()
@@ -222,6 +228,7 @@ func (w *worker) setUp(devs []*cl.Device) error {
 			if err != nil {
 				return err
 			}
+			w.diagnostics = w.diagnostics || ctx.Diagnostics
 			if err := makeTargets(ctx, []*cl.Device{d}, w.spec.Devices[i:i+1]); err != nil {
 				return err
 			}
@@ -232,6 +239,7 @@ func (w *worker) setUp(devs []*cl.Device) error {
 	if err != nil {
 		return err
 	}
+	w.diagnostics = ctx.Diagnostics
 	return makeTargets(ctx, devs, w.spec.Devices)
 }
 

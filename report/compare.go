@@ -31,6 +31,7 @@ type Comparison struct {
 // ComparisonRow compares one strategy at one size.
 type ComparisonRow struct {
 	Strategy        result.Strategy `json:"strategy"`
+	Variant         string          `json:"variant,omitempty"`
 	SizeBytes       uint64          `json:"size_bytes"`
 	BaseOutcome     result.Outcome  `json:"base_outcome,omitempty"`
 	NewOutcome      result.Outcome  `json:"new_outcome,omitempty"`
@@ -54,7 +55,9 @@ var outcomeRank = map[result.Outcome]int{result.OutcomeCompleted: 0, result.Outc
 // buffer size (smaller drifts are sampling noise).
 func Compare(base, next *result.Run, tolerance float64) *Comparison {
 	c := &Comparison{Tolerance: tolerance, Rows: []ComparisonRow{}}
-	key := func(s *result.StrategyResult) string { return fmt.Sprintf("%s/%d", s.Strategy, s.SizeBytes) }
+	key := func(s *result.StrategyResult) string {
+		return fmt.Sprintf("%s/%d/%s", s.Strategy, s.SizeBytes, s.Variant)
+	}
 	nextBy := map[string]*result.StrategyResult{}
 	for i := range next.Strategies {
 		nextBy[key(&next.Strategies[i])] = &next.Strategies[i]
@@ -63,7 +66,7 @@ func Compare(base, next *result.Run, tolerance float64) *Comparison {
 	for i := range base.Strategies {
 		b := &base.Strategies[i]
 		seen[key(b)] = true
-		row := ComparisonRow{Strategy: b.Strategy, SizeBytes: b.SizeBytes, BaseOutcome: b.Outcome, BaseAllocations: b.AllocationsOK,
+		row := ComparisonRow{Strategy: b.Strategy, Variant: b.Variant, SizeBytes: b.SizeBytes, BaseOutcome: b.Outcome, BaseAllocations: b.AllocationsOK,
 			BaseBytes: b.BytesOK, BaseHostPerBuf: b.HostBytesPerBuffer}
 		n := nextBy[key(b)]
 		if n == nil {
@@ -82,7 +85,7 @@ func Compare(base, next *result.Run, tolerance float64) *Comparison {
 	for i := range next.Strategies {
 		n := &next.Strategies[i]
 		if !seen[key(n)] {
-			c.Rows = append(c.Rows, ComparisonRow{Strategy: n.Strategy, SizeBytes: n.SizeBytes, NewOutcome: n.Outcome,
+			c.Rows = append(c.Rows, ComparisonRow{Strategy: n.Strategy, Variant: n.Variant, SizeBytes: n.SizeBytes, NewOutcome: n.Outcome,
 				NewAllocations: n.AllocationsOK, NewBytes: n.BytesOK, NewHostPerBuf: n.HostBytesPerBuffer, Change: ChangeAdded})
 		}
 	}
@@ -136,7 +139,11 @@ func writeComparison(w io.Writer, c *Comparison, opts Options) error {
 		}
 		buffers := side(r.BaseOutcome, fmt.Sprint(r.BaseAllocations)) + " -> " + side(r.NewOutcome, fmt.Sprint(r.NewAllocations))
 		host := side(r.BaseOutcome, units.SignedBytes(r.BaseHostPerBuf)) + " -> " + side(r.NewOutcome, units.SignedBytes(r.NewHostPerBuf))
-		if err := t.Append([]string{string(r.Strategy), units.Size(r.SizeBytes), OrDash(string(r.BaseOutcome)), OrDash(string(r.NewOutcome)),
+		name := string(r.Strategy)
+		if r.Variant != "" {
+			name += " (" + plain(r.Variant) + ")"
+		}
+		if err := t.Append([]string{name, units.Size(r.SizeBytes), OrDash(string(r.BaseOutcome)), OrDash(string(r.NewOutcome)),
 			buffers, change, host, verdict}); err != nil {
 			return err
 		}

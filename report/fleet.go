@@ -101,7 +101,7 @@ func Merge(inputs []FleetInput, tolerance float64) *Fleet {
 		g.Nodes++
 		for i := range r.Strategies {
 			s := &r.Strategies[i]
-			jk := jobKey{s.Strategy, s.SizeBytes, VariantName(s.Variant)}
+			jk := jobKey{s.Strategy, s.SizeBytes, result.VariantName(s.Variant)}
 			j := jobs[gk][jk]
 			if j == nil {
 				j = &FleetJob{Strategy: jk.strategy, SizeBytes: jk.size, Variant: jk.variant}
@@ -130,7 +130,7 @@ func Merge(inputs []FleetInput, tolerance float64) *Fleet {
 }
 
 func variantOrder(v string) int {
-	if v == DefaultVariant {
+	if v == result.DefaultVariant {
 		return 0
 	}
 	return 1

@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
@@ -243,7 +244,7 @@ func writeFleetPNG(w io.Writer, f *Fleet, _ Options) (err error) {
 	for gi, g := range f.Groups {
 		for _, j := range g.Jobs {
 			name := fmt.Sprintf("%s %s", j.Strategy, units.Size(j.SizeBytes))
-			if j.Variant != DefaultVariant {
+			if j.Variant != result.DefaultVariant {
 				name += " " + plain(j.Variant)
 			}
 			idx, seen := series[name]

@@ -25,6 +25,7 @@ const (
 	KindFleet                    // merge's answer (*Fleet)
 	KindHealth                   // check's answer (*Health)
 	KindExpectations             // what check holds a node to (*result.Expectations)
+	KindPresets                  // run --variant-preset list (*PresetList)
 )
 
 // Options shape text output for the terminal it goes to; the zero value suits files and pipes.
@@ -49,16 +50,17 @@ type Format struct {
 	Fleet        func(io.Writer, *Fleet, Options) error
 	Health       func(io.Writer, *Health, Options) error
 	Expectations func(io.Writer, *result.Expectations, Options) error
+	Presets      func(io.Writer, *PresetList, Options) error
 }
 
 // formats is the registry, in the order help texts list them.
 var formats = []Format{
 	{Name: "table", Help: "tables and sentences for a terminal", Run: writeTable, Comparison: writeComparison,
 		Exchange: writeExchangeText, Inventory: writeInventory, Environment: writeEnvironmentText, Plan: writePlanText,
-		Fleet: writeFleetText, Health: writeHealthText},
+		Fleet: writeFleetText, Health: writeHealthText, Presets: writePresetsText},
 	{Name: "json", Help: "the document as indented JSON, for scripts", Run: jsonOf[*result.Run], Comparison: jsonOf[*Comparison],
 		Exchange: jsonOf[*result.ExchangeRun], Inventory: jsonOf[*result.Inventory], Environment: jsonOf[*result.Environment],
-		Plan: jsonOf[*result.DryRun], Fleet: jsonOf[*Fleet], Health: jsonOf[*Health], Expectations: jsonOf[*result.Expectations]},
+		Plan: jsonOf[*result.DryRun], Fleet: jsonOf[*Fleet], Health: jsonOf[*Health], Expectations: jsonOf[*result.Expectations], Presets: jsonOf[*PresetList]},
 	{Name: "markdown", Help: "a report for a bug ticket", Run: writeMarkdown, Exchange: writeExchangeMarkdown,
 		Environment: writeEnvironmentMarkdown, Fleet: writeFleetMarkdown},
 	{Name: "csv", Help: "every kept sample, one row per strategy and sample", Run: writeCSV, Fleet: writeFleetCSV},
@@ -88,6 +90,8 @@ func (f *Format) renders(k Kind) bool {
 		return f.Health != nil
 	case KindExpectations:
 		return f.Expectations != nil
+	case KindPresets:
+		return f.Presets != nil
 	}
 	return false
 }
@@ -145,6 +149,8 @@ func RenderWith(w io.Writer, name string, doc any, opts Options) error {
 		return f.Health(w, d, opts)
 	case *result.Expectations:
 		return f.Expectations(w, d, opts)
+	case *PresetList:
+		return f.Presets(w, d, opts)
 	}
 	return fmt.Errorf("report: cannot render a %T", doc)
 }
@@ -169,6 +175,8 @@ func kindOf(doc any) (Kind, error) {
 		return KindHealth, nil
 	case *result.Expectations:
 		return KindExpectations, nil
+	case *PresetList:
+		return KindPresets, nil
 	}
 	return 0, fmt.Errorf("report: cannot render a %T", doc)
 }

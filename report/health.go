@@ -43,7 +43,7 @@ func CheckHealth(e *result.Expectations, r *result.Run, tol float64, budget floa
 		h.Notes = append(h.Notes, fmt.Sprintf("driver %s, recorded with %s", d, e.DriverVersion))
 	}
 	for _, ej := range e.Jobs {
-		j := HealthJob{Strategy: ej.Strategy, SizeBytes: ej.SizeBytes, Variant: VariantName(ej.Variant), ExpectedOutcome: ej.Outcome,
+		j := HealthJob{Strategy: ej.Strategy, SizeBytes: ej.SizeBytes, Variant: result.VariantName(ej.Variant), ExpectedOutcome: ej.Outcome,
 			ExpectedAllocs: ej.AllocationsOK}
 		var got *result.StrategyResult
 		for i := range r.Strategies {
@@ -92,7 +92,7 @@ func writeHealthText(w io.Writer, h *Health, _ Options) error {
 	var parts []string
 	for _, j := range h.Jobs {
 		name := fmt.Sprintf("%s %s", j.Strategy, units.Size(j.SizeBytes))
-		if j.Variant != DefaultVariant {
+		if j.Variant != result.DefaultVariant {
 			name += " " + plain(j.Variant)
 		}
 		if j.Healthy {

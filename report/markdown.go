@@ -29,7 +29,22 @@ func writeMarkdown(w io.Writer, r *result.Run, _ Options) error {
 	if r.Config.MaxBytes > 0 {
 		fmt.Fprintf(b, " or %s", units.Bytes(r.Config.MaxBytes))
 	}
-	fmt.Fprintf(b, ". Started %s with clmemprobe %s.\n\n## Where each strategy failed\n\n", st.text(r.Started), st.text(r.Tool.Version))
+	fmt.Fprintf(b, ". Started %s with clmemprobe %s.\n\n", st.text(r.Started), st.text(r.Tool.Version))
+	if len(r.Config.Variants) > 0 {
+		b.WriteString("Every strategy ran under each of these runtime settings, each in its own worker process:\n\n")
+		for _, v := range r.Config.Variants {
+			if len(v.Settings) == 0 {
+				fmt.Fprintf(b, "- %s: the runtime's own settings\n", st.text(v.Name))
+			} else {
+				fmt.Fprintf(b, "- %s: %s\n", st.text(v.Name), st.code(settingsText(v.Settings)))
+			}
+		}
+		b.WriteString("\n")
+	}
+	if len(r.Config.RuntimeLog) > 0 {
+		fmt.Fprintf(b, "The runtime's logging was on (%s); what it printed is under each strategy.\n\n", st.code(settingsText(r.Config.RuntimeLog)))
+	}
+	b.WriteString("## Where each strategy failed\n\n")
 	if err := thresholdTable(b, r, st); err != nil {
 		return err
 	}
@@ -55,14 +70,23 @@ func writeMarkdown(w io.Writer, r *result.Run, _ Options) error {
 		b.WriteString("\n## Environment\n\n")
 		writeEnvironment(b, e, st)
 	}
-	fmt.Fprintf(b, "\n## Reproduce\n\n%s", mdBlock(ShellQuote(r.Command), "sh"))
+	fmt.Fprintf(b, "\n## Reproduce\n\nWith clmemprobe:\n\n%s\nWith a C program of a few dozen lines that repeats the first failure of one strategy, for the runtime's developers "+
+		"(it needs only the OpenCL headers and loader):\n\n%s", mdBlock(ShellQuote(r.Command), "sh"),
+		mdBlock("clmemprobe report --format repro run.json > repro.c\ncc repro.c -lOpenCL -o repro && ./repro", "sh"))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
 // writeStrategyMarkdown is one strategy's section of the Markdown report.
 func writeStrategyMarkdown(b *strings.Builder, s *result.StrategyResult, st style) {
-	fmt.Fprintf(b, "### %s, %s buffers, devices %s\n\n", st.text(string(s.Strategy)), units.Size(s.SizeBytes), joinInts(s.Devices))
+	variant := ""
+	if s.Variant != "" {
+		variant = ", variant " + st.text(s.Variant)
+	}
+	fmt.Fprintf(b, "### %s%s, %s buffers, devices %s\n\n", st.text(string(s.Strategy)), variant, units.Size(s.SizeBytes), joinInts(s.Devices))
+	if len(s.VariantSettings) > 0 {
+		fmt.Fprintf(b, "- variant settings (this worker's environment): %s\n", st.code(settingsText(s.VariantSettings)))
+	}
 	fmt.Fprintf(b, "- outcome: **%s**", st.text(string(s.Outcome)))
 	if s.Reason != "" {
 		fmt.Fprintf(b, " (%s)", st.text(s.Reason))
@@ -106,16 +130,38 @@ func writeStrategyMarkdown(b *strings.Builder, s *result.StrategyResult, st styl
 		fmt.Fprintf(b, "- memory mappings: at most %d of vm.max_map_count %d\n", s.MaxMappings, s.MaxMapCount)
 	}
 	fmt.Fprintf(b, "- samples: %d taken, %d kept in the result\n", s.SamplesTotal, len(s.Samples))
+	if s.RuntimeDiagnostics != "" {
+		fmt.Fprintf(b, "- the runtime's diagnostics: %s\n", st.text(s.RuntimeDiagnostics))
+	}
 	if len(s.Notices) > 0 {
-		b.WriteString("- the runtime's context notify messages:\n")
+		total := max(s.NoticesTotal, len(s.Notices))
+		fmt.Fprintf(b, "\n%s\n\n", detailsOpen(fmt.Sprintf("The runtime's context notify messages (%d of %d)", len(s.Notices), total)))
 		for _, n := range s.Notices {
-			fmt.Fprintf(b, "  - %s\n", st.code(n))
+			fmt.Fprintf(b, "- %s\n", st.code(n))
 		}
+		b.WriteString("\n</details>\n")
 	}
 	if s.WorkerOutput != "" {
-		fmt.Fprintf(b, "- what the worker printed (tail):\n\n%s", mdBlock(s.WorkerOutput, ""))
+		fmt.Fprintf(b, "\n%s\n\n%s\n</details>\n", detailsOpen(fmt.Sprintf("What the worker and its runtime printed (%d bytes kept)", len(s.WorkerOutput))),
+			mdBlock(s.WorkerOutput, "text"))
 	}
 	b.WriteString("\n")
+}
+
+// detailsOpen opens a collapsed section; the summary is the report's own words, never a foreign string.
+func detailsOpen(summary string) string { return "<details><summary>" + summary + "</summary>" }
+
+// settingsText writes environment settings as KEY=VALUE, in key order.
+func settingsText(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for i, k := range keys {
+		keys[i] = k + "=" + m[k]
+	}
+	return strings.Join(keys, " ")
 }
 
 // writeEnvironmentText renders the environment block for a terminal.

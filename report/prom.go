@@ -16,9 +16,6 @@ import (
 // node: strategy, size, variant, device, and the enums. A pedantic registry checks on every render that no
 // series is duplicated and every family is consistent, so a mistake here fails loudly, not in a scrape.
 
-// DefaultVariant is the variant label of a job that ran under the runtime's own settings.
-const DefaultVariant = "default"
-
 // jobLabels are the labels that tell one job of a run from another.
 var jobLabels = []string{"strategy", "size_bytes", "variant"}
 
@@ -100,7 +97,7 @@ func writeProm(w io.Writer, r *result.Run, _ Options) error {
 
 // addJob sets the series of one strategy at one size.
 func (m *promMetrics) addJob(r *result.Run, s *result.StrategyResult) {
-	job := prometheus.Labels{"strategy": string(s.Strategy), "size_bytes": strconv.FormatUint(s.SizeBytes, 10), "variant": VariantName(s.Variant)}
+	job := prometheus.Labels{"strategy": string(s.Strategy), "size_bytes": strconv.FormatUint(s.SizeBytes, 10), "variant": result.VariantName(s.Variant)}
 	with := func(k, v string) prometheus.Labels {
 		l := prometheus.Labels{k: v}
 		for jk, jv := range job {
@@ -140,14 +137,6 @@ func (m *promMetrics) addJob(r *result.Run, s *result.StrategyResult) {
 	if s.PeakRSSBytes > 0 {
 		m.peakRSS.With(job).Set(float64(s.PeakRSSBytes))
 	}
-}
-
-// VariantName is the name a job's variant is shown by: the default variant has one too.
-func VariantName(v string) string {
-	if v == "" {
-		return DefaultVariant
-	}
-	return v
 }
 
 // setIf sets the series only where the value was measured: an absent series is not a zero.

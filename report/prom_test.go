@@ -25,7 +25,7 @@ func parseProm(t *testing.T, text []byte) promcheck.Families {
 }
 
 func jobOf(s *result.StrategyResult) map[string]string {
-	return map[string]string{"strategy": string(s.Strategy), "size_bytes": strconv.FormatUint(s.SizeBytes, 10), "variant": VariantName(s.Variant)}
+	return map[string]string{"strategy": string(s.Strategy), "size_bytes": strconv.FormatUint(s.SizeBytes, 10), "variant": result.VariantName(s.Variant)}
 }
 
 // A run with a job of every outcome: each job's series say what the job's fields say, and nothing else.

@@ -39,6 +39,10 @@ type column struct {
 	short       func(s *result.StrategyResult, st style) string
 }
 
+// variantColumn is shown after the strategy when the run has variants.
+var variantColumn = column{header: "Variant", align: tw.AlignLeft, compact: true,
+	cell: func(s *result.StrategyResult, st style) string { return st.text(result.VariantName(s.Variant)) }}
+
 var thresholdColumns = []column{
 	{header: "Strategy", align: tw.AlignLeft, compact: true, cell: func(s *result.StrategyResult, st style) string { return st.text(string(s.Strategy)) }},
 	{header: "Size", align: tw.AlignLeft, compact: true, cell: func(s *result.StrategyResult, _ style) string { return units.Size(s.SizeBytes) }},
@@ -58,6 +62,9 @@ var thresholdColumns = []column{
 // and wraps long cells.
 func thresholdTable(w io.Writer, r *result.Run, st style) error {
 	cols := thresholdColumns
+	if len(r.VariantNames()) > 1 || len(r.Config.Variants) > 0 {
+		cols = append([]column{cols[0], variantColumn}, cols[1:]...)
+	}
 	if !st.markdown && st.Width > 0 && !st.Wide && tableWidth(r, st, cols) > st.Width {
 		var keep []column
 		for _, c := range cols {

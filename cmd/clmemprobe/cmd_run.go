@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe"
+	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/clmemprobe/clmemprobe/report/units"
@@ -26,20 +27,24 @@ type runOptions struct {
 	Timeout, HangTimeout, SetupTimeout       string
 	SampleInterval, Out, Format, Prom        string
 	Force, Wide, DryRun                      bool
+	Variants, Presets                        []string
+	NoDefaultVariant, RuntimeLog             bool
 	args, commandLine                        []string
 }
 
 // runRequest is what valid runOptions ask for, before the runtime says which devices exist.
 type runRequest struct {
-	plan     probe.Plan // without platform and devices
-	platform string
-	devices  []int // nil: all
-	out      string
-	prom     string // the Prometheus textfile to replace at the end
-	force    bool
-	format   string
-	wide     bool
-	dryRun   bool
+	plan       probe.Plan // without platform and devices
+	platform   string
+	devices    []int // nil: all
+	out        string
+	prom       string // the Prometheus textfile to replace at the end
+	force      bool
+	format     string
+	wide       bool
+	dryRun     bool
+	runtimeLog bool
+	presets    bool // --variant-preset list: print the presets
 }
 
 func runCommand(stdout, stderr io.Writer) *cli.Command {
@@ -84,12 +89,17 @@ stops the strategy before it does. Ctrl-C writes a partial result; a second Ctrl
 			&cli.StringFlag{Name: "prom", Destination: &o.Prom, Usage: "also write the result as Prometheus metrics to this file, replaced atomically (for node_exporter's textfile collector, name it *.prom)"},
 			&cli.BoolFlag{Name: "force", Destination: &o.Force, Usage: "replace the result a --out folder already holds"},
 			&cli.BoolFlag{Name: "dry-run", Destination: &o.DryRun, Usage: "print the plan (jobs, budgets, the most host and device memory each could take) and allocate nothing"},
+			&cli.StringSliceFlag{Name: "variant", Usage: "run every strategy also under these runtime settings, in its own workers: NAME:KEY=VALUE[,KEY=VALUE...] (repeatable)"},
+			&cli.BoolFlag{Name: "no-default-variant", Destination: &o.NoDefaultVariant, Usage: "leave out the runtime's own settings (the variant named default)"},
+			&cli.StringSliceFlag{Name: "variant-preset", Usage: "add the documented variants of a known runtime switch (repeatable); list shows them"},
+			&cli.BoolFlag{Name: "runtime-log", Destination: &o.RuntimeLog, Usage: "turn on the runtime's documented logging in the workers and keep what it prints (bounded)"},
 			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: "output on stdout: table, json or markdown"},
 			&cli.BoolFlag{Name: "wide", Destination: &o.Wide, Usage: "show every column of a table, however wide the terminal"},
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
 			o.args, o.commandLine = c.Args().Slice(), os.Args
+			o.Variants, o.Presets = c.StringSlice("variant"), c.StringSlice("variant-preset")
 			return runRun(c.Context, o, stdout, stderr)
 		},
 	}
@@ -165,7 +175,59 @@ func (o runOptions) validate() (*runRequest, error) {
 	if r.devices, err = ParseDeviceList(o.Devices); err != nil {
 		return nil, usageErr("--devices: %v", err)
 	}
+	if slices.Contains(o.Presets, "list") {
+		r.presets = true
+		return r, nil
+	}
+	if p.Variants, err = o.variants(); err != nil {
+		return nil, err
+	}
+	r.runtimeLog = o.RuntimeLog
 	return r, nil
+}
+
+// variants are the variants the flags ask for, in order: the default (unless left out or placed
+// explicitly), the presets', then --variant's. Only the default: nil, a plain run.
+func (o runOptions) variants() ([]result.Variant, error) {
+	var out []result.Variant
+	explicitDefault := false
+	for _, s := range o.Variants {
+		explicitDefault = explicitDefault || s == result.DefaultVariant
+	}
+	if !o.NoDefaultVariant && !explicitDefault {
+		out = append(out, result.Variant{Name: result.DefaultVariant})
+	}
+	for _, name := range o.Presets {
+		p, ok := probe.PresetNamed(name)
+		if !ok {
+			return nil, usageErr("--variant-preset %q: no such preset (clmemprobe run --variant-preset list shows them)", name)
+		}
+		out = append(out, p.Variants...)
+	}
+	for _, s := range o.Variants {
+		v, err := ParseVariant(s)
+		if err != nil {
+			return nil, usageErr("--variant %v", err)
+		}
+		if o.NoDefaultVariant && v.Name == result.DefaultVariant {
+			return nil, usageErr("--variant default and --no-default-variant contradict each other")
+		}
+		out = append(out, v)
+	}
+	seen := map[string]bool{}
+	for _, v := range out {
+		if seen[v.Name] {
+			return nil, usageErr("variant %s is given twice (a preset may already name it)", v.Name)
+		}
+		seen[v.Name] = true
+	}
+	switch {
+	case len(out) == 0:
+		return nil, usageErr("--no-default-variant leaves no variant to run: add --variant or --variant-preset")
+	case len(out) == 1 && out[0].Name == result.DefaultVariant:
+		return nil, nil
+	}
+	return out, nil
 }
 
 // planFor completes the plan with the platform and devices the runtime has.
@@ -185,6 +247,9 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 	req, err := o.validate()
 	if err != nil {
 		return err
+	}
+	if req.presets {
+		return renderWide(stdout, "table", presetList(), req.wide)
 	}
 	if req.prom != "" {
 		if err := checkFileDir("--prom", req.prom); err != nil {
@@ -207,6 +272,12 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 	plan, err := req.planFor(inv)
 	if err != nil {
 		return err
+	}
+	if req.runtimeLog {
+		name := inv[plan.Platform].Platform.Name
+		if plan.RuntimeLog, _ = probe.RuntimeLogFor(name); plan.RuntimeLog == nil {
+			fmt.Fprintf(stderr, "clmemprobe: no documented logging for platform %q; what the workers print is kept all the same\n", name)
+		}
 	}
 	if req.dryRun {
 		format := req.format
@@ -263,4 +334,13 @@ func anyOutcome(r *result.Run, outcomes ...result.Outcome) bool {
 		}
 	}
 	return false
+}
+
+// presetList is the list run --variant-preset list prints.
+func presetList() *report.PresetList {
+	l := &report.PresetList{}
+	for _, p := range probe.Presets {
+		l.Presets = append(l.Presets, report.PresetEntry{Name: p.Name, Runtime: p.Runtime, Purpose: p.Purpose, Variants: p.Variants, Source: p.Source})
+	}
+	return l
 }

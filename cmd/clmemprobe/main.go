@@ -180,10 +180,12 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			"index, the call and stage that failed, the code (-4, -5, -6), and what a buffer costs.\n\n" + exitCodesHelp,
 		Commands: []*cli.Command{devicesCommand(stdout, stderr), runCommand(stdout, stderr), reportCommand(stdout),
 			compareCommand(stdout), mergeCommand(stdout, stderr), checkCommand(stdout, stderr), exchangeCommand(stdout, stderr), envCommand(stdout, stderr), versionCommand(stdout), completionCommand(stdout)},
-		Writer:               stdout,
-		ErrWriter:            stderr,
-		HideHelpCommand:      true,
-		EnableBashCompletion: true,
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		HideHelpCommand: true,
+		// --variant takes KEY=VALUE lists with commas: repeatable flags are never split at commas.
+		DisableSliceFlagSeparator: true,
+		EnableBashCompletion:      true,
 		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
 			return usageErr("%v%s (see clmemprobe --help)", err, flagSuggestion(&cli.Command{Flags: c.App.Flags}, err))
 		},

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -142,4 +143,54 @@ func joinNames[T ~string](vs []T) string {
 		names[i] = string(v)
 	}
 	return strings.Join(names, ", ")
+}
+
+var (
+	variantName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$`)
+	envKey      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+)
+
+// ParseVariant reads NAME:KEY=VALUE[,KEY=VALUE...]. A comma separates settings only where a KEY= follows
+// it, so a value may hold commas (NVIDIA_DRIVER_CAPABILITIES=compute,utility). "default" names the
+// runtime's own settings and takes none.
+func ParseVariant(s string) (result.Variant, error) {
+	name, settings, _ := strings.Cut(s, ":")
+	if !variantName.MatchString(name) {
+		return result.Variant{}, fmt.Errorf("%q: a variant is NAME:KEY=VALUE[,KEY=VALUE...], its name letters, digits, '.', '_' or '-' (at most 40)", s)
+	}
+	v := result.Variant{Name: name}
+	if name == result.DefaultVariant {
+		if settings != "" {
+			return v, fmt.Errorf("%q: the default variant is the runtime's own settings and takes none; give the variant another name", s)
+		}
+		return v, nil
+	}
+	if settings == "" {
+		return v, fmt.Errorf("%q: variant %s has no settings (NAME:KEY=VALUE)", s, name)
+	}
+	v.Settings = map[string]string{}
+	// Split at the commas that start a KEY=.
+	var parts []string
+	start := 0
+	for i := 0; i < len(settings); i++ {
+		if settings[i] == ',' && envKey.MatchString(settings[i+1:]) {
+			parts = append(parts, settings[start:i])
+			start = i + 1
+		}
+	}
+	parts = append(parts, settings[start:])
+	for _, p := range parts {
+		if !envKey.MatchString(p) {
+			return v, fmt.Errorf("%q: %q is not KEY=VALUE with KEY an environment variable name", s, p)
+		}
+		k, val, _ := strings.Cut(p, "=")
+		if strings.HasPrefix(k, "OCL_ICD_") || strings.HasPrefix(k, "CLMEMPROBE_") {
+			return v, fmt.Errorf("%q: %s chooses the runtime or the tool, not a runtime's setting: run that as a separate probe", s, k)
+		}
+		if _, dup := v.Settings[k]; dup {
+			return v, fmt.Errorf("%q: %s is set twice", s, k)
+		}
+		v.Settings[k] = val
+	}
+	return v, nil
 }

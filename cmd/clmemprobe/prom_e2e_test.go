@@ -61,7 +61,7 @@ func TestPromMetricsForEveryOutcome(t *testing.T) {
 			fam := lintedProm(t, prom)
 			for i := range r.Strategies {
 				s := &r.Strategies[i]
-				job := map[string]string{"strategy": string(s.Strategy), "size_bytes": strconv.FormatUint(s.SizeBytes, 10), "variant": report.VariantName(s.Variant)}
+				job := map[string]string{"strategy": string(s.Strategy), "size_bytes": strconv.FormatUint(s.SizeBytes, 10), "variant": result.VariantName(s.Variant)}
 				if v, n := fam.Value("clmemprobe_allocations_ok", job); n != 1 || v != float64(s.AllocationsOK) {
 					t.Errorf("%s: allocations_ok %v in %d series, run.json says %d", s.Strategy, v, n, s.AllocationsOK)
 				}

@@ -23,8 +23,57 @@ func Apply(r *result.Run) {
 	}
 }
 
-// Derive returns the run's findings, the headline first, and sets each strategy's limit.
+// Derive returns the run's findings, the headline first, and sets each strategy's limit. A run under
+// several variants is judged variant by variant (each variant's findings say which), and then variant
+// against variant: which settings moved which threshold.
 func Derive(r *result.Run) []result.Finding {
+	variants := r.VariantNames()
+	if len(variants) <= 1 {
+		return deriveOne(r)
+	}
+	var head []result.Finding
+	var rest []result.Finding
+	said := map[string]bool{}
+	for i, v := range variants {
+		sub := *r
+		sub.Strategies = nil
+		var at []int
+		for j := range r.Strategies {
+			if r.Strategies[j].Variant == v {
+				sub.Strategies = append(sub.Strategies, r.Strategies[j])
+				at = append(at, j)
+			}
+		}
+		fs := deriveOne(&sub)
+		for k, j := range at { // the limits were set on the copies
+			r.Strategies[j].Limit, r.Strategies[j].LimitEvidence = sub.Strategies[k].Limit, sub.Strategies[k].LimitEvidence
+		}
+		kept := fs[:0]
+		for k := range fs {
+			// What a code means on this runtime is the same under every variant: said once.
+			if fs[k].Kind == result.FindingCode && said[fs[k].Sentence] {
+				continue
+			}
+			said[fs[k].Sentence] = true
+			fs[k].Variant = v
+			if v != "" {
+				fs[k].Sentence = "With " + variantLabel(r, v) + ": " + lowerFirst(fs[k].Sentence)
+			}
+			kept = append(kept, fs[k])
+		}
+		fs = kept
+		if i == 0 {
+			head = fs[:1]
+		} else {
+			rest = append(rest, fs[0])
+		}
+		rest = append(rest, fs[1:]...)
+	}
+	return append(append(head, variantEffects(r, variants)...), rest...)
+}
+
+// deriveOne returns the findings of a run under one variant.
+func deriveOne(r *result.Run) []result.Finding {
 	d := &deriver{run: r, saidCount: map[result.Strategy]bool{}}
 	for _, size := range r.Sizes() {
 		d.size(size)
@@ -278,4 +327,117 @@ func capitalize(s string) string {
 		}
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// variantLabel names a variant with its settings: "pool-off (ExperimentalSmallBufferPoolAllocator=0, NEOReadDebugKeys=1)".
+func variantLabel(r *result.Run, v string) string {
+	for _, s := range r.Strategies {
+		if s.Variant == v && len(s.VariantSettings) > 0 {
+			keys := make([]string, 0, len(s.VariantSettings))
+			for k := range s.VariantSettings {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for i, k := range keys {
+				keys[i] = k + "=" + s.VariantSettings[k]
+			}
+			return fmt.Sprintf("variant %s (%s)", v, strings.Join(keys, ", "))
+		}
+	}
+	return "variant " + result.VariantName(v)
+}
+
+func lowerFirst(s string) string {
+	if s == "" || s[0] < 'A' || s[0] > 'Z' || (len(s) > 1 && s[1] >= 'A' && s[1] <= 'Z') {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
+}
+
+// variantMoved is how much a variant moves a threshold before the findings say so.
+const variantMoved = 0.10
+
+// variantEffects compares every variant with the first (the default, unless left out): which strategy's
+// threshold or outcome each variant moved, and by how much; and where a variant makes two strategies that
+// differed reach the same, that its settings account for the difference.
+func variantEffects(r *result.Run, variants []string) []result.Finding {
+	type key struct {
+		st   result.Strategy
+		size uint64
+	}
+	byVariant := map[string]map[key]*result.StrategyResult{}
+	for i := range r.Strategies {
+		s := &r.Strategies[i]
+		if byVariant[s.Variant] == nil {
+			byVariant[s.Variant] = map[key]*result.StrategyResult{}
+		}
+		byVariant[s.Variant][key{s.Strategy, s.SizeBytes}] = s
+	}
+	base := variants[0]
+	baseName := "the default"
+	if base != "" {
+		baseName = "variant " + base
+	}
+	var out []result.Finding
+	for _, v := range variants[1:] {
+		moved := 0
+		for _, s := range r.Strategies {
+			if s.Variant != v {
+				continue
+			}
+			b := byVariant[base][key{s.Strategy, s.SizeBytes}]
+			if b == nil || s.Outcome == result.OutcomeUnsupported || b.Outcome == result.OutcomeUnsupported {
+				continue
+			}
+			change := 0.0
+			if b.AllocationsOK > 0 {
+				change = float64(s.AllocationsOK)/float64(b.AllocationsOK) - 1
+			}
+			if math.Abs(change) <= variantMoved && s.Outcome == b.Outcome {
+				continue
+			}
+			moved++
+			sentence := fmt.Sprintf("with %s, %s %s at #%d where %s %s at #%d (%+.1f%%)", variantLabel(r, v), s.Strategy, endVerb(&s), s.AllocationsOK,
+				baseName, endVerb(b), b.AllocationsOK, 100*change)
+			// Does the variant make it reach what another strategy reaches, where under the base they differed?
+			for _, o := range r.Strategies {
+				if o.Variant != v || o.Strategy == s.Strategy || o.SizeBytes != s.SizeBytes {
+					continue
+				}
+				ob := byVariant[base][key{o.Strategy, o.SizeBytes}]
+				if ob == nil || o.AllocationsOK == 0 || b.AllocationsOK == 0 || ob.AllocationsOK == 0 {
+					continue
+				}
+				same := math.Abs(float64(s.AllocationsOK)/float64(o.AllocationsOK)-1) <= sameCount
+				apart := math.Max(float64(b.AllocationsOK), float64(ob.AllocationsOK))/math.Min(float64(b.AllocationsOK), float64(ob.AllocationsOK)) >= contextRatio
+				if same && apart {
+					sentence += fmt.Sprintf(", like %s under it: the settings of %s account for the difference between %s and %s", o.Strategy, v, s.Strategy, o.Strategy)
+					break
+				}
+			}
+			f := result.Finding{Kind: result.FindingVariant, Strategies: []result.Strategy{s.Strategy}, Variant: v, Sentence: capitalize(sentence) + ".",
+				Evidence: map[string]float64{"base_allocations_ok": float64(b.AllocationsOK), "variant_allocations_ok": float64(s.AllocationsOK), "change": change}}
+			if len(r.Sizes()) > 1 {
+				f.Sentence = units.Size(s.SizeBytes) + " buffers: " + f.Sentence
+			}
+			f.Sizes = []uint64{s.SizeBytes}
+			out = append(out, f)
+		}
+		if moved == 0 {
+			out = append(out, result.Finding{Kind: result.FindingVariant, Variant: v,
+				Sentence: capitalize(fmt.Sprintf("with %s, no strategy's threshold or outcome moved by more than %.0f%% from %s.", variantLabel(r, v), 100*variantMoved, baseName))})
+		}
+	}
+	return out
+}
+
+// endVerb says how a strategy ended, for a comparison: "failed", "completed its budget".
+func endVerb(s *result.StrategyResult) string {
+	switch s.Outcome {
+	case result.OutcomeFailed:
+		return "fails"
+	case result.OutcomeCompleted:
+		return "completes its budget"
+	}
+	return "ends " + string(s.Outcome)
 }

@@ -101,4 +101,5 @@ const (
 	FindingDeferred   FindingKind = "deferred"    // allocation at first use
 	FindingCode       FindingKind = "code"        // what a code means, and does not
 	FindingUnmeasured FindingKind = "unmeasured"  // what could not be measured
+	FindingVariant    FindingKind = "variant"     // what a variant's settings changed
 )

@@ -82,22 +82,47 @@ type Config struct {
 	HostReserveByte uint64     `json:"host_reserve_bytes"`
 	SampleMillis    float64    `json:"sample_interval_ms"`
 	OpenCLLibrary   string     `json:"opencl_library"`
+	// Variants are the runtime settings every strategy ran under, in order (run --variant); absent when
+	// only the runtime's defaults ran.
+	Variants []Variant `json:"variants,omitempty"`
+	// RuntimeLog names the logging variables --runtime-log set for the workers.
+	RuntimeLog map[string]string `json:"runtime_log,omitempty"`
+}
+
+// Variant is a named set of environment variables that change what a runtime does, applied to the workers
+// of its jobs only. The default variant (Name "default") has no settings: the runtime as it is.
+type Variant struct {
+	Name     string            `json:"name"`
+	Settings map[string]string `json:"settings,omitempty"`
+}
+
+// DefaultVariant is the name of the runtime's own settings.
+const DefaultVariant = "default"
+
+// VariantName is how a job's variant is named: the default variant has a name too.
+func VariantName(v string) string {
+	if v == "" {
+		return DefaultVariant
+	}
+	return v
 }
 
 // StrategyResult is the result of one strategy at one buffer size, run in its own worker process.
 type StrategyResult struct {
 	Strategy Strategy `json:"strategy"`
 	// Variant names the runtime settings the job ran under (run --variant); empty is the runtime's defaults.
-	Variant       string        `json:"variant,omitempty"`
-	Devices       []int         `json:"devices"`
-	SizeBytes     uint64        `json:"size_bytes"`
-	Outcome       Outcome       `json:"outcome"`
-	Reason        string        `json:"reason,omitempty"` // why it stopped, crashed, hung or was unsupported
-	Signal        string        `json:"signal,omitempty"`
-	ExitCode      *int          `json:"exit_code,omitempty"`
-	AllocationsOK uint64        `json:"allocations_ok"`
-	BytesOK       uint64        `json:"bytes_ok"`
-	FirstFailure  *FirstFailure `json:"first_failure"`
+	Variant string `json:"variant,omitempty"`
+	// VariantSettings are the variant's environment variables, set for this job's worker only.
+	VariantSettings map[string]string `json:"variant_settings,omitempty"`
+	Devices         []int             `json:"devices"`
+	SizeBytes       uint64            `json:"size_bytes"`
+	Outcome         Outcome           `json:"outcome"`
+	Reason          string            `json:"reason,omitempty"` // why it stopped, crashed, hung or was unsupported
+	Signal          string            `json:"signal,omitempty"`
+	ExitCode        *int              `json:"exit_code,omitempty"`
+	AllocationsOK   uint64            `json:"allocations_ok"`
+	BytesOK         uint64            `json:"bytes_ok"`
+	FirstFailure    *FirstFailure     `json:"first_failure"`
 	// LastStage is the stage the worker was in when it crashed, hung or was stopped.
 	LastStage Stage `json:"last_stage,omitempty"`
 	// HostBytesPerBuffer is the least-squares slope of process RSS against buffers allocated.
@@ -128,10 +153,13 @@ type StrategyResult struct {
 	PeakRSSBytes      uint64   `json:"peak_rss_bytes"`
 	MaxMappings       uint64   `json:"max_mappings,omitempty"`
 	MaxMapCount       uint64   `json:"max_map_count,omitempty"`
-	Notices           []string `json:"notices,omitempty"`       // context notify callback messages
-	WorkerOutput      string   `json:"worker_output,omitempty"` // the tail of what the worker printed, when it did not complete
-	Samples           []Sample `json:"samples"`
-	SamplesTotal      int      `json:"samples_total"` // before downsampling for this file
+	Notices           []string `json:"notices,omitempty"`       // context notify callback messages, the first 100
+	NoticesTotal      int      `json:"notices_total,omitempty"` // how many the runtime sent
+	// RuntimeDiagnostics names the runtime's own diagnostics that were turned on (cl_intel_driver_diagnostics).
+	RuntimeDiagnostics string   `json:"runtime_diagnostics,omitempty"`
+	WorkerOutput       string   `json:"worker_output,omitempty"` // what the worker printed (its runtime's messages), the first 2 KiB and the last 62 KiB
+	Samples            []Sample `json:"samples"`
+	SamplesTotal       int      `json:"samples_total"` // before downsampling for this file
 }
 
 // FirstFailure pinpoints the allocation that failed.
@@ -193,6 +221,11 @@ type Environment struct {
 // Sizes returns the buffer sizes of the run's strategies, each once, in the order they ran.
 func (r *Run) Sizes() []uint64 {
 	return distinct(r.Strategies, func(s *StrategyResult) uint64 { return s.SizeBytes })
+}
+
+// VariantNames returns the variants of the run, each once, in the order they ran ("" is the default).
+func (r *Run) VariantNames() []string {
+	return distinct(r.Strategies, func(s *StrategyResult) string { return s.Variant })
 }
 
 // StrategyNames returns the strategies of the run, each once, in the order they ran.
@@ -287,6 +320,7 @@ func (s *StrategyResult) JudgedFit() *Fit {
 type Finding struct {
 	Kind       FindingKind        `json:"kind"`
 	Strategies []Strategy         `json:"strategies,omitempty"`
+	Variant    string             `json:"variant,omitempty"` // the variant the finding is about, where not the default
 	Sizes      []uint64           `json:"sizes,omitempty"`
 	Sentence   string             `json:"sentence"`
 	Evidence   map[string]float64 `json:"evidence,omitempty"`

@@ -41,6 +41,13 @@
  *                                kernel cannot merge them): vm.max_map_count ends the loop (-6 when mmap fails)
  *   FAULTCL_RESERVE_PER_BUFFER=b every buffer reserves b bytes of address space (PROT_NONE, no memory): the
  *                                process's address-space limit ends the loop (-6 when mmap fails)
+ *   FAULTCL_LOG=1                every allocation decision is printed to stderr ("faultcl: ..."), as a runtime's
+ *                                own logging would be
+ *   FAULTCL_NO_EVENT_STATUS=1    a command that failed after its enqueue reports CL_COMPLETE in its event (a
+ *                                runtime that says only at clFinish that something failed, not which command)
+ * With cl_intel_driver_diagnostics in FAULTCL_EXTENSIONS, a context created with
+ * CL_CONTEXT_SHOW_DIAGNOSTICS_INTEL gets diagnostic messages through its notify callback (at creation and at
+ * every failed allocation), as Intel's runtime sends its hints.
  */
 #define _GNU_SOURCE /* memfd_create */
 #define CL_TARGET_OPENCL_VERSION 300
@@ -69,6 +76,7 @@ struct _cl_device_id { cl_icd_dispatch *dispatch; int index; };
 struct _cl_context {
 	cl_icd_dispatch *dispatch;
 	int ndev;
+	cl_uint diagnostics; /* CL_CONTEXT_SHOW_DIAGNOSTICS_INTEL's level, 0 when not asked for */
 	int devs[MAXDEV];
 	void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *);
 	void *user;
@@ -81,7 +89,7 @@ struct _cl_kernel { cl_icd_dispatch *dispatch; cl_mem arg0; };
  * use (in a wait list, a query, a second release) is caught and answered as a real runtime should. */
 #define EVENT_LIVE 0x4c495645u
 #define EVENT_DEAD 0x44454144u
-struct _cl_event { cl_icd_dispatch *dispatch; uint32_t magic; int refs; };
+struct _cl_event { cl_icd_dispatch *dispatch; uint32_t magic; int refs; cl_int status; };
 
 static struct {
 	int ndev, lazy, lazy_at_finish, leak, notify, free_query, broken, zero_mem;
@@ -94,6 +102,7 @@ static struct {
 	long linger, max_allocs, map_per_buffer, overcommit;
 	int staging_memfd;
 	cl_ulong reserve_per_buffer;
+	int log, no_event_status;
 } cfg;
 
 static struct _cl_platform_id platform = {&dispatch};
@@ -139,6 +148,8 @@ static void init_config(void) {
 	cfg.map_per_buffer = env_long("FAULTCL_MAP_PER_BUFFER", 0);
 	cfg.overcommit = env_long("FAULTCL_OVERCOMMIT", 0);
 	cfg.reserve_per_buffer = env_u64("FAULTCL_RESERVE_PER_BUFFER", 0);
+	cfg.log = (int)env_long("FAULTCL_LOG", 0);
+	cfg.no_event_status = (int)env_long("FAULTCL_NO_EVENT_STATUS", 0);
 	const char *staging = getenv("FAULTCL_STAGING");
 	cfg.staging_memfd = -1;
 	if (staging && strcmp(staging, "memfd") == 0) cfg.staging_memfd = memfd_create("faultcl-staging", 0);
@@ -235,9 +246,13 @@ static cl_int CL_API_CALL GetDeviceInfo(cl_device_id d, cl_device_info param, si
 	return CL_INVALID_VALUE; /* as real drivers answer queries they lack */
 }
 
+/* CL_CONTEXT_SHOW_DIAGNOSTICS_INTEL, from cl_ext.h's cl_intel_driver_diagnostics; older headers lack it. */
+#define FCL_SHOW_DIAGNOSTICS 0x4106
+
+static void say(cl_context c, const char *msg);
+
 static cl_context CL_API_CALL CreateContext(const cl_context_properties *props, cl_uint n, const cl_device_id *devs,
 		void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *), void *user, cl_int *err) {
-	(void)props;
 	linger();
 	if (n == 0 || n > MAXDEV) { if (err) *err = CL_INVALID_VALUE; return NULL; }
 	cl_context c = calloc(1, sizeof *c);
@@ -246,6 +261,20 @@ static cl_context CL_API_CALL CreateContext(const cl_context_properties *props, 
 	for (cl_uint i = 0; i < n; i++) c->devs[i] = devs[i]->index;
 	c->notify = notify;
 	c->user = user;
+	for (const cl_context_properties *p = props; p && p[0]; p += 2) {
+		if (p[0] != FCL_SHOW_DIAGNOSTICS) continue;
+		if (!cfg.extensions || !strstr(cfg.extensions, "cl_intel_driver_diagnostics")) {
+			free(c);
+			if (err) *err = CL_INVALID_PROPERTY;
+			return NULL;
+		}
+		c->diagnostics = (cl_uint)p[1];
+	}
+	if (c->diagnostics && c->notify) {
+		char msg[128];
+		snprintf(msg, sizeof msg, "faultcl diagnostics: context over %d device(s); buffers of several devices are staged in host memory", c->ndev);
+		c->notify(msg, NULL, 0, c->user);
+	}
 	if (err) *err = CL_SUCCESS;
 	return c;
 }
@@ -273,8 +302,11 @@ static cl_int CL_API_CALL Finish(cl_command_queue q) {
 	return e;
 }
 
+/* say reports a failed allocation: to the notify callback where FAULTCL_NOTIFY or the context's diagnostics
+ * ask for it, and to stderr where FAULTCL_LOG does. */
 static void say(cl_context c, const char *msg) {
-	if (cfg.notify && c->notify) c->notify(msg, NULL, 0, c->user);
+	if ((cfg.notify || c->diagnostics) && c->notify) c->notify(msg, NULL, 0, c->user);
+	if (cfg.log) fprintf(stderr, "%s\n", msg);
 }
 
 /* create_common is clCreateBuffer and clCreateBufferWithProperties; devs/n are where the buffer goes. */
@@ -349,7 +381,8 @@ static cl_mem create_common(cl_context c, const int *devs, int n, size_t size, c
 			if (m->staging) memset(m->staging, 0x5A, size); /* touched, so RSS counts it */
 		}
 	}
-	__atomic_add_fetch(&live_buffers, 1, __ATOMIC_SEQ_CST);
+	long live = __atomic_add_fetch(&live_buffers, 1, __ATOMIC_SEQ_CST);
+	if (cfg.log) fprintf(stderr, "faultcl: buffer of %zu bytes on %d device(s), %ld live\n", size, n, live);
 	if (err) *err = CL_SUCCESS;
 	return m;
 }
@@ -390,6 +423,10 @@ static cl_int CL_API_CALL ReleaseMemObject(cl_mem m) {
 	return CL_SUCCESS;
 }
 
+/* deferred is the status a command that failed after its enqueue leaves in its event (FAULTCL_LAZY_AT_FINISH):
+ * set by first_use, taken by enqueued. */
+static __thread cl_int deferred;
+
 /* first_use places a buffer on the queue's device in the lazy model. */
 static cl_int first_use(cl_command_queue q, cl_mem m) {
 	if (!cfg.lazy || (m->resident & (1u << q->dev))) return CL_SUCCESS;
@@ -399,16 +436,23 @@ static cl_int first_use(cl_command_queue q, cl_mem m) {
 	pthread_mutex_unlock(&mu);
 	if (ok) return CL_SUCCESS;
 	say(q->ctx, "faultcl: device memory is full at first use");
-	if (cfg.lazy_at_finish) { q->pending = CL_MEM_OBJECT_ALLOCATION_FAILURE; return CL_SUCCESS; }
+	if (cfg.lazy_at_finish) {
+		q->pending = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+		if (!cfg.no_event_status) deferred = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+		return CL_SUCCESS;
+	}
 	return CL_MEM_OBJECT_ALLOCATION_FAILURE;
 }
 
 static cl_int enqueued(cl_int e, cl_event *ev) {
+	cl_int status = deferred;
+	deferred = CL_SUCCESS;
 	if (e == CL_SUCCESS && ev) {
 		cl_event x = calloc(1, sizeof *x);
 		x->dispatch = &dispatch;
 		x->magic = EVENT_LIVE;
 		x->refs = 1;
+		x->status = status < 0 ? status : CL_COMPLETE;
 		*ev = x;
 	}
 	return e;
@@ -461,13 +505,16 @@ static cl_int CL_API_CALL EnqueueMigrateMemObjects(cl_command_queue q, cl_uint n
 
 static cl_int CL_API_CALL WaitForEvents(cl_uint n, const cl_event *evs) {
 	if (n == 0) return CL_INVALID_VALUE;
-	for (cl_uint i = 0; i < n; i++)
+	cl_int e = CL_SUCCESS;
+	for (cl_uint i = 0; i < n; i++) {
 		if (!live(evs[i])) return CL_INVALID_EVENT;
-	return CL_SUCCESS;
+		if (evs[i]->status < 0) e = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+	}
+	return e;
 }
 static cl_int CL_API_CALL GetEventInfo(cl_event e, cl_event_info param, size_t size, void *out, size_t *ret) {
 	if (!live(e)) return CL_INVALID_EVENT;
-	cl_int st = CL_COMPLETE;
+	cl_int st = e->status;
 	if (param == CL_EVENT_COMMAND_EXECUTION_STATUS) return info(&st, 4, size, out, ret);
 	return CL_INVALID_VALUE;
 }

@@ -298,7 +298,7 @@ func checkFleet(t *testing.T, f *report.Fleet, runs map[string]*result.Run, budg
 		}
 		slices.Sort(allocs)
 		med := (allocs[1] + allocs[2]) / 2
-		if j.MedianAllocs != med || j.MinAllocs != lo || j.MaxAllocs != hi || j.Outcome != result.OutcomeCompleted || j.Variant != report.DefaultVariant {
+		if j.MedianAllocs != med || j.MinAllocs != lo || j.MaxAllocs != hi || j.Outcome != result.OutcomeCompleted || j.Variant != result.DefaultVariant {
 			t.Errorf("%s: median %v range %d-%d outcome %s variant %s; want %v, %d-%d, completed, default", j.Strategy, j.MedianAllocs, j.MinAllocs, j.MaxAllocs, j.Outcome, j.Variant, med, lo, hi)
 		}
 	}

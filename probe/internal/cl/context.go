@@ -13,7 +13,10 @@ type Context struct {
 	lib     *Library
 	id      uintptr
 	Devices []*Device
-	hot     *pinnedBlock
+	// Diagnostics is true when the runtime's driver diagnostics (cl_intel_driver_diagnostics) are on for
+	// this context: their messages come through the notify callback.
+	Diagnostics bool
+	hot         *pinnedBlock
 }
 
 // Mem is a cl_mem handle.
@@ -90,14 +93,24 @@ func (l *Library) CreateContext(devs []*Device, tag int) (*Context, error) {
 	for i, d := range devs {
 		ids[i] = d.id
 	}
-	props := []uintptr{CONTEXT_PLATFORM, devs[0].Platform.id, 0}
+	props := []uintptr{CONTEXT_PLATFORM, devs[0].Platform.id}
+	// Where every device offers them, the driver's own diagnostics (hints on allocations, among others)
+	// are turned on: they arrive through the notify callback like any message of the runtime.
+	diagnostics := true
+	for _, d := range devs {
+		diagnostics = diagnostics && d.HasExtension("cl_intel_driver_diagnostics")
+	}
+	if diagnostics {
+		props = append(props, CONTEXT_SHOW_DIAGNOSTICS_INTEL, CONTEXT_DIAGNOSTICS_LEVEL_ALL_INTEL)
+	}
+	props = append(props, 0)
 	var status int32
 	id, _, _ := purego.SyscallN(l.fn.createContext, uintptr(unsafe.Pointer(&props[0])), uintptr(len(ids)),
 		uintptr(unsafe.Pointer(&ids[0])), notifyCallback(), uintptr(tag), uintptr(unsafe.Pointer(&status)))
 	if err := check(status, "clCreateContext"); err != nil {
 		return nil, err
 	}
-	return &Context{lib: l, id: id, Devices: devs, hot: newPinnedBlock()}, nil
+	return &Context{lib: l, id: id, Devices: devs, Diagnostics: diagnostics, hot: newPinnedBlock()}, nil
 }
 
 // Release releases the context.

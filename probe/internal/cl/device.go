@@ -46,6 +46,8 @@ const (
 	MEM_DEVICE_HANDLE_LIST_END_KHR       = 0
 	QUEUE_PROFILING_ENABLE               = 1 << 1
 	CONTEXT_PLATFORM                     = 0x1084
+	CONTEXT_SHOW_DIAGNOSTICS_INTEL       = 0x4106 // cl_intel_driver_diagnostics
+	CONTEXT_DIAGNOSTICS_LEVEL_ALL_INTEL  = 0xff
 	PROGRAM_BUILD_LOG                    = 0x1183
 	EVENT_COMMAND_EXECUTION_STATUS       = 0x11D3
 	PROFILING_COMMAND_START              = 0x1282

@@ -1,0 +1,101 @@
+package probe
+
+import (
+	"strings"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// Preset is a set of variants that tests one known switch of one runtime, each key with the public source
+// that says what it does.
+type Preset struct {
+	Name     string
+	Runtime  string
+	Purpose  string
+	Variants []result.Variant
+	Source   string
+}
+
+// The public sources the presets and logging settings cite, at the commits this project read.
+const (
+	neoContextSource = "https://github.com/intel/compute-runtime/blob/master/opencl/source/context/context.cpp " +
+		"(Context::BufferPoolAllocator::isAggregatedSmallBuffersEnabled: -1 the product's default, 0 off, 1 single-device contexts, 2 every context)"
+	neoDebugSource = "https://github.com/intel/compute-runtime/blob/master/shared/source/debug_settings/debug_variables_base.inl " +
+		"(NEOReadDebugKeys=1 makes a release build read the keys of release_variables.inl; others need a debug build)"
+	clrFlagsSource = "https://github.com/ROCm/clr/blob/develop/rocclr/utils/flags.hpp (release flag DISABLE_DEFERRED_ALLOC: " +
+		"rocclr/platform/memory.cpp allocates on every device of the context at clCreateBuffer when it is set)"
+	clrLogSource = "https://github.com/ROCm/clr/blob/develop/rocclr/utils/flags.hpp (AMD_LOG_LEVEL 0-4, AMD_LOG_MASK)"
+	poclSource   = "https://github.com/pocl/pocl/blob/main/doc/sphinx/source/using.rst (POCL_MEMORY_LIMIT: the global memory, " +
+		"in GB, reported by the pthread and basic devices; POCL_DEBUG: categories of debug messages)"
+)
+
+// Presets are the documented variants, for run --variant-preset NAME.
+var Presets = []Preset{
+	{
+		Name: "neo-pool", Runtime: "Intel compute-runtime (NEO)",
+		Purpose: "small-buffer pooling off, and on for every context: NEO pools buffers up to its threshold (1-2 MiB) only in single-device contexts by default, which may be why one context per device reaches more buffers",
+		Variants: []result.Variant{
+			{Name: "pool-off", Settings: map[string]string{"NEOReadDebugKeys": "1", "ExperimentalSmallBufferPoolAllocator": "0"}},
+			{Name: "pool-all", Settings: map[string]string{"NEOReadDebugKeys": "1", "ExperimentalSmallBufferPoolAllocator": "2"}},
+		},
+		Source: neoContextSource,
+	},
+	{
+		Name: "neo-log", Runtime: "Intel compute-runtime (NEO)",
+		Purpose: "the runtime's own account of its allocations, kept in each worker's output: debug messages, an allocation summary at exit, the memory regions",
+		Variants: []result.Variant{{Name: "neo-log", Settings: map[string]string{"NEOReadDebugKeys": "1", "PrintDebugMessages": "1",
+			"LogAllocationSummaryReport": "1", "PrintMemoryRegionSizes": "1"}}},
+		Source: neoDebugSource,
+	},
+	{
+		Name: "rocm-no-deferred", Runtime: "ROCm CLR",
+		Purpose:  "no deferred allocation: buffers of a context over several devices get their memory on every device at clCreateBuffer instead of at first use",
+		Variants: []result.Variant{{Name: "no-deferred", Settings: map[string]string{"DISABLE_DEFERRED_ALLOC": "1"}}},
+		Source:   clrFlagsSource,
+	},
+	{
+		Name: "pocl-limit", Runtime: "PoCL",
+		Purpose:  "PoCL's CPU devices report 1 GB of global memory (and a quarter of it as the largest allocation) instead of most of the RAM",
+		Variants: []result.Variant{{Name: "limit-1g", Settings: map[string]string{"POCL_MEMORY_LIMIT": "1"}}},
+		Source:   poclSource,
+	},
+}
+
+// PresetNamed returns the named preset, or false.
+func PresetNamed(name string) (Preset, bool) {
+	for _, p := range Presets {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Preset{}, false
+}
+
+// runtimeLog is one runtime's documented logging variables, for run --runtime-log.
+type runtimeLog struct {
+	platformContains []string
+	settings         map[string]string
+	source           string
+}
+
+var runtimeLogs = []runtimeLog{
+	{[]string{"Intel(R) OpenCL"}, map[string]string{"NEOReadDebugKeys": "1", "PrintDebugMessages": "1", "LogAllocationSummaryReport": "1",
+		"PrintMemoryRegionSizes": "1"}, neoDebugSource},
+	{[]string{"AMD Accelerated Parallel Processing"}, map[string]string{"AMD_LOG_LEVEL": "3"}, clrLogSource},
+	{[]string{"Portable Computing Language"}, map[string]string{"POCL_DEBUG": "memory,error,warning"}, poclSource},
+	// The project's fault-injection runtime logs every allocation decision when asked.
+	{[]string{"faultcl"}, map[string]string{"FAULTCL_LOG": "1"}, "scripts/faultcl/faultcl.c (FAULTCL_LOG)"},
+}
+
+// RuntimeLogFor returns the logging variables of the platform's runtime and where they are documented, or
+// nil where none is known (NVIDIA's OpenCL documents none).
+func RuntimeLogFor(platformName string) (map[string]string, string) {
+	for _, l := range runtimeLogs {
+		for _, c := range l.platformContains {
+			if strings.Contains(platformName, c) {
+				return l.settings, l.source
+			}
+		}
+	}
+	return nil, ""
+}
