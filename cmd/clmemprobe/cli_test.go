@@ -90,6 +90,19 @@ func TestBadInputGetsOneClearLine(t *testing.T) {
 		{"report format after the file", []string{"report", file, "--format", "pdf"}, "format"},
 		{"compare tolerance", []string{"compare", "--tolerance", "lots", file, file}, "percentage"},
 		{"version with arguments", []string{"version", "x"}, "no arguments"},
+		{"variant without settings", []string{"run", "--variant", "pool"}, "has no settings"},
+		{"variant name", []string{"run", "--variant", "a b:X=1"}, "a variant is NAME:KEY=VALUE"},
+		{"default variant with settings", []string{"run", "--variant", "default:X=1"}, "takes none"},
+		{"variant choosing the runtime", []string{"run", "--variant", "other:OCL_ICD_VENDORS=/x"}, "chooses the runtime"},
+		{"variant setting that is not KEY=VALUE", []string{"run", "--variant", "v:1X=2"}, "not KEY=VALUE"},
+		{"variant given twice", []string{"run", "--variant", "v:X=1", "--variant", "v:X=2"}, "given twice"},
+		{"unknown preset", []string{"run", "--variant-preset", "nvidia-magic"}, "no such preset"},
+		{"no variant left", []string{"run", "--no-default-variant"}, "leaves no variant"},
+		{"merge without inputs", []string{"merge"}, "at least one"},
+		{"merge tolerance", []string{"merge", "--tolerance", "x", dir}, "percentage"},
+		{"check without expectations", []string{"check"}, "needs --expect"},
+		{"record without output", []string{"check", "--record", file}, "needs --output"},
+		{"prom into a missing folder", []string{"run", "--prom", "/nonexistent/dir/x.prom"}, "does not exist"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+func job(t *testing.T, r *result.Run, st result.Strategy, variant string) *result.StrategyResult {
+	t.Helper()
+	for i := range r.Strategies {
+		if r.Strategies[i].Strategy == st && r.Strategies[i].Variant == variant {
+			return &r.Strategies[i]
+		}
+	}
+	t.Fatalf("no %s under variant %q in the result", st, variant)
+	return nil
+}
+
+// Two variants that change the runtime's budgets through its environment: each job's threshold is the
+// one its variant's settings give, exactly, and the findings say which variant moved what.
+func TestVariantsGiveEachTheirOwnThreshold(t *testing.T) {
+	const base, small, budget = 256, 64, 1000
+	env := FaultEnv(t, hostBudget(base))
+	r, res, _ := runOut(t, env, "--max-allocs", fmt.Sprint(budget), "--strategies", "shared,per-device",
+		"--variant", fmt.Sprintf("small:FAULTCL_HOST_BUDGET=%d", small*mib), "--variant", fmt.Sprintf("cap:FAULTCL_MAX_ALLOCS=%d", base))
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	want := []struct {
+		st      result.Strategy
+		variant string
+		allocs  uint64
+		outcome result.Outcome
+	}{
+		{result.Shared, "", base, result.OutcomeFailed},
+		{result.PerDevice, "", budget, result.OutcomeCompleted}, // the host budget stages only multi-device buffers
+		{result.Shared, "small", small, result.OutcomeFailed},
+		{result.PerDevice, "small", budget, result.OutcomeCompleted},
+		{result.Shared, "cap", base, result.OutcomeFailed}, // both the budget and the cap end it at the same buffer
+		{result.PerDevice, "cap", base, result.OutcomeFailed},
+	}
+	if len(r.Strategies) != len(want) {
+		t.Fatalf("%d jobs, want %d", len(r.Strategies), len(want))
+	}
+	for i, w := range want {
+		s := &r.Strategies[i]
+		if s.Strategy != w.st || s.Variant != w.variant || s.AllocationsOK != w.allocs || s.Outcome != w.outcome {
+			t.Errorf("job %d: %s/%q %s at %d, want %s/%q %s at %d (jobs run variant by variant)", i, s.Strategy, s.Variant, s.Outcome, s.AllocationsOK,
+				w.st, w.variant, w.outcome, w.allocs)
+		}
+		if w.outcome == result.OutcomeFailed && (s.FirstFailure == nil || s.FirstFailure.Index != w.allocs || s.FirstFailure.Code != -6) {
+			t.Errorf("%s/%s: first failure %+v, want -6 at #%d", w.st, w.variant, s.FirstFailure, w.allocs)
+		}
+	}
+	if s := job(t, r, result.Shared, "small"); s.VariantSettings["FAULTCL_HOST_BUDGET"] != fmt.Sprint(small*mib) {
+		t.Errorf("the job does not record its settings: %v", s.VariantSettings)
+	}
+	if len(r.Config.Variants) != 3 || r.Config.Variants[0].Name != "default" || r.Config.Variants[2].Settings["FAULTCL_MAX_ALLOCS"] != fmt.Sprint(base) {
+		t.Errorf("config.variants %+v", r.Config.Variants)
+	}
+	var moved []result.Finding
+	for _, f := range r.Findings {
+		if f.Kind == result.FindingVariant {
+			moved = append(moved, f)
+		}
+	}
+	if len(moved) != 2 {
+		t.Fatalf("want two variant findings (shared under small, per-device under cap), got %d: %+v", len(moved), moved)
+	}
+	smallSays := fmt.Sprintf("With variant small (FAULTCL_HOST_BUDGET=%d), shared fails at #%d where the default fails at #%d (-75.0%%)", small*mib, small, base)
+	if moved[0].Variant != "small" || !strings.HasPrefix(moved[0].Sentence, smallSays) {
+		t.Errorf("finding %q, want it to start %q", moved[0].Sentence, smallSays)
+	}
+	if moved[0].Evidence["base_allocations_ok"] != base || moved[0].Evidence["variant_allocations_ok"] != small {
+		t.Errorf("evidence %v", moved[0].Evidence)
+	}
+	capSays := fmt.Sprintf("per-device fails at #%d where the default completes its budget at #%d", base, budget)
+	if moved[1].Variant != "cap" || !strings.Contains(moved[1].Sentence, capSays) ||
+		!strings.Contains(moved[1].Sentence, "like shared under it: the settings of cap account for the difference between per-device and shared") {
+		t.Errorf("finding %q, want %q and the difference accounted for", moved[1].Sentence, capSays)
+	}
+	// The table shows the variant; the CSV carries it; compare matches rows by it.
+	if !strings.Contains(res.stdout, "│ Variant │") || !strings.Contains(res.stdout, "│ cap ") {
+		t.Errorf("the table has no variant column:\n%s", res.stdout)
+	}
+}
+
+// --runtime-log turns on the runtime's documented logging in the workers and keeps what it printed, bounded.
+func TestRuntimeLogIsKeptBounded(t *testing.T) {
+	r, res, _ := runOut(t, FaultEnv(t), "--runtime-log", "--max-allocs", "3000", "--strategies", "per-device")
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	if r.Config.RuntimeLog["FAULTCL_LOG"] != "1" {
+		t.Errorf("config.runtime_log %v, want FAULTCL_LOG=1 for the faultcl platform", r.Config.RuntimeLog)
+	}
+	out := r.Strategies[0].WorkerOutput
+	// 3000 lines of the runtime's own log: far more than the 64 KiB kept; the first and the last stay.
+	if !strings.HasPrefix(out, "faultcl: buffer of 1048576 bytes on 1 device(s), 1 live") || !strings.Contains(out, "3000 live") {
+		t.Errorf("the worker output does not hold the runtime's first and last lines: %.200q ... %.200q", out, out[max(0, len(out)-200):])
+	}
+	if len(out) > 64<<10+100 || !strings.Contains(out, "bytes left out ...]") {
+		t.Errorf("worker output of %d bytes, want at most 64 KiB and the cut said", len(out))
+	}
+}
+
+// Where the devices offer cl_intel_driver_diagnostics, the contexts get them, and their messages are kept.
+func TestDriverDiagnosticsAreTurnedOnAndKept(t *testing.T) {
+	r, res, dir := runOut(t, FaultEnv(t, "FAULTCL_EXTENSIONS=cl_intel_driver_diagnostics", hostBudget(16)), "--max-allocs", "100", "--strategies", "shared")
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	s := r.Strategies[0]
+	if !strings.HasPrefix(s.RuntimeDiagnostics, "cl_intel_driver_diagnostics") || len(s.Notices) != 2 ||
+		s.Notices[0] != "faultcl diagnostics: context over 2 device(s); buffers of several devices are staged in host memory" ||
+		!strings.Contains(s.Notices[1], "allocation failed") {
+		t.Errorf("diagnostics %q, notices %q: want them on, the context's message and the failure's", s.RuntimeDiagnostics, s.Notices)
+	}
+	md := runTool(t, Env(), "report", "--format", "markdown", dir+"/run.json")
+	if !strings.Contains(md.stdout, "<details><summary>The runtime's context notify messages (2 of 2)</summary>") {
+		t.Errorf("the report does not show the messages in a collapsed section")
+	}
+	// Without the extension, nothing is asked of the runtime.
+	r, _, _ = runOut(t, FaultEnv(t, hostBudget(16)), "--max-allocs", "100", "--strategies", "shared")
+	if r.Strategies[0].RuntimeDiagnostics != "" {
+		t.Errorf("diagnostics %q on a runtime without the extension", r.Strategies[0].RuntimeDiagnostics)
+	}
+}
