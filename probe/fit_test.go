@@ -30,11 +30,3 @@ func TestSlopeFitNeedsTwoPoints(t *testing.T) {
 		t.Fatal("one distinct x, yet a slope")
 	}
 }
-
-func TestFillPatternDividesTheSize(t *testing.T) {
-	for _, size := range []uint64{1, 2, 3, 4, 6, 1 << 20, 1<<20 + 4096, 4097} {
-		if p := fillPattern(size); size%uint64(len(p)) != 0 {
-			t.Errorf("size %d: pattern of %d bytes does not divide it", size, len(p))
-		}
-	}
-}

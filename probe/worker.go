@@ -212,7 +212,7 @@ func (w *worker) setUp(devs []*cl.Device) error {
 				if err != nil {
 					return err
 				}
-				q.SetFillPattern(fillPattern(w.spec.Size))
+				q.SetFillPattern(kernels.FillPattern(w.spec.Size))
 				t.queue = q
 			}
 			if w.spec.Strategy == result.DeviceList {
@@ -241,18 +241,6 @@ func (w *worker) setUp(devs []*cl.Device) error {
 	}
 	w.diagnostics = ctx.Diagnostics
 	return makeTargets(ctx, devs, w.spec.Devices)
-}
-
-// fillPattern is the largest power-of-two pattern (up to 4 bytes) that divides the size, since
-// clEnqueueFillBuffer needs the size to be a multiple of the pattern.
-func fillPattern(size uint64) []byte {
-	switch {
-	case size%4 == 0:
-		return []byte{0xA5, 0x5A, 0xC3, 0x3C}
-	case size%2 == 0:
-		return []byte{0xA5, 0x5A}
-	}
-	return []byte{0xA5}
 }
 
 // loop is the allocation loop. It keeps no per-buffer state (buffers are never released, as in the user's

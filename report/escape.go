@@ -146,3 +146,9 @@ func (st style) code(s string) string {
 	}
 	return plain(s)
 }
+
+// MarkdownText escapes a foreign string for Markdown text, for documents written outside this package.
+func MarkdownText(s string) string { return mdText(s) }
+
+// MarkdownCode fences a string as a Markdown code block with the given info string.
+func MarkdownCode(s, info string) string { return mdBlock(s, info) }

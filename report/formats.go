@@ -33,6 +33,8 @@ type Options struct {
 	Width int  // the terminal's columns: a table wider than this drops columns and wraps; 0 is no limit
 	ASCII bool // plain ASCII borders, for terminals without UTF-8
 	Wide  bool // every column, however wide the table
+	// Strategy and Variant pick the job of a format that shows one (repro); empty: the most informative.
+	Strategy, Variant string
 }
 
 // Format is one output format and the documents it can render; a nil renderer means "not for that kind".
@@ -65,6 +67,7 @@ var formats = []Format{
 		Environment: writeEnvironmentMarkdown, Fleet: writeFleetMarkdown},
 	{Name: "csv", Help: "every kept sample, one row per strategy and sample", Run: writeCSV, Fleet: writeFleetCSV},
 	{Name: "prom", Help: "Prometheus text exposition, for node_exporter's textfile collector", Run: writeProm},
+	{Name: "repro", Help: "a C program that repeats one strategy's first failure (--strategy, --variant pick it)", Run: writeRepro},
 	{Name: "png", Help: "a chart: memory against buffers (a sweep: buffers reached against size)", Binary: true, Run: writePNG, Fleet: writeFleetPNG},
 	{Name: "svg", Help: "the same chart as SVG", Binary: true, Run: writeSVG},
 }

@@ -4,7 +4,8 @@
 #   - Go: a Go of at least the version go.mod names on PATH, else the official toolchain fetched from the
 #     Go module proxy ($GOPROXY, as the go command itself fetches toolchains), checked against the checksum
 #     pinned below and unpacked under .toolchain/ in this repository (CLMEMPROBE_TOOLCHAIN moves it);
-#   - with --tests, also the C compiler and the OpenCL headers that build the fault-injection runtime.
+#   - with --tests, also the C compiler, the OpenCL headers and libOpenCL.so that build the fault-injection
+#     runtime and the C reproducers.
 # Run as root or with sudo. Safe to run again: it installs nothing that is already there. Afterwards,
 # `. scripts/go-path.sh` puts the fetched Go on PATH (scripts/probe.sh and scripts/test.sh do).
 set -euo pipefail
@@ -57,6 +58,8 @@ if ! have_platform || { [ $want_tests = 1 ] && ! have_pocl; }; then packages+=(p
 if [ $want_tests = 1 ]; then
   command -v cc >/dev/null 2>&1 || packages+=(gcc libc6-dev)
   [ -f /usr/include/CL/cl_icd.h ] || packages+=(opencl-c-headers)
+  # The C reproducers the tests compile link against the loader: libOpenCL.so.
+  compgen -G "/usr/lib/*/libOpenCL.so" >/dev/null 2>&1 || [ -e /usr/lib/libOpenCL.so ] || packages+=(ocl-icd-opencl-dev)
 fi
 if [ $need_go = 1 ]; then
   command -v curl >/dev/null 2>&1 || packages+=(curl)

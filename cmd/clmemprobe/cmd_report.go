@@ -15,14 +15,16 @@ import (
 
 // reportOptions are the flags of `report`.
 type reportOptions struct {
-	Format, Output string
-	MaxSamples     int64
-	Wide           bool
-	args           []string
+	Format, Output    string
+	Strategy, Variant string
+	MaxSamples        int64
+	Wide              bool
+	args              []string
 }
 
 type reportRequest struct {
 	path, output string
+	job          report.Options // the job a one-job format (repro) takes
 	format       *report.Format
 	maxSamples   int
 	wide         bool
@@ -43,6 +45,8 @@ func reportCommand(stdout io.Writer) *cli.Command {
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Destination: &o.Output, Usage: "write to this file instead of stdout"},
 			&cli.Int64Flag{Name: "max-samples", Destination: &o.MaxSamples, Usage: "keep at most this many samples per strategy, evenly spread, first and last kept (smaller files for tickets; 0: all)"},
 			&cli.BoolFlag{Name: "wide", Destination: &o.Wide, Usage: "show every column of a table, however wide the terminal"},
+			&cli.StringFlag{Name: "strategy", Destination: &o.Strategy, Usage: "repro: the strategy to reproduce (default: the one that failed first)"},
+			&cli.StringFlag{Name: "variant", Destination: &o.Variant, Usage: "repro: the variant to reproduce"},
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
@@ -63,7 +67,11 @@ func (o reportOptions) validate() (*reportRequest, error) {
 	if err != nil {
 		return nil, usageErr("--format: %v", err)
 	}
-	return &reportRequest{path: o.args[0], output: o.Output, format: f, maxSamples: int(o.MaxSamples), wide: o.Wide}, nil
+	if (o.Strategy != "" || o.Variant != "") && f.Name != "repro" {
+		return nil, usageErr("--strategy and --variant pick the job of --format repro; %s shows every job", f.Name)
+	}
+	return &reportRequest{path: o.args[0], output: o.Output, format: f, maxSamples: int(o.MaxSamples), wide: o.Wide,
+		job: report.Options{Strategy: o.Strategy, Variant: o.Variant}}, nil
 }
 
 // loadResult reads a run.json; what cannot be read is bad input (exit 2).
@@ -94,6 +102,12 @@ func runReport(_ context.Context, o reportOptions, stdout io.Writer) error {
 		for i := range r.Strategies {
 			r.Strategies[i].Samples = report.Downsample(r.Strategies[i].Samples, req.maxSamples)
 		}
+	}
+	if req.format.Name == "repro" {
+		if _, err := report.ReproJob(r, req.job.Strategy, req.job.Variant); err != nil {
+			return usageErr("%s: %v", req.path, err)
+		}
+		return emitWith(stdout, req.output, req.format, r, req.job)
 	}
 	return emit(stdout, req.output, req.format, r, req.wide)
 }

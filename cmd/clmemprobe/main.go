@@ -179,7 +179,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			"worker process, samples host and device memory, and reports the first failure of each: the buffer's\n" +
 			"index, the call and stage that failed, the code (-4, -5, -6), and what a buffer costs.\n\n" + exitCodesHelp,
 		Commands: []*cli.Command{devicesCommand(stdout, stderr), runCommand(stdout, stderr), reportCommand(stdout),
-			compareCommand(stdout), mergeCommand(stdout, stderr), checkCommand(stdout, stderr), exchangeCommand(stdout, stderr), envCommand(stdout, stderr), versionCommand(stdout), completionCommand(stdout)},
+			compareCommand(stdout), mergeCommand(stdout, stderr), checkCommand(stdout, stderr), bundleCommand(stderr), exchangeCommand(stdout, stderr), envCommand(stdout, stderr), versionCommand(stdout), completionCommand(stdout)},
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		HideHelpCommand: true,

@@ -176,6 +176,25 @@ func emit(stdout io.Writer, output string, f *report.Format, doc any, wide bool)
 	return renderWide(stdout, f.Name, doc, wide)
 }
 
+// emitWith writes doc in format f with the given options, to the file output or stdout.
+func emitWith(stdout io.Writer, output string, f *report.Format, doc any, opts report.Options) error {
+	if output != "" {
+		if err := safefile.WriteFile(output, func(w io.Writer) error { return report.RenderWith(w, f.Name, doc, opts) }); err != nil {
+			return outputErr("cannot write %s: %v", output, err)
+		}
+		return nil
+	}
+	cw := &checkedWriter{w: stdout}
+	err := report.RenderWith(cw, f.Name, doc, opts)
+	if cw.err != nil {
+		err = cw.err
+	}
+	if err != nil {
+		return outputErr("cannot write the output: %v", err)
+	}
+	return nil
+}
+
 // renderFile writes doc to path as a new file renamed into place.
 func renderFile(path, format string, doc any) error {
 	if err := safefile.WriteFile(path, func(w io.Writer) error { return report.Render(w, format, doc) }); err != nil {

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 // Every code of the OpenCL 3.0 headers (cl.h and cl_ext.h error codes) must have its standard name.
@@ -21,8 +23,8 @@ func TestEveryHeaderCodeHasItsName(t *testing.T) {
 		}
 	}
 	valid := regexp.MustCompile(`^CL_[A-Z0-9_]+$`)
-	for code, name := range codeNames {
-		if !valid.MatchString(name) {
+	for code, name := range result.CodeNames() {
+		if !valid.MatchString(name) || Status(code).Name() != name {
 			t.Errorf("code %d: %q is not a CL name", code, name)
 		}
 	}

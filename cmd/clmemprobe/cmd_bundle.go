@@ -1,0 +1,175 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/clmemprobe/clmemprobe/cmd/clmemprobe/internal/safefile"
+	"github.com/clmemprobe/clmemprobe/report"
+	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/urfave/cli/v2"
+)
+
+// bundleOptions are the flags of `bundle`.
+type bundleOptions struct {
+	Output string
+	args   []string
+}
+
+// bundleDir is the folder every file of a bundle sits in, so unpacking it makes one folder.
+const bundleDir = "clmemprobe-ticket"
+
+func bundleCommand(stderr io.Writer) *cli.Command {
+	var o bundleOptions
+	return &cli.Command{
+		Name:      "bundle",
+		Usage:     "pack a result for a bug ticket: run.json, the report, the charts, a C reproducer, the environment",
+		ArgsUsage: "RUN.json",
+		Description: `Writes one .tar.gz for the engineer who receives the ticket, with everything in a folder named
+clmemprobe-ticket: README.md (what this is and how to reproduce it), report.md (the Markdown report),
+run.json (the result, as given), run.png and run.svg (the charts), repro.c (the C reproducer of the job that
+failed first, where there is one) and environment.txt. Nothing from outside the result goes in: only the
+environment variables the result recorded, secrets already redacted.
+
+` + exitCodes(exitOK, exitUsage, exitOutput),
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Destination: &o.Output, Usage: "the .tar.gz to write (required)"},
+		},
+		OnUsageError: commandUsageError,
+		Action: func(c *cli.Context) error {
+			o.args = c.Args().Slice()
+			return runBundle(c.Context, o, stderr)
+		},
+	}
+}
+
+func (o bundleOptions) validate() error {
+	if len(o.args) != 1 {
+		return usageErr("bundle needs exactly one RUN.json argument (see clmemprobe bundle --help)")
+	}
+	if o.Output == "" {
+		return usageErr("bundle needs --output FILE.tar.gz")
+	}
+	return checkFileDir("--output", o.Output)
+}
+
+// bundleFile is one file of the bundle.
+type bundleFile struct {
+	name string
+	body []byte
+}
+
+func runBundle(_ context.Context, o bundleOptions, stderr io.Writer) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	path := o.args[0]
+	r, err := loadResult(path)
+	if err != nil {
+		return err
+	}
+	original, err := os.ReadFile(path)
+	if err != nil {
+		return usageErr("cannot read %s: %v", path, err)
+	}
+	findings.Apply(r)
+	render := func(format string, opts report.Options) ([]byte, error) {
+		var b bytes.Buffer
+		err := report.RenderWith(&b, format, r, opts)
+		return b.Bytes(), err
+	}
+	files := []bundleFile{{"run.json", original}}
+	for _, f := range []struct{ name, format string }{{"report.md", "markdown"}, {"run.png", "png"}, {"run.svg", "svg"}} {
+		body, err := render(f.format, report.Options{})
+		if err != nil {
+			return outputErr("cannot render %s: %v", f.name, err)
+		}
+		files = append(files, bundleFile{f.name, body})
+	}
+	repro, reproErr := render("repro", report.Options{})
+	if reproErr != nil && !errors.Is(reproErr, report.ErrNothingToReproduce) {
+		return outputErr("cannot render repro.c: %v", reproErr)
+	}
+	if reproErr == nil {
+		files = append(files, bundleFile{"repro.c", repro})
+	}
+	if r.Environment != nil {
+		var b bytes.Buffer
+		if err := report.Render(&b, "table", r.Environment); err != nil {
+			return outputErr("cannot render environment.txt: %v", err)
+		}
+		files = append(files, bundleFile{"environment.txt", b.Bytes()})
+	}
+	files = append([]bundleFile{{"README.md", bundleReadme(r, reproErr)}}, files...)
+	// Every file is dated by the run, so the same result gives the same bundle.
+	mtime, err := time.Parse(time.RFC3339, r.Started)
+	if err != nil {
+		mtime = time.Unix(0, 0)
+	}
+	err = safefile.WriteFile(o.Output, func(w io.Writer) error {
+		zw := gzip.NewWriter(w)
+		tw := tar.NewWriter(zw)
+		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: bundleDir + "/", Mode: 0o755, ModTime: mtime, Format: tar.FormatPAX}); err != nil {
+			return err
+		}
+		for _, f := range files {
+			h := &tar.Header{Typeflag: tar.TypeReg, Name: bundleDir + "/" + f.name, Mode: 0o644, Size: int64(len(f.body)), ModTime: mtime, Format: tar.FormatPAX}
+			if err := tw.WriteHeader(h); err != nil {
+				return err
+			}
+			if _, err := tw.Write(f.body); err != nil {
+				return err
+			}
+		}
+		if err := tw.Close(); err != nil {
+			return err
+		}
+		return zw.Close()
+	})
+	if err != nil {
+		return outputErr("cannot write %s: %v", o.Output, err)
+	}
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = f.name
+	}
+	fmt.Fprintf(stderr, "clmemprobe: wrote %s (%s)\n", o.Output, strings.Join(names, ", "))
+	return nil
+}
+
+// bundleReadme is the README of a bundle: what happened, in the tool's words, and how to see it again.
+func bundleReadme(r *result.Run, reproErr error) []byte {
+	b := &bytes.Buffer{}
+	fmt.Fprintf(b, "# An OpenCL allocation failure, packed by clmemprobe %s\n\n", report.MarkdownText(r.Tool.Version))
+	if len(r.Verdict) > 0 {
+		fmt.Fprintf(b, "**%s**\n\n", report.MarkdownText(r.Verdict[0]))
+	}
+	fmt.Fprintf(b, "Platform %s, devices: %s. The run started %s.\n\n", report.MarkdownText(r.Platform.Name),
+		report.MarkdownText(result.DeviceModel(r.Devices)), report.MarkdownText(r.Started))
+	b.WriteString("| file | what it is |\n|:--|:--|\n")
+	b.WriteString("| `report.md` | the report: where each strategy failed, why, what each buffer cost, the environment |\n")
+	b.WriteString("| `run.json` | the result as clmemprobe wrote it (schema 1: every figure the report rests on) |\n")
+	b.WriteString("| `run.png`, `run.svg` | host and device memory against buffers allocated |\n")
+	if reproErr == nil {
+		b.WriteString("| `repro.c` | a C program that repeats the first failure with the OpenCL API alone |\n")
+	}
+	b.WriteString("| `environment.txt` | the machine, the kernel's memory settings, the ICD loader, the runtime's variables |\n\n")
+	if reproErr == nil {
+		b.WriteString("To reproduce without clmemprobe (OpenCL headers and loader only):\n\n```sh\ncc repro.c -lOpenCL -o repro && ./repro\n```\n\n")
+		b.WriteString("It prints the first failure in the same words as the report, and the failure clmemprobe recorded beside it.\n\n")
+	} else {
+		fmt.Fprintf(b, "There is no C reproducer: %s.\n\n", report.MarkdownText(reproErr.Error()))
+	}
+	b.WriteString("To run the whole probe again with clmemprobe (https://github.com/clmemprobe/clmemprobe):\n\n")
+	b.WriteString(report.MarkdownCode(report.ShellQuote(r.Command), "sh"))
+	return b.Bytes()
+}

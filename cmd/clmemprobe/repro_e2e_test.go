@@ -1,0 +1,225 @@
+package main
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"fmt"
+	"image/png"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// compileRepro writes the reproducer of a run (report --format repro, with extra flags) and compiles it
+// with the system's C compiler against the OpenCL headers and loader, warnings as errors.
+func compileRepro(t *testing.T, runJSON string, flags ...string) string {
+	t.Helper()
+	res := runTool(t, Env(), append(append([]string{"report", "--format", "repro"}, flags...), runJSON)...)
+	if res.code != 0 {
+		t.Fatalf("report --format repro: exit %d: %s", res.code, res.stderr)
+	}
+	return compileC(t, res.stdout)
+}
+
+func compileC(t *testing.T, source string) string {
+	t.Helper()
+	dir := t.TempDir()
+	src, bin := filepath.Join(dir, "repro.c"), filepath.Join(dir, "repro")
+	if err := os.WriteFile(src, []byte(source), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errCC := exec.LookPath("cc")
+	libs, _ := filepath.Glob("/usr/lib/*/libOpenCL.so")
+	if _, err := os.Stat("/usr/include/CL/cl.h"); err != nil || errCC != nil || len(libs) == 0 {
+		skipOrFail(t, "compiling a reproducer needs cc, opencl-c-headers and ocl-icd-opencl-dev")
+	}
+	cc := exec.Command("cc", "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror", src, "-lOpenCL", "-o", bin)
+	if out, err := cc.CombinedOutput(); err != nil {
+		t.Fatalf("the reproducer does not compile cleanly: %v\n%s", err, out)
+	}
+	return bin
+}
+
+var reproLine = regexp.MustCompile(`(?m)^failed at buffer #(\d+): (\S+) \((-?\d+)\) at (\w+) \((\w+)\), meant for device (\d+)$`)
+
+// runRepro runs a compiled reproducer and checks that it reports exactly the failure the tool recorded.
+func runRepro(t *testing.T, bin string, env []string, s *result.StrategyResult) {
+	t.Helper()
+	cmd := exec.Command(bin)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if code := exitOf(err); code != 1 {
+		t.Fatalf("the reproducer exited %d, want 1 (a failure): %s", code, out)
+	}
+	m := reproLine.FindStringSubmatch(string(out))
+	if m == nil {
+		t.Fatalf("no failure line in the reproducer's output:\n%s", out)
+	}
+	ff := s.FirstFailure
+	want := []string{strconv.FormatUint(ff.Index, 10), ff.Name, strconv.Itoa(int(ff.Code)), string(ff.Stage), ff.Call, strconv.Itoa(ff.Device)}
+	if got := m[1:]; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("the reproducer says %v, the tool recorded %v\n%s", got, want, out)
+	}
+}
+
+func TestReproducerRepeatsTheFirstFailure(t *testing.T) {
+	lazy := []string{"FAULTCL_MODEL=lazy", fmt.Sprintf("FAULTCL_DEVICE_MEM=%d", 256*mib)}
+	cases := []struct {
+		name     string
+		settings []string
+		args     []string
+		strategy result.Strategy
+	}{
+		{"replicating, create", []string{hostBudget(64)}, []string{"--strategies", "shared"}, result.Shared},
+		{"lazy, fill", lazy, []string{"--strategies", "per-device", "--touch", "fill"}, result.PerDevice},
+		{"lazy, kernel", lazy, []string{"--strategies", "shared", "--touch", "kernel"}, result.Shared},
+		{"lazy, migrate", lazy, []string{"--strategies", "migrate-first"}, result.MigrateFirst},
+		{"lazy, late at finish", append(lazy, "FAULTCL_LAZY_AT_FINISH=1"), []string{"--strategies", "shared", "--touch", "fill"}, result.Shared},
+		{"device list", append(lazy, "FAULTCL_EXTENSIONS=cl_khr_external_memory"), []string{"--strategies", "device-list", "--touch", "fill"}, result.DeviceList},
+		{"allocation cap", []string{"FAULTCL_MAX_ALLOCS=300"}, []string{"--strategies", "per-device"}, result.PerDevice},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			env := FaultEnv(t, c.settings...)
+			r, _, dir := runOut(t, env, append(c.args, "--max-allocs", "2000")...)
+			s := strategy(t, r, c.strategy)
+			if s.Outcome != result.OutcomeFailed {
+				t.Fatalf("%s %s, want a failure to reproduce", s.Strategy, s.Outcome)
+			}
+			runRepro(t, compileRepro(t, filepath.Join(dir, "run.json")), env, s)
+		})
+	}
+	// A variant's settings go into the reproducer: it sets them itself, whatever the environment it runs in.
+	t.Run("variant", func(t *testing.T) {
+		env := FaultEnv(t, hostBudget(256))
+		r, _, dir := runOut(t, env, "--strategies", "shared", "--max-allocs", "1000", "--variant", fmt.Sprintf("small:FAULTCL_HOST_BUDGET=%d", 64*mib))
+		s := job(t, r, result.Shared, "small")
+		if s.FirstFailure == nil || s.FirstFailure.Index != 64 {
+			t.Fatalf("the variant's job: %+v", s.FirstFailure)
+		}
+		runRepro(t, compileRepro(t, filepath.Join(dir, "run.json"), "--variant", "small"), env, s)
+	})
+	// On PoCL: a PoCL limit that makes a buffer too large for the device's largest allocation.
+	t.Run("PoCL", func(t *testing.T) {
+		env := PoCLEnv(t)
+		r, _, dir := runOut(t, env, "--strategies", "shared", "--size", "512MiB", "--max-allocs", "2", "--variant-preset", "pocl-limit")
+		s := job(t, r, result.Shared, "limit-1g")
+		if s.Outcome != result.OutcomeFailed || s.FirstFailure.Code != -61 {
+			t.Fatalf("PoCL with POCL_MEMORY_LIMIT=1 and 512 MiB buffers: %s %+v, want -61 at create", s.Outcome, s.FirstFailure)
+		}
+		runRepro(t, compileRepro(t, filepath.Join(dir, "run.json"), "--variant", "limit-1g"), env, s)
+	})
+}
+
+// A bundle unpacks into one folder, and each file is what the tool's own commands say it is.
+func TestBundleHoldsTheTicket(t *testing.T) {
+	env := FaultEnv(t, hostBudget(64))
+	r, _, dir := runOut(t, env, "--strategies", "shared,per-device", "--max-allocs", "500")
+	runJSON := filepath.Join(dir, "run.json")
+	out := filepath.Join(t.TempDir(), "ticket.tar.gz")
+	res := runTool(t, Env(), "bundle", "--output", out, runJSON)
+	if res.code != 0 || !strings.Contains(res.stderr, "wrote "+out) {
+		t.Fatalf("bundle: exit %d: %s", res.code, res.stderr)
+	}
+	files := untar(t, out)
+	want := []string{"README.md", "run.json", "report.md", "run.png", "run.svg", "repro.c", "environment.txt"}
+	if len(files) != len(want) {
+		t.Errorf("the bundle holds %d files, want %v", len(files), want)
+	}
+	original, _ := os.ReadFile(runJSON)
+	if !bytes.Equal(files["run.json"], original) {
+		t.Errorf("run.json is not the result as given")
+	}
+	if md := runTool(t, Env(), "report", "--format", "markdown", runJSON); string(files["report.md"]) != md.stdout {
+		t.Errorf("report.md is not the report of the result")
+	}
+	if repro := runTool(t, Env(), "report", "--format", "repro", runJSON); string(files["repro.c"]) != repro.stdout {
+		t.Errorf("repro.c is not the reproducer of the result")
+	}
+	if _, err := png.Decode(bytes.NewReader(files["run.png"])); err != nil {
+		t.Errorf("run.png: %v", err)
+	}
+	if !bytes.Contains(files["run.svg"], []byte("<svg")) {
+		t.Errorf("run.svg is not SVG")
+	}
+	if e := r.Environment; !bytes.Contains(files["environment.txt"], []byte(e.Kernel)) || !bytes.Contains(files["environment.txt"], []byte(e.OS)) {
+		t.Errorf("environment.txt does not hold the run's environment (%s, %s)", e.OS, e.Kernel)
+	}
+	readme := string(files["README.md"])
+	if !strings.Contains(readme, "cc repro.c -lOpenCL -o repro && ./repro") || !strings.Contains(readme, "shared failed first, at buffer #64") {
+		t.Errorf("README.md does not say what happened and how to reproduce it:\n%s", readme)
+	}
+	// The reproducer from the bundle repeats the failure.
+	runRepro(t, compileC(t, string(files["repro.c"])), env, strategy(t, r, result.Shared))
+}
+
+// untar reads a bundle: every entry a regular file (or the one folder) under clmemprobe-ticket/, mode 0644.
+func untar(t *testing.T, path string) map[string][]byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := tar.NewReader(zr)
+	files := map[string][]byte{}
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h.Typeflag == tar.TypeDir && h.Name == bundleDir+"/" {
+			continue
+		}
+		name, ok := strings.CutPrefix(h.Name, bundleDir+"/")
+		if !ok || h.Typeflag != tar.TypeReg || strings.Contains(name, "/") || h.Mode != 0o644 {
+			t.Errorf("entry %q (type %c, mode %o): want a plain file in %s/", h.Name, h.Typeflag, h.Mode, bundleDir)
+			continue
+		}
+		files[name], _ = io.ReadAll(tr)
+	}
+	return files
+}
+
+// Strings from a runtime end up in the C file, in comments and literals: none can end them and inject code.
+func TestReproducerOfHostileStrings(t *testing.T) {
+	_, _, dir := runOut(t, FaultEnv(t, hostBudget(8)), "--strategies", "shared", "--max-allocs", "100",
+		"--variant", `evil:FAULTCL_X="; system("false"); /* */,FAULTCL_Y=a\b??=c`)
+	r, err := result.Load(filepath.Join(dir, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Platform.Name = `faultcl */ int injected; /* "; abort(); "` + "\n#define X"
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "run.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := compileRepro(t, path, "--variant", "evil")
+	cmd := exec.Command(bin)
+	cmd.Env = FaultEnv(t)
+	out, err := cmd.CombinedOutput()
+	// The platform is looked for by its whole hostile name, which faultcl does not have: exit 2, nothing else.
+	if code := exitOf(err); code != 2 || !strings.Contains(string(out), "no platform named") {
+		t.Errorf("exit %d, %q; want 2 and the platform named", code, out)
+	}
+}

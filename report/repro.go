@@ -1,0 +1,320 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/template"
+
+	"github.com/clmemprobe/clmemprobe/kernels"
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
+)
+
+// The reproducer: one self-contained C file that repeats one job of a run (the same platform by name, the
+// same devices, context layout, buffer size, touch and order, and the variant's settings) with nothing but
+// the OpenCL headers and loader, and prints the first failure in the tool's words. It waits for the device
+// after every buffer, so the index it prints is exact on any runtime.
+
+// ErrNothingToReproduce: the run has no job a reproducer could repeat.
+var ErrNothingToReproduce = errors.New("nothing to reproduce")
+
+// ReproJob picks the job a reproducer repeats: the named strategy (and variant) where given, else the most
+// informative one: the earliest failure, else a crash or a hang, else the first job that ran.
+func ReproJob(r *result.Run, strategy, variant string) (*result.StrategyResult, error) {
+	var best *result.StrategyResult
+	rank := func(s *result.StrategyResult) int {
+		switch s.Outcome {
+		case result.OutcomeFailed:
+			return 0
+		case result.OutcomeCrashed, result.OutcomeHung:
+			return 1
+		case result.OutcomeUnsupported:
+			return 3
+		}
+		return 2
+	}
+	for i := range r.Strategies {
+		s := &r.Strategies[i]
+		if strategy != "" && string(s.Strategy) != strategy || variant != "" && result.VariantName(s.Variant) != variant {
+			continue
+		}
+		if best == nil || rank(s) < rank(best) || rank(s) == rank(best) && rank(s) == 0 && s.AllocationsOK < best.AllocationsOK {
+			best = s
+		}
+	}
+	switch {
+	case best == nil && (strategy != "" || variant != ""):
+		return nil, fmt.Errorf("%w: the run has no job of strategy %q and variant %q", ErrNothingToReproduce, strategy, result.VariantName(variant))
+	case best == nil:
+		return nil, fmt.Errorf("%w: the run has no job", ErrNothingToReproduce)
+	case best.Outcome == result.OutcomeUnsupported:
+		return nil, fmt.Errorf("%w: %s was not supported on this runtime", ErrNothingToReproduce, best.Strategy)
+	}
+	return best, nil
+}
+
+// reproCodes are the codes the reproducer names; any other is printed by number.
+var reproCodes = []int32{-4, -5, -6, -14, -30, -34, -36, -38, -48, -59, -61, -64}
+
+type reproData struct {
+	Version, Started, Command, Summary, Recorded string
+	Platform                                     string
+	Devices                                      []int
+	Size, Budget                                 uint64
+	Shared, Migrate, DeviceList, Fill, Kernel    bool
+	Pattern                                      []byte
+	KernelSource                                 string
+	Settings                                     [][2]string
+	Codes                                        [][2]string
+	RecIndex                                     uint64
+	RecCode                                      int32
+	RecStage                                     string
+	HasRecord                                    bool
+}
+
+// writeRepro writes the C reproducer of the job opts names (or the most informative one).
+func writeRepro(w io.Writer, r *result.Run, opts Options) error {
+	s, err := ReproJob(r, opts.Strategy, opts.Variant)
+	if err != nil {
+		return err
+	}
+	d := reproData{Version: comment(r.Tool.Version), Started: comment(r.Started), Command: comment(ShellQuote(r.Command)),
+		Platform: cString(r.Platform.Name), Devices: s.Devices, Size: s.SizeBytes, Budget: r.Config.Budget(s.SizeBytes),
+		Shared: s.Strategy.SharesContext(), Migrate: s.Strategy == result.MigrateFirst, DeviceList: s.Strategy == result.DeviceList,
+		Fill: r.Config.Touch == result.TouchFill, Kernel: r.Config.Touch == result.TouchKernel, Pattern: kernels.FillPattern(s.SizeBytes)}
+	if d.Budget == 0 {
+		d.Budget = s.AllocationsOK + 1
+	}
+	if d.Kernel {
+		d.KernelSource = cString(kernels.Touch)
+	}
+	keys := make([]string, 0, len(s.VariantSettings))
+	for k := range s.VariantSettings {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		d.Settings = append(d.Settings, [2]string{cString(k), cString(s.VariantSettings[k])})
+	}
+	codes := append([]int32{}, reproCodes...)
+	if ff := s.FirstFailure; ff != nil && !contains(codes, ff.Code) && ff.Code != 0 {
+		codes = append(codes, ff.Code)
+	}
+	for _, c := range codes {
+		d.Codes = append(d.Codes, [2]string{strconv.Itoa(int(c)), result.CodeName(c)})
+	}
+	variant := ""
+	if s.Variant != "" {
+		variant = ", variant " + s.Variant
+	}
+	d.Summary = comment(fmt.Sprintf("%s%s, %s buffers, touch %s, %d device(s) of %q, buffer i for device i mod %d, none released, up to %d buffers",
+		s.Strategy, variant, units.Size(s.SizeBytes), r.Config.Touch, len(s.Devices), r.Platform.Name, max(1, len(s.Devices)), d.Budget))
+	switch ff := s.FirstFailure; {
+	case s.Outcome == result.OutcomeFailed && ff != nil:
+		d.HasRecord, d.RecIndex, d.RecCode, d.RecStage = true, ff.Index, ff.Code, string(ff.Stage)
+		d.Recorded = comment(fmt.Sprintf("buffer #%d failed with %s (%d) at %s (%s), meant for device %d", ff.Index, ff.Name, ff.Code, ff.Stage, ff.Call, ff.Device))
+	default:
+		d.Recorded = comment(fmt.Sprintf("%s after %d buffers (%s)", s.Outcome, s.AllocationsOK, s.Reason))
+	}
+	return reproTemplate.Execute(w, d)
+}
+
+func contains(xs []int32, x int32) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// cString is s as the inside of a C string literal: printable ASCII as is (quotes and backslashes escaped),
+// every other byte as an octal escape, so no foreign string can end the literal or the line.
+func cString(s string) string {
+	b := &strings.Builder{}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c == '?': // never a trigraph
+			b.WriteString(`\?`)
+		case c >= 0x20 && c < 0x7f:
+			b.WriteByte(c)
+		default:
+			fmt.Fprintf(b, `\%03o`, c)
+		}
+	}
+	return b.String()
+}
+
+// comment is s made safe inside a C block comment: one line, printable, and unable to close the comment.
+func comment(s string) string {
+	s = plain(s)
+	s = strings.NewReplacer("*/", "* /", "/*", "/ *", "\n", " ", "\r", " ").Replace(s)
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+var reproTemplate = template.Must(template.New("repro").Parse(`/*
+ * clmemprobe reproducer: {{.Summary}}.
+ * clmemprobe recorded: {{.Recorded}}.
+ * Generated by clmemprobe {{.Version}} from the run started {{.Started}}: {{.Command}}
+ *
+ * Build: cc repro.c -lOpenCL -o repro   (Debian, Ubuntu: apt-get install opencl-c-headers ocl-icd-opencl-dev)
+ * Run:   ./repro
+ * Exit:  1 a call failed (the line before says which, in clmemprobe's words), 0 every buffer succeeded,
+ *        2 the platform or a device is missing. After every buffer it waits for the device (clFinish), so the
+ *        index is exact on runtimes that report a failure late.
+ */
+#define CL_TARGET_OPENCL_VERSION 300
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS /* clCreateCommandQueue, as clmemprobe calls it: OpenCL 1.2 runtimes have no other */
+#include <CL/cl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef CL_MEM_DEVICE_HANDLE_LIST_KHR
+#define CL_MEM_DEVICE_HANDLE_LIST_KHR 0x2051 /* cl_khr_external_memory */
+#endif
+
+static const char platform_name[] = "{{.Platform}}";
+static const unsigned device_index[] = { {{- range $i, $d := .Devices}}{{if $i}}, {{end}}{{$d}}{{end -}} };
+#define NDEV {{len .Devices}}
+static const size_t buffer_size = {{.Size}};
+static const unsigned long long budget = {{.Budget}};
+{{- if .Fill}}
+static const unsigned char pattern[] = { {{- range $i, $b := .Pattern}}{{if $i}}, {{end}}{{$b}}{{end -}} };
+{{- end}}
+{{- if .Kernel}}
+static const char kernel_source[] = "{{.KernelSource}}";
+{{- end}}
+
+static const char *code_name(cl_int c) {
+	switch (c) {
+{{- range .Codes}}
+	case {{index . 0}}: return "{{index . 1}}";
+{{- end}}
+	}
+	return "CL_UNKNOWN_ERROR";
+}
+
+static void CL_CALLBACK notify(const char *msg, const void *info, size_t n, void *user) {
+	(void)info; (void)n; (void)user;
+	fprintf(stderr, "runtime: %s\n", msg);
+}
+
+static int failed(unsigned long long i, unsigned dev, const char *stage, const char *call, cl_int err) {
+	printf("failed at buffer #%llu: %s (%d) at %s (%s), meant for device %u\n", i, code_name(err), err, stage, call, dev);
+{{- if .HasRecord}}
+	printf("clmemprobe recorded: buffer #{{.RecIndex}}: %s ({{.RecCode}}) at {{.RecStage}}\n", code_name({{.RecCode}}));
+{{- end}}
+	return 1;
+}
+
+int main(void) {
+{{- range .Settings}}
+	setenv("{{index . 0}}", "{{index . 1}}", 1); /* the variant's setting, before the runtime loads */
+{{- end}}
+	cl_platform_id platforms[64];
+	cl_uint np = 0;
+	cl_int err = clGetPlatformIDs(64, platforms, &np);
+	if (err != CL_SUCCESS) return failed(0, 0, "setup", "clGetPlatformIDs", err);
+	cl_platform_id platform = NULL;
+	for (cl_uint p = 0; p < np && p < 64 && !platform; p++) {
+		char name[1024] = "";
+		clGetPlatformInfo(platforms[p], CL_PLATFORM_NAME, sizeof name - 1, name, NULL);
+		if (strstr(name, platform_name)) platform = platforms[p];
+	}
+	if (!platform) {
+		fprintf(stderr, "no platform named \"%s\"\n", platform_name);
+		return 2;
+	}
+	cl_device_id all[256], dev[NDEV];
+	cl_uint nd = 0;
+	err = clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 256, all, &nd);
+	if (err != CL_SUCCESS) return failed(0, 0, "setup", "clGetDeviceIDs", err);
+	for (int d = 0; d < NDEV; d++) {
+		if (device_index[d] >= nd) {
+			fprintf(stderr, "the platform has %u device(s); device %u is missing\n", nd, device_index[d]);
+			return 2;
+		}
+		dev[d] = all[device_index[d]];
+	}
+	/* {{if .Shared}}One context over every device{{else}}One context per device{{end}}. */
+	cl_context ctx[NDEV];
+	for (int d = 0; d < NDEV; d++) {
+		cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)platform, 0};
+{{- if .Shared}}
+		ctx[d] = d == 0 ? clCreateContext(props, NDEV, dev, notify, NULL, &err) : ctx[0];
+{{- else}}
+		ctx[d] = clCreateContext(props, 1, &dev[d], notify, NULL, &err);
+{{- end}}
+		if (err != CL_SUCCESS) return failed(0, device_index[d], "setup", "clCreateContext", err);
+	}
+{{- if or .Fill .Kernel .Migrate}}
+	cl_command_queue queue[NDEV];
+	for (int d = 0; d < NDEV; d++) {
+		queue[d] = clCreateCommandQueue(ctx[d], dev[d], 0, &err);
+		if (err != CL_SUCCESS) return failed(0, device_index[d], "setup", "clCreateCommandQueue", err);
+	}
+{{- end}}
+{{- if .Kernel}}
+	cl_kernel kernel[NDEV];
+	for (int d = 0; d < NDEV; d++) {
+		const char *src = kernel_source;
+		cl_program prog = clCreateProgramWithSource(ctx[d], 1, &src, NULL, &err);
+		if (err == CL_SUCCESS) err = clBuildProgram(prog, 0, NULL, "", NULL, NULL);
+		if (err != CL_SUCCESS) return failed(0, device_index[d], "setup", "clBuildProgram", err);
+		kernel[d] = clCreateKernel(prog, "touch", &err);
+		if (err != CL_SUCCESS) return failed(0, device_index[d], "setup", "clCreateKernel", err);
+	}
+{{- end}}
+	for (unsigned long long i = 0; i < budget; i++) {
+		int d = (int)(i % NDEV);
+		cl_mem m; /* never released, as in the loop that fails */
+{{- if .DeviceList}}
+		cl_mem_properties mprops[] = {CL_MEM_DEVICE_HANDLE_LIST_KHR, (cl_mem_properties)dev[d], 0, 0};
+		m = clCreateBufferWithProperties(ctx[d], mprops, CL_MEM_READ_WRITE, buffer_size, NULL, &err);
+		if (err != CL_SUCCESS) return failed(i, device_index[d], "create", "clCreateBufferWithProperties", err);
+{{- else}}
+		m = clCreateBuffer(ctx[d], CL_MEM_READ_WRITE, buffer_size, NULL, &err);
+		if (err != CL_SUCCESS) return failed(i, device_index[d], "create", "clCreateBuffer", err);
+{{- end}}
+{{- if .Migrate}}
+		err = clEnqueueMigrateMemObjects(queue[d], 1, &m, 0, 0, NULL, NULL);
+		if (err != CL_SUCCESS) return failed(i, device_index[d], "migrate", "clEnqueueMigrateMemObjects", err);
+{{- end}}
+{{- if .Fill}}
+		err = clEnqueueFillBuffer(queue[d], m, pattern, sizeof pattern, 0, buffer_size, 0, NULL, NULL);
+		if (err != CL_SUCCESS) return failed(i, device_index[d], "touch", "clEnqueueFillBuffer", err);
+{{- end}}
+{{- if .Kernel}}
+		cl_uint seed = (cl_uint)i;
+		size_t global = buffer_size;
+		err = clSetKernelArg(kernel[d], 0, sizeof m, &m);
+		if (err == CL_SUCCESS) err = clSetKernelArg(kernel[d], 1, sizeof seed, &seed);
+		if (err != CL_SUCCESS) return failed(i, device_index[d], "touch", "clSetKernelArg", err);
+		err = clEnqueueNDRangeKernel(queue[d], kernel[d], 1, NULL, &global, NULL, 0, NULL, NULL);
+		if (err != CL_SUCCESS) return failed(i, device_index[d], "touch", "clEnqueueNDRangeKernel", err);
+{{- end}}
+{{- if or .Fill .Kernel .Migrate}}
+		err = clFinish(queue[d]);
+		if (err != CL_SUCCESS) return failed(i, device_index[d], "finish", "clFinish", err);
+{{- else}}
+		(void)m;
+{{- end}}
+	}
+	printf("no failure in %llu buffers\n", budget);
+	return 0;
+}
+`))
