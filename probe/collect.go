@@ -116,6 +116,7 @@ func (c *collector) finish(e *ending) *result.StrategyResult {
 	case e.answer != nil && json.Unmarshal(e.answer, &a) == nil:
 		res.Outcome, res.Reason = a.Outcome, a.Reason
 		res.AllocationsOK, res.FirstFailure = a.AllocationsOK, a.FirstFailure
+		res.Attribution, res.AttributionNote, res.LoopSeconds = a.Attribution, a.AttributionNote, a.LoopSeconds
 		if a.AllocationsOK > 0 && a.LoopSeconds > 0 {
 			res.NanosPerAlloc = a.LoopSeconds * 1e9 / float64(a.AllocationsOK)
 		}

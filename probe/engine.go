@@ -85,6 +85,10 @@ func newRun(p *Plan, inv result.Inventory) *result.Run {
 		r.Config.Variants = p.Variants
 	}
 	r.Config.RuntimeLog = p.RuntimeLog
+	r.Config.Attribution = AttributionBatched
+	if p.PerBuffer {
+		r.Config.Attribution = AttributionPerBuffer
+	}
 	return r
 }
 
@@ -92,7 +96,8 @@ func newRun(p *Plan, inv result.Inventory) *result.Run {
 func runJob(ctx context.Context, p *Plan, j Job, obs Observer) (*result.StrategyResult, error) {
 	col := newCollector(j, func(s *result.Sample) { obs.Sample(j, s) })
 	spec := childSpec{Kind: kindStrategy, Library: p.Library, Strategy: &strategySpec{Platform: p.Platform, Devices: j.Devices,
-		Strategy: j.Strategy, Size: j.Size, Count: j.Budget, Touch: p.Touch, HostReserve: p.HostReserve, SampleInterval: p.SampleInterval}}
+		Strategy: j.Strategy, Size: j.Size, Count: j.Budget, Touch: p.Touch, HostReserve: p.HostReserve, SampleInterval: p.SampleInterval,
+		PerBuffer: p.PerBuffer}}
 	lastReport := time.Time{}
 	e, err := supervise(ctx, supervision{spec: spec, env: p.env(j), limits: p.Limits, hostReserve: p.HostReserve, onEvent: col.handle,
 		onTick: func(count uint64, elapsed time.Duration) {

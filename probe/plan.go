@@ -33,6 +33,8 @@ type Plan struct {
 	// Variants are the runtime settings each strategy runs under, each in its own workers; nil is the
 	// runtime's defaults alone.
 	Variants []result.Variant
+	// PerBuffer waits for the device after every buffer instead of once per batch.
+	PerBuffer bool
 	// RuntimeLog are logging variables set for every worker (run --runtime-log).
 	RuntimeLog map[string]string
 	// Command is the command line that reproduces the run; ToolVersion the build that ran it.

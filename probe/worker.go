@@ -6,9 +6,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/pprof"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -16,7 +16,6 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
 	"github.com/clmemprobe/clmemprobe/report/result"
-	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
 // strategySpec is one strategy job: what the worker child runs.
@@ -29,6 +28,8 @@ type strategySpec struct {
 	Touch          result.Touch    `json:"touch"`
 	HostReserve    uint64          `json:"host_reserve"`
 	SampleInterval time.Duration   `json:"sample_interval"`
+	// PerBuffer asks for a wait after every buffer instead of batches (run --attribution per-buffer).
+	PerBuffer bool `json:"per_buffer,omitempty"`
 }
 
 // strategyInfo is sent once the worker has set up its contexts, before the loop.
@@ -50,6 +51,9 @@ type strategyAnswer struct {
 	AllocationsOK uint64               `json:"allocations_ok"`
 	FirstFailure  *result.FirstFailure `json:"first_failure,omitempty"`
 	LoopSeconds   float64              `json:"loop_seconds"`
+	// Attribution is how failures were pinned to buffers: batched or per-buffer, and why it fell back.
+	Attribution     string `json:"attribution,omitempty"`
+	AttributionNote string `json:"attribution_note,omitempty"`
 }
 
 // worker holds one strategy's state in the worker process.
@@ -61,8 +65,11 @@ type worker struct {
 	devSamp sample.DeviceSampler
 	guard   *hostGuard
 
-	sampleMu    sync.Mutex
-	loopStart   time.Time
+	sampleMu  sync.Mutex
+	loopStart time.Time
+	// done counts the buffers whose commands the device has finished: what memory samples are placed at
+	// (in batched mode the cell counts buffers enqueued, which the device's memory may not show yet).
+	done        atomic.Uint64
 	diagnostics bool // the runtime's driver diagnostics are on for the contexts
 }
 
@@ -243,78 +250,6 @@ func (w *worker) setUp(devs []*cl.Device) error {
 	return makeTargets(ctx, devs, w.spec.Devices)
 }
 
-// loop is the allocation loop. It keeps no per-buffer state (buffers are never released, as in the user's
-// loop; the process exit frees them) and stores its progress in the shared cell after each buffer.
-func (w *worker) loop() *strategyAnswer {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	size, count, touch := w.spec.Size, w.spec.Count, w.spec.Touch
-	migrate := w.spec.Strategy == result.MigrateFirst
-	n := uint64(len(w.targets))
-	fail := func(i uint64, stage result.Stage, err error, t *target) *strategyAnswer {
-		ff := failureOf(err, stage)
-		ff.Index, ff.Device, ff.BytesBefore = i, t.device, i*size
-		return &strategyAnswer{Outcome: result.OutcomeFailed, AllocationsOK: i, FirstFailure: ff}
-	}
-	// Samples at buffer counts growing by half each time, whatever the clock says: a loop that ends within
-	// a sampling interval still gets enough samples, spread over it, to fit its costs.
-	forceAt := uint64(8)
-	for i := uint64(0); i < count; i++ {
-		if i == forceAt {
-			w.takeSample(i)
-			forceAt += forceAt / 2
-		}
-		if avail, stop := w.guard.stopBefore(i); stop {
-			return &strategyAnswer{Outcome: result.OutcomeStopped, AllocationsOK: i,
-				Reason: fmt.Sprintf("host guard: system available memory %s, less one more buffer, would fall below the reserve %s",
-					units.Bytes(avail), units.Bytes(w.spec.HostReserve))}
-		}
-		t := &w.targets[i%n]
-		w.cell.SetStage(cellCreate)
-		var m cl.Mem
-		var err error
-		if t.props != nil {
-			m, err = t.ctx.CreateBufferWithProperties(t.props, cl.MEM_READ_WRITE, size)
-			if err != nil && i == 0 && (errors.Is(err, cl.InvalidProperty) || errors.Is(err, cl.InvalidValue)) {
-				return &strategyAnswer{Outcome: result.OutcomeUnsupported, Reason: "the runtime rejected CL_MEM_DEVICE_HANDLE_LIST_KHR: " + err.Error()}
-			}
-		} else {
-			m, err = t.ctx.CreateBuffer(cl.MEM_READ_WRITE, size)
-		}
-		if err != nil {
-			return fail(i, result.StageCreate, err, t)
-		}
-		if migrate {
-			w.cell.SetStage(cellMigrate)
-			if _, err := t.queue.MigrateBuffer(m, false); err != nil {
-				return fail(i, result.StageMigrate, err, t)
-			}
-		}
-		if touch != result.TouchNone {
-			w.cell.SetStage(cellTouch)
-			if touch == result.TouchFill {
-				_, err = t.queue.FillBuffer(m, size, false)
-			} else {
-				_, err = t.queue.RunKernelOn(t.kernel, m, uint32(i), size, false)
-			}
-			if err != nil {
-				return fail(i, result.StageTouch, err, t)
-			}
-		}
-		if t.queue != nil {
-			// Waiting after each buffer is what makes the index exact on runtimes that allocate at first
-			// use and report the failure only when the command runs.
-			w.cell.SetStage(cellFinish)
-			if err := t.queue.Finish(); err != nil {
-				return fail(i, result.StageFinish, err, t)
-			}
-		}
-		w.cell.SetCount(i + 1)
-	}
-	w.cell.SetStage(cellDone)
-	return &strategyAnswer{Outcome: result.OutcomeCompleted, AllocationsOK: count}
-}
-
 // sampleLoop samples on a schedule: at least SampleInterval apart, and never more than about 5% of the
 // time, so a slow sample (many mappings to count) thins itself out instead of slowing the loop.
 func (w *worker) sampleLoop(stop <-chan struct{}) {
@@ -344,7 +279,7 @@ func (w *worker) takeSample(index uint64) result.Sample {
 	defer w.sampleMu.Unlock()
 	running := index == math.MaxUint64
 	if running {
-		index = w.cell.Count()
+		index = w.done.Load()
 	}
 	s := result.Sample{Index: index, Seconds: time.Since(w.loopStart).Seconds()}
 	_ = w.host.Read(&s, true)
@@ -352,7 +287,7 @@ func (w *worker) takeSample(index uint64) result.Sample {
 		s.DeviceSamples, _ = w.devSamp.Read()
 	}
 	if running {
-		s.Index = (index + w.cell.Count()) / 2
+		s.Index = (index + w.done.Load()) / 2
 	}
 	if err := w.ev.send(event{T: evSample, Sample: &s}); err != nil {
 		// The parent is gone: nobody will read the result, so stop at once rather than run on.

@@ -26,6 +26,7 @@ type runOptions struct {
 	Touch                                    string
 	Timeout, HangTimeout, SetupTimeout       string
 	SampleInterval, Out, Format, Prom        string
+	Attribution                              string
 	Force, Wide, DryRun                      bool
 	Variants, Presets                        []string
 	NoDefaultVariant, RuntimeLog             bool
@@ -92,6 +93,7 @@ stops the strategy before it does. Ctrl-C writes a partial result; a second Ctrl
 			&cli.StringSliceFlag{Name: "variant", Usage: "run every strategy also under these runtime settings, in its own workers: NAME:KEY=VALUE[,KEY=VALUE...] (repeatable)"},
 			&cli.BoolFlag{Name: "no-default-variant", Destination: &o.NoDefaultVariant, Usage: "leave out the runtime's own settings (the variant named default)"},
 			&cli.StringSliceFlag{Name: "variant-preset", Usage: "add the documented variants of a known runtime switch (repeatable); list shows them"},
+			&cli.StringFlag{Name: "attribution", Value: probe.AttributionBatched, Destination: &o.Attribution, Usage: "how a failure the runtime reports late is pinned to its buffer: batched (one wait per batch of up to 64 buffers, the failed command found by its event) or per-buffer (a wait after every buffer)"},
 			&cli.BoolFlag{Name: "runtime-log", Destination: &o.RuntimeLog, Usage: "turn on the runtime's documented logging in the workers and keep what it prints (bounded)"},
 			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: "output on stdout: table, json or markdown"},
 			&cli.BoolFlag{Name: "wide", Destination: &o.Wide, Usage: "show every column of a table, however wide the terminal"},
@@ -174,6 +176,13 @@ func (o runOptions) validate() (*runRequest, error) {
 	}
 	if r.devices, err = ParseDeviceList(o.Devices); err != nil {
 		return nil, usageErr("--devices: %v", err)
+	}
+	switch o.Attribution {
+	case probe.AttributionBatched:
+	case probe.AttributionPerBuffer:
+		p.PerBuffer = true
+	default:
+		return nil, usageErr("--attribution %q: choose %s or %s", o.Attribution, probe.AttributionBatched, probe.AttributionPerBuffer)
 	}
 	if slices.Contains(o.Presets, "list") {
 		r.presets = true

@@ -85,6 +85,8 @@ type Config struct {
 	// Variants are the runtime settings every strategy ran under, in order (run --variant); absent when
 	// only the runtime's defaults ran.
 	Variants []Variant `json:"variants,omitempty"`
+	// Attribution is what run --attribution asked for: batched (the default) or per-buffer.
+	Attribution string `json:"attribution,omitempty"`
 	// RuntimeLog names the logging variables --runtime-log set for the workers.
 	RuntimeLog map[string]string `json:"runtime_log,omitempty"`
 }
@@ -145,16 +147,23 @@ type StrategyResult struct {
 	Limit         Limit              `json:"limit,omitempty"`
 	LimitEvidence map[string]float64 `json:"limit_evidence,omitempty"`
 	// AddressSpaceBytes is the worker's address-space limit (RLIMIT_AS, or the architecture's user space).
-	AddressSpaceBytes uint64   `json:"address_space_bytes,omitempty"`
-	DeviceSampler     string   `json:"device_sampler,omitempty"` // which sampler gave device figures, or why none
-	Seconds           float64  `json:"seconds"`
-	LoopStarted       string   `json:"loop_started,omitempty"` // RFC 3339 wall clock; sample "t" counts from it
-	NanosPerAlloc     float64  `json:"ns_per_alloc,omitempty"`
-	PeakRSSBytes      uint64   `json:"peak_rss_bytes"`
-	MaxMappings       uint64   `json:"max_mappings,omitempty"`
-	MaxMapCount       uint64   `json:"max_map_count,omitempty"`
-	Notices           []string `json:"notices,omitempty"`       // context notify callback messages, the first 100
-	NoticesTotal      int      `json:"notices_total,omitempty"` // how many the runtime sent
+	AddressSpaceBytes uint64  `json:"address_space_bytes,omitempty"`
+	DeviceSampler     string  `json:"device_sampler,omitempty"` // which sampler gave device figures, or why none
+	Seconds           float64 `json:"seconds"`
+	// LoopSeconds is the allocation loop's own time, without starting the worker and setting up.
+	LoopSeconds float64 `json:"loop_seconds,omitempty"`
+	// Attribution is how a failure reported after its call was pinned to its buffer: "batched" (one wait per
+	// batch, the failed command found by its event's status) or "per-buffer" (a wait after every buffer);
+	// AttributionNote says why a batched run fell back.
+	Attribution     string   `json:"attribution,omitempty"`
+	AttributionNote string   `json:"attribution_note,omitempty"`
+	LoopStarted     string   `json:"loop_started,omitempty"` // RFC 3339 wall clock; sample "t" counts from it
+	NanosPerAlloc   float64  `json:"ns_per_alloc,omitempty"`
+	PeakRSSBytes    uint64   `json:"peak_rss_bytes"`
+	MaxMappings     uint64   `json:"max_mappings,omitempty"`
+	MaxMapCount     uint64   `json:"max_map_count,omitempty"`
+	Notices         []string `json:"notices,omitempty"`       // context notify callback messages, the first 100
+	NoticesTotal    int      `json:"notices_total,omitempty"` // how many the runtime sent
 	// RuntimeDiagnostics names the runtime's own diagnostics that were turned on (cl_intel_driver_diagnostics).
 	RuntimeDiagnostics string   `json:"runtime_diagnostics,omitempty"`
 	WorkerOutput       string   `json:"worker_output,omitempty"` // what the worker printed (its runtime's messages), the first 2 KiB and the last 62 KiB

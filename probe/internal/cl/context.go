@@ -199,6 +199,25 @@ func (q *Queue) Finish() error {
 	return check(int32(h.call(q.lib.fn.finish, 1)), "clFinish")
 }
 
+// CommandStatus is the execution status of an event of this queue's loop (clGetEventInfo with
+// CL_EVENT_COMMAND_EXECUTION_STATUS): 0 complete, positive while pending, the command's negative error code
+// when it failed. It allocates nothing.
+func (q *Queue) CommandStatus(ev Event) (int32, error) {
+	h := q.hot
+	h.status = 0
+	h.args[0], h.args[1], h.args[2], h.args[3], h.args[4] = uintptr(ev), EVENT_COMMAND_EXECUTION_STATUS, 4, h.statusAddr, 0
+	r := h.call(q.lib.fn.getEventInfo, 5)
+	return h.status, check(int32(r), "clGetEventInfo")
+}
+
+// ReleaseCommand releases an event of this queue's loop; 0 is ignored. It allocates nothing.
+func (q *Queue) ReleaseCommand(ev Event) {
+	if ev != 0 {
+		q.hot.args[0] = uintptr(ev)
+		q.hot.call(q.lib.fn.releaseEvent, 1)
+	}
+}
+
 // Flush is clFlush.
 func (q *Queue) Flush() error { return check(call(q.lib.fn.flush, q.id), "clFlush") }
 
