@@ -24,7 +24,7 @@ type describeAnswer struct {
 // counted as the tool's. It takes at most setup (plus the child's start and end). Every failure wraps
 // ErrNoOpenCL and says what to do.
 func Describe(ctx context.Context, libPath string, setup time.Duration) (result.Inventory, error) {
-	e, err := supervise(ctx, supervision{spec: childSpec{Kind: kindDescribe, Library: libPath}, limits: Limits{Setup: setup}})
+	e, err := supervise(ctx, supervision{spec: childSpec{Kind: kindDescribe, Library: libPath}, limits: Limits{Setup: setup}, returnAtResult: true})
 	if err != nil {
 		return nil, err
 	}

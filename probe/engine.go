@@ -38,6 +38,9 @@ func Run(ctx context.Context, p Plan, inv result.Inventory, obs Observer) (*resu
 	if obs == nil {
 		obs = nopObserver{}
 	}
+	if p.Began.IsZero() {
+		p.Began = time.Now()
+	}
 	run := newRun(&p, inv)
 	obs.RunStarted(run)
 	for _, j := range p.jobs() {
@@ -50,6 +53,11 @@ func Run(ctx context.Context, p Plan, inv result.Inventory, obs Observer) (*resu
 			return run, err
 		}
 		run.Strategies = append(run.Strategies, *sr)
+		if run.StartupSeconds == 0 {
+			if t, err := time.Parse(time.RFC3339Nano, sr.LoopStarted); err == nil {
+				run.StartupSeconds = t.Sub(p.Began).Seconds()
+			}
+		}
 		obs.JobDone(j, run)
 	}
 	run.Partial = ctx.Err() != nil
@@ -60,8 +68,12 @@ func Run(ctx context.Context, p Plan, inv result.Inventory, obs Observer) (*resu
 
 // newRun starts the result: what was asked, where, on which devices. It is partial until Run returns.
 func newRun(p *Plan, inv result.Inventory) *result.Run {
+	env := p.Environment
+	if env == nil {
+		env = Environment(p.Library)
+	}
 	r := &result.Run{SchemaVersion: result.SchemaVersion, Tool: result.Tool{Name: "clmemprobe", Version: p.ToolVersion},
-		Started: time.Now().UTC().Format(time.RFC3339), Command: p.Command, Environment: Environment(p.Library),
+		Started: time.Now().UTC().Format(time.RFC3339), Command: p.Command, Environment: env,
 		Strategies: []result.StrategyResult{}, Partial: true}
 	for _, pl := range inv {
 		r.Environment.Platforms = append(r.Environment.Platforms, pl.Platform)
@@ -94,6 +106,7 @@ func newRun(p *Plan, inv result.Inventory) *result.Run {
 
 // runJob runs one strategy in a worker and turns how it ended into its result.
 func runJob(ctx context.Context, p *Plan, j Job, obs Observer) (*result.StrategyResult, error) {
+	jobStart := time.Now()
 	col := newCollector(j, func(s *result.Sample) { obs.Sample(j, s) })
 	spec := childSpec{Kind: kindStrategy, Library: p.Library, Strategy: &strategySpec{Platform: p.Platform, Devices: j.Devices,
 		Strategy: j.Strategy, Size: j.Size, Count: j.Budget, Touch: p.Touch, HostReserve: p.HostReserve, SampleInterval: p.SampleInterval,
@@ -116,7 +129,11 @@ func runJob(ctx context.Context, p *Plan, j Job, obs Observer) (*result.Strategy
 	if err != nil {
 		return nil, err
 	}
-	return col.finish(e), nil
+	sr := col.finish(e)
+	if t, err := time.Parse(time.RFC3339Nano, sr.LoopStarted); err == nil {
+		sr.SetupSeconds = t.Sub(jobStart).Seconds()
+	}
+	return sr, nil
 }
 
 // Environment collects the environment block of a report: the machine, the kernel's memory policy, the ICD

@@ -68,8 +68,10 @@ func (g *hostGuard) read(at uint64) (avail uint64, ok bool) {
 	return mi.Available, true
 }
 
-// stopBefore reports whether buffer i must not be made, and the available memory it judged from.
-func (g *hostGuard) stopBefore(i uint64) (uint64, bool) {
+// stopBefore reports whether buffer i must not be made, and the available memory it judged from. done is
+// how many buffers the device has finished: buffers made but still in flight (a batch) take their memory
+// later, so they count as taken.
+func (g *hostGuard) stopBefore(i, done uint64) (uint64, bool) {
 	if g.reserve == 0 {
 		return 0, false
 	}
@@ -81,6 +83,7 @@ func (g *hostGuard) stopBefore(i uint64) (uint64, bool) {
 	if predicted-4*cost-16<<20 > float64(g.reserve) {
 		return avail, false
 	}
-	fresh, ok := g.read(i)
-	return fresh, ok && float64(fresh)-cost < float64(g.reserve)
+	fresh, ok := g.read(done)
+	inFlight := float64(i - min(i, done))
+	return fresh, ok && float64(fresh)-(inFlight+1)*cost < float64(g.reserve)
 }

@@ -93,7 +93,7 @@ func (st *loopState) run(from uint64) *strategyAnswer {
 			w.takeSample(i)
 			forceAt += forceAt / 2
 		}
-		if avail, stop := w.guard.stopBefore(i); stop {
+		if avail, stop := w.guard.stopBefore(i, w.done.Load()); stop {
 			if ans, done := st.settle(); done {
 				return ans
 			}

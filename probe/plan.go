@@ -37,6 +37,11 @@ type Plan struct {
 	PerBuffer bool
 	// RuntimeLog are logging variables set for every worker (run --runtime-log).
 	RuntimeLog map[string]string
+	// Began is when the command started, for the run's startup time; zero: when Run was called.
+	Began time.Time
+	// Environment is the environment block, when the caller collected it already (while the runtime was
+	// listing its devices); nil: Run collects it.
+	Environment *result.Environment
 	// Command is the command line that reproduces the run; ToolVersion the build that ran it.
 	Command     []string
 	ToolVersion string

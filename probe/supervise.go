@@ -73,6 +73,10 @@ type supervision struct {
 	onEvent func(event)
 	// onTick is called about every 50 ms with the cell's count and how long the child has run.
 	onTick func(count uint64, elapsed time.Duration)
+	// returnAtResult returns the child's result as soon as it arrives, while the child's exit (a runtime's
+	// teardown) is supervised in the background: for a child whose work is only its answer (listing the
+	// devices), not for a worker, whose memory the next job must find freed.
+	returnAtResult bool
 }
 
 // ending is how a child ended.
@@ -130,17 +134,21 @@ func supervise(ctx context.Context, s supervision) (*ending, error) {
 		e   *ending
 		err error
 	}
-	ch := make(chan answer, 1)
+	ch := make(chan answer, 2)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine, after the child
-		e, err := superviseLocked(ctx, s)
+		e, err := superviseLocked(ctx, s, func(res json.RawMessage) {
+			if s.returnAtResult {
+				ch <- answer{&ending{answer: res}, nil}
+			}
+		})
 		ch <- answer{e, err}
 	}()
 	a := <-ch
 	return a.e, a.err
 }
 
-func superviseLocked(ctx context.Context, s supervision) (*ending, error) {
+func superviseLocked(ctx context.Context, s supervision, onResult func(json.RawMessage)) (*ending, error) {
 	s.spec.Protocol = protocolVersion
 	specJSON, err := json.Marshal(s.spec)
 	if err != nil {
@@ -211,11 +219,15 @@ func superviseLocked(ctx context.Context, s supervision) (*ending, error) {
 			case evHello:
 			case evResult:
 				mu.Lock()
-				if e.answer == nil {
+				first := e.answer == nil
+				if first {
 					e.answer = ev.Result
 					close(gotResult)
 				}
 				mu.Unlock()
+				if first {
+					onResult(ev.Result)
+				}
 			default:
 				if s.onEvent != nil {
 					s.onEvent(ev)

@@ -123,14 +123,26 @@ func (w *worker) run() *strategyAnswer {
 			return &strategyAnswer{Outcome: result.OutcomeUnsupported, Reason: reason}
 		}
 	}
+	// The device sampler (NVML, sysfs, the runtime's own query) is found while the contexts are made: both
+	// can take a while on a GPU, and neither needs the other.
+	type found struct {
+		ds     sample.DeviceSampler
+		reason string
+	}
+	samplerc := make(chan found, 1)
+	targets := sample.TargetsFor(devs, w.spec.Devices)
+	go func() {
+		ds, reason := sample.DeviceSamplerFor(targets, sample.System)
+		samplerc <- found{ds, reason}
+	}()
 	if err := w.setUp(devs); err != nil {
 		return failedSetup(err)
 	}
 	info := &strategyInfo{DeviceSampler: "not available: no sampler for these devices"}
-	if ds, reason := sample.DeviceSamplerFor(sample.TargetsFor(devs, w.spec.Devices), sample.System); ds != nil {
-		w.devSamp, info.DeviceSampler = ds, ds.Name()
-	} else if reason != "" {
-		info.DeviceSampler = "not available: " + reason
+	if f := <-samplerc; f.ds != nil {
+		w.devSamp, info.DeviceSampler = f.ds, f.ds.Name()
+	} else if f.reason != "" {
+		info.DeviceSampler = "not available: " + f.reason
 	}
 	info.MaxMapCount, _ = sample.System.MaxMapCount()
 	if w.diagnostics {
@@ -146,7 +158,7 @@ func (w *worker) run() *strategyAnswer {
 	var done sync.WaitGroup
 	done.Add(2)
 	go func() { defer done.Done(); w.sampleLoop(stop) }()
-	go func() { defer done.Done(); w.guard.watch(stop, w.cell.Count) }()
+	go func() { defer done.Done(); w.guard.watch(stop, w.done.Load) }()
 	res := w.loop()
 	close(stop)
 	done.Wait()

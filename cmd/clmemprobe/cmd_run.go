@@ -274,6 +274,9 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := withInterrupt(ctx, stderr)
 	defer stop()
+	// The environment block is collected while the runtime lists its devices: both take a moment.
+	envc := make(chan *result.Environment, 1)
+	go func() { envc <- probe.Environment(req.plan.Library) }()
 	inv, err := probe.Describe(ctx, req.plan.Library, req.plan.Limits.Setup)
 	if err != nil {
 		return err
@@ -282,6 +285,7 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	plan.Began, plan.Environment = began, <-envc
 	if req.runtimeLog {
 		name := inv[plan.Platform].Platform.Name
 		if plan.RuntimeLog, _ = probe.RuntimeLogFor(name); plan.RuntimeLog == nil {

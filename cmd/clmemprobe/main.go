@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe"
 	"github.com/urfave/cli/v2"
@@ -107,6 +108,9 @@ func exitCode(err error) int {
 	}
 	return exitOutput
 }
+
+// began is when this process started, for the run's startup time.
+var began = time.Now()
 
 func main() {
 	// A child is this same binary re-executed by the engine; it never goes through the command line.

@@ -29,6 +29,9 @@ type Run struct {
 	Verdict []string `json:"verdict"`
 	// Findings are the verdict's sentences with what they rest on, for scripts.
 	Findings []Finding `json:"findings,omitempty"`
+	// StartupSeconds is the time from the command's start to the first job's loop: loading the runtime to
+	// list the devices, collecting the environment, starting the first worker and its set-up.
+	StartupSeconds float64 `json:"startup_seconds,omitempty"`
 	// Partial is true when the run was interrupted or is still being written.
 	Partial bool `json:"partial,omitempty"`
 	// ParentPeakRSSBytes is the supervising process's own peak RSS (the workers' are per strategy): with
@@ -150,6 +153,9 @@ type StrategyResult struct {
 	AddressSpaceBytes uint64  `json:"address_space_bytes,omitempty"`
 	DeviceSampler     string  `json:"device_sampler,omitempty"` // which sampler gave device figures, or why none
 	Seconds           float64 `json:"seconds"`
+	// SetupSeconds is the time from starting the worker to its loop: loading the runtime, contexts, queues,
+	// kernels, samplers.
+	SetupSeconds float64 `json:"setup_seconds,omitempty"`
 	// LoopSeconds is the allocation loop's own time, without starting the worker and setting up.
 	LoopSeconds float64 `json:"loop_seconds,omitempty"`
 	// Attribution is how a failure reported after its call was pinned to its buffer: "batched" (one wait per
