@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Benchmarks clmemprobe against a plain C loop on the same runtime (see scripts/bench/main.go).
-#   scripts/bench.sh            full: 1,000,000 buffers touch none, 2,000 touch fill, 5 repetitions
+#   scripts/bench.sh            1,000,000 creates of 1 KiB and 2,000 fills of 1 MiB, 5 repetitions (CPU runtimes)
 #   scripts/bench.sh --quick    small counts, 3 repetitions (CI runs this)
-# Other flags go to the harness: --platform N, --devices N, --out DIR, --fill-count N, --none-count N.
+#   scripts/bench.sh --gpu N --devices 1 --reps 3   one GPU: fills to the first failure (N 1 MiB buffers, more than it
+#                               holds), 64 MiB fills to the first failure, 260,000 creates; and the time to the loop
+# Other flags go to the harness: --platform N, --devices N, --reps N, --out DIR.
 # PoCL alone gets two devices, as in scripts/probe.sh.
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -2,11 +2,12 @@
  * cloop: the allocation loop in plain C, for scripts/bench.sh to measure clmemprobe against.
  * Same loop as `clmemprobe run --strategies shared`: one context over the platform's devices, buffer i
  * for device i mod n, create and (touch fill) fill + finish on the buffer's device, never released, no
- * sampling. Prints one JSON line: allocations done, the loop's nanoseconds per allocation, the first error,
- * and the peak RSS of the process. The OpenCL library is loaded with dlopen, so the binary builds without
- * OpenCL development files and runs wherever libOpenCL.so.1 is.
+ * sampling. With fill it waits for the devices (clFinish on every queue) every FINISH_EVERY buffers (default
+ * 64, as a hand-written loop would; 1 waits after each). Prints one JSON line: allocations done, the loop's
+ * nanoseconds per allocation, the first error, and the peak RSS of the process. The OpenCL library is loaded
+ * with dlopen, so the binary builds without OpenCL development files and runs wherever libOpenCL.so.1 is.
  *
- * usage: cloop PLATFORM COUNT SIZE_BYTES none|fill [DEVICES]
+ * usage: cloop PLATFORM COUNT SIZE_BYTES none|fill [DEVICES [FINISH_EVERY]]
  */
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
@@ -30,7 +31,7 @@ static double now_ns(void) {
 
 int main(int argc, char **argv) {
 	if (argc < 5) {
-		fprintf(stderr, "usage: cloop PLATFORM COUNT SIZE_BYTES none|fill [DEVICES]\n");
+		fprintf(stderr, "usage: cloop PLATFORM COUNT SIZE_BYTES none|fill [DEVICES [FINISH_EVERY]]\n");
 		return 2;
 	}
 	unsigned plat = (unsigned)atoi(argv[1]);
@@ -38,6 +39,8 @@ int main(int argc, char **argv) {
 	size_t size = (size_t)atoll(argv[3]);
 	int fill = strcmp(argv[4], "fill") == 0;
 	unsigned want = argc > 5 ? (unsigned)atoi(argv[5]) : 0;
+	long every = argc > 6 ? atol(argv[6]) : 64;
+	if (every < 1) every = 1;
 	void *h = dlopen(getenv("CLMEMPROBE_OPENCL_LIB") ? getenv("CLMEMPROBE_OPENCL_LIB") : "libOpenCL.so.1", RTLD_NOW);
 	if (!h) { fprintf(stderr, "cloop: %s\n", dlerror()); return 3; }
 #define LOAD(name) if (!(p_##name = (__typeof__(p_##name))dlsym(h, #name))) { fprintf(stderr, "cloop: no " #name "\n"); return 3; }
@@ -72,8 +75,10 @@ int main(int argc, char **argv) {
 		if (fill) {
 			err = p_clEnqueueFillBuffer(qs[d], m, pattern, psize, 0, size, 0, NULL, NULL);
 			if (err) { first = err; stage = "touch"; break; }
-			err = p_clFinish(qs[d]);
-			if (err) { first = err; stage = "finish"; break; }
+			if ((i + 1) % every == 0 || i + 1 == count) {
+				for (cl_uint q = 0; q < nd && !err; q++) err = p_clFinish(qs[q]);
+				if (err) { first = err; stage = "finish"; break; }
+			}
 		}
 	}
 	double t1 = now_ns();
