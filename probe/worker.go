@@ -71,6 +71,12 @@ type worker struct {
 	// (in batched mode the cell counts buffers enqueued, which the device's memory may not show yet).
 	done        atomic.Uint64
 	diagnostics bool // the runtime's driver diagnostics are on for the contexts
+	// Counting the mappings reads /proc/self/maps, which holds the process's memory-map lock that the
+	// runtime's allocator needs: it is read once a second while far from vm.max_map_count, at every sample
+	// when within a quarter of it, and at the end.
+	maxMapCount  uint64
+	lastMappings uint64
+	mapsReadAt   time.Time
 }
 
 // target is where one device's buffers are made and touched.
@@ -145,6 +151,7 @@ func (w *worker) run() *strategyAnswer {
 		info.DeviceSampler = "not available: " + f.reason
 	}
 	info.MaxMapCount, _ = sample.System.MaxMapCount()
+	w.maxMapCount = info.MaxMapCount
 	if w.diagnostics {
 		info.Diagnostics = "cl_intel_driver_diagnostics, every level: its messages are among the notices"
 	}
@@ -294,7 +301,11 @@ func (w *worker) takeSample(index uint64) result.Sample {
 		index = w.done.Load()
 	}
 	s := result.Sample{Index: index, Seconds: time.Since(w.loopStart).Seconds()}
-	_ = w.host.Read(&s, true)
+	withMappings := !running || w.maxMapCount == 0 || w.lastMappings*4 >= w.maxMapCount || time.Since(w.mapsReadAt) >= time.Second
+	_ = w.host.Read(&s, withMappings)
+	if withMappings {
+		w.lastMappings, w.mapsReadAt = s.Mappings, time.Now()
+	}
 	if w.devSamp != nil {
 		s.DeviceSamples, _ = w.devSamp.Read()
 	}
