@@ -184,7 +184,8 @@ func (st *loopState) fail(i uint64, stage result.Stage, err error, t *target) *s
 	return &strategyAnswer{Outcome: result.OutcomeFailed, AllocationsOK: i, FirstFailure: ff}
 }
 
-// settle waits for the device once for the whole batch and checks every command's status. It returns
+// settle waits for the device once for the whole batch and, where the wait failed, checks every command's
+// status. It returns
 // done when the loop must end: with the failure of the batch's first failed command, at its buffer and with
 // stage finish (the wait is where it surfaced), as a wait after every buffer would have; or with nil when
 // the wait failed without any command saying it failed, so that no buffer can be named: then the batch's
@@ -204,10 +205,12 @@ func (st *loopState) settle() (*strategyAnswer, bool) {
 			}
 		}
 	}
+	// Every command's event is asked only when a wait failed: a wait that succeeded says, as a wait after
+	// every buffer would, that every command did.
 	var failed *strategyAnswer
 	for _, p := range st.batch {
 		for _, ev := range p.events {
-			if ev == 0 || failed != nil {
+			if ev == 0 || failed != nil || waitErr == nil {
 				continue
 			}
 			if status, err := p.t.queue.CommandStatus(ev); err == nil && status < 0 {
