@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
@@ -28,6 +29,26 @@ const (
 	batchTime    = 20 * time.Millisecond
 )
 
+// enqueueReporters are runtimes seen to report an allocation failure at the enqueue of the command that
+// needs the memory, not later at a wait. Their batches go without an event per command, which costs a loop
+// more than all else the tool does: a wait that fails all the same has its batch done again one buffer at a
+// time, as where events say nothing.
+var enqueueReporters = []struct{ platform, why string }{
+	{"NVIDIA CUDA", "batches without an event per command: NVIDIA's OpenCL reports an allocation failure at the enqueue " +
+		"of the command that needs the memory (seen on H200, driver 580, docs/examples/nvidia-h200-x2), and an event per " +
+		"fill cost its loop 14% there (docs/performance.md)"},
+}
+
+// eventsNeeded says whether a batch needs an event per command on this platform, and if not, why.
+func eventsNeeded(platform string) (bool, string) {
+	for _, r := range enqueueReporters {
+		if strings.Contains(platform, r.platform) {
+			return false, r.why
+		}
+	}
+	return true, ""
+}
+
 // pending is one buffer of the batch: its commands' events, in the order they were enqueued.
 type pending struct {
 	i      uint64
@@ -40,6 +61,7 @@ type pending struct {
 type loopState struct {
 	w          *worker
 	batched    bool
+	events     bool // an event per command, to name the failed one
 	batch      []pending
 	batchStart time.Time
 	note       string // why attribution fell back to per-buffer
@@ -56,6 +78,10 @@ func (w *worker) loop() *strategyAnswer {
 	defer runtime.UnlockOSThread()
 	needQueue := w.targets[0].queue != nil
 	st := &loopState{w: w, batched: needQueue && !w.spec.PerBuffer, batch: make([]pending, 0, batchBuffers)}
+	var why string
+	if st.batched {
+		st.events, why = eventsNeeded(w.targets[0].ctx.Devices[0].Platform.Name)
+	}
 	from := uint64(0)
 	for {
 		ans := st.run(from)
@@ -64,7 +90,7 @@ func (w *worker) loop() *strategyAnswer {
 			continue
 		}
 		if st.batched {
-			ans.Attribution = AttributionBatched
+			ans.Attribution, ans.AttributionNote = AttributionBatched, why
 		} else {
 			ans.Attribution, ans.AttributionNote = AttributionPerBuffer, st.note
 		}
@@ -119,16 +145,16 @@ func (st *loopState) run(from uint64) *strategyAnswer {
 		p := pending{i: i, t: t, m: m}
 		if migrate {
 			w.cell.SetStage(cellMigrate)
-			if p.events[0], err = t.queue.MigrateBuffer(m, st.batched); err != nil {
+			if p.events[0], err = t.queue.MigrateBuffer(m, st.batched && st.events); err != nil {
 				return st.fail(i, result.StageMigrate, err, t)
 			}
 		}
 		if touch != result.TouchNone {
 			w.cell.SetStage(cellTouch)
 			if touch == result.TouchFill {
-				p.events[1], err = t.queue.FillBuffer(m, size, st.batched)
+				p.events[1], err = t.queue.FillBuffer(m, size, st.batched && st.events)
 			} else {
-				p.events[1], err = t.queue.RunKernelOn(t.kernel, m, uint32(i), size, st.batched)
+				p.events[1], err = t.queue.RunKernelOn(t.kernel, m, uint32(i), size, st.batched && st.events)
 			}
 			if err != nil {
 				if p.events[0] != 0 {

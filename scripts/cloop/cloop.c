@@ -7,7 +7,9 @@
  * nanoseconds per allocation, the first error, and the peak RSS of the process. The OpenCL library is loaded
  * with dlopen, so the binary builds without OpenCL development files and runs wherever libOpenCL.so.1 is.
  *
- * usage: cloop PLATFORM COUNT SIZE_BYTES none|fill [DEVICES [FINISH_EVERY]]
+ * With EVENTS 1 each fill asks for an event, released at the next wait (what batched attribution costs).
+ *
+ * usage: cloop PLATFORM COUNT SIZE_BYTES none|fill [DEVICES [FINISH_EVERY [EVENTS]]]
  */
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
@@ -21,7 +23,7 @@
 
 #define SYM(name) static __typeof__(&name) p_##name
 SYM(clGetPlatformIDs); SYM(clGetDeviceIDs); SYM(clCreateContext); SYM(clCreateCommandQueue);
-SYM(clCreateBuffer); SYM(clEnqueueFillBuffer); SYM(clFinish);
+SYM(clCreateBuffer); SYM(clEnqueueFillBuffer); SYM(clFinish); SYM(clReleaseEvent);
 
 static double now_ns(void) {
 	struct timespec ts;
@@ -31,7 +33,7 @@ static double now_ns(void) {
 
 int main(int argc, char **argv) {
 	if (argc < 5) {
-		fprintf(stderr, "usage: cloop PLATFORM COUNT SIZE_BYTES none|fill [DEVICES [FINISH_EVERY]]\n");
+		fprintf(stderr, "usage: cloop PLATFORM COUNT SIZE_BYTES none|fill [DEVICES [FINISH_EVERY [EVENTS]]]\n");
 		return 2;
 	}
 	unsigned plat = (unsigned)atoi(argv[1]);
@@ -41,11 +43,13 @@ int main(int argc, char **argv) {
 	unsigned want = argc > 5 ? (unsigned)atoi(argv[5]) : 0;
 	long every = argc > 6 ? atol(argv[6]) : 64;
 	if (every < 1) every = 1;
+	int events = argc > 7 ? atoi(argv[7]) : 0;
+	cl_event *evs = events ? calloc((size_t)every, sizeof *evs) : NULL;
 	void *h = dlopen(getenv("CLMEMPROBE_OPENCL_LIB") ? getenv("CLMEMPROBE_OPENCL_LIB") : "libOpenCL.so.1", RTLD_NOW);
 	if (!h) { fprintf(stderr, "cloop: %s\n", dlerror()); return 3; }
 #define LOAD(name) if (!(p_##name = (__typeof__(p_##name))dlsym(h, #name))) { fprintf(stderr, "cloop: no " #name "\n"); return 3; }
 	LOAD(clGetPlatformIDs); LOAD(clGetDeviceIDs); LOAD(clCreateContext); LOAD(clCreateCommandQueue);
-	LOAD(clCreateBuffer); LOAD(clEnqueueFillBuffer); LOAD(clFinish);
+	LOAD(clCreateBuffer); LOAD(clEnqueueFillBuffer); LOAD(clFinish); LOAD(clReleaseEvent);
 	cl_platform_id ps[16];
 	cl_uint np = 0;
 	if (p_clGetPlatformIDs(16, ps, &np) || plat >= np) { fprintf(stderr, "cloop: no platform %u\n", plat); return 3; }
@@ -73,10 +77,11 @@ int main(int argc, char **argv) {
 		cl_mem m = p_clCreateBuffer(ctx, CL_MEM_READ_WRITE, size, NULL, &err);
 		if (err) { first = err; stage = "create"; break; }
 		if (fill) {
-			err = p_clEnqueueFillBuffer(qs[d], m, pattern, psize, 0, size, 0, NULL, NULL);
+			err = p_clEnqueueFillBuffer(qs[d], m, pattern, psize, 0, size, 0, NULL, evs ? &evs[i % every] : NULL);
 			if (err) { first = err; stage = "touch"; break; }
 			if ((i + 1) % every == 0 || i + 1 == count) {
 				for (cl_uint q = 0; q < nd && !err; q++) err = p_clFinish(qs[q]);
+				if (evs) for (long e = 0; e <= i % every; e++) p_clReleaseEvent(evs[e]);
 				if (err) { first = err; stage = "finish"; break; }
 			}
 		}

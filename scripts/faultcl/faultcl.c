@@ -43,6 +43,7 @@
  *                                process's address-space limit ends the loop (-6 when mmap fails)
  *   FAULTCL_LOG=1                every allocation decision is printed to stderr ("faultcl: ..."), as a runtime's
  *                                own logging would be
+ *   FAULTCL_PLATFORM_NAME=name   the platform's name (default faultcl), to stand in for a runtime the tool knows
  *   FAULTCL_NO_EVENT_STATUS=1    a command that failed after its enqueue reports CL_COMPLETE in its event (a
  *                                runtime that says only at clFinish that something failed, not which command)
  * With cl_intel_driver_diagnostics in FAULTCL_EXTENSIONS, a context created with
@@ -197,7 +198,7 @@ static cl_int CL_API_CALL GetPlatformInfo(cl_platform_id p, cl_platform_info par
 	(void)p;
 	if (param == CL_PLATFORM_ICD_SUFFIX_KHR) return info_str("FAULT", size, out, ret);
 	switch (param) {
-	case CL_PLATFORM_NAME: return info_str("faultcl", size, out, ret);
+	case CL_PLATFORM_NAME: return info_str(getenv("FAULTCL_PLATFORM_NAME") ? getenv("FAULTCL_PLATFORM_NAME") : "faultcl", size, out, ret);
 	case CL_PLATFORM_VENDOR: return info_str("clmemprobe tests", size, out, ret);
 	case CL_PLATFORM_VERSION: return info_str("OpenCL 3.0 faultcl", size, out, ret);
 	case CL_PLATFORM_PROFILE: return info_str("FULL_PROFILE", size, out, ret);
