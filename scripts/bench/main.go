@@ -47,6 +47,8 @@ type row struct {
 	ToolOwn               int64 // parent + worker - C loop
 	Attribution           string
 	Reps                  int
+	// Every repetition's loop times, in the order they ran, to show the spread behind the medians.
+	CRuns, ToolRuns []float64
 }
 
 // The targets that are not ratios.
@@ -107,7 +109,7 @@ func main() {
 func render(rows []row, gpu bool) string {
 	md := &strings.Builder{}
 	t := tablewriter.NewTable(md, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithRenderer(renderer.NewMarkdown()))
-	t.Header("Loop", "Buffers reached (C / tool)", "C loop", "clmemprobe loop", "Ratio", "Target", "Start to loop", "Tool's own memory", "Attribution")
+	t.Header("Loop", "Buffers reached (C / tool)", "C loop", "clmemprobe loop", "Ratio", "Target", "Spread (C, tool)", "Start to loop", "Tool's own memory", "Attribution")
 	for _, r := range rows {
 		reached := fmt.Sprintf("%d / %d", r.CIndex, r.ToolIndex)
 		if r.ToFailure {
@@ -125,8 +127,9 @@ func render(rows []row, gpu bool) string {
 		if gpu {
 			startup += fmt.Sprintf(" (<= %.1f s: %s)", startupTarget, met(r.Startup <= startupTarget))
 		}
+		spread := fmt.Sprintf("%.3f-%.3f s, %.3f-%.3f s", minOf(r.CRuns), maxOf(r.CRuns), minOf(r.ToolRuns), maxOf(r.ToolRuns))
 		_ = t.Append([]string{r.Name, reached, fmt.Sprintf("%.3f s", r.CSeconds), fmt.Sprintf("%.3f s", r.ToolSeconds), fmt.Sprintf("%.2fx", r.Ratio),
-			target, startup, own, r.Attribution})
+			target, spread, startup, own, r.Attribution})
 	}
 	_ = t.Render()
 	fmt.Fprintf(md, "\nMedians of %d alternating runs of each program. The C loop waits for the devices every 64 buffers; clmemprobe "+
@@ -162,6 +165,7 @@ func measure(tool, cloop string, platform, devices int, sc scenario, reps int) (
 		startup = append(startup, run.StartupSeconds)
 	}
 	r.CSeconds, r.ToolSeconds, r.Startup = median(cSec), median(tSec), median(startup)
+	r.CRuns, r.ToolRuns = cSec, tSec
 	r.Ratio = r.ToolSeconds / r.CSeconds
 	r.CPeakRSS, r.ToolPeakRSS = uint64(median(cRSS)), uint64(median(tRSS))
 	r.ToolOwn = int64(r.ToolPeakRSS) - int64(r.CPeakRSS)
@@ -216,4 +220,20 @@ func median(xs []float64) float64 {
 	s := append([]float64(nil), xs...)
 	sort.Float64s(s)
 	return s[len(s)/2]
+}
+
+func minOf(xs []float64) float64 {
+	m := xs[0]
+	for _, x := range xs {
+		m = min(m, x)
+	}
+	return m
+}
+
+func maxOf(xs []float64) float64 {
+	m := xs[0]
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	return m
 }
