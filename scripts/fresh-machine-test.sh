@@ -7,6 +7,8 @@
 # Needs root, mmdebstrap (apt-get install mmdebstrap, done here when missing) and about 2 GB of disk.
 #   FRESH_REF=<commit>   test that commit instead of HEAD (to show an old set-up failing)
 #   FRESH_KEEP=1         keep the root afterwards, for a look inside
+# Exit codes: 0 both commands passed, 1 one of them failed, 2 not root, 3 the root could not be built (no
+# mmdebstrap, no archive: nothing was tested).
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 say() { echo "fresh-machine: $*" >&2; }
@@ -16,7 +18,8 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 if ! command -v mmdebstrap >/dev/null 2>&1; then
   say "installing mmdebstrap"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mmdebstrap >/dev/null
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mmdebstrap >/dev/null ||
+    { say "cannot install mmdebstrap: nothing was tested"; exit 3; }
 fi
 
 # The Debian archive this machine uses (deb822 sources or the one-line format), else Debian's own.
@@ -79,7 +82,7 @@ inside() {
 }
 
 start=$SECONDS
-step "building a minimal Debian 12 root from $mirror" build_root
+step "building a minimal Debian 12 root from $mirror" build_root || { say "nothing was tested"; exit 3; }
 step "copying the CA bundle in and cloning the repository" prepare_root
 step "quick start, first command: scripts/probe.sh" inside "scripts/probe.sh"
 step "quick start, second command: scripts/test.sh" inside "scripts/test.sh"
