@@ -6,7 +6,6 @@
 package probe
 
 import (
-	"slices"
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
@@ -105,22 +104,7 @@ func (p *Plan) jobs() []Job {
 // env is what a job's worker gets on top of this process's environment: the logging variables, then the
 // variant's settings.
 func (p *Plan) env(j Job) []string {
-	var out []string
-	for _, m := range []map[string]string{p.RuntimeLog, j.Variant.Settings} {
-		for _, k := range sortedKeys(m) {
-			out = append(out, k+"="+m[k])
-		}
-	}
-	return out
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
+	return append(result.Assignments(p.RuntimeLog), result.Assignments(j.Variant.Settings)...)
 }
 
 // Observer hears about a run while it goes. Calls come from one goroutine at a time.

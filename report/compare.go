@@ -23,9 +23,12 @@ const (
 
 // Comparison is the result of `compare`: one row per strategy and size.
 type Comparison struct {
-	Tolerance float64         `json:"tolerance"`
-	Regressed bool            `json:"regressed"`
-	Rows      []ComparisonRow `json:"rows"`
+	// Incomparable says why the two runs cannot be compared (other devices, another touch mode); empty when
+	// they can. A driver version may differ: that is what compare is for.
+	Incomparable string          `json:"incomparable,omitempty"`
+	Tolerance    float64         `json:"tolerance"`
+	Regressed    bool            `json:"regressed"`
+	Rows         []ComparisonRow `json:"rows"`
 }
 
 // ComparisonRow compares one strategy at one size.
@@ -55,6 +58,11 @@ var outcomeRank = map[result.Outcome]int{result.OutcomeCompleted: 0, result.Outc
 // buffer size (smaller drifts are sampling noise).
 func Compare(base, next *result.Run, tolerance float64) *Comparison {
 	c := &Comparison{Tolerance: tolerance, Rows: []ComparisonRow{}}
+	if a, b := result.DeviceModel(base.Devices), result.DeviceModel(next.Devices); a != b {
+		c.Incomparable = fmt.Sprintf("the base ran on %s and the new run on %s", a, b)
+	} else if base.Config.Touch != next.Config.Touch {
+		c.Incomparable = fmt.Sprintf("the base ran with touch %s and the new run with touch %s", base.Config.Touch, next.Config.Touch)
+	}
 	key := func(s *result.StrategyResult) string {
 		return fmt.Sprintf("%s/%d/%s", s.Strategy, s.SizeBytes, s.Variant)
 	}

@@ -3,6 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -71,7 +73,7 @@ func writeMarkdown(w io.Writer, r *result.Run, _ Options) error {
 		writeEnvironment(b, e, st)
 	}
 	fmt.Fprintf(b, "\n## Reproduce\n\nWith clmemprobe:\n\n%s\nWith a C program of a few dozen lines that repeats the first failure of one strategy, for the runtime's developers "+
-		"(it needs only the OpenCL headers and loader):\n\n%s", mdBlock(ShellQuote(r.Command), "sh"),
+		"(it needs only the OpenCL headers and loader):\n\n%s", mdBlock(ReproduceCommand(r), "sh"),
 		mdBlock("clmemprobe report --format repro run.json > repro.c\ncc repro.c -lOpenCL -o repro && ./repro", "sh"))
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -152,17 +154,7 @@ func writeStrategyMarkdown(b *strings.Builder, s *result.StrategyResult, st styl
 func detailsOpen(summary string) string { return "<details><summary>" + summary + "</summary>" }
 
 // settingsText writes environment settings as KEY=VALUE, in key order.
-func settingsText(m map[string]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for i, k := range keys {
-		keys[i] = k + "=" + m[k]
-	}
-	return strings.Join(keys, " ")
-}
+func settingsText(m map[string]string) string { return strings.Join(result.Assignments(m), " ") }
 
 // writeEnvironmentText renders the environment block for a terminal.
 func writeEnvironmentText(w io.Writer, e *result.Environment, opts Options) error {
@@ -202,14 +194,8 @@ func writeEnvironment(b *strings.Builder, e *result.Environment, st style) {
 	}
 }
 
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+// sortedKeys lists a map's keys in order.
+func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
 
 // YesNo writes a flag for a table.
 func YesNo(b bool) string {
@@ -225,6 +211,20 @@ func OrDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// ReproduceCommand is the run's command line with the recorded environment variables in front of it (the
+// ones that change what loaders and runtimes do, secrets left out), ready to paste into a shell.
+func ReproduceCommand(r *result.Run) string {
+	var words []string
+	if r.Environment != nil {
+		for _, k := range sortedKeys(r.Environment.EnvVars) {
+			if v := r.Environment.EnvVars[k]; v != result.Redacted {
+				words = append(words, k+"="+ShellQuote([]string{v})) // the value quoted, so the shell still sees an assignment
+			}
+		}
+	}
+	return strings.Join(append(words, ShellQuote(r.Command)), " ")
 }
 
 // ShellQuote joins a command line so it can be pasted into a POSIX shell.

@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 
 	"github.com/clmemprobe/clmemprobe/report/result"
@@ -25,19 +24,10 @@ type PresetEntry struct {
 
 // VariantText writes a variant as run --variant takes it: NAME:KEY=VALUE,KEY=VALUE (keys in order).
 func VariantText(v result.Variant) string {
-	keys := make([]string, 0, len(v.Settings))
-	for k := range v.Settings {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = k + "=" + v.Settings[k]
-	}
-	if len(parts) == 0 {
+	if len(v.Settings) == 0 {
 		return v.Name
 	}
-	return v.Name + ":" + strings.Join(parts, ",")
+	return v.Name + ":" + strings.Join(result.Assignments(v.Settings), ",")
 }
 
 func writePresetsText(w io.Writer, l *PresetList, opts Options) error {

@@ -212,3 +212,23 @@ func TestNarrowTableFits(t *testing.T) {
 		}
 	}
 }
+
+// Runs on other devices, or with another touch mode, are not compared; another driver is what compare is for.
+func TestCompareRefusesRunsThatAreNotAlike(t *testing.T) {
+	base := loadFixture(t)
+	for name, change := range map[string]func(r *result.Run){
+		"devices": func(r *result.Run) { r.Devices[0].Name = "another GPU" },
+		"touch":   func(r *result.Run) { r.Config.Touch = result.TouchKernel },
+	} {
+		next := loadFixture(t)
+		change(next)
+		if c := Compare(base, next, 0.1); c.Incomparable == "" {
+			t.Errorf("%s differ: compared all the same", name)
+		}
+	}
+	next := loadFixture(t)
+	next.Devices[0].DriverVersion = "99.0"
+	if c := Compare(base, next, 0.1); c.Incomparable != "" {
+		t.Errorf("another driver: %q, want it compared", c.Incomparable)
+	}
+}

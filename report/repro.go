@@ -69,6 +69,7 @@ type reproData struct {
 	Pattern                                      []byte
 	KernelSource                                 string
 	Settings                                     [][2]string
+	RunEnv                                       [][2]string // the run's runtime variables, set unless already set
 	Codes                                        [][2]string
 	RecIndex                                     uint64
 	RecCode                                      int32
@@ -100,6 +101,18 @@ func writeRepro(w io.Writer, r *result.Run, opts Options) error {
 	for _, k := range keys {
 		d.Settings = append(d.Settings, [2]string{cString(k), cString(s.VariantSettings[k])})
 	}
+	// The variables the run had that a runtime reads (POCL_DEVICES, a NEO key), not where to find the
+	// loader or libraries, which are the receiving machine's own.
+	if r.Environment != nil {
+		for _, k := range sortedKeys(r.Environment.EnvVars) {
+			v := r.Environment.EnvVars[k]
+			if v == result.Redacted || strings.HasPrefix(k, "OCL_ICD_") || strings.HasPrefix(k, "LD_") || strings.HasPrefix(k, "OPENCL_LAYER") ||
+				strings.HasPrefix(k, "CLMEMPROBE_") || s.VariantSettings[k] != "" {
+				continue
+			}
+			d.RunEnv = append(d.RunEnv, [2]string{cString(k), cString(v)})
+		}
+	}
 	codes := append([]int32{}, reproCodes...)
 	if ff := s.FirstFailure; ff != nil && !contains(codes, ff.Code) && ff.Code != 0 {
 		codes = append(codes, ff.Code)
@@ -117,8 +130,10 @@ func writeRepro(w io.Writer, r *result.Run, opts Options) error {
 	case s.Outcome == result.OutcomeFailed && ff != nil:
 		d.HasRecord, d.RecIndex, d.RecCode, d.RecStage = true, ff.Index, ff.Code, string(ff.Stage)
 		d.Recorded = comment(fmt.Sprintf("buffer #%d failed with %s (%d) at %s (%s), meant for device %d", ff.Index, ff.Name, ff.Code, ff.Stage, ff.Call, ff.Device))
-	default:
+	case s.Reason != "":
 		d.Recorded = comment(fmt.Sprintf("%s after %d buffers (%s)", s.Outcome, s.AllocationsOK, s.Reason))
+	default:
+		d.Recorded = comment(fmt.Sprintf("%s after %d buffers", s.Outcome, s.AllocationsOK))
 	}
 	return reproTemplate.Execute(w, d)
 }
@@ -222,6 +237,9 @@ static int failed(unsigned long long i, unsigned dev, const char *stage, const c
 }
 
 int main(void) {
+{{- range .RunEnv}}
+	setenv("{{index . 0}}", "{{index . 1}}", 0); /* as in the run, unless set here */
+{{- end}}
 {{- range .Settings}}
 	setenv("{{index . 0}}", "{{index . 1}}", 1); /* the variant's setting, before the runtime loads */
 {{- end}}

@@ -65,6 +65,20 @@ func suggestion(typed string, names []string) string {
 	return " (did you mean " + best + "?)"
 }
 
+// flagError says what Go's flag package says of a flag, with the flag written as it is typed: "--tuch", not
+// "-tuch".
+func flagError(err error) string {
+	msg := err.Error()
+	const undefined = "flag provided but not defined: -"
+	if i := strings.Index(msg, undefined); i >= 0 {
+		name := strings.TrimLeft(msg[i+len(undefined):], "-")
+		if len(name) > 1 {
+			return msg[:i] + "flag provided but not defined: --" + name
+		}
+	}
+	return msg
+}
+
 // flagSuggestion suggests a flag of the command for an "flag provided but not defined: -X" error.
 func flagSuggestion(cmd *cli.Command, err error) string {
 	const undefined = "flag provided but not defined: -"

@@ -170,6 +170,6 @@ func bundleReadme(r *result.Run, reproErr error) []byte {
 		fmt.Fprintf(b, "There is no C reproducer: %s.\n\n", report.MarkdownText(reproErr.Error()))
 	}
 	b.WriteString("To run the whole probe again with clmemprobe (https://github.com/clmemprobe/clmemprobe):\n\n")
-	b.WriteString(report.MarkdownCode(report.ShellQuote(r.Command), "sh"))
+	b.WriteString(report.MarkdownCode(report.ReproduceCommand(r), "sh"))
 	return b.Bytes()
 }

@@ -184,11 +184,13 @@ func checkPlan(req *checkRequest, exp *result.Expectations, inv result.Inventory
 	p := probe.Plan{Library: req.library, Strategies: exp.Strategies(), Sizes: exp.Sizes(), MaxAllocs: exp.MaxAllocs, MaxBytes: exp.MaxBytes,
 		Touch: exp.Touch, HostReserve: probe.DefaultHostReserve(), SampleInterval: 10 * time.Millisecond, Command: req.command, ToolVersion: version}
 	var err error
+	// A platform or a device the node had when it was recorded and lacks now is a node without its GPU:
+	// no OpenCL for what it is there for (exit 3), which a scheduler drains like any failed check.
 	if p.Platform, err = selectPlatform(inv, exp.Platform); err != nil {
-		return p, usageErr("the expectations name platform %q: %v", exp.Platform, err)
+		return p, &exitError{exitNoOpenCL, fmt.Errorf("the expectations name platform %q, which this node lacks: %v", exp.Platform, err)}
 	}
 	if p.Devices, err = selectDevices(inv, p.Platform, exp.Devices); err != nil {
-		return p, usageErr("the expectations name devices %v: %v", exp.Devices, err)
+		return p, &exitError{exitNoOpenCL, fmt.Errorf("the expectations name devices %v, which this node lacks: %v", exp.Devices, err)}
 	}
 	var devs []result.Device
 	for _, i := range p.Devices {

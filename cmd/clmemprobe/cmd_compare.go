@@ -32,7 +32,8 @@ func compareCommand(stdout io.Writer) *cli.Command {
 A strategy regressed when it reached fewer buffers by more than --tolerance, when it now crashes or hangs,
 when its host cost per buffer grew by more than the tolerance (and by more than 1% of the buffer size), or
 when it is missing from the new run. For pipelines: exit 0 no regression, 1 regression, 2 unusable input
-(a file that is not a result, or another schema version).
+(a file that is not a result, another schema version, or runs on other devices or with another touch mode:
+those are not compared).
 
 ` + exitCodesOne("a threshold regressed beyond the tolerance", exitOK, exitRegression, exitUsage, exitOutput),
 		Flags: []cli.Flag{
@@ -76,6 +77,9 @@ func runCompare(_ context.Context, o compareOptions, stdout io.Writer) error {
 		return err
 	}
 	cmp := report.Compare(base, next, req.tolerance)
+	if cmp.Incomparable != "" {
+		return usageErr("%s and %s cannot be compared: %s; compare runs of the same devices and touch mode", req.base, req.next, cmp.Incomparable)
+	}
 	if err := renderWide(stdout, req.format, cmp, req.wide); err != nil {
 		return err
 	}

@@ -110,8 +110,8 @@ func TestCheckOnTheFaultInjectionRuntime(t *testing.T) {
 		if err := os.WriteFile(other, []byte(strings.Replace(string(b), e.DeviceModel, "2x NVIDIA H200", 1)), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if res := runTool(t, FaultEnv(t, hostBudget(n), "FAULTCL_DEVICES=1"), "check", "--expect", exp); res.code != exitUsage || !strings.Contains(res.stderr, "devices [0 1]") {
-			t.Errorf("a node with one device of the two expected: exit %d, %q; want exit 2 naming the devices", res.code, res.stderr)
+		if res := runTool(t, FaultEnv(t, hostBudget(n), "FAULTCL_DEVICES=1"), "check", "--expect", exp); res.code != exitNoOpenCL || !strings.Contains(res.stderr, "devices [0 1], which this node lacks") {
+			t.Errorf("a node with one device of the two expected: exit %d, %q; want exit 3 naming the devices", res.code, res.stderr)
 		}
 		for _, args := range [][]string{
 			{"check"},

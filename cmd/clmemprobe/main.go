@@ -191,7 +191,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		DisableSliceFlagSeparator: true,
 		EnableBashCompletion:      true,
 		OnUsageError: func(c *cli.Context, err error, isSubcommand bool) error {
-			return usageErr("%v%s (see clmemprobe --help)", err, flagSuggestion(&cli.Command{Flags: c.App.Flags}, err))
+			return usageErr("%s%s (see clmemprobe --help)", flagError(err), flagSuggestion(&cli.Command{Flags: c.App.Flags}, err))
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // realMain maps errors to codes
 		Action: func(c *cli.Context) error {
@@ -223,7 +223,7 @@ func setupTimeoutFlag(dest *string) cli.Flag {
 // commandUsageError makes flag errors of subcommands one clear line with exit code 2, with the closest flag
 // when the one given does not exist.
 func commandUsageError(c *cli.Context, err error, isSubcommand bool) error {
-	return usageErr("%s: %v%s (see clmemprobe %s --help)", c.Command.Name, err, flagSuggestion(c.Command, err), c.Command.Name)
+	return usageErr("%s: %s%s (see clmemprobe %s --help)", c.Command.Name, flagError(err), flagSuggestion(c.Command, err), c.Command.Name)
 }
 
 // versionCommand prints the version, as --version does.

@@ -28,7 +28,13 @@ func (d *deriver) costs(views []*view, size uint64) {
 		body := fmt.Sprintf(" cost %s of host RSS per buffer (%s the buffer size)", units.SignedBytes(s.HostBytesPerBuffer), ratio(s.HostBytesPerBuffer, size))
 		if s.SystemBytesPerBuffer != nil {
 			ev["system_bytes_per_buffer"] = *s.SystemBytesPerBuffer
-			body += fmt.Sprintf(", %s of system memory", units.SignedBytes(*s.SystemBytesPerBuffer))
+			// The system's available memory moves with everything else on the machine: a slope within 1% of
+			// the buffer size, either way, is noise, not a cost.
+			if math.Abs(*s.SystemBytesPerBuffer) < 0.01*float64(size) {
+				body += ", no measurable system memory"
+			} else {
+				body += fmt.Sprintf(", %s of system memory", units.SignedBytes(*s.SystemBytesPerBuffer))
+			}
 		}
 		if c := s.CommittedBytesPerBuffer; c != nil && math.Abs(*c-s.HostBytesPerBuffer) > cheapFraction*float64(size) {
 			ev["committed_bytes_per_buffer"] = *c

@@ -333,15 +333,7 @@ func capitalize(s string) string {
 func variantLabel(r *result.Run, v string) string {
 	for _, s := range r.Strategies {
 		if s.Variant == v && len(s.VariantSettings) > 0 {
-			keys := make([]string, 0, len(s.VariantSettings))
-			for k := range s.VariantSettings {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for i, k := range keys {
-				keys[i] = k + "=" + s.VariantSettings[k]
-			}
-			return fmt.Sprintf("variant %s (%s)", v, strings.Join(keys, ", "))
+			return fmt.Sprintf("variant %s (%s)", v, strings.Join(result.Assignments(s.VariantSettings), ", "))
 		}
 	}
 	return "variant " + result.VariantName(v)

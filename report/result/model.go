@@ -5,6 +5,7 @@ package result
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -99,6 +100,15 @@ type Config struct {
 type Variant struct {
 	Name     string            `json:"name"`
 	Settings map[string]string `json:"settings,omitempty"`
+}
+
+// Assignments lists environment settings as KEY=VALUE, in key order.
+func Assignments(settings map[string]string) []string {
+	out := make([]string, 0, len(settings))
+	for _, k := range slices.Sorted(maps.Keys(settings)) {
+		out = append(out, k+"="+settings[k])
+	}
+	return out
 }
 
 // DefaultVariant is the name of the runtime's own settings.
