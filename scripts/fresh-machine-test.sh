@@ -31,8 +31,8 @@ work=$(mktemp -d /var/tmp/clmemprobe-fresh.XXXXXX)
 root=$work/root
 mounted=()
 cleanup() {
-  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[$i]}" 2>/dev/null || true; done
-  if [ "${FRESH_KEEP:-}" = 1 ]; then say "kept $root"; else rm -rf "$work"; fi
+  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -R -l "${mounted[$i]}" 2>/dev/null || true; done
+  if [ "${FRESH_KEEP:-}" = 1 ]; then say "kept $root"; else rm -rf --one-file-system "$work"; fi
 }
 trap cleanup EXIT
 
@@ -56,11 +56,13 @@ prepare_root() {
   mkdir -p "$root/etc/ssl/certs" "$root/home/newcomer"
   cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/ca-certificates.crt"
   cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+  # /sys with everything mounted below it, as on a booted machine: slurmd (the Slurm test) needs the cgroup
+  # hierarchy under /sys/fs/cgroup, which a fresh sysfs mount does not have.
   for m in proc sys dev dev/pts; do
     mkdir -p "$root/$m"
     case $m in
       proc) mount -t proc proc "$root/proc" ;;
-      sys) mount -t sysfs sysfs "$root/sys" ;;
+      sys) mount --rbind /sys "$root/sys" && mount --make-rslave "$root/sys" ;;
       dev) mount --bind /dev "$root/dev" ;;
       dev/pts) mount -t devpts devpts "$root/dev/pts" ;;
     esac

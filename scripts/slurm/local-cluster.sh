@@ -30,6 +30,13 @@ install() {
     die "apt-get install slurmctld slurmd slurm-client munge failed; run it by hand to see why"
 }
 
+failed_to_start() {
+  say "$1 did not start; the last lines of its log:"
+  tail -n 5 "$2/$1.log" >&2 || true
+  down "$2" >/dev/null 2>&1 || true
+  exit 1
+}
+
 up() {
   local dir=$1
   [ "$(id -u)" = 0 ] || die "a local cluster needs root (slurmd starts jobs as their users)"
@@ -75,8 +82,10 @@ NodeName=$node NodeAddr=127.0.0.1 CPUs=$(nproc) RealMemory=$mem State=UNKNOWN
 PartitionName=local Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
   export SLURM_CONF="$dir/slurm.conf"
-  slurmctld -f "$SLURM_CONF"
-  slurmd -f "$SLURM_CONF" -N "$node"
+  # A daemon that cannot start says why only in its log file (slurmd needs cgroup mounted under /sys/fs/cgroup,
+  # for example); show those lines instead of exiting without a word.
+  slurmctld -f "$SLURM_CONF" || failed_to_start slurmctld "$dir"
+  slurmd -f "$SLURM_CONF" -N "$node" || failed_to_start slurmd "$dir"
   local i
   for i in $(seq 1 60); do
     if sinfo -h -N -o '%T' 2>/dev/null | grep -qx idle; then
@@ -101,7 +110,7 @@ ours() {
     [ "$pid" = $$ ] && continue
     ppid=$(awk '/^PPid:/ {print $2}' "$p/status" 2>/dev/null) || continue
     [ "$ppid" = $$ ] && continue
-    if tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qxF "SLURM_CONF=$1/slurm.conf"; then
+    if { tr "\0" "\n" <"$p/environ"; } 2>/dev/null | grep -qxF "SLURM_CONF=$1/slurm.conf"; then
       echo "$pid"
     fi
   done
