@@ -16,6 +16,10 @@ import (
 // neither break out of a Markdown table, code span or block (three backticks, a pipe, <script>), nor send
 // escape sequences to a terminal.
 
+// TerminalLine is s as one line a terminal may show: control and bidirectional characters in their \x or \u
+// form. Error messages that quote a file name or a runtime's words go through it.
+func TerminalLine(s string) string { return plain(s) }
+
 // plain replaces control characters (ANSI escapes, carriage returns, NULs) with their \x form and newlines
 // with spaces: what a terminal line may show.
 func plain(s string) string {
@@ -27,6 +31,8 @@ func plain(s string) string {
 		switch {
 		case r == '\n' || r == '\r' || r == '\t':
 			b.WriteByte(' ')
+		case isControl(r) && r > 0xff:
+			fmt.Fprintf(&b, `\u%04x`, r)
 		case isControl(r):
 			fmt.Fprintf(&b, `\x%02x`, r)
 		default:
@@ -36,7 +42,11 @@ func plain(s string) string {
 	return b.String()
 }
 
-func isControl(r rune) bool { return unicode.IsControl(r) || r == unicode.ReplacementChar }
+// isControl: control characters, the replacement of invalid UTF-8, and the bidirectional controls, which
+// reorder what is shown (a name that reads one way and is another, "Trojan Source").
+func isControl(r rune) bool {
+	return unicode.IsControl(r) || r == unicode.ReplacementChar || unicode.Is(unicode.Bidi_Control, r)
+}
 
 // mdText escapes s for Markdown running text and table cells: on one line, with every character that can
 // start Markdown or HTML (emphasis, code, links, tags, entities, table pipes) backslash-escaped. An

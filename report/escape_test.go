@@ -23,6 +23,7 @@ var hostile = []string{
 	"**bold** _em_ ~~strike~~ &amp;",
 	"\x1b[31mred\x1b[0m\r\n",
 	"`tick` ``two``",
+	"abc\u202e\u2066txt.exe", // bidirectional controls: shown in an order other than their own
 }
 
 // hostileRun carries every hostile string in every field a report prints.
@@ -93,15 +94,18 @@ func TestMarkdownEscapesForeignStrings(t *testing.T) {
 	}
 }
 
-// On a terminal, foreign strings lose their control characters and stay on their line.
-func TestTerminalOutputHasNoControlCharacters(t *testing.T) {
-	var b bytes.Buffer
-	if err := Render(&b, "table", hostileRun()); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []string{"\x1b", "\r"} {
-		if strings.Contains(b.String(), c) {
-			t.Errorf("%q got through to the terminal", c)
+// On a terminal, in Markdown and in Prometheus labels, foreign strings lose their control and bidirectional
+// characters and stay on their line.
+func TestOutputHasNoControlCharacters(t *testing.T) {
+	for _, format := range []string{"table", "markdown", "prom"} {
+		var b bytes.Buffer
+		if err := Render(&b, format, hostileRun()); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []string{"\x1b", "\r", "\u202e", "\u2066"} {
+			if strings.Contains(b.String(), c) {
+				t.Errorf("%s: %q got through", format, c)
+			}
 		}
 	}
 }

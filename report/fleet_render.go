@@ -21,7 +21,7 @@ import (
 
 // fleetSummary is merge's first line.
 func fleetSummary(f *Fleet) string {
-	return fmt.Sprintf("clmemprobe merge: %d results in %d %s, tolerance %.0f%%", f.Results, len(f.Groups),
+	return fmt.Sprintf("clmemprobe merge: %d %s in %d %s, tolerance %.0f%%", f.Results, Plural(f.Results, "result", "results"), len(f.Groups),
 		Plural(len(f.Groups), "group", "groups"), 100*f.Tolerance)
 }
 

@@ -71,10 +71,10 @@ func newPromMetrics(reg *prometheus.Registry) *promMetrics {
 func writeProm(w io.Writer, r *result.Run, _ Options) error {
 	reg := prometheus.NewPedanticRegistry()
 	m := newPromMetrics(reg)
-	m.info.WithLabelValues(r.Tool.Version, r.Platform.Name, r.Platform.Version, string(r.Config.Touch)).Set(1)
+	m.info.WithLabelValues(plain(r.Tool.Version), plain(r.Platform.Name), plain(r.Platform.Version), string(r.Config.Touch)).Set(1)
 	for _, d := range r.Devices {
 		idx := strconv.Itoa(d.Index)
-		m.deviceInfo.WithLabelValues(idx, d.Name, d.Vendor, d.DriverVersion, d.PCIBusID).Set(1)
+		m.deviceInfo.WithLabelValues(idx, plain(d.Name), plain(d.Vendor), plain(d.DriverVersion), plain(d.PCIBusID)).Set(1)
 		m.deviceGlobal.WithLabelValues(idx).Set(float64(d.GlobalMemBytes))
 	}
 	setTimestamp(m.started, r.Started)

@@ -128,7 +128,8 @@ func writeRepro(w io.Writer, r *result.Run, opts Options) error {
 		s.Strategy, variant, units.Size(s.SizeBytes), r.Config.Touch, len(s.Devices), r.Platform.Name, max(1, len(s.Devices)), d.Budget))
 	switch ff := s.FirstFailure; {
 	case s.Outcome == result.OutcomeFailed && ff != nil:
-		d.HasRecord, d.RecIndex, d.RecCode, d.RecStage = true, ff.Index, ff.Code, string(ff.Stage)
+		// The stage is one of the loader's known words; escaped all the same, as it sits in a C string.
+		d.HasRecord, d.RecIndex, d.RecCode, d.RecStage = true, ff.Index, ff.Code, strings.ReplaceAll(cString(string(ff.Stage)), "%", "%%")
 		d.Recorded = comment(fmt.Sprintf("buffer #%d failed with %s (%d) at %s (%s), meant for device %d", ff.Index, ff.Name, ff.Code, ff.Stage, ff.Call, ff.Device))
 	case s.Reason != "":
 		d.Recorded = comment(fmt.Sprintf("%s after %d buffers (%s)", s.Outcome, s.AllocationsOK, s.Reason))
@@ -191,6 +192,7 @@ var reproTemplate = template.Must(template.New("repro").Parse(`/*
  *        2 the platform or a device is missing. After every buffer it waits for the device (clFinish), so the
  *        index is exact on runtimes that report a failure late.
  */
+#define _POSIX_C_SOURCE 200809L /* setenv, also under -std=c99 */
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS /* clCreateCommandQueue, as clmemprobe calls it: OpenCL 1.2 runtimes have no other */
 #include <CL/cl.h>

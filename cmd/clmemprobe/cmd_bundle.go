@@ -59,7 +59,13 @@ func (o bundleOptions) validate() error {
 	if o.Output == "" {
 		return usageErr("bundle needs --output FILE.tar.gz")
 	}
-	return checkFileDir("--output", o.Output)
+	// The bundle is a gzip-compressed tar; a name that promises another archive would mislead the ticket's reader.
+	for _, ext := range []string{".zip", ".tar", ".tar.xz", ".txz", ".tar.bz2", ".tbz2", ".tar.zst", ".7z"} {
+		if strings.HasSuffix(strings.ToLower(o.Output), ext) {
+			return usageErr("--output %s: a bundle is a gzip-compressed tar; name it FILE.tar.gz", o.Output)
+		}
+	}
+	return checkOutput("--output", o.Output, o.args[0])
 }
 
 // bundleFile is one file of the bundle.

@@ -116,7 +116,7 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) err
 		if err != nil {
 			return err
 		}
-		if err := checkFileDir("--output", req.output); err != nil {
+		if err := checkOutput("--output", req.output, req.runFile); err != nil {
 			return err
 		}
 		if err := renderFile(req.output, "json", result.ExpectationsFrom(r)); err != nil {
@@ -130,7 +130,7 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) err
 		return usageErr("--expect: %v", err)
 	}
 	if req.prom != "" {
-		if err := checkFileDir("--prom", req.prom); err != nil {
+		if err := checkOutput("--prom", req.prom, req.expect); err != nil {
 			return err
 		}
 	}

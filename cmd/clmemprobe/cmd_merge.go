@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/result"
@@ -80,11 +81,23 @@ func runMerge(_ context.Context, o mergeOptions, stdout, stderr io.Writer) error
 		return err
 	}
 	inputs, bad := loadFleet(req.paths)
+	if len(inputs) == 0 && len(bad) == 1 {
+		return usageErr("%s", oneLine(bad[0].Error()))
+	}
 	for _, b := range bad {
 		fmt.Fprintln(stderr, "clmemprobe:", oneLine(b.Error()))
 	}
 	if len(inputs) == 0 {
-		return usageErr("no result to merge in %s", strings.Join(req.paths, ", "))
+		return usageErr("none of the %d inputs named above holds a result to merge", len(bad))
+	}
+	if req.output != "" {
+		sources := make([]string, len(inputs))
+		for i, in := range inputs {
+			sources[i] = in.Source
+		}
+		if err := checkOutput("--output", req.output, sources...); err != nil {
+			return err
+		}
 	}
 	fleet := report.Merge(inputs, req.tolerance)
 	if err := emit(stdout, req.output, req.format, fleet, req.wide); err != nil {
@@ -105,7 +118,17 @@ func runMerge(_ context.Context, o mergeOptions, stdout, stderr io.Writer) error
 func loadFleet(paths []string) ([]report.FleetInput, []error) {
 	var inputs []report.FleetInput
 	var bad []error
+	seen := map[[2]uint64]bool{} // device and inode: a file named twice (a folder and a file in it, a link) counts once
 	load := func(path string) {
+		if fi, err := os.Stat(path); err == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				id := [2]uint64{uint64(st.Dev), st.Ino}
+				if seen[id] {
+					return
+				}
+				seen[id] = true
+			}
+		}
 		r, err := result.Load(path)
 		if err != nil {
 			if !strings.Contains(err.Error(), path) {

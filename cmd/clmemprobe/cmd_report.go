@@ -92,6 +92,11 @@ func runReport(_ context.Context, o reportOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if req.output != "" {
+		if err := checkOutput("--output", req.output, req.path); err != nil {
+			return err
+		}
+	}
 	r, err := loadResult(req.path)
 	if err != nil {
 		return err

@@ -261,7 +261,7 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 		return renderWide(stdout, "table", presetList(), req.wide)
 	}
 	if req.prom != "" {
-		if err := checkFileDir("--prom", req.prom); err != nil {
+		if err := checkOutput("--prom", req.prom); err != nil {
 			return err
 		}
 	}

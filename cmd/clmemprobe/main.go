@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe"
+	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/urfave/cli/v2"
 )
 
@@ -134,17 +135,8 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	return exitCode(err)
 }
 
-// oneLine keeps an error message on one line, whatever a runtime put into it.
-func oneLine(s string) string {
-	out := []rune{}
-	for _, r := range s {
-		if r == '\n' || r == '\r' {
-			r = ' '
-		}
-		out = append(out, r)
-	}
-	return string(out)
-}
+// oneLine keeps an error message on one line of plain text, whatever a runtime or a file name put into it.
+func oneLine(s string) string { return report.TerminalLine(s) }
 
 // withInterrupt returns a context that the first Ctrl-C (or SIGTERM) cancels: the engine stops the child
 // in flight and the command writes what it has. A second Ctrl-C kills the children and exits at once; what

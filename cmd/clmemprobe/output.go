@@ -217,10 +217,26 @@ func joinErrors(errs ...error) error {
 	return errors.New(strings.Join(parts, "; "))
 }
 
-// checkFileDir refuses, before any work, a file to write whose folder does not exist or that is a folder.
-func checkFileDir(flag, path string) error {
-	if fi, err := os.Lstat(path); err == nil && fi.IsDir() {
-		return usageErr("%s %s is a folder; give a file name", flag, path)
+// checkOutput refuses, before any work, a file to write that the tool must not replace: a folder, a
+// device, a FIFO or a socket, or a link to one (the file is replaced by a rename, which would put a plain
+// file where /dev/null was), one of the command's own inputs, or a file in a folder that does not exist.
+func checkOutput(flag, path string, inputs ...string) error {
+	if fi, err := os.Lstat(path); err == nil {
+		kind := fileKind(fi)
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			// Never followed to write; looked at only to refuse a link to what must not be replaced.
+			if target, err := os.Stat(path); err == nil && fileKind(target) != "" {
+				kind = "a link to " + fileKind(target)
+			}
+		}
+		if kind != "" {
+			return usageErr("%s %s is %s; give the name of a file to write", flag, path, kind)
+		}
+		for _, in := range inputs {
+			if same(path, in) {
+				return usageErr("%s %s is the input %s; give another name, the input stays as it is", flag, path, in)
+			}
+		}
 	}
 	dir := filepath.Dir(path)
 	fi, err := os.Stat(dir)
@@ -228,4 +244,28 @@ func checkFileDir(flag, path string) error {
 		return usageErr("%s %s: the folder %s does not exist; create it first", flag, path, dir)
 	}
 	return nil
+}
+
+// fileKind names what fi is when it is not a plain file or a symlink, else "".
+func fileKind(fi fs.FileInfo) string {
+	switch m := fi.Mode(); {
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeIrregular != 0:
+		return "not a plain file"
+	}
+	return ""
+}
+
+// same reports whether a and b name one file (links followed: an input is read through them).
+func same(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	return errA == nil && errB == nil && os.SameFile(fa, fb)
 }

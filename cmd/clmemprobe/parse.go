@@ -98,10 +98,16 @@ func ParseDuration(s string) (time.Duration, error) {
 
 // ParsePercent reads a percentage such as "10%" (the % is optional) and returns it as a fraction.
 func ParsePercent(s string) (float64, error) {
+	in := s
 	s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "%"))
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f < 0 || f > 1000 || math.IsNaN(f) {
-		return 0, fmt.Errorf("%q is not a percentage (example: 10%%)", s)
+	switch {
+	case err != nil || math.IsNaN(f):
+		return 0, fmt.Errorf("%q is not a percentage (example: 10%%)", in)
+	case f < 0:
+		return 0, fmt.Errorf("%q: a tolerance cannot be negative (example: 10%%)", in)
+	case f > 1000:
+		return 0, fmt.Errorf("%q: at most 1000%% (example: 10%%)", in)
 	}
 	return f / 100, nil
 }
@@ -184,6 +190,9 @@ func ParseVariant(s string) (result.Variant, error) {
 			return v, fmt.Errorf("%q: %q is not KEY=VALUE with KEY an environment variable name", s, p)
 		}
 		k, val, _ := strings.Cut(p, "=")
+		if !result.IsEnvName(k) {
+			return v, fmt.Errorf("%q: %.40q... is too long for a variable name", s, k)
+		}
 		if strings.HasPrefix(k, "OCL_ICD_") || strings.HasPrefix(k, "CLMEMPROBE_") {
 			return v, fmt.Errorf("%q: %s chooses the runtime or the tool, not a runtime's setting: run that as a separate probe", s, k)
 		}

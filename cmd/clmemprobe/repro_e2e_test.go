@@ -42,7 +42,7 @@ func compileC(t *testing.T, source string) string {
 	if _, err := os.Stat("/usr/include/CL/cl.h"); err != nil || errCC != nil || len(libs) == 0 {
 		skipOrFail(t, "compiling a reproducer needs cc, opencl-c-headers and ocl-icd-opencl-dev")
 	}
-	cc := exec.Command("cc", "-std=c11", "-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror", src, "-lOpenCL", "-o", bin)
+	cc := exec.Command("cc", "-std=c99", "-Wall", "-Wextra", "-Werror", src, "-lOpenCL", "-o", bin)
 	if out, err := cc.CombinedOutput(); err != nil {
 		t.Fatalf("the reproducer does not compile cleanly: %v\n%s", err, out)
 	}
@@ -205,7 +205,8 @@ func TestReproducerOfHostileStrings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Platform.Name = `faultcl */ int injected; /* "; abort(); "` + "\n#define X"
+	// U+202E and U+2066 reorder what an editor shows; gcc refuses them unpaired (-Wbidi-chars).
+	r.Platform.Name = `faultcl */ int injected; /* "; abort(); "` + "\n#define X \u202e\u2066"
 	b, err := json.Marshal(r)
 	if err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package result
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Limits of a result that renderers and findings rely on. Real results stay far below them; a file beyond
@@ -27,6 +28,19 @@ func (r *Run) Check() error {
 	}
 	if len(r.Config.Sizes) > maxStrategies || len(r.Config.Devices) > maxDevices {
 		return fmt.Errorf("config lists %d sizes and %d devices", len(r.Config.Sizes), len(r.Config.Devices))
+	}
+	if err := deviceIndices("config.devices", r.Config.Devices); err != nil {
+		return err
+	}
+	if r.Environment != nil {
+		if err := envNames("env_vars", r.Environment.EnvVars); err != nil {
+			return err
+		}
+	}
+	for _, v := range r.Config.Variants {
+		if err := envNames("variant "+v.Name, v.Settings); err != nil {
+			return err
+		}
 	}
 	for i := range r.Strategies {
 		if err := r.Strategies[i].check(); err != nil {
@@ -53,8 +67,25 @@ func (s *StrategyResult) check() error {
 	case s.SamplesTotal < 0:
 		return fmt.Errorf("samples_total %d", s.SamplesTotal)
 	}
-	if f := s.FirstFailure; f != nil && f.Index > maxExact {
-		return fmt.Errorf("first_failure index %d is beyond what a run can reach", f.Index)
+	if err := deviceIndices("devices", s.Devices); err != nil {
+		return err
+	}
+	if err := envNames("variant_settings", s.VariantSettings); err != nil {
+		return err
+	}
+	if !knownStage(s.LastStage) {
+		return fmt.Errorf("last_stage %q is not a stage clmemprobe writes", s.LastStage)
+	}
+	if f := s.FirstFailure; f != nil {
+		switch {
+		case f.Index > maxExact:
+			return fmt.Errorf("first_failure index %d is beyond what a run can reach", f.Index)
+		case !knownStage(f.Stage) || f.Stage == "":
+			// Renderers and the C reproducer put the stage where only a known word may go.
+			return fmt.Errorf("first_failure stage %q is not a stage clmemprobe writes", f.Stage)
+		case f.Device < 0 || f.Device >= maxDevices:
+			return fmt.Errorf("first_failure device %d", f.Device)
+		}
 	}
 	for _, v := range []float64{s.Seconds, s.NanosPerAlloc} {
 		if !finite(v, maxSeconds*1e9) || v < 0 {
@@ -83,6 +114,30 @@ func (s *StrategyResult) check() error {
 	}
 	return nil
 }
+
+// deviceIndices checks that every index could name a device: selection, the reproducer and the device
+// columns index arrays with them.
+func deviceIndices(field string, devices []int) error {
+	for _, d := range devices {
+		if d < 0 || d >= maxDevices {
+			return fmt.Errorf("%s holds device index %d", field, d)
+		}
+	}
+	return nil
+}
+
+// envNames checks that every key is a variable name: reports paste them into shell commands and C.
+func envNames(field string, vars map[string]string) error {
+	for k := range vars {
+		if !IsEnvName(k) {
+			return fmt.Errorf("%s holds %q, which is not a variable name", field, k)
+		}
+	}
+	return nil
+}
+
+// knownStage reports whether st is empty or one of the stages clmemprobe writes.
+func knownStage(st Stage) bool { return st == "" || slices.Contains(Stages, st) }
 
 // finite reports whether v is a number within ±limit.
 func finite(v, limit float64) bool { return !math.IsNaN(v) && math.Abs(v) <= limit }

@@ -128,6 +128,9 @@ func (e *Expectations) check() error {
 	if !slices.Contains(Touches, e.Touch) {
 		return fmt.Errorf("touch %q", e.Touch)
 	}
+	if err := deviceIndices("devices", e.Devices); err != nil {
+		return err
+	}
 	for _, j := range e.Jobs {
 		switch {
 		case !slices.Contains(Strategies, j.Strategy):

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"syscall"
 )
 
 // MaxFileBytes is the largest result file Load reads (1 GiB). A run keeps at most 1000 samples per
@@ -34,7 +35,9 @@ func Load(path string) (*Run, error) {
 
 // readFile reads a file that must hold one JSON object, in bounded memory.
 func readFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	// O_NONBLOCK: opening a FIFO nobody writes into would otherwise wait for ever (a check must end within
+	// its budget); opened so, it reads as empty, while one with a writer reads as a pipe (Go's poller waits).
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -23,6 +23,14 @@ func IsSecret(name string) bool {
 	return false
 }
 
+// envName is what a shell takes as a variable name.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// IsEnvName reports whether name is a variable name a shell can assign. The environment may hold any
+// string before its '='; a report's reproduce command and the C reproducer put names where only a real
+// name is safe, so others are never recorded, and a result holding one is refused.
+func IsEnvName(name string) bool { return len(name) <= 256 && envName.MatchString(name) }
+
 // assignment finds NAME=VALUE inside a command-line argument (VALUE ends at a comma).
 var assignment = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)=([^,]*)`)
 

@@ -126,7 +126,7 @@ func relevantEnv(environ []string) map[string]string {
 	out := map[string]string{}
 	for _, kv := range environ {
 		k, v, ok := strings.Cut(kv, "=")
-		if !ok || !recorded(k) {
+		if !ok || !recorded(k) || !result.IsEnvName(k) {
 			continue
 		}
 		if result.IsSecret(k) {

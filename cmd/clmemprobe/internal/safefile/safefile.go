@@ -73,11 +73,20 @@ func WriteFile(path string, write func(io.Writer) error) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(f.Name(), path); err != nil {
+	if err := rename(f.Name(), path); err != nil {
 		return err
 	}
 	ok = true
 	return syncDir(filepath.Dir(path))
+}
+
+// rename puts the temporary file in place. A rename replaces whatever has the name: never a device, a
+// FIFO or a folder (commands refuse such a name before they start; this holds for every file written).
+func rename(temp, path string) error {
+	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() && fi.Mode()&os.ModeSymlink == 0 {
+		return fmt.Errorf("%s is not a plain file; it is left as it is", path)
+	}
+	return os.Rename(temp, path)
 }
 
 // syncDir makes a rename in dir durable.
@@ -143,7 +152,7 @@ func (s *Stream) Publish() error {
 	if err := s.f.Sync(); err != nil {
 		return err
 	}
-	if err := os.Rename(s.f.Name(), s.path); err != nil {
+	if err := rename(s.f.Name(), s.path); err != nil {
 		return err
 	}
 	s.published = true
