@@ -28,7 +28,8 @@ if [ -n "$dead" ]; then
   exit 1
 fi
 step "fuzz the result loader and every renderer for 20 s (the seeds also run in the suite)"
-go test -run '^$' -fuzz FuzzLoadAndRender -fuzztime 20s ./report
+# Minimizing a new input may take a minute by default, counted in no exec: keep the 20 s for fuzzing.
+go test -run '^$' -fuzz FuzzLoadAndRender -fuzztime 20s -fuzzminimizetime 5s ./report
 step "go test -race on the packages that start no worker"
 CGO_ENABLED=1 go test -race -count=1 ./probe/... ./report/...
 step "the whole suite"
