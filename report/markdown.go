@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/clmemprobe/clmemprobe/report/units"
@@ -237,9 +238,39 @@ func ShellQuote(args []string) string {
 			out = append(out, a)
 			continue
 		}
+		if strings.IndexFunc(a, isControl) >= 0 {
+			out = append(out, ansiQuote(a))
+			continue
+		}
 		out = append(out, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
 	}
 	return strings.Join(out, " ")
+}
+
+// ansiQuote writes a as $'...' with its control and bidirectional characters as escapes: what the report
+// shows is then plain text, and pasted into bash, ksh or zsh it is the same argument again.
+func ansiQuote(a string) string {
+	var b strings.Builder
+	b.WriteString("$'")
+	for i := 0; i < len(a); {
+		r, size := utf8.DecodeRuneInString(a[i:])
+		switch {
+		case r == utf8.RuneError && size == 1: // a byte that is not UTF-8, given back as that byte
+			fmt.Fprintf(&b, `\x%02x`, a[i])
+		case r == '\\' || r == '\'':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case isControl(r) && r < 0x80:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case isControl(r):
+			fmt.Fprintf(&b, `\u%04x`, r) // the character, encoded as UTF-8 by the shell
+		default:
+			b.WriteRune(r)
+		}
+		i += size
+	}
+	b.WriteByte('\'')
+	return b.String()
 }
 
 // evidenceList writes a limit's evidence as "name value" pairs, in a stable order.

@@ -69,7 +69,7 @@ type reproData struct {
 	Pattern                                      []byte
 	KernelSource                                 string
 	Settings                                     [][2]string
-	Launch                                       string // the variant's LD_ settings, which only the shell can set
+	Launch                                       string      // the variant's LD_ settings, which only the shell can set
 	RunEnv                                       [][2]string // the run's runtime variables, set unless already set
 	Codes                                        [][2]string
 	RecIndex                                     uint64

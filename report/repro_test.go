@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -26,5 +27,28 @@ func TestReproPutsLoaderSettingsOnItsCommandLine(t *testing.T) {
 	}
 	if !strings.Contains(c, `setenv("POCL_MEMORY_LIMIT", "1", 1);`) {
 		t.Error("the runtime setting should be set inside the program")
+	}
+}
+
+// An argument with control or bidirectional characters is quoted as $'...': the report shows plain text,
+// and bash, given it back, makes the same bytes.
+func TestShellQuoteRoundTripsThroughBash(t *testing.T) {
+	args := []string{"plain", "with space", "it's", `back\slash`, "esc\x1b[31m", "cr\rlf\n", "rtl\u202eexe", "c1\u0085", "bad\xffbyte", "tab\t'q'\\"}
+	quoted := ShellQuote(args)
+	if strings.ContainsAny(quoted, "\x1b\r\n\u202e\u0085\xff") {
+		t.Errorf("control characters left in the quoted line: %q", quoted)
+	}
+	out, err := exec.Command("bash", "-c", `printf '%s\0' `+quoted).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+	if len(got) != len(args) {
+		t.Fatalf("bash saw %d arguments, want %d: %q", len(got), len(args), got)
+	}
+	for i := range args {
+		if got[i] != args[i] {
+			t.Errorf("argument %d came back as %q, want %q", i, got[i], args[i])
+		}
 	}
 }
