@@ -104,11 +104,12 @@ func (st *loopState) run(from uint64) *strategyAnswer {
 	size, count, touch := w.spec.Size, w.spec.Count, w.spec.Touch
 	migrate := w.spec.Strategy == result.MigrateFirst
 	n := uint64(len(w.targets))
-	// Samples at buffer counts growing by half each time, whatever the clock says: a loop that ends within
-	// a sampling interval still gets enough samples, spread over it, to fit its costs.
-	forceAt := uint64(8)
+	// Samples at buffer counts growing by half each time (2, 3, 4, 6, 9, 13, 19, 28, 42, ...), whatever the
+	// clock says: a loop of 40 buffers that ends within a sampling interval, or whose interval samples a
+	// loaded machine thins out, still gets the result.FitMinSamples a fit needs, spread over it.
+	forceAt := uint64(2)
 	for forceAt < from {
-		forceAt += forceAt / 2
+		forceAt += max(1, forceAt/2)
 	}
 	for i := from; i < count; i++ {
 		if i == forceAt {
@@ -117,7 +118,7 @@ func (st *loopState) run(from uint64) *strategyAnswer {
 				return ans
 			}
 			w.takeSample(i)
-			forceAt += forceAt / 2
+			forceAt += max(1, forceAt/2)
 		}
 		if avail, stop := w.guard.stopBefore(i, w.done.Load()); stop {
 			if ans, done := st.settle(); done {
