@@ -85,7 +85,7 @@ func writeChart(w io.Writer, r *result.Run, format string) (err error) {
 }
 
 func chartTitle(r *result.Run, what string) string {
-	return fmt.Sprintf("clmemprobe: %s\n%s, %s buffers, touch %s", what, result.DeviceModel(r.Devices), sizeSummary(r), r.Config.Touch)
+	return fmt.Sprintf("clmemprobe: %s\n%s, %s buffers, touch %s", what, plain(result.DeviceModel(r.Devices)), sizeSummary(r), r.Config.Touch)
 }
 
 // byteUnit picks MiB or GiB for the largest value on an axis.

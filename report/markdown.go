@@ -74,7 +74,7 @@ func writeMarkdown(w io.Writer, r *result.Run, _ Options) error {
 		writeEnvironment(b, e, st)
 	}
 	fmt.Fprintf(b, "\n## Reproduce\n\nWith clmemprobe:\n\n%s\nWith a C program of a few dozen lines that repeats the first failure of one strategy, for the runtime's developers "+
-		"(it needs only the OpenCL headers and loader):\n\n%s", mdBlock(ReproduceCommand(r), "sh"),
+		"(it needs only the OpenCL headers and loader):\n\n%s", mdBlock(ReproduceCommand(r), "bash"),
 		mdBlock("clmemprobe report --format repro run.json > repro.c\ncc repro.c -lOpenCL -o repro && ./repro", "sh"))
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -260,10 +260,11 @@ func ansiQuote(a string) string {
 		case r == '\\' || r == '\'':
 			b.WriteByte('\\')
 			b.WriteRune(r)
-		case isControl(r) && r < 0x80:
-			fmt.Fprintf(&b, `\x%02x`, r)
 		case isControl(r):
-			fmt.Fprintf(&b, `\u%04x`, r) // the character, encoded as UTF-8 by the shell
+			// The character's UTF-8 bytes: \u would depend on the shell's locale.
+			for _, c := range []byte(a[i : i+size]) {
+				fmt.Fprintf(&b, `\x%02x`, c)
+			}
 		default:
 			b.WriteRune(r)
 		}

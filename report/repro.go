@@ -53,6 +53,8 @@ func ReproJob(r *result.Run, strategy, variant string) (*result.StrategyResult, 
 		return nil, fmt.Errorf("%w: the run has no job", ErrNothingToReproduce)
 	case best.Outcome == result.OutcomeUnsupported:
 		return nil, fmt.Errorf("%w: %s was not supported on this runtime", ErrNothingToReproduce, best.Strategy)
+	case len(best.Devices) == 0:
+		return nil, fmt.Errorf("%w: the job names no device", ErrNothingToReproduce)
 	}
 	return best, nil
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -40,7 +41,10 @@ func TestShellQuoteRoundTripsThroughBash(t *testing.T) {
 			t.Errorf("%q left in the quoted line: %q", c, quoted)
 		}
 	}
-	out, err := exec.Command("bash", "-c", `printf '%s\0' `+quoted).Output()
+	// In the C locale too: the escapes are bytes, not characters the shell must know how to encode.
+	cmd := exec.Command("bash", "-c", `printf '%s\0' `+quoted)
+	cmd.Env = append(os.Environ(), "LC_ALL=C")
+	out, err := cmd.Output()
 	if err != nil {
 		t.Fatal(err)
 	}

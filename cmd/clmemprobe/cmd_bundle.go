@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -59,11 +58,9 @@ func (o bundleOptions) validate() error {
 	if o.Output == "" {
 		return usageErr("bundle needs --output FILE.tar.gz")
 	}
-	// The bundle is a gzip-compressed tar; a name that promises another archive would mislead the ticket's reader.
-	for _, ext := range []string{".zip", ".tar", ".tar.xz", ".txz", ".tar.bz2", ".tbz2", ".tar.zst", ".7z"} {
-		if strings.HasSuffix(strings.ToLower(o.Output), ext) {
-			return usageErr("--output %s: a bundle is a gzip-compressed tar; name it FILE.tar.gz", o.Output)
-		}
+	// The bundle is a gzip-compressed tar, and its name says so to whoever receives it.
+	if name := strings.ToLower(o.Output); !strings.HasSuffix(name, ".tar.gz") && !strings.HasSuffix(name, ".tgz") {
+		return usageErr("--output %s: a bundle is a gzip-compressed tar; name it FILE.tar.gz", o.Output)
 	}
 	return checkOutput("--output", o.Output, o.args[0])
 }
@@ -79,13 +76,9 @@ func runBundle(_ context.Context, o bundleOptions, stderr io.Writer) error {
 		return err
 	}
 	path := o.args[0]
-	r, err := loadResult(path)
+	r, original, err := loadResultBytes(path)
 	if err != nil {
 		return err
-	}
-	original, err := os.ReadFile(path)
-	if err != nil {
-		return usageErr("cannot read %s: %v", path, err)
 	}
 	findings.Apply(r)
 	render := func(format string, opts report.Options) ([]byte, error) {

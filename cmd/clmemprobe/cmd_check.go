@@ -125,6 +125,10 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) err
 		fmt.Fprintf(stderr, "clmemprobe: wrote %s\n", req.output)
 		return nil
 	}
+	// A check ends within its budget: a FIFO or a terminal could hold it up for ever.
+	if fi, err := os.Stat(req.expect); err == nil && !fi.Mode().IsRegular() {
+		return usageErr("--expect %s is not a plain file; give the expectations file (check --record writes one)", req.expect)
+	}
 	exp, err := result.LoadExpectations(req.expect)
 	if err != nil {
 		return usageErr("--expect: %v", err)

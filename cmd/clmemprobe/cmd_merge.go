@@ -80,7 +80,13 @@ func runMerge(_ context.Context, o mergeOptions, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	inputs, bad := loadFleet(req.paths)
+	inputs, read, bad := loadFleet(req.paths)
+	if req.output != "" {
+		// Every file named or found, not only those that loaded: a broken input is still someone's file.
+		if err := checkOutput("--output", req.output, append(append([]string{}, req.paths...), read...)...); err != nil {
+			return err
+		}
+	}
 	if len(inputs) == 0 && len(bad) == 1 {
 		return usageErr("%s", oneLine(bad[0].Error()))
 	}
@@ -89,15 +95,6 @@ func runMerge(_ context.Context, o mergeOptions, stdout, stderr io.Writer) error
 	}
 	if len(inputs) == 0 {
 		return usageErr("none of the %d inputs named above holds a result to merge", len(bad))
-	}
-	if req.output != "" {
-		sources := make([]string, len(inputs))
-		for i, in := range inputs {
-			sources[i] = in.Source
-		}
-		if err := checkOutput("--output", req.output, sources...); err != nil {
-			return err
-		}
 	}
 	fleet := report.Merge(inputs, req.tolerance)
 	if err := emit(stdout, req.output, req.format, fleet, req.wide); err != nil {
@@ -115,11 +112,10 @@ func runMerge(_ context.Context, o mergeOptions, stdout, stderr io.Writer) error
 
 // loadFleet reads every result the paths name: files as given, folders searched for run.json without
 // following symlinks. What cannot be read is returned as one error per file, and the rest still loads.
-func loadFleet(paths []string) ([]report.FleetInput, []error) {
-	var inputs []report.FleetInput
-	var bad []error
+func loadFleet(paths []string) (inputs []report.FleetInput, read []string, bad []error) {
 	seen := map[[2]uint64]bool{} // device and inode: a file named twice (a folder and a file in it, a link) counts once
 	load := func(path string) {
+		read = append(read, path)
 		if fi, err := os.Stat(path); err == nil {
 			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 				id := [2]uint64{uint64(st.Dev), st.Ino}
@@ -167,7 +163,7 @@ func loadFleet(paths []string) ([]report.FleetInput, []error) {
 			bad = append(bad, fmt.Errorf("%s: no %s under this folder", p, runFile))
 		}
 	}
-	return inputs, bad
+	return inputs, read, bad
 }
 
 // reason is what went wrong with a file, without the path the caller names itself.

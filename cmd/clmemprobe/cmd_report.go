@@ -76,15 +76,21 @@ func (o reportOptions) validate() (*reportRequest, error) {
 
 // loadResult reads a run.json; what cannot be read is bad input (exit 2).
 func loadResult(path string) (*result.Run, error) {
-	r, err := result.Load(path)
+	r, _, err := loadResultBytes(path)
+	return r, err
+}
+
+// loadResultBytes is loadResult that also returns the bytes read.
+func loadResultBytes(path string) (*result.Run, []byte, error) {
+	r, b, err := result.LoadWithBytes(path)
 	var nr *result.NotAResultError
 	if errors.As(err, &nr) || errors.Is(err, os.ErrNotExist) {
-		return nil, usageErr("%v", err)
+		return nil, nil, usageErr("%v", err)
 	}
 	if err != nil {
-		return nil, usageErr("cannot read %s: %v", path, err)
+		return nil, nil, usageErr("cannot read %s: %v", path, err)
 	}
-	return r, nil
+	return r, b, nil
 }
 
 func runReport(_ context.Context, o reportOptions, stdout io.Writer) error {

@@ -264,6 +264,9 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 		if err := checkOutput("--prom", req.prom); err != nil {
 			return err
 		}
+		if name := resultFileOf(req.prom, req.out); name != "" {
+			return usageErr("--prom %s is the run's own %s in --out; give the metrics another name", req.prom, name)
+		}
 	}
 	var out *outputDir
 	if req.out != "" && !req.dryRun {

@@ -66,6 +66,19 @@ func TestEditedResultsThatWouldInjectAreRefused(t *testing.T) {
 		"a variable name holding a command": func(doc map[string]any) {
 			doc["environment"].(map[string]any)["env_vars"] = map[string]any{"POCL_A;touch /tmp/pwned;B": "1"}
 		},
+		// Words shown as they are, in tables, CSV cells, chart text and labels: only the tool's own may load.
+		"a strategy holding an escape sequence": func(doc map[string]any) {
+			doc["strategies"].([]any)[0].(map[string]any)["strategy"] = "shared\x1b]0;pwned\x07"
+		},
+		"a touch holding a formula": func(doc map[string]any) {
+			doc["config"].(map[string]any)["touch"] = "=HYPERLINK(\"x\")"
+		},
+		"a code name holding a bidirectional control": func(doc map[string]any) {
+			doc["strategies"].([]any)[0].(map[string]any)["first_failure"].(map[string]any)["name"] = "CL_\u202eOK"
+		},
+		"a device cost keyed by a word": func(doc map[string]any) {
+			doc["strategies"].([]any)[0].(map[string]any)["device_bytes_per_buffer"] = map[string]any{"<b>": 1}
+		},
 	}
 	for name, edit := range edits {
 		t.Run(name, func(t *testing.T) {
@@ -161,8 +174,30 @@ func TestOutputsThatMustNotBeReplaced(t *testing.T) {
 	if after, _ := os.ReadFile(run); !bytes.Equal(before, after) {
 		t.Error("an input was overwritten by its own command")
 	}
-	res := runTool(t, Env(), "bundle", "--output", filepath.Join(dir, "ticket.zip"), run)
-	oneLineError(t, res, exitUsage, "gzip-compressed tar")
+	for _, name := range []string{"ticket.zip", "ticket.json", "ticket"} {
+		res := runTool(t, Env(), "bundle", "--output", filepath.Join(dir, name), run)
+		oneLineError(t, res, exitUsage, "gzip-compressed tar")
+	}
+	// An input of merge that does not load is still an input.
+	broken := filepath.Join(dir, "broken.json")
+	if err := os.WriteFile(broken, []byte("{\"schema_version\": 2}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	oneLineError(t, runTool(t, Env(), "merge", "--output", broken, run, broken), exitUsage, "is the input")
+	if b, _ := os.ReadFile(broken); string(b) != "{\"schema_version\": 2}" {
+		t.Errorf("merge overwrote an input that did not load: %q", b)
+	}
+	// run --prom cannot be one of run --out's own files.
+	out := t.TempDir()
+	oneLineError(t, runTool(t, FaultEnv(t), "run", "--max-allocs", "10", "--out", out, "--prom", filepath.Join(out, "run.json")), exitUsage, "own run.json")
+	// A FIFO where a result file goes is not an old result: even --force refuses it, before any job runs.
+	if err := syscall.Mkfifo(filepath.Join(out, "samples.jsonl"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	oneLineError(t, runTool(t, FaultEnv(t), "run", "--max-allocs", "10", "--out", out, "--force"), exitUsage, "a FIFO")
+	if st, err := os.Lstat(filepath.Join(out, "samples.jsonl")); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("the FIFO in --out was replaced: %v", err)
+	}
 }
 
 // A file named twice (a folder and the run.json in it) is one node, not two: counted twice it moved the
@@ -202,7 +237,34 @@ func TestFIFOInputEndsAtOnce(t *testing.T) {
 	}
 }
 
-// A result read through a pipe (process substitution) still loads.
+// A FIFO held open by a writer that never writes: check refuses it at once (it must end within its budget).
+func TestCheckRefusesAFIFOHeldOpen(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			<-done
+			f.Close()
+		}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	start := time.Now()
+	oneLineError(t, runTool(t, FaultEnv(t), "check", "--expect", fifo, "--budget", "5s"), exitUsage, "not a plain file")
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("took %s", took)
+	}
+	// The writer is waiting for a reader; let it through.
+	if f, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+		f.Close()
+	}
+}
+
+// A result read through a pipe (process substitution) still loads, and a bundle made from one holds the
+// bytes that were read and checked (it read its input twice, and bundled an empty run.json).
 func TestResultThroughAPipe(t *testing.T) {
 	run, _ := failedRun(t)
 	dir := t.TempDir()
@@ -227,5 +289,29 @@ func TestResultThroughAPipe(t *testing.T) {
 	var r result.Run
 	if err := json.Unmarshal([]byte(res.stdout), &r); err != nil || len(r.Strategies) != 2 {
 		t.Errorf("the result through the pipe: %v, %d strategies", err, len(r.Strategies))
+	}
+	go func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err == nil {
+			_, _ = f.Write(b)
+			f.Close()
+		}
+	}()
+	time.Sleep(200 * time.Millisecond)
+	tarball := filepath.Join(dir, "t.tar.gz")
+	if res := runTool(t, Env(), "bundle", "--output", tarball, fifo); res.code != 0 {
+		t.Fatalf("bundle from a pipe: exit %d: %s", res.code, res.stderr)
+	}
+	found := false
+	for name, body := range untar(t, tarball) {
+		if filepath.Base(name) == "run.json" {
+			found = true
+			if !bytes.Equal(body, b) {
+				t.Errorf("the bundle's run.json is %d bytes, not the %d read", len(body), len(b))
+			}
+		}
+	}
+	if !found {
+		t.Error("the bundle holds no run.json")
 	}
 }

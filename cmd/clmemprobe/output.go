@@ -45,12 +45,17 @@ func openOutputDir(dir string, force bool) (*outputDir, error) {
 		return nil, usageErr("--out %s is not writable: %v", dir, err)
 	}
 	o := &outputDir{dir: dir, force: force, lock: lock}
-	if !force {
-		for _, name := range []string{runFile, samplesFile, chartFile} {
-			if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
-				lock.Unlock()
-				return nil, usageErr("--out %s already holds a result (%s): give --force to replace it, or choose another folder", dir, name)
-			}
+	for _, name := range []string{runFile, samplesFile, chartFile} {
+		fi, err := os.Lstat(filepath.Join(dir, name))
+		switch {
+		case err != nil:
+		case fileKind(fi) != "":
+			// Not even --force replaces it: a FIFO or a folder there is someone's, not an old result.
+			lock.Unlock()
+			return nil, usageErr("--out %s: %s there is %s, not a result's file; remove it or choose another folder", dir, name, fileKind(fi))
+		case !force:
+			lock.Unlock()
+			return nil, usageErr("--out %s already holds a result (%s): give --force to replace it, or choose another folder", dir, name)
 		}
 	}
 	if o.samples, err = safefile.CreateStream(filepath.Join(dir, samplesFile)); err != nil {
@@ -215,6 +220,21 @@ func joinErrors(errs ...error) error {
 		return nil
 	}
 	return errors.New(strings.Join(parts, "; "))
+}
+
+// resultFileOf reports which of run --out's files path would be, or "".
+func resultFileOf(path, outDir string) string {
+	if outDir == "" {
+		return ""
+	}
+	abs, err1 := filepath.Abs(path)
+	for _, name := range []string{runFile, samplesFile, chartFile} {
+		f, err2 := filepath.Abs(filepath.Join(outDir, name))
+		if err1 == nil && err2 == nil && abs == f || same(path, filepath.Join(outDir, name)) {
+			return name
+		}
+	}
+	return ""
 }
 
 // checkOutput refuses, before any work, a file to write that the tool must not replace: a folder, a

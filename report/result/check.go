@@ -3,7 +3,9 @@ package result
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
+	"strconv"
 )
 
 // Limits of a result that renderers and findings rely on. Real results stay far below them; a file beyond
@@ -31,6 +33,15 @@ func (r *Run) Check() error {
 	}
 	if err := deviceIndices("config.devices", r.Config.Devices); err != nil {
 		return err
+	}
+	// Words a renderer prints as they are (in tables, CSV cells, chart text, C, labels) must be the tool's own.
+	if r.Config.Touch != "" && !slices.Contains(Touches, r.Config.Touch) {
+		return fmt.Errorf("config.touch %q is not a touch clmemprobe knows", r.Config.Touch)
+	}
+	for _, v := range r.Config.Variants {
+		if !validVariant(v.Name) {
+			return fmt.Errorf("config.variants holds %q, which is not a variant name", v.Name)
+		}
 	}
 	if r.Environment != nil {
 		if err := envNames("env_vars", r.Environment.EnvVars); err != nil {
@@ -73,6 +84,21 @@ func (s *StrategyResult) check() error {
 	if err := envNames("variant_settings", s.VariantSettings); err != nil {
 		return err
 	}
+	switch {
+	case !slices.Contains(Strategies, s.Strategy):
+		return fmt.Errorf("strategy %q is not one clmemprobe runs", s.Strategy)
+	case !slices.Contains(Outcomes, s.Outcome):
+		return fmt.Errorf("outcome %q is not one clmemprobe writes", s.Outcome)
+	case s.Limit != "" && !slices.Contains(Limits, s.Limit):
+		return fmt.Errorf("limit %q is not one clmemprobe writes", s.Limit)
+	case s.Variant != "" && !validVariant(s.Variant):
+		return fmt.Errorf("variant %q is not a variant name", s.Variant)
+	}
+	for d := range s.DeviceBytesPerBuffer {
+		if n, err := strconv.Atoi(d); err != nil || n < 0 || n >= maxDevices || strconv.Itoa(n) != d {
+			return fmt.Errorf("device_bytes_per_buffer names device %q", d)
+		}
+	}
 	if !knownStage(s.LastStage) {
 		return fmt.Errorf("last_stage %q is not a stage clmemprobe writes", s.LastStage)
 	}
@@ -85,6 +111,8 @@ func (s *StrategyResult) check() error {
 			return fmt.Errorf("first_failure stage %q is not a stage clmemprobe writes", f.Stage)
 		case f.Device < 0 || f.Device >= maxDevices:
 			return fmt.Errorf("first_failure device %d", f.Device)
+		case !codeWord.MatchString(f.Name):
+			return fmt.Errorf("first_failure name %q is not a code's name", f.Name)
 		}
 	}
 	for _, v := range []float64{s.Seconds, s.NanosPerAlloc} {
@@ -125,6 +153,15 @@ func deviceIndices(field string, devices []int) error {
 	}
 	return nil
 }
+
+// codeWord is what a code's name looks like (CL_OUT_OF_HOST_MEMORY, CL_UNKNOWN_ERROR_-9999), or none.
+var codeWord = regexp.MustCompile(`^([A-Z][A-Z0-9_-]{0,80})?$`)
+
+// variantWord is what run --variant accepts as a variant's name.
+var variantWord = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$`)
+
+// validVariant reports whether name could be a variant's name.
+func validVariant(name string) bool { return variantWord.MatchString(name) }
 
 // envNames checks that every key is a variable name: reports paste them into shell commands and C.
 func envNames(field string, vars map[string]string) error {

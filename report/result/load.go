@@ -33,6 +33,17 @@ func Load(path string) (*Run, error) {
 	return decodeRun(b, path)
 }
 
+// LoadWithBytes is Load that also returns the bytes it read, for a caller that keeps the file as it was
+// (bundle): read once, so what is kept is what was checked, even from a pipe.
+func LoadWithBytes(path string) (*Run, []byte, error) {
+	b, err := readFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := decodeRun(b, path)
+	return r, b, err
+}
+
 // readFile reads a file that must hold one JSON object, in bounded memory.
 func readFile(path string) ([]byte, error) {
 	// O_NONBLOCK: opening a FIFO nobody writes into would otherwise wait for ever (a check must end within
