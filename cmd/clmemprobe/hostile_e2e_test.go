@@ -263,6 +263,19 @@ func TestCheckRefusesAFIFOHeldOpen(t *testing.T) {
 	}
 }
 
+// feed writes b into the FIFO from a writer that opens it first, as with <(cat run.json), and returns once
+// that writer is waiting for its reader.
+func feed(fifo string, b []byte) {
+	go func() {
+		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+		if err == nil {
+			_, _ = f.Write(b)
+			f.Close()
+		}
+	}()
+	time.Sleep(200 * time.Millisecond)
+}
+
 // A result read through a pipe (process substitution) still loads, and a bundle made from one holds the
 // bytes that were read and checked (it read its input twice, and bundled an empty run.json).
 func TestResultThroughAPipe(t *testing.T) {
@@ -273,15 +286,7 @@ func TestResultThroughAPipe(t *testing.T) {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(run)
-	go func() {
-		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
-		if err == nil {
-			_, _ = f.Write(b)
-			f.Close()
-		}
-	}()
-	// The writer opens first, so the reader finds it (as with <(cat run.json)).
-	time.Sleep(200 * time.Millisecond)
+	feed(fifo, b)
 	res := runTool(t, Env(), "report", "--format", "json", fifo)
 	if res.code != 0 {
 		t.Fatalf("exit %d: %s", res.code, res.stderr)
@@ -290,14 +295,7 @@ func TestResultThroughAPipe(t *testing.T) {
 	if err := json.Unmarshal([]byte(res.stdout), &r); err != nil || len(r.Strategies) != 2 {
 		t.Errorf("the result through the pipe: %v, %d strategies", err, len(r.Strategies))
 	}
-	go func() {
-		f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
-		if err == nil {
-			_, _ = f.Write(b)
-			f.Close()
-		}
-	}()
-	time.Sleep(200 * time.Millisecond)
+	feed(fifo, b)
 	tarball := filepath.Join(dir, "t.tar.gz")
 	if res := runTool(t, Env(), "bundle", "--output", tarball, fifo); res.code != 0 {
 		t.Fatalf("bundle from a pipe: exit %d: %s", res.code, res.stderr)
