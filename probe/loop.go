@@ -235,15 +235,19 @@ func (st *loopState) settle() (*strategyAnswer, bool) {
 	// Every command's event is asked only when a wait failed: a wait that succeeded says, as a wait after
 	// every buffer would, that every command did.
 	var failed *strategyAnswer
-	for _, p := range st.batch {
-		for _, ev := range p.events {
-			if ev == 0 || failed != nil || waitErr == nil {
-				continue
-			}
-			if status, err := p.t.queue.CommandStatus(ev); err == nil && status < 0 {
-				ff := failureOf(&cl.CallError{Call: "clFinish", Status: cl.Status(status)}, result.StageFinish)
-				ff.Index, ff.Device, ff.BytesBefore = p.i, p.t.device, p.i*w.spec.Size
-				failed = &strategyAnswer{Outcome: result.OutcomeFailed, AllocationsOK: p.i, FirstFailure: ff}
+	if waitErr != nil {
+	search:
+		for _, p := range st.batch {
+			for _, ev := range p.events {
+				if ev == 0 {
+					continue
+				}
+				if status, err := p.t.queue.CommandStatus(ev); err == nil && status < 0 {
+					ff := failureOf(&cl.CallError{Call: "clFinish", Status: cl.Status(status)}, result.StageFinish)
+					ff.Index, ff.Device, ff.BytesBefore = p.i, p.t.device, p.i*w.spec.Size
+					failed = &strategyAnswer{Outcome: result.OutcomeFailed, AllocationsOK: p.i, FirstFailure: ff}
+					break search
+				}
 			}
 		}
 	}

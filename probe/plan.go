@@ -79,9 +79,7 @@ func (p *Plan) variants() []result.Variant {
 	}
 	out := make([]result.Variant, len(p.Variants))
 	for i, v := range p.Variants {
-		if v.Name == result.DefaultVariant {
-			v.Name = ""
-		}
+		v.Name = result.JobVariant(v.Name)
 		out[i] = v
 	}
 	return out

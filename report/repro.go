@@ -119,8 +119,8 @@ func writeRepro(w io.Writer, r *result.Run, opts Options) error {
 	if r.Environment != nil {
 		for _, k := range sortedKeys(r.Environment.EnvVars) {
 			v := r.Environment.EnvVars[k]
-			if v == result.Redacted || strings.HasPrefix(k, "OCL_ICD_") || strings.HasPrefix(k, "LD_") || strings.HasPrefix(k, "OPENCL_LAYER") ||
-				strings.HasPrefix(k, "CLMEMPROBE_") || s.VariantSettings[k] != "" {
+			if v == result.Redacted || result.SelectsRuntimeOrTool(k) || strings.HasPrefix(k, "LD_") || strings.HasPrefix(k, "OPENCL_LAYER") ||
+				s.VariantSettings[k] != "" {
 				continue
 			}
 			d.RunEnv = append(d.RunEnv, [2]string{cString(k), cString(v)})

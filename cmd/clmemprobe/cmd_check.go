@@ -186,7 +186,7 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) err
 // an equal share of the time left.
 func checkPlan(req *checkRequest, exp *result.Expectations, inv result.Inventory, left time.Duration) (probe.Plan, error) {
 	p := probe.Plan{Library: req.library, Strategies: exp.Strategies(), Sizes: exp.Sizes(), MaxAllocs: exp.MaxAllocs, MaxBytes: exp.MaxBytes,
-		Touch: exp.Touch, HostReserve: probe.DefaultHostReserve(), SampleInterval: 10 * time.Millisecond, Command: req.command, ToolVersion: version}
+		Touch: exp.Touch, Variants: exp.Variants, HostReserve: probe.DefaultHostReserve(), SampleInterval: 10 * time.Millisecond, Command: req.command, ToolVersion: version}
 	var err error
 	// A platform or a device the node had when it was recorded and lacks now is a node without its GPU:
 	// no OpenCL for what it is there for (exit 3), which a scheduler drains like any failed check.
@@ -203,7 +203,7 @@ func checkPlan(req *checkRequest, exp *result.Expectations, inv result.Inventory
 	if model := result.DeviceModel(devs); model != exp.DeviceModel {
 		return p, usageErr("this node has %s where the expectations were recorded on %s: give this node its own expectations", model, exp.DeviceModel)
 	}
-	share := (left / time.Duration(len(p.Strategies)*len(p.Sizes))).Truncate(10 * time.Millisecond)
+	share := (left / time.Duration(len(p.Strategies)*len(p.Sizes)*max(1, len(p.Variants)))).Truncate(10 * time.Millisecond)
 	p.Limits = probe.Limits{Setup: min(share, 60*time.Second), Hang: min(share, 60*time.Second), Total: share}
 	return p, nil
 }

@@ -197,3 +197,25 @@ func TestMergeOfRealRuns(t *testing.T) {
 		t.Errorf("one bad file: exit %d, stderr %q, stdout %q; want exit 2, the file named, the other 4 merged", res.code, res.stderr, res.stdout)
 	}
 }
+
+// A run recorded under variants is checked under the same variants: the expectations carry their settings
+// (a check once ran the defaults alone and called every variant's job "did not run within the time budget").
+func TestCheckRunsTheRecordedVariants(t *testing.T) {
+	const n, capped = 256, 64
+	env := FaultEnv(t, hostBudget(n))
+	exp, _ := record(t, env, "--max-allocs", "1000", "--strategies", "shared", "--variant", fmt.Sprintf("cap:FAULTCL_HOST_BUDGET=%d", capped*mib))
+	res := runTool(t, env, "check", "--expect", exp, "--budget", "20s")
+	if res.code != 0 {
+		t.Fatalf("exit %d, want 0: %s%s", res.code, res.stdout, res.stderr)
+	}
+	for _, want := range []string{fmt.Sprintf("shared 1 MiB %d (expected %d)", n, n), fmt.Sprintf("shared 1 MiB cap %d (expected %d)", capped, capped)} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("the check should say %q: %s", want, res.stdout)
+		}
+	}
+	// Under the default budget halved, the variant (its own budget) is still healthy and the default is not.
+	res = runTool(t, FaultEnv(t, hostBudget(n/2)), "check", "--expect", exp, "--budget", "20s")
+	if res.code != 1 || !strings.Contains(res.stdout, fmt.Sprintf("shared 1 MiB cap %d (expected %d)", capped, capped)) {
+		t.Errorf("exit %d, want 1 with the variant still as expected: %s", res.code, res.stdout)
+	}
+}

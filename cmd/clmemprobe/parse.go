@@ -152,8 +152,7 @@ func joinNames[T ~string](vs []T) string {
 }
 
 var (
-	variantName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$`)
-	envKey      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
+	envKey = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
 )
 
 // ParseVariant reads NAME:KEY=VALUE[,KEY=VALUE...]. A comma separates settings only where a KEY= follows
@@ -161,7 +160,7 @@ var (
 // runtime's own settings and takes none.
 func ParseVariant(s string) (result.Variant, error) {
 	name, settings, _ := strings.Cut(s, ":")
-	if !variantName.MatchString(name) {
+	if !result.IsVariantName(name) {
 		return result.Variant{}, fmt.Errorf("%q: a variant is NAME:KEY=VALUE[,KEY=VALUE...], its name letters, digits, '.', '_' or '-' (at most 40)", s)
 	}
 	v := result.Variant{Name: name}
@@ -193,7 +192,7 @@ func ParseVariant(s string) (result.Variant, error) {
 		if !result.IsEnvName(k) {
 			return v, fmt.Errorf("%q: %.40q... is too long for a variable name", s, k)
 		}
-		if strings.HasPrefix(k, "OCL_ICD_") || strings.HasPrefix(k, "CLMEMPROBE_") {
+		if result.SelectsRuntimeOrTool(k) {
 			return v, fmt.Errorf("%q: %s chooses the runtime or the tool, not a runtime's setting: run that as a separate probe", s, k)
 		}
 		if _, dup := v.Settings[k]; dup {

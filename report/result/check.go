@@ -39,7 +39,7 @@ func (r *Run) Check() error {
 		return fmt.Errorf("config.touch %q is not a touch clmemprobe knows", r.Config.Touch)
 	}
 	for _, v := range r.Config.Variants {
-		if !validVariant(v.Name) {
+		if !IsVariantName(v.Name) {
 			return fmt.Errorf("config.variants holds %q, which is not a variant name", v.Name)
 		}
 	}
@@ -91,7 +91,7 @@ func (s *StrategyResult) check() error {
 		return fmt.Errorf("outcome %q is not one clmemprobe writes", s.Outcome)
 	case s.Limit != "" && !slices.Contains(Limits, s.Limit):
 		return fmt.Errorf("limit %q is not one clmemprobe writes", s.Limit)
-	case s.Variant != "" && !validVariant(s.Variant):
+	case s.Variant != "" && !IsVariantName(s.Variant):
 		return fmt.Errorf("variant %q is not a variant name", s.Variant)
 	}
 	for d := range s.DeviceBytesPerBuffer {
@@ -157,11 +157,12 @@ func deviceIndices(field string, devices []int) error {
 // codeWord is what a code's name looks like (CL_OUT_OF_HOST_MEMORY, CL_UNKNOWN_ERROR_-9999), or none.
 var codeWord = regexp.MustCompile(`^([A-Z][A-Z0-9_-]{0,80})?$`)
 
-// variantWord is what run --variant accepts as a variant's name.
+// variantWord is what a variant's name may be.
 var variantWord = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$`)
 
-// validVariant reports whether name could be a variant's name.
-func validVariant(name string) bool { return variantWord.MatchString(name) }
+// IsVariantName reports whether name could be a variant's name (run --variant takes no other, and a result
+// holding another is refused).
+func IsVariantName(name string) bool { return variantWord.MatchString(name) }
 
 // envNames checks that every key is a variable name: reports paste them into shell commands and C.
 func envNames(field string, vars map[string]string) error {

@@ -16,18 +16,21 @@ const ExpectationsVersion = 1
 // Expectations is what `check` holds a node to: what a recorded run asked for, on which devices, and what
 // each of its jobs reached. A small file to keep in configuration management beside the node's image.
 type Expectations struct {
-	Kind          string        `json:"kind"`
-	Version       int           `json:"version"`
-	RecordedBy    Tool          `json:"recorded_by"`
-	RecordedFrom  string        `json:"recorded_from"` // the run's start time, RFC 3339
-	Platform      string        `json:"platform"`
-	DeviceModel   string        `json:"device_model"` // as DeviceModel names the devices
-	DriverVersion string        `json:"driver_version"`
-	Devices       []int         `json:"devices"`
-	Touch         Touch         `json:"touch"`
-	MaxAllocs     uint64        `json:"max_allocs"`
-	MaxBytes      uint64        `json:"max_bytes,omitempty"`
-	Jobs          []ExpectedJob `json:"jobs"`
+	Kind          string `json:"kind"`
+	Version       int    `json:"version"`
+	RecordedBy    Tool   `json:"recorded_by"`
+	RecordedFrom  string `json:"recorded_from"` // the run's start time, RFC 3339
+	Platform      string `json:"platform"`
+	DeviceModel   string `json:"device_model"` // as DeviceModel names the devices
+	DriverVersion string `json:"driver_version"`
+	Devices       []int  `json:"devices"`
+	Touch         Touch  `json:"touch"`
+	MaxAllocs     uint64 `json:"max_allocs"`
+	MaxBytes      uint64 `json:"max_bytes,omitempty"`
+	// Variants are the runtime settings the recorded run's jobs ran under (run --variant), which a check
+	// applies again; absent when only the runtime's defaults ran.
+	Variants []Variant     `json:"variants,omitempty"`
+	Jobs     []ExpectedJob `json:"jobs"`
 }
 
 // ExpectedJob is one job of the recorded run and how it ended.
@@ -44,7 +47,8 @@ type ExpectedJob struct {
 func ExpectationsFrom(r *Run) *Expectations {
 	e := &Expectations{Kind: ExpectationsKind, Version: ExpectationsVersion, RecordedBy: r.Tool, RecordedFrom: r.Started,
 		Platform: r.Platform.Name, DeviceModel: DeviceModel(r.Devices), DriverVersion: DriverVersions(r.Devices),
-		Devices: r.Config.Devices, Touch: r.Config.Touch, MaxAllocs: r.Config.MaxAllocs, MaxBytes: r.Config.MaxBytes, Jobs: []ExpectedJob{}}
+		Devices: r.Config.Devices, Touch: r.Config.Touch, MaxAllocs: r.Config.MaxAllocs, MaxBytes: r.Config.MaxBytes,
+		Variants: r.Config.Variants, Jobs: []ExpectedJob{}}
 	for _, s := range r.Strategies {
 		e.Jobs = append(e.Jobs, ExpectedJob{Strategy: s.Strategy, SizeBytes: s.SizeBytes, Variant: s.Variant, Outcome: s.Outcome,
 			AllocationsOK: s.AllocationsOK, Seconds: s.Seconds})
@@ -54,28 +58,12 @@ func ExpectationsFrom(r *Run) *Expectations {
 
 // Sizes are the buffer sizes of the expected jobs, each once, in order.
 func (e *Expectations) Sizes() []uint64 {
-	var out []uint64
-	seen := map[uint64]bool{}
-	for _, j := range e.Jobs {
-		if !seen[j.SizeBytes] {
-			seen[j.SizeBytes] = true
-			out = append(out, j.SizeBytes)
-		}
-	}
-	return out
+	return distinct(e.Jobs, func(j *ExpectedJob) uint64 { return j.SizeBytes })
 }
 
 // Strategies are the strategies of the expected jobs, each once, in order.
 func (e *Expectations) Strategies() []Strategy {
-	var out []Strategy
-	seen := map[Strategy]bool{}
-	for _, j := range e.Jobs {
-		if !seen[j.Strategy] {
-			seen[j.Strategy] = true
-			out = append(out, j.Strategy)
-		}
-	}
-	return out
+	return distinct(e.Jobs, func(j *ExpectedJob) Strategy { return j.Strategy })
 }
 
 // LoadExpectations reads an expectations file, or a run.json to take the expectations from.
@@ -130,6 +118,25 @@ func (e *Expectations) check() error {
 	}
 	if err := deviceIndices("devices", e.Devices); err != nil {
 		return err
+	}
+	// Every job's variant must be one the check can run again, with its settings.
+	variants := map[string]bool{}
+	if len(e.Variants) == 0 {
+		variants[""] = true
+	}
+	for _, v := range e.Variants {
+		if !IsVariantName(v.Name) {
+			return fmt.Errorf("variant %q is not a variant name", v.Name)
+		}
+		if err := envNames("variant "+v.Name, v.Settings); err != nil {
+			return err
+		}
+		variants[JobVariant(v.Name)] = true
+	}
+	for _, j := range e.Jobs {
+		if !variants[j.Variant] {
+			return fmt.Errorf("job %s runs under variant %q, which the expectations do not set", j.Strategy, j.Variant)
+		}
 	}
 	for _, j := range e.Jobs {
 		switch {

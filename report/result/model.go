@@ -114,6 +114,14 @@ func Assignments(settings map[string]string) []string {
 // DefaultVariant is the name of the runtime's own settings.
 const DefaultVariant = "default"
 
+// JobVariant is the variant a job records for a configured variant's name: "" for the default.
+func JobVariant(name string) string {
+	if name == DefaultVariant {
+		return ""
+	}
+	return name
+}
+
 // VariantName is how a job's variant is named: the default variant has a name too.
 func VariantName(v string) string {
 	if v == "" {
@@ -258,12 +266,12 @@ func (r *Run) StrategyNames() []Strategy {
 	return distinct(r.Strategies, func(s *StrategyResult) Strategy { return s.Strategy })
 }
 
-// distinct returns key(s) of every strategy result, each once, in the order they first appear.
-func distinct[K comparable](ss []StrategyResult, key func(*StrategyResult) K) []K {
+// distinct returns key(e) of every element, each once, in the order they first appear.
+func distinct[E any, K comparable](es []E, key func(*E) K) []K {
 	var out []K
 	seen := map[K]bool{}
-	for i := range ss {
-		if k := key(&ss[i]); !seen[k] {
+	for i := range es {
+		if k := key(&es[i]); !seen[k] {
 			seen[k] = true
 			out = append(out, k)
 		}

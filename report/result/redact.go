@@ -31,6 +31,13 @@ var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // name is safe, so others are never recorded, and a result holding one is refused.
 func IsEnvName(name string) bool { return len(name) <= 256 && envName.MatchString(name) }
 
+// SelectsRuntimeOrTool reports whether a variable chooses which runtime loads (the ICD loader's OCL_ICD_
+// variables) or how this tool behaves (CLMEMPROBE_), rather than setting a runtime: a variant may not set
+// one, and a reproducer leaves them to the machine it runs on.
+func SelectsRuntimeOrTool(name string) bool {
+	return strings.HasPrefix(name, "OCL_ICD_") || strings.HasPrefix(name, "CLMEMPROBE_")
+}
+
 // assignment finds NAME=VALUE inside a command-line argument (VALUE ends at a comma).
 var assignment = regexp.MustCompile(`([A-Za-z_][A-Za-z0-9_]*)=([^,]*)`)
 
