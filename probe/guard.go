@@ -1,7 +1,9 @@
 package probe
 
 import (
+	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
@@ -25,6 +27,12 @@ type hostGuard struct {
 	baseAvail uint64  // the reading the current cost window started from
 	baseAt    uint64
 	baseTime  time.Time
+
+	// quietBelow is the first buffer index at which the last reading no longer says "far from the reserve":
+	// below it stopBefore returns at once, with one atomic load (a plain load on amd64 and arm64) instead
+	// of the mutex, which in a loop of 1 KiB creates was the tool's largest cost per buffer after the call
+	// itself. Every reading moves it, so the decision is the one the reading would give.
+	quietBelow atomic.Uint64
 }
 
 func newHostGuard(root sample.Root, reserve, size uint64) *hostGuard {
@@ -33,11 +41,17 @@ func newHostGuard(root sample.Root, reserve, size uint64) *hostGuard {
 		g.avail, g.baseAvail = mi.Available, mi.Available
 	}
 	g.baseTime = time.Now()
+	g.mu.Lock()
+	g.setQuietBelow()
+	g.mu.Unlock()
 	return g
 }
 
 // watch reads available memory every guardInterval until stop closes; done says how many buffers are done.
 func (g *hostGuard) watch(stop <-chan struct{}, done func() uint64) {
+	if g.reserve == 0 { // no reserve to keep: the readings would decide nothing
+		return
+	}
 	t := time.NewTicker(guardInterval)
 	defer t.Stop()
 	for {
@@ -65,24 +79,46 @@ func (g *hostGuard) read(at uint64) (avail uint64, ok bool) {
 		g.cost = max(0, drop/float64(at-g.baseAt))
 		g.baseAvail, g.baseAt, g.baseTime = mi.Available, at, time.Now()
 	}
+	g.setQuietBelow()
 	return mi.Available, true
+}
+
+// farMargin is how far above the reserve a prediction must be, beyond four buffers' cost, for stopBefore to
+// skip a fresh reading.
+const farMargin = 16 << 20
+
+// setQuietBelow moves quietBelow to the first buffer whose predicted available memory (the last reading
+// less the cost of the buffers made since) comes within four buffers and farMargin of the reserve. The
+// caller holds mu.
+func (g *hostGuard) setQuietBelow() {
+	if g.reserve == 0 {
+		g.quietBelow.Store(math.MaxUint64)
+		return
+	}
+	headroom := float64(g.avail) - 4*g.cost - farMargin - float64(g.reserve)
+	switch {
+	case headroom <= 0:
+		g.quietBelow.Store(0)
+	case g.cost <= 0:
+		g.quietBelow.Store(math.MaxUint64)
+	default:
+		// Buffer at+n is quiet while n*cost < headroom, that is for n below ceil(headroom/cost); the float
+		// is capped well inside uint64.
+		g.quietBelow.Store(g.at + uint64(min(math.Ceil(headroom/g.cost), 1<<62)))
+	}
 }
 
 // stopBefore reports whether buffer i must not be made, and the available memory it judged from. done is
 // how many buffers the device has finished: buffers made but still in flight (a batch) take their memory
 // later, so they count as taken.
 func (g *hostGuard) stopBefore(i, done uint64) (uint64, bool) {
-	if g.reserve == 0 {
+	// Far from the reserve: nothing to do. Within a few buffers of it (or farMargin): read now.
+	if i < g.quietBelow.Load() {
 		return 0, false
 	}
 	g.mu.Lock()
-	avail, at, cost := g.avail, g.at, g.cost
+	cost := g.cost
 	g.mu.Unlock()
-	predicted := float64(avail) - float64(i-min(i, at))*cost
-	// Far from the reserve: nothing to do. Within a few buffers of it (or 16 MiB): read now.
-	if predicted-4*cost-16<<20 > float64(g.reserve) {
-		return avail, false
-	}
 	fresh, ok := g.read(done)
 	inFlight := float64(i - min(i, done))
 	return fresh, ok && float64(fresh)-(inFlight+1)*cost < float64(g.reserve)

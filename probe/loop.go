@@ -104,6 +104,7 @@ func (st *loopState) run(from uint64) *strategyAnswer {
 	size, count, touch := w.spec.Size, w.spec.Count, w.spec.Touch
 	migrate := w.spec.Strategy == result.MigrateFirst
 	n := uint64(len(w.targets))
+	next := from % n // the target of buffer i: i mod n, kept without a division per buffer
 	// Samples at buffer counts growing by half each time (2, 3, 4, 6, 9, 13, 19, 28, 42, ...), whatever the
 	// clock says: a loop of 40 buffers that ends within a sampling interval, or whose interval samples a
 	// loaded machine thins out, still gets the result.FitMinSamples a fit needs, spread over it.
@@ -120,7 +121,7 @@ func (st *loopState) run(from uint64) *strategyAnswer {
 			w.takeSample(i)
 			forceAt += max(1, forceAt/2)
 		}
-		if avail, stop := w.guard.stopBefore(i, w.done.Load()); stop {
+		if avail, stop := w.guard.stopBefore(i, w.doneCount()); stop {
 			if ans, done := st.settle(); done {
 				return ans
 			}
@@ -128,7 +129,10 @@ func (st *loopState) run(from uint64) *strategyAnswer {
 				Reason: fmt.Sprintf("host guard: system available memory %s, less one more buffer, would fall below the reserve %s",
 					units.Bytes(avail), units.Bytes(w.spec.HostReserve))}
 		}
-		t := &w.targets[i%n]
+		t := &w.targets[next]
+		if next++; next == n {
+			next = 0
+		}
 		w.cell.SetStage(cellCreate)
 		var m cl.Mem
 		var err error
@@ -166,8 +170,7 @@ func (st *loopState) run(from uint64) *strategyAnswer {
 		}
 		switch {
 		case t.queue == nil:
-			w.cell.SetCount(i + 1)
-			w.done.Store(i + 1)
+			w.cell.SetCount(i + 1) // and so doneCount
 		case !st.batched:
 			// Waiting after each buffer is what makes the index exact on runtimes that allocate at first
 			// use and report the failure only when the command runs.

@@ -28,7 +28,11 @@ type Event uintptr
 // hotBlock holds the arguments and out-parameters of the allocation loop's calls. It lives pinned (see the
 // package comment), so the addresses of its fields can be written into args before a call.
 type hotBlock struct {
+	// fn, args and ret are the call itself, read and written by the trampoline (hotcall_amd64.s) through
+	// the offsets the assembler generates from this type (go_asm.h): keep their names.
+	fn          uintptr
 	args        [9]uintptr
+	ret         uintptr
 	status      int32
 	mem         Mem     // one buffer passed by address: the list of one to migrate, a kernel argument
 	u32         uint32  // a kernel argument passed by address
@@ -57,8 +61,7 @@ func newPinnedBlock() *pinnedBlock {
 
 // call makes the foreign call fn with the first n arguments of the block and returns what it returned.
 func (b *pinnedBlock) call(fn uintptr, n int) uintptr {
-	r, _, _ := purego.SyscallN(fn, b.args[:n]...)
-	return r
+	return hotCall(b.hotBlock, fn, n)
 }
 
 // eventOut is the event out-parameter argument: the block's event cell, or NULL.
@@ -189,6 +192,14 @@ func (c *Context) CreateQueue(d *Device, profiling bool) (*Queue, error) {
 		return nil, err
 	}
 	return &Queue{lib: c.lib, id: id, Device: d, hot: newPinnedBlock()}, nil
+}
+
+// Release releases the queue and unpins its call block. A queue dropped without it keeps the block pinned,
+// and the runtime panics when the garbage collector finds the pin ("found leaking pinned pointer"): every
+// queue a process does not keep to its end must be released.
+func (q *Queue) Release() {
+	call(q.lib.fn.releaseCommandQueue, q.id)
+	q.hot.release()
 }
 
 // Finish is clFinish: it returns when every command of the queue has completed, or the error a runtime

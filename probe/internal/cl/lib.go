@@ -43,7 +43,7 @@ type Library struct {
 type entryPoints struct {
 	getPlatformIDs, getPlatformInfo, getDeviceIDs, getDeviceInfo                uintptr
 	createContext, releaseContext                                               uintptr
-	createCommandQueue, finish, flush                                           uintptr
+	createCommandQueue, releaseCommandQueue, finish, flush                      uintptr
 	createBuffer, releaseMemObject                                              uintptr
 	enqueueFillBuffer, enqueueWriteBuffer, enqueueReadBuffer, enqueueCopyBuffer uintptr
 	enqueueMigrateMemObjects                                                    uintptr
@@ -79,7 +79,7 @@ func Open(path string) (*Library, error) {
 		{"clGetPlatformIDs", &l.fn.getPlatformIDs}, {"clGetPlatformInfo", &l.fn.getPlatformInfo},
 		{"clGetDeviceIDs", &l.fn.getDeviceIDs}, {"clGetDeviceInfo", &l.fn.getDeviceInfo},
 		{"clCreateContext", &l.fn.createContext}, {"clReleaseContext", &l.fn.releaseContext},
-		{"clCreateCommandQueue", &l.fn.createCommandQueue},
+		{"clCreateCommandQueue", &l.fn.createCommandQueue}, {"clReleaseCommandQueue", &l.fn.releaseCommandQueue},
 		{"clFinish", &l.fn.finish}, {"clFlush", &l.fn.flush},
 		{"clCreateBuffer", &l.fn.createBuffer}, {"clReleaseMemObject", &l.fn.releaseMemObject},
 		{"clEnqueueFillBuffer", &l.fn.enqueueFillBuffer}, {"clEnqueueWriteBuffer", &l.fn.enqueueWriteBuffer},

@@ -113,6 +113,7 @@ func TestStackMovesDuringCalls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer q.Release()
 	atEveryDepth(t, "clCreateContext", func() error {
 		c, err := lib.CreateContext(devs[0][:1], 1)
 		if err != nil {

@@ -1,0 +1,100 @@
+package probe
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
+)
+
+// fakeMeminfo is a fixture root whose /proc/meminfo says avail bytes are available; set rewrites it.
+func fakeMeminfo(t *testing.T, avail uint64) (sample.Root, func(uint64)) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "proc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	set := func(a uint64) {
+		text := fmt.Sprintf("MemTotal: %d kB\nMemAvailable: %d kB\nCommitted_AS: 0 kB\n", 64<<20, a>>10)
+		if err := os.WriteFile(filepath.Join(dir, "proc", "meminfo"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	set(avail)
+	return sample.Under(dir), set
+}
+
+// farFromReserve is the rule stopBefore's quick answer must keep: buffer i needs no fresh reading while
+// the last reading, less the cost of the buffers made since, stays four buffers and farMargin above the
+// reserve.
+func farFromReserve(avail, at, i uint64, cost float64, reserve uint64) bool {
+	predicted := float64(avail) - float64(i-min(i, at))*cost
+	return predicted-4*cost-farMargin > float64(reserve)
+}
+
+func TestGuardQuietBoundMatchesThePrediction(t *testing.T) {
+	root, _ := fakeMeminfo(t, 8<<30)
+	for _, c := range []struct {
+		name          string
+		avail, at     uint64
+		cost          float64
+		reserve       uint64
+		from, through uint64
+	}{
+		{name: "1 MiB buffers, far", avail: 8 << 30, at: 100, cost: 1 << 20, reserve: 1 << 30, from: 0, through: 8000},
+		{name: "cost not a divisor of the headroom", avail: 5<<30 + 12345, at: 7, cost: 3<<20 + 17, reserve: 1 << 30, from: 0, through: 2000},
+		{name: "headroom an exact multiple of the cost", avail: 1<<30 + farMargin + 4<<20 + 10<<20, at: 0, cost: 1 << 20, reserve: 1 << 30, from: 0, through: 40},
+		{name: "already within reach", avail: 1<<30 + farMargin, at: 50, cost: 1 << 20, reserve: 1 << 30, from: 0, through: 100},
+		{name: "buffers that cost nothing", avail: 8 << 30, at: 3, cost: 0, reserve: 1 << 30, from: 0, through: 1 << 20},
+		{name: "small cost, large count", avail: 20 << 30, at: 1e6, cost: 1.5, reserve: 1 << 30, from: 1e6, through: 1e6 + 5000},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := newHostGuard(root, c.reserve, 1<<20)
+			g.mu.Lock()
+			g.avail, g.at, g.cost = c.avail, c.at, c.cost
+			g.setQuietBelow()
+			g.mu.Unlock()
+			q := g.quietBelow.Load()
+			for i := c.from; i <= c.through; i++ {
+				if want := farFromReserve(c.avail, c.at, i, c.cost, c.reserve); (i < q) != want {
+					t.Fatalf("buffer %d: quiet %v (bound %d), the prediction says far %v", i, i < q, q, want)
+				}
+			}
+		})
+	}
+}
+
+func TestGuardWithoutReserveNeverStops(t *testing.T) {
+	root, _ := fakeMeminfo(t, 0)
+	g := newHostGuard(root, 0, 1<<20)
+	if _, stop := g.stopBefore(math.MaxUint64-1, 0); stop {
+		t.Fatal("a zero reserve stopped the loop")
+	}
+}
+
+// TestGuardStopsBeforeTheReserve: with buffers that each take 1 MiB of available memory, the guard lets
+// the loop go on while one more buffer (and those still in flight) stays above the reserve, and stops it
+// at the buffer that would cross it.
+func TestGuardStopsBeforeTheReserve(t *testing.T) {
+	const mib = 1 << 20
+	reserve := uint64(512 * mib)
+	start := reserve + 100*mib
+	root, set := fakeMeminfo(t, start)
+	g := newHostGuard(root, reserve, mib)
+	for i := uint64(0); ; i++ {
+		set(start - i*mib) // buffers 0..i-1 took their memory
+		_, stop := g.stopBefore(i, i)
+		if crosses := start-i*mib-mib < reserve; stop != crosses {
+			t.Fatalf("buffer %d: stop %v, but one more buffer crosses the reserve: %v", i, stop, crosses)
+		}
+		if stop {
+			if i != 100 {
+				t.Fatalf("stopped at buffer %d, want 100 (the reserve is 100 MiB below available memory)", i)
+			}
+			return
+		}
+	}
+}

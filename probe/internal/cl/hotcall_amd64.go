@@ -1,0 +1,29 @@
+package cl
+
+import "unsafe"
+
+// The allocation loop's calls go through a trampoline of this package (hotcall_amd64.s) rather than
+// purego.SyscallN. SyscallN copies 32 integer and 8 float arguments through a sync.Pool into a block its
+// trampoline loads in full, whatever the call needs: measured on this project's 2-core machine, 95 ns per
+// call of libc's labs, a quarter of PoCL's whole clCreateBuffer (379 ns in the C loop). The loop's calls take
+// at most 9 integer arguments, already sit in a pinned block, and need no errno, so the trampoline loads
+// those 9 and nothing else; runtime.cgocall (which purego calls the same way) switches to the system stack
+// and tells the scheduler the thread is in C. Other architectures keep SyscallN (hotcall_other.go).
+
+// hotTrampolineABI0 is the address of the trampoline, set in hotcall_amd64.s.
+var hotTrampolineABI0 uintptr
+
+// runtime_cgocall calls fn(arg) on the system stack with the C calling convention. The runtime exports it
+// for this use (its comment names purego, go.dev/issue/67401).
+//
+//go:linkname runtime_cgocall runtime.cgocall
+func runtime_cgocall(fn uintptr, arg unsafe.Pointer) int32
+
+// hotCall calls fn with the block's arguments (the first n matter; the C ABI lets a callee ignore the
+// rest) and returns its integer result. The block is pinned (see the package comment), so C may keep its
+// addresses for the call; it is passed as an unsafe.Pointer, never as a uintptr.
+func hotCall(b *hotBlock, fn uintptr, _ int) uintptr {
+	b.fn = fn
+	runtime_cgocall(hotTrampolineABI0, unsafe.Pointer(b))
+	return b.ret
+}
