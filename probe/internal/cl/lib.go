@@ -11,8 +11,11 @@
 // One exception, for the allocation loop only: each Context and Queue has a call block (hotBlock) pinned
 // with runtime.Pinner for the object's life. Pinned memory never moves, so its addresses may sit in the
 // block's argument array before the call (runtime.Pinner: a pointer to a pinned object "can be contained in
-// Go memory passed to C functions"). Passing that array as args... spares the 48-byte slice every variadic
-// SyscallN call would allocate. Because of that block, a Context or Queue is not safe for concurrent use.
+// Go memory passed to C functions"). The block also holds the function to call and its result; on amd64
+// the loop's calls go through a trampoline of this package (hotcall_amd64.s), whose runtime.cgocall
+// expression takes the block's address as an unsafe.Pointer: it loads the nine argument words and nothing
+// else, where SyscallN copies forty through a pool (hotcall_amd64.go says what that cost). Because of the
+// block, a Context or Queue is not safe for concurrent use.
 package cl
 
 import (
