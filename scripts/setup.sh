@@ -5,7 +5,8 @@
 #     Go module proxy ($GOPROXY, as the go command itself fetches toolchains), checked against the checksum
 #     pinned below and unpacked under .toolchain/ in this repository (CLMEMPROBE_TOOLCHAIN moves it);
 #   - with --tests, also the C compiler, the OpenCL headers and libOpenCL.so that build the fault-injection
-#     runtime and the C reproducers.
+#     runtime and the C reproducers, and promtool (Debian's prometheus package) that tests the Prometheus
+#     rules in scripts/prometheus.
 # Run as root or with sudo. Safe to run again: it installs nothing that is already there. Afterwards,
 # `. scripts/go-path.sh` puts the fetched Go on PATH (scripts/probe.sh and scripts/test.sh do).
 set -euo pipefail
@@ -60,6 +61,8 @@ if [ $want_tests = 1 ]; then
   [ -f /usr/include/CL/cl_icd.h ] || packages+=(opencl-c-headers)
   # The C reproducers the tests compile link against the loader: libOpenCL.so.
   compgen -G "/usr/lib/*/libOpenCL.so" >/dev/null 2>&1 || [ -e /usr/lib/libOpenCL.so ] || packages+=(ocl-icd-opencl-dev)
+  # Debian has no package of promtool alone: it comes with the server, in prometheus (see below).
+  command -v promtool >/dev/null 2>&1 || packages+=(prometheus)
 fi
 if [ $need_go = 1 ]; then
   command -v curl >/dev/null 2>&1 || packages+=(curl)
@@ -82,6 +85,18 @@ if [ ${#packages[@]} -gt 0 ]; then
     fail "apt-get could not install ${packages[*]} (its last lines are above): check the network and /etc/apt/sources.list, then run this again"
   fi
   rm -f "$log"
+  # On a booted machine, installing prometheus also enables and starts its server (port 9090, a database in
+  # /var/lib/prometheus). The tests need only promtool, so the server this script brought is stopped and
+  # disabled again; in a chroot or a container nothing was started.
+  if [[ " ${packages[*]} " == *" prometheus "* ]]; then
+    if [ -d /run/systemd/system ] && command -v systemctl >/dev/null 2>&1; then
+      $SUDO systemctl disable --now --quiet prometheus.service >/dev/null 2>&1 || true
+    elif [ -x /etc/init.d/prometheus ] && command -v update-rc.d >/dev/null 2>&1; then
+      $SUDO invoke-rc.d prometheus stop >/dev/null 2>&1 || true
+      $SUDO update-rc.d prometheus disable >/dev/null 2>&1 || true
+    fi
+    say "installed prometheus for promtool; its server is stopped and disabled"
+  fi
 else
   say "the OpenCL loader and a runtime are installed"
 fi
