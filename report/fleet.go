@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -68,6 +69,19 @@ type FleetInput struct {
 	Run    *result.Run
 }
 
+// FleetNode is what a merge keeps of one result: the key of its group and a row per job. It holds nothing
+// of the run itself (no samples, no environment but the host name), so a merge of many files needs memory
+// for its rows, not for its files.
+type FleetNode struct {
+	group groupKey
+	jobs  []nodeJob
+}
+
+type nodeJob struct {
+	key jobKey
+	row FleetRow
+}
+
 // groupKey is what must be equal for runs to be compared at all.
 type groupKey struct {
 	platform, model, driver string
@@ -81,42 +95,91 @@ type jobKey struct {
 	variant  string
 }
 
+// NodeOf takes from a checked run what merging it needs; the run may be dropped after.
+func NodeOf(source string, r *result.Run) FleetNode {
+	n := FleetNode{
+		group: groupKey{r.Platform.Name, result.DeviceModel(r.Devices), result.DriverVersions(r.Devices), intern(result.Touches, r.Config.Touch),
+			r.Config.MaxAllocs, r.Config.MaxBytes},
+		jobs: make([]nodeJob, len(r.Strategies)),
+	}
+	node := "(unknown)"
+	if e := r.Environment; e != nil && e.Hostname != "" {
+		node = e.Hostname
+	}
+	for i := range r.Strategies {
+		s := &r.Strategies[i]
+		n.jobs[i] = nodeJob{jobKey{intern(result.Strategies, s.Strategy), s.SizeBytes, result.VariantName(s.Variant)}, fleetRow(node, source, s)}
+	}
+	return n
+}
+
+// intern is the enum's own copy of v: a row then shares one string with every other row instead of
+// keeping the one the decoder made.
+func intern[T ~string](enum []T, v T) T {
+	if i := slices.Index(enum, v); i >= 0 {
+		return enum[i]
+	}
+	return v
+}
+
+// FleetMerger merges results one at a time (Add), each already cut down to its rows (NodeOf), so that the
+// runs themselves need never be in memory together. The zero value is ready to use; it is not safe for
+// concurrent use.
+type FleetMerger struct {
+	results int
+	groups  map[groupKey]*FleetGroup
+	jobs    map[groupKey]map[jobKey]*FleetJob
+}
+
+// Add merges one node's result.
+func (m *FleetMerger) Add(n FleetNode) {
+	if m.groups == nil {
+		m.groups, m.jobs = map[groupKey]*FleetGroup{}, map[groupKey]map[jobKey]*FleetJob{}
+	}
+	m.results++
+	gk := n.group
+	g := m.groups[gk]
+	if g == nil {
+		g = &FleetGroup{Platform: gk.platform, DeviceModel: gk.model, DriverVersion: gk.driver, Touch: gk.touch, MaxAllocs: gk.maxAllocs, MaxBytes: gk.maxBytes}
+		m.groups[gk], m.jobs[gk] = g, map[jobKey]*FleetJob{}
+	}
+	g.Nodes++
+	for _, nj := range n.jobs {
+		j := m.jobs[gk][nj.key]
+		if j == nil {
+			j = &FleetJob{Strategy: nj.key.strategy, SizeBytes: nj.key.size, Variant: nj.key.variant}
+			m.jobs[gk][nj.key] = j
+		}
+		j.Rows = append(j.Rows, nj.row)
+	}
+}
+
+// Results is how many results were added.
+func (m *FleetMerger) Results() int { return m.results }
+
 // Merge groups the results and finds the outliers: a node whose threshold, host cost per buffer or device
 // cost per buffer differs from its job's median by more than the tolerance (costs also by more than 1% of
 // the buffer size, below which they are sampling noise), or whose outcome is not the job's most common one.
 func Merge(inputs []FleetInput, tolerance float64) *Fleet {
-	f := &Fleet{Tolerance: tolerance, Results: len(inputs), Groups: []FleetGroup{}}
-	groups := map[groupKey]*FleetGroup{}
-	jobs := map[groupKey]map[jobKey]*FleetJob{}
-	var order []groupKey
+	var m FleetMerger
 	for _, in := range inputs {
-		r := in.Run
-		gk := groupKey{r.Platform.Name, result.DeviceModel(r.Devices), result.DriverVersions(r.Devices), r.Config.Touch, r.Config.MaxAllocs, r.Config.MaxBytes}
-		g := groups[gk]
-		if g == nil {
-			g = &FleetGroup{Platform: gk.platform, DeviceModel: gk.model, DriverVersion: gk.driver, Touch: gk.touch, MaxAllocs: gk.maxAllocs, MaxBytes: gk.maxBytes}
-			groups[gk], jobs[gk] = g, map[jobKey]*FleetJob{}
-			order = append(order, gk)
-		}
-		g.Nodes++
-		for i := range r.Strategies {
-			s := &r.Strategies[i]
-			jk := jobKey{s.Strategy, s.SizeBytes, result.VariantName(s.Variant)}
-			j := jobs[gk][jk]
-			if j == nil {
-				j = &FleetJob{Strategy: jk.strategy, SizeBytes: jk.size, Variant: jk.variant}
-				jobs[gk][jk] = j
-			}
-			j.Rows = append(j.Rows, fleetRow(in, s))
-		}
+		m.Add(NodeOf(in.Source, in.Run))
 	}
+	return m.Fleet(tolerance)
+}
+
+// Fleet is the merge of what was added, judged at the tolerance. The rows move into the answer: the merger
+// is spent after.
+func (m *FleetMerger) Fleet(tolerance float64) *Fleet {
+	f := &Fleet{Tolerance: tolerance, Results: m.results, Groups: []FleetGroup{}}
+	order := slices.Collect(maps.Keys(m.groups))
 	slices.SortFunc(order, func(a, b groupKey) int {
 		return cmp.Or(cmp.Compare(a.model, b.model), cmp.Compare(a.driver, b.driver), cmp.Compare(a.platform, b.platform),
 			cmp.Compare(a.touch, b.touch), cmp.Compare(a.maxAllocs, b.maxAllocs), cmp.Compare(a.maxBytes, b.maxBytes))
 	})
 	for _, gk := range order {
-		g := groups[gk]
-		for _, j := range jobs[gk] {
+		g := m.groups[gk]
+		for _, j := range m.jobs[gk] {
 			f.Outliers += j.judge(tolerance)
 			g.Jobs = append(g.Jobs, *j)
 		}
@@ -126,6 +189,7 @@ func Merge(inputs []FleetInput, tolerance float64) *Fleet {
 		})
 		f.Groups = append(f.Groups, *g)
 	}
+	*m = FleetMerger{}
 	return f
 }
 
@@ -136,11 +200,8 @@ func variantOrder(v string) int {
 	return 1
 }
 
-func fleetRow(in FleetInput, s *result.StrategyResult) FleetRow {
-	row := FleetRow{Node: "(unknown)", Source: in.Source, Outcome: s.Outcome, AllocationsOK: s.AllocationsOK}
-	if e := in.Run.Environment; e != nil && e.Hostname != "" {
-		row.Node = e.Hostname
-	}
+func fleetRow(node, source string, s *result.StrategyResult) FleetRow {
+	row := FleetRow{Node: node, Source: source, Outcome: intern(result.Outcomes, s.Outcome), AllocationsOK: s.AllocationsOK}
 	if s.Outcome != result.OutcomeUnsupported && s.JudgedFit().OK {
 		h := s.HostBytesPerBuffer
 		row.HostCost = &h

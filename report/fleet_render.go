@@ -82,7 +82,8 @@ func fleetTable(w io.Writer, g *FleetGroup, st style) error {
 			cost(j.MedianHostCost), cost(j.MedianDeviceCost), ""})); err != nil {
 			return err
 		}
-		for _, r := range j.Rows {
+		rows, healthy := shownRows(j.Rows, st.AllRows)
+		for _, r := range rows {
 			verdict := "ok"
 			if r.Outlier {
 				verdict = "OUTLIER: " + st.text(r.Why)
@@ -92,8 +93,42 @@ func fleetTable(w io.Writer, g *FleetGroup, st style) error {
 				return err
 			}
 		}
+		if healthy > 0 {
+			if err := t.Append(pick([]string{"", "", "", fmt.Sprintf("and %s healthy %s", grouped(healthy), Plural(healthy, "node", "nodes")),
+				"", "", "", "", "", "", ""})); err != nil {
+				return err
+			}
+		}
 	}
 	return t.Render()
+}
+
+// FleetRowLimit is how many nodes a job of a table shows one by one; a job with more shows its outliers
+// and a count of the healthy rest (merge --all shows every one). A terminal or a ticket stays readable
+// at 100,000 nodes, and the fleets of a rack or two are shown whole as before.
+const FleetRowLimit = 25
+
+// shownRows are the rows of a job a table shows, and how many healthy ones it leaves out.
+func shownRows(rows []FleetRow, all bool) ([]FleetRow, int) {
+	if all || len(rows) <= FleetRowLimit {
+		return rows, 0
+	}
+	var out []FleetRow
+	for _, r := range rows {
+		if r.Outlier {
+			out = append(out, r)
+		}
+	}
+	return out, len(rows) - len(out)
+}
+
+// grouped writes a count with a comma between thousands: 100,000 nodes.
+func grouped(n int) string {
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
 }
 
 // outlierLines are the outliers, one sentence each.
@@ -132,8 +167,9 @@ func writeFleetText(w io.Writer, f *Fleet, opts Options) error {
 }
 
 // writeFleetMarkdown renders merge's answer for a ticket or a wiki page.
-func writeFleetMarkdown(w io.Writer, f *Fleet, _ Options) error {
+func writeFleetMarkdown(w io.Writer, f *Fleet, opts Options) error {
 	st := markdown
+	st.AllRows = opts.AllRows
 	fmt.Fprintf(w, "# %s\n\n**%s.**\n", fleetSummary(f), fleetVerdict(f))
 	for gi := range f.Groups {
 		fmt.Fprintf(w, "\n## %s\n\n", groupTitle(&f.Groups[gi], st))

@@ -35,6 +35,9 @@ type Options struct {
 	Wide  bool // every column, however wide the table
 	// Strategy and Variant pick the job of a format that shows one (repro); empty: the most informative.
 	Strategy, Variant string
+	// AllRows shows every node of a merge in a table, however many (else a job of more than FleetRowLimit
+	// nodes shows its outliers and a count of the others).
+	AllRows bool
 }
 
 // Format is one output format and the documents it can render; a nil renderer means "not for that kind".
@@ -62,7 +65,7 @@ var formats = []Format{
 		Fleet: writeFleetText, Health: writeHealthText, Presets: writePresetsText},
 	{Name: "json", Help: "the document as indented JSON, for scripts", Run: jsonOf[*result.Run], Comparison: jsonOf[*Comparison],
 		Exchange: jsonOf[*result.ExchangeRun], Inventory: jsonOf[*result.Inventory], Environment: jsonOf[*result.Environment],
-		Plan: jsonOf[*result.DryRun], Fleet: jsonOf[*Fleet], Health: jsonOf[*Health], Expectations: jsonOf[*result.Expectations], Presets: jsonOf[*PresetList]},
+		Plan: jsonOf[*result.DryRun], Fleet: writeFleetJSON, Health: jsonOf[*Health], Expectations: jsonOf[*result.Expectations], Presets: jsonOf[*PresetList]},
 	{Name: "markdown", Help: "a report for a bug ticket", Run: writeMarkdown, Exchange: writeExchangeMarkdown,
 		Environment: writeEnvironmentMarkdown, Fleet: writeFleetMarkdown},
 	{Name: "csv", Help: "every kept sample, one row per strategy and sample", Run: writeCSV, Fleet: writeFleetCSV},

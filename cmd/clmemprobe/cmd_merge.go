@@ -8,18 +8,22 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
 )
 
 // mergeOptions are the flags of `merge`.
 type mergeOptions struct {
 	Format, Output, Tolerance string
-	Wide                      bool
+	Wide, All                 bool
 	args                      []string
 }
 
@@ -28,7 +32,7 @@ type mergeRequest struct {
 	format    *report.Format
 	output    string
 	tolerance float64
-	wide      bool
+	wide, all bool
 }
 
 func mergeCommand(stdout, stderr io.Writer) *cli.Command {
@@ -43,7 +47,8 @@ threshold (buffers reached) and spread. Only comparable runs share a group: same
 driver, touch mode and budget. A node is an outlier when its threshold, its host cost per buffer or its
 device cost per buffer differs from its job's median by more than --tolerance (costs also by more than 1%
 of the buffer size), or when its outcome is not the job's most common one. A file that cannot be used is
-named on stderr, one line each, and the others are still merged.
+named on stderr, one line each, and the others are still merged. In a table or markdown, a job of more than ` + fmt.Sprint(report.FleetRowLimit) + `
+nodes shows its outliers and a count of the healthy others (--all: every node); json and csv hold every row.
 
 ` + exitCodesOne("a node is an outlier", exitOK, exitRegression, exitUsage, exitOutput),
 		Flags: []cli.Flag{
@@ -51,6 +56,7 @@ named on stderr, one line each, and the others are still merged.
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Destination: &o.Output, Usage: "write to this file instead of stdout (png needs it, or a redirected stdout)"},
 			&cli.StringFlag{Name: "tolerance", Value: "10%", Destination: &o.Tolerance, Usage: "how far from its job's median a node may be before it is an outlier, as a percentage"},
 			&cli.BoolFlag{Name: "wide", Destination: &o.Wide, Usage: "show every column of a table, however wide the terminal"},
+			&cli.BoolFlag{Name: "all", Destination: &o.All, Usage: "show every node of a large job in a table or markdown, not only its outliers"},
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
@@ -72,7 +78,7 @@ func (o mergeOptions) validate() (*mergeRequest, error) {
 	if err != nil {
 		return nil, usageErr("--format: %v", err)
 	}
-	return &mergeRequest{paths: o.args, format: f, output: o.Output, tolerance: tol, wide: o.Wide}, nil
+	return &mergeRequest{paths: o.args, format: f, output: o.Output, tolerance: tol, wide: o.Wide, all: o.All}, nil
 }
 
 func runMerge(_ context.Context, o mergeOptions, stdout, stderr io.Writer) error {
@@ -80,41 +86,68 @@ func runMerge(_ context.Context, o mergeOptions, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
-	inputs, read, bad := loadFleet(req.paths)
+	files, read := findFleet(req.paths)
 	if req.output != "" {
-		// Every file named or found, not only those that loaded: a broken input is still someone's file.
+		// Every file named or found, not only those that load: a broken input is still someone's file.
 		if err := checkOutput("--output", req.output, append(append([]string{}, req.paths...), read...)...); err != nil {
 			return err
 		}
 	}
-	if len(inputs) == 0 && len(bad) == 1 {
+	merger := loadFleet(files)
+	var bad []error
+	for _, f := range files {
+		if f.err != nil {
+			bad = append(bad, f.err)
+		}
+	}
+	results := merger.Results()
+	if results == 0 && len(bad) == 1 {
 		return usageErr("%s", oneLine(bad[0].Error()))
 	}
 	for _, b := range bad {
 		fmt.Fprintln(stderr, "clmemprobe:", oneLine(b.Error()))
 	}
-	if len(inputs) == 0 {
+	if results == 0 {
 		return usageErr("none of the %d inputs named above holds a result to merge", len(bad))
 	}
-	fleet := report.Merge(inputs, req.tolerance)
-	if err := emit(stdout, req.output, req.format, fleet, req.wide); err != nil {
+	fleet := merger.Fleet(req.tolerance)
+	if err := emitFleet(stdout, req, fleet); err != nil {
 		return err
 	}
 	switch {
 	case len(bad) > 0:
 		return usageErr("%d %s could not be used (named above); the merge shows the %d %s that could", len(bad),
-			report.Plural(len(bad), "input", "inputs"), len(inputs), report.Plural(len(inputs), "result", "results"))
+			report.Plural(len(bad), "input", "inputs"), results, report.Plural(results, "result", "results"))
 	case fleet.Outliers > 0:
 		return &exitError{exitRegression, nil}
 	}
 	return nil
 }
 
-// loadFleet reads every result the paths name: files as given, folders searched for run.json without
-// following symlinks. What cannot be read is returned as one error per file, and the rest still loads.
-func loadFleet(paths []string) (inputs []report.FleetInput, read []string, bad []error) {
+// emitFleet writes the merge as emit does, with --all.
+func emitFleet(stdout io.Writer, req *mergeRequest, fleet *report.Fleet) error {
+	opts := report.Options{AllRows: req.all}
+	if req.output == "" {
+		if file, ok := stdout.(*os.File); ok && req.format.Binary && isatty.IsTerminal(file.Fd()) {
+			return usageErr("a %s chart is binary: give --output FILE or redirect stdout", req.format.Name)
+		}
+		opts = textOptions(stdout, req.wide)
+		opts.AllRows = req.all
+	}
+	return emitWith(stdout, req.output, req.format, fleet, opts)
+}
+
+// fleetFile is one input of a merge, in the order named and found: a file to load, or why it is not one.
+type fleetFile struct {
+	path string
+	err  error
+}
+
+// findFleet lists every result the paths name: files as given, folders searched for run.json without
+// following symlinks, each file once; read is every file named or found, for checkOutput.
+func findFleet(paths []string) (files []fleetFile, read []string) {
 	seen := map[[2]uint64]bool{} // device and inode: a file named twice (a folder and a file in it, a link) counts once
-	load := func(path string) {
+	add := func(path string) {
 		read = append(read, path)
 		if fi, err := os.Stat(path); err == nil {
 			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
@@ -125,45 +158,76 @@ func loadFleet(paths []string) (inputs []report.FleetInput, read []string, bad [
 				seen[id] = true
 			}
 		}
-		r, err := result.Load(path)
-		if err != nil {
-			if !strings.Contains(err.Error(), path) {
-				err = fmt.Errorf("%s: %w", path, err)
-			}
-			bad = append(bad, err)
-			return
-		}
-		inputs = append(inputs, report.FleetInput{Source: path, Run: r})
+		files = append(files, fleetFile{path: path})
 	}
+	fail := func(err error) { files = append(files, fleetFile{err: err}) }
 	for _, p := range paths {
 		fi, err := os.Stat(p)
 		if err != nil {
-			bad = append(bad, fmt.Errorf("%s: %v", p, reason(err)))
+			fail(fmt.Errorf("%s: %v", p, reason(err)))
 			continue
 		}
 		if !fi.IsDir() {
-			load(p)
+			add(p)
 			continue
 		}
 		found := 0
 		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
-				bad = append(bad, fmt.Errorf("%s: %v", path, reason(err)))
+				fail(fmt.Errorf("%s: %v", path, reason(err)))
 				return nil
 			}
 			if d.Type().IsRegular() && d.Name() == runFile {
 				found++
-				load(path)
+				add(path)
 			}
 			return nil
 		})
 		if err != nil {
-			bad = append(bad, err)
+			fail(err)
 		} else if found == 0 {
-			bad = append(bad, fmt.Errorf("%s: no %s under this folder", p, runFile))
+			fail(fmt.Errorf("%s: no %s under this folder", p, runFile))
 		}
 	}
-	return inputs, read, bad
+	return files, read
+}
+
+// loadFleet loads the files on one goroutine per CPU (decoding is the work: 100,000 results are over 4 GB of
+// JSON) and merges each as it loads, keeping only its rows, so that memory grows with the rows and never
+// holds more runs than there are goroutines. A file that does not load gets its error in files, in place,
+// so that the errors are told in the order the files were named.
+func loadFleet(files []fleetFile) *report.FleetMerger {
+	var (
+		merger report.FleetMerger
+		mu     sync.Mutex
+		next   atomic.Int64
+		wg     sync.WaitGroup
+	)
+	for range min(runtime.GOMAXPROCS(0), len(files)) {
+		wg.Go(func() {
+			var loader result.Loader
+			for i := int(next.Add(1)) - 1; i < len(files); i = int(next.Add(1)) - 1 {
+				f := &files[i]
+				if f.err != nil {
+					continue
+				}
+				r, err := loader.Load(f.path)
+				if err != nil {
+					if !strings.Contains(err.Error(), f.path) {
+						err = fmt.Errorf("%s: %w", f.path, err)
+					}
+					f.err = err
+					continue
+				}
+				node := report.NodeOf(f.path, r)
+				mu.Lock()
+				merger.Add(node)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return &merger
 }
 
 // reason is what went wrong with a file, without the path the caller names itself.

@@ -68,7 +68,7 @@ func (e *Expectations) Strategies() []Strategy {
 
 // LoadExpectations reads an expectations file, or a run.json to take the expectations from.
 func LoadExpectations(path string) (*Expectations, error) {
-	b, err := readFile(path)
+	b, err := readFile(path, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -1,12 +1,12 @@
 package result
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"syscall"
 )
 
@@ -26,17 +26,29 @@ func (e *NotAResultError) Error() string {
 // Load reads a run.json. Files that are not results, of another schema version, inconsistent, or over
 // MaxFileBytes give a *NotAResultError; the file is read in bounded memory whatever it holds.
 func Load(path string) (*Run, error) {
-	b, err := readFile(path)
+	var l Loader
+	return l.Load(path)
+}
+
+// Loader loads results one after another through one read buffer, for a caller that reads thousands of
+// files (merge of a fleet). Each result is decoded into a Run of its own, so nothing of one file stays in
+// the next; the buffer keeps the size of the largest file read. A Loader is for one goroutine at a time.
+type Loader struct{ buf []byte }
+
+// Load is Load, reading into the loader's buffer.
+func (l *Loader) Load(path string) (*Run, error) {
+	b, err := readFile(path, l.buf)
 	if err != nil {
 		return nil, err
 	}
+	l.buf = b[:0]
 	return decodeRun(b, path)
 }
 
 // LoadWithBytes is Load that also returns the bytes it read, for a caller that keeps the file as it was
 // (bundle): read once, so what is kept is what was checked, even from a pipe.
 func LoadWithBytes(path string) (*Run, []byte, error) {
-	b, err := readFile(path)
+	b, err := readFile(path, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -44,8 +56,9 @@ func LoadWithBytes(path string) (*Run, []byte, error) {
 	return r, b, err
 }
 
-// readFile reads a file that must hold one JSON object, in bounded memory.
-func readFile(path string) ([]byte, error) {
+// readFile reads a file that must hold one JSON object, in bounded memory, into buf where it is large
+// enough.
+func readFile(path string, buf []byte) ([]byte, error) {
 	// O_NONBLOCK: opening a FIFO nobody writes into would otherwise wait for ever (a check must end within
 	// its budget); opened so, it reads as empty, while one with a writer reads as a pipe (Go's poller waits).
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
@@ -57,40 +70,57 @@ func readFile(path string) ([]byte, error) {
 		return nil, &NotAResultError{path, "it is a directory (a run's folder holds its result in run.json)"}
 	} else if err == nil && st.Mode().IsRegular() && st.Size() > MaxFileBytes {
 		return nil, &NotAResultError{path, fmt.Sprintf("%d bytes, more than the %d a result can have", st.Size(), int64(MaxFileBytes))}
+	} else if err == nil && st.Mode().IsRegular() && int64(cap(buf)) <= st.Size() {
+		// One byte more than the file, so that its end is seen without growing the buffer.
+		buf = make([]byte, 0, st.Size()+1)
 	}
-	return readObject(f, path)
+	return readObject(f, path, buf)
 }
 
 // Decode reads a result from r; name says where it came from in errors.
 func Decode(r io.Reader, name string) (*Run, error) {
-	b, err := readObject(r, name)
+	b, err := readObject(r, name, nil)
 	if err != nil {
 		return nil, err
 	}
 	return decodeRun(b, name)
 }
 
-// readObject reads a JSON object of at most MaxFileBytes, turning away anything else at its first byte.
-func readObject(r io.Reader, name string) ([]byte, error) {
-	br := bufio.NewReader(io.LimitReader(r, MaxFileBytes+1))
-	// A result is a JSON object: anything else (binary data, /dev/zero) is turned away at its first byte.
+// readObject reads a JSON object of at most MaxFileBytes into buf (grown as needed), without the blanks
+// before it, turning away anything else at its first byte.
+func readObject(r io.Reader, name string, buf []byte) ([]byte, error) {
+	lr := io.LimitReader(r, MaxFileBytes+1)
+	b, started := buf[:0], false
 	for {
-		c, err := br.ReadByte()
-		if err != nil {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, max(512, len(b)))
+		}
+		n, err := lr.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if !started && len(b) > 0 {
+			// A result is a JSON object: anything else (binary data, /dev/zero) is turned away at its first
+			// byte, before the rest is read; blanks before it are dropped as they come.
+			i := firstNonBlank(b)
+			switch {
+			case i < 0:
+				b = b[:0]
+			case b[i] != '{':
+				return nil, &NotAResultError{name, "not JSON: it does not start with {"}
+			default:
+				b, started = b[:copy(b, b[i:])], true
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil && !started {
 			return nil, &NotAResultError{name, "empty"}
+		} else if err != nil {
+			return nil, err
 		}
-		if c == ' ' || c == '\t' || c == '\r' || c == '\n' {
-			continue
-		}
-		if c != '{' {
-			return nil, &NotAResultError{name, "not JSON: it does not start with {"}
-		}
-		_ = br.UnreadByte()
-		break
 	}
-	b, err := io.ReadAll(br)
-	if err != nil {
-		return nil, err
+	if !started {
+		return nil, &NotAResultError{name, "empty"}
 	}
 	if len(b) > MaxFileBytes {
 		return nil, &NotAResultError{name, "larger than 1 GiB"}
@@ -98,8 +128,41 @@ func readObject(r io.Reader, name string) ([]byte, error) {
 	return b, nil
 }
 
-// decodeRun decodes and checks a run from a JSON object.
+// firstNonBlank is the index of the first byte of b that is not JSON white space, or -1.
+func firstNonBlank(b []byte) int {
+	for i, c := range b {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
+			return i
+		}
+	}
+	return -1
+}
+
+// decodeRun decodes and checks a run from a JSON object. A result is decoded in one pass; a file that does
+// not decode is decoded again head first, so that its error is the one that matters (another schema
+// version before a field of the wrong type), as Load has always said it.
 func decodeRun(b []byte, name string) (*Run, error) {
+	var doc struct {
+		Run
+		// The outer field hides the Run's (encoding/json takes the shallower): absent is not 0.
+		SchemaVersion *int `json:"schema_version"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		if _, herr := decodeHeadFirst(b, name); herr != nil {
+			return nil, herr
+		}
+		return nil, &NotAResultError{name, err.Error()}
+	}
+	if err := checkHead(doc.SchemaVersion, doc.Tool.Name, name); err != nil {
+		return nil, err
+	}
+	doc.Run.SchemaVersion = *doc.SchemaVersion
+	return checked(&doc.Run, name)
+}
+
+// decodeHeadFirst decodes the head (schema version, tool), then the run: twice the work of one pass, for
+// the errors of a file that is not a result.
+func decodeHeadFirst(b []byte, name string) (*Run, error) {
 	var head struct {
 		SchemaVersion *int `json:"schema_version"`
 		Tool          struct {
@@ -109,19 +172,31 @@ func decodeRun(b []byte, name string) (*Run, error) {
 	if err := json.Unmarshal(b, &head); err != nil {
 		return nil, &NotAResultError{name, "not JSON (" + err.Error() + ")"}
 	}
-	if head.SchemaVersion == nil || head.Tool.Name != "clmemprobe" {
-		return nil, &NotAResultError{name, "no clmemprobe schema_version"}
-	}
-	if *head.SchemaVersion != SchemaVersion {
-		return nil, &NotAResultError{name, fmt.Sprintf("schema version %d; this build reads version %d", *head.SchemaVersion, SchemaVersion)}
+	if err := checkHead(head.SchemaVersion, head.Tool.Name, name); err != nil {
+		return nil, err
 	}
 	var run Run
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&run); err != nil {
+	if err := json.NewDecoder(bytes.NewReader(b)).Decode(&run); err != nil {
 		return nil, &NotAResultError{name, err.Error()}
 	}
-	if err := run.Check(); err != nil {
+	return checked(&run, name)
+}
+
+// checked is the run if its figures hold together (Check).
+func checked(r *Run, name string) (*Run, error) {
+	if err := r.Check(); err != nil {
 		return nil, &NotAResultError{name, err.Error()}
 	}
-	return &run, nil
+	return r, nil
+}
+
+// checkHead is the test of a file's head: a clmemprobe result of this schema version.
+func checkHead(version *int, tool, name string) error {
+	if version == nil || tool != "clmemprobe" {
+		return &NotAResultError{name, "no clmemprobe schema_version"}
+	}
+	if *version != SchemaVersion {
+		return &NotAResultError{name, fmt.Sprintf("schema version %d; this build reads version %d", *version, SchemaVersion)}
+	}
+	return nil
 }
