@@ -49,17 +49,20 @@ const (
 	evInfo   = "info"   // a strategy's set-up is done, its loop starts
 	evSample = "sample" // one memory sample
 	evNotice = "notice" // a context notify message
+	evEnd    = "end"    // a strategy's loop ended: what its devices held then
 	evResult = "result" // the last word: the job's answer
 )
 
 // event is one line of the protocol; T says which field is set.
 type event struct {
-	T       string          `json:"t"`
-	Version int             `json:"v,omitempty"`
-	Sample  *result.Sample  `json:"s,omitempty"`
-	Notice  string          `json:"n,omitempty"`
-	Info    *strategyInfo   `json:"i,omitempty"`
-	Result  json.RawMessage `json:"r,omitempty"`
+	T       string         `json:"t"`
+	Version int            `json:"v,omitempty"`
+	Sample  *result.Sample `json:"s,omitempty"`
+	Notice  string         `json:"n,omitempty"`
+	Info    *strategyInfo  `json:"i,omitempty"`
+	// Ledger is, per device, the processes holding its memory when the loop ended (evEnd).
+	Ledger map[int][]result.DeviceProcess `json:"l,omitempty"`
+	Result json.RawMessage                `json:"r,omitempty"`
 }
 
 // eventWriter serialises events from the loop and the sampler goroutine onto one stream.
@@ -121,13 +124,25 @@ func RunChild(stdin io.Reader) int {
 	}
 	c := &child{ev: newEventWriter(os.NewFile(childEventsFD, "events"))}
 	var err error
-	if c.cell, err = progress.Map(os.NewFile(childCellFD, "progress")); err != nil {
+	cellFile := os.NewFile(childCellFD, "progress")
+	c.cell, err = progress.Map(cellFile)
+	// The mapping outlives the descriptor. Closed now, not by the garbage collector at a moment of its own:
+	// that would move the worker's descriptor count in the middle of a loop that a descriptor limit ends.
+	_ = cellFile.Close()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "clmemprobe child:", err)
 		return 2
 	}
 	if err := json.NewDecoder(stdin).Decode(&c.spec); err != nil || c.spec.Protocol != protocolVersion {
 		fmt.Fprintf(os.Stderr, "clmemprobe child: spec of protocol %d (%v); this build speaks %d\n", c.spec.Protocol, err, protocolVersion)
 		return 2
+	}
+	// The job's limits, before this process opens anything more and before the runtime loads (which may size
+	// its tables by them): the user's descriptor limit, which this process's Go runtime raised as it started,
+	// and a variant's. A limit that cannot be set is the job's answer, at set-up.
+	var limitErr error
+	if c.spec.Strategy != nil {
+		limitErr = setLimits(c.spec.Strategy.Limits)
 	}
 	if c.ev.send(event{T: evHello, Version: protocolVersion}) != nil {
 		return 3
@@ -138,7 +153,11 @@ func RunChild(stdin io.Reader) int {
 	var answer any
 	switch c.spec.Kind {
 	case kindStrategy:
-		answer = c.runStrategy()
+		if limitErr != nil {
+			answer = limitFailure(limitErr)
+		} else {
+			answer = c.runStrategy()
+		}
 	case kindDescribe:
 		answer = c.describe()
 	case kindExchange:

@@ -22,13 +22,16 @@ type collector struct {
 	hostFit  slopeFit
 	availFit slopeFit // of MemAvailable, negated: the system's memory taken
 	commFit  slopeFit // of Committed_AS
-	devFits  map[int]*slopeFit
-	lo, hi   uint64 // the lowest and highest sample index
-	kept     []result.Sample
-	stride   int
-	total    int
-	last     *result.Sample
-	onSample func(*result.Sample)
+	// The resource ledger's sampled figures: open descriptors, the memory cgroup's working set, locked
+	// memory. Each is fitted only from the samples that read it.
+	fdFit, cgroupFit, lockedFit slopeFit
+	devFits                     map[int]*slopeFit
+	lo, hi                      uint64 // the lowest and highest sample index
+	kept                        []result.Sample
+	stride                      int
+	total                       int
+	last                        *result.Sample
+	onSample                    func(*result.Sample)
 }
 
 // maxNotices is how many of a job's notify messages are kept (the first ones); the rest are counted.
@@ -59,6 +62,16 @@ func (c *collector) handle(ev event) {
 			c.res.AddressSpaceBytes = ev.Info.AddressSpace
 			c.res.RuntimeDiagnostics = ev.Info.Diagnostics
 			c.res.LoopStarted = ev.Info.LoopStarted.UTC().Format(time.RFC3339Nano)
+			c.res.Resources = ev.Info.Resources
+		}
+	case evEnd:
+		if ev.Ledger != nil && c.res.Resources != nil {
+			for i := range c.res.Resources.Devices {
+				d := &c.res.Resources.Devices[i]
+				if procs, ok := ev.Ledger[d.Device]; ok {
+					d.ProcessesAtEnd = procs
+				}
+			}
 		}
 	}
 }
@@ -77,6 +90,15 @@ func (c *collector) addSample(s *result.Sample) {
 	}
 	if s.CommittedBytes > 0 {
 		c.commFit.add(x, float64(s.CommittedBytes))
+	}
+	if s.OpenFDs > 0 {
+		c.fdFit.add(x, float64(s.OpenFDs))
+	}
+	if s.CgroupBytes > 0 {
+		c.cgroupFit.add(x, float64(s.CgroupBytes))
+	}
+	if s.LockedBytes > 0 {
+		c.lockedFit.add(x, float64(s.LockedBytes))
 	}
 	for _, d := range s.DeviceSamples {
 		f := c.devFits[d.Device]
@@ -105,6 +127,31 @@ func (c *collector) addSample(s *result.Sample) {
 	}
 }
 
+// cgroupMemory is the ledger's cgroup memory, nil where the worker ran in no memory cgroup it could read.
+func cgroupMemory(rs *result.Resources) *result.Resource {
+	if rs.Cgroup == nil {
+		return nil
+	}
+	return &rs.Cgroup.Memory
+}
+
+// endResources sets the ledger's values at the end from the last sample.
+func (c *collector) endResources(res *result.StrategyResult) {
+	rs, last := res.Resources, c.last
+	if rs == nil || last == nil {
+		return
+	}
+	if rs.FDs != nil && last.OpenFDs > 0 {
+		rs.FDs.AtEnd = last.OpenFDs
+	}
+	if rs.LockedMemory != nil {
+		rs.LockedMemory.AtEnd = last.LockedBytes
+	}
+	if rs.Cgroup != nil && last.CgroupBytes > 0 {
+		rs.Cgroup.Memory.AtEnd = last.CgroupBytes
+	}
+}
+
 // finish turns how the worker ended into the strategy's result.
 func (c *collector) finish(e *ending) *result.StrategyResult {
 	c.mu.Lock()
@@ -117,6 +164,7 @@ func (c *collector) finish(e *ending) *result.StrategyResult {
 		res.Outcome, res.Reason = a.Outcome, a.Reason
 		res.AllocationsOK, res.FirstFailure = a.AllocationsOK, a.FirstFailure
 		res.Attribution, res.AttributionNote, res.LoopSeconds = a.Attribution, a.AttributionNote, a.LoopSeconds
+		res.Guard = a.Guard
 		if a.AllocationsOK > 0 && a.LoopSeconds > 0 {
 			res.NanosPerAlloc = a.LoopSeconds * 1e9 / float64(a.AllocationsOK)
 		}
@@ -137,6 +185,7 @@ func (c *collector) finish(e *ending) *result.StrategyResult {
 	}
 	res.WorkerOutput = e.output
 	res.BytesOK = res.AllocationsOK * res.SizeBytes
+	c.endResources(res)
 	c.fitCosts(res)
 	res.Samples = c.kept
 	if c.last != nil && (len(res.Samples) == 0 || res.Samples[len(res.Samples)-1].Index != c.last.Index ||
@@ -172,6 +221,18 @@ func (c *collector) fitCosts(res *result.StrategyResult) {
 	}
 	if b, ok := c.commFit.slope(); ok {
 		res.CommittedBytesPerBuffer = &b
+	}
+	if rs := res.Resources; rs != nil {
+		for _, r := range []struct {
+			res *result.Resource
+			fit *slopeFit
+		}{{rs.FDs, &c.fdFit}, {rs.LockedMemory, &c.lockedFit}, {cgroupMemory(rs), &c.cgroupFit}} {
+			if r.res != nil {
+				if b, ok := r.fit.slope(); ok {
+					r.res.PerBuffer = &b
+				}
+			}
+		}
 	}
 	if len(c.devFits) == 0 {
 		return

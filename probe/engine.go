@@ -42,8 +42,19 @@ func Run(ctx context.Context, p Plan, inv result.Inventory, obs Observer) (*resu
 	if p.Began.IsZero() {
 		p.Began = time.Now()
 	}
+	// The shell that reads the descriptor limit the command was started with runs while the result starts.
+	nofile := make(chan uint64, 1)
+	go func() {
+		n, _ := shellNofile(ctx) // none read: the workers keep the limit the Go runtime gave them
+		nofile <- n
+	}()
 	run := newRun(&p, inv)
+	// The workers run in this process's memory cgroup: the parent watches it too.
+	if cg, _ := sample.FindCgroup(sample.System); cg != nil && cg.Limit() > 0 {
+		p.cgroup = cg
+	}
 	obs.RunStarted(run)
+	p.startNofile = <-nofile
 	for _, j := range p.jobs() {
 		if ctx.Err() != nil {
 			break
@@ -109,11 +120,15 @@ func newRun(p *Plan, inv result.Inventory) *result.Run {
 func runJob(ctx context.Context, p *Plan, j Job, obs Observer) (*result.StrategyResult, error) {
 	jobStart := time.Now()
 	col := newCollector(j, func(s *result.Sample) { obs.Sample(j, s) })
+	limits, err := p.limits(j)
+	if err != nil {
+		return nil, err
+	}
 	spec := childSpec{Kind: kindStrategy, Library: p.Library, Strategy: &strategySpec{Platform: p.Platform, Devices: j.Devices,
 		Strategy: j.Strategy, Size: j.Size, Count: j.Budget, Touch: p.Touch, HostReserve: p.HostReserve, SampleInterval: p.SampleInterval,
-		PerBuffer: p.PerBuffer}}
+		PerBuffer: p.PerBuffer, Limits: limits}}
 	lastReport := time.Time{}
-	e, err := supervise(ctx, supervision{spec: spec, env: append(p.env(j), noAsyncPreemption()), limits: p.Limits, hostReserve: p.HostReserve, onEvent: col.handle,
+	e, err := supervise(ctx, supervision{spec: spec, env: append(p.env(j), noAsyncPreemption()), limits: p.Limits, hostReserve: p.HostReserve, cgroup: p.cgroup, onEvent: col.handle,
 		onTick: func(count uint64, elapsed time.Duration) {
 			if time.Since(lastReport) < 200*time.Millisecond {
 				return
@@ -131,6 +146,13 @@ func runJob(ctx context.Context, p *Plan, j Job, obs Observer) (*result.Strategy
 		return nil, err
 	}
 	sr := col.finish(e)
+	if cg := sr.Resources.CgroupOf(); cg != nil && p.cgroup != nil && p.cgroup.Path == cg.Path {
+		// The worker's last word cannot say that the cgroup's OOM killer ended it: the count does, read
+		// again once the worker is gone.
+		if n, ok := p.cgroup.OOMKills(); ok {
+			cg.OOMKillsAtEnd = n
+		}
+	}
 	if t, err := time.Parse(time.RFC3339Nano, sr.LoopStarted); err == nil {
 		sr.SetupSeconds = t.Sub(jobStart).Seconds()
 	}
@@ -139,7 +161,14 @@ func runJob(ctx context.Context, p *Plan, j Job, obs Observer) (*result.Strategy
 
 // Environment collects the environment block of a report: the machine, the kernel's memory policy, the ICD
 // loader's configuration and the variables that change what runtimes do. It loads no runtime.
-func Environment(library string) *result.Environment { return env.Collect(sample.System, library) }
+func Environment(library string) *result.Environment {
+	e := env.Collect(sample.System, library)
+	e.FDLimit, _ = shellNofile(context.Background())
+	if cg, _ := sample.FindCgroup(sample.System); cg != nil {
+		e.MemoryCgroup = &result.CgroupInfo{Version: cg.Version, Path: cg.Path, LimitBytes: cg.Limit()}
+	}
+	return e
+}
 
 // DefaultHostReserve is the larger of 1 GiB and 5% of RAM.
 func DefaultHostReserve() uint64 {

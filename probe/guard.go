@@ -1,32 +1,49 @@
 package probe
 
 import (
+	"fmt"
 	"math"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
-// guardInterval is how often the host guard reads system available memory, whatever the sampling interval.
+// guardInterval is how often the host guard reads available memory, whatever the sampling interval.
 const guardInterval = 5 * time.Millisecond
 
-// hostGuard stops a loop before system available memory falls below the reserve. It reads MemAvailable on
-// its own cadence and, before each buffer, predicts where the next buffer leaves available memory at the
-// measured cost per buffer; when that comes within reach of the reserve it reads again at once, and stops
-// the loop if one more buffer would cross it. The cost starts at the buffer size (as if every buffer landed
-// in host memory) until the readings say otherwise.
-type hostGuard struct {
-	root    sample.Root
-	reserve uint64
+// cgroupReserve is the reserve the guard keeps below a memory cgroup's limit: the smaller of the host
+// reserve and a sixteenth of the limit, at least 32 MiB. A container of 1 GiB keeps 64 MiB; the host's
+// reserve (a gigabyte or more) would stop a loop in such a container before its first buffer.
+func cgroupReserve(hostReserve, limit uint64) uint64 {
+	return min(hostReserve, max(limit/16, 32<<20))
+}
 
-	mu        sync.Mutex
-	avail, at uint64  // the last reading and the buffers done when it was taken
-	cost      float64 // bytes of available memory one buffer takes, measured
-	baseAvail uint64  // the reading the current cost window started from
-	baseAt    uint64
-	baseTime  time.Time
+// hostGuard stops a loop before available memory falls below its reserve: the system's MemAvailable below
+// --host-reserve, and where the worker runs in a memory cgroup with a limit, the cgroup's free memory (its
+// limit less its working set) below cgroupReserve, so that a probe in a pod or a batch job stops before the
+// cgroup's OOM killer acts. It reads both on its own cadence and works with the room above the tighter of
+// the two. Before each buffer it predicts the room the next buffer leaves at the measured cost per buffer;
+// when that comes within reach of zero it reads again at once, and stops the loop if one more buffer would
+// cross it. The cost starts at the buffer size (as if every buffer landed in host memory) until the readings
+// say otherwise.
+type hostGuard struct {
+	root      sample.Root
+	reserve   uint64
+	cg        *sample.Cgroup // nil: no memory cgroup with a limit
+	cgLimit   uint64
+	cgReserve uint64
+
+	mu       sync.Mutex
+	last     guardReading
+	at       uint64  // the buffers done when last was taken
+	cost     float64 // bytes of room one buffer takes, measured
+	baseRoom float64 // the room the current cost window started from
+	baseAt   uint64
+	baseTime time.Time
 
 	// quietBelow is the first buffer index at which the last reading no longer says "far from the reserve":
 	// below it stopBefore returns at once, with one atomic load (a plain load on amd64 and arm64) instead
@@ -35,15 +52,28 @@ type hostGuard struct {
 	quietBelow atomic.Uint64
 }
 
-func newHostGuard(root sample.Root, reserve, size uint64) *hostGuard {
+// guardReading is one reading: the system's available memory, the cgroup's free memory where there is a
+// cgroup limit, and the room above the tighter reserve (negative: below it).
+type guardReading struct {
+	avail, cgFree uint64
+	room          float64
+	by            result.Guard // which reserve is the tighter
+}
+
+func newHostGuard(root sample.Root, reserve, size uint64, cg *sample.Cgroup) *hostGuard {
 	g := &hostGuard{root: root, reserve: reserve, cost: float64(size)}
-	if mi, err := root.Meminfo(); err == nil {
-		g.avail, g.baseAvail = mi.Available, mi.Available
+	if cg != nil && reserve > 0 {
+		if limit := cg.Limit(); limit > 0 {
+			g.cg, g.cgLimit, g.cgReserve = cg, limit, cgroupReserve(reserve, limit)
+		}
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if r, ok := g.readLocked(); ok {
+		g.last, g.baseRoom = r, r.room
 	}
 	g.baseTime = time.Now()
-	g.mu.Lock()
 	g.setQuietBelow()
-	g.mu.Unlock()
 	return g
 }
 
@@ -64,38 +94,55 @@ func (g *hostGuard) watch(stop <-chan struct{}, done func() uint64) {
 	}
 }
 
-// read takes a reading with at buffers done and updates the cost once enough buffers and time have passed
-// for the difference to mean something. ok is false when the system's memory cannot be read.
-func (g *hostGuard) read(at uint64) (avail uint64, ok bool) {
+// readLocked reads the system's and the cgroup's memory; the caller holds mu. ok is false when the
+// system's memory cannot be read.
+func (g *hostGuard) readLocked() (guardReading, bool) {
 	mi, err := g.root.Meminfo()
 	if err != nil {
-		return 0, false
+		return guardReading{}, false
 	}
+	r := guardReading{avail: mi.Available, room: float64(mi.Available) - float64(g.reserve), by: result.GuardSystem}
+	if g.cg != nil {
+		if ws, err := g.cg.WorkingSet(); err == nil {
+			r.cgFree = g.cgLimit - min(g.cgLimit, ws)
+			if room := float64(r.cgFree) - float64(g.cgReserve); room < r.room {
+				r.room, r.by = room, result.GuardCgroup
+			}
+		}
+	}
+	return r, true
+}
+
+// read takes a reading with at buffers done and updates the cost once enough buffers and time have passed
+// for the difference to mean something.
+func (g *hostGuard) read(at uint64) (guardReading, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.avail, g.at = mi.Available, at
+	r, ok := g.readLocked()
+	if !ok {
+		return r, false
+	}
+	g.last, g.at = r, at
 	if at >= g.baseAt+8 && time.Since(g.baseTime) >= 4*guardInterval {
-		drop := float64(g.baseAvail) - float64(mi.Available)
-		g.cost = max(0, drop/float64(at-g.baseAt))
-		g.baseAvail, g.baseAt, g.baseTime = mi.Available, at, time.Now()
+		g.cost = max(0, (g.baseRoom-r.room)/float64(at-g.baseAt))
+		g.baseRoom, g.baseAt, g.baseTime = r.room, at, time.Now()
 	}
 	g.setQuietBelow()
-	return mi.Available, true
+	return r, true
 }
 
 // farMargin is how far above the reserve a prediction must be, beyond four buffers' cost, for stopBefore to
 // skip a fresh reading.
 const farMargin = 16 << 20
 
-// setQuietBelow moves quietBelow to the first buffer whose predicted available memory (the last reading
-// less the cost of the buffers made since) comes within four buffers and farMargin of the reserve. The
-// caller holds mu.
+// setQuietBelow moves quietBelow to the first buffer whose predicted room (the last reading less the cost
+// of the buffers made since) comes within four buffers and farMargin of the reserve. The caller holds mu.
 func (g *hostGuard) setQuietBelow() {
 	if g.reserve == 0 {
 		g.quietBelow.Store(math.MaxUint64)
 		return
 	}
-	headroom := float64(g.avail) - 4*g.cost - farMargin - float64(g.reserve)
+	headroom := g.last.room - 4*g.cost - farMargin
 	switch {
 	case headroom <= 0:
 		g.quietBelow.Store(0)
@@ -108,18 +155,28 @@ func (g *hostGuard) setQuietBelow() {
 	}
 }
 
-// stopBefore reports whether buffer i must not be made, and the available memory it judged from. done is
-// how many buffers the device has finished: buffers made but still in flight (a batch) take their memory
-// later, so they count as taken.
-func (g *hostGuard) stopBefore(i, done uint64) (uint64, bool) {
+// stopBefore reports whether buffer i must not be made, with the reading it judged from. done is how many
+// buffers the device has finished: buffers made but still in flight (a batch) take their memory later, so
+// they count as taken.
+func (g *hostGuard) stopBefore(i, done uint64) (guardReading, bool) {
 	// Far from the reserve: nothing to do. Within a few buffers of it (or farMargin): read now.
 	if i < g.quietBelow.Load() {
-		return 0, false
+		return guardReading{}, false
 	}
 	g.mu.Lock()
 	cost := g.cost
 	g.mu.Unlock()
 	fresh, ok := g.read(done)
 	inFlight := float64(i - min(i, done))
-	return fresh, ok && float64(fresh)-(inFlight+1)*cost < float64(g.reserve)
+	return fresh, ok && fresh.room-(inFlight+1)*cost < 0
+}
+
+// stopReason says why the guard stopped the loop, in numbers.
+func (g *hostGuard) stopReason(r guardReading) string {
+	if r.by == result.GuardCgroup {
+		return fmt.Sprintf("host guard: the memory cgroup %s has %s free (its limit %s less its working set), and one more buffer would take it below its reserve %s",
+			g.cg.Path, units.Bytes(r.cgFree), units.Bytes(g.cgLimit), units.Bytes(g.cgReserve))
+	}
+	return fmt.Sprintf("host guard: system available memory %s, less one more buffer, would fall below the reserve %s",
+		units.Bytes(r.avail), units.Bytes(g.reserve))
 }

@@ -5,9 +5,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
+	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 // fakeMeminfo is a fixture root whose /proc/meminfo says avail bytes are available; set rewrites it.
@@ -35,6 +37,9 @@ func farFromReserve(avail, at, i uint64, cost float64, reserve uint64) bool {
 	return predicted-4*cost-farMargin > float64(reserve)
 }
 
+// noCgroup is a guard without a memory cgroup.
+var noCgroup *sample.Cgroup
+
 func TestGuardQuietBoundMatchesThePrediction(t *testing.T) {
 	root, _ := fakeMeminfo(t, 8<<30)
 	for _, c := range []struct {
@@ -52,9 +57,9 @@ func TestGuardQuietBoundMatchesThePrediction(t *testing.T) {
 		{name: "small cost, large count", avail: 20 << 30, at: 1e6, cost: 1.5, reserve: 1 << 30, from: 1e6, through: 1e6 + 5000},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			g := newHostGuard(root, c.reserve, 1<<20)
+			g := newHostGuard(root, c.reserve, 1<<20, noCgroup)
 			g.mu.Lock()
-			g.avail, g.at, g.cost = c.avail, c.at, c.cost
+			g.last.room, g.at, g.cost = float64(c.avail)-float64(c.reserve), c.at, c.cost
 			g.setQuietBelow()
 			g.mu.Unlock()
 			q := g.quietBelow.Load()
@@ -69,7 +74,7 @@ func TestGuardQuietBoundMatchesThePrediction(t *testing.T) {
 
 func TestGuardWithoutReserveNeverStops(t *testing.T) {
 	root, _ := fakeMeminfo(t, 0)
-	g := newHostGuard(root, 0, 1<<20)
+	g := newHostGuard(root, 0, 1<<20, noCgroup)
 	if _, stop := g.stopBefore(math.MaxUint64-1, 0); stop {
 		t.Fatal("a zero reserve stopped the loop")
 	}
@@ -83,7 +88,7 @@ func TestGuardStopsBeforeTheReserve(t *testing.T) {
 	reserve := uint64(512 * mib)
 	start := reserve + 100*mib
 	root, set := fakeMeminfo(t, start)
-	g := newHostGuard(root, reserve, mib)
+	g := newHostGuard(root, reserve, mib, noCgroup)
 	for i := uint64(0); ; i++ {
 		set(start - i*mib) // buffers 0..i-1 took their memory
 		_, stop := g.stopBefore(i, i)
@@ -93,6 +98,60 @@ func TestGuardStopsBeforeTheReserve(t *testing.T) {
 		if stop {
 			if i != 100 {
 				t.Fatalf("stopped at buffer %d, want 100 (the reserve is 100 MiB below available memory)", i)
+			}
+			return
+		}
+	}
+}
+
+// TestGuardStopsBeforeTheCgroupLimit: in a memory cgroup of 4 GiB (a Slurm job's, in the fixture) whose
+// working set grows by 1 MiB per buffer from 3 GiB, with 60 GiB of system memory available, the guard
+// stops the loop at the cgroup's reserve (a sixteenth of the limit, 256 MiB, below the 1 GiB host reserve):
+// at the buffer that would leave less than that free, and says it was the cgroup.
+func TestGuardStopsBeforeTheCgroupLimit(t *testing.T) {
+	const mib = 1 << 20
+	dir := t.TempDir()
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("internal", "sample", "testdata", "cgroup-v2"))); err != nil {
+		t.Fatal(err)
+	}
+	root := sample.Under(dir)
+	meminfo := fmt.Sprintf("MemTotal: %d kB\nMemAvailable: %d kB\n", 64<<20, 60<<20)
+	if err := os.WriteFile(filepath.Join(dir, "proc", "meminfo"), []byte(meminfo), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	step := filepath.Join(dir, "sys", "fs", "cgroup", "job_42", "step_0")
+	setWorkingSet := func(b uint64) {
+		if err := os.WriteFile(filepath.Join(step, "memory.current"), []byte(fmt.Sprintln(b)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(step, "memory.stat"), []byte("inactive_file 0\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setWorkingSet(3 << 30)
+	cg, why := sample.FindCgroup(root)
+	if cg == nil {
+		t.Fatal(why)
+	}
+	const limit, hostReserve = 4 << 30, 1 << 30
+	wantReserve := uint64(limit / 16)
+	if got := cgroupReserve(hostReserve, limit); got != wantReserve {
+		t.Fatalf("cgroup reserve %d, want %d", got, wantReserve)
+	}
+	g := newHostGuard(root, hostReserve, mib, cg)
+	for i := uint64(0); ; i++ {
+		setWorkingSet(3<<30 + i*mib)
+		r, stop := g.stopBefore(i, i)
+		free := uint64(limit) - (3<<30 + i*mib)
+		if crosses := free-mib < wantReserve; stop != crosses {
+			t.Fatalf("buffer %d: stop %v, but one more buffer leaves less than the cgroup's reserve free: %v", i, stop, crosses)
+		}
+		if stop {
+			if want := uint64(limit-3<<30-wantReserve) / mib; i != want || r.by != result.GuardCgroup {
+				t.Fatalf("stopped at buffer %d by %q, want %d by the cgroup", i, r.by, want)
+			}
+			if reason := g.stopReason(r); !strings.Contains(reason, "/job_42/step_0") || !strings.Contains(reason, "4 GiB") {
+				t.Errorf("the reason does not name the cgroup and its limit: %s", reason)
 			}
 			return
 		}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
 	"github.com/clmemprobe/clmemprobe/report/result"
-	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
 // Attribution modes: how a failure that a runtime reports after the call that caused it is pinned to its
@@ -121,13 +120,11 @@ func (st *loopState) run(from uint64) *strategyAnswer {
 			w.takeSample(i)
 			forceAt += max(1, forceAt/2)
 		}
-		if avail, stop := w.guard.stopBefore(i, w.doneCount()); stop {
+		if reading, stop := w.guard.stopBefore(i, w.doneCount()); stop {
 			if ans, done := st.settle(); done {
 				return ans
 			}
-			return &strategyAnswer{Outcome: result.OutcomeStopped, AllocationsOK: i,
-				Reason: fmt.Sprintf("host guard: system available memory %s, less one more buffer, would fall below the reserve %s",
-					units.Bytes(avail), units.Bytes(w.spec.HostReserve))}
+			return &strategyAnswer{Outcome: result.OutcomeStopped, AllocationsOK: i, Reason: w.guard.stopReason(reading), Guard: reading.by}
 		}
 		t := &w.targets[next]
 		if next++; next == n {

@@ -6,6 +6,7 @@
 package probe
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
@@ -26,6 +27,11 @@ type Plan struct {
 	Limits     Limits
 	// HostReserve: a strategy stops before system available memory falls below it.
 	HostReserve uint64
+	// cgroup is the memory cgroup with a limit that the run's processes are in, found when the run starts.
+	cgroup *sample.Cgroup
+	// startNofile is the soft descriptor limit the command was started with (shellNofile), which every
+	// worker sets again; 0 where it could not be read.
+	startNofile uint64
 	// SampleInterval is the least time between samples; the worker also keeps its sampling under about
 	// 5% of the loop's time, so it samples less often when a sample is slow.
 	SampleInterval time.Duration
@@ -100,9 +106,39 @@ func (p *Plan) jobs() []Job {
 }
 
 // env is what a job's worker gets on top of this process's environment: the logging variables, then the
-// variant's settings.
+// variant's settings, less its limits (RLIMIT_ keys), which the worker sets itself (limits).
 func (p *Plan) env(j Job) []string {
-	return append(result.Assignments(p.RuntimeLog), result.Assignments(j.Variant.Settings)...)
+	vars := make(map[string]string, len(j.Variant.Settings))
+	for k, v := range j.Variant.Settings {
+		if !result.IsLimitSetting(k) {
+			vars[k] = v
+		}
+	}
+	return append(result.Assignments(p.RuntimeLog), result.Assignments(vars)...)
+}
+
+// limits are the soft limits a job's worker sets before its runtime loads: the descriptor limit this
+// command was started with (shellNofile; left out where it could not be read), then the variant's RLIMIT_
+// settings over it. nil: none.
+func (p *Plan) limits(j Job) (map[string]uint64, error) {
+	out := map[string]uint64{}
+	if p.startNofile > 0 {
+		out["RLIMIT_NOFILE"] = p.startNofile
+	}
+	for k, v := range j.Variant.Settings {
+		if !result.IsLimitSetting(k) {
+			continue
+		}
+		n, err := result.LimitValue(k, v)
+		if err != nil {
+			return nil, fmt.Errorf("variant %s: %w", result.VariantName(j.Variant.Name), err)
+		}
+		out[k] = n
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
 }
 
 // Observer hears about a run while it goes. Calls come from one goroutine at a time.

@@ -27,6 +27,11 @@ const (
 	clrLogSource = "https://github.com/ROCm/clr/blob/develop/rocclr/utils/flags.hpp (AMD_LOG_LEVEL 0-4, AMD_LOG_MASK)"
 	poclSource   = "https://github.com/pocl/pocl/blob/main/doc/sphinx/source/using.rst (POCL_MEMORY_LIMIT: the global memory, " +
 		"in GB, reported by the pthread and basic devices; POCL_DEBUG: categories of debug messages)"
+	// The descriptor leak is known from the runtime's history, not from a document: leads to read, not a finding.
+	neoFDSource = "leads, not a confirmed cause: https://github.com/intel/compute-runtime/commit/890724c562 (\"close leaked PRIME FD\", " +
+		"in release 26.18) closes a descriptor NEO left open per buffer for each additional GPU of a multi-device context; " +
+		"the leak is traced to commit 5205d34894. The test and the workaround are one: the descriptor limit (ulimit -n), " +
+		"which this variant raises for the worker; further than before means descriptors were the limit"
 )
 
 // Presets are the documented variants, for run --variant-preset NAME.
@@ -52,6 +57,15 @@ var Presets = []Preset{
 		Purpose:  "no deferred allocation: buffers of a context over several devices get their memory on every device at clCreateBuffer instead of at first use",
 		Variants: []result.Variant{{Name: "no-deferred", Settings: map[string]string{"DISABLE_DEFERRED_ALLOC": "1"}}},
 		Source:   clrFlagsSource,
+	},
+	{
+		Name: "nofile", Runtime: "any",
+		Purpose: "raise the descriptor limit: a runtime that keeps descriptors per buffer (Intel's NEO kept one per buffer for every " +
+			"additional GPU of a shared context) fails near the soft limit (ulimit -n, often 1024), NEO with -6 at create",
+		// The hard limit, not a number: raising the soft limit to it needs no privilege, so the preset works
+		// wherever the tool runs (a number above the hard limit would fail the job at set-up).
+		Variants: []result.Variant{{Name: "nofile-hard", Settings: map[string]string{"RLIMIT_NOFILE": "hard"}}},
+		Source:   neoFDSource,
 	},
 	{
 		Name: "pocl-limit", Runtime: "PoCL",

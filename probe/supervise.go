@@ -69,6 +69,9 @@ type supervision struct {
 	// hostReserve, when set, is the backstop for the child's own host guard: at half of it the parent
 	// kills a child that is stuck in a call while memory drains.
 	hostReserve uint64
+	// cgroup, when the tool runs in a memory cgroup with a limit, is watched the same way: at half the
+	// cgroup's reserve (cgroupReserve) the parent kills the child.
+	cgroup *sample.Cgroup
 	// onEvent hears every event but hello and result, from the reading goroutine.
 	onEvent func(event)
 	// onTick is called about every 50 ms with the cell's count and how long the child has run.
@@ -313,9 +316,8 @@ func watch(ctx context.Context, s supervision, pid int, cell *progress.Cell, sta
 				kill(result.OutcomeHung, fmt.Sprintf("watchdog: no progress for %s in stage %s", s.limits.Hang, cellStage(lastStage)))
 			}
 			if s.hostReserve > 0 && resultAt.IsZero() {
-				if mi, err := sample.System.Meminfo(); err == nil && mi.Available < s.hostReserve/2 {
-					kill(result.OutcomeStopped, fmt.Sprintf("host guard: system available memory %s fell below half the reserve %s",
-						units.Bytes(mi.Available), units.Bytes(s.hostReserve)))
+				if why := s.backstop(); why != "" {
+					kill(result.OutcomeStopped, why)
 				}
 			}
 			if s.onTick != nil {
@@ -323,6 +325,25 @@ func watch(ctx context.Context, s supervision, pid int, cell *progress.Cell, sta
 			}
 		}
 	}
+}
+
+// backstop says why a child must be killed because memory drained while it was stuck in a call: system
+// available memory, or the memory cgroup's free memory, below half its reserve.
+func (s *supervision) backstop() string {
+	if mi, err := sample.System.Meminfo(); err == nil && mi.Available < s.hostReserve/2 {
+		return fmt.Sprintf("host guard: system available memory %s fell below half the reserve %s",
+			units.Bytes(mi.Available), units.Bytes(s.hostReserve))
+	}
+	if s.cgroup == nil {
+		return ""
+	}
+	limit := s.cgroup.Limit()
+	ws, err := s.cgroup.WorkingSet()
+	if reserve := cgroupReserve(s.hostReserve, limit); limit > 0 && err == nil && limit-min(limit, ws) < reserve/2 {
+		return fmt.Sprintf("host guard: the memory cgroup %s has %s free (its limit %s less its working set), below half its reserve %s",
+			s.cgroup.Path, units.Bytes(limit-min(limit, ws)), units.Bytes(limit), units.Bytes(reserve))
+	}
+	return ""
 }
 
 // goFatalSignal finds the signal in the Go runtime's report of a fault in native code ("SIGSEGV:

@@ -30,6 +30,8 @@ type strategySpec struct {
 	SampleInterval time.Duration   `json:"sample_interval"`
 	// PerBuffer asks for a wait after every buffer instead of batches (run --attribution per-buffer).
 	PerBuffer bool `json:"per_buffer,omitempty"`
+	// Limits are the soft limits the worker sets before anything else (setLimits), by name (RLIMIT_NOFILE).
+	Limits map[string]uint64 `json:"limits,omitempty"`
 }
 
 // strategyInfo is sent once the worker has set up its contexts, before the loop.
@@ -42,6 +44,9 @@ type strategyInfo struct {
 	AddressSpace uint64 `json:"address_space"`
 	// Diagnostics names the driver diagnostics turned on for the contexts, if any.
 	Diagnostics string `json:"diagnostics,omitempty"`
+	// Resources is the ledger as the loop begins: limits, values at the start, the memory cgroup, the
+	// devices' memory and processes.
+	Resources *result.Resources `json:"resources,omitempty"`
 }
 
 // strategyAnswer is the worker's last word: how the loop ended.
@@ -51,6 +56,8 @@ type strategyAnswer struct {
 	AllocationsOK uint64               `json:"allocations_ok"`
 	FirstFailure  *result.FirstFailure `json:"first_failure,omitempty"`
 	LoopSeconds   float64              `json:"loop_seconds"`
+	// Guard is the reserve the host guard stopped the loop at, when it did.
+	Guard result.Guard `json:"guard,omitempty"`
 	// Attribution is how failures were pinned to buffers: batched or per-buffer, and why it fell back.
 	Attribution     string `json:"attribution,omitempty"`
 	AttributionNote string `json:"attribution_note,omitempty"`
@@ -64,6 +71,7 @@ type worker struct {
 	host    *sample.Host
 	devSamp sample.DeviceSampler
 	guard   *hostGuard
+	cgroup  *sample.Cgroup // the worker's memory cgroup; nil where there is none
 
 	sampleMu  sync.Mutex
 	loopStart time.Time
@@ -159,11 +167,13 @@ func (w *worker) run() *strategyAnswer {
 		info.Diagnostics = "cl_intel_driver_diagnostics, every level: its messages are among the notices"
 	}
 	info.AddressSpace = addressSpace()
-	w.guard = newHostGuard(sample.System, w.spec.HostReserve, w.spec.Size)
+	w.cgroup, _ = sample.FindCgroup(sample.System)
+	w.host.Cgroup = w.cgroup
+	w.guard = newHostGuard(sample.System, w.spec.HostReserve, w.spec.Size, w.cgroup)
 	w.loopStart = time.Now()
 	info.LoopStarted = w.loopStart
+	info.Resources = w.ledgerAtStart(w.takeSample(0))
 	_ = w.ev.send(event{T: evInfo, Info: info})
-	w.takeSample(0)
 	stop := make(chan struct{})
 	var done sync.WaitGroup
 	done.Add(2)
@@ -172,6 +182,9 @@ func (w *worker) run() *strategyAnswer {
 	res := w.loop()
 	close(stop)
 	done.Wait()
+	if procs := w.deviceProcesses(); procs != nil {
+		_ = w.ev.send(event{T: evEnd, Ledger: procs})
+	}
 	res.LoopSeconds = time.Since(w.loopStart).Seconds()
 	s := w.takeSample(res.AllocationsOK)
 	if res.FirstFailure != nil {
@@ -328,6 +341,41 @@ func (w *worker) takeSample(index uint64) result.Sample {
 		os.Exit(3)
 	}
 	return s
+}
+
+// deviceProcesses lists the processes on the job's devices, where the device sampler can (NVML); nil
+// otherwise. A device whose list could not be read is left out.
+func (w *worker) deviceProcesses() map[int][]result.DeviceProcess {
+	pl, ok := w.devSamp.(sample.ProcessLister)
+	if !ok {
+		return nil
+	}
+	procs, _ := pl.Processes()
+	return procs
+}
+
+// ledgerAtStart is the resource ledger as the loop begins, from its first sample: the worker's limits and
+// counts, its memory cgroup, and each device's memory in use with the processes holding it.
+func (w *worker) ledgerAtStart(first result.Sample) *result.Resources {
+	rs := startLedger(sample.System, first, w.spec.Limits)
+	if cg := w.cgroup; cg != nil {
+		kills, _ := cg.OOMKills()
+		rs.Cgroup = &result.Cgroup{Version: cg.Version, Path: cg.Path, OOMKillsAtStart: kills, OOMKillsAtEnd: kills,
+			Memory: result.Resource{AtStart: first.CgroupBytes, AtEnd: first.CgroupBytes, Limit: cg.Limit(), LimitSource: cgroupLimitFile(cg.Version)}}
+	}
+	procs := w.deviceProcesses()
+	for _, d := range first.DeviceSamples {
+		rs.Devices = append(rs.Devices, result.DeviceLedger{Device: d.Device, UsedAtStartBytes: d.UsedBytes, ProcessesAtStart: procs[d.Device]})
+	}
+	return rs
+}
+
+// cgroupLimitFile names the file a cgroup's memory limit is read from, for reports.
+func cgroupLimitFile(version int) string {
+	if version == 1 {
+		return "memory.limit_in_bytes"
+	}
+	return "memory.max"
 }
 
 // doneCount is how many buffers the device has finished (see worker.done).

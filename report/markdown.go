@@ -132,6 +132,7 @@ func writeStrategyMarkdown(b *strings.Builder, s *result.StrategyResult, st styl
 	if s.MaxMapCount > 0 {
 		fmt.Fprintf(b, "- memory mappings: at most %d of vm.max_map_count %d\n", s.MaxMappings, s.MaxMapCount)
 	}
+	writeLedgerMarkdown(b, s.Resources, st)
 	fmt.Fprintf(b, "- samples: %d taken, %d kept in the result\n", s.SamplesTotal, len(s.Samples))
 	if s.RuntimeDiagnostics != "" {
 		fmt.Fprintf(b, "- the runtime's diagnostics: %s\n", st.text(s.RuntimeDiagnostics))
@@ -149,6 +150,65 @@ func writeStrategyMarkdown(b *strings.Builder, s *result.StrategyResult, st styl
 			mdBlock(s.WorkerOutput, "text"))
 	}
 	b.WriteString("\n")
+}
+
+// writeLedgerMarkdown writes the job's resource ledger: each resource at the start and the end, per buffer,
+// against its limit; the devices' memory before the loop and who held it.
+func writeLedgerMarkdown(b *strings.Builder, rs *result.Resources, st style) {
+	if rs == nil {
+		return
+	}
+	count := func(n float64) string { return fmt.Sprintf("%.0f", n) }
+	bytes := func(n float64) string { return units.Bytes(uint64(n)) }
+	line := func(what string, r *result.Resource, format func(float64) string) {
+		if r == nil {
+			return
+		}
+		fmt.Fprintf(b, "- %s: %s at the start, %s at the end", what, format(float64(r.AtStart)), format(float64(r.AtEnd)))
+		if r.PerBuffer != nil {
+			per := fmt.Sprintf("%.3g", *r.PerBuffer)
+			if format(1) != "1" { // bytes
+				per = units.SignedBytes(*r.PerBuffer)
+			}
+			fmt.Fprintf(b, ", %s per buffer", per)
+		}
+		if r.Limit > 0 {
+			fmt.Fprintf(b, "; limit %s (%s)", format(float64(r.Limit)), st.text(r.LimitSource))
+		} else {
+			b.WriteString("; no limit")
+		}
+		b.WriteString("\n")
+	}
+	line("open file descriptors", rs.FDs, count)
+	line("locked memory", rs.LockedMemory, bytes)
+	if cg := rs.Cgroup; cg != nil {
+		line(fmt.Sprintf("memory cgroup %s (v%d, working set)", st.code(cg.Path), cg.Version), &cg.Memory, bytes)
+		if cg.OOMKillsAtEnd > cg.OOMKillsAtStart {
+			fmt.Fprintf(b, "- the cgroup's OOM killer ended %d process(es) while this job ran (oom_kill %d to %d)\n",
+				cg.OOMKillsAtEnd-cg.OOMKillsAtStart, cg.OOMKillsAtStart, cg.OOMKillsAtEnd)
+		}
+	}
+	for _, d := range rs.Devices {
+		fmt.Fprintf(b, "- device %d: %s in use when the loop began", d.Device, units.Bytes(d.UsedAtStartBytes))
+		procs := d.ProcessesAtEnd
+		if procs == nil {
+			procs = d.ProcessesAtStart
+		}
+		var names []string
+		for _, p := range procs {
+			who := st.text(p.Name)
+			if p.Own {
+				who = "this worker"
+			} else if p.Name == "" {
+				who = "a process not visible here"
+			}
+			names = append(names, fmt.Sprintf("pid %d (%s) %s", p.PID, who, units.Bytes(p.UsedBytes)))
+		}
+		if len(names) > 0 {
+			fmt.Fprintf(b, "; processes holding its memory: %s", strings.Join(names, ", "))
+		}
+		b.WriteString("\n")
+	}
 }
 
 // detailsOpen opens a collapsed section; the summary is the report's own words, never a foreign string.
@@ -184,6 +244,12 @@ func writeEnvironment(b *strings.Builder, e *result.Environment, st style) {
 	for _, p := range e.Platforms {
 		fmt.Fprintf(b, "- platform %d: %s (%s), %s\n", p.Index, st.text(p.Name), st.text(p.Vendor), st.text(p.Version))
 	}
+	if e.FDLimit > 0 {
+		fmt.Fprintf(b, "- open file descriptors: the command's soft limit %d (ulimit -n), which the workers run under\n", e.FDLimit)
+	}
+	if cg := e.MemoryCgroup; cg != nil {
+		fmt.Fprintf(b, "- memory cgroup: %s (v%d), limit %s\n", st.code(cg.Path), cg.Version, limitOrNone(cg.LimitBytes))
+	}
 	for _, d := range e.DRIDevices {
 		fmt.Fprintf(b, "- %s\n", st.text(d))
 	}
@@ -193,6 +259,14 @@ func writeEnvironment(b *strings.Builder, e *result.Environment, st style) {
 			fmt.Fprintf(b, "  - %s\n", st.code(k+"="+e.EnvVars[k]))
 		}
 	}
+}
+
+// limitOrNone is a limit in bytes, or "none".
+func limitOrNone(b uint64) string {
+	if b == 0 {
+		return "none"
+	}
+	return units.Bytes(b)
 }
 
 // sortedKeys lists a map's keys in order.

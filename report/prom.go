@@ -25,6 +25,8 @@ type promMetrics struct {
 	allocationsOK, allocatedBytes, budget, outcome, limit, firstFail *prometheus.GaugeVec
 	hostCost, systemCost, committedCost, deviceCost, replication     *prometheus.GaugeVec
 	loopSeconds, peakRSS                                             *prometheus.GaugeVec
+	fdLimit, fdsPerBuffer, cgroupLimit, cgroupOOMKills               *prometheus.GaugeVec
+	deviceUsedAtStart, deviceOthers                                  *prometheus.GaugeVec
 }
 
 func gaugeVec(reg *prometheus.Registry, name, help string, labels ...string) *prometheus.GaugeVec {
@@ -62,8 +64,17 @@ func newPromMetrics(reg *prometheus.Registry) *promMetrics {
 		deviceCost:    gaugeVec(reg, "device_bytes_per_buffer", "Device memory used per buffer on one device (slope of the device sampler).", jobLabelsAnd("device")...),
 		replication: gaugeVec(reg, "replication_factor", "Device memory per buffer summed over the devices, divided by the buffer size.",
 			jobLabels...),
-		loopSeconds: gaugeVec(reg, "loop_duration_seconds", "Wall time of the job's allocation loop.", jobLabels...),
-		peakRSS:     gaugeVec(reg, "worker_peak_rss_bytes", "Peak RSS of the job's worker process.", jobLabels...),
+		loopSeconds:  gaugeVec(reg, "loop_duration_seconds", "Wall time of the job's allocation loop.", jobLabels...),
+		peakRSS:      gaugeVec(reg, "worker_peak_rss_bytes", "Peak RSS of the job's worker process.", jobLabels...),
+		fdLimit:      gaugeVec(reg, "worker_fd_limit", "The soft limit on the worker's open file descriptors (RLIMIT_NOFILE, ulimit -n).", jobLabels...),
+		fdsPerBuffer: gaugeVec(reg, "fds_per_buffer", "Open file descriptors per buffer (slope over the samples).", jobLabels...),
+		cgroupLimit: gaugeVec(reg, "cgroup_memory_limit_bytes", "The memory limit of the memory cgroup the worker ran in (a container's or a batch job's); absent without a limit.",
+			jobLabels...),
+		cgroupOOMKills: gaugeVec(reg, "cgroup_oom_kills", "Processes the memory cgroup's OOM killer ended while the job ran.", jobLabels...),
+		deviceUsedAtStart: gaugeVec(reg, "device_used_at_start_bytes", "A device's used memory when the job's loop began: other processes' and the worker's context.",
+			jobLabelsAnd("device")...),
+		deviceOthers: gaugeVec(reg, "device_others_bytes", "Memory other processes held on a device when the job ended, where NVML names them.",
+			jobLabelsAnd("device")...),
 	}
 }
 
@@ -133,9 +144,37 @@ func (m *promMetrics) addJob(r *result.Run, s *result.StrategyResult) {
 		}
 		setIf(m.replication, job, s.ReplicationFactor)
 	}
+	m.addLedger(s.Resources, job, with)
 	m.loopSeconds.With(job).Set(s.Seconds)
 	if s.PeakRSSBytes > 0 {
 		m.peakRSS.With(job).Set(float64(s.PeakRSSBytes))
+	}
+}
+
+// addLedger sets the series of a job's resource ledger that were measured.
+func (m *promMetrics) addLedger(rs *result.Resources, job prometheus.Labels, with func(k, v string) prometheus.Labels) {
+	if rs == nil {
+		return
+	}
+	if fd := rs.FDs; fd != nil {
+		if fd.Limit > 0 {
+			m.fdLimit.With(job).Set(float64(fd.Limit))
+		}
+		setIf(m.fdsPerBuffer, job, fd.PerBuffer)
+	}
+	if cg := rs.Cgroup; cg != nil {
+		if cg.Memory.Limit > 0 {
+			m.cgroupLimit.With(job).Set(float64(cg.Memory.Limit))
+		}
+		m.cgroupOOMKills.With(job).Set(float64(cg.OOMKillsAtEnd - min(cg.OOMKillsAtEnd, cg.OOMKillsAtStart)))
+	}
+	for i := range rs.Devices {
+		d := &rs.Devices[i]
+		dev := strconv.Itoa(d.Device)
+		m.deviceUsedAtStart.With(with("device", dev)).Set(float64(d.UsedAtStartBytes))
+		if others, ok := d.OthersBytes(); ok {
+			m.deviceOthers.With(with("device", dev)).Set(float64(others))
+		}
 	}
 }
 

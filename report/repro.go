@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -71,6 +72,7 @@ type reproData struct {
 	Pattern                                      []byte
 	KernelSource                                 string
 	Settings                                     [][2]string
+	Limits                                       [][3]string // the variant's RLIMIT_ settings: name, C value, as given
 	Launch                                       string      // the variant's LD_ settings, which only the shell can set
 	RunEnv                                       [][2]string // the run's runtime variables, set unless already set
 	Codes                                        [][2]string
@@ -96,23 +98,8 @@ func writeRepro(w io.Writer, r *result.Run, opts Options) error {
 	if d.Kernel {
 		d.KernelSource = cString(kernels.Touch)
 	}
-	keys := make([]string, 0, len(s.VariantSettings))
-	for k := range s.VariantSettings {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var launch []string
-	for _, k := range keys {
-		// The dynamic loader reads LD_ variables when the program starts: setenv inside it changes nothing,
-		// so these go on the command line that runs it.
-		if strings.HasPrefix(k, "LD_") {
-			launch = append(launch, k+"="+ShellQuote([]string{s.VariantSettings[k]}))
-			continue
-		}
-		d.Settings = append(d.Settings, [2]string{cString(k), cString(s.VariantSettings[k])})
-	}
-	if len(launch) > 0 {
-		d.Launch = comment(strings.Join(launch, " ")) + " "
+	if err := d.variant(s.VariantSettings); err != nil {
+		return err
 	}
 	// The variables the run had that a runtime reads (POCL_DEVICES, a NEO key), not where to find the
 	// loader or libraries, which are the receiving machine's own.
@@ -127,7 +114,7 @@ func writeRepro(w io.Writer, r *result.Run, opts Options) error {
 		}
 	}
 	codes := append([]int32{}, reproCodes...)
-	if ff := s.FirstFailure; ff != nil && !contains(codes, ff.Code) && ff.Code != 0 {
+	if ff := s.FirstFailure; ff != nil && !slices.Contains(codes, ff.Code) && ff.Code != 0 {
 		codes = append(codes, ff.Code)
 	}
 	for _, c := range codes {
@@ -152,13 +139,46 @@ func writeRepro(w io.Writer, r *result.Run, opts Options) error {
 	return reproTemplate.Execute(w, d)
 }
 
-func contains(xs []int32, x int32) bool {
-	for _, v := range xs {
-		if v == x {
-			return true
+// variant places a variant's settings: RLIMIT_ keys as setrlimit calls, LD_ variables on the command line,
+// the others as setenv calls.
+func (d *reproData) variant(settings map[string]string) error {
+	keys := make([]string, 0, len(settings))
+	for k := range settings {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var launch []string
+	for _, k := range keys {
+		v := settings[k]
+		switch {
+		case result.IsLimitSetting(k):
+			// A limit of the process, not a variable: the name is one of the few LimitValue knows (a C
+			// identifier of <sys/resource.h>), the value a number it read.
+			n, err := result.LimitValue(k, v)
+			if err != nil {
+				return err
+			}
+			value := "RLIM_INFINITY"
+			switch n {
+			case result.HardLimit:
+				value = "HARD_LIMIT"
+			case result.Unlimited:
+			default:
+				value = fmt.Sprintf("(rlim_t)%dULL", n)
+			}
+			d.Limits = append(d.Limits, [3]string{k, value, cString(v)})
+		case strings.HasPrefix(k, "LD_"):
+			// The dynamic loader reads LD_ variables when the program starts: setenv inside it changes
+			// nothing, so these go on the command line that runs it.
+			launch = append(launch, k+"="+ShellQuote([]string{v}))
+		default:
+			d.Settings = append(d.Settings, [2]string{cString(k), cString(v)})
 		}
 	}
-	return false
+	if len(launch) > 0 {
+		d.Launch = comment(strings.Join(launch, " ")) + " "
+	}
+	return nil
 }
 
 // cString is s as the inside of a C string literal: printable ASCII as is (quotes and backslashes escaped),
@@ -209,6 +229,10 @@ var reproTemplate = template.Must(template.New("repro").Parse(`/*
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS /* clCreateCommandQueue, as clmemprobe calls it: OpenCL 1.2 runtimes have no other */
 #include <CL/cl.h>
+{{- if .Limits}}
+#include <errno.h>
+#include <sys/resource.h>
+{{- end}}
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,6 +267,23 @@ static void CL_CALLBACK notify(const char *msg, const void *info, size_t n, void
 	fprintf(stderr, "runtime: %s\n", msg);
 }
 
+{{- if .Limits}}
+
+/* set_limit sets a soft limit as "ulimit -S" does, keeping the hard one (HARD_LIMIT: raised to it); where
+ * it cannot, it says so in one line and the program goes on under the limit it has. */
+#define HARD_LIMIT ((rlim_t)-2)
+static void set_limit(int resource, const char *name, rlim_t value, const char *given) {
+	struct rlimit rl;
+	if (getrlimit(resource, &rl) != 0) {
+		printf("cannot read %s: %s\n", name, strerror(errno));
+		return;
+	}
+	rl.rlim_cur = value == HARD_LIMIT ? rl.rlim_max : value;
+	if (setrlimit(resource, &rl) != 0)
+		printf("cannot set %s to %s (the hard limit is %llu): %s\n", name, given, (unsigned long long)rl.rlim_max, strerror(errno));
+}
+{{- end}}
+
 static int failed(unsigned long long i, unsigned dev, const char *stage, const char *call, cl_int err) {
 	printf("failed at buffer #%llu: %s (%d) at %s (%s), meant for device %u\n", i, code_name(err), err, stage, call, dev);
 {{- if .HasRecord}}
@@ -252,6 +293,9 @@ static int failed(unsigned long long i, unsigned dev, const char *stage, const c
 }
 
 int main(void) {
+{{- range .Limits}}
+	set_limit({{index . 0}}, "{{index . 0}}", {{index . 1}}, "{{index . 2}}"); /* the variant's limit, before the runtime loads */
+{{- end}}
 {{- range .RunEnv}}
 	setenv("{{index . 0}}", "{{index . 1}}", 0); /* as in the run, unless set here */
 {{- end}}

@@ -84,7 +84,7 @@ stops the strategy before it does. Ctrl-C writes a partial result; a second Ctrl
 			&cli.StringFlag{Name: "timeout", Value: "10m", Destination: &o.Timeout, Usage: "time limit per strategy; past it the strategy is stopped"},
 			&cli.StringFlag{Name: "hang-timeout", Value: "60s", Destination: &o.HangTimeout, Usage: "a loop without progress for this long is declared hung"},
 			setupTimeoutFlag(&o.SetupTimeout),
-			&cli.StringFlag{Name: "host-reserve", Destination: &o.HostReserve, Usage: "stop a strategy before system available memory falls below this (default: the larger of 1GiB and 5% of RAM)"},
+			&cli.StringFlag{Name: "host-reserve", Destination: &o.HostReserve, Usage: "stop a strategy before system available memory falls below this, and in a memory cgroup with a limit before its free memory falls below the smaller of this and a sixteenth of the limit; 0 turns the guard off (default: the larger of 1GiB and 5% of RAM)"},
 			&cli.StringFlag{Name: "sample-interval", Value: "10ms", Destination: &o.SampleInterval, Usage: "least time between memory samples (the host guard keeps its own 5 ms cadence)"},
 			&cli.StringFlag{Name: "out", Destination: &o.Out, Usage: "folder to write run.json, samples.jsonl (every sample, as it comes) and run.png into (created if missing; one run at a time)"},
 			&cli.StringFlag{Name: "prom", Destination: &o.Prom, Usage: "also write the result as Prometheus metrics to this file, replaced atomically (for node_exporter's textfile collector, name it *.prom)"},
@@ -164,12 +164,15 @@ func (o runOptions) validate() (*runRequest, error) {
 			return nil, usageErr("%s: %v", d.flag, err)
 		}
 	}
-	if o.HostReserve != "" {
-		if p.HostReserve, err = units.ParseSize(o.HostReserve); err != nil {
-			return nil, usageErr("--host-reserve: %v", err)
-		}
-	} else {
+	switch o.HostReserve {
+	case "0", "off":
+		p.HostReserve = 0 // the guard is off: runRun says so on stderr
+	case "":
 		p.HostReserve = probe.DefaultHostReserve()
+	default:
+		if p.HostReserve, err = units.ParseSize(o.HostReserve); err != nil {
+			return nil, usageErr("--host-reserve: %v (or 0 to turn the host guard off)", err)
+		}
 	}
 	if !slices.Contains(runFormats, o.Format) {
 		return nil, usageErr("--format %q: choose %s", o.Format, strings.Join(runFormats, ", "))
@@ -274,6 +277,9 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 			return err
 		}
 		defer out.close()
+	}
+	if req.plan.HostReserve == 0 && !req.dryRun {
+		fmt.Fprintln(stderr, "clmemprobe: --host-reserve 0: the host guard is off; the kernel's OOM killer (the machine's, or a memory cgroup's) may end the workers, and a run may leave the machine short of memory")
 	}
 	ctx, stop := withInterrupt(ctx, stderr)
 	defer stop()

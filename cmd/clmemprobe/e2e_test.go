@@ -34,9 +34,17 @@ type invocation struct {
 // runTool runs the binary with env and args, bounded in time.
 func runTool(t *testing.T, env []string, args ...string) invocation {
 	t.Helper()
+	return runToolVia(t, env, append([]string{Binary(t)}, args...)...)
+}
+
+// runToolVia runs a command line that starts the binary itself (a shell that sets a limit or moves into a
+// cgroup first, then execs it), bounded in time.
+func runToolVia(t *testing.T, env []string, argv ...string) invocation {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, Binary(t), args...)
+	args := argv[1:]
+	cmd := exec.CommandContext(ctx, argv[0], args...)
 	cmd.Env = env
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
@@ -49,6 +57,16 @@ func runTool(t *testing.T, env []string, args ...string) invocation {
 		t.Fatalf("running clmemprobe %v: %v", args, err)
 	}
 	return invocation{out.String(), errb.String(), code}
+}
+
+// decodeRun reads the run a `--format json` invocation printed.
+func decodeRun(t *testing.T, res invocation) *result.Run {
+	t.Helper()
+	var r result.Run
+	if err := json.Unmarshal([]byte(res.stdout), &r); err != nil {
+		t.Fatalf("the run's JSON (exit %d): %v; stderr: %s", res.code, err, res.stderr)
+	}
+	return &r
 }
 
 // runOut runs `run` with --out in a fresh folder and loads the run.json it wrote.

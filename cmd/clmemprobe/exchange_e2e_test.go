@@ -41,10 +41,12 @@ func TestExchangeVerifiesAgainstTheHostReference(t *testing.T) {
 	}
 }
 
-// Without wait lists a consumer's migration runs before its producer's kernel has finished: on PoCL with
-// three devices that corrupts cells in every run (2000 to 3100 of 12288 seen in five runs). The report must
-// say so and the exit code must be 1.
-func TestExchangeWithoutEventsCorruptsOnPoCL(t *testing.T) {
+// Without wait lists a consumer's migration may run before its producer's kernel has finished. Whether it
+// does is up to the runtime's scheduler (PoCL 5 on this project's machines corrupted 2000 to 3100 of 12288
+// cells in five runs; PoCL 6 on a fresh Debian 13 root none, and this machine under load none once), so the
+// test holds the tool to what it owes either way: the result is checked against the host reference, and the
+// exit code and the conclusion follow the count of wrong cells.
+func TestExchangeWithoutEventsIsCheckedOnPoCL(t *testing.T) {
 	env := append(PoCLEnv(t), "POCL_DEVICES=pthread pthread pthread")
 	res := runTool(t, env, "exchange", "--cells", "4096", "--steps", "200", "--sync", "none", "--bench-reps", "0", "--format", "json")
 	var e result.ExchangeRun
@@ -54,12 +56,14 @@ func TestExchangeWithoutEventsCorruptsOnPoCL(t *testing.T) {
 	if !e.Verified {
 		t.Fatal("the result must be checked even without events")
 	}
-	if e.WrongCells == 0 || e.WrongCells > 3*4096 || res.code != exitRegression {
-		t.Errorf("%d wrong cells of %d, exit code %d; want some wrong cells and exit %d", e.WrongCells, 3*4096, res.code, exitRegression)
+	wantCode, wantConclusion := exitOK, "Verified"
+	if e.WrongCells > 0 {
+		wantCode, wantConclusion = exitRegression, "Corruption observed"
 	}
-	if !strings.Contains(e.Conclusion(), "Corruption observed") {
-		t.Errorf("conclusion %q", e.Conclusion())
+	if e.WrongCells > 3*4096 || res.code != wantCode || !strings.Contains(e.Conclusion(), wantConclusion) {
+		t.Errorf("%d wrong cells of %d, exit code %d, conclusion %q; want exit %d and %q", e.WrongCells, 3*4096, res.code, e.Conclusion(), wantCode, wantConclusion)
 	}
+	t.Logf("--sync none: %d wrong cells of %d", e.WrongCells, 3*4096)
 }
 
 func TestExchangeBadInput(t *testing.T) {

@@ -157,7 +157,8 @@ var (
 
 // ParseVariant reads NAME:KEY=VALUE[,KEY=VALUE...]. A comma separates settings only where a KEY= follows
 // it, so a value may hold commas (NVIDIA_DRIVER_CAPABILITIES=compute,utility). "default" names the
-// runtime's own settings and takes none.
+// runtime's own settings and takes none. RLIMIT_NOFILE, RLIMIT_MEMLOCK and RLIMIT_AS set the worker's soft
+// limit instead of a variable (result.LimitValue says what each takes).
 func ParseVariant(s string) (result.Variant, error) {
 	name, settings, _ := strings.Cut(s, ":")
 	if !result.IsVariantName(name) {
@@ -194,6 +195,12 @@ func ParseVariant(s string) (result.Variant, error) {
 		}
 		if result.SelectsRuntimeOrTool(k) {
 			return v, fmt.Errorf("%q: %s chooses the runtime or the tool, not a runtime's setting: run that as a separate probe", s, k)
+		}
+		// RLIMIT_ keys are the worker's limits, not variables: their values must be ones setrlimit takes.
+		if result.IsLimitSetting(k) {
+			if _, err := result.LimitValue(k, val); err != nil {
+				return v, fmt.Errorf("%q: %v", s, err)
+			}
 		}
 		if _, dup := v.Settings[k]; dup {
 			return v, fmt.Errorf("%q: %s is set twice", s, k)

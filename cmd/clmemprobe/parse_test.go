@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -118,4 +119,37 @@ func FuzzParseDuration(f *testing.F) {
 			t.Fatalf("ParseDuration(%q) = %v accepted", s, d)
 		}
 	})
+}
+
+// RLIMIT_ settings are read by the limits' own rule (result.LimitValue): a count for descriptors, a size
+// or unlimited for locked memory and address space; the value is kept as given, for the findings to quote.
+func TestParseVariantLimits(t *testing.T) {
+	v, err := ParseVariant("nofile:RLIMIT_NOFILE=65536,RLIMIT_MEMLOCK=64KiB,RLIMIT_AS=unlimited,NEOReadDebugKeys=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"RLIMIT_NOFILE": "65536", "RLIMIT_MEMLOCK": "64KiB", "RLIMIT_AS": "unlimited", "NEOReadDebugKeys": "1"}
+	if len(v.Settings) != len(want) {
+		t.Fatalf("settings %v, want %v", v.Settings, want)
+	}
+	for k, val := range want {
+		if v.Settings[k] != val {
+			t.Errorf("%s=%q, want %q as given", k, v.Settings[k], val)
+		}
+	}
+	for in, want := range map[string]uint64{"RLIMIT_MEMLOCK=0": 0, "RLIMIT_AS=64GB": 64e9, "RLIMIT_MEMLOCK=1MiB+4KiB": 1<<20 + 4<<10} {
+		k, val, _ := strings.Cut(in, "=")
+		if n, err := result.LimitValue(k, val); err != nil || n != want {
+			t.Errorf("%s: %d, %v; want %d", in, n, err, want)
+		}
+		if _, err := ParseVariant("v:" + in); err != nil {
+			t.Errorf("%s: %v", in, err)
+		}
+	}
+	for _, bad := range []string{"RLIMIT_NOFILE=64KiB", "RLIMIT_NOFILE=0", "RLIMIT_NOFILE=unlimited", "RLIMIT_NOFILE=-1",
+		"RLIMIT_NOFILE=", "RLIMIT_AS=0", "RLIMIT_AS=lots", "RLIMIT_STACK=8MiB", "RLIMIT_nofile=1"} {
+		if v, err := ParseVariant("v:" + bad); err == nil || !strings.Contains(err.Error(), "RLIMIT_") {
+			t.Errorf("%s: %v, %v; want an error naming the limit", bad, v.Settings, err)
+		}
+	}
 }

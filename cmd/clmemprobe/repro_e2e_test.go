@@ -224,3 +224,83 @@ func TestReproducerOfHostileStrings(t *testing.T) {
 		t.Errorf("exit %d, %q; want 2 and the platform named", code, out)
 	}
 }
+
+// A variant's limits go into the reproducer as setrlimit calls at the start of main (soft limits, as the
+// worker sets them), never as variables: under a shell's limit of 4096 descriptors, the reproducer of a
+// job run with RLIMIT_NOFILE=512 fails where 512 descriptors are reached, as the tool's worker did. Its index
+// is a little higher than the tool's: the reproducer holds fewer descriptors of its own (no Go runtime, no
+// sampler, no protocol pipes). Where it cannot set a limit it says so in one line and runs on.
+func TestReproducerSetsTheVariantsLimits(t *testing.T) {
+	const shell, low = 4096, 512
+	settings := fmt.Sprintf("low:RLIMIT_NOFILE=%d,RLIMIT_MEMLOCK=64KiB", low)
+	if out, _ := exec.Command("/bin/sh", "-c", "ulimit -Hv").Output(); strings.TrimSpace(string(out)) == "unlimited" {
+		settings += ",RLIMIT_AS=unlimited" // only where the hard limit allows it
+	}
+	env := FaultEnv(t, "FAULTCL_FDS_PER_EXTRA_DEVICE=1")
+	dir := t.TempDir()
+	res := underUlimit(t, env, fmt.Sprintf("ulimit -Sn %d", shell), "run", "--strategies", "shared", "--size", "4KiB", "--max-allocs", "5000",
+		"--no-default-variant", "--variant", settings, "--out", dir)
+	r, err := result.Load(filepath.Join(dir, "run.json"))
+	if err != nil {
+		t.Fatalf("run.json (exit %d, %s): %v", res.code, res.stderr, err)
+	}
+	s := job(t, r, result.Shared, "low")
+	if s.Outcome != result.OutcomeFailed || s.FirstFailure.Code != -6 || s.FirstFailure.Index >= low {
+		t.Fatalf("shared under RLIMIT_NOFILE=%d: %s %+v", low, s.Outcome, s.FirstFailure)
+	}
+	src := runTool(t, Env(), "report", "--format", "repro", "--variant", "low", filepath.Join(dir, "run.json"))
+	call := fmt.Sprintf(`set_limit(RLIMIT_NOFILE, "RLIMIT_NOFILE", (rlim_t)%dULL, "%d");`, low, low)
+	if !strings.Contains(src.stdout, call) || !strings.Contains(src.stdout, `(rlim_t)65536ULL, "64KiB"`) || strings.Contains(src.stdout, `setenv("RLIMIT_`) {
+		t.Fatalf("the reproducer does not set the limits (want %s):\n%s", call, src.stdout)
+	}
+	bin := compileC(t, src.stdout)
+	run := func(ulimits string) (string, []string) {
+		cmd := exec.Command("bash", "-c", ulimits+` && exec "$@"`, "_", bin)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		if code := exitOf(err); code != 1 {
+			t.Fatalf("under %s the reproducer exited %d, want 1 (a failure): %s", ulimits, code, out)
+		}
+		m := reproLine.FindStringSubmatch(string(out))
+		if m == nil {
+			t.Fatalf("no failure line in the reproducer's output:\n%s", out)
+		}
+		return string(out), m[1:]
+	}
+	out, got := run(fmt.Sprintf("ulimit -Sn %d", shell))
+	index, _ := strconv.ParseUint(got[0], 10, 64)
+	if index < s.FirstFailure.Index || index >= low || got[2] != "-6" || got[3] != "create" {
+		t.Errorf("the reproducer failed at #%s with %s at %s; want -6 at create, at or after the tool's #%d and before #%d:\n%s",
+			got[0], got[2], got[3], s.FirstFailure.Index, low, out)
+	}
+	t.Logf("the tool failed at #%d, its reproducer at #%d (descriptor limit %d)", s.FirstFailure.Index, index, low)
+	// A hard limit below the variant's: one line says so, and the loop runs under the limit there is.
+	out, got = run("ulimit -Sn 256 && ulimit -Hn 256")
+	if want := fmt.Sprintf("cannot set RLIMIT_NOFILE to %d (the hard limit is 256): ", low); !strings.Contains(out, want) {
+		t.Errorf("the reproducer does not say it could not set the limit (%q):\n%s", want, out)
+	}
+	if index, _ := strconv.ParseUint(got[0], 10, 64); index >= 256 {
+		t.Errorf("under a hard limit of 256 the reproducer failed at #%d", index)
+	}
+}
+
+// A limit's value in an edited result is refused before it reaches the reproducer's C.
+func TestEditedLimitIsRefused(t *testing.T) {
+	_, _, dir := runOut(t, FaultEnv(t), "--strategies", "shared", "--max-allocs", "10", "--variant", "v:RLIMIT_NOFILE=4096")
+	b, err := os.ReadFile(filepath.Join(dir, "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := regexp.MustCompile(`"RLIMIT_NOFILE":\s*"4096"`).ReplaceAll(b, []byte(`"RLIMIT_NOFILE": "4096ULL); system(\"id\"); (void)(0"`))
+	if bytes.Equal(edited, b) {
+		t.Fatal("the run.json does not hold the variant's setting as written")
+	}
+	path := filepath.Join(t.TempDir(), "run.json")
+	if err := os.WriteFile(path, edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := runTool(t, Env(), "report", "--format", "repro", "--variant", "v", path)
+	if res.code == 0 || strings.Contains(res.stdout, "system(") || !strings.Contains(res.stderr, "RLIMIT_NOFILE") {
+		t.Errorf("exit %d, stderr %q: an edited limit must be refused", res.code, res.stderr)
+	}
+}

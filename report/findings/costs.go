@@ -84,6 +84,26 @@ func (d *deriver) costs(views []*view, size uint64) {
 	}
 }
 
+// codeText names a failure by its OpenCL code, or, where the failed call was not an OpenCL one (a limit
+// the worker could not set), by its reason.
+func codeText(s *result.StrategyResult) string {
+	if f := s.FirstFailure; f != nil && f.Name != "" {
+		return fmt.Sprintf("%s (%d)", f.Name, f.Code)
+	}
+	if s.Reason != "" {
+		return s.Reason
+	}
+	return "no code"
+}
+
+// appendOnce appends st unless it is there.
+func appendOnce(ss []result.Strategy, st result.Strategy) []result.Strategy {
+	if slices.Contains(ss, st) {
+		return ss
+	}
+	return append(ss, st)
+}
+
 // ratio writes a cost as a multiple of the buffer size, or as a percentage below 1%.
 func ratio(cost float64, size uint64) string {
 	r := cost / float64(size)
@@ -112,8 +132,10 @@ func (d *deriver) deferred(views []*view, size uint64) {
 		devCost, measured := v.deviceCost()
 		switch {
 		case measured && devCost < cheapFraction*float64(size) && hostCheap:
+			d.noGrowth = appendOnce(d.noGrowth, s.Strategy)
 			g.add(result.FindingDeferred, ": device and host memory did not grow with the buffers created (under 5% of a buffer per buffer): the runtime defers allocation until first use; run with --touch fill to place the buffers", s.Strategy, nil, "")
 		case !measured && v.hostUnified && hostCheap:
+			d.noGrowth = appendOnce(d.noGrowth, s.Strategy)
 			g.add(result.FindingDeferred, ": host memory, which is these devices' memory, did not grow with the buffers created (under 5% of a buffer per buffer): the runtime defers allocation until first use; run with --touch fill to place the buffers", s.Strategy, nil, "")
 		case !measured && hostCheap:
 			g.add(result.FindingUnmeasured, ": host memory did not grow with the buffers created, but device memory was not measured, so whether the runtime allocates at create or at first use cannot be told; run with --touch fill to place the buffers either way", s.Strategy, nil, "")
@@ -208,7 +230,7 @@ func (d *deriver) headline() result.Finding {
 	if f := s.FirstFailure; f != nil && f.Stage != result.StageSetup {
 		what = fmt.Sprintf("%s failed first, at buffer #%d (after %s), with %s (%d) at %s", s.Strategy, f.Index, units.Bytes(f.BytesBefore), f.Name, f.Code, f.Stage)
 	} else if f != nil {
-		what = fmt.Sprintf("%s failed before its first buffer, with %s (%d)", s.Strategy, f.Name, f.Code)
+		what = fmt.Sprintf("%s failed before its first buffer, with %s", s.Strategy, codeText(s))
 	}
 	if len(r.Sizes()) > 1 {
 		what = units.Size(d.first.size) + " buffers: " + what
@@ -222,16 +244,9 @@ func (d *deriver) completedHeadline() result.Finding {
 	r := d.run
 	all := true
 	var budget, bytes uint64
-	var deferred []result.Strategy
-	for _, f := range d.out {
-		if f.Kind == result.FindingDeferred {
-			for _, st := range f.Strategies {
-				if !slices.Contains(deferred, st) {
-					deferred = append(deferred, st)
-				}
-			}
-		}
-	}
+	// The strategies whose memory was measured and did not grow with the buffers (never those whose failure
+	// merely surfaced at a touch).
+	deferred := d.noGrowth
 	for _, s := range r.Strategies {
 		if s.Outcome == result.OutcomeCompleted {
 			budget, bytes = max(budget, s.AllocationsOK), max(bytes, s.BytesOK)
@@ -258,7 +273,30 @@ func (d *deriver) completedHeadline() result.Finding {
 func limitSummary(v *view, lf limitFinding) string {
 	switch lf.limit {
 	case result.LimitDeviceMemory:
+		if own, ok := lf.evidence["device_own_bytes"]; ok {
+			others := fmt.Sprintf("%s was in use before the loop began", units.Bytes(uint64(lf.evidence["device_used_at_start_bytes"])))
+			if o, ok := lf.evidence["device_others_bytes"]; ok {
+				others = fmt.Sprintf("other processes held %s", units.Bytes(uint64(o)))
+			}
+			return fmt.Sprintf("device %d was full (%.0f%% of its %s), shared: this run's buffers reached %s and %s", v.failDev,
+				100*lf.evidence["device_fill"], units.Bytes(v.global), units.Bytes(uint64(own)), others)
+		}
 		return fmt.Sprintf("device %d was full (%.0f%% of its %s)", v.failDev, 100*lf.evidence["device_fill"], units.Bytes(v.global))
+	case result.LimitFileDescriptors:
+		return fmt.Sprintf("the worker ran out of file descriptors at its limit of %.0f (ulimit -n)", lf.evidence["fd_limit"])
+	case result.LimitCgroupMemory:
+		limit := units.Bytes(uint64(lf.evidence["cgroup_limit_bytes"]))
+		switch {
+		case lf.evidence["cgroup_oom_kills"] > 0:
+			return fmt.Sprintf("its memory cgroup's OOM killer ended it at the cgroup's limit of %s (a container's or a batch job's), not for want of the machine's memory", limit)
+		case v.s.Guard == result.GuardCgroup:
+			return fmt.Sprintf("the host guard stopped it before its memory cgroup's limit of %s (a container's or a batch job's) ran out, not the machine's memory", limit)
+		}
+		return fmt.Sprintf("its memory cgroup's limit of %s (a container's or a batch job's) was reached, not the machine's memory", limit)
+	case result.LimitUnknown:
+		if notSetUp(v.s) {
+			return "it could not be set up"
+		}
 	case result.LimitHostMemory:
 		if r, ok := lf.evidence["host_reserve_bytes"]; ok {
 			return fmt.Sprintf("the host guard stopped it at the reserve of %s", units.Bytes(uint64(r)))
@@ -283,14 +321,24 @@ func limitSummary(v *view, lf limitFinding) string {
 
 // nextStep is what to try, for each limit.
 func nextStep(v *view, lf limitFinding) string {
+	if notSetUp(v.s) {
+		return "change the job's settings as that says"
+	}
 	switch lf.limit {
 	case result.LimitDeviceMemory:
+		if _, ok := lf.evidence["device_own_bytes"]; ok {
+			return "the run had only what the other processes left of the device: free it, or probe a device nobody else uses, to see the device's own limit"
+		}
 		if v.run.Config.Touch == result.TouchNone {
 			return "that is the device's capacity; run with --touch fill to see every strategy reach it"
 		}
 		return "that is the device's capacity, and no context layout changes it"
 	case result.LimitHostMemory:
 		return "free host memory or lower what each buffer costs on the host, and compare strategies with --host-reserve set"
+	case result.LimitFileDescriptors:
+		return "raise the soft limit (ulimit -n 65536; LimitNOFILE= for a systemd service) and run again with --variant-preset nofile to see the threshold move; a runtime that holds a descriptor per buffer is worth a ticket"
+	case result.LimitCgroupMemory:
+		return "raise the container's or job's memory limit (a pod's resources.limits.memory, Slurm's --mem), or lower what each buffer costs on the host"
 	case result.LimitContext:
 		return "create one context per device (the per-device strategy), and attach this report to a ticket for the runtime's vendor"
 	case result.LimitAllocationCount:
@@ -303,7 +351,10 @@ func nextStep(v *view, lf limitFinding) string {
 		return "attach this report to a ticket for the runtime's vendor"
 	}
 	if !v.sampled {
-		return "run where device memory can be sampled, or with --touch fill, to tell"
+		if v.run.Config.Touch == result.TouchNone {
+			return "run where device memory can be sampled, or with --touch fill, to tell"
+		}
+		return "run where device memory can be sampled (NVML, amdgpu sysfs, DRM fdinfo), to tell"
 	}
 	return "look at what the worker printed, below"
 }

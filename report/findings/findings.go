@@ -91,6 +91,8 @@ type deriver struct {
 	// saidCount holds the strategies whose allocation cap is said: once, for every size of a sweep.
 	saidCount map[result.Strategy]bool
 	codes     codeNotes
+	// noGrowth are the strategies whose measured memory did not grow with the buffers created.
+	noGrowth []result.Strategy
 }
 
 // firstEnd is the strategy that ended first, what it ran into, and what to try.
@@ -194,7 +196,7 @@ func (d *deriver) failures(views []*view, size uint64) {
 		}
 		ev := map[string]float64{"index": float64(f.Index), "code": float64(f.Code), "device": float64(f.Device)}
 		if f.Stage == result.StageSetup {
-			g.add(result.FindingFailure, fmt.Sprintf(" %s before the first buffer: %s (%d) from %s", lead, f.Name, f.Code, f.Call), v.s.Strategy, ev, "")
+			g.add(result.FindingFailure, fmt.Sprintf(" %s before the first buffer: %s from %s", lead, codeText(v.s), f.Call), v.s.Strategy, ev, "")
 			continue
 		}
 		g.add(result.FindingFailure, fmt.Sprintf(" %s at buffer #%d (after %s): %s (%d) at %s, meant for device %d", lead, f.Index,
@@ -379,6 +381,13 @@ func variantEffects(r *result.Run, variants []string) []result.Finding {
 			}
 			b := byVariant[base][key{s.Strategy, s.SizeBytes}]
 			if b == nil || s.Outcome == result.OutcomeUnsupported || b.Outcome == result.OutcomeUnsupported {
+				continue
+			}
+			if f := s.FirstFailure; f != nil && f.Stage == result.StageSetup && f.Name == "" {
+				// Not a threshold: the variant's settings could not be applied at all.
+				out = append(out, result.Finding{Kind: result.FindingVariant, Strategies: []result.Strategy{s.Strategy}, Variant: v, Sizes: []uint64{s.SizeBytes},
+					Sentence: capitalize(fmt.Sprintf("with %s, %s could not run: %s.", variantLabel(r, v), s.Strategy, s.Reason))})
+				moved++
 				continue
 			}
 			change := 0.0

@@ -201,6 +201,7 @@ func TestRuntimeTable(t *testing.T) {
 		"AMD Accelerated Parallel Processing": "ROCm CLR",
 		"Portable Computing Language":         "PoCL",
 		"NVIDIA CUDA":                         "NVIDIA OpenCL",
+		"rusticl":                             "Mesa rusticl",
 		"faultcl":                             "clmemprobe's fault-injection runtime (faultcl)",
 		"Some Other Runtime":                  "the OpenCL specification",
 	} {

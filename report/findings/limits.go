@@ -35,15 +35,13 @@ func classify(v *view, sweep []*view, perDevice *view) limitFinding {
 	case result.OutcomeCompleted, result.OutcomeUnsupported, "":
 		return limitFinding{}
 	case result.OutcomeStopped:
-		if strings.HasPrefix(s.Reason, "host guard") {
-			ev["host_reserve_bytes"] = float64(v.run.Config.HostReserveByte)
-			if v.availAtEnd > 0 {
-				ev["host_available_bytes"] = float64(v.availAtEnd)
-			}
-			return limitFinding{result.LimitHostMemory, ev, fmt.Sprintf("the host guard stopped it before system available memory fell below the reserve of %s (--host-reserve): host memory, as far as this run may use it, is the limit (host-memory)",
-				units.Bytes(v.run.Config.HostReserveByte))}
+		if s.Guard != "" || strings.HasPrefix(s.Reason, "host guard") {
+			return guardLimit(v, ev)
 		}
 		return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("stopped before any limit (%s): raise --timeout or run it to its end (unknown)", firstClause(s.Reason))}
+	}
+	if notSetUp(s) {
+		return limitFinding{result.LimitUnknown, ev, "it could not be set up: " + s.Reason + " (unknown)"}
 	}
 	if s.MaxMapCount > 0 && float64(s.MaxMappings) >= mapFraction*float64(s.MaxMapCount) {
 		ev["mappings"], ev["max_map_count"] = float64(s.MaxMappings), float64(s.MaxMapCount)
@@ -54,6 +52,9 @@ func classify(v *view, sweep []*view, perDevice *view) limitFinding {
 		ev["vms_bytes"], ev["address_space_bytes"] = float64(v.vmsAtEnd), float64(as)
 		return limitFinding{result.LimitAddressSpace, ev, fmt.Sprintf("the process's address space held %s, %.0f%% of its %s limit, when it ended: address space, not memory, ran out (address-space)",
 			units.Bytes(v.vmsAtEnd), 100*float64(v.vmsAtEnd)/float64(as), units.Bytes(as))}
+	}
+	if lf, ok := resourceLimit(v, ev); ok {
+		return lf
 	}
 	if counts, ok := sameCountEverySize(sweep); ok {
 		for size, n := range counts {
@@ -68,12 +69,27 @@ func classify(v *view, sweep []*view, perDevice *view) limitFinding {
 		if v.usedKnown {
 			ev["device_used_bytes"], ev["device_fill"] = float64(v.used), v.fill(v.used)
 			if v.fill(v.used) >= fullFraction {
+				if sh, ok := v.shareOf(v.failDev); ok && sh.shared(v.global) {
+					ev["device_used_at_start_bytes"], ev["device_own_bytes"] = float64(sh.usedAtStart), float64(v.used-min(v.used, sh.usedAtStart))
+					if sh.othersKnown {
+						ev["device_others_bytes"] = float64(sh.others)
+					}
+					return limitFinding{result.LimitDeviceMemory, ev, fmt.Sprintf("when buffer #%d failed, device %s held %s, %.1f%% of its %s global memory, but not all of it was this run's: its buffers took %s after the loop began, and %s: the device's memory ran out, shared with other processes (device-memory)",
+						f.Index, dev, units.Bytes(v.used), pct(v.fill(v.used)), units.Bytes(v.global), units.Bytes(v.used-min(v.used, sh.usedAtStart)), sh.othersText())}
+				}
 				return limitFinding{result.LimitDeviceMemory, ev, fmt.Sprintf("when buffer #%d failed, device %s held %s, %.1f%% of its %s global memory: the device's memory ran out (device-memory)",
 					f.Index, dev, units.Bytes(v.used), pct(v.fill(v.used)), units.Bytes(v.global))}
 			}
 		} else {
 			ev["bytes_given_to_device"], ev["device_fill"] = float64(v.given), v.fill(v.given)
 			if g := v.fill(v.given); g >= fullFraction && g <= overcommitted {
+				if sh, ok := v.shareOf(v.failDev); ok && sh.shared(v.global) {
+					// Given nearly all of a device that others held a part of: whatever stopped the
+					// runtime there, it was not this device's capacity alone.
+					ev["device_used_at_start_bytes"], ev["device_own_bytes"] = float64(sh.usedAtStart), float64(v.given)
+					return limitFinding{result.LimitDeviceMemory, ev, fmt.Sprintf("when buffer #%d failed, device %s had been given %s in buffers, %.1f%% of its %s global memory, and %s: the device's memory ran out, shared with other processes (device-memory)",
+						f.Index, dev, units.Bytes(v.given), pct(g), units.Bytes(v.global), sh.othersText())}
+				}
 				return limitFinding{result.LimitDeviceMemory, ev, fmt.Sprintf("when buffer #%d failed, device %s had been given %s in buffers, %.1f%% of its %s global memory, and the runtime stopped there: it enforces the device's size, and the device is full (device-memory)",
 					f.Index, dev, units.Bytes(v.given), pct(g), units.Bytes(v.global))}
 			}
@@ -111,6 +127,13 @@ func classify(v *view, sweep []*view, perDevice *view) limitFinding {
 	return runtimeOrUnknown(v, ev)
 }
 
+// notSetUp says whether a job failed before its runtime did anything: its own settings could not be applied
+// (a limit above the hard one), which is no finding about the runtime.
+func notSetUp(s *result.StrategyResult) bool {
+	f := s.FirstFailure
+	return f != nil && f.Stage == result.StageSetup && f.Name == "" && s.Reason != ""
+}
+
 // hostMemoryRanOut says whether system memory was exhausted when the strategy ended, and in what words.
 func hostMemoryRanOut(v *view) (bool, string) {
 	if v.ram == 0 || v.availAtEnd == 0 {
@@ -134,12 +157,20 @@ func runtimeOrUnknown(v *view, ev map[string]float64) limitFinding {
 	s := v.s
 	what := firstClause(s.Reason)
 	if f := s.FirstFailure; f != nil {
-		what = fmt.Sprintf("%s (%d) at %s", f.Name, f.Code, f.Stage)
+		what = fmt.Sprintf("%s at %s", codeText(s), f.Stage)
 	}
 	switch s.Outcome {
 	case result.OutcomeCrashed:
 		if s.Signal != "" && s.Signal != "SIGKILL" {
-			return limitFinding{result.LimitRuntime, ev, fmt.Sprintf("the runtime crashed (%s) after %d buffers: a fault inside it, not a limit these measurements show (runtime)", s.Signal, s.AllocationsOK)}
+			body := fmt.Sprintf("the runtime crashed (%s) after %d buffers: a fault inside it, not a limit these measurements show (runtime)", s.Signal, s.AllocationsOK)
+			if rt := RuntimeOf(v.run.Platform); rt.Aborts != "" && s.Signal == "SIGABRT" {
+				body += "; on " + rt.Name + ", " + rt.Aborts
+			}
+			return limitFinding{result.LimitRuntime, ev, body}
+		}
+		if cg := s.Resources.CgroupOf(); cg != nil && cg.OOMKillsAtEnd > cg.OOMKillsAtStart {
+			return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("the worker died (%s) after %d buffers while the OOM killer of its memory cgroup %s ended a process (oom_kill %d to %d): memory there may have run short, but not this worker's SIGKILL says so (unknown)",
+				firstClause(s.Reason), s.AllocationsOK, cg.Path, cg.OOMKillsAtStart, cg.OOMKillsAtEnd)}
 		}
 		return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("the worker died (%s) after %d buffers with memory to spare: what killed it was not measured; check dmesg (unknown)", firstClause(s.Reason), s.AllocationsOK)}
 	case result.OutcomeHung:

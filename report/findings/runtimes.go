@@ -18,6 +18,8 @@ type Runtime struct {
 	Lazy string
 	// MultiDevice says what a buffer of a context over several devices costs.
 	MultiDevice string
+	// Aborts says how the runtime fails where it does not return a code, if it is known to.
+	Aborts string
 	// Source is where the facts come from: source files at a commit, the specification, or an observation.
 	Source string
 }
@@ -54,8 +56,20 @@ var Runtimes = []Runtime{
 			-4: "older releases allocated at clCreateBuffer and failed there with -4",
 		},
 		Lazy:        "yes: device memory (host memory, for CPU devices) is allocated at the first command that uses the buffer",
+		Aborts:      "under an address-space limit (ulimit -v) its allocator fails an assertion and aborts the process instead of returning -4 (pocl/pocl#1155): a crash with SIGABRT is that limit",
 		MultiDevice: "an allocation only on the device that uses the buffer; a host staging copy when a migration needs one",
 		Source:      "https://github.com/pocl/pocl/blob/25dd411b0b3f3bd3901d255a7d49bb4f362f6a21/lib/CL/pocl_util.c (can_run_command, alloc_mem_obj)",
+	},
+	{
+		Name:             "Mesa rusticl",
+		PlatformContains: []string{"rusticl"},
+		Codes: map[int32]string{
+			-5: "the buffer's memory could not be allocated at clCreateBuffer (rusticl allocates eagerly and reports it as CL_OUT_OF_RESOURCES)",
+			-4: "a buffer larger than the device's maximum allocation, at clCreateBuffer",
+		},
+		Lazy:        "no: clCreateBuffer allocates the resource at once",
+		MultiDevice: "a resource per device of the context, created with the buffer",
+		Source:      "https://gitlab.freedesktop.org/mesa/mesa/-/blob/main/src/gallium/frontends/rusticl/api/memory.rs (create_buffer_with_properties), and on llvmpipe (Debian's mesa-opencl-icd) a reported 2 GiB of global memory that it does not enforce",
 	},
 	{
 		Name:             "NVIDIA OpenCL",

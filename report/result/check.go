@@ -6,6 +6,9 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
+
+	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
 // Limits of a result that renderers and findings rely on. Real results stay far below them; a file beyond
@@ -49,7 +52,7 @@ func (r *Run) Check() error {
 		}
 	}
 	for _, v := range r.Config.Variants {
-		if err := envNames("variant "+v.Name, v.Settings); err != nil {
+		if err := variantSettings("variant "+v.Name, v.Settings); err != nil {
 			return err
 		}
 	}
@@ -81,7 +84,7 @@ func (s *StrategyResult) check() error {
 	if err := deviceIndices("devices", s.Devices); err != nil {
 		return err
 	}
-	if err := envNames("variant_settings", s.VariantSettings); err != nil {
+	if err := variantSettings("variant_settings", s.VariantSettings); err != nil {
 		return err
 	}
 	switch {
@@ -172,6 +175,73 @@ func envNames(field string, vars map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// variantSettings checks a variant's settings by the rule run --variant applies: every key a variable name,
+// every limit's value one LimitValue reads (the reproducer puts the names into C and passes the values to
+// setrlimit; the worker sets them).
+func variantSettings(field string, settings map[string]string) error {
+	if err := envNames(field, settings); err != nil {
+		return err
+	}
+	for k, v := range settings {
+		if IsLimitSetting(k) {
+			if _, err := LimitValue(k, v); err != nil {
+				return fmt.Errorf("%s: %v", field, err)
+			}
+		}
+	}
+	return nil
+}
+
+// A variant's setting whose key starts with LimitPrefix is not an environment variable but a limit of the
+// worker process (setrlimit, the soft limit, as `ulimit -S` sets it): a runtime that fails at a descriptor or
+// locked-memory limit is tested by raising it, which no variable does.
+const LimitPrefix = "RLIMIT_"
+
+// LimitSettings are the limits a variant may set, each with what its value is.
+var LimitSettings = map[string]string{
+	"RLIMIT_NOFILE":  "a count of descriptors or hard",
+	"RLIMIT_MEMLOCK": "a size, unlimited or hard",
+	"RLIMIT_AS":      "a size, unlimited or hard",
+}
+
+// Unlimited is a limit's value for "unlimited" (RLIM_INFINITY).
+const Unlimited = math.MaxUint64
+
+// HardLimit is a limit's value for "hard": the soft limit raised to the hard one, as
+// `ulimit -S -n $(ulimit -H -n)` does, which needs no privilege and so works wherever the worker runs.
+const HardLimit = math.MaxUint64 - 1
+
+// IsLimitSetting reports whether a variant's key names a process limit rather than an environment variable.
+func IsLimitSetting(key string) bool { return strings.HasPrefix(key, LimitPrefix) }
+
+// LimitValue reads a limit setting's value: RLIMIT_NOFILE a count of at least 1; RLIMIT_MEMLOCK and
+// RLIMIT_AS a size in the tool's syntax (1MiB, 64GB) or "unlimited" (Unlimited), RLIMIT_MEMLOCK also 0;
+// any of them "hard" (HardLimit).
+func LimitValue(key, value string) (uint64, error) {
+	what, ok := LimitSettings[key]
+	switch {
+	case ok && value == "hard":
+		return HardLimit, nil
+	case !ok:
+		return 0, fmt.Errorf("%s is not a limit a variant sets (RLIMIT_NOFILE, RLIMIT_MEMLOCK or RLIMIT_AS)", key)
+	case key == "RLIMIT_NOFILE":
+		n, err := strconv.ParseUint(value, 10, 64)
+		if err != nil || n == 0 || n >= Unlimited {
+			return 0, fmt.Errorf("%s=%q: want %s, at least 1", key, value, what)
+		}
+		return n, nil
+	case value == "unlimited":
+		return Unlimited, nil
+	case key == "RLIMIT_MEMLOCK" && value == "0":
+		return 0, nil // no locked memory at all: a test of its own
+	}
+	n, err := units.ParseSize(value)
+	if err != nil {
+		return 0, fmt.Errorf("%s=%q: want %s: %v", key, value, what, err)
+	}
+	return n, nil
 }
 
 // knownStage reports whether st is empty or one of the stages clmemprobe writes.

@@ -75,6 +75,8 @@ const (
 	LimitHostMemory      Limit = "host-memory"      // system memory ran out, also memory outside the process's RSS
 	LimitContext         Limit = "context"          // the multi-device context costs more: per-device went well further
 	LimitAllocationCount Limit = "allocation-count" // the same count at every size: a cap on the number of allocations
+	LimitFileDescriptors Limit = "file-descriptors" // open descriptors reached RLIMIT_NOFILE (ulimit -n)
+	LimitCgroupMemory    Limit = "cgroup-memory"    // the memory cgroup's limit: a container's or a batch job's
 	LimitMappings        Limit = "mappings"         // near vm.max_map_count
 	LimitAddressSpace    Limit = "address-space"    // near the process's address-space limit
 	LimitRuntime         Limit = "runtime"          // a runtime-internal limit the measurements do not explain
@@ -82,7 +84,8 @@ const (
 )
 
 // Limits lists the limits.
-var Limits = []Limit{LimitDeviceMemory, LimitHostMemory, LimitContext, LimitAllocationCount, LimitMappings, LimitAddressSpace,
+var Limits = []Limit{LimitDeviceMemory, LimitHostMemory, LimitContext, LimitAllocationCount, LimitFileDescriptors, LimitCgroupMemory,
+	LimitMappings, LimitAddressSpace,
 	LimitRuntime, LimitUnknown}
 
 // FindingKind says what a finding is about.

@@ -167,6 +167,11 @@ type StrategyResult struct {
 	// the classification rests on.
 	Limit         Limit              `json:"limit,omitempty"`
 	LimitEvidence map[string]float64 `json:"limit_evidence,omitempty"`
+	// Resources is the job's resource ledger: descriptors, locked memory, the memory cgroup, the devices'
+	// memory before the loop and the processes holding it.
+	Resources *Resources `json:"resources,omitempty"`
+	// Guard says which memory the host guard stopped the job before, when it did.
+	Guard Guard `json:"guard,omitempty"`
 	// AddressSpaceBytes is the worker's address-space limit (RLIMIT_AS, or the architecture's user space).
 	AddressSpaceBytes uint64  `json:"address_space_bytes,omitempty"`
 	DeviceSampler     string  `json:"device_sampler,omitempty"` // which sampler gave device figures, or why none
@@ -217,9 +222,14 @@ type Sample struct {
 	HWMBytes   uint64  `json:"host_hwm_bytes"`
 	AvailBytes uint64  `json:"host_available_bytes"`
 	// CommittedBytes is the system's Committed_AS: memory promised to every process, mapped or not.
-	CommittedBytes uint64         `json:"host_committed_bytes,omitempty"`
-	Mappings       uint64         `json:"mappings,omitempty"`
-	DeviceSamples  []DeviceSample `json:"devices,omitempty"`
+	CommittedBytes uint64 `json:"host_committed_bytes,omitempty"`
+	Mappings       uint64 `json:"mappings,omitempty"`
+	// OpenFDs is the worker's open file descriptors; CgroupBytes its memory cgroup's working set; LockedBytes
+	// its locked memory (VmLck). Absent where not read.
+	OpenFDs       uint64         `json:"open_fds,omitempty"`
+	CgroupBytes   uint64         `json:"cgroup_memory_bytes,omitempty"`
+	LockedBytes   uint64         `json:"locked_bytes,omitempty"`
+	DeviceSamples []DeviceSample `json:"devices,omitempty"`
 }
 
 // DeviceSample is one device's memory in a sample.
@@ -249,6 +259,18 @@ type Environment struct {
 	DRIDevices    []string          `json:"dri_devices,omitempty"`
 	EnvVars       map[string]string `json:"env_vars,omitempty"`
 	Platforms     []Platform        `json:"platforms,omitempty"`
+	// FDLimit is the soft limit on open file descriptors (ulimit -n) the command was started with, which the
+	// workers run under; 0 where it could not be read.
+	FDLimit uint64 `json:"fd_limit,omitempty"`
+	// MemoryCgroup is the memory cgroup the command ran in, where it is in one.
+	MemoryCgroup *CgroupInfo `json:"memory_cgroup,omitempty"`
+}
+
+// CgroupInfo names a memory cgroup and its limit.
+type CgroupInfo struct {
+	Version    int    `json:"version"`
+	Path       string `json:"path"`
+	LimitBytes uint64 `json:"limit_bytes,omitempty"` // 0: none
 }
 
 // Sizes returns the buffer sizes of the run's strategies, each once, in the order they ran.

@@ -41,6 +41,10 @@
  *                                kernel cannot merge them): vm.max_map_count ends the loop (-6 when mmap fails)
  *   FAULTCL_RESERVE_PER_BUFFER=b every buffer reserves b bytes of address space (PROT_NONE, no memory): the
  *                                process's address-space limit ends the loop (-6 when mmap fails)
+ *   FAULTCL_FDS_PER_EXTRA_DEVICE=k  every buffer placed on n devices holds k*(n-1) descriptors open (of
+ *                                /dev/null) until it is released, as Intel's runtime kept one per buffer for each
+ *                                additional GPU of a context: the descriptor limit (ulimit -n) ends the loop of a
+ *                                shared context, with -6 at create when an open fails (EMFILE)
  *   FAULTCL_LOG=1                every allocation decision is printed to stderr ("faultcl: ..."), as a runtime's
  *                                own logging would be
  *   FAULTCL_PLATFORM_NAME=name   the platform's name (default faultcl), to stand in for a runtime the tool knows
@@ -56,6 +60,8 @@
 #include <CL/cl.h>
 #include <CL/cl_ext.h>
 #include <CL/cl_icd.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -83,7 +89,17 @@ struct _cl_context {
 	void *user;
 };
 struct _cl_command_queue { cl_icd_dispatch *dispatch; cl_context ctx; int dev; cl_int pending; };
-struct _cl_mem { cl_icd_dispatch *dispatch; cl_context ctx; size_t size; uint32_t resident; void *staging; void *mapped; size_t mapped_len; };
+struct _cl_mem {
+	cl_icd_dispatch *dispatch;
+	cl_context ctx;
+	size_t size;
+	uint32_t resident;
+	void *staging;
+	void *mapped;
+	size_t mapped_len;
+	int *fds; /* FAULTCL_FDS_PER_EXTRA_DEVICE's descriptors, nfds of them */
+	int nfds;
+};
 struct _cl_program { cl_icd_dispatch *dispatch; cl_context ctx; };
 struct _cl_kernel { cl_icd_dispatch *dispatch; cl_mem arg0; };
 /* Events are real objects with a reference count; a released one keeps its memory, marked dead, so a later
@@ -104,6 +120,7 @@ static struct {
 	int staging_memfd;
 	cl_ulong reserve_per_buffer;
 	int log, no_event_status;
+	long fds_per_extra;
 } cfg;
 
 static struct _cl_platform_id platform = {&dispatch};
@@ -151,6 +168,7 @@ static void init_config(void) {
 	cfg.reserve_per_buffer = env_u64("FAULTCL_RESERVE_PER_BUFFER", 0);
 	cfg.log = (int)env_long("FAULTCL_LOG", 0);
 	cfg.no_event_status = (int)env_long("FAULTCL_NO_EVENT_STATUS", 0);
+	cfg.fds_per_extra = env_long("FAULTCL_FDS_PER_EXTRA_DEVICE", 0);
 	const char *staging = getenv("FAULTCL_STAGING");
 	cfg.staging_memfd = -1;
 	if (staging && strcmp(staging, "memfd") == 0) cfg.staging_memfd = memfd_create("faultcl-staging", 0);
@@ -310,6 +328,33 @@ static void say(cl_context c, const char *msg) {
 	if (cfg.log) fprintf(stderr, "%s\n", msg);
 }
 
+/* close_fds closes the descriptors a buffer holds. */
+static void close_fds(cl_mem m) {
+	for (int i = 0; i < m->nfds; i++) close(m->fds[i]);
+	free(m->fds);
+	m->fds = NULL;
+	m->nfds = 0;
+}
+
+/* open_fds opens the descriptors a buffer on n devices holds (FAULTCL_FDS_PER_EXTRA_DEVICE); when one cannot
+ * be opened (EMFILE at the process's limit) it closes those it opened and returns the errno. */
+static int open_fds(cl_mem m, int n) {
+	long want = cfg.fds_per_extra * (n - 1);
+	if (want <= 0) return 0;
+	m->fds = malloc((size_t)want * sizeof *m->fds);
+	if (!m->fds) return ENOMEM;
+	for (m->nfds = 0; m->nfds < want; m->nfds++) {
+		int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			int e = errno;
+			close_fds(m);
+			return e;
+		}
+		m->fds[m->nfds] = fd;
+	}
+	return 0;
+}
+
 /* create_common is clCreateBuffer and clCreateBufferWithProperties; devs/n are where the buffer goes. */
 static cl_mem create_common(cl_context c, const int *devs, int n, size_t size, cl_int *err) {
 	long call = -1;
@@ -332,6 +377,16 @@ static cl_mem create_common(cl_context c, const int *devs, int n, size_t size, c
 	m->dispatch = &dispatch;
 	m->ctx = c;
 	m->size = size;
+	/* Descriptors of the process's own, per buffer and additional device: the limit is the process's. */
+	int fd_err = open_fds(m, n);
+	if (fd_err) {
+		free(m);
+		char msg[128];
+		snprintf(msg, sizeof msg, "faultcl: cannot open a descriptor for a buffer: %s", strerror(fd_err));
+		say(c, msg);
+		if (err) *err = CL_OUT_OF_HOST_MEMORY;
+		return NULL;
+	}
 	/* Memory of the process's own, per buffer: mappings or address space the kernel limits. */
 	if (cfg.map_per_buffer || cfg.reserve_per_buffer) {
 		long page = sysconf(_SC_PAGESIZE);
@@ -339,6 +394,7 @@ static cl_mem create_common(cl_context c, const int *devs, int n, size_t size, c
 		void *p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (p == MAP_FAILED || (cfg.map_per_buffer && mprotect(p, (size_t)page, PROT_READ | PROT_WRITE) != 0)) {
 			if (p != MAP_FAILED) munmap(p, len);
+			close_fds(m);
 			free(m);
 			say(c, "faultcl: mmap failed for a buffer");
 			if (err) *err = CL_OUT_OF_HOST_MEMORY;
@@ -360,6 +416,7 @@ static cl_mem create_common(cl_context c, const int *devs, int n, size_t size, c
 		pthread_mutex_unlock(&mu);
 		if (!ok) {
 			if (m->mapped) munmap(m->mapped, m->mapped_len);
+			close_fds(m);
 			free(m);
 			say(c, "faultcl: allocation failed: a device or the host staging budget is full");
 			if (err) *err = cfg.create_error;
@@ -418,6 +475,7 @@ static cl_int CL_API_CALL ReleaseMemObject(cl_mem m) {
 	if (m->staging) host_used -= m->size;
 	pthread_mutex_unlock(&mu);
 	if (m->mapped) munmap(m->mapped, m->mapped_len);
+	close_fds(m);
 	__atomic_sub_fetch(&live_buffers, 1, __ATOMIC_SEQ_CST);
 	free(m->staging);
 	free(m);

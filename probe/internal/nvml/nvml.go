@@ -89,7 +89,8 @@ type NVML struct {
 	mu                                               sync.Mutex
 	h                                                uintptr
 	shutdown, getCount, getHandle, getPci, getMemory uintptr
-	getMemoryV2                                      uintptr // 0 on drivers before nvmlDeviceGetMemoryInfo_v2
+	getMemoryV2                                      uintptr  // 0 on drivers before nvmlDeviceGetMemoryInfo_v2
+	compute, graphics                                procCall // the running-process lists, optional
 	Devices                                          []Device
 }
 
@@ -113,6 +114,8 @@ func Open() (*NVML, error) {
 	}
 	// v2 reports "used" without the driver's reserved memory, as nvidia-smi does; v1 counts it as used.
 	n.getMemoryV2, _ = purego.Dlsym(h, "nvmlDeviceGetMemoryInfo_v2")
+	n.compute = probeProcCall(h, "nvmlDeviceGetComputeRunningProcesses")
+	n.graphics = probeProcCall(h, "nvmlDeviceGetGraphicsRunningProcesses")
 	initFn, err := purego.Dlsym(h, "nvmlInit_v2")
 	if err != nil {
 		return nil, &CallError{Call: "dlsym(nvmlInit_v2)", Return: ErrorFunctionNotFound}

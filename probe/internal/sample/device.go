@@ -59,7 +59,7 @@ func DeviceSamplerFor(ts []Target, root Root) (DeviceSampler, string) {
 		}
 		return s
 	}
-	if s := try(newNVMLSampler(ts)); s != nil {
+	if s := try(newNVMLSampler(ts, root)); s != nil {
 		return s, ""
 	}
 	if s := try(newCLQuerySampler(ts)); s != nil {
@@ -79,9 +79,10 @@ type nvmlSampler struct {
 	n     *nvml.NVML
 	byIdx map[int]nvml.Device
 	order []int
+	root  Root // where the processes' names are read (Processes)
 }
 
-func newNVMLSampler(ts []Target) (DeviceSampler, string) {
+func newNVMLSampler(ts []Target, root Root) (DeviceSampler, string) {
 	n, err := nvml.Open()
 	if errors.Is(err, nvml.ErrorLibraryNotFound) {
 		return nil, "NVML: " + nvml.Library + " not found"
@@ -89,7 +90,7 @@ func newNVMLSampler(ts []Target) (DeviceSampler, string) {
 	if err != nil {
 		return nil, "NVML: " + err.Error()
 	}
-	s := &nvmlSampler{n: n, byIdx: map[int]nvml.Device{}}
+	s := &nvmlSampler{n: n, byIdx: map[int]nvml.Device{}, root: root}
 	for _, t := range ts {
 		if t.PCIBusID == "" {
 			n.Close()

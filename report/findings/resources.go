@@ -1,0 +1,200 @@
+package findings
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
+)
+
+// The resource rules. A resource with a limit explains a failure when it was at its limit when the
+// strategy ended (within limitSlack of it, or two buffers' worth), or when the index its slope predicts
+// for reaching the limit (its value at the start plus the slope times the buffers) lands within
+// predictionSlack of the observed index (or predictionBuffers buffers, whichever is more).
+const (
+	limitSlack        = 0.02
+	predictionSlack   = 0.05
+	predictionBuffers = 8
+	// perBufferFloor is the least slope that counts as a cost per buffer: below it the resource did not
+	// grow with the buffers (a descriptor per hundred buffers is noise of the runtime's own).
+	perBufferFloor = 0.01
+	cgroupFull     = 0.90 // a memory cgroup at this fraction of its limit is full
+	sharedDevice   = 0.05 // memory in use before the loop above this fraction of the device: others held it
+)
+
+// prediction is where a resource's slope says it reaches its limit, against where the strategy ended.
+type prediction struct {
+	name          string // "descriptors"
+	res           *result.Resource
+	predicted     float64 // the buffer index at which the limit is reached, by the slope; +Inf without one
+	observed      uint64
+	atLimit, meet bool
+}
+
+func predict(name string, r *result.Resource, observed uint64) prediction {
+	p := prediction{name: name, res: r, observed: observed, predicted: math.Inf(1)}
+	if r == nil || r.Limit == 0 {
+		return p
+	}
+	perBuffer := 0.0
+	if r.PerBuffer != nil {
+		perBuffer = *r.PerBuffer
+	}
+	p.atLimit = float64(r.AtEnd)+max(limitSlack*float64(r.Limit), 2*perBuffer) >= float64(r.Limit)
+	if perBuffer >= perBufferFloor && r.Limit > r.AtStart {
+		p.predicted = float64(r.Limit-r.AtStart) / perBuffer
+		p.meet = math.Abs(p.predicted-float64(observed)) <= max(predictionSlack*float64(observed), predictionBuffers)
+	}
+	return p
+}
+
+// explains says whether the resource accounts for the end.
+func (p prediction) explains() bool { return p.atLimit || p.meet }
+
+// predictedText is the predicted index in words.
+func (p prediction) predictedText() string {
+	if math.IsInf(p.predicted, 1) {
+		return "no slope to predict from"
+	}
+	return fmt.Sprintf("predicted #%.0f", p.predicted)
+}
+
+// endIndex is where a strategy ended: its failed buffer, or the buffers it reached.
+func endIndex(s *result.StrategyResult) uint64 {
+	if f := s.FirstFailure; f != nil && s.Outcome == result.OutcomeFailed {
+		return f.Index
+	}
+	return s.AllocationsOK
+}
+
+// oomKilled says whether the worker's memory cgroup's OOM killer ended it: the worker died by SIGKILL and
+// the cgroup's count of OOM kills grew while it ran.
+func oomKilled(s *result.StrategyResult) (*result.Cgroup, bool) {
+	cg := s.Resources.CgroupOf()
+	return cg, cg != nil && s.Outcome == result.OutcomeCrashed && s.Signal == "SIGKILL" && cg.OOMKillsAtEnd > cg.OOMKillsAtStart
+}
+
+// resourceLimit classifies an end by the resource ledger: the cgroup's OOM killer, the cgroup's memory at
+// its limit, descriptors at RLIMIT_NOFILE. ok is false when no resource explains it.
+func resourceLimit(v *view, ev map[string]float64) (limitFinding, bool) {
+	s := v.s
+	if cg, killed := oomKilled(s); killed {
+		ev["cgroup_limit_bytes"], ev["cgroup_oom_kills"] = float64(cg.Memory.Limit), float64(cg.OOMKillsAtEnd-cg.OOMKillsAtStart)
+		return limitFinding{result.LimitCgroupMemory, ev, fmt.Sprintf("the OOM killer of the memory cgroup %s ended it after %d buffers (its oom_kill count went from %d to %d), at %s of the cgroup's %s limit (%s): the container's or job's memory limit, not the machine's, is the limit (cgroup-memory)",
+			cg.Path, s.AllocationsOK, cg.OOMKillsAtStart, cg.OOMKillsAtEnd, units.Bytes(cg.Memory.AtEnd), limitText(cg.Memory.Limit), cg.Memory.LimitSource)}, true
+	}
+	rs := s.Resources
+	if rs == nil || s.Outcome == result.OutcomeStopped || s.Outcome == result.OutcomeCompleted {
+		return limitFinding{}, false
+	}
+	if p := predict("descriptors", rs.FDs, endIndex(s)); p.explains() {
+		ev["fds_at_start"], ev["fd_limit"], ev["fds_at_end"] = float64(rs.FDs.AtStart), float64(rs.FDs.Limit), float64(rs.FDs.AtEnd)
+		per := "no measurable count per buffer"
+		if rs.FDs.PerBuffer != nil {
+			ev["fds_per_buffer"] = *rs.FDs.PerBuffer
+			per = fmt.Sprintf("%s per buffer", plural(*rs.FDs.PerBuffer, "descriptor"))
+		}
+		return limitFinding{result.LimitFileDescriptors, ev, fmt.Sprintf("%s, %d open at the start, limit %d (%s): descriptors ran out at #%d (%s, %d open at the end) (file-descriptors)",
+			per, rs.FDs.AtStart, rs.FDs.Limit, rs.FDs.LimitSource, p.observed, p.predictedText(), rs.FDs.AtEnd)}, true
+	}
+	if cg := rs.Cgroup; cg != nil && cg.Memory.Limit > 0 && float64(cg.Memory.AtEnd) >= cgroupFull*float64(cg.Memory.Limit) {
+		ev["cgroup_limit_bytes"], ev["cgroup_used_bytes"] = float64(cg.Memory.Limit), float64(cg.Memory.AtEnd)
+		return limitFinding{result.LimitCgroupMemory, ev, fmt.Sprintf("the memory cgroup %s held %s, %.0f%% of its %s limit (%s), when it ended: the container's or job's memory limit, not the machine's, ran out (cgroup-memory)",
+			cg.Path, units.Bytes(cg.Memory.AtEnd), 100*float64(cg.Memory.AtEnd)/float64(cg.Memory.Limit), limitText(cg.Memory.Limit), cg.Memory.LimitSource)}, true
+	}
+	return limitFinding{}, false
+}
+
+// guardLimit is the limit of a strategy the host guard stopped: the cgroup's memory or the host's.
+func guardLimit(v *view, ev map[string]float64) limitFinding {
+	s := v.s
+	if cg := s.Resources.CgroupOf(); s.Guard == result.GuardCgroup && cg != nil {
+		ev["cgroup_limit_bytes"], ev["cgroup_used_bytes"] = float64(cg.Memory.Limit), float64(cg.Memory.AtEnd)
+		return limitFinding{result.LimitCgroupMemory, ev, fmt.Sprintf("the host guard stopped it before the memory cgroup %s ran out: %s of its %s limit (%s) in use, a container's or a batch job's limit, far below the machine's memory (cgroup-memory)",
+			cg.Path, units.Bytes(cg.Memory.AtEnd), limitText(cg.Memory.Limit), cg.Memory.LimitSource)}
+	}
+	ev["host_reserve_bytes"] = float64(v.run.Config.HostReserveByte)
+	if v.availAtEnd > 0 {
+		ev["host_available_bytes"] = float64(v.availAtEnd)
+	}
+	return limitFinding{result.LimitHostMemory, ev, fmt.Sprintf("the host guard stopped it before system available memory fell below the reserve of %s (--host-reserve): host memory, as far as this run may use it, is the limit (host-memory)",
+		units.Bytes(v.run.Config.HostReserveByte))}
+}
+
+// othersOnDevice is, for the failing device, the memory in use before the loop began and what other
+// processes held, by the ledger; ok is false where the ledger has no figure for the device.
+type deviceShare struct {
+	usedAtStart, others uint64
+	othersKnown         bool
+	procs               []result.DeviceProcess
+}
+
+func (v *view) shareOf(dev int) (deviceShare, bool) {
+	rs := v.s.Resources
+	if rs == nil {
+		return deviceShare{}, false
+	}
+	for i := range rs.Devices {
+		d := &rs.Devices[i]
+		if d.Device != dev {
+			continue
+		}
+		sh := deviceShare{usedAtStart: d.UsedAtStartBytes}
+		sh.others, sh.othersKnown = d.OthersBytes()
+		sh.procs = d.ProcessesAtEnd
+		if sh.procs == nil {
+			sh.procs = d.ProcessesAtStart
+		}
+		return sh, true
+	}
+	return deviceShare{}, false
+}
+
+// shared says whether other processes held a part of the device that matters: by the process list where
+// there is one, else by the memory in use before the loop.
+func (sh deviceShare) shared(global uint64) bool {
+	held := sh.usedAtStart
+	if sh.othersKnown {
+		held = sh.others
+	}
+	return global > 0 && float64(held) >= sharedDevice*float64(global)
+}
+
+// othersText names who held the device besides the run: the processes with their memory, or the memory in
+// use before the loop.
+func (sh deviceShare) othersText() string {
+	if !sh.othersKnown {
+		return fmt.Sprintf("%s was in use before its loop began (other processes, and this worker's context)", units.Bytes(sh.usedAtStart))
+	}
+	var names []string
+	for _, p := range sh.procs {
+		if p.Own || len(names) == 4 {
+			continue
+		}
+		name := p.Name
+		if name == "" {
+			name = "not visible here"
+		}
+		names = append(names, fmt.Sprintf("pid %d %s: %s", p.PID, name, units.Bytes(p.UsedBytes)))
+	}
+	return fmt.Sprintf("other processes held %s (%s)", units.Bytes(sh.others), strings.Join(names, ", "))
+}
+
+// limitText is a limit in bytes, or "no".
+func limitText(b uint64) string {
+	if b == 0 {
+		return "no"
+	}
+	return units.Bytes(b)
+}
+
+// plural writes a count per buffer with its noun.
+func plural(n float64, noun string) string {
+	s := fmt.Sprintf("%.2g %s", n, noun)
+	if math.Abs(n-1) > 0.005 {
+		s += "s"
+	}
+	return s
+}
