@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The newcomer's test: builds a minimal Debian 12 (bookworm) root with mmdebstrap from the Debian archive this
+# The newcomer's test: builds a minimal Debian root (12, bookworm, unless FRESH_SUITE names another) with
+# mmdebstrap from the Debian archive this
 # machine is configured with, copies this machine's CA bundle in (so HTTPS there behaves as here), clones
 # this repository into it, and runs the README's two quick-start commands inside it as a new user would:
 # scripts/probe.sh, then scripts/test.sh. It fails if either fails, and prints the wall time of each step.
@@ -7,6 +8,8 @@
 # Needs root, mmdebstrap (apt-get install mmdebstrap, done here when missing) and about 2 GB of disk.
 #   FRESH_REF=<commit>   test that commit instead of HEAD (to show an old set-up failing)
 #   FRESH_KEEP=1         keep the root afterwards, for a look inside
+#   FRESH_SUITE=trixie   a Debian 13 root instead (CI builds Debian 12, the release its machines run; 13 is
+#                        tested on demand: FRESH_SUITE=trixie scripts/fresh-machine-test.sh)
 # Exit codes: 0 both commands passed, 1 one of them failed, 2 not root, 3 the root could not be built (no
 # mmdebstrap, no archive: nothing was tested).
 set -euo pipefail
@@ -49,8 +52,14 @@ step() {
   fi
 }
 
+suite=${FRESH_SUITE:-bookworm}
+case $suite in
+  bookworm) release="Debian 12" ;;
+  trixie) release="Debian 13" ;;
+  *) say "FRESH_SUITE=$suite: choose bookworm (Debian 12) or trixie (Debian 13)"; exit 2 ;;
+esac
 build_root() {
-  mmdebstrap --quiet --variant=minbase bookworm "$root" "deb $mirror bookworm main" "deb $mirror bookworm-updates main"
+  mmdebstrap --quiet --variant=minbase "$suite" "$root" "deb $mirror $suite main" "deb $mirror $suite-updates main"
 }
 prepare_root() {
   mkdir -p "$root/etc/ssl/certs" "$root/home/newcomer"
@@ -84,8 +93,8 @@ inside() {
 }
 
 start=$SECONDS
-step "building a minimal Debian 12 root from $mirror" build_root || { say "nothing was tested"; exit 3; }
+step "building a minimal $release root from $mirror" build_root || { say "nothing was tested"; exit 3; }
 step "copying the CA bundle in and cloning the repository" prepare_root
 step "quick start, first command: scripts/probe.sh" inside "scripts/probe.sh"
 step "quick start, second command: scripts/test.sh" inside "scripts/test.sh"
-say "both quick-start commands passed on a fresh Debian 12 in $((SECONDS - start)) s"
+say "both quick-start commands passed on a fresh $release in $((SECONDS - start)) s"

@@ -27,6 +27,8 @@ if [ -n "$dead" ]; then
   echo "test: the functions above are not reachable from any command or test: remove them" >&2
   exit 1
 fi
+step "no function over 80 lines (scripts/funclen: tests count, generated files do not)"
+go run ./scripts/funclen .
 step "fuzz the result loader and every renderer for 20 s (the seeds also run in the suite)"
 # Minimizing a new input may take a minute by default, counted in no exec: keep the 20 s for fuzzing.
 go test -run '^$' -fuzz FuzzLoadAndRender -fuzztime 20s -fuzzminimizetime 5s ./report

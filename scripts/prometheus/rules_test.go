@@ -295,46 +295,7 @@ func labelReplaceArgs(expr string) [][]string {
 
 func TestRulesNameOnlyWhatTheToolWrites(t *testing.T) {
 	text := readFile(t, rulesFile)
-	rules := parseRules(t, text)
-	exp := renderExposition(t)
-
-	// Labels the rules make themselves: count_values' label and label_replace's destination.
-	created := map[string]bool{}
-	recorded := map[string]bool{}
-	var exprs []string
-	for _, r := range rules {
-		exprs = append(exprs, r.expr)
-		if r.kind == "record" {
-			recorded[r.name] = true
-		}
-		for _, m := range countLabel.FindAllStringSubmatch(r.expr, -1) {
-			created[m[1]] = true
-		}
-		for _, args := range labelReplaceArgs(r.expr) {
-			if len(args) != 5 {
-				t.Fatalf("%s: label_replace with %d arguments", r.name, len(args))
-			}
-			created[strings.Trim(args[1], `"`)] = true
-		}
-	}
-	known := map[string]bool{}
-	for _, labels := range exp {
-		for l := range labels {
-			known[l] = true
-		}
-	}
-	for _, l := range slices.Concat(scrapeLabels, futureLabels) {
-		known[l] = true
-	}
-	for l := range created {
-		known[l] = true
-	}
-	checkLabel := func(where, l string) {
-		if !known[l] {
-			t.Errorf("%s: label %q is in no series the tool writes, and no rule makes it", where, l)
-		}
-	}
-
+	v := newVocabulary(t, parseRules(t, text), renderExposition(t))
 	// The annotations (and every other line that is not a comment or an expression) can name labels and
 	// series too: $labels.X, and the selectors of their queries.
 	var rest []string
@@ -344,43 +305,104 @@ func TestRulesNameOnlyWhatTheToolWrites(t *testing.T) {
 		}
 	}
 	everything := strings.Join(rest, "\n")
+	v.checkNames(t, everything)
+	v.checkGroupings(t)
+	v.checkSelectors(t, everything)
+}
 
+// vocabulary is what the rules may name: the series and labels the tool writes (exp), the labels the
+// scrape adds or a later version will, the labels the rules make themselves (count_values' label and
+// label_replace's destination), and the series they record.
+type vocabulary struct {
+	exp      exposition
+	known    map[string]bool
+	recorded map[string]bool
+	exprs    []string
+}
+
+func newVocabulary(t *testing.T, rules []rule, exp exposition) *vocabulary {
+	t.Helper()
+	v := &vocabulary{exp: exp, known: map[string]bool{}, recorded: map[string]bool{}}
+	for _, r := range rules {
+		v.exprs = append(v.exprs, r.expr)
+		if r.kind == "record" {
+			v.recorded[r.name] = true
+		}
+		for _, m := range countLabel.FindAllStringSubmatch(r.expr, -1) {
+			v.known[m[1]] = true
+		}
+		for _, args := range labelReplaceArgs(r.expr) {
+			if len(args) != 5 {
+				t.Fatalf("%s: label_replace with %d arguments", r.name, len(args))
+			}
+			v.known[strings.Trim(args[1], `"`)] = true
+		}
+	}
+	for _, labels := range exp {
+		for l := range labels {
+			v.known[l] = true
+		}
+	}
+	for _, l := range slices.Concat(scrapeLabels, futureLabels) {
+		v.known[l] = true
+	}
+	return v
+}
+
+func (v *vocabulary) checkLabel(t *testing.T, where, l string) {
+	t.Helper()
+	if !v.known[l] {
+		t.Errorf("%s: label %q is in no series the tool writes, and no rule makes it", where, l)
+	}
+}
+
+// checkNames: every series read is one the tool writes or a rule records, and every $labels.X is known.
+func (v *vocabulary) checkNames(t *testing.T, everything string) {
 	for _, name := range metricName.FindAllString(everything, -1) {
 		if strings.Contains(name, ":") {
-			if !recorded[name] {
+			if !v.recorded[name] {
 				t.Errorf("%s is read but no rule records it", name)
 			}
-		} else if exp[name] == nil {
+		} else if v.exp[name] == nil {
 			t.Errorf("%s is not a metric the tool writes", name)
 		}
 	}
 	for _, m := range tmplLabel.FindAllStringSubmatch(everything, -1) {
-		checkLabel("annotation", m[1])
+		v.checkLabel(t, "annotation", m[1])
 	}
-	for _, expr := range exprs {
+}
+
+// checkGroupings: every label grouped or matched on is known, and wherever the job's labels are, flags
+// are too (see the rules' header).
+func (v *vocabulary) checkGroupings(t *testing.T) {
+	for _, expr := range v.exprs {
 		for _, m := range grouping.FindAllStringSubmatch(expr, -1) {
 			var names []string
 			for l := range strings.SplitSeq(m[1], ",") {
 				if l = strings.TrimSpace(l); l != "" {
-					checkLabel(m[0], l)
+					v.checkLabel(t, m[0], l)
 					names = append(names, l)
 				}
 			}
-			// Wherever the job's labels are grouped or matched, flags must be too (see the rules' header).
 			if slices.Contains(names, "strategy") && !slices.Contains(names, "flags") {
 				t.Errorf("%q groups jobs without flags", m[0])
 			}
 		}
 		for _, args := range labelReplaceArgs(expr) {
-			checkLabel("label_replace", strings.Trim(args[3], `"`))
+			v.checkLabel(t, "label_replace", strings.Trim(args[3], `"`))
 		}
 	}
+}
+
+// checkSelectors: every matcher names a label its series has, and a value from a fixed list is one the
+// tool writes (a misspelt one matches nothing and the alert never fires).
+func (v *vocabulary) checkSelectors(t *testing.T, everything string) {
 	for _, s := range selector.FindAllStringSubmatch(everything, -1) {
 		name := s[1]
 		for _, m := range matcher.FindAllStringSubmatch(s[2], -1) {
 			label, op, value := m[1], m[2], strings.Trim(m[3], `"`)
-			checkLabel(s[0], label)
-			labels, raw := exp[name]
+			v.checkLabel(t, s[0], label)
+			labels, raw := v.exp[name]
 			if !raw {
 				continue // a recorded series: its labels are checked where the rules make them
 			}
@@ -388,12 +410,10 @@ func TestRulesNameOnlyWhatTheToolWrites(t *testing.T) {
 				t.Errorf("%s: %s has no label %q", s[0], name, label)
 				continue
 			}
-			// A value the tool writes from a fixed list (outcome="completed", outcome=~"crashed|hung") must be
-			// one it writes: a misspelt one matches nothing and the alert never fires.
 			if (op == "=" || op == "=~") && labels[label] != nil && enumValues.MatchString(value) {
-				for v := range strings.SplitSeq(value, "|") {
-					if !labels[label][v] {
-						t.Errorf("%s: %s never has %s=%q", s[0], name, label, v)
+				for val := range strings.SplitSeq(value, "|") {
+					if !labels[label][val] {
+						t.Errorf("%s: %s never has %s=%q", s[0], name, label, val)
 					}
 				}
 			}

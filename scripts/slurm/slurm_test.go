@@ -32,6 +32,7 @@ func here() string {
 type cluster struct {
 	t    *testing.T
 	work string
+	bin  string // the clmemprobe the jobs run
 	env  []string
 }
 
@@ -105,6 +106,36 @@ func TestSlurmRecipes(t *testing.T) {
 	if os.Getenv("CLMEMPROBE_SLURM_TEST") != "1" {
 		t.Skip("starts a real Slurm as root: run scripts/slurm/test.sh")
 	}
+	c, start := startCluster(t)
+	results := filepath.Join(c.work, "results")
+	const budget = 300
+	runFlags := []string{"--touch", "fill", "--max-allocs", fmt.Sprint(budget), "--strategies", "shared,per-device", "--hang-timeout", "30s"}
+
+	// The recipe as the README gives it: the array, then the merge after it.
+	array := c.sbatch("", append([]string{"--array=0-3", filepath.Join(here(), "clmemprobe.sbatch"), results}, runFlags...)...)
+	merge := c.sbatch("", "--dependency=afterany:"+array, filepath.Join(here(), "merge.sbatch"), filepath.Join(results, array))
+	states := c.wait(array, 3*time.Minute)
+	if len(states) != 4 || slices.ContainsFunc(states, func(s string) bool { return s != "COMPLETED" }) {
+		t.Fatalf("the array's tasks ended %v, want 4 COMPLETED", states)
+	}
+	if st := c.wait(merge, time.Minute); len(st) != 1 || st[0] != "COMPLETED" {
+		t.Errorf("the merge job ended %v, want COMPLETED (exit 0: no outlier)", st)
+	}
+	t.Logf("array and merge done %s after start", time.Since(start).Round(time.Millisecond))
+	checkMergeJob(t, filepath.Join(results, array), budget)
+
+	// A fifth node with a lower address-space limit (Slurm passes the submitting shell's limits on): its
+	// runtime cannot place the buffers the others do. The merge must single it out and exit 1.
+	deviant := c.sbatch("ulimit -v 2000000;", append([]string{"--array=4", filepath.Join(here(), "clmemprobe.sbatch"), results}, runFlags...)...)
+	c.wait(deviant, 2*time.Minute)
+	c.checkDeviantMerge(filepath.Join(results, array), filepath.Join(results, deviant))
+	c.checkHealthCheck(filepath.Join(results, array, "0", "run.json"))
+	t.Logf("done %s after start", time.Since(start).Round(time.Millisecond))
+}
+
+// startCluster builds clmemprobe and starts a single-node Slurm with local-cluster.sh, which the test's
+// cleanup stops again (and then checks that no job's process is left).
+func startCluster(t *testing.T) (*cluster, time.Time) {
 	work := t.TempDir()
 	bin := filepath.Join(work, "bin")
 	build := exec.Command("go", "build", "-o", filepath.Join(bin, "clmemprobe"), "./cmd/clmemprobe")
@@ -127,30 +158,17 @@ func TestSlurmRecipes(t *testing.T) {
 			t.Errorf("processes left behind: %s", out)
 		}
 	})
-	c := &cluster{t: t, work: work, env: append(os.Environ(), "SLURM_CONF="+filepath.Join(dir, "slurm.conf"),
-		"PATH="+bin+":"+os.Getenv("PATH"), "POCL_DEVICES=pthread pthread", "OCL_ICD_VENDORS=/etc/OpenCL/vendors")}
-	results := filepath.Join(work, "results")
-	const budget = 300
-	runFlags := []string{"--touch", "fill", "--max-allocs", fmt.Sprint(budget), "--strategies", "shared,per-device", "--hang-timeout", "30s"}
+	return &cluster{t: t, work: work, bin: filepath.Join(bin, "clmemprobe"), env: append(os.Environ(), "SLURM_CONF="+filepath.Join(dir, "slurm.conf"),
+		"PATH="+bin+":"+os.Getenv("PATH"), "POCL_DEVICES=pthread pthread", "OCL_ICD_VENDORS=/etc/OpenCL/vendors")}, start
+}
 
-	// The recipe as the README gives it: the array, then the merge after it.
-	array := c.sbatch("", append([]string{"--array=0-3", filepath.Join(here(), "clmemprobe.sbatch"), results}, runFlags...)...)
-	merge := c.sbatch("", "--dependency=afterany:"+array, filepath.Join(here(), "merge.sbatch"), filepath.Join(results, array))
-	states := c.wait(array, 3*time.Minute)
-	if len(states) != 4 || slices.ContainsFunc(states, func(s string) bool { return s != "COMPLETED" }) {
-		t.Fatalf("the array's tasks ended %v, want 4 COMPLETED", states)
-	}
-	if st := c.wait(merge, time.Minute); len(st) != 1 || st[0] != "COMPLETED" {
-		t.Errorf("the merge job ended %v, want COMPLETED (exit 0: no outlier)", st)
-	}
-	t.Logf("array and merge done %s after start", time.Since(start).Round(time.Millisecond))
-
-	// The merge, field by field, against the four run.json files it read.
+// checkMergeJob holds what the merge job wrote to the four run.json files it read, field by field.
+func checkMergeJob(t *testing.T, dir string, budget uint64) {
 	var fleet report.Fleet
-	readJSON(t, filepath.Join(results, array, "fleet.json"), &fleet)
+	readJSON(t, filepath.Join(dir, "fleet.json"), &fleet)
 	runs := map[string]*result.Run{}
 	for i := 0; i < 4; i++ {
-		p := filepath.Join(results, array, fmt.Sprint(i), "run.json")
+		p := filepath.Join(dir, fmt.Sprint(i), "run.json")
 		r, err := result.Load(p)
 		if err != nil {
 			t.Fatal(err)
@@ -158,14 +176,14 @@ func TestSlurmRecipes(t *testing.T) {
 		runs[p] = r
 	}
 	checkFleet(t, &fleet, runs, budget)
-	b, err := os.ReadFile(filepath.Join(results, array, "fleet.png"))
+	b, err := os.ReadFile(filepath.Join(dir, "fleet.png"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := png.Decode(bytes.NewReader(b)); err != nil {
 		t.Errorf("fleet.png: %v", err)
 	}
-	if md, err := os.ReadFile(filepath.Join(results, array, "fleet.md")); err != nil || !strings.Contains(string(md), "no outliers") {
+	if md, err := os.ReadFile(filepath.Join(dir, "fleet.md")); err != nil || !strings.Contains(string(md), "no outliers") {
 		t.Errorf("fleet.md: %v, want it to say there are no outliers", err)
 	}
 	for p := range runs {
@@ -173,16 +191,16 @@ func TestSlurmRecipes(t *testing.T) {
 			t.Errorf("each task writes its metrics: %v", err)
 		}
 	}
+}
 
-	// A fifth node with a lower address-space limit (Slurm passes the submitting shell's limits on): its
-	// runtime cannot place the buffers the others do. The merge must single it out and exit 1.
-	deviant := c.sbatch("ulimit -v 2000000;", append([]string{"--array=4", filepath.Join(here(), "clmemprobe.sbatch"), results}, runFlags...)...)
-	c.wait(deviant, 2*time.Minute)
-	out, err := c.cmd(filepath.Join(bin, "clmemprobe"), "merge", "--format", "json", filepath.Join(results, array), filepath.Join(results, deviant))
+// checkDeviantMerge merges the four nodes with the deviant fifth: exit 1, and only its rows are outliers.
+func (c *cluster) checkDeviantMerge(healthy, deviant string) {
+	t := c.t
+	out, err := c.cmd(c.bin, "merge", "--format", "json", healthy, deviant)
 	if err == nil || !strings.Contains(err.Error(), "exit status 1:") {
 		t.Errorf("merge with the deviant node: %v, want exit status 1", err)
 	}
-	fleet = report.Fleet{}
+	var fleet report.Fleet
 	if err := json.Unmarshal([]byte(out), &fleet); err != nil {
 		t.Fatalf("merge output: %v: %s", err, out)
 	}
@@ -191,7 +209,7 @@ func TestSlurmRecipes(t *testing.T) {
 	}
 	for _, j := range fleet.Groups[0].Jobs {
 		for _, r := range j.Rows {
-			isDeviant := strings.Contains(r.Source, filepath.Join(results, deviant))
+			isDeviant := strings.Contains(r.Source, deviant)
 			if r.Outlier != isDeviant {
 				t.Errorf("%s on %s: outlier %v (%s); only the fifth node's rows may be", j.Strategy, r.Source, r.Outlier, r.Why)
 			}
@@ -200,11 +218,14 @@ func TestSlurmRecipes(t *testing.T) {
 	if fleet.Outliers != len(fleet.Groups[0].Jobs) {
 		t.Errorf("%d outliers, want one per job of the deviant node (%d)", fleet.Outliers, len(fleet.Groups[0].Jobs))
 	}
+}
 
-	// The health check as slurmd would run it: healthy leaves the node alone; a node below its expectations
-	// (the same lower address-space limit) is drained with the check's line as the reason.
-	expect := filepath.Join(work, "expect.json")
-	if _, err := c.cmd(filepath.Join(bin, "clmemprobe"), "check", "--record", "--output", expect, filepath.Join(results, array, "0", "run.json")); err != nil {
+// checkHealthCheck runs the health check as slurmd would: healthy leaves the node alone; a node below its
+// expectations (the same lower address-space limit) is drained with the check's line as the reason.
+func (c *cluster) checkHealthCheck(recorded string) {
+	t := c.t
+	expect := filepath.Join(c.work, "expect.json")
+	if _, err := c.cmd(c.bin, "check", "--record", "--output", expect, recorded); err != nil {
 		t.Fatal(err)
 	}
 	hc := filepath.Join(here(), "healthcheck.sh")
@@ -224,7 +245,6 @@ func TestSlurmRecipes(t *testing.T) {
 	if _, err := c.cmd("scontrol", "update", "NodeName=clmemprobe-node", "State=RESUME"); err != nil {
 		t.Error(err)
 	}
-	t.Logf("done %s after start", time.Since(start).Round(time.Millisecond))
 }
 
 func (c *cluster) nodeState() string {
