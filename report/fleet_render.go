@@ -15,18 +15,19 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/clmemprobe/clmemprobe/report/comparison"
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
 // fleetSummary is merge's first line.
-func fleetSummary(f *Fleet) string {
+func fleetSummary(f *comparison.Fleet) string {
 	return fmt.Sprintf("clmemprobe merge: %d %s in %d %s, tolerance %.0f%%", f.Results, Plural(f.Results, "result", "results"), len(f.Groups),
 		Plural(len(f.Groups), "group", "groups"), 100*f.Tolerance)
 }
 
 // fleetVerdict is merge's last line.
-func fleetVerdict(f *Fleet) string {
+func fleetVerdict(f *comparison.Fleet) string {
 	if f.Outliers == 0 {
 		return fmt.Sprintf("no outliers beyond the tolerance of %.0f%%", 100*f.Tolerance)
 	}
@@ -42,7 +43,7 @@ func Plural(n int, one, many string) string {
 }
 
 // groupTitle says what the runs of a group share.
-func groupTitle(g *FleetGroup, st style) string {
+func groupTitle(g *comparison.FleetGroup, st style) string {
 	budget := fmt.Sprintf("budget %d buffers", g.MaxAllocs)
 	if g.MaxBytes > 0 {
 		budget += " or " + units.Bytes(g.MaxBytes)
@@ -52,7 +53,7 @@ func groupTitle(g *FleetGroup, st style) string {
 }
 
 // fleetTable writes one group's jobs: a median row for each job, then a row for each node.
-func fleetTable(w io.Writer, g *FleetGroup, st style) error {
+func fleetTable(w io.Writer, g *comparison.FleetGroup, st style) error {
 	headers := []string{"Strategy", "Size", "Variant", "Node", "Result", "Outcome", "Buffers", "vs median", "Host/buffer", "Device/buffer", "Verdict"}
 	keep := []bool{true, true, true, true, true, true, true, true, true, true, true}
 	if !st.markdown && st.Width > 0 && !st.Wide && st.Width < 160 {
@@ -78,7 +79,7 @@ func fleetTable(w io.Writer, g *FleetGroup, st style) error {
 	for _, j := range g.Jobs {
 		spread := fmt.Sprintf("spread %.1f%% (%d-%d)", 100*j.Spread, j.MinAllocs, j.MaxAllocs)
 		if err := t.Append(pick([]string{st.text(string(j.Strategy)), units.Size(j.SizeBytes), st.text(j.Variant),
-			fmt.Sprintf("median of %d", len(j.Rows)), "", string(j.Outcome), trimFloat(j.MedianAllocs), spread,
+			fmt.Sprintf("median of %d", len(j.Rows)), "", string(j.Outcome), units.Count(j.MedianAllocs), spread,
 			cost(j.MedianHostCost), cost(j.MedianDeviceCost), ""})); err != nil {
 			return err
 		}
@@ -109,11 +110,11 @@ func fleetTable(w io.Writer, g *FleetGroup, st style) error {
 const FleetRowLimit = 25
 
 // shownRows are the rows of a job a table shows, and how many healthy ones it leaves out.
-func shownRows(rows []FleetRow, all bool) ([]FleetRow, int) {
+func shownRows(rows []comparison.FleetRow, all bool) ([]comparison.FleetRow, int) {
 	if all || len(rows) <= FleetRowLimit {
 		return rows, 0
 	}
-	var out []FleetRow
+	var out []comparison.FleetRow
 	for _, r := range rows {
 		if r.Outlier {
 			out = append(out, r)
@@ -132,7 +133,7 @@ func grouped(n int) string {
 }
 
 // outlierLines are the outliers, one sentence each.
-func outlierLines(f *Fleet, st style) []string {
+func outlierLines(f *comparison.Fleet, st style) []string {
 	var out []string
 	for gi := range f.Groups {
 		g := &f.Groups[gi]
@@ -149,7 +150,7 @@ func outlierLines(f *Fleet, st style) []string {
 }
 
 // writeFleetText renders merge's answer for a terminal.
-func writeFleetText(w io.Writer, f *Fleet, opts Options) error {
+func writeFleetText(w io.Writer, f *comparison.Fleet, opts Options) error {
 	st := terminal(opts)
 	fmt.Fprintln(w, fleetSummary(f))
 	for gi := range f.Groups {
@@ -167,7 +168,7 @@ func writeFleetText(w io.Writer, f *Fleet, opts Options) error {
 }
 
 // writeFleetMarkdown renders merge's answer for a ticket or a wiki page.
-func writeFleetMarkdown(w io.Writer, f *Fleet, opts Options) error {
+func writeFleetMarkdown(w io.Writer, f *comparison.Fleet, opts Options) error {
 	st := markdown
 	st.AllRows = opts.AllRows
 	fmt.Fprintf(w, "# %s\n\n**%s.**\n", fleetSummary(f), fleetVerdict(f))
@@ -187,7 +188,7 @@ func writeFleetMarkdown(w io.Writer, f *Fleet, opts Options) error {
 }
 
 // writeFleetCSV writes one row per node and job, with its group and the job's median.
-func writeFleetCSV(w io.Writer, f *Fleet, _ Options) error {
+func writeFleetCSV(w io.Writer, f *comparison.Fleet, _ Options) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write([]string{"platform", "device_model", "driver_version", "touch", "max_allocs", "max_bytes", "strategy", "size_bytes", "variant",
 		"node", "source", "outcome", "allocations_ok", "median_allocations_ok", "deviation", "host_bytes_per_buffer", "device_bytes_per_buffer",
@@ -230,7 +231,7 @@ func csvText(s string) string {
 
 // writeFleetPNG draws each node's threshold, nodes grouped by driver version (and device model), one
 // colour per job, outliers ringed.
-func writeFleetPNG(w io.Writer, f *Fleet, _ Options) (err error) {
+func writeFleetPNG(w io.Writer, f *comparison.Fleet, _ Options) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("cannot draw the chart: %v", p)
@@ -242,39 +243,71 @@ func writeFleetPNG(w io.Writer, f *Fleet, _ Options) (err error) {
 	p.Y.Tick.Marker = plot.TickerFunc(countTicks)
 	p.Legend.Top = true
 	p.Add(plotter.NewGrid())
-	// Every node (a result) gets one x position; groups sit side by side, separated by a gap.
-	type slot struct{ group, source string }
-	xOf := map[slot]float64{}
-	var ticks []plot.Tick
-	var dividers []float64
-	var groupLabels plotter.XYLabels
-	x, maxY := 0.0, 1.0
+	l := layOutFleet(f)
+	p.X.Tick.Marker = plot.ConstantTicks(l.ticks)
+	p.X.Tick.Label.Rotation = math.Pi / 4
+	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
+	p.X.Min, p.X.Max = -0.5, math.Max(l.width-0.5, 0.5)
+	// Headroom: the group labels sit just above the highest point, the legend above them.
+	p.Y.Min, p.Y.Max = 0, l.maxY*1.7
+	if err := plotFleetJobs(p, f, l); err != nil {
+		return err
+	}
+	if err := plotFleetGroups(p, l); err != nil {
+		return err
+	}
+	c := vgimg.NewWith(vgimg.UseWH(chartWidth, chartHeight), vgimg.UseDPI(110))
+	p.Draw(draw.New(c))
+	_, err = vgimg.PngCanvas{Canvas: c}.WriteTo(w)
+	return err
+}
+
+// fleetSlot is one node of one group on the chart: a result, by the file it came from.
+type fleetSlot struct {
+	group  int
+	source string
+}
+
+// fleetLayout is where the chart puts each node: one x position per node, groups side by side with a gap
+// between them, each labelled with its device model and driver.
+type fleetLayout struct {
+	xOf         map[fleetSlot]float64
+	ticks       []plot.Tick
+	dividers    []float64
+	groupLabels plotter.XYLabels
+	width, maxY float64
+}
+
+func layOutFleet(f *comparison.Fleet) *fleetLayout {
+	l := &fleetLayout{xOf: map[fleetSlot]float64{}, maxY: 1}
+	x := 0.0
 	for gi, g := range f.Groups {
 		if gi > 0 {
 			x++
-			dividers = append(dividers, x-1)
+			l.dividers = append(l.dividers, x-1)
 		}
 		first := x
 		for _, j := range g.Jobs {
 			for _, r := range j.Rows {
-				maxY = math.Max(maxY, float64(r.AllocationsOK))
-				k := slot{fmt.Sprint(gi), r.Source}
-				if _, ok := xOf[k]; !ok {
-					xOf[k] = x
-					ticks = append(ticks, plot.Tick{Value: x, Label: shortLabel(plain(r.Node), 18)})
+				l.maxY = math.Max(l.maxY, float64(r.AllocationsOK))
+				k := fleetSlot{gi, r.Source}
+				if _, ok := l.xOf[k]; !ok {
+					l.xOf[k] = x
+					l.ticks = append(l.ticks, plot.Tick{Value: x, Label: shortLabel(plain(r.Node), 18)})
 					x++
 				}
 			}
 		}
-		groupLabels.XYs = append(groupLabels.XYs, plotter.XY{X: first})
-		groupLabels.Labels = append(groupLabels.Labels, shortLabel(plain(g.DeviceModel), 28)+"\ndriver "+shortLabel(plain(g.DriverVersion), 24))
+		l.groupLabels.XYs = append(l.groupLabels.XYs, plotter.XY{X: first})
+		l.groupLabels.Labels = append(l.groupLabels.Labels, shortLabel(plain(g.DeviceModel), 28)+"\ndriver "+shortLabel(plain(g.DriverVersion), 24))
 	}
-	p.X.Tick.Marker = plot.ConstantTicks(ticks)
-	p.X.Tick.Label.Rotation = math.Pi / 4
-	p.X.Tick.Label.XAlign, p.X.Tick.Label.YAlign = draw.XRight, draw.YCenter
-	p.X.Min, p.X.Max = -0.5, math.Max(x-0.5, 0.5)
-	// Headroom: the group labels sit just above the highest point, the legend above them.
-	p.Y.Min, p.Y.Max = 0, maxY*1.7
+	l.width = x
+	return l
+}
+
+// plotFleetJobs adds a series of points per job (one colour per job name, over every group) and rings the
+// outliers.
+func plotFleetJobs(p *plot.Plot, f *comparison.Fleet, l *fleetLayout) error {
 	series := map[string]int{}
 	var outliers plotter.XYs
 	for gi, g := range f.Groups {
@@ -292,7 +325,7 @@ func writeFleetPNG(w io.Writer, f *Fleet, _ Options) (err error) {
 			// Each job sits a little to the side within a node's slot, so equal thresholds stay visible.
 			shift := 0.12 * (float64(idx) - float64(len(g.Jobs)-1)/2)
 			for _, r := range j.Rows {
-				pt := plotter.XY{X: xOf[slot{fmt.Sprint(gi), r.Source}] + shift, Y: float64(r.AllocationsOK)}
+				pt := plotter.XY{X: l.xOf[fleetSlot{gi, r.Source}] + shift, Y: float64(r.AllocationsOK)}
 				pts = append(pts, pt)
 				if r.Outlier {
 					outliers = append(outliers, pt)
@@ -318,28 +351,31 @@ func writeFleetPNG(w io.Writer, f *Fleet, _ Options) (err error) {
 		p.Add(ring)
 		p.Legend.Add("outlier", ring)
 	}
-	for _, d := range dividers {
-		l, err := plotter.NewLine(plotter.XYs{{X: d, Y: 0}, {X: d, Y: maxY * 1.3}})
+	return nil
+}
+
+// plotFleetGroups draws the dashed lines between groups and the groups' labels above the points.
+func plotFleetGroups(p *plot.Plot, l *fleetLayout) error {
+	for _, d := range l.dividers {
+		line, err := plotter.NewLine(plotter.XYs{{X: d, Y: 0}, {X: d, Y: l.maxY * 1.3}})
 		if err != nil {
 			return err
 		}
-		l.Dashes, l.Color = []vg.Length{vg.Points(4), vg.Points(3)}, color.Gray{Y: 0x80}
-		p.Add(l)
+		line.Dashes, line.Color = []vg.Length{vg.Points(4), vg.Points(3)}, color.Gray{Y: 0x80}
+		p.Add(line)
 	}
-	for i := range groupLabels.XYs {
-		groupLabels.XYs[i].Y = maxY * 1.08
+	for i := range l.groupLabels.XYs {
+		l.groupLabels.XYs[i].Y = l.maxY * 1.08
 	}
-	if len(groupLabels.XYs) > 0 {
-		labels, err := plotter.NewLabels(groupLabels)
-		if err != nil {
-			return err
-		}
-		p.Add(labels)
+	if len(l.groupLabels.XYs) == 0 {
+		return nil
 	}
-	c := vgimg.NewWith(vgimg.UseWH(chartWidth, chartHeight), vgimg.UseDPI(110))
-	p.Draw(draw.New(c))
-	_, err = vgimg.PngCanvas{Canvas: c}.WriteTo(w)
-	return err
+	labels, err := plotter.NewLabels(l.groupLabels)
+	if err != nil {
+		return err
+	}
+	p.Add(labels)
+	return nil
 }
 
 // shortLabel cuts a label to n runes, with an ellipsis.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/clmemprobe/clmemprobe/report/comparison"
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
@@ -17,13 +18,13 @@ type Kind int
 // The documents the tool renders.
 const (
 	KindRun          Kind = iota // a probe run (*result.Run)
-	KindComparison               // compare's answer (*Comparison)
+	KindComparison               // compare's answer (*comparison.Comparison)
 	KindExchange                 // the halo exchange (*result.ExchangeRun)
 	KindInventory                // the device listing (*result.Inventory)
 	KindEnvironment              // the environment block (*result.Environment)
 	KindPlan                     // what run --dry-run would do (*result.DryRun)
-	KindFleet                    // merge's answer (*Fleet)
-	KindHealth                   // check's answer (*Health)
+	KindFleet                    // merge's answer (*comparison.Fleet)
+	KindHealth                   // check's answer (*comparison.Health)
 	KindExpectations             // what check holds a node to (*result.Expectations)
 	KindPresets                  // run --variant-preset list (*PresetList)
 )
@@ -47,13 +48,13 @@ type Format struct {
 	// Binary formats (charts) are never written to a terminal.
 	Binary       bool
 	Run          func(io.Writer, *result.Run, Options) error
-	Comparison   func(io.Writer, *Comparison, Options) error
+	Comparison   func(io.Writer, *comparison.Comparison, Options) error
 	Exchange     func(io.Writer, *result.ExchangeRun, Options) error
 	Inventory    func(io.Writer, *result.Inventory, Options) error
 	Environment  func(io.Writer, *result.Environment, Options) error
 	Plan         func(io.Writer, *result.DryRun, Options) error
-	Fleet        func(io.Writer, *Fleet, Options) error
-	Health       func(io.Writer, *Health, Options) error
+	Fleet        func(io.Writer, *comparison.Fleet, Options) error
+	Health       func(io.Writer, *comparison.Health, Options) error
 	Expectations func(io.Writer, *result.Expectations, Options) error
 	Presets      func(io.Writer, *PresetList, Options) error
 }
@@ -63,9 +64,9 @@ var formats = []Format{
 	{Name: "table", Help: "tables and sentences for a terminal", Run: writeTable, Comparison: writeComparison,
 		Exchange: writeExchangeText, Inventory: writeInventory, Environment: writeEnvironmentText, Plan: writePlanText,
 		Fleet: writeFleetText, Health: writeHealthText, Presets: writePresetsText},
-	{Name: "json", Help: "the document as indented JSON, for scripts", Run: jsonOf[*result.Run], Comparison: jsonOf[*Comparison],
+	{Name: "json", Help: "the document as indented JSON, for scripts", Run: jsonOf[*result.Run], Comparison: jsonOf[*comparison.Comparison],
 		Exchange: jsonOf[*result.ExchangeRun], Inventory: jsonOf[*result.Inventory], Environment: jsonOf[*result.Environment],
-		Plan: jsonOf[*result.DryRun], Fleet: writeFleetJSON, Health: jsonOf[*Health], Expectations: jsonOf[*result.Expectations], Presets: jsonOf[*PresetList]},
+		Plan: jsonOf[*result.DryRun], Fleet: writeFleetJSON, Health: jsonOf[*comparison.Health], Expectations: jsonOf[*result.Expectations], Presets: jsonOf[*PresetList]},
 	{Name: "markdown", Help: "a report for a bug ticket", Run: writeMarkdown, Exchange: writeExchangeMarkdown,
 		Environment: writeEnvironmentMarkdown, Fleet: writeFleetMarkdown},
 	{Name: "csv", Help: "every kept sample, one row per strategy and sample", Run: writeCSV, Fleet: writeFleetCSV},
@@ -139,7 +140,7 @@ func RenderWith(w io.Writer, name string, doc any, opts Options) error {
 	switch d := doc.(type) {
 	case *result.Run:
 		return f.Run(w, d, opts)
-	case *Comparison:
+	case *comparison.Comparison:
 		return f.Comparison(w, d, opts)
 	case *result.ExchangeRun:
 		return f.Exchange(w, d, opts)
@@ -149,9 +150,9 @@ func RenderWith(w io.Writer, name string, doc any, opts Options) error {
 		return f.Environment(w, d, opts)
 	case *result.DryRun:
 		return f.Plan(w, d, opts)
-	case *Fleet:
+	case *comparison.Fleet:
 		return f.Fleet(w, d, opts)
-	case *Health:
+	case *comparison.Health:
 		return f.Health(w, d, opts)
 	case *result.Expectations:
 		return f.Expectations(w, d, opts)
@@ -165,7 +166,7 @@ func kindOf(doc any) (Kind, error) {
 	switch doc.(type) {
 	case *result.Run:
 		return KindRun, nil
-	case *Comparison:
+	case *comparison.Comparison:
 		return KindComparison, nil
 	case *result.ExchangeRun:
 		return KindExchange, nil
@@ -175,9 +176,9 @@ func kindOf(doc any) (Kind, error) {
 		return KindEnvironment, nil
 	case *result.DryRun:
 		return KindPlan, nil
-	case *Fleet:
+	case *comparison.Fleet:
 		return KindFleet, nil
-	case *Health:
+	case *comparison.Health:
 		return KindHealth, nil
 	case *result.Expectations:
 		return KindExpectations, nil

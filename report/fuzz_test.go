@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clmemprobe/clmemprobe/report/comparison"
 	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
@@ -54,7 +55,7 @@ func FuzzLoadAndRender(f *testing.F) {
 					t.Errorf("%s: %v", name, err)
 				}
 			}
-			_ = Render(io.Discard, "table", Compare(r, r, 0.1))
+			_ = Render(io.Discard, "table", comparison.Compare(r, r, 0.1))
 		}()
 		select {
 		case <-done:

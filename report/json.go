@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/clmemprobe/clmemprobe/report/comparison"
 )
 
 // writeJSON writes any document as indented JSON: a run, a comparison, an exchange, a fleet view.
@@ -18,7 +20,7 @@ func writeJSON(w io.Writer, doc any) error {
 // writeFleetJSON writes merge's answer byte for byte as writeJSON would, but a group, a job and a row at a
 // time: at 100,000 nodes the document is hundreds of MB, which encoding it whole would hold in memory
 // (twice, while indenting) on top of the rows it is made from.
-func writeFleetJSON(w io.Writer, f *Fleet, _ Options) error {
+func writeFleetJSON(w io.Writer, f *comparison.Fleet, _ Options) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	head := *f
 	head.Groups = emptied(f.Groups)

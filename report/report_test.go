@@ -10,22 +10,15 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/clmemprobe/clmemprobe/report/comparison"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files from the renderers' output")
 
-// testdata/run-v1.json is a result of schema version 1 written by clmemprobe itself (faultcl, 2 devices,
-// 64 MiB host budget, 256 MiB per device). It is kept as it was written: later versions must read it.
-func loadFixture(t *testing.T) *result.Run {
-	t.Helper()
-	r, err := result.Load(filepath.Join("result", "testdata", "run-v1.json"))
-	if err != nil {
-		t.Fatalf("a schema 1 result must stay readable: %v", err)
-	}
-	return r
-}
+func loadFixture(t *testing.T) *result.Run { return fixture.Run(t) }
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
@@ -55,8 +48,8 @@ func TestRenderersMatchGoldenFiles(t *testing.T) {
 		{"table", func(b *bytes.Buffer) error { return Render(b, "table", r) }},
 		{"markdown", func(b *bytes.Buffer) error { return Render(b, "markdown", r) }},
 		{"csv", func(b *bytes.Buffer) error { return Render(b, "csv", r) }},
-		{"compare", func(b *bytes.Buffer) error { return Render(b, "table", Compare(r, r, 0.1)) }},
-		{"compare-changes", func(b *bytes.Buffer) error { return Render(b, "table", Compare(changedRuns(r))) }},
+		{"compare", func(b *bytes.Buffer) error { return Render(b, "table", comparison.Compare(r, r, 0.1)) }},
+		{"compare-changes", func(b *bytes.Buffer) error { return Render(b, "table", comparison.Compare(changedRuns(r))) }},
 		// A terminal 100 columns wide keeps the columns that say where and why, and wraps; --wide keeps all.
 		{"table-narrow", func(b *bytes.Buffer) error { return RenderWith(b, "table", r, Options{Width: 100}) }},
 		{"table-narrow-wide", func(b *bytes.Buffer) error { return RenderWith(b, "table", r, Options{Width: 100, Wide: true}) }},
@@ -104,49 +97,6 @@ func TestChartsDecode(t *testing.T) {
 	b.Reset()
 	if err := Render(&b, "svg", &sweep); err != nil || !bytes.Contains(b.Bytes(), []byte("against buffer size")) {
 		t.Errorf("sweep chart: %v", err)
-	}
-}
-
-func TestCompare(t *testing.T) {
-	base := loadFixture(t)
-	clone := func(f func(s *result.StrategyResult)) *result.Run {
-		n := *base
-		n.Strategies = append([]result.StrategyResult{}, base.Strategies...)
-		for i := range n.Strategies {
-			f(&n.Strategies[i])
-		}
-		return &n
-	}
-	shared := func(c *Comparison) ComparisonRow {
-		for _, r := range c.Rows {
-			if r.Strategy == "shared" {
-				return r
-			}
-		}
-		t.Fatal("no shared row")
-		return ComparisonRow{}
-	}
-	cases := []struct {
-		name      string
-		next      *result.Run
-		change    string
-		regressed bool
-	}{
-		{"equal", clone(func(*result.StrategyResult) {}), ChangeEqual, false},
-		{"within tolerance", clone(func(s *result.StrategyResult) { s.AllocationsOK = s.AllocationsOK * 95 / 100 }), ChangeEqual, false},
-		{"improved", clone(func(s *result.StrategyResult) { s.AllocationsOK *= 2 }), ChangeImproved, false},
-		{"regressed threshold", clone(func(s *result.StrategyResult) { s.AllocationsOK /= 2 }), ChangeRegressed, true},
-		{"now crashes", clone(func(s *result.StrategyResult) { s.Outcome = result.OutcomeCrashed }), ChangeRegressed, true},
-		{"host cost grew", clone(func(s *result.StrategyResult) { s.HostBytesPerBuffer *= 2 }), ChangeRegressed, true},
-		{"missing", clone(func(s *result.StrategyResult) { s.Strategy += "-renamed" }), ChangeMissing, true},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			cmp := Compare(base, c.next, 0.10)
-			if got := shared(cmp).Change; got != c.change || cmp.Regressed != c.regressed {
-				t.Errorf("change %q regressed %v; want %q %v", got, cmp.Regressed, c.change, c.regressed)
-			}
-		})
 	}
 }
 
@@ -210,25 +160,5 @@ func TestNarrowTableFits(t *testing.T) {
 				}
 			}
 		}
-	}
-}
-
-// Runs on other devices, or with another touch mode, are not compared; another driver is what compare is for.
-func TestCompareRefusesRunsThatAreNotAlike(t *testing.T) {
-	base := loadFixture(t)
-	for name, change := range map[string]func(r *result.Run){
-		"devices": func(r *result.Run) { r.Devices[0].Name = "another GPU" },
-		"touch":   func(r *result.Run) { r.Config.Touch = result.TouchKernel },
-	} {
-		next := loadFixture(t)
-		change(next)
-		if c := Compare(base, next, 0.1); c.Incomparable == "" {
-			t.Errorf("%s differ: compared all the same", name)
-		}
-	}
-	next := loadFixture(t)
-	next.Devices[0].DriverVersion = "99.0"
-	if c := Compare(base, next, 0.1); c.Incomparable != "" {
-		t.Errorf("another driver: %q, want it compared", c.Incomparable)
 	}
 }

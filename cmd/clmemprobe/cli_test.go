@@ -12,9 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/clmemprobe/clmemprobe/probe"
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
@@ -185,42 +183,6 @@ func TestCompletion(t *testing.T) {
 			if out, err := exec.Command(path, "-n", "-c", script.stdout).CombinedOutput(); err != nil {
 				t.Errorf("the %s script does not parse: %v %s", shell, err, out)
 			}
-		}
-	}
-}
-
-// The live line counts buffers of the budget with the share done and, once the rate is known, the time
-// left at that rate.
-func TestProgressLine(t *testing.T) {
-	p := probe.Progress{Job: probe.Job{Strategy: result.Shared, Size: 1 << 20, Budget: 1000}, Allocations: 250, RSSBytes: 300 << 20,
-		Elapsed: 2 * time.Second}
-	want := "shared        250/1000 buffers (25.0%)  250 MiB  host RSS 300 MiB  2.0s, about 6s left"
-	if got := progressLine(p); got != want {
-		t.Errorf("got  %q\nwant %q", got, want)
-	}
-}
-
-// Tables use ASCII borders where the locale is not UTF-8, or NO_COLOR or TERM=dumb asks for it.
-func TestPlainTerminals(t *testing.T) {
-	for _, c := range []struct {
-		env   map[string]string
-		plain bool
-	}{
-		{map[string]string{"LANG": "C.UTF-8"}, false},
-		{map[string]string{"LANG": "en_US.utf8"}, false},
-		{map[string]string{"LANG": "C"}, true},
-		{map[string]string{"LANG": "C.UTF-8", "LC_ALL": "POSIX"}, true},
-		{map[string]string{"LANG": "C.UTF-8", "NO_COLOR": "1"}, true},
-		{map[string]string{"LANG": "C.UTF-8", "TERM": "dumb"}, true},
-	} {
-		for _, k := range []string{"LANG", "LC_ALL", "LC_CTYPE", "NO_COLOR", "TERM"} {
-			t.Setenv(k, c.env[k])
-			if _, ok := c.env[k]; !ok {
-				os.Unsetenv(k)
-			}
-		}
-		if got := plainTerminal(); got != c.plain {
-			t.Errorf("%v: plain %v, want %v", c.env, got, c.plain)
 		}
 	}
 }

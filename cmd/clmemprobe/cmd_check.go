@@ -10,6 +10,7 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe"
 	"github.com/clmemprobe/clmemprobe/report"
+	"github.com/clmemprobe/clmemprobe/report/comparison"
 	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/urfave/cli/v2"
@@ -164,7 +165,7 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) err
 		return runErr
 	}
 	findings.Apply(run)
-	health := report.CheckHealth(exp, run, req.tolerance, req.budget.Seconds())
+	health := comparison.CheckHealth(exp, run, req.tolerance, req.budget.Seconds())
 	health.Seconds = time.Since(start).Seconds()
 	var writeErr error
 	if req.prom != "" {

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/clmemprobe/clmemprobe/report"
+	"github.com/clmemprobe/clmemprobe/report/comparison"
 	"github.com/urfave/cli/v2"
 )
 
@@ -76,7 +77,7 @@ func runCompare(_ context.Context, o compareOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cmp := report.Compare(base, next, req.tolerance)
+	cmp := comparison.Compare(base, next, req.tolerance)
 	if cmp.Incomparable != "" {
 		return usageErr("%s and %s cannot be compared: %s; compare runs of the same devices and touch mode", req.base, req.next, cmp.Incomparable)
 	}

@@ -9,61 +9,81 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// devicesOptions are the flags of `devices`.
-type devicesOptions struct {
+// listingOptions are the flags of the commands that list what the runtime and the machine have: devices
+// and env.
+type listingOptions struct {
 	OpenCLLib    string
 	SetupTimeout string
 	JSON         bool
 	args         []string
 }
 
-// devicesRequest is what a valid devicesOptions asks for.
-type devicesRequest struct {
+// listingRequest is what valid listingOptions ask for.
+type listingRequest struct {
 	library string
 	setup   time.Duration
 	format  string
 }
 
-func devicesCommand(stdout, stderr io.Writer) *cli.Command {
-	var o devicesOptions
+// listing is one listing command: what its help says, and what it lists once its flags are checked.
+type listing struct {
+	name, usage, description, jsonUsage string
+	list                                func(ctx context.Context, req *listingRequest, stdout io.Writer) error
+}
+
+// command binds the listing's flags and runs it under Ctrl-C's interrupt.
+func (l listing) command(stdout, stderr io.Writer) *cli.Command {
+	var o listingOptions
 	return &cli.Command{
-		Name:  "devices",
-		Usage: "list every OpenCL platform and device with the figures the probe uses",
-		Description: "Lists platforms and devices: name, vendor, type, OpenCL and driver version, global memory, maximum\n" +
-			"allocation, host-unified memory, PCI bus id. Device numbers are what run --devices takes. The runtime is\n" +
-			"loaded in a child process: one that crashes or hangs ends as one line and exit code 3.\n\n" + exitCodes(exitOK, exitUsage, exitNoOpenCL, exitOutput, exitInterrupted),
+		Name:        l.name,
+		Usage:       l.usage,
+		Description: l.description + "\n\n" + exitCodes(exitOK, exitUsage, exitNoOpenCL, exitOutput, exitInterrupted),
 		Flags: []cli.Flag{openclLibFlag(&o.OpenCLLib), setupTimeoutFlag(&o.SetupTimeout),
-			&cli.BoolFlag{Name: "json", Destination: &o.JSON, Usage: "print JSON instead of a table"}},
+			&cli.BoolFlag{Name: "json", Destination: &o.JSON, Usage: l.jsonUsage}},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
 			o.args = c.Args().Slice()
-			return runDevices(c.Context, o, stdout, stderr)
+			req, err := o.validate(l.name)
+			if err != nil {
+				return err
+			}
+			ctx, stop := withInterrupt(c.Context, stderr)
+			defer stop()
+			return l.list(ctx, req, stdout)
 		},
 	}
 }
 
-func (o devicesOptions) validate() (*devicesRequest, error) {
+// validate checks the flags of the listing command; it has no side effects.
+func (o listingOptions) validate(command string) (*listingRequest, error) {
 	if len(o.args) > 0 {
-		return nil, usageErr("devices takes no arguments, got %q", o.args[0])
+		return nil, usageErr("%s takes no arguments, got %q", command, o.args[0])
 	}
 	setup, err := ParseDuration(o.SetupTimeout)
 	if err != nil {
 		return nil, usageErr("--setup-timeout: %v", err)
 	}
-	r := &devicesRequest{library: probe.LibraryPath(o.OpenCLLib), setup: setup, format: "table"}
+	r := &listingRequest{library: probe.LibraryPath(o.OpenCLLib), setup: setup, format: "table"}
 	if o.JSON {
 		r.format = "json"
 	}
 	return r, nil
 }
 
-func runDevices(ctx context.Context, o devicesOptions, stdout, stderr io.Writer) error {
-	req, err := o.validate()
-	if err != nil {
-		return err
-	}
-	ctx, stop := withInterrupt(ctx, stderr)
-	defer stop()
+func devicesCommand(stdout, stderr io.Writer) *cli.Command {
+	return listing{
+		name:  "devices",
+		usage: "list every OpenCL platform and device with the figures the probe uses",
+		description: "Lists platforms and devices: name, vendor, type, OpenCL and driver version, global memory, maximum\n" +
+			"allocation, host-unified memory, PCI bus id. Device numbers are what run --devices takes. The runtime is\n" +
+			"loaded in a child process: one that crashes or hangs ends as one line and exit code 3.",
+		jsonUsage: "print JSON instead of a table",
+		list:      listDevices,
+	}.command(stdout, stderr)
+}
+
+// listDevices prints every platform and device the runtime reports, listed in a child process.
+func listDevices(ctx context.Context, req *listingRequest, stdout io.Writer) error {
 	inv, err := probe.Describe(ctx, req.library, req.setup)
 	if err != nil {
 		return err

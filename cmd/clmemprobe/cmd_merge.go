@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/clmemprobe/clmemprobe/report"
+	"github.com/clmemprobe/clmemprobe/report/comparison"
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
@@ -125,7 +126,7 @@ func runMerge(_ context.Context, o mergeOptions, stdout, stderr io.Writer) error
 }
 
 // emitFleet writes the merge as emit does, with --all.
-func emitFleet(stdout io.Writer, req *mergeRequest, fleet *report.Fleet) error {
+func emitFleet(stdout io.Writer, req *mergeRequest, fleet *comparison.Fleet) error {
 	opts := report.Options{AllRows: req.all}
 	if req.output == "" {
 		if file, ok := stdout.(*os.File); ok && req.format.Binary && isatty.IsTerminal(file.Fd()) {
@@ -196,9 +197,9 @@ func findFleet(paths []string) (files []fleetFile, read []string) {
 // JSON) and merges each as it loads, keeping only its rows, so that memory grows with the rows and never
 // holds more runs than there are goroutines. A file that does not load gets its error in files, in place,
 // so that the errors are told in the order the files were named.
-func loadFleet(files []fleetFile) *report.FleetMerger {
+func loadFleet(files []fleetFile) *comparison.FleetMerger {
 	var (
-		merger report.FleetMerger
+		merger comparison.FleetMerger
 		mu     sync.Mutex
 		next   atomic.Int64
 		wg     sync.WaitGroup
@@ -219,7 +220,7 @@ func loadFleet(files []fleetFile) *report.FleetMerger {
 					f.err = err
 					continue
 				}
-				node := report.NodeOf(f.path, r)
+				node := comparison.NodeOf(f.path, r)
 				mu.Lock()
 				merger.Add(node)
 				mu.Unlock()

@@ -118,62 +118,13 @@ func (o runOptions) validate() (*runRequest, error) {
 	r := &runRequest{platform: o.Platform, out: o.Out, prom: o.Prom, force: o.Force, format: o.Format, wide: o.Wide, dryRun: o.DryRun}
 	p := &r.plan
 	p.Library, p.Command, p.ToolVersion = probe.LibraryPath(o.OpenCLLib), result.RedactArgs(o.commandLine), version
+	if err := o.parseJobs(p); err != nil {
+		return nil, err
+	}
+	if err := o.parseLimits(p); err != nil {
+		return nil, err
+	}
 	var err error
-	if p.Strategies, err = ParseStrategies(o.Strategies); err != nil {
-		return nil, usageErr("--strategies: %v", err)
-	}
-	if o.Sizes != "" {
-		if p.Sizes, err = units.ParseSizes(o.Sizes); err != nil {
-			return nil, usageErr("--sizes: %v", err)
-		}
-	} else {
-		s, err := units.ParseSize(o.Size)
-		if err != nil {
-			return nil, usageErr("--size: %v", err)
-		}
-		p.Sizes = []uint64{s}
-	}
-	if o.MaxAllocs <= 0 {
-		return nil, usageErr("--max-allocs must be a positive number of buffers, got %d", o.MaxAllocs)
-	}
-	p.MaxAllocs = uint64(o.MaxAllocs)
-	if o.MaxBytes != "" {
-		if p.MaxBytes, err = units.ParseSize(o.MaxBytes); err != nil {
-			return nil, usageErr("--max-bytes: %v", err)
-		}
-	}
-	seen := map[uint64]bool{}
-	for _, size := range p.Sizes {
-		if seen[size] {
-			return nil, usageErr("--sizes: %s is listed twice", units.Size(size))
-		}
-		seen[size] = true
-		if p.Budget(size) == 0 {
-			return nil, usageErr("--max-bytes %s is less than the buffer size %s: not one buffer would be made", o.MaxBytes, units.Size(size))
-		}
-	}
-	if p.Touch, err = ParseTouch(o.Touch); err != nil {
-		return nil, usageErr("--touch: %v", err)
-	}
-	for _, d := range []struct {
-		flag, value string
-		dest        *time.Duration
-	}{{"--timeout", o.Timeout, &p.Limits.Total}, {"--hang-timeout", o.HangTimeout, &p.Limits.Hang},
-		{"--setup-timeout", o.SetupTimeout, &p.Limits.Setup}, {"--sample-interval", o.SampleInterval, &p.SampleInterval}} {
-		if *d.dest, err = ParseDuration(d.value); err != nil {
-			return nil, usageErr("%s: %v", d.flag, err)
-		}
-	}
-	switch o.HostReserve {
-	case "0", "off":
-		p.HostReserve = 0 // the guard is off: runRun says so on stderr
-	case "":
-		p.HostReserve = probe.DefaultHostReserve()
-	default:
-		if p.HostReserve, err = units.ParseSize(o.HostReserve); err != nil {
-			return nil, usageErr("--host-reserve: %v (or 0 to turn the host guard off)", err)
-		}
-	}
 	if !slices.Contains(runFormats, o.Format) {
 		return nil, usageErr("--format %q: choose %s", o.Format, strings.Join(runFormats, ", "))
 	}
@@ -196,6 +147,74 @@ func (o runOptions) validate() (*runRequest, error) {
 	}
 	r.runtimeLog = o.RuntimeLog
 	return r, nil
+}
+
+// parseJobs puts into the plan what its jobs are: the strategies, the sizes and each job's budget.
+func (o runOptions) parseJobs(p *probe.Plan) error {
+	var err error
+	if p.Strategies, err = ParseStrategies(o.Strategies); err != nil {
+		return usageErr("--strategies: %v", err)
+	}
+	if o.Sizes != "" {
+		if p.Sizes, err = units.ParseSizes(o.Sizes); err != nil {
+			return usageErr("--sizes: %v", err)
+		}
+	} else {
+		s, err := units.ParseSize(o.Size)
+		if err != nil {
+			return usageErr("--size: %v", err)
+		}
+		p.Sizes = []uint64{s}
+	}
+	if o.MaxAllocs <= 0 {
+		return usageErr("--max-allocs must be a positive number of buffers, got %d", o.MaxAllocs)
+	}
+	p.MaxAllocs = uint64(o.MaxAllocs)
+	if o.MaxBytes != "" {
+		if p.MaxBytes, err = units.ParseSize(o.MaxBytes); err != nil {
+			return usageErr("--max-bytes: %v", err)
+		}
+	}
+	seen := map[uint64]bool{}
+	for _, size := range p.Sizes {
+		if seen[size] {
+			return usageErr("--sizes: %s is listed twice", units.Size(size))
+		}
+		seen[size] = true
+		if p.Budget(size) == 0 {
+			return usageErr("--max-bytes %s is less than the buffer size %s: not one buffer would be made", o.MaxBytes, units.Size(size))
+		}
+	}
+	return nil
+}
+
+// parseLimits puts into the plan how each job is bounded and watched: the touch mode, the time limits, the
+// sampling interval and the host guard's reserve.
+func (o runOptions) parseLimits(p *probe.Plan) error {
+	var err error
+	if p.Touch, err = ParseTouch(o.Touch); err != nil {
+		return usageErr("--touch: %v", err)
+	}
+	for _, d := range []struct {
+		flag, value string
+		dest        *time.Duration
+	}{{"--timeout", o.Timeout, &p.Limits.Total}, {"--hang-timeout", o.HangTimeout, &p.Limits.Hang},
+		{"--setup-timeout", o.SetupTimeout, &p.Limits.Setup}, {"--sample-interval", o.SampleInterval, &p.SampleInterval}} {
+		if *d.dest, err = ParseDuration(d.value); err != nil {
+			return usageErr("%s: %v", d.flag, err)
+		}
+	}
+	switch o.HostReserve {
+	case "0", "off":
+		p.HostReserve = 0 // the guard is off: runRun says so on stderr
+	case "":
+		p.HostReserve = probe.DefaultHostReserve()
+	default:
+		if p.HostReserve, err = units.ParseSize(o.HostReserve); err != nil {
+			return usageErr("--host-reserve: %v (or 0 to turn the host guard off)", err)
+		}
+	}
+	return nil
 }
 
 // variants are the variants the flags ask for, in order: the default (unless left out or placed
@@ -315,6 +334,12 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 		return runErr
 	}
 	findings.Apply(run)
+	return finishRun(run, req, out, interrupted, stdout, stderr)
+}
+
+// finishRun writes the judged run where it goes (the --out folder, --prom, stdout) and says how it ended,
+// in the exit code.
+func finishRun(run *result.Run, req *runRequest, out *outputDir, interrupted bool, stdout, stderr io.Writer) error {
 	// What could not be written is said after the table, which stdout still gets.
 	var writeErr error
 	var written []string

@@ -28,7 +28,7 @@ var version = "0.2.0-dev"
 // Exit codes, documented in every command's help and in the README.
 const (
 	exitOK          = 0
-	exitRegression  = 1 // compare: a threshold regressed; exchange: wrong cells
+	exitRegression  = 1 // compare: a threshold regressed; exchange: wrong cells; also any error no other code names
 	exitUsage       = 2 // bad flags, arguments or input files
 	exitNoOpenCL    = 3 // no OpenCL library, platform or device, or a runtime that failed at set-up
 	exitOutput      = 4 // results could not be written
@@ -39,7 +39,7 @@ const (
 // exitMeanings are the exit codes and what each means, as help texts list them.
 var exitMeanings = map[int]string{
 	exitOK:          "the command did what was asked; strategies that failed an allocation are results, not errors",
-	exitRegression:  "compare: a threshold regressed; merge: a node is an outlier; check: below expectation; exchange: wrong cells",
+	exitRegression:  "compare: a threshold regressed; merge: a node is an outlier; check: below expectation; exchange: wrong cells; or an error no other code names",
 	exitUsage:       "bad input: a flag, an argument or an input file, or an --out folder in use or holding a result",
 	exitNoOpenCL:    "no OpenCL: the library, a platform or a device is missing, or the runtime failed while setting up",
 	exitOutput:      "the tool could not write its results or its output",
@@ -92,7 +92,9 @@ func outputErr(format string, a ...any) error {
 	return &exitError{exitOutput, fmt.Errorf(format, a...)}
 }
 
-// exitCode is the one place that maps errors to exit codes.
+// exitCode is the one place that maps errors to exit codes. An error none of the cases names is 1: 4 says
+// only that something could not be written, which a script may retry elsewhere, and an unknown error is
+// no such thing.
 func exitCode(err error) int {
 	var ee *exitError
 	switch {
@@ -106,8 +108,16 @@ func exitCode(err error) int {
 		return exitNoOpenCL
 	case errors.Is(err, probe.ErrChildFault):
 		return exitWorkerFault
+	case couldNotWrite(err):
+		return exitOutput
 	}
-	return exitOutput
+	return exitRegression
+}
+
+// couldNotWrite reports whether an error is a file system that takes no more: full, over its quota or read
+// only (the engine's progress page in a full TMPDIR, for one), which the commands did not wrap themselves.
+func couldNotWrite(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EROFS)
 }
 
 // began is when this process started, for the run's startup time.

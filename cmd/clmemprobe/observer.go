@@ -85,9 +85,9 @@ func (o *runObserver) JobDone(j probe.Job, run *result.Run) {
 		o.width = 0
 	}
 	if o.out != nil {
-		// A checkpoint that cannot be written leaves the previous one in place; the next one tries again.
-		findings.Apply(run)
-		_ = o.out.writeRun(run)
+		// A checkpoint that cannot be written leaves the previous one in place; the next one tries again. The
+		// engine still holds the run: the checkpoint is a judged copy, and the run stays as the engine wrote it.
+		_ = o.out.writeRun(findings.Judged(run))
 	}
 }
 

@@ -1,13 +1,9 @@
 package main
 
 import (
-	"archive/tar"
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"fmt"
-	"image/png"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -118,83 +114,6 @@ func TestReproducerRepeatsTheFirstFailure(t *testing.T) {
 		}
 		runRepro(t, compileRepro(t, filepath.Join(dir, "run.json"), "--variant", "limit-1g"), env, s)
 	})
-}
-
-// A bundle unpacks into one folder, and each file is what the tool's own commands say it is.
-func TestBundleHoldsTheTicket(t *testing.T) {
-	env := FaultEnv(t, hostBudget(64))
-	r, _, dir := runOut(t, env, "--strategies", "shared,per-device", "--max-allocs", "500")
-	runJSON := filepath.Join(dir, "run.json")
-	out := filepath.Join(t.TempDir(), "ticket.tar.gz")
-	res := runTool(t, Env(), "bundle", "--output", out, runJSON)
-	if res.code != 0 || !strings.Contains(res.stderr, "wrote "+out) {
-		t.Fatalf("bundle: exit %d: %s", res.code, res.stderr)
-	}
-	files := untar(t, out)
-	want := []string{"README.md", "run.json", "report.md", "run.png", "run.svg", "repro.c", "environment.txt"}
-	if len(files) != len(want) {
-		t.Errorf("the bundle holds %d files, want %v", len(files), want)
-	}
-	original, _ := os.ReadFile(runJSON)
-	if !bytes.Equal(files["run.json"], original) {
-		t.Errorf("run.json is not the result as given")
-	}
-	if md := runTool(t, Env(), "report", "--format", "markdown", runJSON); string(files["report.md"]) != md.stdout {
-		t.Errorf("report.md is not the report of the result")
-	}
-	if repro := runTool(t, Env(), "report", "--format", "repro", runJSON); string(files["repro.c"]) != repro.stdout {
-		t.Errorf("repro.c is not the reproducer of the result")
-	}
-	if _, err := png.Decode(bytes.NewReader(files["run.png"])); err != nil {
-		t.Errorf("run.png: %v", err)
-	}
-	if !bytes.Contains(files["run.svg"], []byte("<svg")) {
-		t.Errorf("run.svg is not SVG")
-	}
-	if e := r.Environment; !bytes.Contains(files["environment.txt"], []byte(e.Kernel)) || !bytes.Contains(files["environment.txt"], []byte(e.OS)) {
-		t.Errorf("environment.txt does not hold the run's environment (%s, %s)", e.OS, e.Kernel)
-	}
-	readme := string(files["README.md"])
-	if !strings.Contains(readme, "cc repro.c -lOpenCL -o repro && ./repro") || !strings.Contains(readme, "shared failed first, at buffer #64") {
-		t.Errorf("README.md does not say what happened and how to reproduce it:\n%s", readme)
-	}
-	// The reproducer from the bundle repeats the failure.
-	runRepro(t, compileC(t, string(files["repro.c"])), env, strategy(t, r, result.Shared))
-}
-
-// untar reads a bundle: every entry a regular file (or the one folder) under clmemprobe-ticket/, mode 0644.
-func untar(t *testing.T, path string) map[string][]byte {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := tar.NewReader(zr)
-	files := map[string][]byte{}
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if h.Typeflag == tar.TypeDir && h.Name == bundleDir+"/" {
-			continue
-		}
-		name, ok := strings.CutPrefix(h.Name, bundleDir+"/")
-		if !ok || h.Typeflag != tar.TypeReg || strings.Contains(name, "/") || h.Mode != 0o644 {
-			t.Errorf("entry %q (type %c, mode %o): want a plain file in %s/", h.Name, h.Typeflag, h.Mode, bundleDir)
-			continue
-		}
-		files[name], _ = io.ReadAll(tr)
-	}
-	return files
 }
 
 // Strings from a runtime end up in the C file, in comments and literals: none can end them and inject code.

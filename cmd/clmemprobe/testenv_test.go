@@ -1,10 +1,17 @@
-// Test helpers that build and find what the end-to-end tests run: the clmemprobe binary, the fault-injection
-// runtime, and PoCL with two devices. On CI (CLMEMPROBE_REQUIRE_OPENCL=1, set by .ci/run) a test that needs
-// OpenCL fails instead of skipping.
+// Test helpers that build and find what the end-to-end tests run (the clmemprobe binary, the fault-injection
+// runtime, and PoCL with two devices), run it, and read what it wrote. On CI (CLMEMPROBE_REQUIRE_OPENCL=1,
+// set by .ci/run) a test that needs OpenCL fails instead of skipping.
 package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
 
 	"os"
 	"os/exec"
@@ -15,6 +22,7 @@ import (
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe"
+	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 // RequireEnv names the variable that turns skips for a missing OpenCL runtime into failures.
@@ -136,4 +144,172 @@ func Env(extra ...string) []string {
 		env = append(env, kv)
 	}
 	return append(append(env, "LANG=C.UTF-8"), extra...)
+}
+
+const mib = 1 << 20
+
+// invocation is what one run of the binary produced.
+type invocation struct {
+	stdout, stderr string
+	code           int
+}
+
+// runTool runs the binary with env and args, bounded in time.
+func runTool(t *testing.T, env []string, args ...string) invocation {
+	t.Helper()
+	return runToolVia(t, env, append([]string{Binary(t)}, args...)...)
+}
+
+// runToolVia runs a command line that starts the binary itself (a shell that sets a limit or moves into a
+// cgroup first, then execs it), bounded in time.
+func runToolVia(t *testing.T, env []string, argv ...string) invocation {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	args := argv[1:]
+	cmd := exec.CommandContext(ctx, argv[0], args...)
+	cmd.Env = env
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running clmemprobe %v: %v", args, err)
+	}
+	return invocation{out.String(), errb.String(), code}
+}
+
+// decodeRun reads the run a `--format json` invocation printed.
+func decodeRun(t *testing.T, res invocation) *result.Run {
+	t.Helper()
+	var r result.Run
+	if err := json.Unmarshal([]byte(res.stdout), &r); err != nil {
+		t.Fatalf("the run's JSON (exit %d): %v; stderr: %s", res.code, err, res.stderr)
+	}
+	return &r
+}
+
+// runOut runs `run` with --out in a fresh folder and loads the run.json it wrote.
+func runOut(t *testing.T, env []string, args ...string) (*result.Run, invocation, string) {
+	t.Helper()
+	dir := t.TempDir()
+	res := runTool(t, env, append(append([]string{"run"}, args...), "--out", dir)...)
+	r, err := result.Load(filepath.Join(dir, "run.json"))
+	if err != nil {
+		t.Fatalf("run.json after %v (exit %d, stderr %q): %v", args, res.code, res.stderr, err)
+	}
+	return r, res, dir
+}
+
+func strategy(t *testing.T, r *result.Run, name result.Strategy) *result.StrategyResult {
+	t.Helper()
+	for i := range r.Strategies {
+		if r.Strategies[i].Strategy == name {
+			return &r.Strategies[i]
+		}
+	}
+	t.Fatalf("no strategy %q in result (have %d)", name, len(r.Strategies))
+	return nil
+}
+
+func wantFailure(t *testing.T, s *result.StrategyResult, index uint64, stage result.Stage, code int32, device int) {
+	t.Helper()
+	if s.Outcome != result.OutcomeFailed || s.FirstFailure == nil {
+		t.Fatalf("%s: outcome %q (%s), want failed", s.Strategy, s.Outcome, s.Reason)
+	}
+	f := s.FirstFailure
+	if f.Index != index || f.Stage != stage || f.Code != code || f.Device != device {
+		t.Fatalf("%s: first failure #%d at %s code %d device %d; want #%d at %s code %d device %d",
+			s.Strategy, f.Index, f.Stage, f.Code, f.Device, index, stage, code, device)
+	}
+	if s.AllocationsOK != index || f.BytesBefore != index*s.SizeBytes {
+		t.Fatalf("%s: allocations_ok %d, bytes_before %d; want %d and %d", s.Strategy, s.AllocationsOK, f.BytesBefore, index, index*s.SizeBytes)
+	}
+}
+
+func within(got, want, tol float64) bool { return math.Abs(got-want) <= tol*math.Abs(want) }
+
+func hasVerdict(r *result.Run, part string) bool {
+	for _, v := range r.Verdict {
+		if strings.Contains(v, part) {
+			return true
+		}
+	}
+	return false
+}
+
+// workerOf waits for the worker process of parent that is not in seen, and returns its pid.
+func workerOf(t *testing.T, parent int, seen map[int]bool) int {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", parent))
+		for _, f := range files {
+			b, _ := os.ReadFile(f)
+			for _, field := range strings.Fields(string(b)) {
+				pid, _ := strconv.Atoi(field)
+				// Only workers: the parent may start other short-lived helpers while it collects the environment.
+				cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+				if pid > 0 && !seen[pid] && bytes.Contains(cmdline, []byte("__child\x00strategy")) {
+					seen[pid] = true
+					return pid
+				}
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no new worker of %d appeared", parent)
+	return 0
+}
+
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	f := strings.Fields(string(b))
+	return len(f) > 2 && f[2] != "Z"
+}
+
+// startRun starts `run` in the background for tests that signal its processes.
+func startRun(t *testing.T, env []string, dir string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(Binary(t), append(append([]string{"run"}, args...), "--out", dir)...)
+	cmd.Env = env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	return cmd, &out
+}
+
+func exitOf(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	return 0
+}
+
+// oneLineError checks the promise for bad input: one line on stderr, the documented code, no panic.
+func oneLineError(t *testing.T, res invocation, code int, mention string) {
+	t.Helper()
+	if res.code != code {
+		t.Errorf("exit code %d, want %d (stderr %q)", res.code, code, res.stderr)
+	}
+	msg := strings.TrimSpace(res.stderr)
+	if strings.Count(msg, "\n") != 0 || !strings.HasPrefix(msg, "clmemprobe:") {
+		t.Errorf("want one line starting clmemprobe:, got %q", res.stderr)
+	}
+	if strings.Contains(res.stderr, "panic") || strings.Contains(res.stderr, "goroutine") {
+		t.Errorf("stack trace on stderr: %q", res.stderr)
+	}
+	if !strings.Contains(strings.ToLower(msg), strings.ToLower(mention)) {
+		t.Errorf("error %q should mention %q", msg, mention)
+	}
 }

@@ -28,9 +28,9 @@ func (d *deriver) costs(views []*view, size uint64) {
 		body := fmt.Sprintf(" cost %s of host RSS per buffer (%s the buffer size)", units.SignedBytes(s.HostBytesPerBuffer), ratio(s.HostBytesPerBuffer, size))
 		if s.SystemBytesPerBuffer != nil {
 			ev["system_bytes_per_buffer"] = *s.SystemBytesPerBuffer
-			// The system's available memory moves with everything else on the machine: a slope within 1% of
-			// the buffer size, either way, is noise, not a cost.
-			if math.Abs(*s.SystemBytesPerBuffer) < 0.01*float64(size) {
+			// The system's available memory moves with everything else on the machine: a slope within the
+			// noise, either way, is not a cost.
+			if result.IsNoise(*s.SystemBytesPerBuffer, size) {
 				body += ", no measurable system memory"
 			} else {
 				body += fmt.Sprintf(", %s of system memory", units.SignedBytes(*s.SystemBytesPerBuffer))
@@ -131,7 +131,7 @@ func (d *deriver) deferred(views []*view, size uint64) {
 			(s.CommittedBytesPerBuffer == nil || *s.CommittedBytesPerBuffer < cheapFraction*float64(size))
 		devCost, measured := v.deviceCost()
 		switch {
-		case measured && devCost < cheapFraction*float64(size) && hostCheap:
+		case measured && !result.Placed(devCost, size) && hostCheap:
 			d.noGrowth = appendOnce(d.noGrowth, s.Strategy)
 			g.add(result.FindingDeferred, ": device and host memory did not grow with the buffers created (under 5% of a buffer per buffer): the runtime defers allocation until first use; run with --touch fill to place the buffers", s.Strategy, nil, "")
 		case !measured && v.hostUnified && hostCheap:
@@ -166,7 +166,7 @@ func (c *codeNotes) note(views []*view) {
 			c.codes = append(c.codes, f.Code)
 			c.names[f.Code] = f.Name
 		}
-		if f.Code == -6 && v.s.Limit != result.LimitHostMemory && v.ram > 0 && float64(v.availAtEnd) > hostLowFraction*float64(v.ram) {
+		if f.Code == -6 && v.limit.limit != result.LimitHostMemory && v.ram > 0 && float64(v.availAtEnd) > hostLowFraction*float64(v.ram) {
 			if !slices.Contains(c.notHost, v.s.Strategy) {
 				c.notHost = append(c.notHost, v.s.Strategy)
 			}
@@ -217,8 +217,7 @@ func (d *deriver) unmeasured(views []*view, size uint64) {
 
 // headline is the verdict's first sentence: what happened, and what to try next.
 func (d *deriver) headline() result.Finding {
-	r := d.run
-	if len(r.Strategies) == 0 {
+	if len(d.jobs) == 0 {
 		return result.Finding{Kind: result.FindingHeadline, Sentence: "No strategy ran."}
 	}
 	if d.first == nil {
@@ -232,7 +231,7 @@ func (d *deriver) headline() result.Finding {
 	} else if f != nil {
 		what = fmt.Sprintf("%s failed before its first buffer, with %s", s.Strategy, codeText(s))
 	}
-	if len(r.Sizes()) > 1 {
+	if len(d.sizes) > 1 {
 		what = units.Size(d.first.size) + " buffers: " + what
 	}
 	return result.Finding{Kind: result.FindingHeadline, Strategies: []result.Strategy{s.Strategy}, Sizes: []uint64{d.first.size},
@@ -241,13 +240,12 @@ func (d *deriver) headline() result.Finding {
 
 // completedHeadline is the headline of a run in which nothing failed.
 func (d *deriver) completedHeadline() result.Finding {
-	r := d.run
 	all := true
 	var budget, bytes uint64
 	// The strategies whose memory was measured and did not grow with the buffers (never those whose failure
 	// merely surfaced at a touch).
 	deferred := d.noGrowth
-	for _, s := range r.Strategies {
+	for _, s := range d.jobs {
 		if s.Outcome == result.OutcomeCompleted {
 			budget, bytes = max(budget, s.AllocationsOK), max(bytes, s.BytesOK)
 		} else if s.Outcome != result.OutcomeUnsupported {
@@ -259,7 +257,7 @@ func (d *deriver) completedHeadline() result.Finding {
 		return result.Finding{Kind: result.FindingHeadline, Sentence: "No strategy created a buffer: see why below."}
 	case len(deferred) > 0:
 		who := "memory did not grow with them"
-		if n := len(r.StrategyNames()); len(deferred) < n {
+		if n := len(distinct(d.jobs, func(s *result.StrategyResult) result.Strategy { return s.Strategy })); len(deferred) < n {
 			who = "for " + names(deferred) + " memory did not grow with them"
 		}
 		return result.Finding{Kind: result.FindingHeadline, Strategies: deferred, Sentence: fmt.Sprintf("No allocation failed in %d buffers (%s) per strategy, but %s: the runtime defers allocation to first use, so those buffers were never really allocated; run with --touch fill to place them.", budget, units.Bytes(bytes), who)}

@@ -13,41 +13,44 @@ import (
 	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
-// Apply derives the findings from the run's numbers and stores them: each strategy's limit with its
-// evidence, the findings, and the verdict (their sentences, the headline first).
+// Apply derives the findings from the run's numbers and stores them in it (result.Run.SetFindings): each
+// strategy's limit with its evidence, the findings, and the verdict.
 func Apply(r *result.Run) {
-	r.Findings = Derive(r)
-	r.Verdict = make([]string, len(r.Findings))
-	for i, f := range r.Findings {
-		r.Verdict[i] = f.Sentence
-	}
+	r.SetFindings(Derive(r))
 }
 
-// Derive returns the run's findings, the headline first, and sets each strategy's limit. A run under
-// several variants is judged variant by variant (each variant's findings say which), and then variant
-// against variant: which settings moved which threshold.
-func Derive(r *result.Run) []result.Finding {
+// Judged returns a copy of the run with its findings stored, and leaves the run as it is: a checkpoint
+// renders a run that the engine is still writing.
+func Judged(r *result.Run) *result.Run {
+	return r.WithFindings(Derive(r))
+}
+
+// Derive returns the run's findings, the headline first, and each strategy's limit, one per strategy in the
+// run's order; it writes nothing into the run. A run under several variants is judged variant by variant
+// (each variant's findings say which), and then variant against variant: which settings moved which
+// threshold.
+func Derive(r *result.Run) ([]result.Finding, []result.StrategyLimit) {
+	limits := map[*result.StrategyResult]limitFinding{}
+	fs := derive(r, limits)
+	out := make([]result.StrategyLimit, len(r.Strategies))
+	for i := range r.Strategies {
+		lf := limits[&r.Strategies[i]]
+		out[i] = result.StrategyLimit{Limit: lf.limit, Evidence: lf.evidence}
+	}
+	return fs, out
+}
+
+// derive returns the run's findings and puts each strategy's limit in limits.
+func derive(r *result.Run, limits map[*result.StrategyResult]limitFinding) []result.Finding {
 	variants := r.VariantNames()
 	if len(variants) <= 1 {
-		return deriveOne(r)
+		return deriveOne(r, jobsOf(r, nil), limits)
 	}
 	var head []result.Finding
 	var rest []result.Finding
 	said := map[string]bool{}
 	for i, v := range variants {
-		sub := *r
-		sub.Strategies = nil
-		var at []int
-		for j := range r.Strategies {
-			if r.Strategies[j].Variant == v {
-				sub.Strategies = append(sub.Strategies, r.Strategies[j])
-				at = append(at, j)
-			}
-		}
-		fs := deriveOne(&sub)
-		for k, j := range at { // the limits were set on the copies
-			r.Strategies[j].Limit, r.Strategies[j].LimitEvidence = sub.Strategies[k].Limit, sub.Strategies[k].LimitEvidence
-		}
+		fs := deriveOne(r, jobsOf(r, &v), limits)
 		kept := fs[:0]
 		for k := range fs {
 			// What a code means on this runtime is the same under every variant: said once.
@@ -72,10 +75,22 @@ func Derive(r *result.Run) []result.Finding {
 	return append(append(head, variantEffects(r, variants)...), rest...)
 }
 
-// deriveOne returns the findings of a run under one variant.
-func deriveOne(r *result.Run) []result.Finding {
-	d := &deriver{run: r, saidCount: map[result.Strategy]bool{}}
-	for _, size := range r.Sizes() {
+// jobsOf is the run's strategies under one variant (every strategy where variant is nil), in order.
+func jobsOf(r *result.Run, variant *string) []*result.StrategyResult {
+	var out []*result.StrategyResult
+	for i := range r.Strategies {
+		if variant == nil || r.Strategies[i].Variant == *variant {
+			out = append(out, &r.Strategies[i])
+		}
+	}
+	return out
+}
+
+// deriveOne returns the findings of the jobs of a run under one variant, and puts their limits in limits.
+func deriveOne(r *result.Run, jobs []*result.StrategyResult, limits map[*result.StrategyResult]limitFinding) []result.Finding {
+	d := &deriver{run: r, jobs: jobs, sizes: distinct(jobs, func(s *result.StrategyResult) uint64 { return s.SizeBytes }),
+		limits: limits, saidCount: map[result.Strategy]bool{}}
+	for _, size := range d.sizes {
 		d.size(size)
 	}
 	d.codeFindings()
@@ -83,11 +98,28 @@ func deriveOne(r *result.Run) []result.Finding {
 	return append([]result.Finding{head}, d.out...)
 }
 
+// distinct returns key(s) of every job, each once, in the order they first appear.
+func distinct[K comparable](jobs []*result.StrategyResult, key func(*result.StrategyResult) K) []K {
+	var out []K
+	seen := map[K]bool{}
+	for _, s := range jobs {
+		if k := key(s); !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
 // deriver collects the findings of a run, size by size.
 type deriver struct {
 	run   *result.Run
-	out   []result.Finding
-	first *firstEnd // the earliest end of all, for the headline
+	jobs  []*result.StrategyResult // the strategies judged together: the run's, under one variant
+	sizes []uint64                 // the jobs' buffer sizes, each once, in order
+	// limits is where the deriver puts each job's limit; the run itself is only read.
+	limits map[*result.StrategyResult]limitFinding
+	out    []result.Finding
+	first  *firstEnd // the earliest end of all, for the headline
 	// saidCount holds the strategies whose allocation cap is said: once, for every size of a sweep.
 	saidCount map[result.Strategy]bool
 	codes     codeNotes
@@ -148,7 +180,7 @@ func (d *deriver) add(f result.Finding, size uint64) {
 	}
 	if size > 0 {
 		f.Sizes = []uint64{size}
-		if len(d.run.Sizes()) > 1 {
+		if len(d.sizes) > 1 {
 			f.Sentence = units.Size(size) + " buffers: " + f.Sentence
 		}
 	}
@@ -160,15 +192,14 @@ func (d *deriver) add(f result.Finding, size uint64) {
 }
 
 func (d *deriver) size(size uint64) {
-	r := d.run
 	var views []*view
-	for i := range r.Strategies {
-		if r.Strategies[i].SizeBytes == size {
-			views = append(views, newView(r, &r.Strategies[i]))
+	for _, s := range d.jobs {
+		if s.SizeBytes == size {
+			views = append(views, newView(d.run, s))
 		}
 	}
 	d.failures(views, size)
-	d.limits(views, size)
+	d.classifyAll(views, size)
 	d.costs(views, size)
 	d.deferred(views, size)
 	d.codes.note(views)
@@ -248,9 +279,9 @@ func (d *deriver) failures(views []*view, size uint64) {
 	d.emit(&other, size, plainSubject)
 }
 
-// limits classifies every strategy that did not complete, stores the limit in it, and says it once per
-// group of strategies that ran into the same limit the same way.
-func (d *deriver) limits(views []*view, size uint64) {
+// classifyAll classifies every strategy that did not complete, keeps the limit (in the view and in d.limits),
+// and says it once per group of strategies that ran into the same limit the same way.
+func (d *deriver) classifyAll(views []*view, size uint64) {
 	var perDevice *view
 	for _, v := range views {
 		if v.s.Strategy == result.PerDevice {
@@ -265,7 +296,7 @@ func (d *deriver) limits(views []*view, size uint64) {
 				delete(lf.evidence, k)
 			}
 		}
-		v.s.Limit, v.s.LimitEvidence = lf.limit, lf.evidence
+		v.limit, d.limits[v.s] = lf, lf
 		if lf.limit == "" {
 			continue
 		}
@@ -283,8 +314,8 @@ func (d *deriver) limits(views []*view, size uint64) {
 	}
 	for _, v := range views {
 		// The headline speaks of the first size: the strategy that ended earliest there.
-		if v.s.Limit != "" && size == d.run.Sizes()[0] && (d.first == nil || v.s.AllocationsOK < d.first.v.s.AllocationsOK) {
-			d.first = &firstEnd{v: v, limit: limitFinding{v.s.Limit, v.s.LimitEvidence, ""}, size: size}
+		if v.limit.limit != "" && size == d.sizes[0] && (d.first == nil || v.s.AllocationsOK < d.first.v.s.AllocationsOK) {
+			d.first = &firstEnd{v: v, limit: limitFinding{v.limit.limit, v.limit.evidence, ""}, size: size}
 		}
 	}
 	d.emit(&g, size, plainSubject)
@@ -293,9 +324,9 @@ func (d *deriver) limits(views []*view, size uint64) {
 // sweepOf is the strategy at every size of the run.
 func (d *deriver) sweepOf(st result.Strategy) []*view {
 	var out []*view
-	for i := range d.run.Strategies {
-		if d.run.Strategies[i].Strategy == st {
-			out = append(out, newView(d.run, &d.run.Strategies[i]))
+	for _, s := range d.jobs {
+		if s.Strategy == st {
+			out = append(out, newView(d.run, s))
 		}
 	}
 	return out

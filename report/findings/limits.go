@@ -35,7 +35,7 @@ func classify(v *view, sweep []*view, perDevice *view) limitFinding {
 	case result.OutcomeCompleted, result.OutcomeUnsupported, "":
 		return limitFinding{}
 	case result.OutcomeStopped:
-		if s.Guard != "" || strings.HasPrefix(s.Reason, "host guard") {
+		if s.GuardStopped() {
 			return guardLimit(v, ev)
 		}
 		return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("stopped before any limit (%s): raise --timeout or run it to its end (unknown)", firstClause(s.Reason))}
@@ -63,37 +63,8 @@ func classify(v *view, sweep []*view, perDevice *view) limitFinding {
 		return limitFinding{result.LimitAllocationCount, ev, fmt.Sprintf("ended after the same %s buffers at every size (%s): the runtime caps the number of allocations, whatever their bytes; allocate fewer, larger buffers (allocation-count)",
 			countRange(counts), sizesOf(counts))}
 	}
-	if f := s.FirstFailure; f != nil && v.failDev >= 0 && v.global > 0 {
-		dev := deviceIndex(v.failDev)
-		ev["device"], ev["device_global_bytes"] = float64(v.failDev), float64(v.global)
-		if v.usedKnown {
-			ev["device_used_bytes"], ev["device_fill"] = float64(v.used), v.fill(v.used)
-			if v.fill(v.used) >= fullFraction {
-				if sh, ok := v.shareOf(v.failDev); ok && sh.shared(v.global) {
-					ev["device_used_at_start_bytes"], ev["device_own_bytes"] = float64(sh.usedAtStart), float64(v.used-min(v.used, sh.usedAtStart))
-					if sh.othersKnown {
-						ev["device_others_bytes"] = float64(sh.others)
-					}
-					return limitFinding{result.LimitDeviceMemory, ev, fmt.Sprintf("when buffer #%d failed, device %s held %s, %.1f%% of its %s global memory, but not all of it was this run's: its buffers took %s after the loop began, and %s: the device's memory ran out, shared with other processes (device-memory)",
-						f.Index, dev, units.Bytes(v.used), pct(v.fill(v.used)), units.Bytes(v.global), units.Bytes(v.used-min(v.used, sh.usedAtStart)), sh.othersText())}
-				}
-				return limitFinding{result.LimitDeviceMemory, ev, fmt.Sprintf("when buffer #%d failed, device %s held %s, %.1f%% of its %s global memory: the device's memory ran out (device-memory)",
-					f.Index, dev, units.Bytes(v.used), pct(v.fill(v.used)), units.Bytes(v.global))}
-			}
-		} else {
-			ev["bytes_given_to_device"], ev["device_fill"] = float64(v.given), v.fill(v.given)
-			if g := v.fill(v.given); g >= fullFraction && g <= overcommitted {
-				if sh, ok := v.shareOf(v.failDev); ok && sh.shared(v.global) {
-					// Given nearly all of a device that others held a part of: whatever stopped the
-					// runtime there, it was not this device's capacity alone.
-					ev["device_used_at_start_bytes"], ev["device_own_bytes"] = float64(sh.usedAtStart), float64(v.given)
-					return limitFinding{result.LimitDeviceMemory, ev, fmt.Sprintf("when buffer #%d failed, device %s had been given %s in buffers, %.1f%% of its %s global memory, and %s: the device's memory ran out, shared with other processes (device-memory)",
-						f.Index, dev, units.Bytes(v.given), pct(g), units.Bytes(v.global), sh.othersText())}
-				}
-				return limitFinding{result.LimitDeviceMemory, ev, fmt.Sprintf("when buffer #%d failed, device %s had been given %s in buffers, %.1f%% of its %s global memory, and the runtime stopped there: it enforces the device's size, and the device is full (device-memory)",
-					f.Index, dev, units.Bytes(v.given), pct(g), units.Bytes(v.global))}
-			}
-		}
+	if lf, ok := deviceFull(v, ev); ok {
+		return lf
 	}
 	if low, why := hostMemoryRanOut(v); low {
 		ev["host_available_bytes"], ev["host_ram_bytes"] = float64(v.availAtEnd), float64(v.ram)
@@ -103,28 +74,81 @@ func classify(v *view, sweep []*view, perDevice *view) limitFinding {
 		}
 		return limitFinding{result.LimitHostMemory, ev, why + ": host memory ran out (host-memory)"}
 	}
-	// The context is the limit when one context per device went well further, or ran its whole budget,
-	// beyond where this one ended, without failing.
-	if pd := perDevice; pd != nil && s.Strategy.SharesContext() && (pd.s.AllocationsOK >= uint64(contextRatio*float64(max(s.AllocationsOK, 1))) ||
-		(pd.s.Outcome == result.OutcomeCompleted && pd.s.AllocationsOK > s.AllocationsOK)) {
-		ratio := float64(perDevice.s.AllocationsOK) / float64(max(s.AllocationsOK, 1))
-		ev["per_device_allocations_ok"], ev["ratio"] = float64(perDevice.s.AllocationsOK), ratio
-		if perDevice.s.Outcome == result.OutcomeCompleted {
-			ev["per_device_completed"] = 1
-		}
-		more := "reached"
-		if perDevice.s.Outcome == result.OutcomeCompleted {
-			more = "completed its budget, without a failure, at"
-		}
-		body := fmt.Sprintf("ended at %d buffers where one context per device %s %d (%.2fx): one context over %d devices costs more per buffer than a context per device, and that is the limit here (context)",
-			s.AllocationsOK, more, perDevice.s.AllocationsOK, ratio, len(s.Devices))
-		if out, _, ok := v.outsideRSS(); ok {
-			ev["outside_rss_bytes_per_buffer"] = out
-			body += fmt.Sprintf("; each buffer took %s of host memory outside the process's RSS", units.SignedBytes(out))
-		}
-		return limitFinding{result.LimitContext, ev, body}
+	if lf, ok := contextLimit(v, perDevice, ev); ok {
+		return lf
 	}
 	return runtimeOrUnknown(v, ev)
+}
+
+// deviceFull is the rule of a full device: the failing device's sampled use at 90% of its global memory,
+// or, unsampled, the bytes given to it where the runtime demonstrably enforces its size (between 90% and
+// 105% of it); shared with other processes where they held part of it.
+func deviceFull(v *view, ev map[string]float64) (limitFinding, bool) {
+	f := v.s.FirstFailure
+	if f == nil || v.failDev < 0 || v.global == 0 {
+		return limitFinding{}, false
+	}
+	dev := deviceIndex(v.failDev)
+	ev["device"], ev["device_global_bytes"] = float64(v.failDev), float64(v.global)
+	if v.usedKnown {
+		ev["device_used_bytes"], ev["device_fill"] = float64(v.used), v.fill(v.used)
+		if v.fill(v.used) >= fullFraction {
+			if sh, ok := v.shareOf(v.failDev); ok && sh.shared(v.global) {
+				ev["device_used_at_start_bytes"], ev["device_own_bytes"] = float64(sh.usedAtStart), float64(v.used-min(v.used, sh.usedAtStart))
+				if sh.othersKnown {
+					ev["device_others_bytes"] = float64(sh.others)
+				}
+				return limitFinding{result.LimitDeviceMemory, ev, fmt.Sprintf("when buffer #%d failed, device %s held %s, %.1f%% of its %s global memory, but not all of it was this run's: its buffers took %s after the loop began, and %s: the device's memory ran out, shared with other processes (device-memory)",
+					f.Index, dev, units.Bytes(v.used), pct(v.fill(v.used)), units.Bytes(v.global), units.Bytes(v.used-min(v.used, sh.usedAtStart)), sh.othersText())}, true
+			}
+			return limitFinding{result.LimitDeviceMemory, ev, fmt.Sprintf("when buffer #%d failed, device %s held %s, %.1f%% of its %s global memory: the device's memory ran out (device-memory)",
+				f.Index, dev, units.Bytes(v.used), pct(v.fill(v.used)), units.Bytes(v.global))}, true
+		}
+	} else {
+		ev["bytes_given_to_device"], ev["device_fill"] = float64(v.given), v.fill(v.given)
+		if g := v.fill(v.given); g >= fullFraction && g <= overcommitted {
+			if sh, ok := v.shareOf(v.failDev); ok && sh.shared(v.global) {
+				// Given nearly all of a device that others held a part of: whatever stopped the
+				// runtime there, it was not this device's capacity alone.
+				ev["device_used_at_start_bytes"], ev["device_own_bytes"] = float64(sh.usedAtStart), float64(v.given)
+				return limitFinding{result.LimitDeviceMemory, ev, fmt.Sprintf("when buffer #%d failed, device %s had been given %s in buffers, %.1f%% of its %s global memory, and %s: the device's memory ran out, shared with other processes (device-memory)",
+					f.Index, dev, units.Bytes(v.given), pct(g), units.Bytes(v.global), sh.othersText())}, true
+			}
+			return limitFinding{result.LimitDeviceMemory, ev, fmt.Sprintf("when buffer #%d failed, device %s had been given %s in buffers, %.1f%% of its %s global memory, and the runtime stopped there: it enforces the device's size, and the device is full (device-memory)",
+				f.Index, dev, units.Bytes(v.given), pct(g), units.Bytes(v.global))}, true
+		}
+	}
+	return limitFinding{}, false
+}
+
+// contextLimit is the rule of the context: one context per device went well further (contextRatio), or ran
+// its whole budget beyond where this one ended, without failing.
+func contextLimit(v *view, perDevice *view, ev map[string]float64) (limitFinding, bool) {
+	s := v.s
+	if perDevice == nil || !s.Strategy.SharesContext() {
+		return limitFinding{}, false
+	}
+	further := perDevice.s.AllocationsOK >= uint64(contextRatio*float64(max(s.AllocationsOK, 1)))
+	completedBeyond := perDevice.s.Outcome == result.OutcomeCompleted && perDevice.s.AllocationsOK > s.AllocationsOK
+	if !further && !completedBeyond {
+		return limitFinding{}, false
+	}
+	ratio := float64(perDevice.s.AllocationsOK) / float64(max(s.AllocationsOK, 1))
+	ev["per_device_allocations_ok"], ev["ratio"] = float64(perDevice.s.AllocationsOK), ratio
+	if perDevice.s.Outcome == result.OutcomeCompleted {
+		ev["per_device_completed"] = 1
+	}
+	more := "reached"
+	if perDevice.s.Outcome == result.OutcomeCompleted {
+		more = "completed its budget, without a failure, at"
+	}
+	body := fmt.Sprintf("ended at %d buffers where one context per device %s %d (%.2fx): one context over %d devices costs more per buffer than a context per device, and that is the limit here (context)",
+		s.AllocationsOK, more, perDevice.s.AllocationsOK, ratio, len(s.Devices))
+	if out, _, ok := v.outsideRSS(); ok {
+		ev["outside_rss_bytes_per_buffer"] = out
+		body += fmt.Sprintf("; each buffer took %s of host memory outside the process's RSS", units.SignedBytes(out))
+	}
+	return limitFinding{result.LimitContext, ev, body}, true
 }
 
 // notSetUp says whether a job failed before its runtime did anything: its own settings could not be applied

@@ -10,15 +10,15 @@ import (
 
 // Thresholds the findings judge by. They are ratios of what was measured, never vendor names.
 const (
-	fullFraction    = 0.90 // a device at or above this fraction of its global memory is full
-	farFraction     = 0.50 // below this it is far from full
-	overcommitted   = 1.05 // given more than this fraction of its memory, the runtime does not enforce it
-	hostLowFraction = 0.10 // system available memory below this fraction of RAM has run out
-	mapFraction     = 0.90 // of vm.max_map_count
-	addressFraction = 0.90 // of the address-space limit
-	cheapFraction   = 0.05 // a cost per buffer under this fraction of the buffer size is no cost
-	contextRatio    = 2.0  // per-device reaching this many times the buffers of a shared context
-	sameCount       = 0.02 // counts within this fraction of each other are the same count
+	fullFraction    = 0.90                  // a device at or above this fraction of its global memory is full
+	farFraction     = 0.50                  // below this it is far from full
+	overcommitted   = 1.05                  // given more than this fraction of its memory, the runtime does not enforce it
+	hostLowFraction = 0.10                  // system available memory below this fraction of RAM has run out
+	mapFraction     = 0.90                  // of vm.max_map_count
+	addressFraction = 0.90                  // of the address-space limit
+	cheapFraction   = result.PlacedFraction // a cost per buffer under what means placed is no cost
+	contextRatio    = 2.0                   // per-device reaching this many times the buffers of a shared context
+	sameCount       = 0.02                  // counts within this fraction of each other are the same count
 )
 
 // view is one strategy with what the findings derive from it: the fit, the failing device and how full it
@@ -27,6 +27,8 @@ type view struct {
 	s   *result.StrategyResult
 	run *result.Run
 	fit *result.Fit
+	// limit is what ended the strategy, once the limits of its size are classified.
+	limit limitFinding
 
 	failDev     int    // the device the failed buffer was meant for; -1 when none
 	global      uint64 // that device's global memory, 0 when unknown

@@ -106,18 +106,32 @@ func (s *StrategyResult) check() error {
 		return fmt.Errorf("last_stage %q is not a stage clmemprobe writes", s.LastStage)
 	}
 	if f := s.FirstFailure; f != nil {
-		switch {
-		case f.Index > maxExact:
-			return fmt.Errorf("first_failure index %d is beyond what a run can reach", f.Index)
-		case !knownStage(f.Stage) || f.Stage == "":
-			// Renderers and the C reproducer put the stage where only a known word may go.
-			return fmt.Errorf("first_failure stage %q is not a stage clmemprobe writes", f.Stage)
-		case f.Device < 0 || f.Device >= maxDevices:
-			return fmt.Errorf("first_failure device %d", f.Device)
-		case !codeWord.MatchString(f.Name):
-			return fmt.Errorf("first_failure name %q is not a code's name", f.Name)
+		if err := f.check(); err != nil {
+			return err
 		}
 	}
+	return s.checkFigures()
+}
+
+// check refuses a first failure that names what no run writes: renderers and the reproducer print its words.
+func (f *FirstFailure) check() error {
+	switch {
+	case f.Index > maxExact:
+		return fmt.Errorf("first_failure index %d is beyond what a run can reach", f.Index)
+	case !knownStage(f.Stage) || f.Stage == "":
+		// Renderers and the C reproducer put the stage where only a known word may go.
+		return fmt.Errorf("first_failure stage %q is not a stage clmemprobe writes", f.Stage)
+	case f.Device < 0 || f.Device >= maxDevices:
+		return fmt.Errorf("first_failure device %d", f.Device)
+	case !codeWord.MatchString(f.Name):
+		return fmt.Errorf("first_failure name %q is not a code's name", f.Name)
+	}
+	return nil
+}
+
+// checkFigures checks the strategy's durations, fitted costs and samples: finite, and within what a run
+// can produce.
+func (s *StrategyResult) checkFigures() error {
 	for _, v := range []float64{s.Seconds, s.NanosPerAlloc} {
 		if !finite(v, maxSeconds*1e9) || v < 0 {
 			return fmt.Errorf("a duration of %g", v)

@@ -119,10 +119,11 @@ func (e *Expectations) check() error {
 	if err := deviceIndices("devices", e.Devices); err != nil {
 		return err
 	}
-	// Every job's variant must be one the check can run again, with its settings.
+	// Every job's variant must be one the check can run again, with its settings. Both sides are named as
+	// VariantName names them: a job's "" and a configuration's "default" are one variant.
 	variants := map[string]bool{}
 	if len(e.Variants) == 0 {
-		variants[""] = true
+		variants[DefaultVariant] = true
 	}
 	for _, v := range e.Variants {
 		if !IsVariantName(v.Name) {
@@ -131,10 +132,10 @@ func (e *Expectations) check() error {
 		if err := envNames("variant "+v.Name, v.Settings); err != nil {
 			return err
 		}
-		variants[JobVariant(v.Name)] = true
+		variants[VariantName(v.Name)] = true
 	}
 	for _, j := range e.Jobs {
-		if !variants[j.Variant] {
+		if !variants[VariantName(j.Variant)] {
 			return fmt.Errorf("job %s runs under variant %q, which the expectations do not set", j.Strategy, j.Variant)
 		}
 	}

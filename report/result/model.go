@@ -112,6 +112,12 @@ func Assignments(settings map[string]string) []string {
 }
 
 // DefaultVariant is the name of the runtime's own settings.
+//
+// The default variant has one representation, its name, in everything that keys or compares variants
+// (VariantName): configurations, the command line, tables, merge's and check's answers, and the keys of
+// report/comparison. Jobs write it "" on the wire (a StrategyResult's and an ExpectedJob's variant is
+// empty, and omitted), as results always have; JobVariant turns a name into that form, and only the
+// writers of jobs and of compare's rows use it.
 const DefaultVariant = "default"
 
 // JobVariant is the variant a job records for a configured variant's name: "" for the default.
@@ -122,7 +128,8 @@ func JobVariant(name string) string {
 	return name
 }
 
-// VariantName is how a job's variant is named: the default variant has a name too.
+// VariantName is how a job's variant is named, the default variant too: the one form variants are keyed
+// and compared in.
 func VariantName(v string) string {
 	if v == "" {
 		return DefaultVariant
@@ -346,10 +353,10 @@ func JudgeFit(samples int, lo, hi, reached uint64) *Fit {
 	return f
 }
 
-// Replication is the replication factor where device memory was placed (at least 5% of a buffer per
-// buffer); results written before that rule may hold a factor near 0, which is no replication at all.
+// Replication is the replication factor where device memory was placed (PlacedFraction); results written
+// before that rule may hold a factor near 0, which is no replication at all.
 func (s *StrategyResult) Replication() (float64, bool) {
-	if s.ReplicationFactor == nil || *s.ReplicationFactor < 0.05 {
+	if s.ReplicationFactor == nil || *s.ReplicationFactor < PlacedFraction {
 		return 0, false
 	}
 	return *s.ReplicationFactor, true
@@ -369,6 +376,41 @@ func (s *StrategyResult) JudgedFit() *Fit {
 		hi = max(hi, smp.Index)
 	}
 	return JudgeFit(len(s.Samples), lo, hi, s.AllocationsOK)
+}
+
+// StrategyLimit is what ended one strategy, as the findings classify it, with the numbers the
+// classification rests on: what SetFindings stores in the strategy's Limit and LimitEvidence.
+type StrategyLimit struct {
+	Limit    Limit
+	Evidence map[string]float64
+}
+
+// SetFindings stores what the findings derived from the run: each strategy's limit and its evidence (limits
+// holds one per strategy, in the run's order), the findings, and the verdict (their sentences, the headline
+// first). It is the one place these fields are written: the findings themselves only read a run.
+func (r *Run) SetFindings(findings []Finding, limits []StrategyLimit) {
+	for i := range r.Strategies {
+		var l StrategyLimit
+		if i < len(limits) {
+			l = limits[i]
+		}
+		r.Strategies[i].Limit, r.Strategies[i].LimitEvidence = l.Limit, l.Evidence
+	}
+	r.Findings = findings
+	r.Verdict = make([]string, len(findings))
+	for i, f := range findings {
+		r.Verdict[i] = f.Sentence
+	}
+}
+
+// WithFindings returns a copy of the run with the findings stored as SetFindings stores them, and leaves
+// the run as it is: a checkpoint renders a run the engine is still writing. The copy has strategies of its
+// own; what SetFindings never writes (samples, devices, the environment) it shares with the run.
+func (r *Run) WithFindings(findings []Finding, limits []StrategyLimit) *Run {
+	cp := *r
+	cp.Strategies = slices.Clone(r.Strategies)
+	cp.SetFindings(findings, limits)
+	return &cp
 }
 
 // Finding is one sentence of the verdict with what it rests on.

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -164,10 +163,10 @@ func measure(tool, cloop string, platform, devices int, sc scenario, reps int) (
 		tSec, tRSS = append(tSec, s.LoopSeconds), append(tRSS, float64(s.PeakRSSBytes+run.ParentPeakRSSBytes))
 		startup = append(startup, run.StartupSeconds)
 	}
-	r.CSeconds, r.ToolSeconds, r.Startup = median(cSec), median(tSec), median(startup)
+	r.CSeconds, r.ToolSeconds, r.Startup = units.Median(cSec), units.Median(tSec), units.Median(startup)
 	r.CRuns, r.ToolRuns = cSec, tSec
 	r.Ratio = r.ToolSeconds / r.CSeconds
-	r.CPeakRSS, r.ToolPeakRSS = uint64(median(cRSS)), uint64(median(tRSS))
+	r.CPeakRSS, r.ToolPeakRSS = uint64(units.Median(cRSS)), uint64(units.Median(tRSS))
 	r.ToolOwn = int64(r.ToolPeakRSS) - int64(r.CPeakRSS)
 	return r, nil
 }
@@ -214,12 +213,6 @@ func runTool(tool string, platform, devices int, sc scenario) (*result.StrategyR
 		return nil, nil, fmt.Errorf("clmemprobe stopped at %d of %d (%s): lower the count for this runtime", s.AllocationsOK, sc.Count, s.Outcome)
 	}
 	return s, &run, nil
-}
-
-func median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	return s[len(s)/2]
 }
 
 func minOf(xs []float64) float64 {

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clmemprobe/clmemprobe/report"
+	"github.com/clmemprobe/clmemprobe/report/comparison"
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
@@ -164,7 +164,7 @@ func startCluster(t *testing.T) (*cluster, time.Time) {
 
 // checkMergeJob holds what the merge job wrote to the four run.json files it read, field by field.
 func checkMergeJob(t *testing.T, dir string, budget uint64) {
-	var fleet report.Fleet
+	var fleet comparison.Fleet
 	readJSON(t, filepath.Join(dir, "fleet.json"), &fleet)
 	runs := map[string]*result.Run{}
 	for i := 0; i < 4; i++ {
@@ -200,7 +200,7 @@ func (c *cluster) checkDeviantMerge(healthy, deviant string) {
 	if err == nil || !strings.Contains(err.Error(), "exit status 1:") {
 		t.Errorf("merge with the deviant node: %v, want exit status 1", err)
 	}
-	var fleet report.Fleet
+	var fleet comparison.Fleet
 	if err := json.Unmarshal([]byte(out), &fleet); err != nil {
 		t.Fatalf("merge output: %v: %s", err, out)
 	}
@@ -269,7 +269,7 @@ func readJSON(t *testing.T, path string, v any) {
 }
 
 // checkFleet checks every field of the merge against what the runs recorded.
-func checkFleet(t *testing.T, f *report.Fleet, runs map[string]*result.Run, budget uint64) {
+func checkFleet(t *testing.T, f *comparison.Fleet, runs map[string]*result.Run, budget uint64) {
 	t.Helper()
 	if f.Results != len(runs) || len(f.Groups) != 1 || f.Outliers != 0 || f.Tolerance != 0.1 {
 		t.Fatalf("want %d results in one group, no outlier, tolerance 0.1: %d results, %d groups, %d outliers, %v", len(runs), f.Results, len(f.Groups), f.Outliers, f.Tolerance)

@@ -19,6 +19,35 @@ import (
 // Mode is the permission every file gets.
 const Mode = 0o644
 
+// tempFile is what the writers use of a temporary file: an *os.File, or in the tests one that fails as a
+// full disk or a failing device does.
+type tempFile interface {
+	io.Writer
+	Name() string
+	Sync() error
+	Close() error
+	Truncate(size int64) error
+	Seek(offset int64, whence int) (int64, error)
+}
+
+// newTemp creates every temporary file the writers use; the tests put a failing file in its place.
+var newTemp = func(path string) (tempFile, error) {
+	f, err := createTemp(path)
+	if err != nil {
+		return nil, err // not a nil *os.File in a non-nil interface
+	}
+	return f, nil
+}
+
+// tempSuffix makes the random part of a temporary file's name; the tests make it name a file already there.
+var tempSuffix = func() (string, error) {
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
 // createTemp creates a new, empty file beside path that no one else can have opened: O_EXCL refuses any
 // existing name, a symlink included, and O_NOFOLLOW says so twice.
 func createTemp(path string) (*os.File, error) {
@@ -27,11 +56,11 @@ func createTemp(path string) (*os.File, error) {
 		dir = "."
 	}
 	for try := 0; try < 100; try++ {
-		var b [6]byte
-		if _, err := rand.Read(b[:]); err != nil {
+		suffix, err := tempSuffix()
+		if err != nil {
 			return nil, err
 		}
-		name := filepath.Join(dir, "."+base+".tmp-"+hex.EncodeToString(b[:]))
+		name := filepath.Join(dir, "."+base+".tmp-"+suffix)
 		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, Mode)
 		if errors.Is(err, os.ErrExist) {
 			continue
@@ -53,7 +82,7 @@ func createTemp(path string) (*os.File, error) {
 // WriteFile writes path through a temporary file renamed into place once it is complete and synced. On any
 // error the temporary file is removed and whatever was at path stays as it was.
 func WriteFile(path string, write func(io.Writer) error) error {
-	f, err := createTemp(path)
+	f, err := newTemp(path)
 	if err != nil {
 		return err
 	}
@@ -106,7 +135,7 @@ func syncDir(dir string) error {
 // Stream is a file written record by record over a long time (samples.jsonl): created under a temporary
 // name, put in place by Publish, and never left with half a record. It is not safe for concurrent use.
 type Stream struct {
-	f         *os.File
+	f         tempFile
 	path      string
 	size      int64 // bytes of whole records written
 	published bool
@@ -115,7 +144,7 @@ type Stream struct {
 
 // CreateStream starts a stream that will become path.
 func CreateStream(path string) (*Stream, error) {
-	f, err := createTemp(path)
+	f, err := newTemp(path)
 	if err != nil {
 		return nil, err
 	}

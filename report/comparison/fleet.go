@@ -1,4 +1,4 @@
-package report
+package comparison
 
 import (
 	"cmp"
@@ -38,7 +38,7 @@ type FleetGroup struct {
 type FleetJob struct {
 	Strategy         result.Strategy `json:"strategy"`
 	SizeBytes        uint64          `json:"size_bytes"`
-	Variant          string          `json:"variant"`
+	Variant          string          `json:"variant"` // its name: "default" for the runtime's own settings
 	Outcome          result.Outcome  `json:"outcome"` // the most common one
 	MedianAllocs     float64         `json:"median_allocations_ok"`
 	MinAllocs        uint64          `json:"min_allocations_ok"`
@@ -78,48 +78,33 @@ type FleetNode struct {
 }
 
 type nodeJob struct {
-	key jobKey
+	key Key
 	row FleetRow
 }
 
-// groupKey is what must be equal for runs to be compared at all.
+// groupKey is what must be equal for runs to be compared at all: what the run sets of its jobs' keys (the
+// devices, the touch mode, the flags), and the platform, the driver and the budget.
 type groupKey struct {
-	platform, model, driver string
-	touch                   result.Touch
-	maxAllocs, maxBytes     uint64
-}
-
-type jobKey struct {
-	strategy result.Strategy
-	size     uint64
-	variant  string
+	run              Key
+	platform, driver string
+	maxAllocs        uint64
+	maxBytes         uint64
 }
 
 // NodeOf takes from a checked run what merging it needs; the run may be dropped after.
 func NodeOf(source string, r *result.Run) FleetNode {
 	n := FleetNode{
-		group: groupKey{r.Platform.Name, result.DeviceModel(r.Devices), result.DriverVersions(r.Devices), intern(result.Touches, r.Config.Touch),
-			r.Config.MaxAllocs, r.Config.MaxBytes},
-		jobs: make([]nodeJob, len(r.Strategies)),
+		group: groupKey{RunKey(r), r.Platform.Name, result.DriverVersions(r.Devices), r.Config.MaxAllocs, r.Config.MaxBytes},
+		jobs:  make([]nodeJob, len(r.Strategies)),
 	}
 	node := "(unknown)"
 	if e := r.Environment; e != nil && e.Hostname != "" {
 		node = e.Hostname
 	}
-	for i := range r.Strategies {
-		s := &r.Strategies[i]
-		n.jobs[i] = nodeJob{jobKey{intern(result.Strategies, s.Strategy), s.SizeBytes, result.VariantName(s.Variant)}, fleetRow(node, source, s)}
+	for i, k := range Keys(r) {
+		n.jobs[i] = nodeJob{k, fleetRow(node, source, &r.Strategies[i])}
 	}
 	return n
-}
-
-// intern is the enum's own copy of v: a row then shares one string with every other row instead of
-// keeping the one the decoder made.
-func intern[T ~string](enum []T, v T) T {
-	if i := slices.Index(enum, v); i >= 0 {
-		return enum[i]
-	}
-	return v
 }
 
 // FleetMerger merges results one at a time (Add), each already cut down to its rows (NodeOf), so that the
@@ -128,26 +113,26 @@ func intern[T ~string](enum []T, v T) T {
 type FleetMerger struct {
 	results int
 	groups  map[groupKey]*FleetGroup
-	jobs    map[groupKey]map[jobKey]*FleetJob
+	jobs    map[groupKey]map[Key]*FleetJob
 }
 
 // Add merges one node's result.
 func (m *FleetMerger) Add(n FleetNode) {
 	if m.groups == nil {
-		m.groups, m.jobs = map[groupKey]*FleetGroup{}, map[groupKey]map[jobKey]*FleetJob{}
+		m.groups, m.jobs = map[groupKey]*FleetGroup{}, map[groupKey]map[Key]*FleetJob{}
 	}
 	m.results++
 	gk := n.group
 	g := m.groups[gk]
 	if g == nil {
-		g = &FleetGroup{Platform: gk.platform, DeviceModel: gk.model, DriverVersion: gk.driver, Touch: gk.touch, MaxAllocs: gk.maxAllocs, MaxBytes: gk.maxBytes}
-		m.groups[gk], m.jobs[gk] = g, map[jobKey]*FleetJob{}
+		g = &FleetGroup{Platform: gk.platform, DeviceModel: gk.run.Devices, DriverVersion: gk.driver, Touch: gk.run.Touch, MaxAllocs: gk.maxAllocs, MaxBytes: gk.maxBytes}
+		m.groups[gk], m.jobs[gk] = g, map[Key]*FleetJob{}
 	}
 	g.Nodes++
 	for _, nj := range n.jobs {
 		j := m.jobs[gk][nj.key]
 		if j == nil {
-			j = &FleetJob{Strategy: nj.key.strategy, SizeBytes: nj.key.size, Variant: nj.key.variant}
+			j = &FleetJob{Strategy: nj.key.Strategy, SizeBytes: nj.key.Size, Variant: nj.key.Variant}
 			m.jobs[gk][nj.key] = j
 		}
 		j.Rows = append(j.Rows, nj.row)
@@ -157,9 +142,9 @@ func (m *FleetMerger) Add(n FleetNode) {
 // Results is how many results were added.
 func (m *FleetMerger) Results() int { return m.results }
 
-// Merge groups the results and finds the outliers: a node whose threshold, host cost per buffer or device
-// cost per buffer differs from its job's median by more than the tolerance (costs also by more than 1% of
-// the buffer size, below which they are sampling noise), or whose outcome is not the job's most common one.
+// Merge groups the results and finds the outliers: a node whose threshold differs from its job's median by
+// more than the tolerance (Below, Above), whose host or device cost per buffer does (CostMoved: also by
+// more than the noise), or whose outcome is not the job's most common one.
 func Merge(inputs []FleetInput, tolerance float64) *Fleet {
 	var m FleetMerger
 	for _, in := range inputs {
@@ -172,32 +157,22 @@ func Merge(inputs []FleetInput, tolerance float64) *Fleet {
 // is spent after.
 func (m *FleetMerger) Fleet(tolerance float64) *Fleet {
 	f := &Fleet{Tolerance: tolerance, Results: m.results, Groups: []FleetGroup{}}
-	order := slices.Collect(maps.Keys(m.groups))
-	slices.SortFunc(order, func(a, b groupKey) int {
-		return cmp.Or(cmp.Compare(a.model, b.model), cmp.Compare(a.driver, b.driver), cmp.Compare(a.platform, b.platform),
-			cmp.Compare(a.touch, b.touch), cmp.Compare(a.maxAllocs, b.maxAllocs), cmp.Compare(a.maxBytes, b.maxBytes))
+	groups := slices.Collect(maps.Keys(m.groups))
+	slices.SortFunc(groups, func(a, b groupKey) int {
+		return cmp.Or(cmp.Compare(a.run.Devices, b.run.Devices), cmp.Compare(a.driver, b.driver), cmp.Compare(a.platform, b.platform),
+			cmp.Compare(a.run.Touch, b.run.Touch), cmp.Compare(a.maxAllocs, b.maxAllocs), cmp.Compare(a.maxBytes, b.maxBytes), cmp.Compare(a.run.Flags, b.run.Flags))
 	})
-	for _, gk := range order {
+	for _, gk := range groups {
 		g := m.groups[gk]
-		for _, j := range m.jobs[gk] {
+		for _, k := range slices.SortedFunc(maps.Keys(m.jobs[gk]), order) {
+			j := m.jobs[gk][k]
 			f.Outliers += j.judge(tolerance)
 			g.Jobs = append(g.Jobs, *j)
 		}
-		slices.SortFunc(g.Jobs, func(a, b FleetJob) int {
-			return cmp.Or(cmp.Compare(slices.Index(result.Strategies, a.Strategy), slices.Index(result.Strategies, b.Strategy)), cmp.Compare(a.Strategy, b.Strategy),
-				cmp.Compare(a.SizeBytes, b.SizeBytes), cmp.Compare(variantOrder(a.Variant), variantOrder(b.Variant)), cmp.Compare(a.Variant, b.Variant))
-		})
 		f.Groups = append(f.Groups, *g)
 	}
 	*m = FleetMerger{}
 	return f
-}
-
-func variantOrder(v string) int {
-	if v == result.DefaultVariant {
-		return 0
-	}
-	return 1
 }
 
 func fleetRow(node, source string, s *result.StrategyResult) FleetRow {
@@ -219,6 +194,20 @@ func fleetRow(node, source string, s *result.StrategyResult) FleetRow {
 // judge sets the job's median, spread and most common outcome, marks its outliers and returns how many.
 func (j *FleetJob) judge(tol float64) int {
 	slices.SortFunc(j.Rows, func(a, b FleetRow) int { return cmp.Or(cmp.Compare(a.Node, b.Node), cmp.Compare(a.Source, b.Source)) })
+	j.summarize()
+	n := 0
+	for i := range j.Rows {
+		r := &j.Rows[i]
+		if why := j.outlier(r, tol); len(why) > 0 {
+			r.Outlier, r.Why = true, strings.Join(why, "; ")
+			n++
+		}
+	}
+	return n
+}
+
+// summarize sets the job's median threshold and costs, its range and spread, and its most common outcome.
+func (j *FleetJob) summarize() {
 	var allocs, hosts, devices []float64
 	counts := map[result.Outcome]int{}
 	j.MinAllocs = math.MaxUint64
@@ -233,78 +222,54 @@ func (j *FleetJob) judge(tol float64) int {
 		}
 		counts[r.Outcome]++
 	}
-	j.MedianAllocs = median(allocs)
+	j.MedianAllocs = units.Median(allocs)
 	if j.MedianAllocs > 0 {
 		j.Spread = float64(j.MaxAllocs-j.MinAllocs) / j.MedianAllocs
 	}
-	if len(hosts) > 0 {
-		m := median(hosts)
-		j.MedianHostCost = &m
-	}
-	if len(devices) > 0 {
-		m := median(devices)
-		j.MedianDeviceCost = &m
-	}
+	j.MedianHostCost, j.MedianDeviceCost = medianOrNil(hosts), medianOrNil(devices)
 	for _, o := range result.Outcomes { // ties go to the healthier outcome, in the enum's order
 		if counts[o] > counts[j.Outcome] {
 			j.Outcome = o
 		}
 	}
-	n := 0
-	for i := range j.Rows {
-		r := &j.Rows[i]
-		var why []string
-		if j.MedianAllocs > 0 {
-			r.Deviation = float64(r.AllocationsOK)/j.MedianAllocs - 1
-		}
-		if math.Abs(float64(r.AllocationsOK)-j.MedianAllocs) > tol*j.MedianAllocs {
-			why = append(why, fmt.Sprintf("%d buffers against a median of %s (%+.1f%%)", r.AllocationsOK, trimFloat(j.MedianAllocs), 100*r.Deviation))
-		}
-		if r.Outcome != j.Outcome {
-			why = append(why, fmt.Sprintf("%s where the group %s", r.Outcome, j.Outcome))
-		}
-		if d, ok := costDiffers(r.HostCost, j.MedianHostCost, tol, j.SizeBytes); ok {
-			why = append(why, "host cost per buffer "+d)
-		}
-		if d, ok := costDiffers(r.DeviceCost, j.MedianDeviceCost, tol, j.SizeBytes); ok {
-			why = append(why, "device cost per buffer "+d)
-		}
-		if len(why) > 0 {
-			r.Outlier, r.Why = true, strings.Join(why, "; ")
-			n++
-		}
-	}
-	return n
 }
 
-// costDiffers says how a cost differs from the median, where it does by more than the tolerance and by
-// more than 1% of the buffer size.
-func costDiffers(v, med *float64, tol float64, size uint64) (string, bool) {
-	if v == nil || med == nil {
-		return "", false
+// medianOrNil is the median of costs, nil where none was fitted.
+func medianOrNil(costs []float64) *float64 {
+	if len(costs) == 0 {
+		return nil
 	}
-	d := math.Abs(*v - *med)
-	if d <= tol*math.Abs(*med) || d <= 0.01*float64(size) {
+	m := units.Median(costs)
+	return &m
+}
+
+// outlier sets the row's deviation from the job's median and says how the row differs from its job, if it
+// does.
+func (j *FleetJob) outlier(r *FleetRow, tol float64) []string {
+	var why []string
+	got := float64(r.AllocationsOK)
+	if j.MedianAllocs > 0 {
+		r.Deviation = Change(got, j.MedianAllocs)
+	}
+	if Below(got, j.MedianAllocs, tol) || Above(got, j.MedianAllocs, tol) {
+		why = append(why, fmt.Sprintf("%d buffers against a median of %s (%+.1f%%)", r.AllocationsOK, units.Count(j.MedianAllocs), 100*r.Deviation))
+	}
+	if r.Outcome != j.Outcome {
+		why = append(why, fmt.Sprintf("%s where the group %s", r.Outcome, j.Outcome))
+	}
+	if d, ok := costDiffers(r.HostCost, j.MedianHostCost, tol, j.SizeBytes); ok {
+		why = append(why, "host cost per buffer "+d)
+	}
+	if d, ok := costDiffers(r.DeviceCost, j.MedianDeviceCost, tol, j.SizeBytes); ok {
+		why = append(why, "device cost per buffer "+d)
+	}
+	return why
+}
+
+// costDiffers says how a cost differs from the median, where it does (CostMoved).
+func costDiffers(v, med *float64, tol float64, size uint64) (string, bool) {
+	if v == nil || med == nil || !CostMoved(*v, *med, tol, size) {
 		return "", false
 	}
 	return fmt.Sprintf("%s against a median of %s", units.SignedBytes(*v), units.SignedBytes(*med)), true
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-func trimFloat(v float64) string {
-	if v == math.Trunc(v) {
-		return fmt.Sprintf("%.0f", v)
-	}
-	return fmt.Sprintf("%.1f", v)
 }

@@ -6,13 +6,9 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,131 +18,6 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
-
-const mib = 1 << 20
-
-// invocation is what one run of the binary produced.
-type invocation struct {
-	stdout, stderr string
-	code           int
-}
-
-// runTool runs the binary with env and args, bounded in time.
-func runTool(t *testing.T, env []string, args ...string) invocation {
-	t.Helper()
-	return runToolVia(t, env, append([]string{Binary(t)}, args...)...)
-}
-
-// runToolVia runs a command line that starts the binary itself (a shell that sets a limit or moves into a
-// cgroup first, then execs it), bounded in time.
-func runToolVia(t *testing.T, env []string, argv ...string) invocation {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	args := argv[1:]
-	cmd := exec.CommandContext(ctx, argv[0], args...)
-	cmd.Env = env
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("running clmemprobe %v: %v", args, err)
-	}
-	return invocation{out.String(), errb.String(), code}
-}
-
-// decodeRun reads the run a `--format json` invocation printed.
-func decodeRun(t *testing.T, res invocation) *result.Run {
-	t.Helper()
-	var r result.Run
-	if err := json.Unmarshal([]byte(res.stdout), &r); err != nil {
-		t.Fatalf("the run's JSON (exit %d): %v; stderr: %s", res.code, err, res.stderr)
-	}
-	return &r
-}
-
-// runOut runs `run` with --out in a fresh folder and loads the run.json it wrote.
-func runOut(t *testing.T, env []string, args ...string) (*result.Run, invocation, string) {
-	t.Helper()
-	dir := t.TempDir()
-	res := runTool(t, env, append(append([]string{"run"}, args...), "--out", dir)...)
-	r, err := result.Load(filepath.Join(dir, "run.json"))
-	if err != nil {
-		t.Fatalf("run.json after %v (exit %d, stderr %q): %v", args, res.code, res.stderr, err)
-	}
-	return r, res, dir
-}
-
-func strategy(t *testing.T, r *result.Run, name result.Strategy) *result.StrategyResult {
-	t.Helper()
-	for i := range r.Strategies {
-		if r.Strategies[i].Strategy == name {
-			return &r.Strategies[i]
-		}
-	}
-	t.Fatalf("no strategy %q in result (have %d)", name, len(r.Strategies))
-	return nil
-}
-
-func wantFailure(t *testing.T, s *result.StrategyResult, index uint64, stage result.Stage, code int32, device int) {
-	t.Helper()
-	if s.Outcome != result.OutcomeFailed || s.FirstFailure == nil {
-		t.Fatalf("%s: outcome %q (%s), want failed", s.Strategy, s.Outcome, s.Reason)
-	}
-	f := s.FirstFailure
-	if f.Index != index || f.Stage != stage || f.Code != code || f.Device != device {
-		t.Fatalf("%s: first failure #%d at %s code %d device %d; want #%d at %s code %d device %d",
-			s.Strategy, f.Index, f.Stage, f.Code, f.Device, index, stage, code, device)
-	}
-	if s.AllocationsOK != index || f.BytesBefore != index*s.SizeBytes {
-		t.Fatalf("%s: allocations_ok %d, bytes_before %d; want %d and %d", s.Strategy, s.AllocationsOK, f.BytesBefore, index, index*s.SizeBytes)
-	}
-}
-
-func within(got, want, tol float64) bool { return math.Abs(got-want) <= tol*math.Abs(want) }
-
-func hasVerdict(r *result.Run, part string) bool {
-	for _, v := range r.Verdict {
-		if strings.Contains(v, part) {
-			return true
-		}
-	}
-	return false
-}
-
-func TestDevicesListsBothPoCLDevices(t *testing.T) {
-	env := PoCLEnv(t)
-	res := runTool(t, env, "devices", "--json")
-	if res.code != 0 {
-		t.Fatalf("devices --json: exit %d: %s", res.code, res.stderr)
-	}
-	var listing result.Inventory
-	if err := json.Unmarshal([]byte(res.stdout), &listing); err != nil {
-		t.Fatalf("devices --json is not JSON: %v", err)
-	}
-	var pocl *result.PlatformListing
-	for i := range listing {
-		if strings.Contains(listing[i].Name, "Portable Computing Language") {
-			pocl = &listing[i]
-		}
-	}
-	if pocl == nil || len(pocl.Devices) != 2 {
-		t.Fatalf("want the PoCL platform with 2 devices (POCL_DEVICES has two), got %+v", listing)
-	}
-	for i, d := range pocl.Devices {
-		if d.Index != i || d.Name == "" || d.GlobalMemBytes == 0 || d.MaxAllocBytes == 0 || d.DriverVersion == "" {
-			t.Errorf("device %d is missing figures: %+v", i, d)
-		}
-	}
-	table := runTool(t, env, "devices")
-	if table.code != 0 || strings.Count(table.stdout, pocl.Devices[0].Name) != 2 {
-		t.Fatalf("devices table should list both devices: exit %d\n%s", table.code, table.stdout)
-	}
-}
 
 func TestRunDefaultsPrintsThreeStrategies(t *testing.T) {
 	res := runTool(t, PoCLEnv(t), "run")
@@ -379,61 +250,6 @@ func TestHangInTheRuntimeIsAnOutcome(t *testing.T) {
 	}
 }
 
-// workerOf waits for the worker process of parent that is not in seen, and returns its pid.
-func workerOf(t *testing.T, parent int, seen map[int]bool) int {
-	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", parent))
-		for _, f := range files {
-			b, _ := os.ReadFile(f)
-			for _, field := range strings.Fields(string(b)) {
-				pid, _ := strconv.Atoi(field)
-				// Only workers: the parent may start other short-lived helpers while it collects the environment.
-				cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-				if pid > 0 && !seen[pid] && bytes.Contains(cmdline, []byte("__child\x00strategy")) {
-					seen[pid] = true
-					return pid
-				}
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("no new worker of %d appeared", parent)
-	return 0
-}
-
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	f := strings.Fields(string(b))
-	return len(f) > 2 && f[2] != "Z"
-}
-
-// startRun starts `run` in the background for tests that signal its processes.
-func startRun(t *testing.T, env []string, dir string, args ...string) (*exec.Cmd, *bytes.Buffer) {
-	t.Helper()
-	cmd := exec.Command(Binary(t), append(append([]string{"run"}, args...), "--out", dir)...)
-	cmd.Env = env
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	return cmd, &out
-}
-
-func exitOf(err error) int {
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return ee.ExitCode()
-	}
-	return 0
-}
-
 // The test kills one worker (what the OOM killer does) and stops another (a hang); the third strategy runs
 // on, the parent survives and the result is saved.
 func TestSignalledWorkersBecomeOutcomes(t *testing.T) {
@@ -505,24 +321,6 @@ func TestInterruptLeavesAValidPartialResult(t *testing.T) {
 	}
 }
 
-// oneLineError checks the promise for bad input: one line on stderr, the documented code, no panic.
-func oneLineError(t *testing.T, res invocation, code int, mention string) {
-	t.Helper()
-	if res.code != code {
-		t.Errorf("exit code %d, want %d (stderr %q)", res.code, code, res.stderr)
-	}
-	msg := strings.TrimSpace(res.stderr)
-	if strings.Count(msg, "\n") != 0 || !strings.HasPrefix(msg, "clmemprobe:") {
-		t.Errorf("want one line starting clmemprobe:, got %q", res.stderr)
-	}
-	if strings.Contains(res.stderr, "panic") || strings.Contains(res.stderr, "goroutine") {
-		t.Errorf("stack trace on stderr: %q", res.stderr)
-	}
-	if !strings.Contains(strings.ToLower(msg), strings.ToLower(mention)) {
-		t.Errorf("error %q should mention %q", msg, mention)
-	}
-}
-
 // overMaxAlloc is one MiB more than the largest allocation device 0 of the platform allows (PoCL derives
 // its limit from the memory free when it starts, so it is read, not assumed).
 func overMaxAlloc(t *testing.T, env []string) string {
@@ -559,5 +357,51 @@ func TestBrokenRuntimesGetOneClearLine(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			oneLineError(t, runTool(t, c.env, c.args...), exitNoOpenCL, c.mention)
 		})
+	}
+}
+
+func TestTouchKernelOnPoCL(t *testing.T) {
+	const n, size = 40, mib
+	// A sampling interval longer than the run: the fit rests on the samples taken at fixed buffer counts
+	// alone, as on a loaded machine whose interval samples are thinned out (this test once failed so).
+	r, res, _ := runOut(t, PoCLEnv(t), "--touch", "kernel", "--max-allocs", fmt.Sprint(n), "--strategies", "shared,per-device", "--sample-interval", "30s")
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	for _, s := range r.Strategies {
+		// The kernel writes every byte, and PoCL's device memory is host memory.
+		if s.Outcome != result.OutcomeCompleted || s.AllocationsOK != n || s.HostBytesPerBuffer < 0.9*size {
+			t.Errorf("%s: %s after %d, host cost %.0f per buffer; want completed %d at about %d", s.Strategy, s.Outcome, s.AllocationsOK, s.HostBytesPerBuffer, n, size)
+		}
+	}
+}
+
+// A reserve larger than the machine's memory must stop every strategy before its first buffer.
+func TestHostGuardStops(t *testing.T) {
+	r, res, _ := runOut(t, PoCLEnv(t), "--touch", "fill", "--max-allocs", "100", "--strategies", "shared,per-device", "--host-reserve", "1000TiB")
+	if res.code != 0 {
+		t.Errorf("exit %d: a guard stop is a result, not an error", res.code)
+	}
+	for _, s := range r.Strategies {
+		if s.Outcome != result.OutcomeStopped || !strings.Contains(s.Reason, "host guard") || s.AllocationsOK != 0 {
+			t.Errorf("%s: %s (%s) after %d buffers; want stopped by the host guard before the first", s.Strategy, s.Outcome, s.Reason, s.AllocationsOK)
+		}
+	}
+}
+
+// A sweep runs every strategy at every size; on the replicating runtime the shared threshold is the host
+// budget divided by the size.
+func TestSweepOverSizes(t *testing.T) {
+	const budget = 256 << 20
+	sizes := []uint64{64 << 10, 1 << 20, 1<<20 + 4<<10}
+	r, _, _ := runOut(t, FaultEnv(t, fmt.Sprintf("FAULTCL_HOST_BUDGET=%d", budget)), "--sizes", "64KiB,1MiB,1MiB+4KiB",
+		"--strategies", "shared", "--max-allocs", "100000")
+	if len(r.Strategies) != len(sizes) {
+		t.Fatalf("%d results, want one per size", len(r.Strategies))
+	}
+	for i, s := range r.Strategies {
+		if s.SizeBytes != sizes[i] || s.FirstFailure == nil || s.FirstFailure.Index != budget/sizes[i] {
+			t.Errorf("size %d: first failure %+v, want index %d", s.SizeBytes, s.FirstFailure, budget/sizes[i])
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/report"
+	"github.com/clmemprobe/clmemprobe/report/comparison"
 )
 
 // fleetFolder writes n copies of the schema 1 fixture under root as node-NN/run.json, each with its own
@@ -80,7 +81,7 @@ func TestMergeOfAFleetBeyondTheRowLimit(t *testing.T) {
 	if all.code != exitRegression || strings.Contains(all.stdout, "healthy nodes") || !strings.Contains(all.stdout, "node-03") {
 		t.Errorf("--all: exit %d; want 1 and every node by name:\n%s", all.code, all.stdout)
 	}
-	var f report.Fleet
+	var f comparison.Fleet
 	js := runTool(t, Env(), "merge", "--format", "json", root)
 	if err := json.Unmarshal([]byte(js.stdout), &f); err != nil || f.Results != n || f.Outliers != 1 {
 		t.Fatalf("json: %v, %d results, %d outliers; want %d and 1", err, f.Results, f.Outliers, n)

@@ -1,0 +1,313 @@
+package safefile
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// content writes s, as a renderer would.
+func content(s string) func(io.Writer) error {
+	return func(w io.Writer) error {
+		_, err := io.WriteString(w, s)
+		return err
+	}
+}
+
+// read is the file's content, or why there is none.
+func read(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "(" + err.Error() + ")"
+	}
+	return string(b)
+}
+
+// noTemporaryFiles fails when a temporary file is left in dir.
+func noTemporaryFiles(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Errorf("temporary file %s left behind", e.Name())
+		}
+	}
+}
+
+// A file is written new, with mode 0644 whatever the umask, and replaces the one before it.
+func TestWriteFileCreatesAndReplaces(t *testing.T) {
+	for _, umask := range []int{0o000, 0o077} {
+		old := syscall.Umask(umask)
+		t.Cleanup(func() { syscall.Umask(old) })
+		dir := t.TempDir()
+		path := filepath.Join(dir, "run.json")
+		for _, want := range []string{"first", "second, longer than the first"} {
+			if err := WriteFile(path, content(want)); err != nil {
+				t.Fatal(err)
+			}
+			if got := read(t, path); got != want {
+				t.Errorf("umask %03o: %q, want %q", umask, got, want)
+			}
+			if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != Mode {
+				t.Errorf("umask %03o: mode %v (%v), want %v", umask, fi.Mode().Perm(), err, fs.FileMode(Mode))
+			}
+		}
+		noTemporaryFiles(t, dir)
+	}
+}
+
+// A symlink where the file goes is replaced by the file; what it pointed to is left as it was.
+func TestWriteFileReplacesASymlinkWithoutFollowingIt(t *testing.T) {
+	dir := t.TempDir()
+	victim, path := filepath.Join(dir, "victim"), filepath.Join(dir, "run.json")
+	if err := os.WriteFile(victim, []byte("someone's file"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, path); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(path, content("result")); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, victim); got != "someone's file" {
+		t.Errorf("the link was followed: its target holds %q", got)
+	}
+	if fi, err := os.Lstat(path); err != nil || !fi.Mode().IsRegular() || read(t, path) != "result" {
+		t.Errorf("%s is %v (%v), want a plain file with the result", path, fi.Mode(), err)
+	}
+}
+
+// A folder or a FIFO where the file goes is not replaced: the write fails and leaves it, and no temporary
+// file, behind.
+func TestWriteFileRefusesWhatIsNotAPlainFile(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		make func(path string) error
+	}{
+		{name: "a folder", make: func(path string) error { return os.Mkdir(path, 0o755) }},
+		{name: "a FIFO", make: func(path string) error { return syscall.Mkfifo(path, 0o644) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "run.json")
+			if err := c.make(path); err != nil {
+				t.Skip(err)
+			}
+			before, _ := os.Lstat(path)
+			err := WriteFile(path, content("result"))
+			if err == nil || !strings.Contains(err.Error(), "not a plain file") {
+				t.Errorf("error %v, want it to say the name is not a plain file", err)
+			}
+			if after, lerr := os.Lstat(path); lerr != nil || after.Mode() != before.Mode() {
+				t.Errorf("%s was replaced: %v (%v)", c.name, after.Mode(), lerr)
+			}
+			noTemporaryFiles(t, dir)
+		})
+	}
+}
+
+// The temporary file is always a new one: a name that is taken, by a symlink to someone's file in
+// particular, is passed over (O_EXCL, O_NOFOLLOW), never opened.
+func TestTemporaryFilesAreNeverOpenedTwice(t *testing.T) {
+	dir := t.TempDir()
+	victim, path := filepath.Join(dir, "victim"), filepath.Join(dir, "run.json")
+	if err := os.WriteFile(victim, []byte("someone's file"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Plant a link where the first temporary name will be.
+	if err := os.Symlink(victim, filepath.Join(dir, ".run.json.tmp-taken")); err != nil {
+		t.Fatal(err)
+	}
+	names := []string{"taken", "free"}
+	defer func(orig func() (string, error)) { tempSuffix = orig }(tempSuffix)
+	tempSuffix = func() (string, error) {
+		s := names[0]
+		names = names[1:]
+		return s, nil
+	}
+	if err := WriteFile(path, content("result")); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, victim); got != "someone's file" || read(t, path) != "result" || len(names) != 0 {
+		t.Errorf("victim %q, result %q, %d names left: want the taken name passed over", got, read(t, path), len(names))
+	}
+}
+
+// failing is a temporary file on a disk that fails: writes past room bytes fail as a full disk does (the
+// bytes that fit are written), and Sync fails where syncErr is set. ops records the writes and syncs in
+// order. It has only tempFile's methods, so no write can go around it.
+type failing struct {
+	f       *os.File
+	room    int
+	syncErr error
+	ops     *[]string
+}
+
+func (f *failing) Write(p []byte) (int, error) {
+	*f.ops = append(*f.ops, "write")
+	if len(p) <= f.room {
+		f.room -= len(p)
+		return f.f.Write(p)
+	}
+	n, _ := f.f.Write(p[:f.room])
+	f.room = 0
+	return n, &fs.PathError{Op: "write", Path: f.f.Name(), Err: syscall.ENOSPC}
+}
+
+func (f *failing) Sync() error {
+	*f.ops = append(*f.ops, "sync")
+	if f.syncErr != nil {
+		return f.syncErr
+	}
+	return f.f.Sync()
+}
+
+func (f *failing) Name() string                              { return f.f.Name() }
+func (f *failing) Close() error                              { return f.f.Close() }
+func (f *failing) Truncate(size int64) error                 { return f.f.Truncate(size) }
+func (f *failing) Seek(off int64, whence int) (int64, error) { return f.f.Seek(off, whence) }
+
+// onFailingDisk makes the writers' temporary files failing ones, for the test.
+func onFailingDisk(t *testing.T, room int, syncErr error) *[]string {
+	ops := &[]string{}
+	orig := newTemp
+	t.Cleanup(func() { newTemp = orig })
+	newTemp = func(path string) (tempFile, error) {
+		f, err := createTemp(path)
+		if err != nil {
+			return nil, err
+		}
+		return &failing{f: f, room: room, syncErr: syncErr, ops: ops}, nil
+	}
+	return ops
+}
+
+// A write that fails (a full disk, a renderer's error) or a sync that fails leaves the old file as it was,
+// and no temporary file.
+func TestFailedWriteLeavesTheOldFile(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		room    int
+		syncErr error
+		write   func(io.Writer) error
+	}{
+		{name: "a full disk", room: 4, write: content("the new result")},
+		{name: "a renderer's error", room: 1 << 20, write: func(w io.Writer) error {
+			_, _ = io.WriteString(w, "half a res")
+			return errors.New("cannot draw the chart")
+		}},
+		{name: "a failed sync", room: 1 << 20, syncErr: syscall.EIO, write: content("the new result")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "run.json")
+			if err := WriteFile(path, content("the old result")); err != nil {
+				t.Fatal(err)
+			}
+			onFailingDisk(t, c.room, c.syncErr)
+			if err := WriteFile(path, c.write); err == nil {
+				t.Fatal("the write did not fail")
+			}
+			if got := read(t, path); got != "the old result" {
+				t.Errorf("%q, want the old result", got)
+			}
+			noTemporaryFiles(t, dir)
+		})
+	}
+}
+
+// The new file is synced before it is renamed into place: a crash after the rename finds it whole.
+func TestWriteFileSyncsBeforeTheRename(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run.json")
+	ops := onFailingDisk(t, 1<<20, nil)
+	if err := WriteFile(path, func(w io.Writer) error {
+		if _, err := io.WriteString(w, "result"); err != nil {
+			return err
+		}
+		if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s is in place before it was synced (%v)", path, err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(*ops, ","); got != "write,sync" || read(t, path) != "result" {
+		t.Errorf("calls %s and content %q, want write,sync and the result", got, read(t, path))
+	}
+}
+
+// A stream on a disk that fills keeps its whole records, takes no more, and says why; unpublished, it
+// leaves nothing behind.
+func TestStreamKeepsWholeRecordsOnAFullDisk(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "samples.jsonl")
+	onFailingDisk(t, 10, nil)
+	s, err := CreateStream(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write([]byte("record 1\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Write([]byte("record 2\n")); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("the write past the disk's room: %v, want ENOSPC", err)
+	}
+	if err := s.Write([]byte("3\n")); !errors.Is(err, syscall.ENOSPC) || !errors.Is(s.Err(), syscall.ENOSPC) {
+		t.Errorf("after a failed write: %v and Err %v, want the first error again", err, s.Err())
+	}
+	if err := s.Publish(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, path); got != "record 1\n" {
+		t.Errorf("%q, want the one whole record", got)
+	}
+	unpublished, err := CreateStream(filepath.Join(dir, "other.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unpublished.Close(); err != nil {
+		t.Fatal(err)
+	}
+	noTemporaryFiles(t, dir)
+}
+
+// A folder's lock is held by one at a time, and its lock file is never a symlink followed.
+func TestLockDir(t *testing.T) {
+	dir := t.TempDir()
+	first, err := LockDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LockDir(dir); !errors.Is(err, ErrLocked) {
+		t.Errorf("a second lock: %v, want ErrLocked", err)
+	}
+	if err := first.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := LockDir(dir)
+	if err != nil {
+		t.Fatalf("after Unlock: %v", err)
+	}
+	_ = again.Unlock()
+	linked := t.TempDir()
+	if err := os.Symlink(filepath.Join(dir, LockName), filepath.Join(linked, LockName)); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := LockDir(linked); err == nil {
+		_ = l.Unlock()
+		t.Error("a lock file that is a symlink was followed")
+	}
+}

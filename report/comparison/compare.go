@@ -1,0 +1,118 @@
+package comparison
+
+import (
+	"fmt"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
+)
+
+// Comparison verdicts of one strategy between a baseline and a new run.
+const (
+	ChangeEqual     = "equal"
+	ChangeImproved  = "improved"
+	ChangeRegressed = "regressed"
+	ChangeMissing   = "missing" // in the baseline, not in the new run: counts as a regression
+	ChangeAdded     = "added"   // only in the new run
+	// ChangeInconclusive: the new run completed a smaller budget than the baseline's threshold, so it
+	// cannot say whether the threshold moved (OnlyBounded). Not a regression; the row says why.
+	ChangeInconclusive = "inconclusive"
+)
+
+// Comparison is the result of `compare`: one row per strategy and size.
+type Comparison struct {
+	// Incomparable says why the two runs cannot be compared (other devices, another touch mode); empty when
+	// they can, and then there are no rows. A driver version may differ: that is what compare is for.
+	Incomparable string          `json:"incomparable,omitempty"`
+	Tolerance    float64         `json:"tolerance"`
+	Regressed    bool            `json:"regressed"`
+	Rows         []ComparisonRow `json:"rows"`
+}
+
+// ComparisonRow compares one strategy at one size.
+type ComparisonRow struct {
+	Strategy        result.Strategy `json:"strategy"`
+	Variant         string          `json:"variant,omitempty"` // as a job records it: empty for the default
+	SizeBytes       uint64          `json:"size_bytes"`
+	BaseOutcome     result.Outcome  `json:"base_outcome,omitempty"`
+	NewOutcome      result.Outcome  `json:"new_outcome,omitempty"`
+	BaseAllocations uint64          `json:"base_allocations_ok"`
+	NewAllocations  uint64          `json:"new_allocations_ok"`
+	BaseBytes       uint64          `json:"base_bytes_ok"`
+	NewBytes        uint64          `json:"new_bytes_ok"`
+	BaseHostPerBuf  float64         `json:"base_host_bytes_per_buffer"`
+	NewHostPerBuf   float64         `json:"new_host_bytes_per_buffer"`
+	ThresholdChange float64         `json:"threshold_change"` // new/base - 1 of buffers reached
+	Change          string          `json:"change"`
+	Why             string          `json:"why,omitempty"`
+}
+
+// Compare matches the jobs of two runs by their keys. A job regressed when it reached fewer buffers than
+// the baseline by more than the tolerance (Below), when its outcome got worse (Worse: completed or failed
+// to crashed or hung), or when its host cost per buffer grew by more than the tolerance and the noise
+// (CostGrew).
+func Compare(base, next *result.Run, tolerance float64) *Comparison {
+	c := &Comparison{Tolerance: tolerance, Rows: []ComparisonRow{}}
+	if c.Incomparable = incomparable(RunKey(base), RunKey(next)); c.Incomparable != "" {
+		return c
+	}
+	baseKeys, nextKeys := Keys(base), Keys(next)
+	nextBy := make(map[Key]*result.StrategyResult, len(nextKeys))
+	for i, k := range nextKeys {
+		nextBy[k] = &next.Strategies[i]
+	}
+	seen := map[Key]bool{}
+	for i, k := range baseKeys {
+		b := &base.Strategies[i]
+		seen[k] = true
+		row := ComparisonRow{Strategy: b.Strategy, Variant: k.JobVariant(), SizeBytes: b.SizeBytes, BaseOutcome: b.Outcome, BaseAllocations: b.AllocationsOK,
+			BaseBytes: b.BytesOK, BaseHostPerBuf: b.HostBytesPerBuffer}
+		if n := nextBy[k]; n != nil {
+			row.NewOutcome, row.NewAllocations, row.NewBytes, row.NewHostPerBuf = n.Outcome, n.AllocationsOK, n.BytesOK, n.HostBytesPerBuffer
+			row.ThresholdChange = Change(float64(n.AllocationsOK), float64(b.AllocationsOK))
+			row.Change, row.Why = judge(b, n, tolerance)
+		} else {
+			row.Change, row.Why = ChangeMissing, "not in the new run"
+		}
+		c.Regressed = c.Regressed || row.Change == ChangeRegressed || row.Change == ChangeMissing
+		c.Rows = append(c.Rows, row)
+	}
+	for i, k := range nextKeys {
+		if n := &next.Strategies[i]; !seen[k] {
+			c.Rows = append(c.Rows, ComparisonRow{Strategy: n.Strategy, Variant: k.JobVariant(), SizeBytes: n.SizeBytes, NewOutcome: n.Outcome,
+				NewAllocations: n.AllocationsOK, NewBytes: n.BytesOK, NewHostPerBuf: n.HostBytesPerBuffer, Change: ChangeAdded})
+		}
+	}
+	return c
+}
+
+// incomparable says why runs of these keys are not compared, or "".
+func incomparable(base, next Key) string {
+	switch {
+	case base.Devices != next.Devices:
+		return fmt.Sprintf("the base ran on %s and the new run on %s", base.Devices, next.Devices)
+	case base.Touch != next.Touch:
+		return fmt.Sprintf("the base ran with touch %s and the new run with touch %s", base.Touch, next.Touch)
+	case base.Flags != next.Flags:
+		return fmt.Sprintf("the base ran with %s and the new run with %s", base.Flags, next.Flags)
+	}
+	return ""
+}
+
+// judge is one job's verdict and why.
+func judge(b, n *result.StrategyResult, tol float64) (string, string) {
+	got, ref := float64(n.AllocationsOK), float64(b.AllocationsOK)
+	switch {
+	case Worse(n.Outcome, b.Outcome):
+		return ChangeRegressed, fmt.Sprintf("outcome %s -> %s", b.Outcome, n.Outcome)
+	case OnlyBounded(n) && n.AllocationsOK < b.AllocationsOK:
+		return ChangeInconclusive, fmt.Sprintf("the new run stopped at its budget of %d buffers, below the baseline's %d", n.AllocationsOK, b.AllocationsOK)
+	case Below(got, ref, tol):
+		return ChangeRegressed, fmt.Sprintf("%d -> %d buffers (%+.1f%%)", b.AllocationsOK, n.AllocationsOK, 100*Change(got, ref))
+	case CostGrew(n.HostBytesPerBuffer, b.HostBytesPerBuffer, tol, b.SizeBytes):
+		return ChangeRegressed, fmt.Sprintf("host cost per buffer %s -> %s", units.SignedBytes(b.HostBytesPerBuffer), units.SignedBytes(n.HostBytesPerBuffer))
+	case Above(got, ref, tol) || Better(n.Outcome, b.Outcome):
+		return ChangeImproved, fmt.Sprintf("%d -> %d buffers, %s -> %s", b.AllocationsOK, n.AllocationsOK, b.Outcome, n.Outcome)
+	}
+	return ChangeEqual, ""
+}

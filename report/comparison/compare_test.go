@@ -1,0 +1,76 @@
+package comparison
+
+import (
+	"testing"
+
+	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// cloneWith is the fixture with f applied to every strategy of a copy.
+func cloneWith(base *result.Run, f func(s *result.StrategyResult)) *result.Run {
+	n := *base
+	n.Strategies = append([]result.StrategyResult{}, base.Strategies...)
+	for i := range n.Strategies {
+		f(&n.Strategies[i])
+	}
+	return &n
+}
+
+func TestCompare(t *testing.T) {
+	base := fixture.Run(t)
+	shared := func(c *Comparison) ComparisonRow {
+		for _, r := range c.Rows {
+			if r.Strategy == "shared" {
+				return r
+			}
+		}
+		t.Fatal("no shared row")
+		return ComparisonRow{}
+	}
+	cases := []struct {
+		name      string
+		next      *result.Run
+		change    string
+		regressed bool
+	}{
+		{"equal", cloneWith(base, func(*result.StrategyResult) {}), ChangeEqual, false},
+		{"within tolerance", cloneWith(base, func(s *result.StrategyResult) { s.AllocationsOK = s.AllocationsOK * 95 / 100 }), ChangeEqual, false},
+		{"improved", cloneWith(base, func(s *result.StrategyResult) { s.AllocationsOK *= 2 }), ChangeImproved, false},
+		{"regressed threshold", cloneWith(base, func(s *result.StrategyResult) { s.AllocationsOK /= 2 }), ChangeRegressed, true},
+		{"now crashes", cloneWith(base, func(s *result.StrategyResult) { s.Outcome = result.OutcomeCrashed }), ChangeRegressed, true},
+		{"host cost grew", cloneWith(base, func(s *result.StrategyResult) { s.HostBytesPerBuffer *= 2 }), ChangeRegressed, true},
+		{"missing", cloneWith(base, func(s *result.StrategyResult) { s.Strategy += "-renamed" }), ChangeMissing, true},
+		// The default variant is one variant, however a file names it.
+		{"default variant named", cloneWith(base, func(s *result.StrategyResult) { s.Variant = result.DefaultVariant }), ChangeEqual, false},
+		{"another variant", cloneWith(base, func(s *result.StrategyResult) { s.Variant = "pool-off" }), ChangeMissing, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cmp := Compare(base, c.next, 0.10)
+			if got := shared(cmp).Change; got != c.change || cmp.Regressed != c.regressed {
+				t.Errorf("change %q regressed %v; want %q %v", got, cmp.Regressed, c.change, c.regressed)
+			}
+		})
+	}
+}
+
+// Runs on other devices, or with another touch mode, are not compared; another driver is what compare is for.
+func TestCompareRefusesRunsThatAreNotAlike(t *testing.T) {
+	base := fixture.Run(t)
+	for name, change := range map[string]func(r *result.Run){
+		"devices": func(r *result.Run) { r.Devices[0].Name = "another GPU" },
+		"touch":   func(r *result.Run) { r.Config.Touch = result.TouchKernel },
+	} {
+		next := fixture.Run(t)
+		change(next)
+		if c := Compare(base, next, 0.1); c.Incomparable == "" || len(c.Rows) != 0 {
+			t.Errorf("%s differ: compared all the same (%d rows)", name, len(c.Rows))
+		}
+	}
+	next := fixture.Run(t)
+	next.Devices[0].DriverVersion = "99.0"
+	if c := Compare(base, next, 0.1); c.Incomparable != "" {
+		t.Errorf("another driver: %q, want it compared", c.Incomparable)
+	}
+}

@@ -1,0 +1,43 @@
+package comparison
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// A node is held to what it reached when it was recorded, job by job of the same key.
+func TestCheckHealth(t *testing.T) {
+	rec := fixture.Run(t)
+	exp := result.ExpectationsFrom(rec)
+	for _, c := range []struct {
+		name    string
+		now     func(s *result.StrategyResult)
+		healthy bool
+		why     string
+	}{
+		{name: "the same", now: func(*result.StrategyResult) {}, healthy: true},
+		{name: "within the tolerance", now: func(s *result.StrategyResult) { s.AllocationsOK = s.AllocationsOK * 95 / 100 }, healthy: true},
+		{name: "half", now: func(s *result.StrategyResult) { s.AllocationsOK /= 2 }, why: "buffers, expected"},
+		{name: "now crashes", now: func(s *result.StrategyResult) { s.Outcome, s.Reason = result.OutcomeCrashed, "" }, why: "crashed after"},
+		{name: "the default variant named", now: func(s *result.StrategyResult) { s.Variant = result.DefaultVariant }, healthy: true},
+		{name: "another variant", now: func(s *result.StrategyResult) { s.Variant = "pool-off" }, why: "did not run"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := CheckHealth(exp, cloneWith(rec, c.now), 0.1, 50)
+			if h.Healthy != c.healthy {
+				t.Fatalf("healthy %v, want %v: %+v", h.Healthy, c.healthy, h.Jobs)
+			}
+			for _, j := range h.Jobs {
+				if j.Variant != result.DefaultVariant {
+					t.Errorf("%s: variant %q, want %q", j.Strategy, j.Variant, result.DefaultVariant)
+				}
+				if !j.Healthy && !strings.Contains(j.Why, c.why) {
+					t.Errorf("%s: %q, want it to say %q", j.Strategy, j.Why, c.why)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,36 @@
+package result
+
+import (
+	"math"
+	"strings"
+)
+
+// The noise rules: what a measured cost per buffer must reach before it means anything. They live here,
+// in the model every layer imports, so that the engine that fits the costs, the findings that read them
+// and the comparisons (compare, merge, check) that hold one run against another draw the line in one place.
+const (
+	// NoiseFraction is the sampling noise of a cost per buffer, as a fraction of the buffer size: a cost,
+	// or a change of one, within 1% of the buffer size either way is noise. System memory moves with
+	// everything else on the machine, and two runs of one build differ by about this much.
+	NoiseFraction = 0.01
+	// PlacedFraction is the least device memory per buffer, as a fraction of the buffer size, that means
+	// the buffers were placed: below 5% of a buffer per buffer nothing was, and a replication factor of
+	// 0.00 would read as a measurement.
+	PlacedFraction = 0.05
+)
+
+// IsNoise reports whether a cost per buffer (or a change of one) is within the noise of a buffer of size
+// bytes.
+func IsNoise(bytes float64, size uint64) bool { return math.Abs(bytes) <= NoiseFraction*float64(size) }
+
+// Placed reports whether device memory of bytes per buffer, summed over the devices, means a buffer of
+// size bytes was placed.
+func Placed(bytes float64, size uint64) bool {
+	return size > 0 && bytes >= PlacedFraction*float64(size)
+}
+
+// GuardStopped reports whether the host guard stopped the job, before the memory it keeps a reserve of ran
+// out. Results written before the guard was recorded say so only in the reason.
+func (s *StrategyResult) GuardStopped() bool {
+	return s.Outcome == OutcomeStopped && (s.Guard != "" || strings.HasPrefix(s.Reason, "host guard"))
+}
