@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/clmemprobe/clmemprobe/probe/internal/supervise"
+	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
@@ -43,20 +45,20 @@ func newCollector(j Job, onSample func(*result.Sample)) *collector {
 		devFits: map[int]*slopeFit{}, stride: 1, onSample: onSample}
 }
 
-func (c *collector) handle(ev event) {
+func (c *collector) handle(ev wire.Event) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch ev.T {
-	case evSample:
+	case wire.EventSample:
 		if ev.Sample != nil {
 			c.addSample(ev.Sample)
 		}
-	case evNotice:
+	case wire.EventNotice:
 		c.res.NoticesTotal++
 		if len(c.res.Notices) < maxNotices {
 			c.res.Notices = append(c.res.Notices, ev.Notice)
 		}
-	case evInfo:
+	case wire.EventInfo:
 		if ev.Info != nil {
 			c.res.DeviceSampler, c.res.MaxMapCount = ev.Info.DeviceSampler, ev.Info.MaxMapCount
 			c.res.AddressSpaceBytes = ev.Info.AddressSpace
@@ -64,7 +66,7 @@ func (c *collector) handle(ev event) {
 			c.res.LoopStarted = ev.Info.LoopStarted.UTC().Format(time.RFC3339Nano)
 			c.res.Resources = ev.Info.Resources
 		}
-	case evEnd:
+	case wire.EventEnd:
 		if ev.Ledger != nil && c.res.Resources != nil {
 			for i := range c.res.Resources.Devices {
 				d := &c.res.Resources.Devices[i]
@@ -127,6 +129,16 @@ func (c *collector) addSample(s *result.Sample) {
 	}
 }
 
+// lastRSS is the resident memory of the last sample, 0 before the first.
+func (c *collector) lastRSS() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.last == nil {
+		return 0
+	}
+	return c.last.RSSBytes
+}
+
 // cgroupMemory is the ledger's cgroup memory, nil where the worker ran in no memory cgroup it could read.
 func cgroupMemory(rs *result.Resources) *result.Resource {
 	if rs.Cgroup == nil {
@@ -153,14 +165,14 @@ func (c *collector) endResources(res *result.StrategyResult) {
 }
 
 // finish turns how the worker ended into the strategy's result.
-func (c *collector) finish(e *ending) *result.StrategyResult {
+func (c *collector) finish(e *supervise.Ending) *result.StrategyResult {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	res := c.res
-	res.Seconds = e.took.Seconds()
-	var a strategyAnswer
+	res.Seconds = e.Took.Seconds()
+	var a wire.StrategyAnswer
 	switch {
-	case e.answer != nil && json.Unmarshal(e.answer, &a) == nil:
+	case e.Answer != nil && json.Unmarshal(e.Answer, &a) == nil:
 		res.Outcome, res.Reason = a.Outcome, a.Reason
 		res.AllocationsOK, res.FirstFailure = a.AllocationsOK, a.FirstFailure
 		res.Attribution, res.AttributionNote, res.LoopSeconds = a.Attribution, a.AttributionNote, a.LoopSeconds
@@ -168,22 +180,22 @@ func (c *collector) finish(e *ending) *result.StrategyResult {
 		if a.AllocationsOK > 0 && a.LoopSeconds > 0 {
 			res.NanosPerAlloc = a.LoopSeconds * 1e9 / float64(a.AllocationsOK)
 		}
-	case e.killed != "":
-		res.Outcome, res.Reason = e.killed, e.reason
-		res.AllocationsOK, res.LastStage = e.count, cellStage(e.stage)
+	case e.Stop != supervise.NotStopped:
+		res.Outcome, res.Reason = e.Stop.Outcome(), e.Reason
+		res.AllocationsOK, res.LastStage = e.Count, e.Stage.Result()
 	default:
 		// No last word: the runtime took the worker down. The cell still says how far it got.
-		res.Outcome, res.Reason = result.OutcomeCrashed, e.reason
-		if e.answer != nil {
+		res.Outcome, res.Reason = result.OutcomeCrashed, e.Reason
+		if e.Answer != nil {
 			res.Reason = "the worker's result did not parse"
 		}
-		res.AllocationsOK, res.LastStage = e.count, cellStage(e.stage)
-		res.Signal, res.ExitCode = e.signal, e.exitCode
+		res.AllocationsOK, res.LastStage = e.Count, e.Stage.Result()
+		res.Signal, res.ExitCode = e.Signal, e.ExitCode
 	}
-	if e.badLines > 0 {
-		res.Reason = joinReason(res.Reason, fmt.Sprintf("%d line(s) of the worker's event stream did not parse and were dropped", e.badLines))
+	if e.BadLines > 0 {
+		res.Reason = joinReason(res.Reason, fmt.Sprintf("%d line(s) of the worker's event stream did not parse and were dropped", e.BadLines))
 	}
-	res.WorkerOutput = e.output
+	res.WorkerOutput = e.Output
 	res.BytesOK = res.AllocationsOK * res.SizeBytes
 	c.endResources(res)
 	c.fitCosts(res)
@@ -250,9 +262,9 @@ func (c *collector) fitCosts(res *result.StrategyResult) {
 			sum += b
 		}
 	}
-	// A factor only means something where device memory was placed: below 5% of a buffer per buffer,
-	// nothing was, and a factor of 0.00 would read as a measurement of replication.
-	if res.SizeBytes > 0 && sum >= 0.05*float64(res.SizeBytes) {
+	// A factor only means something where device memory was placed (result.Placed): below that, a factor
+	// of 0.00 would read as a measurement of replication.
+	if result.Placed(sum, res.SizeBytes) {
 		f := sum / float64(res.SizeBytes)
 		res.ReplicationFactor = &f
 	}

@@ -3,14 +3,72 @@ package probe
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
 	"github.com/clmemprobe/clmemprobe/probe/internal/env"
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
+	"github.com/clmemprobe/clmemprobe/probe/internal/supervise"
+	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
+	"github.com/clmemprobe/clmemprobe/probe/internal/worker"
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
+
+// ChildCommand is the hidden command under which the binary re-executes itself as a child. main hands it to
+// RunChild before any command-line parsing.
+const ChildCommand = wire.ChildCommand
+
+// RunChild is the child process: it reads its spec, runs the job and streams events to the parent. It
+// returns the process exit code. Whatever the runtime does to this process (crash, hang, OOM kill), the
+// parent learns how far it got from the progress cell.
+func RunChild(stdin io.Reader) int { return worker.RunChild(stdin) }
+
+// Attribution modes: how a failure that a runtime reports after the call that caused it is pinned to its
+// buffer.
+const (
+	// AttributionBatched enqueues each buffer's commands with an event and waits for the device once per
+	// batch; a failed batch names its first failed command by the events' status.
+	AttributionBatched = wire.AttributionBatched
+	// AttributionPerBuffer waits for the device after every buffer.
+	AttributionPerBuffer = wire.AttributionPerBuffer
+)
+
+// sessions are the engine's calls in flight (Run, Describe, Exchange), each with the process groups of its
+// children, so that Abort can end them all.
+var sessions struct {
+	mu   sync.Mutex
+	live map[*supervise.Groups]bool
+}
+
+// session starts one call of the engine: the process groups its children run in, which Abort reaches until
+// end is called.
+func session() (groups *supervise.Groups, end func()) {
+	groups = &supervise.Groups{}
+	sessions.mu.Lock()
+	defer sessions.mu.Unlock()
+	if sessions.live == nil {
+		sessions.live = map[*supervise.Groups]bool{}
+	}
+	sessions.live[groups] = true
+	return groups, func() {
+		sessions.mu.Lock()
+		defer sessions.mu.Unlock()
+		delete(sessions.live, groups)
+	}
+}
+
+// Abort kills every child process group the engine is running. It is for a second Ctrl-C: the command
+// exits at once after it, without waiting for the engine to return.
+func Abort() {
+	sessions.mu.Lock()
+	defer sessions.mu.Unlock()
+	for g := range sessions.live {
+		g.Kill()
+	}
+}
 
 // ErrNoOpenCL is matched by every reason the tool cannot reach an OpenCL device: no library, no platform,
 // no device, or a runtime that failed, crashed or hung while it was loaded and set up.
@@ -48,19 +106,22 @@ func Run(ctx context.Context, p Plan, inv result.Inventory, obs Observer) (*resu
 		n, _ := shellNofile(ctx) // none read: the workers keep the limit the Go runtime gave them
 		nofile <- n
 	}()
-	run := newRun(&p, inv)
+	root := p.hostRoot()
+	run := newRun(&p, root, inv)
 	// The workers run in this process's memory cgroup: the parent watches it too.
-	if cg, _ := sample.FindCgroup(sample.System); cg != nil && cg.Limit() > 0 {
+	if cg, _ := sample.FindCgroup(root); cg != nil && cg.Limit() > 0 {
 		p.cgroup = cg
 	}
 	obs.RunStarted(run)
 	p.startNofile = <-nofile
+	groups, end := session()
+	defer end()
 	for _, j := range p.jobs() {
 		if ctx.Err() != nil {
 			break
 		}
 		obs.JobStarted(j)
-		sr, err := runJob(ctx, &p, j, obs)
+		sr, err := runJob(ctx, &p, j, obs, groups)
 		if err != nil {
 			return run, err
 		}
@@ -74,15 +135,15 @@ func Run(ctx context.Context, p Plan, inv result.Inventory, obs Observer) (*resu
 	}
 	run.Partial = ctx.Err() != nil
 	run.Ended = time.Now().UTC().Format(time.RFC3339)
-	run.ParentPeakRSSBytes = parentPeakRSS()
+	run.ParentPeakRSSBytes = parentPeakRSS(root)
 	return run, ctx.Err()
 }
 
 // newRun starts the result: what was asked, where, on which devices. It is partial until Run returns.
-func newRun(p *Plan, inv result.Inventory) *result.Run {
+func newRun(p *Plan, root sample.Root, inv result.Inventory) *result.Run {
 	env := p.Environment
 	if env == nil {
-		env = Environment(p.Library)
+		env = environment(root, p.Library)
 	}
 	r := &result.Run{SchemaVersion: result.SchemaVersion, Tool: result.Tool{Name: "clmemprobe", Version: p.ToolVersion},
 		Started: time.Now().UTC().Format(time.RFC3339), Command: p.Command, Environment: env,
@@ -116,31 +177,29 @@ func newRun(p *Plan, inv result.Inventory) *result.Run {
 	return r
 }
 
+// progressEvery is how often at most the observer hears a job's progress.
+const progressEvery = 200 * time.Millisecond
+
 // runJob runs one strategy in a worker and turns how it ended into its result.
-func runJob(ctx context.Context, p *Plan, j Job, obs Observer) (*result.StrategyResult, error) {
+func runJob(ctx context.Context, p *Plan, j Job, obs Observer, groups *supervise.Groups) (*result.StrategyResult, error) {
 	jobStart := time.Now()
 	col := newCollector(j, func(s *result.Sample) { obs.Sample(j, s) })
 	limits, err := p.limits(j)
 	if err != nil {
 		return nil, err
 	}
-	spec := childSpec{Kind: kindStrategy, Library: p.Library, Strategy: &strategySpec{Platform: p.Platform, Devices: j.Devices,
+	spec := wire.Spec{Kind: wire.KindStrategy, Library: p.Library, Strategy: &wire.StrategySpec{Platform: p.Platform, Devices: j.Devices,
 		Strategy: j.Strategy, Size: j.Size, Count: j.Budget, Touch: p.Touch, HostReserve: p.HostReserve, SampleInterval: p.SampleInterval,
 		PerBuffer: p.PerBuffer, Limits: limits}}
 	lastReport := time.Time{}
-	e, err := supervise(ctx, supervision{spec: spec, env: append(p.env(j), noAsyncPreemption()), limits: p.Limits, hostReserve: p.HostReserve, cgroup: p.cgroup, onEvent: col.handle,
-		onTick: func(count uint64, elapsed time.Duration) {
-			if time.Since(lastReport) < 200*time.Millisecond {
+	e, err := supervise.Run(ctx, supervise.Child{Spec: spec, Env: append(p.env(j), noAsyncPreemption()), Limits: p.Limits,
+		HostReserve: p.HostReserve, Root: p.hostRoot(), Cgroup: p.cgroup, OnEvent: col.handle, Groups: groups,
+		OnTick: func(count uint64, elapsed time.Duration) {
+			if time.Since(lastReport) < progressEvery {
 				return
 			}
 			lastReport = time.Now()
-			var rss uint64
-			col.mu.Lock()
-			if col.last != nil {
-				rss = col.last.RSSBytes
-			}
-			col.mu.Unlock()
-			obs.Progress(Progress{Job: j, Allocations: count, RSSBytes: rss, Elapsed: elapsed})
+			obs.Progress(Progress{Job: j, Allocations: count, RSSBytes: col.lastRSS(), Elapsed: elapsed})
 		}})
 	if err != nil {
 		return nil, err
@@ -161,26 +220,39 @@ func runJob(ctx context.Context, p *Plan, j Job, obs Observer) (*result.Strategy
 
 // Environment collects the environment block of a report: the machine, the kernel's memory policy, the ICD
 // loader's configuration and the variables that change what runtimes do. It loads no runtime.
-func Environment(library string) *result.Environment {
-	e := env.Collect(sample.System, library)
+func Environment(library string) *result.Environment { return environment(sample.System, library) }
+
+// environment is Environment of the host under root.
+func environment(root sample.Root, library string) *result.Environment {
+	e := env.Collect(root, library)
 	e.FDLimit, _ = shellNofile(context.Background())
-	if cg, _ := sample.FindCgroup(sample.System); cg != nil {
+	if cg, _ := sample.FindCgroup(root); cg != nil {
 		e.MemoryCgroup = &result.CgroupInfo{Version: cg.Version, Path: cg.Path, LimitBytes: cg.Limit()}
 	}
 	return e
 }
 
+// The default host reserve: the larger of minHostReserve and one hostReserveShare-th of RAM (5%).
+const (
+	minHostReserve   = 1 << 30
+	hostReserveShare = 20
+)
+
 // DefaultHostReserve is the larger of 1 GiB and 5% of RAM.
-func DefaultHostReserve() uint64 {
-	reserve := uint64(1 << 30)
-	if mi, err := sample.System.Meminfo(); err == nil {
-		reserve = max(reserve, mi.Total/20)
+func DefaultHostReserve() uint64 { return defaultHostReserve(sample.System) }
+
+// defaultHostReserve is DefaultHostReserve of the host under root.
+func defaultHostReserve(root sample.Root) uint64 {
+	reserve := uint64(minHostReserve)
+	if mi, err := root.Meminfo(); err == nil {
+		reserve = max(reserve, mi.Total/hostReserveShare)
 	}
 	return reserve
 }
 
-func parentPeakRSS() uint64 {
-	pm, _ := sample.System.SelfMemory()
+// parentPeakRSS is this process's peak resident memory, 0 where it cannot be read.
+func parentPeakRSS(root sample.Root) uint64 {
+	pm, _ := root.SelfMemory()
 	return pm.HWM
 }
 

@@ -3,6 +3,12 @@
 // devices, the halo exchange. The parent supervises each child (set-up and hang time limits, a total time
 // limit, a host-memory backstop, interrupts), collects its events and builds the result. The engine never
 // prints and never writes files: it reports through an Observer and returns its result.
+//
+// The engine is split by process. This package is the API the commands use (Plan, Run, Describe,
+// Exchange, the errors) and the parent's own work: the collector that turns a worker's events into its
+// result, the fit, the presets. probe/internal/wire is the protocol both processes speak;
+// probe/internal/supervise starts, watches and ends a child; probe/internal/worker is the child itself
+// (RunChild, the allocation loop, the host guard, the process limits), which links nothing that renders.
 package probe
 
 import (
@@ -10,6 +16,7 @@ import (
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
+	"github.com/clmemprobe/clmemprobe/probe/internal/supervise"
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
@@ -27,6 +34,8 @@ type Plan struct {
 	Limits     Limits
 	// HostReserve: a strategy stops before system available memory falls below it.
 	HostReserve uint64
+	// root is where the host's files are read; the zero value is the real host (sample.System).
+	root sample.Root
 	// cgroup is the memory cgroup with a limit that the run's processes are in, found when the run starts.
 	cgroup *sample.Cgroup
 	// startNofile is the soft descriptor limit the command was started with (shellNofile), which every
@@ -52,14 +61,17 @@ type Plan struct {
 	ToolVersion string
 }
 
-// Limits bound the time a child may take.
-type Limits struct {
-	// Setup bounds loading the runtime, enumerating, creating contexts and queues and building kernels.
-	Setup time.Duration
-	// Hang bounds the time a loop may go without progress (no buffer done, no stage entered).
-	Hang time.Duration
-	// Total bounds one strategy from start to end; 0 is no bound.
-	Total time.Duration
+// Limits bound the time a child may take: Setup bounds loading the runtime, enumerating, creating contexts
+// and queues and building kernels; Hang the time a loop may go without progress (no buffer done, no stage
+// entered); Total one strategy from start to end (0 is no bound).
+type Limits = supervise.Limits
+
+// hostRoot is where the run reads the host: the real one, or the fixture a test set.
+func (p *Plan) hostRoot() sample.Root {
+	if p.root == (sample.Root{}) {
+		return sample.System
+	}
+	return p.root
 }
 
 // Budget returns how many allocations a strategy makes at a given buffer size: the smaller of MaxAllocs
@@ -170,7 +182,7 @@ type Progress struct {
 func (p *Plan) DryRun(inv result.Inventory) *result.DryRun {
 	d := &result.DryRun{Touch: p.Touch, SetupSeconds: p.Limits.Setup.Seconds(), HangSeconds: p.Limits.Hang.Seconds(),
 		TimeoutSeconds: p.Limits.Total.Seconds(), HostReserve: p.HostReserve}
-	if mi, err := sample.System.Meminfo(); err == nil {
+	if mi, err := p.hostRoot().Meminfo(); err == nil {
 		d.HostAvailable = mi.Available
 	}
 	var smallest uint64

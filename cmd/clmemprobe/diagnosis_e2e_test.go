@@ -107,7 +107,11 @@ func TestHostMemoryOutsideRSS(t *testing.T) {
 		t.Fatalf("committed %s and RSS %.0f bytes per buffer: want about 1 MiB committed and almost no RSS", committed, s.HostBytesPerBuffer)
 	}
 	if s.SystemBytesPerBuffer == nil || *s.SystemBytesPerBuffer < 0.25*mib {
-		t.Errorf("system memory per buffer %v: want a good part of 1 MiB", s.SystemBytesPerBuffer)
+		system := "no fit"
+		if p := s.SystemBytesPerBuffer; p != nil {
+			system = fmt.Sprintf("%.0f bytes", *p)
+		}
+		t.Errorf("system memory per buffer %s: want a good part of 1 MiB", system)
 	}
 	wantLimit(t, s, result.LimitContext)
 	if !hasVerdict(r, "is host memory held outside the process") {

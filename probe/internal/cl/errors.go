@@ -3,7 +3,7 @@ package cl
 import (
 	"fmt"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/result/clcode"
 )
 
 // Status is an OpenCL status code (cl_int) as a call returns it. A Status other than Success is an error,
@@ -30,7 +30,7 @@ func (s Status) Error() string { return fmt.Sprintf("%s (%d)", s.Name(), int32(s
 // Name is the standard name of the code, for every code of the OpenCL 3.0 headers (cl.h and cl_ext.h);
 // unknown codes get a name that still shows the number.
 func (s Status) Name() string {
-	return result.CodeName(int32(s))
+	return clcode.Name(int32(s))
 }
 
 // CallError is a failed call: which call, and the status it returned. It unwraps to the Status.

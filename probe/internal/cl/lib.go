@@ -8,14 +8,16 @@
 // for the call: a goroutine stack that grows (and is copied) on the way into C cannot leave C writing into
 // the old copy. Helpers take unsafe.Pointer parameters, never uintptr, for the same reason.
 //
-// One exception, for the allocation loop only: each Context and Queue has a call block (hotBlock) pinned
-// with runtime.Pinner for the object's life. Pinned memory never moves, so its addresses may sit in the
-// block's argument array before the call (runtime.Pinner: a pointer to a pinned object "can be contained in
-// Go memory passed to C functions"). The block also holds the function to call and its result; on amd64
-// the loop's calls go through a trampoline of this package (hotcall_amd64.s), whose runtime.cgocall
-// expression takes the block's address as an unsafe.Pointer: it loads the nine argument words and nothing
-// else, where SyscallN copies forty through a pool (hotcall_amd64.go says what that cost). Because of the
-// block, a Context or Queue is not safe for concurrent use.
+// One exception, for the calls whose pointer arguments fit in a small block (the allocation loop's, and a
+// queue's migrations, kernels and events and a kernel's arguments, whose lists and values are copied into
+// it): each Context and Queue has a call block (hotBlock) pinned with runtime.Pinner for the object's life,
+// and a Kernel uses its context's. Pinned memory never moves, so its addresses may sit in the block's
+// argument array before the call (runtime.Pinner: a pointer to a pinned object "can be contained in Go
+// memory passed to C functions"). The block also holds the function to call and its result; on amd64 these
+// calls go through a trampoline of this package (hotcall_amd64.s), whose runtime.cgocall expression takes
+// the block's address as an unsafe.Pointer: it loads the nine argument words and nothing else, where
+// SyscallN copies forty through a pool (hotcall_amd64.go says what that cost). Because of the block, a
+// Context, a Queue or a Kernel is not safe for concurrent use.
 package cl
 
 import (

@@ -2,14 +2,113 @@ package cl
 
 import (
 	"fmt"
-	"runtime"
-	"strings"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
 )
 
-// The general enqueues below take wait lists and return events; they are for the halo exchange and the
+// Queue is an in-order command queue on one device of a context. Not safe for concurrent use.
+type Queue struct {
+	lib    *Library
+	id     uintptr
+	Device *Device
+	hot    *pinnedBlock
+}
+
+// CreateQueue makes an in-order queue on d; profiling enables event timestamps.
+func (c *Context) CreateQueue(d *Device, profiling bool) (*Queue, error) {
+	var props uintptr
+	if profiling {
+		props = QUEUE_PROFILING_ENABLE
+	}
+	var status int32
+	id, _, _ := purego.SyscallN(c.lib.fn.createCommandQueue, c.id, d.id, props, uintptr(unsafe.Pointer(&status)))
+	if err := check(status, "clCreateCommandQueue"); err != nil {
+		return nil, err
+	}
+	return &Queue{lib: c.lib, id: id, Device: d, hot: newPinnedBlock()}, nil
+}
+
+// Release releases the queue and unpins its call block. A queue dropped without it keeps both to the
+// process's end.
+func (q *Queue) Release() {
+	call(q.lib.fn.releaseCommandQueue, q.id)
+	q.hot.release()
+}
+
+// Finish is clFinish: it returns when every command of the queue has completed, or the error a runtime
+// reports when one of them failed. It allocates nothing.
+func (q *Queue) Finish() error {
+	h := q.hot
+	h.args[0] = q.id
+	return check(int32(h.call(q.lib.fn.finish, 1)), "clFinish")
+}
+
+// Flush is clFlush.
+func (q *Queue) Flush() error { return check(call(q.lib.fn.flush, q.id), "clFlush") }
+
+// The queue's own calls below (the allocation loop's, and the exchange's migrations, kernels and events)
+// pass every pointer through the queue's pinned block, so they allocate nothing.
+
+// CommandStatus is the execution status of an event of this queue (clGetEventInfo with
+// CL_EVENT_COMMAND_EXECUTION_STATUS): 0 complete, positive while pending, the command's negative error code
+// when it failed.
+func (q *Queue) CommandStatus(ev Event) (int32, error) {
+	h := q.hot
+	h.status = 0
+	h.args[0], h.args[1], h.args[2], h.args[3], h.args[4] = uintptr(ev), EVENT_COMMAND_EXECUTION_STATUS, 4, h.statusAddr, 0
+	r := h.call(q.lib.fn.getEventInfo, 5)
+	return h.status, check(int32(r), "clGetEventInfo")
+}
+
+// ReleaseEvent releases an event of this queue; 0 is ignored.
+func (q *Queue) ReleaseEvent(ev Event) {
+	if ev != 0 {
+		q.hot.args[0] = uintptr(ev)
+		q.hot.call(q.lib.fn.releaseEvent, 1)
+	}
+}
+
+// SetFillPattern sets the pattern Fill writes (1 to 8 bytes, a power of two that divides the sizes).
+func (q *Queue) SetFillPattern(p []byte) {
+	q.hot.patternSize = uintptr(copy(q.hot.pattern[:], p))
+}
+
+// Fill enqueues clEnqueueFillBuffer over the first size bytes of m with the pattern of SetFillPattern.
+func (q *Queue) Fill(m Mem, size uint64, wantEvent bool) (Event, error) {
+	h := q.hot
+	h.args = [9]uintptr{q.id, uintptr(m), h.patternAddr, h.patternSize, 0, uintptr(size), 0, 0, h.eventOut(wantEvent)}
+	return h.result(h.call(q.lib.fn.enqueueFillBuffer, 9), "clEnqueueFillBuffer", wantEvent)
+}
+
+// Migrate enqueues clEnqueueMigrateMemObjects of every buffer of mems to the queue's device once the events
+// of wait have completed: one call, one event. Each list holds at most listRoom entries (the block's room).
+func (q *Queue) Migrate(mems []Mem, wait []Event, wantEvent bool) (Event, error) {
+	h := q.hot
+	if len(mems) > listRoom || len(wait) > listRoom {
+		return 0, fmt.Errorf("clEnqueueMigrateMemObjects: %d buffers and %d events to wait for; the binding passes at most %d of each",
+			len(mems), len(wait), listRoom)
+	}
+	copy(h.mems[:], mems)
+	waitAddr := uintptr(0) // an empty wait list must be NULL
+	if copy(h.wait[:], wait) > 0 {
+		waitAddr = h.waitAddr
+	}
+	h.args[0], h.args[1], h.args[2], h.args[3], h.args[4], h.args[5], h.args[6] =
+		q.id, uintptr(len(mems)), h.memsAddr, 0, uintptr(len(wait)), waitAddr, h.eventOut(wantEvent)
+	return h.result(h.call(q.lib.fn.enqueueMigrateMemObjects, 7), "clEnqueueMigrateMemObjects", wantEvent)
+}
+
+// RunKernel enqueues k, with the arguments set on it before, over a 1-D range of global work items (local
+// size chosen by the runtime).
+func (q *Queue) RunKernel(k *Kernel, global uint64, wantEvent bool) (Event, error) {
+	h := q.hot
+	h.global = uintptr(global)
+	h.args = [9]uintptr{q.id, k.id, 1, 0, h.globalAddr, 0, 0, 0, h.eventOut(wantEvent)}
+	return h.result(h.call(q.lib.fn.enqueueNDRangeKernel, 9), "clEnqueueNDRangeKernel", wantEvent)
+}
+
+// The transfers below take Go memory and wait lists of any length; they are for the halo exchange and the
 // tests, not the allocation loop, and each passes its pointers in the SyscallN expression itself.
 
 // waitList returns a wait list's length and first element, as the trailing arguments of an enqueue want
@@ -27,25 +126,6 @@ func eventPtr(ev *Event, want bool) unsafe.Pointer {
 		return unsafe.Pointer(ev)
 	}
 	return nil
-}
-
-// Fill is clEnqueueFillBuffer of size bytes at offset with pattern (1 to 128 bytes, a power of two).
-func (q *Queue) Fill(m Mem, pattern []byte, offset, size uint64, wait []Event, wantEvent bool) (Event, error) {
-	var ev Event
-	n, list := waitList(wait)
-	r, _, _ := purego.SyscallN(q.lib.fn.enqueueFillBuffer, q.id, uintptr(m), uintptr(unsafe.Pointer(&pattern[0])),
-		uintptr(len(pattern)), uintptr(offset), uintptr(size), n, uintptr(list), uintptr(eventPtr(&ev, wantEvent)))
-	return ev, check(int32(r), "clEnqueueFillBuffer")
-}
-
-// Migrate is clEnqueueMigrateMemObjects for every buffer of mems to the queue's device (flags 0), or to the
-// host with MIGRATE_MEM_OBJECT_HOST. All buffers share one wait list: one call, one event.
-func (q *Queue) Migrate(mems []Mem, flags uint64, wait []Event, wantEvent bool) (Event, error) {
-	var ev Event
-	n, list := waitList(wait)
-	r, _, _ := purego.SyscallN(q.lib.fn.enqueueMigrateMemObjects, q.id, uintptr(len(mems)), uintptr(unsafe.Pointer(&mems[0])),
-		uintptr(flags), n, uintptr(list), uintptr(eventPtr(&ev, wantEvent)))
-	return ev, check(int32(r), "clEnqueueMigrateMemObjects")
 }
 
 // Write is a blocking clEnqueueWriteBuffer from data at offset: the runtime may read Go memory only while
@@ -77,16 +157,6 @@ func (q *Queue) Copy(src, dst Mem, srcOffset, dstOffset, size uint64, wait []Eve
 	return ev, check(int32(r), "clEnqueueCopyBuffer")
 }
 
-// RunKernel enqueues k over a 1-D range of global work items (local size chosen by the runtime).
-func (q *Queue) RunKernel(k *Kernel, global uint64, wait []Event, wantEvent bool) (Event, error) {
-	var ev Event
-	gws := uintptr(global)
-	n, list := waitList(wait)
-	r, _, _ := purego.SyscallN(q.lib.fn.enqueueNDRangeKernel, q.id, k.id, 1, 0, uintptr(unsafe.Pointer(&gws)), 0, n,
-		uintptr(list), uintptr(eventPtr(&ev, wantEvent)))
-	return ev, check(int32(r), "clEnqueueNDRangeKernel")
-}
-
 // Wait blocks until every event has completed; an event that ended in error makes it fail.
 func (l *Library) Wait(evs ...Event) error {
 	if len(evs) == 0 {
@@ -94,15 +164,6 @@ func (l *Library) Wait(evs ...Event) error {
 	}
 	r, _, _ := purego.SyscallN(l.fn.waitForEvents, uintptr(len(evs)), uintptr(unsafe.Pointer(&evs[0])))
 	return check(int32(r), "clWaitForEvents")
-}
-
-// EventStatus returns the execution status of an event: 0 complete, a positive value while pending, the
-// negative error code of the command when it failed.
-func (l *Library) EventStatus(ev Event) (int32, error) {
-	var v int32
-	r, _, _ := purego.SyscallN(l.fn.getEventInfo, uintptr(ev), EVENT_COMMAND_EXECUTION_STATUS, unsafe.Sizeof(v),
-		uintptr(unsafe.Pointer(&v)), 0)
-	return v, check(int32(r), "clGetEventInfo")
 }
 
 // Profile returns the device timestamps (ns) when the command started and ended; the queue must have been
@@ -115,99 +176,4 @@ func (l *Library) Profile(ev Event) (start, end uint64, err error) {
 	r, _, _ = purego.SyscallN(l.fn.getEventProfilingInfo, uintptr(ev), PROFILING_COMMAND_END, 8, uintptr(unsafe.Pointer(&end)), 0)
 	err = check(int32(r), "clGetEventProfilingInfo")
 	return
-}
-
-// ReleaseEvent releases an event; 0 is ignored.
-func (l *Library) ReleaseEvent(ev Event) {
-	if ev != 0 {
-		call(l.fn.releaseEvent, uintptr(ev))
-	}
-}
-
-// Program is a built OpenCL program.
-type Program struct {
-	ctx *Context
-	id  uintptr
-}
-
-// CreateProgram is clCreateProgramWithSource: the program is not built yet.
-func (c *Context) CreateProgram(source string) (*Program, error) {
-	src := append([]byte(source), 0)
-	// The call takes an array of string pointers: Go memory holding a Go pointer, so the string is pinned.
-	var pin runtime.Pinner
-	pin.Pin(&src[0])
-	defer pin.Unpin()
-	srcs := []unsafe.Pointer{unsafe.Pointer(&src[0])}
-	length := uintptr(len(source))
-	var status int32
-	id, _, _ := purego.SyscallN(c.lib.fn.createProgramWithSource, c.id, 1, uintptr(unsafe.Pointer(&srcs[0])),
-		uintptr(unsafe.Pointer(&length)), uintptr(unsafe.Pointer(&status)))
-	if err := check(status, "clCreateProgramWithSource"); err != nil {
-		return nil, err
-	}
-	return &Program{ctx: c, id: id}, nil
-}
-
-// Build compiles the program for every device of its context; a failed build returns the build log.
-func (p *Program) Build(options string) error {
-	c := p.ctx
-	opts := append([]byte(options), 0)
-	r, _, _ := purego.SyscallN(c.lib.fn.buildProgram, p.id, 0, 0, uintptr(unsafe.Pointer(&opts[0])), 0, 0)
-	if err := check(int32(r), "clBuildProgram"); err != nil {
-		var logs []string
-		for _, d := range c.Devices {
-			if b, e := queryInfo("clGetProgramBuildInfo", info2Of(c.lib.fn.getProgramBuildInfo, PROGRAM_BUILD_LOG, p.id, d.id)); e == nil {
-				if s := cString(b); s != "" {
-					logs = append(logs, s)
-				}
-			}
-		}
-		return fmt.Errorf("%w: %s", err, strings.Join(logs, "; "))
-	}
-	return nil
-}
-
-// BuildProgram creates and builds a program from source for every device of the context.
-func (c *Context) BuildProgram(source, options string) (*Program, error) {
-	p, err := c.CreateProgram(source)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.Build(options); err != nil {
-		p.Release()
-		return nil, err
-	}
-	return p, nil
-}
-
-// Release releases the program.
-func (p *Program) Release() { call(p.ctx.lib.fn.releaseProgram, p.id) }
-
-// Kernel is one kernel of a program.
-type Kernel struct {
-	lib *Library
-	id  uintptr
-}
-
-// Kernel creates the kernel named name.
-func (p *Program) Kernel(name string) (*Kernel, error) {
-	n := append([]byte(name), 0)
-	var status int32
-	id, _, _ := purego.SyscallN(p.ctx.lib.fn.createKernel, p.id, uintptr(unsafe.Pointer(&n[0])), uintptr(unsafe.Pointer(&status)))
-	if err := check(status, "clCreateKernel("+name+")"); err != nil {
-		return nil, err
-	}
-	return &Kernel{lib: p.ctx.lib, id: id}, nil
-}
-
-// SetMem sets argument i to a buffer.
-func (k *Kernel) SetMem(i int, m Mem) error {
-	r, _, _ := purego.SyscallN(k.lib.fn.setKernelArg, k.id, uintptr(i), unsafe.Sizeof(m), uintptr(unsafe.Pointer(&m)))
-	return check(int32(r), "clSetKernelArg")
-}
-
-// SetUint32 sets argument i to a 32-bit value (uint or int in OpenCL C).
-func (k *Kernel) SetUint32(i int, v uint32) error {
-	r, _, _ := purego.SyscallN(k.lib.fn.setKernelArg, k.id, uintptr(i), unsafe.Sizeof(v), uintptr(unsafe.Pointer(&v)))
-	return check(int32(r), "clSetKernelArg")
 }

@@ -50,180 +50,219 @@ func atEveryDepth(t *testing.T, name string, f func() error) {
 // passes it to C lets C write into a stack that Go has already moved: the answers then go wrong at some
 // depths (a false "no platform", a 0-byte device, a failed call).
 func TestStackMovesDuringCalls(t *testing.T) {
+	e := openStackEnv(t)
+	for _, c := range []struct {
+		name string
+		call func(e *stackEnv) error
+	}{
+		{"clGetPlatformIDs and clGetPlatformInfo", (*stackEnv).platforms},
+		{"clGetDeviceIDs", (*stackEnv).devices},
+		{"clGetDeviceInfo", (*stackEnv).deviceInfo},
+		{"clCreateContext", (*stackEnv).context},
+		{"clCreateBuffer, clEnqueueFillBuffer, clEnqueueReadBuffer, events", (*stackEnv).fillAndRead},
+		{"clEnqueueMigrateMemObjects with a wait list", (*stackEnv).migrate},
+		{"clCreateProgramWithSource", (*stackEnv).program},
+		{"clCreateKernel, clSetKernelArg, clEnqueueNDRangeKernel", (*stackEnv).kernel},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			atEveryDepth(t, c.name, func() error { return c.call(e) })
+		})
+	}
+}
+
+// stackSource is the stack test's kernel: it writes v into every cell of b.
+const stackSource = "__kernel void k(__global uint *b, uint v) { b[get_global_id(0)] = v; }"
+
+// stackEnv is what the stack test's calls share: the library, its first platform's devices, a context over
+// them with a profiling queue on the first, a built program, and the answers given at the top of the stack.
+type stackEnv struct {
+	lib   *Library
+	plats []*Platform
+	devs  []*Device
+	ctx   *Context
+	q     *Queue
+	prog  *Program
+
+	wantVendor []byte
+}
+
+// openStackEnv opens the runtime for the stack test, or skips it (fails it, where OpenCL is required).
+func openStackEnv(t *testing.T) *stackEnv {
+	t.Helper()
 	if os.Getenv("POCL_DEVICES") == "" {
 		t.Setenv("POCL_DEVICES", "pthread pthread")
 	}
 	lib, err := Open(ResolveLibraryPath(""))
 	if err != nil {
 		requireOpenCL(t, "%v", err)
-		return
 	}
 	plats, devs, err := lib.AllDevices()
 	if err != nil || len(devs) == 0 || len(devs[0]) == 0 {
 		requireOpenCL(t, "no OpenCL device: %v", err)
-		return
 	}
-	dev := devs[0][0]
-	wantPlatforms := len(plats)
-	wantName := plats[0].Name
-	wantDevices := len(devs[0])
-	wantGlobal := dev.GlobalMem
-	wantVendor, _ := dev.InfoBytes(DEVICE_VENDOR)
-
-	atEveryDepth(t, "clGetPlatformIDs and clGetPlatformInfo", func() error {
-		ps, err := lib.Platforms()
-		if err != nil {
-			return err
-		}
-		if len(ps) != wantPlatforms || ps[0].Name != wantName {
-			return fmt.Errorf("%d platforms, first %q; want %d, %q", len(ps), ps[0].Name, wantPlatforms, wantName)
-		}
-		return nil
-	})
-	atEveryDepth(t, "clGetDeviceIDs", func() error {
-		ds, err := plats[0].Devices()
-		if err != nil {
-			return err
-		}
-		if len(ds) != wantDevices {
-			return fmt.Errorf("%d devices, want %d", len(ds), wantDevices)
-		}
-		return nil
-	})
-	atEveryDepth(t, "clGetDeviceInfo", func() error {
-		g, err := dev.InfoUint64(DEVICE_GLOBAL_MEM_SIZE)
-		if err != nil {
-			return err
-		}
-		v, err := dev.InfoBytes(DEVICE_VENDOR)
-		if err != nil {
-			return err
-		}
-		if g != wantGlobal || !bytes.Equal(v, wantVendor) {
-			return fmt.Errorf("global memory %d, vendor %q; want %d, %q", g, v, wantGlobal, wantVendor)
-		}
-		return nil
-	})
-	ctx, err := lib.CreateContext(devs[0], 0)
-	if err != nil {
+	e := &stackEnv{lib: lib, plats: plats, devs: devs[0]}
+	e.wantVendor, _ = e.devs[0].InfoBytes(DEVICE_VENDOR)
+	if e.ctx, err = lib.CreateContext(e.devs, 0); err != nil {
 		t.Fatal(err)
 	}
-	defer ctx.Release()
-	q, err := ctx.CreateQueue(dev, true)
-	if err != nil {
+	t.Cleanup(e.ctx.Release)
+	if e.q, err = e.ctx.CreateQueue(e.devs[0], true); err != nil {
 		t.Fatal(err)
 	}
-	defer q.Release()
-	atEveryDepth(t, "clCreateContext", func() error {
-		c, err := lib.CreateContext(devs[0][:1], 1)
-		if err != nil {
-			return err
-		}
-		c.Release()
-		return nil
-	})
-	atEveryDepth(t, "clCreateBuffer, clEnqueueFillBuffer, clEnqueueReadBuffer, events", func() error {
-		m, err := ctx.CreateBuffer(MEM_READ_WRITE, 64)
-		if err != nil {
-			return err
-		}
-		defer ctx.ReleaseMem(m)
-		ev, err := q.Fill(m, []byte{7, 7, 7, 7}, 0, 64, nil, true)
-		if err != nil {
-			return err
-		}
-		defer lib.ReleaseEvent(ev)
-		if err := lib.Wait(ev); err != nil {
-			return err
-		}
-		if st, err := lib.EventStatus(ev); err != nil || st != 0 {
-			return fmt.Errorf("event status %d, %v; want complete", st, err)
-		}
-		if _, _, err := lib.Profile(ev); err != nil {
-			return err
-		}
-		got := make([]byte, 64)
-		if _, err := q.Read(m, 0, got, []Event{ev}, false); err != nil {
-			return err
-		}
-		if !bytes.Equal(got, bytes.Repeat([]byte{7}, 64)) {
-			return fmt.Errorf("read back %v", got[:8])
-		}
-		// The loop's calls through the pinned block.
-		q.SetFillPattern([]byte{9, 9})
-		if _, err := q.MigrateBuffer(m, false); err != nil {
-			return err
-		}
-		fev, err := q.FillBuffer(m, 64, true)
-		if err != nil {
-			return err
-		}
-		defer lib.ReleaseEvent(fev)
-		if err := q.Finish(); err != nil {
-			return err
-		}
-		if _, err := q.Read(m, 0, got, nil, false); err != nil {
-			return err
-		}
-		if !bytes.Equal(got, bytes.Repeat([]byte{9}, 64)) {
-			return fmt.Errorf("read back %v after FillBuffer", got[:8])
-		}
-		return nil
-	})
-	const source = "__kernel void k(__global uint *b, uint v) { b[get_global_id(0)] = v; }"
-	atEveryDepth(t, "clCreateProgramWithSource", func() error {
-		p, err := ctx.CreateProgram(source)
-		if err != nil {
-			return err
-		}
-		p.Release()
-		return nil
-	})
+	t.Cleanup(e.q.Release)
 	// A build takes tens of milliseconds on PoCL and has no out-parameter: one, at the top.
-	prog, err := ctx.BuildProgram(source, "")
-	if err != nil {
+	if e.prog, err = e.ctx.BuildProgram(stackSource, ""); err != nil {
 		t.Fatal(err)
 	}
-	defer prog.Release()
-	atEveryDepth(t, "clCreateKernel, clSetKernelArg, clEnqueueNDRangeKernel", func() error {
-		k, err := prog.Kernel("k")
+	t.Cleanup(e.prog.Release)
+	return e
+}
+
+func (e *stackEnv) platforms() error {
+	ps, err := e.lib.Platforms()
+	if err != nil {
+		return err
+	}
+	if len(ps) != len(e.plats) || ps[0].Name != e.plats[0].Name {
+		return fmt.Errorf("%d platforms, first %q; want %d, %q", len(ps), ps[0].Name, len(e.plats), e.plats[0].Name)
+	}
+	return nil
+}
+
+func (e *stackEnv) devices() error {
+	ds, err := e.plats[0].Devices()
+	if err != nil {
+		return err
+	}
+	if len(ds) != len(e.devs) {
+		return fmt.Errorf("%d devices, want %d", len(ds), len(e.devs))
+	}
+	return nil
+}
+
+func (e *stackEnv) deviceInfo() error {
+	dev := e.devs[0]
+	g, err := dev.InfoUint64(DEVICE_GLOBAL_MEM_SIZE)
+	if err != nil {
+		return err
+	}
+	v, err := dev.InfoBytes(DEVICE_VENDOR)
+	if err != nil {
+		return err
+	}
+	if g != dev.GlobalMem || !bytes.Equal(v, e.wantVendor) {
+		return fmt.Errorf("global memory %d, vendor %q; want %d, %q", g, v, dev.GlobalMem, e.wantVendor)
+	}
+	return nil
+}
+
+func (e *stackEnv) context() error {
+	c, err := e.lib.CreateContext(e.devs[:1], 1)
+	if err != nil {
+		return err
+	}
+	c.Release()
+	return nil
+}
+
+// readBack reads the first len(want) bytes of m and compares them with want.
+func (e *stackEnv) readBack(m Mem, want []byte, wait ...Event) error {
+	got := make([]byte, len(want))
+	if _, err := e.q.Read(m, 0, got, wait, false); err != nil {
+		return err
+	}
+	if !bytes.Equal(got, want) {
+		return fmt.Errorf("read back %v, want %v", got[:min(8, len(got))], want[:min(8, len(want))])
+	}
+	return nil
+}
+
+func (e *stackEnv) fillAndRead() error {
+	m, err := e.ctx.CreateBuffer(MEM_READ_WRITE, 64)
+	if err != nil {
+		return err
+	}
+	defer e.ctx.ReleaseMem(m)
+	e.q.SetFillPattern([]byte{7, 7, 7, 7})
+	ev, err := e.q.Fill(m, 64, true)
+	if err != nil {
+		return err
+	}
+	defer e.q.ReleaseEvent(ev)
+	if err := e.lib.Wait(ev); err != nil {
+		return err
+	}
+	if st, err := e.q.CommandStatus(ev); err != nil || st != 0 {
+		return fmt.Errorf("event status %d, %v; want complete", st, err)
+	}
+	if _, _, err := e.lib.Profile(ev); err != nil {
+		return err
+	}
+	if err := e.readBack(m, bytes.Repeat([]byte{7}, 64), ev); err != nil {
+		return err
+	}
+	if err := e.q.Finish(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (e *stackEnv) migrate() error {
+	var ms [2]Mem
+	for i := range ms {
+		m, err := e.ctx.CreateBuffer(MEM_READ_WRITE, 64)
 		if err != nil {
 			return err
 		}
-		m, err := ctx.CreateBuffer(MEM_READ_WRITE, 16)
-		if err != nil {
-			return err
-		}
-		defer ctx.ReleaseMem(m)
-		readBack := func(want uint32) error {
-			got := make([]byte, 16)
-			if _, err := q.Read(m, 0, got, nil, false); err != nil {
-				return err
-			}
-			for i := 0; i < 16; i += 4 {
-				if v := uint32(got[i]) | uint32(got[i+1])<<8 | uint32(got[i+2])<<16 | uint32(got[i+3])<<24; v != want {
-					return fmt.Errorf("the kernel wrote %#x, want %#x", v, want)
-				}
-			}
-			return nil
-		}
-		if err := k.SetMem(0, m); err != nil {
-			return err
-		}
-		if err := k.SetUint32(1, 0xC0FFEE); err != nil {
-			return err
-		}
-		if _, err := q.RunKernel(k, 4, nil, false); err != nil {
-			return err
-		}
-		if err := readBack(0xC0FFEE); err != nil {
-			return err
-		}
-		if _, err := q.RunKernelOn(k, m, 0xBEEF, 4, false); err != nil {
-			return err
-		}
-		return readBack(0xBEEF)
-	})
+		defer e.ctx.ReleaseMem(m)
+		ms[i] = m
+	}
+	e.q.SetFillPattern([]byte{9, 9})
+	fev, err := e.q.Fill(ms[0], 64, true)
+	if err != nil {
+		return err
+	}
+	defer e.q.ReleaseEvent(fev)
+	mev, err := e.q.Migrate(ms[:], []Event{fev}, true)
+	if err != nil {
+		return err
+	}
+	defer e.q.ReleaseEvent(mev)
+	if err := e.q.Finish(); err != nil {
+		return err
+	}
+	return e.readBack(ms[0], bytes.Repeat([]byte{9}, 64))
+}
+
+func (e *stackEnv) program() error {
+	p, err := e.ctx.CreateProgram(stackSource)
+	if err != nil {
+		return err
+	}
+	p.Release()
+	return nil
+}
+
+func (e *stackEnv) kernel() error {
+	k, err := e.prog.Kernel("k")
+	if err != nil {
+		return err
+	}
+	m, err := e.ctx.CreateBuffer(MEM_READ_WRITE, 16)
+	if err != nil {
+		return err
+	}
+	defer e.ctx.ReleaseMem(m)
+	if err := k.SetMem(0, m); err != nil {
+		return err
+	}
+	if err := k.SetUint32(1, 0xC0FFEE); err != nil {
+		return err
+	}
+	if _, err := e.q.RunKernel(k, 4, false); err != nil {
+		return err
+	}
+	return e.readBack(m, bytes.Repeat([]byte{0xEE, 0xFF, 0xC0, 0}, 4))
 }
 
 // requireOpenCL skips a test that needs an OpenCL runtime, or fails it where CLMEMPROBE_REQUIRE_OPENCL=1.

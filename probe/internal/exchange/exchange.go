@@ -11,13 +11,8 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/kernels"
 	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
+	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
 	"github.com/clmemprobe/clmemprobe/report/result"
-)
-
-// Sync modes.
-const (
-	SyncEvents = "events" // each migrate waits on the producers' kernel events: the right way
-	SyncNone   = "none"   // no cross-queue wait lists: shows what goes wrong without them
 )
 
 // Config is a validated exchange request.
@@ -27,7 +22,7 @@ type Config struct {
 	Cells       uint64
 	Halo        uint64
 	Steps       uint64
-	Sync        string
+	Sync        string // wire.SyncEvents or wire.SyncNone
 	VerifyEvery uint64 // 0: verify after the last step only
 	BenchBytes  uint64 // transfer size for the copy-path comparison
 	BenchReps   int
@@ -57,144 +52,199 @@ type device struct {
 	kernEv cl.Event  // the kernel event of the last step enqueued (owned by its stepEvents, then by held)
 }
 
+// maxPendingSteps bounds the steps whose events are held between waits: past it the host waits for the
+// queues, which keeps ordering intact and costs one wait per so many steps.
+const maxPendingSteps = 64
+
+// run is one exchange: its context, devices and host reference, the events of the steps not yet collected,
+// and the timings collected so far.
+type run struct {
+	c       Config
+	lib     *cl.Library
+	ctx     *cl.Context
+	prog    *cl.Program
+	devs    []*device
+	ref     *reference
+	pending []stepEvents
+	// held are the kernel events of the last step collected, one per device: the next step's migrations
+	// name them in their wait lists, so they are released one collection later (releasing them at once was
+	// a use-after-free that NVIDIA's runtime answered with SIGSEGV).
+	held                []cl.Event
+	kernelNs, migrateNs []float64
+	res                 *result.Exchange
+}
+
 // Run runs the exchange and the copy-path comparison.
 func Run(lib *cl.Library, c Config) (*result.Exchange, error) {
-	res := &result.Exchange{Devices: c.Indices, Cells: c.Cells, Halo: c.Halo, Steps: c.Steps, Sync: c.Sync, VerifyEvery: c.VerifyEvery}
-	ctx, err := lib.CreateContext(c.Devices, 0)
-	if err != nil {
+	r := &run{c: c, lib: lib, res: &result.Exchange{Devices: c.Indices, Cells: c.Cells, Halo: c.Halo, Steps: c.Steps, Sync: c.Sync,
+		VerifyEvery: c.VerifyEvery}}
+	defer r.release()
+	if err := r.setUp(); err != nil {
 		return nil, err
 	}
-	defer ctx.Release()
-	prog, err := ctx.BuildProgram(kernels.Halo, "")
-	if err != nil {
+	if err := r.steps(); err != nil {
 		return nil, err
 	}
-	defer prog.Release()
-	n := len(c.Devices)
-	devs := make([]*device, n)
-	slabBytes, haloBytes := c.Cells*4, c.Halo*4
-	for i, d := range c.Devices {
-		dv := &device{}
-		if dv.q, err = ctx.CreateQueue(d, true); err != nil {
-			return nil, err
-		}
-		if dv.k, err = prog.Kernel(kernels.HaloKernel); err != nil {
-			return nil, err
-		}
-		for p := 0; p < 2; p++ {
-			if dv.slab[p], err = ctx.CreateBuffer(c.bufferFlags(), slabBytes); err != nil {
-				return nil, err
-			}
-			if dv.edgeL[p], err = ctx.CreateBuffer(c.bufferFlags(), haloBytes); err != nil {
-				return nil, err
-			}
-			if dv.edgeR[p], err = ctx.CreateBuffer(c.bufferFlags(), haloBytes); err != nil {
-				return nil, err
-			}
-		}
-		if dv.zeros, err = ctx.CreateBuffer(c.bufferFlags(), haloBytes); err != nil {
-			return nil, err
-		}
-		devs[i] = dv
-	}
-	ref := newReference(n, c.Cells, c.Halo)
-	if err := upload(devs, ref, c); err != nil {
-		return nil, err
-	}
-
-	// Steps are enqueued back to back: the host waits only to verify, so the ordering between queues comes
-	// from the event wait lists alone (and with --sync none, from nothing).
-	var kernelNs, migrateNs []float64
-	var pending []stepEvents
-	// held are the kernel events of the last step collected: the next step's migrations name them in
-	// their wait lists, so they are released one collection later (releasing them at once was a
-	// use-after-free that NVIDIA's runtime answered with SIGSEGV).
-	var held []cl.Event
-	defer func() {
-		for _, e := range held {
-			lib.ReleaseEvent(e)
-		}
-	}()
-	collect := func() error {
-		for _, d := range devs {
-			if err := d.q.Finish(); err != nil {
-				return err
-			}
-		}
-		for _, e := range held {
-			lib.ReleaseEvent(e)
-		}
-		held = nil
-		for j, se := range pending {
-			for i := range se.kernel {
-				if s, e, err := lib.Profile(se.kernel[i]); err == nil && e > s {
-					kernelNs = append(kernelNs, float64(e-s))
-				}
-				// A runtime may report a migration as taking no time at all (NVIDIA does): no figure then.
-				if s, e, err := lib.Profile(se.migrate[i]); err == nil && e > s {
-					migrateNs = append(migrateNs, float64(e-s))
-				}
-				lib.ReleaseEvent(se.migrate[i])
-				if j == len(pending)-1 {
-					held = append(held, se.kernel[i])
-				} else {
-					lib.ReleaseEvent(se.kernel[i])
-				}
-			}
-		}
-		pending = pending[:0]
-		return nil
-	}
-	start := time.Now()
-	for t := uint64(0); t < c.Steps; t++ {
-		se, err := step(devs, c, t)
-		if err != nil {
-			return nil, fmt.Errorf("step %d: %w", t, err)
-		}
-		pending = append(pending, se)
-		if c.OnStep != nil {
-			c.OnStep(t + 1)
-		}
-		ref.step(uint32(t))
-		last := t+1 == c.Steps
-		if last || (c.VerifyEvery > 0 && (t+1)%c.VerifyEvery == 0) {
-			if err := collect(); err != nil {
-				return nil, err
-			}
-			wrong, maxErr, err := verify(devs, ref, c, t)
-			if err != nil {
-				return nil, err
-			}
-			res.Checks = append(res.Checks, result.ExchangeCheck{Step: t + 1, WrongCells: wrong, MaxError: maxErr})
-			res.WrongCells += wrong
-			res.MaxError = max(res.MaxError, maxErr)
-		} else if len(pending) >= 64 {
-			// Bound the events held; the wait keeps ordering intact and costs one sync per 64 steps.
-			if err := collect(); err != nil {
-				return nil, err
-			}
-		}
-	}
-	res.Seconds = time.Since(start).Seconds()
-	res.Verified = true
-	res.Correct = res.WrongCells == 0
-	// Each device receives one halo from each neighbour it has: 2(n-1) halos per step in all.
-	res.BytesMigratedPerStep = uint64(2*(n-1)) * haloBytes
-	res.KernelMicros = median(kernelNs) / 1e3
-	res.MigrateMicros = median(migrateNs) / 1e3
-	if res.MigrateMicros > 0 {
-		res.MigrateGBps = float64(res.BytesMigratedPerStep) / float64(n) / (res.MigrateMicros * 1e3)
-	}
+	r.summarise()
 	if c.BenchReps > 0 {
-		for _, size := range []uint64{haloBytes, c.BenchBytes} {
-			paths, err := comparePaths(ctx, devs[0].q, devs[1].q, size, c.BenchReps, c)
+		for _, size := range []uint64{c.Halo * 4, c.BenchBytes} {
+			paths, err := comparePaths(r.ctx, r.devs[0].q, r.devs[1].q, size, c.BenchReps, c)
 			if err != nil {
 				return nil, fmt.Errorf("copy-path comparison: %w", err)
 			}
-			res.Paths = append(res.Paths, paths...)
+			r.res.Paths = append(r.res.Paths, paths...)
 		}
 	}
-	return res, nil
+	return r.res, nil
+}
+
+// setUp makes the context, the program, every device's queue, kernel and buffers, and uploads the initial
+// state.
+func (r *run) setUp() error {
+	var err error
+	if r.ctx, err = r.lib.CreateContext(r.c.Devices, 0); err != nil {
+		return err
+	}
+	if r.prog, err = r.ctx.BuildProgram(kernels.Halo, ""); err != nil {
+		return err
+	}
+	for _, d := range r.c.Devices {
+		dv, err := newDevice(r.ctx, r.prog, d, r.c)
+		if err != nil {
+			return err
+		}
+		r.devs = append(r.devs, dv)
+	}
+	r.ref = newReference(len(r.devs), r.c.Cells, r.c.Halo)
+	return upload(r.devs, r.ref, r.c)
+}
+
+// newDevice makes one device's queue (with profiling), kernel and buffers.
+func newDevice(ctx *cl.Context, prog *cl.Program, d *cl.Device, c Config) (*device, error) {
+	dv := &device{}
+	var err error
+	if dv.q, err = ctx.CreateQueue(d, true); err != nil {
+		return nil, err
+	}
+	if dv.k, err = prog.Kernel(kernels.HaloKernel); err != nil {
+		return nil, err
+	}
+	slabBytes, haloBytes := c.Cells*4, c.Halo*4
+	for _, b := range []struct {
+		m    *cl.Mem
+		size uint64
+	}{{&dv.slab[0], slabBytes}, {&dv.edgeL[0], haloBytes}, {&dv.edgeR[0], haloBytes},
+		{&dv.slab[1], slabBytes}, {&dv.edgeL[1], haloBytes}, {&dv.edgeR[1], haloBytes}, {&dv.zeros, haloBytes}} {
+		if *b.m, err = ctx.CreateBuffer(c.bufferFlags(), b.size); err != nil {
+			return nil, err
+		}
+	}
+	return dv, nil
+}
+
+// release releases the events held, the program and the context, as far as they were made.
+func (r *run) release() {
+	for i, e := range r.held {
+		r.devs[i].q.ReleaseEvent(e)
+	}
+	if r.prog != nil {
+		r.prog.Release()
+	}
+	if r.ctx != nil {
+		r.ctx.Release()
+	}
+}
+
+// steps enqueues the steps back to back: the host waits only to verify (and to bound the events held), so
+// the ordering between queues comes from the event wait lists alone (and with --sync none, from nothing).
+func (r *run) steps() error {
+	start := time.Now()
+	for t := uint64(0); t < r.c.Steps; t++ {
+		se, err := step(r.devs, r.c, t)
+		if err != nil {
+			return fmt.Errorf("step %d: %w", t, err)
+		}
+		r.pending = append(r.pending, se)
+		if r.c.OnStep != nil {
+			r.c.OnStep(t + 1)
+		}
+		r.ref.step(uint32(t))
+		switch {
+		case t+1 == r.c.Steps || (r.c.VerifyEvery > 0 && (t+1)%r.c.VerifyEvery == 0):
+			if err := r.collect(); err != nil {
+				return err
+			}
+			if err := r.check(t); err != nil {
+				return err
+			}
+		case len(r.pending) >= maxPendingSteps:
+			if err := r.collect(); err != nil {
+				return err
+			}
+		}
+	}
+	r.res.Seconds = time.Since(start).Seconds()
+	return nil
+}
+
+// collect waits for every queue, keeps the timings of the pending steps' events and releases them, but for
+// the last step's kernel events, which it holds (see run.held).
+func (r *run) collect() error {
+	for _, d := range r.devs {
+		if err := d.q.Finish(); err != nil {
+			return err
+		}
+	}
+	for i, e := range r.held {
+		r.devs[i].q.ReleaseEvent(e)
+	}
+	r.held = nil
+	for j, se := range r.pending {
+		for i := range se.kernel {
+			q := r.devs[i].q
+			if s, e, err := r.lib.Profile(se.kernel[i]); err == nil && e > s {
+				r.kernelNs = append(r.kernelNs, float64(e-s))
+			}
+			// A runtime may report a migration as taking no time at all (NVIDIA does): no figure then.
+			if s, e, err := r.lib.Profile(se.migrate[i]); err == nil && e > s {
+				r.migrateNs = append(r.migrateNs, float64(e-s))
+			}
+			q.ReleaseEvent(se.migrate[i])
+			if j == len(r.pending)-1 {
+				r.held = append(r.held, se.kernel[i])
+			} else {
+				q.ReleaseEvent(se.kernel[i])
+			}
+		}
+	}
+	r.pending = r.pending[:0]
+	return nil
+}
+
+// check verifies the devices' slabs after step t against the reference and records it.
+func (r *run) check(t uint64) error {
+	wrong, maxErr, err := verify(r.devs, r.ref, r.c, t)
+	if err != nil {
+		return err
+	}
+	r.res.Checks = append(r.res.Checks, result.ExchangeCheck{Step: t + 1, WrongCells: wrong, MaxError: maxErr})
+	r.res.WrongCells += wrong
+	r.res.MaxError = max(r.res.MaxError, maxErr)
+	return nil
+}
+
+// summarise sets the figures of the whole exchange from the checks and the timings collected.
+func (r *run) summarise() {
+	res, n := r.res, len(r.devs)
+	res.Verified = true
+	res.Correct = res.WrongCells == 0
+	// Each device receives one halo from each neighbour it has: 2(n-1) halos per step in all.
+	res.BytesMigratedPerStep = uint64(2*(n-1)) * r.c.Halo * 4
+	res.KernelMicros = median(r.kernelNs) / 1e3
+	res.MigrateMicros = median(r.migrateNs) / 1e3
+	if res.MigrateMicros > 0 {
+		res.MigrateGBps = float64(res.BytesMigratedPerStep) / float64(n) / (res.MigrateMicros * 1e3)
+	}
 }
 
 // upload writes the initial state as the output of "step -1": slabs and edges of parity 1, which step 0
@@ -248,10 +298,10 @@ func step(devs []*device, c Config, t uint64) (stepEvents, error) {
 			halos = append(halos, right)
 			wait = appendEvent(wait, devs[i+1].kernEv)
 		}
-		if c.Sync == SyncNone {
+		if c.Sync == wire.SyncNone {
 			wait = nil
 		}
-		mev, err := d.q.Migrate(halos, 0, wait, true)
+		mev, err := d.q.Migrate(halos, wait, true)
 		if err != nil {
 			return se, err
 		}
@@ -266,7 +316,7 @@ func step(devs []*device, c Config, t uint64) (stepEvents, error) {
 				return se, err
 			}
 		}
-		kev, err := d.q.RunKernel(d.k, c.Cells, nil, true)
+		kev, err := d.q.RunKernel(d.k, c.Cells, true)
 		if err != nil {
 			return se, err
 		}
@@ -337,9 +387,10 @@ func comparePaths(ctx *cl.Context, prod, cons *cl.Queue, size uint64, reps int, 
 	if size%4 != 0 {
 		pattern = pattern[:1]
 	}
+	prod.SetFillPattern(pattern)
 	// Each repetition first writes the source on the producer, so every path really moves data.
 	produce := func() error {
-		if _, err := prod.Fill(src, pattern, 0, size, nil, false); err != nil {
+		if _, err := prod.Fill(src, size, false); err != nil {
 			return err
 		}
 		return prod.Finish()
@@ -349,7 +400,7 @@ func comparePaths(ctx *cl.Context, prod, cons *cl.Queue, size uint64, reps int, 
 		move func() error
 	}{
 		{"clEnqueueMigrateMemObjects", func() error {
-			if _, err := cons.Migrate([]cl.Mem{src}, 0, nil, false); err != nil {
+			if _, err := cons.Migrate([]cl.Mem{src}, nil, false); err != nil {
 				return err
 			}
 			return cons.Finish()

@@ -183,7 +183,7 @@ func fillOn(lib *cl.Library, d *cl.Device, size uint64) (func(), error) {
 		return nil, err
 	}
 	q.SetFillPattern([]byte{0x5a})
-	if _, err = q.FillBuffer(m, size, false); err == nil {
+	if _, err = q.Fill(m, size, false); err == nil {
 		err = q.Finish()
 	}
 	if err != nil {

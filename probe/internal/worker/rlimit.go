@@ -1,18 +1,15 @@
-package probe
+package worker
 
 import (
-	"context"
 	"fmt"
 	"maps"
-	"os/exec"
 	"slices"
 	"strconv"
-	"strings"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/clmemprobe/clmemprobe/report/units"
 )
@@ -25,8 +22,9 @@ import (
 // it starts (go.dev/issue/46279) and puts the original back only in the programs it starts. A worker is this
 // program again, so it would raise its own as well, and a user's `ulimit -Sn 1024` would never reach the
 // runtime under test. The original soft limit cannot be read inside a Go process; a shell started from one
-// gets it back, and says it (shellNofile). Each worker then sets it again as its first act (setLimits), which
-// also tells its Go runtime to leave the limit alone in the programs the OpenCL runtime starts.
+// gets it back, and says it (the engine reads it so, in shellNofile). Each worker then sets it again as its
+// first act (setLimits), which also tells its Go runtime to leave the limit alone in the programs the OpenCL
+// runtime starts.
 
 // workerLimit is one limit a worker sets: its resource, the ulimit option that raises its hard limit, and
 // whether it is a count (descriptors) rather than bytes.
@@ -91,50 +89,7 @@ func setLimits(limits map[string]uint64) error {
 
 // limitFailure is the answer of a worker whose limits could not be set: failed at set-up, before any call
 // into the runtime.
-func limitFailure(err error) *strategyAnswer {
-	return &strategyAnswer{Outcome: result.OutcomeFailed, Reason: err.Error(),
+func limitFailure(err error) *wire.StrategyAnswer {
+	return &wire.StrategyAnswer{Outcome: result.OutcomeFailed, Reason: err.Error(),
 		FirstFailure: &result.FirstFailure{Stage: result.StageSetup, Call: "setrlimit"}}
-}
-
-// nofileShell is what the shell runs to tell the soft and hard descriptor limits it was started with.
-const nofileShell = "ulimit -S -n; ulimit -H -n"
-
-// shellNofile is the soft RLIMIT_NOFILE this command was started with, as a shell started from it reads it
-// (see above). It fails where there is no /bin/sh or it says something else than two limits.
-func shellNofile(ctx context.Context) (uint64, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "/bin/sh", "-c", nofileShell).Output()
-	if err != nil {
-		return 0, fmt.Errorf("/bin/sh -c %q: %w", nofileShell, err)
-	}
-	return parseNofile(string(out))
-}
-
-// parseNofile reads the shell's two lines: the soft limit, then the hard one, each a number or unlimited.
-// An unlimited soft limit is no limit to set again: the kernel takes no RLIM_INFINITY for descriptors.
-func parseNofile(out string) (uint64, error) {
-	f := strings.Fields(out)
-	if len(f) != 2 {
-		return 0, fmt.Errorf("the shell said %q, not a soft and a hard limit", out)
-	}
-	var v [2]uint64
-	for i, s := range f {
-		if s == "unlimited" {
-			v[i] = result.Unlimited
-			continue
-		}
-		n, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("the shell said %q, not a soft and a hard limit", out)
-		}
-		v[i] = n
-	}
-	switch {
-	case v[0] > v[1]:
-		return 0, fmt.Errorf("the shell's soft limit %s is above its hard limit %s", f[0], f[1])
-	case v[0] == result.Unlimited:
-		return 0, fmt.Errorf("the shell's soft limit is unlimited")
-	}
-	return v[0], nil
 }

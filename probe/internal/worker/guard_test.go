@@ -1,4 +1,4 @@
-package probe
+package worker
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
+	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
@@ -111,7 +112,7 @@ func TestGuardStopsBeforeTheReserve(t *testing.T) {
 func TestGuardStopsBeforeTheCgroupLimit(t *testing.T) {
 	const mib = 1 << 20
 	dir := t.TempDir()
-	if err := os.CopyFS(dir, os.DirFS(filepath.Join("internal", "sample", "testdata", "cgroup-v2"))); err != nil {
+	if err := os.CopyFS(dir, os.DirFS(filepath.Join("..", "sample", "testdata", "cgroup-v2"))); err != nil {
 		t.Fatal(err)
 	}
 	root := sample.Under(dir)
@@ -135,7 +136,7 @@ func TestGuardStopsBeforeTheCgroupLimit(t *testing.T) {
 	}
 	const limit, hostReserve = 4 << 30, 1 << 30
 	wantReserve := uint64(limit / 16)
-	if got := cgroupReserve(hostReserve, limit); got != wantReserve {
+	if got := wire.CgroupReserve(hostReserve, limit); got != wantReserve {
 		t.Fatalf("cgroup reserve %d, want %d", got, wantReserve)
 	}
 	g := newHostGuard(root, hostReserve, mib, cg)

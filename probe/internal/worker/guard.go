@@ -1,4 +1,4 @@
-package probe
+package worker
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
+	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/clmemprobe/clmemprobe/report/units"
 )
@@ -15,16 +16,16 @@ import (
 // guardInterval is how often the host guard reads available memory, whatever the sampling interval.
 const guardInterval = 5 * time.Millisecond
 
-// cgroupReserve is the reserve the guard keeps below a memory cgroup's limit: the smaller of the host
-// reserve and a sixteenth of the limit, at least 32 MiB. A container of 1 GiB keeps 64 MiB; the host's
-// reserve (a gigabyte or more) would stop a loop in such a container before its first buffer.
-func cgroupReserve(hostReserve, limit uint64) uint64 {
-	return min(hostReserve, max(limit/16, 32<<20))
-}
+// The guard measures the cost per buffer over a window of at least costWindowBuffers buffers and
+// costWindowTime: shorter ones would measure the readings' noise.
+const (
+	costWindowBuffers = 8
+	costWindowTime    = 4 * guardInterval
+)
 
 // hostGuard stops a loop before available memory falls below its reserve: the system's MemAvailable below
 // --host-reserve, and where the worker runs in a memory cgroup with a limit, the cgroup's free memory (its
-// limit less its working set) below cgroupReserve, so that a probe in a pod or a batch job stops before the
+// limit less its working set) below wire.CgroupReserve, so that a probe in a pod or a batch job stops before the
 // cgroup's OOM killer acts. It reads both on its own cadence and works with the room above the tighter of
 // the two. Before each buffer it predicts the room the next buffer leaves at the measured cost per buffer;
 // when that comes within reach of zero it reads again at once, and stops the loop if one more buffer would
@@ -64,7 +65,7 @@ func newHostGuard(root sample.Root, reserve, size uint64, cg *sample.Cgroup) *ho
 	g := &hostGuard{root: root, reserve: reserve, cost: float64(size)}
 	if cg != nil && reserve > 0 {
 		if limit := cg.Limit(); limit > 0 {
-			g.cg, g.cgLimit, g.cgReserve = cg, limit, cgroupReserve(reserve, limit)
+			g.cg, g.cgLimit, g.cgReserve = cg, limit, wire.CgroupReserve(reserve, limit)
 		}
 	}
 	g.mu.Lock()
@@ -123,7 +124,7 @@ func (g *hostGuard) read(at uint64) (guardReading, bool) {
 		return r, false
 	}
 	g.last, g.at = r, at
-	if at >= g.baseAt+8 && time.Since(g.baseTime) >= 4*guardInterval {
+	if at >= g.baseAt+costWindowBuffers && time.Since(g.baseTime) >= costWindowTime {
 		g.cost = max(0, (g.baseRoom-r.room)/float64(at-g.baseAt))
 		g.baseRoom, g.baseAt, g.baseTime = r.room, at, time.Now()
 	}
@@ -131,18 +132,22 @@ func (g *hostGuard) read(at uint64) (guardReading, bool) {
 	return r, true
 }
 
-// farMargin is how far above the reserve a prediction must be, beyond four buffers' cost, for stopBefore to
-// skip a fresh reading.
-const farMargin = 16 << 20
+// farMargin is how far above the reserve a prediction must be, beyond nearBuffers buffers' cost, for
+// stopBefore to skip a fresh reading.
+const (
+	farMargin   = 16 << 20
+	nearBuffers = 4
+)
 
 // setQuietBelow moves quietBelow to the first buffer whose predicted room (the last reading less the cost
-// of the buffers made since) comes within four buffers and farMargin of the reserve. The caller holds mu.
+// of the buffers made since) comes within nearBuffers buffers and farMargin of the reserve. The caller
+// holds mu.
 func (g *hostGuard) setQuietBelow() {
 	if g.reserve == 0 {
 		g.quietBelow.Store(math.MaxUint64)
 		return
 	}
-	headroom := g.last.room - 4*g.cost - farMargin
+	headroom := g.last.room - nearBuffers*g.cost - farMargin
 	switch {
 	case headroom <= 0:
 		g.quietBelow.Store(0)

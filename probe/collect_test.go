@@ -1,0 +1,115 @@
+package probe
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
+	"github.com/clmemprobe/clmemprobe/probe/internal/supervise"
+	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// How a worker ended becomes the strategy's outcome: its answer, the parent's stop, or a crash, with the
+// cell's count and stage where there is no answer.
+func TestCollectorFinish(t *testing.T) {
+	exit := 7
+	answer, _ := json.Marshal(wire.StrategyAnswer{Outcome: result.OutcomeFailed, AllocationsOK: 12, LoopSeconds: 1.2,
+		FirstFailure: &result.FirstFailure{Index: 12, Stage: result.StageTouch}, Attribution: AttributionBatched})
+	for _, c := range []struct {
+		name    string
+		ending  supervise.Ending
+		outcome result.Outcome
+		ok      uint64
+		reason  string // in the reason
+		stage   result.Stage
+	}{
+		{"an answer", supervise.Ending{Answer: answer}, result.OutcomeFailed, 12, "", ""},
+		{"hung", supervise.Ending{Stop: supervise.Hung, Reason: "watchdog: no progress", Count: 5, Stage: wire.StageCreate},
+			result.OutcomeHung, 5, "watchdog", result.StageCreate},
+		{"interrupted", supervise.Ending{Stop: supervise.Interrupted, Reason: "interrupted", Count: 3, Stage: wire.StageFinish},
+			result.OutcomeStopped, 3, "interrupted", result.StageFinish},
+		{"crashed", supervise.Ending{Reason: "the worker exited with status 7", ExitCode: &exit, Count: 9, Stage: wire.StageTouch},
+			result.OutcomeCrashed, 9, "status 7", result.StageTouch},
+		{"an answer that does not parse", supervise.Ending{Answer: json.RawMessage(`"no"`), Count: 2}, result.OutcomeCrashed, 2,
+			"did not parse", result.StageSetup},
+		{"bad lines", supervise.Ending{Answer: answer, BadLines: 3}, result.OutcomeFailed, 12, "3 line(s) of the worker's event stream", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			col := newCollector(Job{Strategy: result.Shared, Size: 1 << 20}, nil)
+			e := c.ending
+			e.Took = time.Second
+			res := col.finish(&e)
+			if res.Outcome != c.outcome || res.AllocationsOK != c.ok || !strings.Contains(res.Reason, c.reason) || res.LastStage != c.stage ||
+				res.BytesOK != c.ok<<20 {
+				t.Errorf("%s after %d (%q) at %q, %d bytes; want %s after %d (%q) at %q", res.Outcome, res.AllocationsOK, res.Reason,
+					res.LastStage, res.BytesOK, c.outcome, c.ok, c.reason, c.stage)
+			}
+		})
+	}
+}
+
+// The collector keeps the info, the notices (the first maxNotices) and the processes at the end, fits the
+// costs from the samples, and thins what it keeps of them.
+func TestCollectorHandle(t *testing.T) {
+	var heard int
+	col := newCollector(Job{Strategy: result.Shared, Size: 1 << 20}, func(*result.Sample) { heard++ })
+	start := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
+	col.handle(wire.Event{T: wire.EventInfo, Info: &wire.StrategyInfo{DeviceSampler: "NVML", LoopStarted: start,
+		Resources: &result.Resources{Devices: []result.DeviceLedger{{Device: 0}}}}})
+	for i := 0; i < maxNotices+5; i++ {
+		col.handle(wire.Event{T: wire.EventNotice, Notice: "n"})
+	}
+	const n = 3 * keptSamples
+	for i := uint64(0); i < n; i++ {
+		col.handle(wire.Event{T: wire.EventSample, Sample: &result.Sample{Index: i, RSSBytes: 100 + 4096*i, AvailBytes: 1<<40 - (1<<20)*i,
+			DeviceSamples: []result.DeviceSample{{Device: 0, UsedBytes: (1 << 20) * i}}}})
+	}
+	col.handle(wire.Event{T: wire.EventEnd, Ledger: map[int][]result.DeviceProcess{0: {{PID: 1}}}})
+	answer, _ := json.Marshal(wire.StrategyAnswer{Outcome: result.OutcomeCompleted, AllocationsOK: n})
+	res := col.finish(&supervise.Ending{Answer: answer})
+	if res.DeviceSampler != "NVML" || res.LoopStarted != start.Format(time.RFC3339Nano) || res.NoticesTotal != maxNotices+5 ||
+		len(res.Notices) != maxNotices || len(res.Resources.Devices[0].ProcessesAtEnd) != 1 {
+		t.Errorf("sampler %q, loop started %q, %d notices (%d kept), processes %+v", res.DeviceSampler, res.LoopStarted, res.NoticesTotal,
+			len(res.Notices), res.Resources.Devices)
+	}
+	if heard != n || res.SamplesTotal != n || len(res.Samples) > 2*keptSamples || res.Samples[len(res.Samples)-1].Index != n-1 {
+		t.Errorf("heard %d, %d samples, %d kept, last %d", heard, res.SamplesTotal, len(res.Samples), res.Samples[len(res.Samples)-1].Index)
+	}
+	if res.HostBytesPerBuffer != 4096 || res.SystemBytesPerBuffer == nil || *res.SystemBytesPerBuffer != 1<<20 ||
+		res.ReplicationFactor == nil || *res.ReplicationFactor != 1 {
+		t.Errorf("host %v, system %v, replication %v per buffer", res.HostBytesPerBuffer, res.SystemBytesPerBuffer, res.ReplicationFactor)
+	}
+}
+
+// The dry run names every job and the most memory each could take, from the inventory and the host's
+// available memory.
+func TestDryRun(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "proc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "proc", "meminfo"), []byte("MemTotal: 67108864 kB\nMemAvailable: 33554432 kB\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inv := result.Inventory{{Devices: []result.Device{{GlobalMemBytes: 8 << 30}, {GlobalMemBytes: 6 << 30}}}}
+	p := Plan{Devices: []int{0, 1}, Strategies: []result.Strategy{result.Shared, result.PerDevice}, Sizes: []uint64{1 << 20},
+		MaxAllocs: 10000, root: sample.Under(dir)}
+	d := p.DryRun(inv)
+	if d.HostAvailable != 32<<30 || len(d.Devices) != 2 || len(d.Jobs) != 2 {
+		t.Fatalf("available %d, %d devices, %d jobs", d.HostAvailable, len(d.Devices), len(d.Jobs))
+	}
+	// A shared context may place every buffer on each device, capped at the smaller device; one context per
+	// device, half the buffers each.
+	if shared, per := d.Jobs[0], d.Jobs[1]; shared.WorstDeviceBytes != min(10000<<20, 6<<30) || per.WorstDeviceBytes != min(5000<<20, 6<<30) ||
+		shared.WorstHostBytes != 10000<<20 {
+		t.Errorf("jobs %+v", d.Jobs)
+	}
+	if r := defaultHostReserve(sample.Under(dir)); r != 64<<30/20 {
+		t.Errorf("the default reserve of 64 GiB of RAM: %d, want 5%%", r)
+	}
+}

@@ -1,0 +1,64 @@
+// Package wire is the protocol between the engine (the parent) and its children: the spec a child reads on
+// its standard input, the events it writes on its events descriptor, the descriptors themselves, the stages
+// it stores in the progress cell, and the answer each kind of child gives. Both sides import it, and nothing
+// of each other.
+//
+// The parent writes one JSON object on the child's stdin: {"protocol": 1, "kind": "strategy" | "describe" |
+// "exchange", "library": ..., "strategy" | "exchange": {...}}. Events are JSON lines: hello first (the
+// protocol version), then info, sample, notice and end, and result last.
+package wire
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// ChildCommand is the hidden command under which the binary re-executes itself as a child.
+const ChildCommand = "__child"
+
+// ProtocolVersion is the version of this protocol; a child of another version is refused.
+const ProtocolVersion = 1
+
+// The child's file descriptors, as the parent sets them (ExtraFiles start at 3).
+const (
+	EventsFD = 3
+	CellFD   = 4
+)
+
+// Kind is the kind of job a child runs.
+type Kind string
+
+// The kinds of job.
+const (
+	KindStrategy Kind = "strategy" // one strategy's allocation loop
+	KindDescribe Kind = "describe" // list platforms and devices
+	KindExchange Kind = "exchange" // the halo exchange
+)
+
+// Spec is what the parent asks a child to do.
+type Spec struct {
+	Protocol int           `json:"protocol"`
+	Kind     Kind          `json:"kind"`
+	Library  string        `json:"library"`
+	Strategy *StrategySpec `json:"strategy,omitempty"`
+	Exchange *ExchangeSpec `json:"exchange,omitempty"`
+}
+
+// ReadSpec reads the spec from r and refuses one of another protocol version.
+func ReadSpec(r io.Reader) (Spec, error) {
+	var s Spec
+	if err := json.NewDecoder(r).Decode(&s); err != nil || s.Protocol != ProtocolVersion {
+		return s, fmt.Errorf("spec of protocol %d (%v); this build speaks %d", s.Protocol, err, ProtocolVersion)
+	}
+	return s, nil
+}
+
+// DescribeAnswer is what the describing child answers.
+type DescribeAnswer struct {
+	Inventory result.Inventory `json:"inventory,omitempty"`
+	Error     string           `json:"error,omitempty"`
+	NoOpenCL  bool             `json:"no_opencl,omitempty"`
+}

@@ -1,0 +1,46 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
+	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// describe is the describing child: load, enumerate, answer.
+func (c *child) describe() *wire.DescribeAnswer {
+	inv, _, err := c.inventory()
+	if err != nil {
+		return &wire.DescribeAnswer{Error: err.Error(), NoOpenCL: true}
+	}
+	return &wire.DescribeAnswer{Inventory: inv}
+}
+
+// inventory loads the library and lists everything, as plain data and as the binding's devices, with a hint
+// of what to do when it cannot.
+func (c *child) inventory() (result.Inventory, [][]*cl.Device, error) {
+	if err := c.open(); err != nil {
+		return nil, nil, fmt.Errorf("%v; install an OpenCL runtime and the ICD loader (Debian/Ubuntu: apt-get install ocl-icd-libopencl1 pocl-opencl-icd), or name the library with --opencl-lib or %s", err, cl.LibraryEnv)
+	}
+	ps, devs, err := c.lib.AllDevices()
+	if errors.Is(err, cl.ErrNoPlatform) {
+		return nil, nil, fmt.Errorf("%s loaded but reports no platform: no vendor runtime is registered (check /etc/OpenCL/vendors or OCL_ICD_VENDORS)", c.spec.Library)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("enumerating platforms and devices failed: %v", err)
+	}
+	inv := make(result.Inventory, 0, len(ps))
+	for i, p := range ps {
+		pl := result.PlatformListing{Platform: result.Platform{Index: p.Index, Name: p.Name, Vendor: p.Vendor, Version: p.Version},
+			Extensions: p.Extensions, Devices: []result.Device{}}
+		for _, d := range devs[i] {
+			pl.Devices = append(pl.Devices, result.Device{Index: d.PlatformIndex, Platform: p.Index, Name: d.Name, Vendor: d.Vendor,
+				Type: d.Type, Version: d.Version, DriverVersion: d.DriverVersion, GlobalMemBytes: d.GlobalMem, MaxAllocBytes: d.MaxAlloc,
+				HostUnified: d.HostUnified, ComputeUnits: d.ComputeUnits, PCIBusID: d.PCIBusID, Extensions: d.Extensions})
+		}
+		inv = append(inv, pl)
+	}
+	return inv, devs, nil
+}
