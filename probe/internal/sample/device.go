@@ -166,10 +166,11 @@ func (s *clQuerySampler) Read() ([]result.DeviceSample, error) {
 type amdgpuSysfsSampler struct {
 	dirs map[int]string
 	ts   []Target
+	root Root // where the processes holding the devices are read (Processes)
 }
 
 func newAMDGPUSysfsSampler(ts []Target, root Root) (DeviceSampler, string) {
-	s := &amdgpuSysfsSampler{dirs: map[int]string{}, ts: ts}
+	s := &amdgpuSysfsSampler{dirs: map[int]string{}, ts: ts, root: root}
 	cards, _ := filepath.Glob(filepath.Join(root.Sys, "class", "drm", "card[0-9]*"))
 	for _, t := range ts {
 		if t.PCIBusID == "" {
