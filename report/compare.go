@@ -11,7 +11,21 @@ import (
 
 // writeComparison renders a comparison as a table.
 func writeComparison(w io.Writer, c *comparison.Comparison, opts Options) error {
-	t := terminal(opts).table(w)
+	return comparisonTable(w, c, terminal(opts))
+}
+
+// writeComparisonMarkdown renders a comparison for a ticket or a pull request: a heading, the same table in
+// Markdown, and the verdict.
+func writeComparisonMarkdown(w io.Writer, c *comparison.Comparison, _ Options) error {
+	if _, err := fmt.Fprint(w, "# clmemprobe compare\n\n"); err != nil {
+		return err
+	}
+	return comparisonTable(w, c, markdown)
+}
+
+// comparisonTable writes the rows of a comparison in the style, then its verdict.
+func comparisonTable(w io.Writer, c *comparison.Comparison, st style) error {
+	t := st.table(w)
 	t.Header("Strategy", "Size", "Base", "New", "Buffers base -> new", "Change", "Host/buffer base -> new", "Verdict")
 	for _, r := range c.Rows {
 		change := "-"
@@ -20,7 +34,7 @@ func writeComparison(w io.Writer, c *comparison.Comparison, opts Options) error 
 		}
 		verdict := r.Change
 		if r.Why != "" {
-			verdict += ": " + r.Why
+			verdict += ": " + st.text(r.Why)
 		}
 		// A side the row does not have (missing, added) shows "-", not zeros.
 		side := func(outcome result.Outcome, f string) string {
@@ -33,7 +47,7 @@ func writeComparison(w io.Writer, c *comparison.Comparison, opts Options) error 
 		host := side(r.BaseOutcome, units.SignedBytes(r.BaseHostPerBuf)) + " -> " + side(r.NewOutcome, units.SignedBytes(r.NewHostPerBuf))
 		name := string(r.Strategy)
 		if r.Variant != "" {
-			name += " (" + plain(r.Variant) + ")"
+			name += " (" + st.text(r.Variant) + ")"
 		}
 		if err := t.Append([]string{name, units.Size(r.SizeBytes), OrDash(string(r.BaseOutcome)), OrDash(string(r.NewOutcome)),
 			buffers, change, host, verdict}); err != nil {

@@ -135,7 +135,10 @@ func (st style) table(w io.Writer, opts ...tablewriter.Option) *tablewriter.Tabl
 			base = append(base, tablewriter.WithSymbols(tw.NewSymbols(tw.StyleASCII)))
 		}
 		if st.Width > 0 && !st.Wide {
-			base = append(base, tablewriter.WithMaxWidth(st.Width), tablewriter.WithRowAutoWrap(tw.WrapNormal))
+			// Headers wrap whole words rather than end in an ellipsis that makes two columns read alike.
+			base = append(base, tablewriter.WithMaxWidth(st.Width), tablewriter.WithRowAutoWrap(tw.WrapNormal),
+				tablewriter.WithHeaderAutoWrap(tw.WrapNormal), tablewriter.WithRowFilter(tw.CellFilter{Global: glueRow}))
+			w = &glueWriter{w: w}
 		}
 	}
 	return tablewriter.NewTable(w, append(base, opts...)...)

@@ -84,12 +84,13 @@ func fleetTable(w io.Writer, g *comparison.FleetGroup, st style) error {
 			return err
 		}
 		rows, healthy := shownRows(j.Rows, st.AllRows)
-		for _, r := range rows {
+		labels := nodeLabels(rows, !keep[4])
+		for ri, r := range rows {
 			verdict := "ok"
 			if r.Outlier {
 				verdict = "OUTLIER: " + st.text(r.Why)
 			}
-			if err := t.Append(pick([]string{"", "", "", st.text(r.Node), st.text(r.Source), string(r.Outcome), strconv.FormatUint(r.AllocationsOK, 10),
+			if err := t.Append(pick([]string{"", "", "", st.text(labels[ri]), st.text(r.Source), string(r.Outcome), strconv.FormatUint(r.AllocationsOK, 10),
 				fmt.Sprintf("%+.1f%%", 100*r.Deviation), cost(r.HostCost), cost(r.DeviceCost), verdict})); err != nil {
 				return err
 			}
@@ -101,7 +102,53 @@ func fleetTable(w io.Writer, g *comparison.FleetGroup, st style) error {
 			}
 		}
 	}
-	return t.Render()
+	if err := t.Render(); err != nil {
+		return err
+	}
+	hidden := 0
+	for _, k := range keep {
+		if !k {
+			hidden++
+		}
+	}
+	return hiddenNote(w, hidden, "--wide")
+}
+
+// nodeLabels names each row's node. Where the table hides the file column and one host name stands for
+// several files (runs of one machine, or of VMs all called "vm"), a node is followed by as much of its
+// file's path as tells those files apart.
+func nodeLabels(rows []comparison.FleetRow, sourceHidden bool) []string {
+	labels := make([]string, len(rows))
+	sources := map[string][]string{}
+	for i, r := range rows {
+		labels[i] = r.Node
+		sources[r.Node] = append(sources[r.Node], r.Source)
+	}
+	if !sourceHidden {
+		return labels
+	}
+	for i, r := range rows {
+		if same := sources[r.Node]; len(same) > 1 {
+			labels[i] = r.Node + string(glue) + "(" + distinctTail(r.Source, same) + ")" // one unbroken cell line
+		}
+	}
+	return labels
+}
+
+// distinctTail is the fewest trailing path elements of source that no other of sources ends in.
+func distinctTail(source string, sources []string) string {
+	parts := strings.Split(source, "/")
+	for k := 1; k < len(parts); k++ {
+		tail := strings.Join(parts[len(parts)-k:], "/")
+		clash := false
+		for _, o := range sources {
+			clash = clash || o != source && (o == tail || strings.HasSuffix(o, "/"+tail))
+		}
+		if !clash {
+			return tail
+		}
+	}
+	return source
 }
 
 // FleetRowLimit is how many nodes a job of a table shows one by one; a job with more shows its outliers

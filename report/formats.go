@@ -39,6 +39,9 @@ type Options struct {
 	// AllRows shows every node of a merge in a table, however many (else a job of more than FleetRowLimit
 	// nodes shows its outliers and a count of the others).
 	AllRows bool
+	// Chart is the name of a chart file that sits beside the rendered document (the bundle's run.png), for
+	// the Markdown report to link; empty where none does.
+	Chart string
 }
 
 // Format is one output format and the documents it can render; a nil renderer means "not for that kind".
@@ -67,7 +70,7 @@ var formats = []Format{
 	{Name: "json", Help: "the document as indented JSON, for scripts", Run: jsonOf[*result.Run], Comparison: jsonOf[*comparison.Comparison],
 		Exchange: jsonOf[*result.ExchangeRun], Inventory: jsonOf[*result.Inventory], Environment: jsonOf[*result.Environment],
 		Plan: jsonOf[*result.DryRun], Fleet: writeFleetJSON, Health: jsonOf[*comparison.Health], Expectations: jsonOf[*result.Expectations], Presets: jsonOf[*PresetList]},
-	{Name: "markdown", Help: "a report for a bug ticket", Run: writeMarkdown, Exchange: writeExchangeMarkdown,
+	{Name: "markdown", Help: "a report for a bug ticket", Run: writeMarkdown, Comparison: writeComparisonMarkdown, Exchange: writeExchangeMarkdown,
 		Environment: writeEnvironmentMarkdown, Fleet: writeFleetMarkdown},
 	{Name: "csv", Help: "every kept sample, one row per strategy and sample", Run: writeCSV, Fleet: writeFleetCSV},
 	{Name: "prom", Help: "Prometheus text exposition, for node_exporter's textfile collector", Run: writeProm},

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
@@ -17,16 +19,53 @@ import (
 // writeMarkdown renders a self-contained report for a bug ticket: the answer in one sentence, the threshold
 // table, the verdict, per-strategy figures, what the runtime said, the environment and the command that
 // reproduces the run. Every string that came from elsewhere is escaped (escape.go).
-func writeMarkdown(w io.Writer, r *result.Run, _ Options) error {
+func writeMarkdown(w io.Writer, r *result.Run, opts Options) error {
 	st := markdown
 	b := &strings.Builder{}
-	fmt.Fprintf(b, "# clmemprobe report: %s\n\n", deviceSummary(r, st))
+	// The title names each device model once, with its count: "2x NVIDIA H200".
+	fmt.Fprintf(b, "# clmemprobe report: %s\n\n", st.text(result.DeviceModel(r.Devices)))
 	if len(r.Verdict) > 0 {
 		fmt.Fprintf(b, "**%s**\n\n", st.text(r.Verdict[0]))
 	}
 	if r.Partial {
 		b.WriteString("> This run was interrupted: the result holds only the strategies that ran.\n\n")
 	}
+	writeRunSummary(b, r, st)
+	fmt.Fprintf(b, "## %s\n\n", thresholdHeading(r))
+	if err := thresholdTable(b, r, st); err != nil {
+		return err
+	}
+	if opts.Chart != "" {
+		// Only where the caller says the chart file is there: a link to nothing helps no one.
+		fmt.Fprintf(b, "\n![Host and device memory against buffers allocated](%s)\n", opts.Chart)
+	}
+	b.WriteString("\n## Verdict\n\n")
+	for _, v := range r.Verdict {
+		fmt.Fprintf(b, "- %s\n", st.text(v))
+	}
+	b.WriteString("\n## Per strategy\n\n")
+	common := commonSampler(r)
+	if common != "" {
+		fmt.Fprintf(b, "Device memory source of every strategy: %s.\n\n", st.text(common))
+	}
+	for i := range r.Strategies {
+		writeStrategyMarkdown(b, &r.Strategies[i], st, common == "")
+	}
+	writeDevicesMarkdown(b, r, st)
+	if e := r.Environment; e != nil {
+		b.WriteString("\n## Environment\n\n")
+		writeEnvironment(b, e, st)
+	}
+	fmt.Fprintf(b, "\n## Reproduce\n\nWith clmemprobe:\n\n%s\nWith a C program of a few dozen lines that repeats the first failure of one strategy, for the runtime's developers "+
+		"(it needs only the OpenCL headers and loader):\n\n%s", mdBlock(ReproduceCommand(r), "bash"),
+		mdBlock("clmemprobe report --format repro run.json > repro.c\ncc repro.c -lOpenCL -o repro && ./repro", "sh"))
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeRunSummary is the paragraph under the headline: platform, sizes, touch, budget, the variants and the
+// runtime's logging.
+func writeRunSummary(b *strings.Builder, r *result.Run, st style) {
 	fmt.Fprintf(b, "Platform %s (%s), %s buffers, touch %s, budget %d buffers per strategy", st.text(r.Platform.Name),
 		st.text(r.Platform.Version), sizeSummary(r), st.code(string(r.Config.Touch)), r.Config.MaxAllocs)
 	if r.Config.MaxBytes > 0 {
@@ -47,18 +86,43 @@ func writeMarkdown(w io.Writer, r *result.Run, _ Options) error {
 	if len(r.Config.RuntimeLog) > 0 {
 		fmt.Fprintf(b, "The runtime's logging was on (%s); what it printed is under each strategy.\n\n", st.code(settingsText(r.Config.RuntimeLog)))
 	}
-	b.WriteString("## Where each strategy failed\n\n")
-	if err := thresholdTable(b, r, st); err != nil {
-		return err
+}
+
+// thresholdHeading names the threshold table by what it holds: where the strategies failed, or, where none
+// did, where they ended.
+func thresholdHeading(r *result.Run) string {
+	for _, s := range r.Strategies {
+		if s.Outcome == result.OutcomeFailed {
+			return "Where each strategy failed"
+		}
 	}
-	b.WriteString("\n## Verdict\n\n")
-	for _, v := range r.Verdict {
-		fmt.Fprintf(b, "- %s\n", st.text(v))
+	return "Where each strategy ended"
+}
+
+// commonSampler is the device memory source every strategy that names one had, when it is the same for
+// two or more: said once then, not under each strategy (a job that never set up names none). Empty when
+// they differ.
+func commonSampler(r *result.Run) string {
+	common, n := "", 0
+	for _, s := range r.Strategies {
+		switch {
+		case s.DeviceSampler == "":
+		case common == "" || s.DeviceSampler == common:
+			common, n = s.DeviceSampler, n+1
+		default:
+			return ""
+		}
 	}
-	b.WriteString("\n## Per strategy\n\n")
-	for i := range r.Strategies {
-		writeStrategyMarkdown(b, &r.Strategies[i], st)
+	if n < 2 {
+		return ""
 	}
+	return common
+}
+
+// writeDevicesMarkdown lists the devices as the runtime described them, and says which settings that was
+// under: a variant's settings (POCL_MEMORY_LIMIT, a driver key) can change what a device reports, and the
+// result records the devices only as they were listed before the jobs, under the runtime's own settings.
+func writeDevicesMarkdown(b *strings.Builder, r *result.Run, st style) {
 	b.WriteString("## Devices\n\n")
 	for _, d := range r.Devices {
 		fmt.Fprintf(b, "- [%d] %s (%s, %s): %s, driver %s, global memory %s, max allocation %s, host-unified %s", d.Index, st.text(d.Name),
@@ -69,19 +133,21 @@ func writeMarkdown(w io.Writer, r *result.Run, _ Options) error {
 		}
 		b.WriteString("\n")
 	}
-	if e := r.Environment; e != nil {
-		b.WriteString("\n## Environment\n\n")
-		writeEnvironment(b, e, st)
+	var changed []string
+	for _, v := range r.Config.Variants {
+		if len(v.Settings) > 0 {
+			changed = append(changed, st.text(v.Name))
+		}
 	}
-	fmt.Fprintf(b, "\n## Reproduce\n\nWith clmemprobe:\n\n%s\nWith a C program of a few dozen lines that repeats the first failure of one strategy, for the runtime's developers "+
-		"(it needs only the OpenCL headers and loader):\n\n%s", mdBlock(ReproduceCommand(r), "bash"),
-		mdBlock("clmemprobe report --format repro run.json > repro.c\ncc repro.c -lOpenCL -o repro && ./repro", "sh"))
-	_, err := io.WriteString(w, b.String())
-	return err
+	if len(changed) > 0 {
+		fmt.Fprintf(b, "\nThese are the devices as listed under the runtime's own settings. Under variant %s the runtime may report other sizes; "+
+			"this result does not record the devices as those workers saw them.\n", strings.Join(changed, ", "))
+	}
 }
 
 // writeStrategyMarkdown is one strategy's section of the Markdown report.
-func writeStrategyMarkdown(b *strings.Builder, s *result.StrategyResult, st style) {
+// sampler says whether to name the job's device memory source (not when the report said it for all).
+func writeStrategyMarkdown(b *strings.Builder, s *result.StrategyResult, st style, sampler bool) {
 	variant := ""
 	if s.Variant != "" {
 		variant = ", variant " + st.text(s.Variant)
@@ -126,7 +192,7 @@ func writeStrategyMarkdown(b *strings.Builder, s *result.StrategyResult, st styl
 			st.text(fit.Why), fit.Samples, fit.Spanned, result.FitMinSamples)
 	}
 	fmt.Fprintf(b, "- peak RSS %s\n", units.Bytes(s.PeakRSSBytes))
-	if s.DeviceSampler != "" {
+	if s.DeviceSampler != "" && sampler {
 		fmt.Fprintf(b, "- device memory source: %s\n", st.text(s.DeviceSampler))
 	}
 	if s.MaxMapCount > 0 {
@@ -299,7 +365,42 @@ func ReproduceCommand(r *result.Run) string {
 			}
 		}
 	}
-	return strings.Join(append(words, ShellQuote(r.Command)), " ")
+	return strings.Join(append(words, ShellQuote(PortableCommand(r.Command))), " ")
+}
+
+// PortableCommand is a recorded command line as another machine would type it: the program by its name in
+// the clone (bin/clmemprobe) or on the PATH, not by where the user's copy lies, and without the flags that
+// name the user's own files (--out, --prom) and --force, which goes with --out: the reader neither has
+// those files nor needs them.
+func PortableCommand(argv []string) []string {
+	if len(argv) == 0 {
+		return nil
+	}
+	prog := filepath.Base(argv[0])
+	if filepath.Base(filepath.Dir(argv[0])) == "bin" {
+		prog = "bin/" + prog
+	}
+	out := []string{prog}
+	for i := 1; i < len(argv); i++ {
+		a := argv[i]
+		if a == "--" {
+			out = append(out, argv[i:]...)
+			break
+		}
+		name, _, joined := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch {
+		case !strings.HasPrefix(a, "-"):
+		case name == "force":
+			continue
+		case name == "out" || name == "prom":
+			if !joined {
+				i++ // the flag's value is the next word
+			}
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
 }
 
 // ShellQuote joins a command line so it can be pasted into a POSIX shell.
@@ -348,7 +449,8 @@ func ansiQuote(a string) string {
 	return b.String()
 }
 
-// evidenceList writes a limit's evidence as "name value" pairs, in a stable order.
+// evidenceList writes a limit's evidence in words and units, in a stable order: "1031 buffers that
+// succeeded, cgroup limit 1 GiB". A key the report does not know is written plainly, its number in full.
 func evidenceList(ev map[string]float64) string {
 	if len(ev) == 0 {
 		return ""
@@ -360,7 +462,65 @@ func evidenceList(ev map[string]float64) string {
 	sort.Strings(keys)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s %s", mdText(k), strconv.FormatFloat(ev[k], 'g', 6, 64))
+		parts[i] = evidenceItem(k, ev[k])
 	}
 	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// evidenceLabels are the evidence keys the findings write, in words.
+var evidenceLabels = map[string]string{
+	"allocations_ok": "buffers that succeeded", "per_device_allocations_ok": "buffers per-device reached",
+	"base_allocations_ok": "buffers under the base", "variant_allocations_ok": "buffers under the variant",
+	"index": "failed buffer #", "code": "code", "device": "device", "device_fill": "device filled",
+	"device_global_bytes": "device global memory", "global_mem_bytes": "device global memory", "device_used_bytes": "device memory used",
+	"device_used_at_start_bytes": "device memory in use before the loop", "device_own_bytes": "this run's device memory",
+	"device_others_bytes": "other processes' device memory", "bytes_given_to_device": "bytes given to the device", "given_bytes": "bytes given to the device",
+	"host_available_bytes": "system available memory", "host_ram_bytes": "RAM", "host_reserve_bytes": "host reserve",
+	"cgroup_limit_bytes": "cgroup limit", "cgroup_used_bytes": "cgroup memory used", "cgroup_oom_kills": "cgroup OOM kills",
+	"fd_limit": "descriptor limit", "fds_at_start": "descriptors at the start", "fds_at_end": "descriptors at the end",
+	"fds_per_buffer": "descriptors per buffer", "mappings": "memory mappings", "max_map_count": "vm.max_map_count",
+	"vms_bytes": "address space used", "address_space_bytes": "address-space limit", "ratio": "ratio",
+	"per_device_completed": "per-device completed", "replication_factor": "replication factor",
+	"outside_rss_bytes_per_buffer": "host memory outside RSS per buffer", "host_bytes_per_buffer": "host RSS per buffer",
+	"system_bytes_per_buffer": "system memory per buffer", "committed_bytes_per_buffer": "Committed_AS per buffer",
+	"device_bytes_per_buffer": "device memory per buffer", "guard_stopped": "strategies the guard stopped",
+}
+
+// evidenceItem writes one evidence figure with its label, in the unit its key names.
+func evidenceItem(k string, v float64) string {
+	label, known := evidenceLabels[k]
+	if !known {
+		if key, size, ok := strings.Cut(k, "@"); ok && key == "allocations_ok" {
+			if n, err := strconv.ParseUint(size, 10, 64); err == nil {
+				return fmt.Sprintf("%s buffers at %s", plainNumber(v), units.Size(n))
+			}
+		}
+		return mdText(strings.ReplaceAll(k, "_", " ")) + " " + plainNumber(v)
+	}
+	switch {
+	case k == "allocations_ok" || strings.HasSuffix(k, "_allocations_ok"):
+		return plainNumber(v) + " " + label
+	case k == "index":
+		return label + plainNumber(v)
+	case k == "per_device_completed":
+		return label + " " + YesNo(v == 1)
+	case strings.HasSuffix(k, "_bytes_per_buffer"):
+		return label + " " + units.SignedBytes(v)
+	case strings.HasSuffix(k, "_bytes"):
+		return label + " " + units.Bytes(uint64(max(v, 0)))
+	case k == "device_fill":
+		return fmt.Sprintf("%s %.1f%%", label, 100*v)
+	case k == "ratio" || k == "replication_factor":
+		return fmt.Sprintf("%s %.2fx", label, v)
+	}
+	return label + " " + plainNumber(v)
+}
+
+// plainNumber writes a figure as a reader does: whole numbers whole, others with two decimals, never in
+// exponent form.
+func plainNumber(v float64) string {
+	if v == math.Trunc(v) && math.Abs(v) < 1e18 {
+		return strconv.FormatInt(int64(v), 10)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
 }

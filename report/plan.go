@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/report/result"
@@ -12,29 +13,40 @@ import (
 // writePlanText renders a plan for a terminal.
 func writePlanText(w io.Writer, p *result.DryRun, opts Options) error {
 	st := terminal(opts)
-	if _, err := fmt.Fprintf(w, "clmemprobe run --dry-run: nothing is allocated. Platform %s, touch %s, devices:\n", st.text(p.Platform.Name), p.Touch); err != nil {
+	if _, err := fmt.Fprintln(w, wrapWords("", fmt.Sprintf("clmemprobe run --dry-run: nothing is allocated. Platform %s, touch %s, devices:", st.text(p.Platform.Name), p.Touch), st.Width)); err != nil {
 		return err
 	}
 	for _, d := range p.Devices {
-		fmt.Fprintf(w, "  [%d] %s, %s global memory, %s at most per buffer\n", d.Index, st.text(d.Name), units.Bytes(d.GlobalMemBytes), units.Bytes(d.MaxAllocBytes))
+		fmt.Fprintln(w, wrapWords("  ", fmt.Sprintf("[%d] %s, %s global memory, %s at most per buffer", d.Index, st.text(d.Name), units.Bytes(d.GlobalMemBytes), units.Bytes(d.MaxAllocBytes)), st.Width))
 	}
-	t := st.table(w)
-	t.Header("#", "Strategy", "Variant", "Size", "Buffers", "Bytes", "Worst case, host", "Worst case, each device")
+	headers := []string{"#", "Strategy", "Variant", "Size", "Buffers", "Bytes", "Worst case, host", "Worst case, each device"}
+	var rows [][]string
 	var worstHost, worstDev uint64
+	variants := false
 	for i, j := range p.Jobs {
-		if err := t.Append([]string{fmt.Sprint(i + 1), st.text(string(j.Strategy)), st.text(OrDash(j.Variant)), units.Size(j.SizeBytes),
-			fmt.Sprint(j.Buffers), units.Bytes(j.Bytes), units.Bytes(j.WorstHostBytes), units.Bytes(j.WorstDeviceBytes)}); err != nil {
-			return err
-		}
+		rows = append(rows, []string{fmt.Sprint(i + 1), st.text(string(j.Strategy)), st.text(result.VariantName(j.Variant)), units.Size(j.SizeBytes),
+			fmt.Sprint(j.Buffers), units.Bytes(j.Bytes), units.Bytes(j.WorstHostBytes), units.Bytes(j.WorstDeviceBytes)})
 		worstHost, worstDev = max(worstHost, j.WorstHostBytes), max(worstDev, j.WorstDeviceBytes)
+		variants = variants || j.Variant != ""
 	}
-	if err := t.Render(); err != nil {
+	// A plan without variants has no Variant column (every job would read "default"), and a narrow terminal
+	// leaves out the bytes (buffers times size) first: a column that says nothing, or only a product, would
+	// cost the worst cases the room to stay whole.
+	all := []int{0, 1, 2, 3, 4, 5, 6, 7}
+	if !variants {
+		all = []int{0, 1, 3, 4, 5, 6, 7}
+	}
+	headers = pickColumns(headers, all)
+	for i := range rows {
+		rows[i] = pickColumns(rows[i], all)
+	}
+	if err := fittedTable(w, st, headers, rows, []int{slices.Index(headers, "Bytes"), 0}, "--wide"); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "Each job runs in its own worker, one after the other, and frees its memory when it ends: at worst one holds %s of host memory and %s on each device. "+
-		"The host guard stops a job before system available memory (%s now) falls below the reserve of %s. Time limits: set-up %s, no progress %s, each job %s.\n",
+	_, err := fmt.Fprintln(w, wrapWords("", fmt.Sprintf("Each job runs in its own worker, one after the other, and frees its memory when it ends: at worst one holds %s of host memory and %s on each device. "+
+		"The host guard stops a job before system available memory (%s now) falls below the reserve of %s. Time limits: set-up %s, no progress %s, each job %s.",
 		units.Bytes(worstHost), units.Bytes(worstDev), units.Bytes(p.HostAvailable), units.Bytes(p.HostReserve), seconds(p.SetupSeconds),
-		seconds(p.HangSeconds), seconds(p.TimeoutSeconds))
+		seconds(p.HangSeconds), seconds(p.TimeoutSeconds)), st.Width))
 	return err
 }
 

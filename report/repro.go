@@ -23,8 +23,9 @@ import (
 // ErrNothingToReproduce: the run has no job a reproducer could repeat.
 var ErrNothingToReproduce = errors.New("nothing to reproduce")
 
-// ReproJob picks the job a reproducer repeats: the named strategy (and variant) where given, else the most
-// informative one: the earliest failure, else a crash or a hang, else the first job that ran.
+// ReproJob picks the job a reproducer repeats: the named strategy (and variant) where given, else the job
+// the verdict's headline names, else the most informative one: the earliest failure, else a crash or a
+// hang, else the first job that ran.
 func ReproJob(r *result.Run, strategy, variant string) (*result.StrategyResult, error) {
 	var best *result.StrategyResult
 	rank := func(s *result.StrategyResult) int {
@@ -37,6 +38,12 @@ func ReproJob(r *result.Run, strategy, variant string) (*result.StrategyResult, 
 			return 3
 		}
 		return 2
+	}
+	if strategy == "" && variant == "" {
+		// The reproducer repeats the job the verdict's headline names, so the two tell one story.
+		if s := headlineJob(r); s != nil {
+			return s, nil
+		}
 	}
 	for i := range r.Strategies {
 		s := &r.Strategies[i]
@@ -58,6 +65,25 @@ func ReproJob(r *result.Run, strategy, variant string) (*result.StrategyResult, 
 		return nil, fmt.Errorf("%w: the job names no device", ErrNothingToReproduce)
 	}
 	return best, nil
+}
+
+// headlineJob is the job the headline finding names (its first strategy, at its size and variant), when
+// it names one that ran on devices; nil otherwise.
+func headlineJob(r *result.Run) *result.StrategyResult {
+	if len(r.Findings) == 0 || len(r.Findings[0].Strategies) == 0 {
+		return nil
+	}
+	h := r.Findings[0]
+	for i := range r.Strategies {
+		s := &r.Strategies[i]
+		if s.Strategy != h.Strategies[0] || s.Variant != h.Variant && len(r.VariantNames()) > 1 || len(h.Sizes) > 0 && s.SizeBytes != h.Sizes[0] {
+			continue
+		}
+		if s.Outcome != result.OutcomeUnsupported && len(s.Devices) > 0 {
+			return s
+		}
+	}
+	return nil
 }
 
 // reproCodes are the codes the reproducer names; any other is printed by number.
@@ -88,7 +114,7 @@ func writeRepro(w io.Writer, r *result.Run, opts Options) error {
 	if err != nil {
 		return err
 	}
-	d := reproData{Version: comment(r.Tool.Version), Started: comment(r.Started), Command: comment(ShellQuote(r.Command)),
+	d := reproData{Version: comment(r.Tool.Version), Started: comment(r.Started), Command: comment(ShellQuote(PortableCommand(r.Command))),
 		Platform: cString(r.Platform.Name), Devices: s.Devices, Size: s.SizeBytes, Budget: r.Config.Budget(s.SizeBytes),
 		Shared: s.Strategy.SharesContext(), Migrate: s.Strategy == result.MigrateFirst, DeviceList: s.Strategy == result.DeviceList,
 		Fill: r.Config.Touch == result.TouchFill, Kernel: r.Config.Touch == result.TouchKernel, Pattern: kernels.FillPattern(s.SizeBytes)}

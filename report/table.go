@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
@@ -16,15 +17,46 @@ import (
 // then the verdict sentences.
 func writeTable(w io.Writer, r *result.Run, opts Options) error {
 	st := terminal(opts)
-	fmt.Fprintf(w, "clmemprobe %s: %s, platform %s, %s buffers, touch %s\n", st.text(r.Tool.Version), deviceSummary(r, st),
-		st.text(r.Platform.Name), sizeSummary(r), st.text(string(r.Config.Touch)))
+	fmt.Fprintln(w, wrapWords("", fmt.Sprintf("clmemprobe %s: %s, platform %s, %s buffers, touch %s", st.text(r.Tool.Version), deviceSummary(r, st),
+		st.text(r.Platform.Name), sizeSummary(r), st.text(string(r.Config.Touch))), st.Width))
 	if err := thresholdTable(w, r, st); err != nil {
 		return err
 	}
 	for _, v := range r.Verdict {
-		fmt.Fprintf(w, "- %s\n", st.text(v))
+		fmt.Fprintln(w, bullet(st.text(v), st.Width))
 	}
 	return nil
+}
+
+// bullet is a verdict line: one line in a pipe (scripts grep whole sentences), wrapped at word boundaries to
+// the terminal's width with the continuation indented under the text, so no sentence is cut mid-word by
+// the terminal.
+func bullet(text string, width int) string { return wrapWords("- ", text, width) }
+
+// wrapWords writes lead and text, broken at spaces into lines of at most width columns (0: one line), each
+// line after the first indented as far as lead. A word longer than a line stands alone on its line.
+func wrapWords(lead, text string, width int) string {
+	indent := strings.Repeat(" ", utf8.RuneCountInString(lead))
+	if width <= len(indent) || utf8.RuneCountInString(lead+text) <= width {
+		return lead + text
+	}
+	var b strings.Builder
+	b.WriteString(lead)
+	col := len(indent)
+	for i, word := range strings.Fields(glueUnits(text)) {
+		word = strings.ReplaceAll(word, string(glue), " ") // a number and its unit stay on one line
+		n := utf8.RuneCountInString(word)
+		if i > 0 && col+1+n > width {
+			b.WriteString("\n" + indent)
+			col = len(indent)
+		} else if i > 0 {
+			b.WriteByte(' ')
+			col++
+		}
+		b.WriteString(word)
+		col += n
+	}
+	return b.String()
 }
 
 // column is one column of the threshold table: its header, alignment, cell, and whether a narrow terminal
@@ -65,6 +97,7 @@ func thresholdTable(w io.Writer, r *result.Run, st style) error {
 	if len(r.VariantNames()) > 1 || len(r.Config.Variants) > 0 {
 		cols = append([]column{cols[0], variantColumn}, cols[1:]...)
 	}
+	hidden := 0
 	if !st.markdown && st.Width > 0 && !st.Wide && tableWidth(r, st, cols) > st.Width {
 		var keep []column
 		for _, c := range cols {
@@ -79,6 +112,7 @@ func thresholdTable(w io.Writer, r *result.Run, st style) error {
 			}
 			keep = append(keep, c)
 		}
+		hidden = len(cols) - len(keep)
 		cols = keep
 	}
 	if tableWidth(r, st, cols) <= st.Width {
@@ -100,7 +134,20 @@ func thresholdTable(w io.Writer, r *result.Run, st style) error {
 			return err
 		}
 	}
-	return t.Render()
+	if err := t.Render(); err != nil {
+		return err
+	}
+	return hiddenNote(w, hidden, "--wide")
+}
+
+// hiddenNote says under a table that a narrow terminal left columns out, and how to see them, so that a
+// reader does not take the table for all there is.
+func hiddenNote(w io.Writer, hidden int, shows string) error {
+	if hidden == 0 {
+		return nil
+	}
+	_, err := fmt.Fprintf(w, "%d %s hidden: %s\n", hidden, Plural(hidden, "column", "columns"), shows)
+	return err
 }
 
 // tableWidth is how wide the table of these columns would be, borders and padding included.
@@ -229,25 +276,48 @@ func deviceCostCell(s *result.StrategyResult) string {
 	return strings.Join(parts, " ")
 }
 
+// inventoryHeaders are the device table's columns; inventoryDrop the order in which a narrow terminal
+// leaves them out, the least telling first (the name, the memory and the device number stay).
+var (
+	inventoryHeaders = []string{"Device", "Name", "Type", "Global memory", "Max alloc", "Unified", "Version", "Driver", "PCI"}
+	inventoryDrop    = []int{8, 7, 6, 5, 2, 4}
+)
+
 // writeInventory lists every platform and its devices, one table per platform.
 func writeInventory(w io.Writer, inv *result.Inventory, opts Options) error {
+	st := terminal(opts)
 	for _, p := range *inv {
-		if _, err := fmt.Fprintf(w, "Platform %d: %s (%s), %s\n", p.Index, plain(p.Name), plain(p.Vendor), plain(p.Version)); err != nil {
+		if _, err := fmt.Fprintln(w, wrapWords("", fmt.Sprintf("Platform %d: %s (%s), %s", p.Index, plain(p.Name), plain(p.Vendor), plain(p.Version)), st.Width)); err != nil {
 			return err
 		}
-		t := terminal(opts).table(w)
-		t.Header("Device", "Name", "Type", "Global memory", "Max alloc", "Unified", "Version", "Driver", "PCI")
-		for _, d := range p.Devices {
-			if err := t.Append([]string{fmt.Sprint(d.Index), plain(d.Name), plain(d.Type), units.Bytes(d.GlobalMemBytes),
-				units.Bytes(d.MaxAllocBytes), YesNo(d.HostUnified), plain(shortVersion(d.Version)), plain(d.DriverVersion), OrDash(plain(d.PCIBusID))}); err != nil {
+		if len(p.Devices) == 0 {
+			// A table of headers alone reads as output that went missing.
+			if _, err := fmt.Fprintln(w, "(no devices)"); err != nil {
 				return err
 			}
+			continue
 		}
-		if err := t.Render(); err != nil {
+		var rows [][]string
+		for _, d := range p.Devices {
+			rows = append(rows, []string{fmt.Sprint(d.Index), plain(d.Name), plain(d.Type), units.Bytes(d.GlobalMemBytes),
+				units.Bytes(d.MaxAllocBytes), YesNo(d.HostUnified), plain(shortVersion(d.Version)), plain(d.DriverVersion), OrDash(plain(d.PCIBusID))})
+		}
+		if err := fittedTable(w, st, inventoryHeaders, rows, inventoryDrop, "--format json"); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// renderRows draws a table of the kept columns of rows under headers.
+func renderRows(t *tablewriter.Table, headers []string, rows [][]string, keep []int) error {
+	t.Header(headers)
+	for _, r := range rows {
+		if err := t.Append(pickColumns(r, keep)); err != nil {
+			return err
+		}
+	}
+	return t.Render()
 }
 
 // shortVersion keeps "OpenCL 3.0" of a device version string that runtimes pad with build details.
@@ -257,4 +327,109 @@ func shortVersion(v string) string {
 		return f[0] + " " + f[1]
 	}
 	return v
+}
+
+// glue stands, while a table is laid out, for the space between a number and its unit ("1.46 GiB"): the
+// wrapper breaks lines at any Unicode space, a no-break space included, so the cells carry this one-column
+// private-use rune instead, and glueWriter turns it back into a space on the way out.
+const glue = '\ue000'
+
+// unitWords are the units a number in a cell may be followed by.
+var unitWords = map[string]bool{"B": true, "KiB": true, "MiB": true, "GiB": true, "TiB": true, "PiB": true, "EiB": true,
+	"KB": true, "MB": true, "GB": true, "TB": true, "s": true, "ms": true, "%": true}
+
+// glueUnits joins every number in a cell to the unit after it, so that wrapping never leaves "1.46" on one
+// line and "GiB" on the next.
+func glueUnits(cell string) string {
+	words := strings.Split(cell, " ")
+	var b strings.Builder
+	for i, word := range words {
+		if i > 0 {
+			prev := words[i-1]
+			unit := strings.TrimRight(word, ",.;:)") // "256 MiB," in a sentence
+			if prev != "" && unitWords[unit] && strings.ContainsAny(prev[len(prev)-1:], "0123456789") {
+				b.WriteRune(glue)
+			} else {
+				b.WriteByte(' ')
+			}
+		}
+		b.WriteString(word)
+	}
+	return b.String()
+}
+
+// glueRow is glueUnits over a row, as a table's row filter.
+func glueRow(cells []string) []string {
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		out[i] = glueUnits(c)
+	}
+	return out
+}
+
+// glueWriter writes a table with its glue runes as spaces. It holds back the bytes of a glue rune that one
+// write leaves unfinished, and writes them with the next.
+type glueWriter struct {
+	w    io.Writer
+	held []byte
+}
+
+func (g *glueWriter) Write(p []byte) (int, error) {
+	buf := append(g.held, p...)
+	keep := 0
+	for k := 1; k < utf8.RuneLen(glue) && k <= len(buf); k++ {
+		if !utf8.FullRune(buf[len(buf)-k:]) && buf[len(buf)-k] == string(glue)[0] {
+			keep = k
+		}
+	}
+	g.held = append([]byte(nil), buf[len(buf)-keep:]...)
+	out := strings.ReplaceAll(string(buf[:len(buf)-keep]), string(glue), " ")
+	if _, err := io.WriteString(g.w, out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// fittedTable draws a table of headers and rows as wide as the terminal of st allows: while the drawn table
+// is wider, it leaves out the next column of drop (indices, least useful first), and then says under it how
+// many columns it left out and what shows them. A pipe, Markdown or --wide gets every column.
+func fittedTable(w io.Writer, st style, headers []string, rows [][]string, drop []int, shows string) error {
+	gone := map[int]bool{}
+	for {
+		var keep []int
+		for i := range headers {
+			if !gone[i] {
+				keep = append(keep, i)
+			}
+		}
+		var b bytes.Buffer
+		if err := renderRows(st.table(&b), pickColumns(headers, keep), rows, keep); err != nil {
+			return err
+		}
+		if st.markdown || st.Width <= 0 || st.Wide || len(gone) == len(drop) || widest(b.String()) <= st.Width {
+			if _, err := w.Write(b.Bytes()); err != nil {
+				return err
+			}
+			return hiddenNote(w, len(gone), shows)
+		}
+		gone[drop[len(gone)]] = true
+	}
+}
+
+// widest is the width of the longest line of s, in runes.
+func widest(s string) int {
+	n := 0
+	for _, l := range strings.Split(s, "\n") {
+		n = max(n, utf8.RuneCountInString(l))
+	}
+	return n
+}
+
+// pickColumns is the cells of the kept columns.
+func pickColumns(cells []string, keep []int) []string {
+	out := make([]string, len(keep))
+	for i, k := range keep {
+		out[i] = cells[k]
+	}
+	return out
 }

@@ -63,6 +63,9 @@ if [ $want_tests = 1 ]; then
   compgen -G "/usr/lib/*/libOpenCL.so" >/dev/null 2>&1 || [ -e /usr/lib/libOpenCL.so ] || packages+=(ocl-icd-opencl-dev)
   # Debian has no package of promtool alone: it comes with the server, in prometheus (see below).
   command -v promtool >/dev/null 2>&1 || packages+=(prometheus)
+  # The terminal tests draw the live line in an 80-column tmux pane and drive the zsh completion script.
+  command -v tmux >/dev/null 2>&1 || packages+=(tmux)
+  command -v zsh >/dev/null 2>&1 || packages+=(zsh)
 fi
 if [ $need_go = 1 ]; then
   command -v curl >/dev/null 2>&1 || packages+=(curl)

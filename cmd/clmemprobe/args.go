@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -20,6 +21,14 @@ func flagsFirst(app *cli.App, args []string) []string {
 	if cmd == nil {
 		return args
 	}
+	flags, rest := splitArgs(cmd, args[2:])
+	out := append([]string{args[0], args[1]}, flags...)
+	return append(out, rest...)
+}
+
+// splitArgs parts a command's arguments into its flags (with the values of those that take one) and the
+// rest, in order; "--" and all after it are the rest.
+func splitArgs(cmd *cli.Command, in []string) (flags, rest []string) {
 	takesValue := map[string]bool{}
 	for _, f := range cmd.Flags {
 		dg, ok := f.(cli.DocGenerationFlag)
@@ -27,8 +36,6 @@ func flagsFirst(app *cli.App, args []string) []string {
 			takesValue[n] = ok && dg.TakesValue()
 		}
 	}
-	var flags, rest []string
-	in := args[2:]
 	for i := 0; i < len(in); i++ {
 		a := in[i]
 		if a == "--" {
@@ -46,8 +53,41 @@ func flagsFirst(app *cli.App, args []string) []string {
 			flags = append(flags, in[i])
 		}
 	}
-	out := append([]string{args[0], args[1]}, flags...)
-	return append(out, rest...)
+	return flags, rest
+}
+
+// helpArgs makes "clmemprobe help CMD" what "clmemprobe CMD --help" is, and "clmemprobe help" the program's
+// help, as git, gh and kubectl have them. Help asked with arguments it cannot use is bad input, as any
+// argument a command does not take is: otherwise the help library takes the argument for a help topic and
+// fails with an exit code that means something else.
+func helpArgs(app *cli.App, args []string) ([]string, error) {
+	if len(args) >= 2 && args[1] == "help" {
+		switch {
+		case len(args) == 2:
+			return []string{args[0], "--help"}, nil
+		case len(args) > 3:
+			return nil, usageErr("help takes one command, got %q (clmemprobe help %s)", args[3], args[2])
+		case app.Command(args[2]) == nil:
+			var names []string
+			for _, c := range app.Commands {
+				names = append(names, c.Name)
+			}
+			return nil, usageErr("help: unknown command %q%s; the commands are %s", args[2], suggestion(args[2], names), strings.Join(names, ", "))
+		}
+		return []string{args[0], args[2], "--help"}, nil
+	}
+	if len(args) < 3 {
+		return args, nil
+	}
+	cmd := app.Command(args[1])
+	if cmd == nil {
+		return args, nil
+	}
+	flags, rest := splitArgs(cmd, args[2:])
+	if len(rest) > 0 && rest[0] != "--" && (slices.Contains(flags, "-h") || slices.Contains(flags, "--help")) {
+		return nil, usageErr("%s --help takes no arguments, got %q (clmemprobe help %s)", cmd.Name, rest[0], cmd.Name)
+	}
+	return args, nil
 }
 
 // suggestion returns " (did you mean X?)" for the closest of names to what was typed, or "" when none is

@@ -83,7 +83,7 @@ func TestBadInputGetsOneClearLine(t *testing.T) {
 		{"report of a missing file", []string{"report", "/nonexistent/run.json"}, "no such file"},
 		{"report of a file that is not a result", []string{"report", file}, "not a clmemprobe result"},
 		{"report of /dev/zero", []string{"report", "/dev/zero"}, "does not start with {"},
-		{"report of a folder", []string{"report", dir}, "is a directory"},
+		{"report of a folder without a result", []string{"report", dir}, "run.json"},
 		{"report format", []string{"report", "--format", "pdf", file}, "format"},
 		{"report format after the file", []string{"report", file, "--format", "pdf"}, "format"},
 		{"compare tolerance", []string{"compare", "--tolerance", "lots", file, file}, "percentage"},
@@ -99,7 +99,7 @@ func TestBadInputGetsOneClearLine(t *testing.T) {
 		{"merge without inputs", []string{"merge"}, "at least one"},
 		{"merge tolerance", []string{"merge", "--tolerance", "x", dir}, "percentage"},
 		{"check without expectations", []string{"check"}, "needs --expect"},
-		{"record without output", []string{"check", "--record", file}, "needs --output"},
+		{"record with expectations", []string{"check", "--record", "--expect", file, file}, "no --expect"},
 		{"prom into a missing folder", []string{"run", "--prom", "/nonexistent/dir/x.prom"}, "does not exist"},
 	}
 	for _, c := range cases {

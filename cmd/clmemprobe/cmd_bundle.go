@@ -87,8 +87,12 @@ func runBundle(_ context.Context, o bundleOptions, stderr io.Writer) error {
 		return b.Bytes(), err
 	}
 	files := []bundleFile{{"run.json", original}}
-	for _, f := range []struct{ name, format string }{{"report.md", "markdown"}, {"run.png", "png"}, {"run.svg", "svg"}} {
-		body, err := render(f.format, report.Options{})
+	// report.md sits beside run.png in the bundle, so it may link it.
+	for _, f := range []struct {
+		name, format string
+		opts         report.Options
+	}{{"report.md", "markdown", report.Options{Chart: "run.png"}}, {"run.png", "png", report.Options{}}, {"run.svg", "svg", report.Options{}}} {
+		body, err := render(f.format, f.opts)
 		if err != nil {
 			return outputErr("cannot render %s: %v", f.name, err)
 		}
@@ -148,7 +152,7 @@ func runBundle(_ context.Context, o bundleOptions, stderr io.Writer) error {
 // bundleReadme is the README of a bundle: what happened, in the tool's words, and how to see it again.
 func bundleReadme(r *result.Run, reproErr error) []byte {
 	b := &bytes.Buffer{}
-	fmt.Fprintf(b, "# An OpenCL allocation failure, packed by clmemprobe %s\n\n", report.MarkdownText(r.Tool.Version))
+	fmt.Fprintf(b, "# %s, packed by clmemprobe %s\n\n", bundleTitle(r), report.MarkdownText(r.Tool.Version))
 	if len(r.Verdict) > 0 {
 		fmt.Fprintf(b, "**%s**\n\n", report.MarkdownText(r.Verdict[0]))
 	}
@@ -159,16 +163,45 @@ func bundleReadme(r *result.Run, reproErr error) []byte {
 	b.WriteString("| `run.json` | the result as clmemprobe wrote it (schema 1: every figure the report rests on) |\n")
 	b.WriteString("| `run.png`, `run.svg` | host and device memory against buffers allocated |\n")
 	if reproErr == nil {
-		b.WriteString("| `repro.c` | a C program that repeats the first failure with the OpenCL API alone |\n")
+		fmt.Fprintf(b, "| `repro.c` | a C program that repeats %s with the OpenCL API alone |\n", reproWhat(r))
 	}
 	b.WriteString("| `environment.txt` | the machine, the kernel's memory settings, the ICD loader, the runtime's variables |\n\n")
 	if reproErr == nil {
 		b.WriteString("To reproduce without clmemprobe (OpenCL headers and loader only):\n\n```sh\ncc repro.c -lOpenCL -o repro && ./repro\n```\n\n")
-		b.WriteString("It prints the first failure in the same words as the report, and the failure clmemprobe recorded beside it.\n\n")
+		b.WriteString("It prints what happened in the same words as the report, and what clmemprobe recorded beside it.\n\n")
 	} else {
 		fmt.Fprintf(b, "There is no C reproducer: %s.\n\n", report.MarkdownText(reproErr.Error()))
 	}
 	b.WriteString("To run the whole probe again with clmemprobe (https://github.com/clmemprobe/clmemprobe):\n\n")
 	b.WriteString(report.MarkdownCode(report.ReproduceCommand(r), "sh"))
 	return b.Bytes()
+}
+
+// bundleTitle says what the run found, by its jobs' outcomes: a failure only where an allocation failed.
+func bundleTitle(r *result.Run) string {
+	title := "An OpenCL allocation probe without a failure"
+	for _, s := range r.Strategies {
+		switch s.Outcome {
+		case result.OutcomeFailed:
+			return "An OpenCL allocation failure"
+		case result.OutcomeCrashed, result.OutcomeHung:
+			title = "An OpenCL runtime that " + map[result.Outcome]string{result.OutcomeCrashed: "crashed", result.OutcomeHung: "hung"}[s.Outcome]
+		}
+	}
+	if r.Partial {
+		title += " (interrupted)"
+	}
+	return title
+}
+
+// reproWhat is what the reproducer repeats: the job it follows and how that job ended.
+func reproWhat(r *result.Run) string {
+	s, err := report.ReproJob(r, "", "")
+	if err != nil {
+		return "the probe"
+	}
+	if s.Outcome == result.OutcomeFailed {
+		return fmt.Sprintf("the first failure of %s", s.Strategy)
+	}
+	return fmt.Sprintf("the loop of %s, which ended %s after %d buffers", s.Strategy, s.Outcome, s.AllocationsOK)
 }

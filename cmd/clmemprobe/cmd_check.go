@@ -18,23 +18,23 @@ import (
 
 // checkOptions are the flags of `check`.
 type checkOptions struct {
-	Expect, Output, Budget, Tolerance, OpenCLLib, Format, Prom string
-	Record                                                     bool
-	args, commandLine                                          []string
+	Expect, Output, TimeLimit, Tolerance, OpenCLLib, Format, Prom string
+	Record, Quiet                                                 bool
+	args, commandLine                                             []string
 }
 
 type checkRequest struct {
-	record          bool
+	record, quiet   bool
 	expect, runFile string
 	output, prom    string
-	budget          time.Duration
+	timeLimit       time.Duration
 	tolerance       float64
 	library, format string
 	command         []string
 }
 
-// checkMargin is kept back from the budget for starting up, judging and writing: the command ends within
-// its budget, not at it.
+// checkMargin is kept back from the time limit for starting up, judging and writing: the command ends within
+// its time limit, not at it.
 const checkMargin = 2 * time.Second
 
 func checkCommand(stdout, stderr io.Writer) *cli.Command {
@@ -46,22 +46,25 @@ func checkCommand(stdout, stderr io.Writer) *cli.Command {
 		Description: `clmemprobe check --expect FILE runs the jobs FILE names (strategies, sizes, touch mode and budget, on the
 same devices) and holds each to the threshold it reached when it was recorded: healthy when it reaches at
 least that less --tolerance, or its whole budget; below expectation when it reaches less, crashes, hangs,
-or cannot finish within --budget. FILE is an expectations file or a run.json; make the small file with
+or cannot finish within --time-limit. FILE is an expectations file, a run.json or a run's folder; make the
+small file with
   clmemprobe check --record --output expect.json RUN.json
-from a run short enough to fit the budget (a few hundred buffers with --touch fill). The whole check ends
-within --budget (default 50s, under the 60 s Slurm gives a HealthCheckProgram) and prints one line. A
-different device model than the recorded one is bad input; a different driver is noted, not judged.
+(without --output it goes to stdout) from a run short enough to fit the time limit (a few hundred buffers
+with --touch fill). The whole check ends within --time-limit (default 50s, under the 60 s Slurm gives a
+HealthCheckProgram; --budget is its old name, still taken) and prints one line. A different device model
+than the recorded one is bad input; a different driver is noted, not judged.
 
-` + exitCodesOne("below expectation: a job reached less than recorded, crashed, hung or did not finish within --budget", exitOK, exitRegression, exitUsage, exitNoOpenCL, exitOutput),
+` + exitCodesOne("below expectation: a job reached less than recorded, crashed, hung or did not finish within --time-limit", exitOK, exitRegression, exitUsage, exitNoOpenCL, exitOutput),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "expect", Destination: &o.Expect, Usage: "the expectations file (or a run.json) to hold this node to"},
-			&cli.StringFlag{Name: "budget", Value: "50s", Destination: &o.Budget, Usage: "the most time the whole check may take"},
+			&cli.StringFlag{Name: "time-limit", Aliases: []string{"budget"}, Value: "50s", Destination: &o.TimeLimit, Usage: "the most time the whole check may take (--budget is its old name)"},
 			&cli.StringFlag{Name: "tolerance", Value: "10%", Destination: &o.Tolerance, Usage: "how far below the expected threshold a job may end and still be healthy"},
-			&cli.BoolFlag{Name: "record", Destination: &o.Record, Usage: "write the expectations of RUN.json to --output instead of checking"},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Destination: &o.Output, Usage: "with --record: the expectations file to write"},
+			&cli.BoolFlag{Name: "record", Destination: &o.Record, Usage: "write the expectations of RUN.json (or a run's folder) to --output, or stdout, instead of checking"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Destination: &o.Output, Usage: "with --record: the expectations file to write (default: stdout)"},
 			&cli.StringFlag{Name: "prom", Destination: &o.Prom, Usage: "also write the check's run as Prometheus metrics to this file, replaced atomically"},
 			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: "table (one line) or json"},
 			openclLibFlag(&o.OpenCLLib),
+			quietFlag(&o.Quiet),
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
@@ -72,13 +75,13 @@ different device model than the recorded one is bad input; a different driver is
 }
 
 func (o checkOptions) validate() (*checkRequest, error) {
-	r := &checkRequest{record: o.Record, expect: o.Expect, output: o.Output, prom: o.Prom, format: o.Format,
+	r := &checkRequest{record: o.Record, quiet: o.Quiet, expect: o.Expect, output: o.Output, prom: o.Prom, format: o.Format,
 		library: probe.LibraryPath(o.OpenCLLib), command: result.RedactArgs(o.commandLine)}
 	if o.Record {
-		if len(o.args) != 1 || o.Output == "" || o.Expect != "" {
-			return nil, usageErr("check --record needs --output FILE and one RUN.json argument, and no --expect (see clmemprobe check --help)")
+		if len(o.args) != 1 || o.Expect != "" {
+			return nil, usageErr("check --record needs one RUN.json (or a run's folder) argument, and no --expect (see clmemprobe check --help)")
 		}
-		r.runFile = o.args[0]
+		r.runFile = resultPath(o.args[0])
 		return r, nil
 	}
 	if o.Expect == "" {
@@ -91,11 +94,11 @@ func (o checkOptions) validate() (*checkRequest, error) {
 		return nil, usageErr("--output is for --record; the check prints one line (and --prom writes metrics)")
 	}
 	var err error
-	if r.budget, err = ParseDuration(o.Budget); err != nil {
-		return nil, usageErr("--budget: %v", err)
+	if r.timeLimit, err = ParseDuration(o.TimeLimit); err != nil {
+		return nil, usageErr("--time-limit: %v", err)
 	}
-	if r.budget < 5*time.Second {
-		return nil, usageErr("--budget %s is too short to load a runtime and run a job; give at least 5s", o.Budget)
+	if r.timeLimit < 5*time.Second {
+		return nil, usageErr("--time-limit %s is too short to load a runtime and run a job; give at least 5s", o.TimeLimit)
 	}
 	if r.tolerance, err = ParsePercent(o.Tolerance); err != nil {
 		return nil, usageErr("--tolerance: %v", err)
@@ -106,6 +109,27 @@ func (o checkOptions) validate() (*checkRequest, error) {
 	return r, nil
 }
 
+// recordExpectations writes what check holds a node to, from a recorded run, to --output or stdout.
+func recordExpectations(req *checkRequest, stdout, stderr io.Writer) error {
+	r, err := loadResult(req.runFile)
+	if err != nil {
+		return err
+	}
+	if req.output == "" {
+		return render(stdout, "json", result.ExpectationsFrom(r))
+	}
+	if err := checkOutput("--output", req.output, req.runFile); err != nil {
+		return err
+	}
+	if err := renderFile(req.output, "json", result.ExpectationsFrom(r)); err != nil {
+		return err
+	}
+	if !req.quiet {
+		fmt.Fprintf(stderr, "clmemprobe: wrote %s\n", req.output)
+	}
+	return nil
+}
+
 func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) error {
 	start := time.Now()
 	req, err := o.validate()
@@ -113,24 +137,13 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) err
 		return err
 	}
 	if req.record {
-		r, err := loadResult(req.runFile)
-		if err != nil {
-			return err
-		}
-		if err := checkOutput("--output", req.output, req.runFile); err != nil {
-			return err
-		}
-		if err := renderFile(req.output, "json", result.ExpectationsFrom(r)); err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "clmemprobe: wrote %s\n", req.output)
-		return nil
+		return recordExpectations(req, stdout, stderr)
 	}
-	// A check ends within its budget: a FIFO or a terminal could hold it up for ever.
+	// A check ends within its time limit: a FIFO or a terminal could hold it up for ever.
 	if fi, err := os.Stat(req.expect); err == nil && !fi.Mode().IsRegular() {
 		return usageErr("--expect %s is not a plain file; give the expectations file (check --record writes one)", req.expect)
 	}
-	exp, err := result.LoadExpectations(req.expect)
+	exp, err := result.LoadExpectations(resultPath(req.expect))
 	if err != nil {
 		return usageErr("--expect: %v", err)
 	}
@@ -143,11 +156,11 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) err
 	for _, j := range exp.Jobs {
 		recorded += j.Seconds
 	}
-	if time.Duration(recorded*float64(time.Second)) > req.budget/2 {
-		return usageErr("the recorded jobs took %.1f s, more than half of --budget %s: record a shorter run (fewer --max-allocs) or give a longer budget", recorded, req.budget)
+	if time.Duration(recorded*float64(time.Second)) > req.timeLimit/2 {
+		return usageErr("the recorded jobs took %.1f s, more than half of --time-limit %s: record a shorter run (fewer --max-allocs) or give a longer time limit", recorded, req.timeLimit)
 	}
-	// The budget is a deadline for the whole command: listing devices, every job, judging, writing.
-	deadline := start.Add(req.budget - checkMargin)
+	// The time limit is a deadline for the whole command: listing devices, every job, judging, writing.
+	deadline := start.Add(req.timeLimit - checkMargin)
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	ctx, stop := withInterrupt(ctx, stderr)
@@ -165,7 +178,7 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) err
 		return runErr
 	}
 	findings.Apply(run)
-	health := comparison.CheckHealth(exp, run, req.tolerance, req.budget.Seconds())
+	health := comparison.CheckHealth(exp, run, req.tolerance, req.timeLimit.Seconds())
 	health.Seconds = time.Since(start).Seconds()
 	var writeErr error
 	if req.prom != "" {

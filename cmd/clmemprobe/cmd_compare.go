@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"io"
+	"strings"
 
 	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
@@ -11,15 +12,16 @@ import (
 
 // compareOptions are the flags of `compare`.
 type compareOptions struct {
-	Tolerance, Format string
-	Wide              bool
-	args              []string
+	Tolerance, Format, Output string
+	Wide                      bool
+	args                      []string
 }
 
 type compareRequest struct {
 	base, next string
 	tolerance  float64
-	format     string
+	format     *report.Format
+	output     string
 	wide       bool
 }
 
@@ -28,9 +30,9 @@ func compareCommand(stdout io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:      "compare",
 		Usage:     "compare two results; exit 1 when a threshold regressed beyond the tolerance",
-		ArgsUsage: "BASE.json NEW.json",
+		ArgsUsage: "BASE.json|DIR NEW.json|DIR",
 		Description: `For each strategy and buffer size: buffers reached, outcome and host cost per buffer, old against new.
-A strategy regressed when it reached fewer buffers by more than --tolerance, when it now crashes or hangs,
+Each argument is a run.json or a run's folder. A strategy regressed when it reached fewer buffers by more than --tolerance, when it now crashes or hangs,
 when its host cost per buffer grew by more than the tolerance (and by more than 1% of the buffer size), or
 when it is missing from the new run. For pipelines: exit 0 no regression, 1 regression, 2 unusable input
 (a file that is not a result, another schema version, or runs on other devices or with another touch mode:
@@ -39,7 +41,8 @@ those are not compared).
 ` + exitCodesOne("a threshold regressed beyond the tolerance", exitOK, exitRegression, exitUsage, exitOutput),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "tolerance", Value: "10%", Destination: &o.Tolerance, Usage: "allowed change before it counts, as a percentage"},
-			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: "table or json"},
+			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: strings.Join(report.Names(report.KindComparison), ", ")},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Destination: &o.Output, Usage: "write to this file instead of stdout"},
 			&cli.BoolFlag{Name: "wide", Destination: &o.Wide, Usage: "show every column of a table, however wide the terminal"},
 		},
 		OnUsageError: commandUsageError,
@@ -52,22 +55,28 @@ those are not compared).
 
 func (o compareOptions) validate() (*compareRequest, error) {
 	if len(o.args) != 2 {
-		return nil, usageErr("compare needs two arguments, BASE.json and NEW.json (see clmemprobe compare --help)")
+		return nil, usageErr("compare needs two arguments, BASE.json and NEW.json, files or run folders (see clmemprobe compare --help)")
 	}
 	tol, err := ParsePercent(o.Tolerance)
 	if err != nil {
 		return nil, usageErr("--tolerance: %v", err)
 	}
-	if _, err := report.Lookup(o.Format, report.KindComparison); err != nil {
+	f, err := report.Lookup(o.Format, report.KindComparison)
+	if err != nil {
 		return nil, usageErr("--format: %v", err)
 	}
-	return &compareRequest{base: o.args[0], next: o.args[1], tolerance: tol, format: o.Format, wide: o.Wide}, nil
+	return &compareRequest{base: resultPath(o.args[0]), next: resultPath(o.args[1]), tolerance: tol, format: f, output: o.Output, wide: o.Wide}, nil
 }
 
 func runCompare(_ context.Context, o compareOptions, stdout io.Writer) error {
 	req, err := o.validate()
 	if err != nil {
 		return err
+	}
+	if req.output != "" {
+		if err := checkOutput("--output", req.output, req.base, req.next); err != nil {
+			return err
+		}
 	}
 	base, err := loadResult(req.base)
 	if err != nil {
@@ -81,7 +90,7 @@ func runCompare(_ context.Context, o compareOptions, stdout io.Writer) error {
 	if cmp.Incomparable != "" {
 		return usageErr("%s and %s cannot be compared: %s; compare runs of the same devices and touch mode", req.base, req.next, cmp.Incomparable)
 	}
-	if err := renderWide(stdout, req.format, cmp, req.wide); err != nil {
+	if err := emit(stdout, req.output, req.format, cmp, req.wide); err != nil {
 		return err
 	}
 	if cmp.Regressed {

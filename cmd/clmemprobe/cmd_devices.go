@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe"
+	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/urfave/cli/v2"
 )
 
@@ -14,7 +16,8 @@ import (
 type listingOptions struct {
 	OpenCLLib    string
 	SetupTimeout string
-	JSON         bool
+	Format       string
+	JSON         bool // the old spelling of --format json, still taken
 	args         []string
 }
 
@@ -27,8 +30,9 @@ type listingRequest struct {
 
 // listing is one listing command: what its help says, and what it lists once its flags are checked.
 type listing struct {
-	name, usage, description, jsonUsage string
-	list                                func(ctx context.Context, req *listingRequest, stdout io.Writer) error
+	name, usage, description string
+	kind                     report.Kind // what it prints, for the formats it takes
+	list                     func(ctx context.Context, req *listingRequest, stdout io.Writer) error
 }
 
 // command binds the listing's flags and runs it under Ctrl-C's interrupt.
@@ -39,11 +43,12 @@ func (l listing) command(stdout, stderr io.Writer) *cli.Command {
 		Usage:       l.usage,
 		Description: l.description + "\n\n" + exitCodes(exitOK, exitUsage, exitNoOpenCL, exitOutput, exitInterrupted),
 		Flags: []cli.Flag{openclLibFlag(&o.OpenCLLib), setupTimeoutFlag(&o.SetupTimeout),
-			&cli.BoolFlag{Name: "json", Destination: &o.JSON, Usage: l.jsonUsage}},
+			&cli.StringFlag{Name: "format", Destination: &o.Format, Usage: strings.Join(report.Names(l.kind), ", ") + " (default: table)"},
+			&cli.BoolFlag{Name: "json", Destination: &o.JSON, Usage: "the same as --format json"}},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
 			o.args = c.Args().Slice()
-			req, err := o.validate(l.name)
+			req, err := o.validate(l.name, l.kind)
 			if err != nil {
 				return err
 			}
@@ -55,7 +60,7 @@ func (l listing) command(stdout, stderr io.Writer) *cli.Command {
 }
 
 // validate checks the flags of the listing command; it has no side effects.
-func (o listingOptions) validate(command string) (*listingRequest, error) {
+func (o listingOptions) validate(command string, kind report.Kind) (*listingRequest, error) {
 	if len(o.args) > 0 {
 		return nil, usageErr("%s takes no arguments, got %q", command, o.args[0])
 	}
@@ -63,11 +68,19 @@ func (o listingOptions) validate(command string) (*listingRequest, error) {
 	if err != nil {
 		return nil, usageErr("--setup-timeout: %v", err)
 	}
-	r := &listingRequest{library: probe.LibraryPath(o.OpenCLLib), setup: setup, format: "table"}
-	if o.JSON {
-		r.format = "json"
+	format := o.Format
+	switch {
+	case o.JSON && format != "" && format != "json":
+		return nil, usageErr("--json and --format %s contradict each other: give one", format)
+	case o.JSON:
+		format = "json"
+	case format == "":
+		format = "table"
 	}
-	return r, nil
+	if _, err := report.Lookup(format, kind); err != nil {
+		return nil, usageErr("--format: %v", err)
+	}
+	return &listingRequest{library: probe.LibraryPath(o.OpenCLLib), setup: setup, format: format}, nil
 }
 
 func devicesCommand(stdout, stderr io.Writer) *cli.Command {
@@ -77,8 +90,8 @@ func devicesCommand(stdout, stderr io.Writer) *cli.Command {
 		description: "Lists platforms and devices: name, vendor, type, OpenCL and driver version, global memory, maximum\n" +
 			"allocation, host-unified memory, PCI bus id. Device numbers are what run --devices takes. The runtime is\n" +
 			"loaded in a child process: one that crashes or hangs ends as one line and exit code 3.",
-		jsonUsage: "print JSON instead of a table",
-		list:      listDevices,
+		kind: report.KindInventory,
+		list: listDevices,
 	}.command(stdout, stderr)
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/clmemprobe/clmemprobe/probe"
+	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/urfave/cli/v2"
 )
 
@@ -17,8 +18,8 @@ func envCommand(stdout, stderr io.Writer) *cli.Command {
 			"the OpenCL platforms, /dev/dri nodes and their drivers, and the environment variables that change what\n" +
 			"vendor runtimes do. Works without OpenCL (the platforms are then left out); a runtime that crashes or\n" +
 			"hangs while listing its platforms is named on stderr after the block, with exit code 3.",
-		jsonUsage: "print JSON",
-		list:      listEnvironment,
+		kind: report.KindEnvironment,
+		list: listEnvironment,
 	}.command(stdout, stderr)
 }
 

@@ -18,8 +18,8 @@ import (
 // exchangeOptions are the flags of `exchange`.
 type exchangeOptions struct {
 	OpenCLLib, Platform, Devices  string
-	Cells, Halo, Steps            int64
-	VerifyEvery, BenchReps        int64
+	Cells, Halo, Steps            string // counts: 1e6 as well as 1000000 (ParseCount)
+	VerifyEvery, BenchReps        string
 	Sync, BenchBytes, BufferFlags string
 	SetupTimeout, HangTimeout     string
 	Format                        string
@@ -35,6 +35,7 @@ type exchangeRequest struct {
 	format   string
 	flags    string
 	command  []string
+	note     string // said on stderr before anything runs (a decimal --bench-bytes)
 }
 
 func exchangeCommand(stdout, stderr io.Writer) *cli.Command {
@@ -57,13 +58,13 @@ hangs while setting up ends with exit code 3, during the steps with exit code 5.
 			openclLibFlag(&o.OpenCLLib),
 			&cli.StringFlag{Name: "platform", Destination: &o.Platform, Usage: "platform index or part of its name (default: the first platform with devices)"},
 			&cli.StringFlag{Name: "devices", Value: "all", Destination: &o.Devices, Usage: "two or more device indices within the platform, or all"},
-			&cli.Int64Flag{Name: "cells", Value: 1 << 20, Destination: &o.Cells, Usage: "cells (32-bit) per device"},
-			&cli.Int64Flag{Name: "halo", Value: 4, Destination: &o.Halo, Usage: "halo width in cells (also the stencil's radius)"},
-			&cli.Int64Flag{Name: "steps", Value: 100, Destination: &o.Steps, Usage: "time steps"},
+			&cli.StringFlag{Name: "cells", Value: "1048576", Destination: &o.Cells, Usage: "cells (32-bit) per device"},
+			&cli.StringFlag{Name: "halo", Value: "4", Destination: &o.Halo, Usage: "halo width in cells (also the stencil's radius)"},
+			&cli.StringFlag{Name: "steps", Value: "100", Destination: &o.Steps, Usage: "time steps"},
 			&cli.StringFlag{Name: "sync", Value: "events", Destination: &o.Sync, Usage: "events (wait on the producers' kernel events) or none"},
-			&cli.Int64Flag{Name: "verify-every", Value: 0, Destination: &o.VerifyEvery, Usage: "also verify every k steps (0: after the last step only)"},
+			&cli.StringFlag{Name: "verify-every", Value: "0", Destination: &o.VerifyEvery, Usage: "also verify every k steps (0: after the last step only)"},
 			&cli.StringFlag{Name: "bench-bytes", Value: "16MiB", Destination: &o.BenchBytes, Usage: "transfer size for the copy-path comparison (the halo size is measured too)"},
-			&cli.Int64Flag{Name: "bench-reps", Value: 20, Destination: &o.BenchReps, Usage: "repetitions per path in the comparison (0: skip it)"},
+			&cli.StringFlag{Name: "bench-reps", Value: "20", Destination: &o.BenchReps, Usage: "repetitions per path in the comparison (0: skip it)"},
 			&cli.StringFlag{Name: "buffer-flags", Value: "read-write", Destination: &o.BufferFlags, Usage: "flags of every buffer: read-write, or read-write,alloc-host-ptr (CL_MEM_ALLOC_HOST_PTR)"},
 			setupTimeoutFlag(&o.SetupTimeout),
 			&cli.StringFlag{Name: "hang-timeout", Value: "60s", Destination: &o.HangTimeout, Usage: "steps without progress for this long are declared hung"},
@@ -81,16 +82,10 @@ func (o exchangeOptions) validate() (*exchangeRequest, error) {
 	if len(o.args) > 0 {
 		return nil, usageErr("exchange takes no arguments, got %q", o.args[0])
 	}
-	for _, v := range []struct {
-		name string
-		v    int64
-	}{{"--cells", o.Cells}, {"--halo", o.Halo}, {"--steps", o.Steps}} {
-		if v.v <= 0 {
-			return nil, usageErr("%s must be positive, got %d", v.name, v.v)
-		}
-	}
-	if o.VerifyEvery < 0 || o.BenchReps < 0 {
-		return nil, usageErr("--verify-every and --bench-reps cannot be negative")
+	var cells, halo, steps, verify, reps uint64
+	if err := parseCounts(countFlag{"cells", o.Cells, &cells, 1}, countFlag{"halo", o.Halo, &halo, 1}, countFlag{"steps", o.Steps, &steps, 1},
+		countFlag{"verify-every", o.VerifyEvery, &verify, 0}, countFlag{"bench-reps", o.BenchReps, &reps, 0}); err != nil {
+		return nil, err
 	}
 	if _, err := report.Lookup(o.Format, report.KindExchange); err != nil {
 		return nil, usageErr("--format: %v", err)
@@ -100,6 +95,7 @@ func (o exchangeOptions) validate() (*exchangeRequest, error) {
 	if r.ex.BenchBytes, err = units.ParseSize(o.BenchBytes); err != nil {
 		return nil, usageErr("--bench-bytes: %v", err)
 	}
+	r.note = decimalNote("--bench-bytes", o.BenchBytes, r.ex.BenchBytes)
 	if r.ex.AllocHostPtr, err = parseBufferFlags(o.BufferFlags); err != nil {
 		return nil, usageErr("--buffer-flags: %v", err)
 	}
@@ -112,8 +108,8 @@ func (o exchangeOptions) validate() (*exchangeRequest, error) {
 	if r.limits.Hang, err = ParseDuration(o.HangTimeout); err != nil {
 		return nil, usageErr("--hang-timeout: %v", err)
 	}
-	r.ex.Devices, r.ex.Cells, r.ex.Halo, r.ex.Steps = r.devices, uint64(o.Cells), uint64(o.Halo), uint64(o.Steps)
-	r.ex.Sync, r.ex.VerifyEvery, r.ex.BenchReps = o.Sync, uint64(o.VerifyEvery), int(o.BenchReps)
+	r.ex.Devices, r.ex.Cells, r.ex.Halo, r.ex.Steps = r.devices, cells, halo, steps
+	r.ex.Sync, r.ex.VerifyEvery, r.ex.BenchReps = o.Sync, verify, int(reps)
 	if err := r.ex.Validate(); err != nil {
 		return nil, usageErr("%v", err)
 	}
@@ -143,6 +139,9 @@ func runExchange(ctx context.Context, o exchangeOptions, stdout, stderr io.Write
 	req, err := o.validate()
 	if err != nil {
 		return err
+	}
+	if req.note != "" {
+		fmt.Fprintln(stderr, "clmemprobe:", req.note)
 	}
 	ctx, stop := withInterrupt(ctx, stderr)
 	defer stop()

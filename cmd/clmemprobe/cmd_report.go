@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/clmemprobe/clmemprobe/report"
@@ -17,7 +18,7 @@ import (
 type reportOptions struct {
 	Format, Output    string
 	Strategy, Variant string
-	MaxSamples        int64
+	MaxSamples        string // a count: 1e3 as well as 1000
 	Wide              bool
 	args              []string
 }
@@ -35,15 +36,15 @@ func reportCommand(stdout io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:      "report",
 		Usage:     "render a saved run.json again: " + strings.Join(report.Names(report.KindRun), ", "),
-		ArgsUsage: "RUN.json",
-		Description: "Renders a result written by run --out, with the verdict derived again from its numbers.\n" +
+		ArgsUsage: "RUN.json|DIR",
+		Description: "Renders a result written by run --out (its run.json, or the folder), with the verdict derived again from its numbers.\n" +
 			"markdown is the report for a bug ticket; csv lists every kept sample, one row per strategy and sample;\n" +
 			"png and svg draw memory against buffers allocated (for a sweep, buffers reached against buffer size)\n" +
 			"and need --output or a redirected stdout.\n\n" + exitCodes(exitOK, exitUsage, exitOutput),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: strings.Join(report.Names(report.KindRun), ", ")},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Destination: &o.Output, Usage: "write to this file instead of stdout"},
-			&cli.Int64Flag{Name: "max-samples", Destination: &o.MaxSamples, Usage: "keep at most this many samples per strategy, evenly spread, first and last kept (smaller files for tickets; 0: all)"},
+			&cli.StringFlag{Name: "max-samples", Value: "0", Destination: &o.MaxSamples, Usage: "keep at most this many samples per strategy, evenly spread, first and last kept (smaller files for tickets; 0: all)"},
 			&cli.BoolFlag{Name: "wide", Destination: &o.Wide, Usage: "show every column of a table, however wide the terminal"},
 			&cli.StringFlag{Name: "strategy", Destination: &o.Strategy, Usage: "repro: the strategy to reproduce (default: the one that failed first)"},
 			&cli.StringFlag{Name: "variant", Destination: &o.Variant, Usage: "repro: the variant to reproduce"},
@@ -58,10 +59,14 @@ func reportCommand(stdout io.Writer) *cli.Command {
 
 func (o reportOptions) validate() (*reportRequest, error) {
 	if len(o.args) != 1 {
-		return nil, usageErr("report needs exactly one RUN.json argument (see clmemprobe report --help)")
+		return nil, usageErr("report needs exactly one RUN.json (or a run's folder) argument (see clmemprobe report --help)")
 	}
-	if o.MaxSamples < 0 || o.MaxSamples == 1 {
-		return nil, usageErr("--max-samples must be 0 (all) or at least 2, got %d", o.MaxSamples)
+	var maxSamples uint64
+	if err := parseCounts(countFlag{"max-samples", o.MaxSamples, &maxSamples, 0}); err != nil {
+		return nil, err
+	}
+	if maxSamples == 1 {
+		return nil, usageErr("--max-samples must be 0 (all) or at least 2, got %s", o.MaxSamples)
 	}
 	f, err := report.Lookup(o.Format, report.KindRun)
 	if err != nil {
@@ -70,8 +75,17 @@ func (o reportOptions) validate() (*reportRequest, error) {
 	if (o.Strategy != "" || o.Variant != "") && f.Name != "repro" {
 		return nil, usageErr("--strategy and --variant pick the job of --format repro; %s shows every job", f.Name)
 	}
-	return &reportRequest{path: o.args[0], output: o.Output, format: f, maxSamples: int(o.MaxSamples), wide: o.Wide,
+	return &reportRequest{path: resultPath(o.args[0]), output: o.Output, format: f, maxSamples: int(maxSamples), wide: o.Wide,
 		job: report.Options{Strategy: o.Strategy, Variant: o.Variant}}, nil
+}
+
+// resultPath is the run.json an argument names: the file itself, or the run.json in a run's folder (what
+// run --out wrote), as merge takes folders too.
+func resultPath(arg string) string {
+	if fi, err := os.Stat(arg); err == nil && fi.IsDir() {
+		return filepath.Join(arg, runFile)
+	}
+	return arg
 }
 
 // loadResult reads a run.json; what cannot be read is bad input (exit 2).

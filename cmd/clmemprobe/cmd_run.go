@@ -22,7 +22,7 @@ import (
 type runOptions struct {
 	OpenCLLib, Platform, Devices, Strategies string
 	Size, Sizes, MaxBytes, HostReserve       string
-	MaxAllocs                                int64
+	MaxAllocs                                string // a count: 1e5 as well as 100000
 	Touch                                    string
 	Timeout, HangTimeout, SetupTimeout       string
 	SampleInterval, Out, Format, Prom        string
@@ -30,6 +30,7 @@ type runOptions struct {
 	Force, Wide, DryRun                      bool
 	Variants, Presets                        []string
 	NoDefaultVariant, RuntimeLog             bool
+	Quiet, Verbose                           bool
 	args, commandLine                        []string
 }
 
@@ -45,7 +46,10 @@ type runRequest struct {
 	wide       bool
 	dryRun     bool
 	runtimeLog bool
-	presets    bool // --variant-preset list: print the presets
+	presets    bool     // --variant-preset list: print the presets
+	notes      []string // said once on stderr before anything runs (a decimal size)
+	quiet      bool     // no progress line and no "wrote" line on stderr; errors still are
+	verbose    bool     // the plan on stderr before the run
 }
 
 func runCommand(stdout, stderr io.Writer) *cli.Command {
@@ -76,15 +80,15 @@ stops the strategy before it does. Ctrl-C writes a partial result; a second Ctrl
 			&cli.StringFlag{Name: "platform", Destination: &o.Platform, Usage: "platform index or part of its name (default: the first platform with devices)"},
 			&cli.StringFlag{Name: "devices", Value: "all", Destination: &o.Devices, Usage: "device indices within the platform: all, 0,1 or 0-3"},
 			&cli.StringFlag{Name: "strategies", Value: "shared,per-device,migrate-first", Destination: &o.Strategies, Usage: "comma-separated: shared, per-device, migrate-first, device-list, or all"},
-			&cli.StringFlag{Name: "size", Value: "1MiB", Destination: &o.Size, Usage: "buffer size: KiB, MiB, GiB, TiB are powers of 1024 (K, M, G, T too: 1M is 1 MiB), KB, MB, GB, TB powers of 1000 (1MB is 10^6 bytes); sums such as 1MiB+4KiB"},
+			&cli.StringFlag{Name: "size", Value: "1MiB", Destination: &o.Size, Usage: "buffer size: KiB, MiB, GiB, TiB are powers of 1024 (K, M, G, T and Ki, Mi, Gi, Ti too: 1M is 1 MiB), KB, MB, GB, TB powers of 1000 (1MB is 10^6 bytes, said on stderr); sums such as 1MiB+4KiB"},
 			&cli.StringFlag{Name: "sizes", Destination: &o.Sizes, Usage: "a sweep: comma-separated sizes, each run with every strategy (overrides --size)"},
-			&cli.Int64Flag{Name: "max-allocs", Value: 100000, Destination: &o.MaxAllocs, Usage: "buffers per strategy (the user's loop runs 100000)"},
+			&cli.StringFlag{Name: "max-allocs", Value: "100000", Destination: &o.MaxAllocs, Usage: "buffers per strategy (the user's loop runs 100000); 1e5 is the same"},
 			&cli.StringFlag{Name: "max-bytes", Destination: &o.MaxBytes, Usage: "stop each strategy after this many bytes of buffers (default: no byte limit)"},
 			&cli.StringFlag{Name: "touch", Value: "none", Destination: &o.Touch, Usage: "what to do to each buffer after creating it: none, fill, kernel"},
 			&cli.StringFlag{Name: "timeout", Value: "10m", Destination: &o.Timeout, Usage: "time limit per strategy; past it the strategy is stopped"},
 			&cli.StringFlag{Name: "hang-timeout", Value: "60s", Destination: &o.HangTimeout, Usage: "a loop without progress for this long is declared hung"},
 			setupTimeoutFlag(&o.SetupTimeout),
-			&cli.StringFlag{Name: "host-reserve", Destination: &o.HostReserve, Usage: "stop a strategy before system available memory falls below this, and in a memory cgroup with a limit before its free memory falls below the smaller of this and a sixteenth of the limit; 0 turns the guard off (default: the larger of 1GiB and 5% of RAM)"},
+			&cli.StringFlag{Name: "host-reserve", Destination: &o.HostReserve, Usage: "stop a strategy before system available memory falls below this, and in a memory cgroup with a limit before its free memory falls below the smaller of this and a sixteenth of the limit; at least 64MiB (less cannot protect anything: the kernel acts first), or 0 to turn the guard off (default: the larger of 1GiB and 5% of RAM)"},
 			&cli.StringFlag{Name: "sample-interval", Value: "10ms", Destination: &o.SampleInterval, Usage: "least time between memory samples (the host guard keeps its own 5 ms cadence)"},
 			&cli.StringFlag{Name: "out", Destination: &o.Out, Usage: "folder to write run.json, samples.jsonl (every sample, as it comes) and run.png into (created if missing; one run at a time)"},
 			&cli.StringFlag{Name: "prom", Destination: &o.Prom, Usage: "also write the result as Prometheus metrics to this file, replaced atomically (for node_exporter's textfile collector, name it *.prom)"},
@@ -97,6 +101,8 @@ stops the strategy before it does. Ctrl-C writes a partial result; a second Ctrl
 			&cli.BoolFlag{Name: "runtime-log", Destination: &o.RuntimeLog, Usage: "turn on the runtime's documented logging in the workers and keep what it prints (bounded)"},
 			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: "output on stdout: table, json or markdown"},
 			&cli.BoolFlag{Name: "wide", Destination: &o.Wide, Usage: "show every column of a table, however wide the terminal"},
+			quietFlag(&o.Quiet),
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Destination: &o.Verbose, Usage: "print the plan (jobs, budgets, worst cases) on stderr before the run"},
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
@@ -115,10 +121,14 @@ func (o runOptions) validate() (*runRequest, error) {
 	if len(o.args) > 0 {
 		return nil, usageErr("run takes no arguments, got %q (see clmemprobe run --help)", o.args[0])
 	}
-	r := &runRequest{platform: o.Platform, out: o.Out, prom: o.Prom, force: o.Force, format: o.Format, wide: o.Wide, dryRun: o.DryRun}
+	if o.Quiet && o.Verbose {
+		return nil, usageErr("--quiet and --verbose contradict each other: give one")
+	}
+	r := &runRequest{platform: o.Platform, out: o.Out, prom: o.Prom, force: o.Force, format: o.Format, wide: o.Wide, dryRun: o.DryRun,
+		quiet: o.Quiet, verbose: o.Verbose}
 	p := &r.plan
 	p.Library, p.Command, p.ToolVersion = probe.LibraryPath(o.OpenCLLib), result.RedactArgs(o.commandLine), version
-	if err := o.parseJobs(p); err != nil {
+	if err := o.parseJobs(p, &r.notes); err != nil {
 		return nil, err
 	}
 	if err := o.parseLimits(p); err != nil {
@@ -150,26 +160,28 @@ func (o runOptions) validate() (*runRequest, error) {
 }
 
 // parseJobs puts into the plan what its jobs are: the strategies, the sizes and each job's budget.
-func (o runOptions) parseJobs(p *probe.Plan) error {
+func (o runOptions) parseJobs(p *probe.Plan, notes *[]string) error {
 	var err error
 	if p.Strategies, err = ParseStrategies(o.Strategies); err != nil {
 		return usageErr("--strategies: %v", err)
 	}
+	flag, sizes := "--size", []string{o.Size}
 	if o.Sizes != "" {
-		if p.Sizes, err = units.ParseSizes(o.Sizes); err != nil {
-			return usageErr("--sizes: %v", err)
-		}
-	} else {
-		s, err := units.ParseSize(o.Size)
+		flag, sizes = "--sizes", strings.Split(o.Sizes, ",")
+	}
+	for _, typed := range sizes {
+		s, err := units.ParseSize(typed)
 		if err != nil {
-			return usageErr("--size: %v", err)
+			return usageErr("%s: %v", flag, err)
 		}
-		p.Sizes = []uint64{s}
+		p.Sizes = append(p.Sizes, s)
+		if note := decimalNote(flag, typed, s); note != "" {
+			*notes = append(*notes, note)
+		}
 	}
-	if o.MaxAllocs <= 0 {
-		return usageErr("--max-allocs must be a positive number of buffers, got %d", o.MaxAllocs)
+	if err := parseCounts(countFlag{"max-allocs", o.MaxAllocs, &p.MaxAllocs, 1}); err != nil {
+		return err
 	}
-	p.MaxAllocs = uint64(o.MaxAllocs)
 	if o.MaxBytes != "" {
 		if p.MaxBytes, err = units.ParseSize(o.MaxBytes); err != nil {
 			return usageErr("--max-bytes: %v", err)
@@ -213,8 +225,33 @@ func (o runOptions) parseLimits(p *probe.Plan) error {
 		if p.HostReserve, err = units.ParseSize(o.HostReserve); err != nil {
 			return usageErr("--host-reserve: %v (or 0 to turn the host guard off)", err)
 		}
+		if p.HostReserve < minHostReserve {
+			return usageErr("--host-reserve %s is too small to protect the machine: give at least %s (the kernel keeps tens of MiB free for itself and the OOM killer acts before available memory nears zero, so a smaller reserve would stop nothing), or 0 to turn the guard off",
+				o.HostReserve, units.Size(minHostReserve))
+		}
 	}
 	return nil
+}
+
+// minHostReserve is the least reserve the host guard takes. The parent kills a stuck worker at half the
+// reserve, and the kernel keeps its own watermark free (vm.min_free_kbytes: up to 64 MiB by default) with
+// reclaim and the OOM killer starting near it: below 64 MiB the guard's stop and the parent's kill would
+// come after the kernel has acted, protecting nothing. A guard stop within 5 ms of reading (a fill loop
+// moves a few MiB in that time) also needs room.
+const minHostReserve = 64 << 20
+
+// decimalNote says what a size typed in a decimal unit is, once: in OpenCL work a decimal unit is almost
+// always a slip for the binary one, but it may be meant, so it is said and not refused.
+func decimalNote(flag, typed string, bytes uint64) string {
+	binary, ok := units.BinaryReading(typed)
+	if !ok {
+		return ""
+	}
+	meant, err := units.ParseSize(binary)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%s %s is %s bytes (decimal); %s is %s", flag, strings.TrimSpace(typed), units.Grouped(bytes), binary, units.Grouped(meant))
 }
 
 // variants are the variants the flags ask for, in order: the default (unless left out or placed
@@ -282,6 +319,9 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 	if req.presets {
 		return renderWide(stdout, "table", presetList(), req.wide)
 	}
+	for _, note := range req.notes {
+		fmt.Fprintln(stderr, "clmemprobe:", note)
+	}
 	if req.prom != "" {
 		if err := checkOutput("--prom", req.prom); err != nil {
 			return err
@@ -327,7 +367,16 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 		}
 		return renderWide(stdout, format, plan.DryRun(inv), req.wide)
 	}
-	obs := newRunObserver(stderr, out)
+	if req.verbose {
+		if err := renderWide(stderr, "table", plan.DryRun(inv), req.wide); err != nil {
+			return err
+		}
+	}
+	progress := stderr
+	if req.quiet {
+		progress = io.Discard
+	}
+	obs := newRunObserver(progress, out)
 	run, runErr := probe.Run(ctx, plan, inv, obs)
 	interrupted := errors.Is(runErr, context.Canceled)
 	if runErr != nil && !interrupted {
@@ -359,7 +408,7 @@ func finishRun(run *result.Run, req *runRequest, out *outputDir, interrupted boo
 	if err := renderWide(stdout, req.format, run, req.wide); err != nil {
 		return err
 	}
-	if len(written) > 0 && writeErr == nil {
+	if len(written) > 0 && writeErr == nil && !req.quiet {
 		fmt.Fprintf(stderr, "clmemprobe: wrote %s\n", strings.Join(written, ", "))
 	}
 	switch {

@@ -135,7 +135,10 @@ func main() {
 func realMain(args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
 	completeFrom(app, args, stdout)
-	err := app.RunContext(context.Background(), flagsFirst(app, args))
+	args, err := helpArgs(app, args)
+	if err == nil {
+		err = app.RunContext(context.Background(), flagsFirst(app, args))
+	}
 	if err != nil {
 		var ee *exitError
 		if !errors.As(err, &ee) || ee.err != nil {
@@ -183,7 +186,8 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Description: "clmemprobe repeats the clCreateBuffer loop that fails in your program under several context\n" +
 			"strategies (one context over all devices, one per device, migrate-first, device-list), each in its own\n" +
 			"worker process, samples host and device memory, and reports the first failure of each: the buffer's\n" +
-			"index, the call and stage that failed, the code (-4, -5, -6), and what a buffer costs.\n\n" + exitCodesHelp,
+			"index, the call and stage that failed, the code (-4, -5, -6), and what a buffer costs.\n" +
+			"clmemprobe help COMMAND (or COMMAND --help) shows a command's flags and exit codes.\n\n" + exitCodesHelp,
 		Commands: []*cli.Command{devicesCommand(stdout, stderr), runCommand(stdout, stderr), reportCommand(stdout),
 			compareCommand(stdout), mergeCommand(stdout, stderr), checkCommand(stdout, stderr), bundleCommand(stderr), exchangeCommand(stdout, stderr), envCommand(stdout, stderr), versionCommand(stdout), completionCommand(stdout)},
 		Writer:          stdout,
@@ -220,6 +224,13 @@ func openclLibFlag(dest *string) cli.Flag {
 func setupTimeoutFlag(dest *string) cli.Flag {
 	return &cli.StringFlag{Name: "setup-timeout", Value: "120s", Destination: dest,
 		Usage: "time limit for loading the runtime, listing devices, creating contexts and building kernels"}
+}
+
+// quietFlag is -q of the commands that say what they did on stderr: with it they say nothing there but
+// errors and warnings.
+func quietFlag(dest *bool) cli.Flag {
+	return &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Destination: dest,
+		Usage: "nothing on stderr but errors and warnings: no progress line, no \"wrote ...\" line"}
 }
 
 // commandUsageError makes flag errors of subcommands one clear line with exit code 2, with the closest flag

@@ -4,13 +4,16 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/clmemprobe/clmemprobe/probe"
 	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/clmemprobe/clmemprobe/report/units"
 	"github.com/mattn/go-isatty"
+	"golang.org/x/sys/unix"
 )
 
 // runObserver hears the engine: it shows one live line per strategy on a terminal (nothing in pipes and
@@ -19,6 +22,7 @@ import (
 type runObserver struct {
 	w     io.Writer
 	live  bool
+	term  *os.File // the terminal of the live line
 	width int
 	out   *outputDir // nil without --out
 }
@@ -29,6 +33,7 @@ func newRunObserver(stderr io.Writer, out *outputDir) *runObserver {
 	o := &runObserver{w: stderr, out: out}
 	if f, ok := stderr.(*os.File); ok {
 		o.live = isatty.IsTerminal(f.Fd())
+		o.term = f
 	}
 	return o
 }
@@ -43,31 +48,58 @@ func (o *runObserver) RunStarted(run *result.Run) {
 
 func (o *runObserver) JobStarted(j probe.Job) {
 	if o.live {
-		o.line(fmt.Sprintf("%-13s %s buffers on devices %v: starting", j.Strategy, units.Size(j.Size), j.Devices))
+		o.line(lineParts{fmt.Sprintf("%-13s %s buffers", j.Strategy, units.Size(j.Size)), fmt.Sprintf(" on devices %v", j.Devices), ": starting"})
 	}
 }
 
 func (o *runObserver) Progress(p probe.Progress) {
 	if o.live {
-		o.line(progressLine(p))
+		o.line(progressParts(p))
 	}
 }
 
 // progressLine is a job's live line: buffers of the budget, the share done, bytes, host RSS, time taken and,
 // once the rate is known, about how long is left at that rate.
-func progressLine(p probe.Progress) string {
+func progressLine(p probe.Progress) string { return fitLine(progressParts(p), 0) }
+
+// lineParts are the pieces of a live line, most useful first: a narrow terminal drops them from the end.
+type lineParts []string
+
+// progressParts is the progress line in pieces, most useful first: how far the job is, then its bytes, the
+// host RSS, the time taken, and last the estimate of the time left, the first to go.
+func progressParts(p probe.Progress) lineParts {
 	pct := 0.0
 	if p.Job.Budget > 0 {
 		pct = 100 * float64(p.Allocations) / float64(p.Job.Budget)
 	}
-	line := fmt.Sprintf("%-13s %d/%d buffers (%.1f%%)  %s  host RSS %s  %.1fs", p.Job.Strategy, p.Allocations, p.Job.Budget, pct,
-		units.Bytes(p.Allocations*p.Job.Size), units.Bytes(p.RSSBytes), p.Elapsed.Seconds())
+	parts := lineParts{fmt.Sprintf("%-13s %d/%d buffers (%.1f%%)", p.Job.Strategy, p.Allocations, p.Job.Budget, pct),
+		"  " + units.Bytes(p.Allocations*p.Job.Size), "  host RSS " + units.Bytes(p.RSSBytes), fmt.Sprintf("  %.1fs", p.Elapsed.Seconds())}
 	if p.Allocations > 0 && p.Allocations < p.Job.Budget && p.Elapsed > time.Second {
 		left := time.Duration(float64(p.Elapsed) / float64(p.Allocations) * float64(p.Job.Budget-p.Allocations))
-		line += fmt.Sprintf(", about %s left", left.Round(time.Second))
+		parts = append(parts, fmt.Sprintf(", about %s left", left.Round(time.Second)))
 	}
-	return line
+	return parts
 }
+
+// fitLine joins parts, dropping them from the end while the line is wider than width columns (0: no
+// limit), and cuts the first if even it alone is too wide: a line that wraps cannot be rewritten by a
+// carriage return, and every refresh would leave a stale copy behind.
+func fitLine(parts lineParts, width int) string {
+	for n := len(parts); n > 0; n-- {
+		line := strings.Join(parts[:n], "")
+		if width <= 0 || displayWidth(line) <= width {
+			return line
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return string([]rune(parts[0])[:width])
+}
+
+// displayWidth is how many terminal columns s takes: one per rune (the line is digits, ASCII and unit
+// names; a byte count would overstate any non-ASCII strategy or variant name).
+func displayWidth(s string) int { return utf8.RuneCountInString(s) }
 
 func (o *runObserver) Sample(j probe.Job, s *result.Sample) {
 	if o.out != nil {
@@ -79,8 +111,8 @@ func (o *runObserver) Sample(j probe.Job, s *result.Sample) {
 func (o *runObserver) JobDone(j probe.Job, run *result.Run) {
 	r := &run.Strategies[len(run.Strategies)-1]
 	if o.live {
-		o.line(fmt.Sprintf("%-13s %9d buffers  %10s  %s in %s", r.Strategy, r.AllocationsOK, units.Bytes(r.BytesOK),
-			r.Outcome, (time.Duration(r.Seconds * float64(time.Second))).Round(time.Millisecond)))
+		o.line(lineParts{fmt.Sprintf("%-13s %9d buffers", r.Strategy, r.AllocationsOK), fmt.Sprintf("  %10s", units.Bytes(r.BytesOK)),
+			fmt.Sprintf("  %s in %s", r.Outcome, (time.Duration(r.Seconds * float64(time.Second))).Round(time.Millisecond))})
 		fmt.Fprintln(o.w)
 		o.width = 0
 	}
@@ -91,9 +123,34 @@ func (o *runObserver) JobDone(j probe.Job, run *result.Run) {
 	}
 }
 
-// line rewrites the current terminal line.
-func (o *runObserver) line(s string) {
-	pad := max(o.width-len(s), 0)
+// line rewrites the current terminal line with as much of parts as fits in the terminal's width, read on
+// every refresh so that a resized window is followed. The last column stays free: some terminals wrap a line
+// that fills the width exactly.
+func (o *runObserver) line(parts lineParts) {
+	width := o.columns()
+	if width > 1 {
+		width--
+	}
+	s := fitLine(parts, width)
+	// The spaces that blank the rest of the previous line stop at the width too, should the window have
+	// narrowed since it was written.
+	blank := o.width
+	if width > 0 {
+		blank = min(blank, width)
+	}
+	pad := max(blank-displayWidth(s), 0)
 	fmt.Fprintf(o.w, "\r%s%*s", s, pad, "")
-	o.width = len(s)
+	o.width = displayWidth(s)
+}
+
+// columns is the width of the terminal the live line goes to, or 0 when it cannot be told.
+func (o *runObserver) columns() int {
+	if o.term == nil {
+		return 0
+	}
+	ws, err := unix.IoctlGetWinsize(int(o.term.Fd()), unix.TIOCGWINSZ)
+	if err != nil {
+		return 0
+	}
+	return int(ws.Col)
 }

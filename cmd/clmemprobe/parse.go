@@ -209,3 +209,62 @@ func ParseVariant(s string) (result.Variant, error) {
 	}
 	return v, nil
 }
+
+// maxCount bounds a count flag: far past any budget a machine could reach, and exact in a float64.
+const maxCount = 1 << 53
+
+// ParseCount reads a count as users type it: 100000, 100_000, or in exponent form (1e6, 1.5e3). Exponent
+// form must still name a whole number: 1.2345e2 is an error, not 123.
+func ParseCount(s string) (uint64, error) {
+	in := s
+	s = strings.ReplaceAll(strings.TrimSpace(s), "_", "")
+	if n, err := strconv.ParseUint(s, 10, 64); err == nil {
+		if n > maxCount {
+			return 0, fmt.Errorf("%q is too large (at most %d)", in, uint64(maxCount))
+		}
+		return n, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	// ParseFloat also reads hexadecimal, infinities and NaN, which no one types for a count.
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || strings.ContainsAny(s, "xXpP") || s == "" {
+		if strings.HasPrefix(s, "-") && err == nil {
+			return 0, fmt.Errorf("%q is negative: give a positive number such as 1000 or 1e3", in)
+		}
+		return 0, fmt.Errorf("%q is not a count: give a number such as 1000 or 1e3", in)
+	}
+	switch {
+	case f < 0:
+		return 0, fmt.Errorf("%q is negative: give a positive number such as 1000 or 1e3", in)
+	case f > maxCount:
+		return 0, fmt.Errorf("%q is too large (at most %d)", in, uint64(maxCount))
+	case f != math.Trunc(f):
+		return 0, fmt.Errorf("%q is not a whole number (%s): give a count such as 1000 or 1e3", in, strconv.FormatFloat(f, 'f', -1, 64))
+	}
+	return uint64(f), nil
+}
+
+// countFlag is one count flag: its name, the value given, where the count goes, and the least it may be.
+type countFlag struct {
+	name  string
+	value string
+	dest  *uint64
+	least uint64
+}
+
+// parseCounts reads count flags in order; the first that does not read is bad input.
+func parseCounts(flags ...countFlag) error {
+	for _, f := range flags {
+		n, err := ParseCount(f.value)
+		if err != nil {
+			return usageErr("--%s: %v", f.name, err)
+		}
+		if n < f.least {
+			if f.least == 1 {
+				return usageErr("--%s must be positive, got %s", f.name, strings.TrimSpace(f.value))
+			}
+			return usageErr("--%s must be at least %d, got %s", f.name, f.least, strings.TrimSpace(f.value))
+		}
+		*f.dest = n
+	}
+	return nil
+}

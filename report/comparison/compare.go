@@ -103,6 +103,9 @@ func incomparable(base, next Key) string {
 func judge(b, n *result.StrategyResult, tol float64) (string, string) {
 	got, ref := float64(n.AllocationsOK), float64(b.AllocationsOK)
 	switch {
+	case b.GuardStopped() || n.GuardStopped():
+		// The host guard's reserve, not the runtime, ended one of them: no threshold to hold against the other.
+		return ChangeInconclusive, guardWhy(b, n)
 	case Worse(n.Outcome, b.Outcome):
 		return ChangeRegressed, fmt.Sprintf("outcome %s -> %s", b.Outcome, n.Outcome)
 	case OnlyBounded(n) && n.AllocationsOK < b.AllocationsOK:
@@ -115,4 +118,13 @@ func judge(b, n *result.StrategyResult, tol float64) (string, string) {
 		return ChangeImproved, fmt.Sprintf("%d -> %d buffers, %s -> %s", b.AllocationsOK, n.AllocationsOK, b.Outcome, n.Outcome)
 	}
 	return ChangeEqual, ""
+}
+
+// guardWhy says which run's job the host guard stopped, and at how many buffers.
+func guardWhy(b, n *result.StrategyResult) string {
+	which, s := "the new run", n
+	if b.GuardStopped() {
+		which, s = "the baseline", b
+	}
+	return fmt.Sprintf("the host guard stopped %s at %d buffers, before any runtime limit", which, s.AllocationsOK)
 }

@@ -221,6 +221,9 @@ func (d *deriver) headline() result.Finding {
 		return result.Finding{Kind: result.FindingHeadline, Sentence: "No strategy ran."}
 	}
 	if d.first == nil {
+		if f, ok := d.stoppedHeadline(); ok {
+			return f
+		}
 		return d.completedHeadline()
 	}
 	v, lf := d.first.v, d.first.limit

@@ -42,6 +42,20 @@ func Derive(r *result.Run) ([]result.Finding, []result.StrategyLimit) {
 
 // derive returns the run's findings and puts each strategy's limit in limits.
 func derive(r *result.Run, limits map[*result.StrategyResult]limitFinding) []result.Finding {
+	fs := deriveVariants(r, limits)
+	// What holds for the whole run, once, right after the headline: a single device, jobs that did not run.
+	var notes []result.Finding
+	if f, ok := oneDevice(r); ok {
+		notes = append(notes, f)
+	}
+	if f, ok := notRun(r); ok {
+		notes = append(notes, f)
+	}
+	return append(fs[:1:1], append(notes, fs[1:]...)...)
+}
+
+// deriveVariants returns the findings of every variant, the first variant's headline first.
+func deriveVariants(r *result.Run, limits map[*result.StrategyResult]limitFinding) []result.Finding {
 	variants := r.VariantNames()
 	if len(variants) <= 1 {
 		return deriveOne(r, jobsOf(r, nil), limits)
@@ -95,7 +109,7 @@ func deriveOne(r *result.Run, jobs []*result.StrategyResult, limits map[*result.
 	}
 	d.codeFindings()
 	head := d.headline()
-	return append([]result.Finding{head}, d.out...)
+	return append(append([]result.Finding{head}, d.stopNotes()...), d.out...)
 }
 
 // distinct returns key(s) of every job, each once, in the order they first appear.
@@ -201,6 +215,7 @@ func (d *deriver) size(size uint64) {
 	d.failures(views, size)
 	d.classifyAll(views, size)
 	d.costs(views, size)
+	d.overcommit(views, size)
 	d.deferred(views, size)
 	d.codes.note(views)
 	d.unmeasured(views, size)
@@ -269,6 +284,9 @@ func (d *deriver) failures(views []*view, size uint64) {
 			body = fmt.Sprintf(" hung after %d buffers, during %s (%s)", s.AllocationsOK, s.LastStage, s.Reason)
 		case result.OutcomeStopped:
 			body = fmt.Sprintf(" was stopped after %d buffers: %s", s.AllocationsOK, s.Reason)
+			if interrupted(s) {
+				body = fmt.Sprintf(" was interrupted after %d buffers, before any limit", s.AllocationsOK)
+			}
 		case result.OutcomeUnsupported:
 			body = fmt.Sprintf(" is not supported here: %s", s.Reason)
 		default:
@@ -314,7 +332,8 @@ func (d *deriver) classifyAll(views []*view, size uint64) {
 	}
 	for _, v := range views {
 		// The headline speaks of the first size: the strategy that ended earliest there.
-		if v.limit.limit != "" && size == d.sizes[0] && (d.first == nil || v.s.AllocationsOK < d.first.v.s.AllocationsOK) {
+		// A stop (the guard, an interrupt, a timeout) is no runtime result: it never leads the verdict.
+		if v.limit.limit != "" && !stoppedEarly(v.s) && size == d.sizes[0] && (d.first == nil || v.s.AllocationsOK < d.first.v.s.AllocationsOK) {
 			d.first = &firstEnd{v: v, limit: limitFinding{v.limit.limit, v.limit.evidence, ""}, size: size}
 		}
 	}

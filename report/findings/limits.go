@@ -38,6 +38,9 @@ func classify(v *view, sweep []*view, perDevice *view) limitFinding {
 		if s.GuardStopped() {
 			return guardLimit(v, ev)
 		}
+		if interrupted(s) {
+			return limitFinding{} // nothing ended it but the user: no limit, known or unknown
+		}
 		return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("stopped before any limit (%s): raise --timeout or run it to its end (unknown)", firstClause(s.Reason))}
 	}
 	if notSetUp(s) {

@@ -106,16 +106,58 @@ func Nanos(ns float64) string {
 	return fmt.Sprintf("%.0f ns", ns)
 }
 
+// sizeUnits are the units a size may be typed in, in lower case. Ki, Mi, Gi and Ti are kubectl's spelling of
+// the binary units, which cluster owners type out of habit.
 var sizeUnits = map[string]uint64{
 	"": 1, "b": 1,
-	"k": 1 << 10, "kib": 1 << 10, "kb": 1000,
-	"m": 1 << 20, "mib": 1 << 20, "mb": 1000 * 1000,
-	"g": 1 << 30, "gib": 1 << 30, "gb": 1000 * 1000 * 1000,
-	"t": 1 << 40, "tib": 1 << 40, "tb": 1000 * 1000 * 1000 * 1000,
+	"k": 1 << 10, "ki": 1 << 10, "kib": 1 << 10, "kb": 1000,
+	"m": 1 << 20, "mi": 1 << 20, "mib": 1 << 20, "mb": 1000 * 1000,
+	"g": 1 << 30, "gi": 1 << 30, "gib": 1 << 30, "gb": 1000 * 1000 * 1000,
+	"t": 1 << 40, "ti": 1 << 40, "tib": 1 << 40, "tb": 1000 * 1000 * 1000 * 1000,
+}
+
+// binaryOf is the binary unit a decimal one is most likely a slip for.
+var binaryOf = map[string]string{"kb": "KiB", "mb": "MiB", "gb": "GiB", "tb": "TiB"}
+
+// BinaryReading returns s with each decimal unit (KB, MB, GB, TB) written as its binary one ("1mb" ->
+// "1MiB"), and whether s had one. Buffer sizes in OpenCL work are almost always meant in powers of 1024,
+// so a command says once what a decimal size is; it does not refuse it. s should already parse.
+func BinaryReading(s string) (string, bool) {
+	terms := strings.Split(strings.TrimSpace(s), "+")
+	decimal := false
+	for i, term := range terms {
+		term = strings.TrimSpace(term)
+		j := strings.IndexFunc(term, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+		if j < 0 {
+			terms[i] = term
+			continue
+		}
+		num, unit := term[:j], strings.ToLower(strings.TrimSpace(term[j:]))
+		if b, ok := binaryOf[unit]; ok {
+			decimal = true
+			terms[i] = num + b
+		} else {
+			terms[i] = num + strings.TrimSpace(term[j:])
+		}
+	}
+	return strings.Join(terms, "+"), decimal
+}
+
+// Grouped writes n with a comma between groups of three digits, as the notes on stderr spell byte counts.
+func Grouped(n uint64) string {
+	s := strconv.FormatUint(n, 10)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 // ParseSize reads a byte size: a number with an optional unit (B, KiB, MiB, GiB, TiB are powers of 1024;
-// KB, MB, GB, TB powers of 1000; K, M, G, T are read as KiB, MiB, GiB, TiB), and sums of such terms joined
+// KB, MB, GB, TB powers of 1000; K, M, G, T and Ki, Mi, Gi, Ti are read as KiB, MiB, GiB, TiB), and sums of such terms joined
 // by '+' so sizes around pool thresholds can be written as "1MiB+4KiB". Zero and negative sizes are errors.
 func ParseSize(s string) (uint64, error) {
 	s = strings.TrimSpace(s)
@@ -147,11 +189,11 @@ func parseSizeTerm(t string) (uint64, error) {
 		if strings.HasPrefix(t, "-") {
 			return 0, fmt.Errorf("must be positive")
 		}
-		return 0, fmt.Errorf("no number (units: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)")
+		return 0, fmt.Errorf("no number (units: B, KiB, MiB, GiB, TiB or Ki, Mi, Gi, Ti; KB, MB, GB, TB)")
 	}
 	mult, ok := sizeUnits[unit]
 	if !ok {
-		return 0, fmt.Errorf("unknown unit %q (units: B, KiB, MiB, GiB, TiB, KB, MB, GB, TB)", t[i:])
+		return 0, fmt.Errorf("unknown unit %q (units: B, KiB, MiB, GiB, TiB or Ki, Mi, Gi, Ti; KB, MB, GB, TB)", t[i:])
 	}
 	f, err := strconv.ParseFloat(num, 64)
 	if err != nil {
@@ -168,17 +210,4 @@ func parseSizeTerm(t string) (uint64, error) {
 		return 0, fmt.Errorf("%s is not a whole number of bytes", t)
 	}
 	return uint64(v), nil
-}
-
-// ParseSizes reads a comma-separated list of sizes (for a sweep).
-func ParseSizes(s string) ([]uint64, error) {
-	var out []uint64
-	for _, part := range strings.Split(s, ",") {
-		v, err := ParseSize(part)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }

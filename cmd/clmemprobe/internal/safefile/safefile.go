@@ -202,27 +202,48 @@ func (s *Stream) Close() error {
 var ErrLocked = errors.New("another clmemprobe run is writing into this folder")
 
 // DirLock is an advisory lock on a folder, held until Unlock or the process's end.
-type DirLock struct{ f *os.File }
+type DirLock struct {
+	f    *os.File
+	path string
+}
 
 // LockName is the lock file's name in a locked folder.
 const LockName = ".clmemprobe.lock"
 
 // LockDir takes the folder's lock without waiting: ErrLocked when another process has it. The lock file is
-// opened without following a symlink and never written.
+// opened without following a symlink and never written. Unlock removes it, so a process may hold a lock on
+// a file that is no longer the folder's (it opened it before the holder removed it): the lock counts only
+// while the file is still the one under the name, else the new file is locked instead.
 func LockDir(dir string) (*DirLock, error) {
-	f, err := os.OpenFile(filepath.Join(dir, LockName), os.O_RDONLY|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, Mode)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, ErrLocked
+	path := filepath.Join(dir, LockName)
+	for range 8 {
+		f, err := os.OpenFile(path, os.O_RDONLY|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, Mode)
+		if err != nil {
+			return nil, err
 		}
-		return nil, err
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+			f.Close()
+			if errors.Is(err, syscall.EWOULDBLOCK) {
+				return nil, ErrLocked
+			}
+			return nil, err
+		}
+		held, herr := f.Stat()
+		named, nerr := os.Lstat(path)
+		if herr == nil && nerr == nil && os.SameFile(held, named) {
+			return &DirLock{f: f, path: path}, nil
+		}
+		f.Close() // the holder removed it meanwhile: take the folder's new lock file
 	}
-	return &DirLock{f: f}, nil
+	return nil, ErrLocked
 }
 
-// Unlock releases the lock.
-func (l *DirLock) Unlock() error { return l.f.Close() }
+// Unlock removes the lock file, while it still holds it, and releases the lock: a result folder keeps no
+// trace of the run that wrote it (a fleet's results tree would otherwise hold one per node).
+func (l *DirLock) Unlock() error {
+	rerr := os.Remove(l.path)
+	if errors.Is(rerr, os.ErrNotExist) {
+		rerr = nil
+	}
+	return errors.Join(rerr, l.f.Close())
+}

@@ -311,3 +311,30 @@ func TestLockDir(t *testing.T) {
 		t.Error("a lock file that is a symlink was followed")
 	}
 }
+
+// The lock file goes with the lock, so that a result folder holds only the result, and the folder can be
+// locked again after.
+func TestLockFileRemovedAtUnlock(t *testing.T) {
+	dir := t.TempDir()
+	first, err := LockDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LockDir(dir); !errors.Is(err, ErrLocked) {
+		t.Errorf("a second lock while the first is held: %v, want ErrLocked", err)
+	}
+	if err := first.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, LockName)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the lock file is still there after Unlock: %v", err)
+	}
+	second, err := LockDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Unlock()
+	if _, err := LockDir(dir); !errors.Is(err, ErrLocked) {
+		t.Errorf("a lock beside the second: %v, want ErrLocked", err)
+	}
+}

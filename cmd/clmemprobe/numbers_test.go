@@ -1,0 +1,89 @@
+package main
+
+// Numbers as users type them (issue 24): counts in exponent form, decimal sizes said once, a host reserve
+// too small to protect anything refused.
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+func TestParseCount(t *testing.T) {
+	for in, want := range map[string]uint64{"1000": 1000, "1e3": 1000, "1E6": 1000000, "1.5e3": 1500, " 42 ": 42, "100_000": 100000, "2.5e1": 25} {
+		got, err := ParseCount(in)
+		if err != nil || got != want {
+			t.Errorf("ParseCount(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for in, mention := range map[string]string{"1.2345e2": "not a whole number", "1.5": "not a whole number", "-3": "negative",
+		"many": "not a count", "1e30": "too large", "": "not a count", "NaN": "not a count", "0x10": "not a count"} {
+		if _, err := ParseCount(in); err == nil || !strings.Contains(err.Error(), mention) {
+			t.Errorf("ParseCount(%q): %v, want an error that says %q", in, err, mention)
+		}
+	}
+}
+
+// Every count flag takes 1e3; the plan holds the count it means.
+func TestCountFlagsTakeExponents(t *testing.T) {
+	res := inProcess(t, PoCLEnv(t), "run", "--dry-run", "--max-allocs", "1e3", "--strategies", "shared", "--format", "json")
+	var d result.DryRun
+	if res.code != 0 || json.Unmarshal([]byte(res.stdout), &d) != nil || len(d.Jobs) != 1 || d.Jobs[0].Buffers != 1000 {
+		t.Fatalf("--max-allocs 1e3: exit %d, %.300s %s", res.code, res.stdout, res.stderr)
+	}
+	oneLineError(t, inProcess(t, PoCLEnv(t), "run", "--dry-run", "--max-allocs", "1.2345e2"), exitUsage, "--max-allocs")
+	o := exchangeOptions{Cells: "1e3", Halo: "4", Steps: "1e2", VerifyEvery: "0", BenchReps: "2e1", Sync: "events", BenchBytes: "1Mi",
+		BufferFlags: "read-write", SetupTimeout: "1s", HangTimeout: "1s", Format: "table", Devices: "0,1"}
+	r, err := o.validate()
+	if err != nil || r.ex.Cells != 1000 || r.ex.Steps != 100 || r.ex.BenchReps != 20 || r.ex.BenchBytes != 1<<20 {
+		t.Fatalf("exchange 1e3 cells, 1e2 steps, 2e1 reps, 1Mi: %+v, %v", r, err)
+	}
+	o.Steps = "2.5"
+	if _, err := o.validate(); err == nil || !strings.Contains(err.Error(), "--steps") {
+		t.Errorf("--steps 2.5: %v", err)
+	}
+	for _, args := range [][]string{{"report", "--max-samples", "1.5", "x.json"}, {"exchange", "--cells", "1e3.5"}} {
+		oneLineError(t, inProcess(t, Env(), args...), exitUsage, args[1])
+	}
+}
+
+// A decimal unit in a buffer size is said once on stderr, with the bytes it is and the binary size it was
+// probably meant to be; a binary one is not.
+func TestDecimalSizeIsSaidOnce(t *testing.T) {
+	env := PoCLEnv(t)
+	res := inProcess(t, env, "run", "--dry-run", "--max-allocs", "4", "--size", "1mb")
+	want := "clmemprobe: --size 1mb is 1,000,000 bytes (decimal); 1MiB is 1,048,576"
+	if res.code != 0 || strings.Count(res.stderr, want) != 1 {
+		t.Errorf("--size 1mb: exit %d, stderr %q, want once %q", res.code, res.stderr, want)
+	}
+	sweep := inProcess(t, env, "run", "--dry-run", "--max-allocs", "4", "--sizes", "4KiB,2GB")
+	if sweep.code != 0 || !strings.Contains(sweep.stderr, "--sizes 2GB is 2,000,000,000 bytes (decimal); 2GiB is 2,147,483,648") {
+		t.Errorf("--sizes 4KiB,2GB: exit %d, stderr %q", sweep.code, sweep.stderr)
+	}
+	o := exchangeOptions{Cells: "1e3", Halo: "4", Steps: "1", VerifyEvery: "0", BenchReps: "0", Sync: "events", BenchBytes: "16MB",
+		BufferFlags: "read-write", SetupTimeout: "1s", HangTimeout: "1s", Format: "table"}
+	if r, err := o.validate(); err != nil || r.note != "--bench-bytes 16MB is 16,000,000 bytes (decimal); 16MiB is 16,777,216" {
+		t.Errorf("exchange --bench-bytes 16MB: %+v, %v", r, err)
+	}
+	for _, size := range []string{"1MiB", "1Mi", "1M", "1048576"} {
+		if res := inProcess(t, env, "run", "--dry-run", "--max-allocs", "4", "--size", size); res.code != 0 || res.stderr != "" {
+			t.Errorf("--size %s: exit %d, stderr %q, want nothing", size, res.code, res.stderr)
+		}
+	}
+}
+
+// A host reserve below the floor cannot protect the machine and is refused with why; 0 and off turn the
+// guard off, and the floor itself is allowed.
+func TestHostReserveFloor(t *testing.T) {
+	env := PoCLEnv(t)
+	for _, small := range []string{"1MiB", "63MiB", "1B"} {
+		oneLineError(t, inProcess(t, env, "run", "--dry-run", "--host-reserve", small), exitUsage, "at least 64 MiB")
+	}
+	for _, ok := range []string{"0", "off", "64MiB", "64Mi", "2GiB"} {
+		if res := inProcess(t, env, "run", "--dry-run", "--max-allocs", "4", "--host-reserve", ok); res.code != 0 {
+			t.Errorf("--host-reserve %s: exit %d: %s", ok, res.code, res.stderr)
+		}
+	}
+}

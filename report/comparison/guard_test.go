@@ -1,0 +1,37 @@
+package comparison
+
+import (
+	"testing"
+
+	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// A job the host guard stopped ended at the run's reserve, not at a limit of the runtime: however few
+// buffers it reached, against either run, it is no regression.
+func TestGuardStopIsNoRegression(t *testing.T) {
+	base := fixture.Run(t)
+	guarded := func(s *result.StrategyResult) {
+		s.Outcome, s.Guard, s.Reason, s.FirstFailure = result.OutcomeStopped, result.GuardSystem, "host guard: below the reserve", nil
+		s.AllocationsOK /= 4
+	}
+	for name, runs := range map[string][2]*result.Run{
+		"new run guarded":  {base, cloneWith(base, guarded)},
+		"baseline guarded": {cloneWith(base, guarded), base},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cmp := Compare(runs[0], runs[1], 0.10)
+			if cmp.Regressed {
+				t.Errorf("a guard stop counted as a regression: %+v", cmp.Rows)
+			}
+			for _, r := range cmp.Rows {
+				if r.BaseOutcome == result.OutcomeUnsupported {
+					continue
+				}
+				if r.Change != ChangeInconclusive {
+					t.Errorf("%s: change %q (%s), want %q", r.Strategy, r.Change, r.Why, ChangeInconclusive)
+				}
+			}
+		})
+	}
+}

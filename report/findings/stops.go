@@ -1,0 +1,225 @@
+package findings
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
+)
+
+// What ended a job that is no runtime result: the host guard, an interrupt, a timeout. None of them is a
+// threshold of the runtime, so none may lead the verdict as "failed first" or stand for a limit.
+
+// interrupted reports whether a job was stopped by an interrupt (Ctrl-C) rather than by the guard or its
+// time limit: the supervisor and the worker both write the reason "interrupted".
+func interrupted(s *result.StrategyResult) bool {
+	return s.Outcome == result.OutcomeStopped && !s.GuardStopped() && strings.HasPrefix(s.Reason, "interrupted")
+}
+
+// stoppedEarly reports whether a job ended for a reason of this run's own, not of the runtime or the
+// machine: an interrupt, a timeout, the host reserve. A guard stop before a memory cgroup's limit is not
+// one: that limit (a container's, a batch job's) is what the run ran into.
+func stoppedEarly(s *result.StrategyResult) bool {
+	return s.Outcome == result.OutcomeStopped && s.Guard != result.GuardCgroup
+}
+
+// reserveStopped reports whether the host guard stopped a job to keep the host reserve (--host-reserve).
+func reserveStopped(s *result.StrategyResult) bool {
+	return s.GuardStopped() && s.Guard != result.GuardCgroup
+}
+
+// stopNotes are the sentences that come right after a variant's headline: the strategies the host guard
+// stopped before any runtime limit, and the reserve it keeps. A headline that already says so is not
+// repeated.
+func (d *deriver) stopNotes() []result.Finding {
+	guarded := d.guarded()
+	if len(guarded) == 0 || d.first == nil {
+		return nil // without a runtime limit, the headline itself is the guard's sentence
+	}
+	return []result.Finding{d.guardFinding(guarded, "")}
+}
+
+// guarded are the strategies the host guard stopped at the host reserve, each once.
+func (d *deriver) guarded() []result.Strategy {
+	var out []result.Strategy
+	for _, s := range d.jobs {
+		if reserveStopped(s) {
+			out = appendOnce(out, s.Strategy)
+		}
+	}
+	return out
+}
+
+// guardFinding says that the guard, not the runtime, stopped these strategies, and names the reserve.
+func (d *deriver) guardFinding(who []result.Strategy, tail string) result.Finding {
+	reserve := d.run.Config.HostReserveByte
+	n := fmt.Sprintf("%d strategies", len(who))
+	if len(who) == 1 {
+		n = "1 strategy"
+	}
+	sentence := fmt.Sprintf("The host guard stopped %s (%s) before any runtime limit, to keep the reserve of %s of system memory (--host-reserve): that is this run's safety margin, not a result of the runtime%s.",
+		n, names(who), units.Bytes(reserve), tail)
+	return result.Finding{Kind: result.FindingOutcome, Strategies: who, Sentence: sentence,
+		Evidence: map[string]float64{"host_reserve_bytes": float64(reserve), "guard_stopped": float64(len(who))}}
+}
+
+// stoppedHeadline is the headline of a variant in which nothing failed but some job was stopped: by the
+// guard, by an interrupt; ok is false when none was.
+func (d *deriver) stoppedHeadline() (result.Finding, bool) {
+	if guarded := d.guarded(); len(guarded) > 0 {
+		f := d.guardFinding(guarded, "; free host memory, or lower the reserve, to let them reach the runtime's own limit")
+		f.Kind = result.FindingHeadline
+		return f, true
+	}
+	var stopped []string
+	for _, s := range d.jobs {
+		if interrupted(s) {
+			stopped = append(stopped, fmt.Sprintf("%s at %d buffers", s.Strategy, s.AllocationsOK))
+		}
+	}
+	if len(stopped) == 0 && !d.run.Partial {
+		return result.Finding{}, false
+	}
+	sentence := "The run was interrupted"
+	if len(stopped) > 0 {
+		sentence += " (" + strings.Join(stopped, ", ") + ")"
+	}
+	sentence += ": no allocation failed in what ran, and no limit was reached; run it again to its end to find one."
+	return result.Finding{Kind: result.FindingHeadline, Sentence: sentence}, true
+}
+
+// jobKey names a job of the configuration: its strategy, size and variant (as jobs record it).
+type jobKey struct {
+	st      result.Strategy
+	size    uint64
+	variant string
+}
+
+// notRun lists the jobs the configuration asked for that have no result: an interrupted run stops before
+// them. A run that holds every job it was asked for gives nothing.
+func notRun(r *result.Run) (result.Finding, bool) {
+	sizes := r.Config.Sizes
+	if len(sizes) == 0 && r.Config.SizeBytes > 0 {
+		sizes = []uint64{r.Config.SizeBytes}
+	}
+	variants := []string{""}
+	if len(r.Config.Variants) > 0 {
+		variants = variants[:0]
+		for _, v := range r.Config.Variants {
+			variants = append(variants, result.JobVariant(v.Name))
+		}
+	}
+	have := map[jobKey]bool{}
+	for _, s := range r.Strategies {
+		have[jobKey{s.Strategy, s.SizeBytes, result.JobVariant(result.VariantName(s.Variant))}] = true
+	}
+	var missing []string
+	var who []result.Strategy
+	for _, v := range variants {
+		for _, size := range sizes {
+			for _, st := range r.Config.Strategies {
+				if have[jobKey{st, size, v}] {
+					continue
+				}
+				who = appendOnce(who, st)
+				job := string(st)
+				if len(sizes) > 1 {
+					job += " at " + units.Size(size)
+				}
+				if len(variants) > 1 {
+					job += " under " + result.VariantName(v)
+				}
+				missing = append(missing, job)
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return result.Finding{}, false
+	}
+	why := "the result does not hold them"
+	if r.Partial {
+		why = "the run was interrupted before them"
+	}
+	return result.Finding{Kind: result.FindingOutcome, Strategies: who, Evidence: map[string]float64{"jobs_not_run": float64(len(missing))},
+		Sentence: fmt.Sprintf("Not run (%s): %s.", why, strings.Join(missing, ", "))}, true
+}
+
+// oneDevice says, where every job ran on the same single device, that the context layouts cannot differ:
+// with one device a shared context, one context per device and migrating first are the same thing.
+func oneDevice(r *result.Run) (result.Finding, bool) {
+	devs := map[int]bool{}
+	for _, s := range r.Strategies {
+		for _, d := range s.Devices {
+			devs[d] = true
+		}
+	}
+	if len(devs) == 0 {
+		for _, d := range r.Config.Devices {
+			devs[d] = true
+		}
+	}
+	if len(devs) != 1 {
+		return result.Finding{}, false
+	}
+	var dev int
+	for d := range devs {
+		dev = d
+	}
+	name := ""
+	for _, d := range r.Devices {
+		if d.Index == dev && d.Name != "" {
+			name = ", " + d.Name
+		}
+	}
+	return result.Finding{Kind: result.FindingComparison, Evidence: map[string]float64{"devices": 1},
+		Sentence: fmt.Sprintf("The run had one device (device %d%s): shared, per-device and migrate-first cannot differ on one device, so their thresholds say nothing about context layouts; run on two or more devices to compare them.", dev, name)}, true
+}
+
+// overcommit says where a job that did not fail was given more bytes for a device than the device reports
+// as its global memory: the runtime does not enforce the size it reports (or defers allocation past it).
+func (d *deriver) overcommit(views []*view, size uint64) {
+	var g groups
+	for _, v := range views {
+		s := v.s
+		if s.Outcome != result.OutcomeCompleted && s.Outcome != result.OutcomeStopped {
+			continue // a failure's own limit sentence weighs what the failing device was given
+		}
+		n := uint64(len(s.Devices))
+		for pos, dev := range s.Devices {
+			global := deviceGlobal(d.run, dev)
+			given := (s.AllocationsOK/n + boolUint(s.AllocationsOK%n > uint64(pos))) * s.SizeBytes
+			if global == 0 || float64(given) <= overcommitted*float64(global) {
+				continue
+			}
+			verb := "completed"
+			if s.Outcome == result.OutcomeStopped {
+				verb = "ran without a failure"
+			}
+			body := fmt.Sprintf(": %d x %s (%s) %s on device %d, which reports %s of global memory: the runtime does not enforce its reported global memory",
+				given/s.SizeBytes, units.Size(s.SizeBytes), units.Bytes(given), verb, dev, units.Bytes(global))
+			if d.run.Config.Touch == result.TouchNone {
+				body += " (the buffers were created, never used: run with --touch fill to place them)"
+			}
+			g.add(result.FindingLimit, body, s.Strategy, map[string]float64{"device": float64(dev), "given_bytes": float64(given), "global_mem_bytes": float64(global)}, "")
+		}
+	}
+	d.emit(&g, size, plainSubject)
+}
+
+// deviceGlobal is a device's reported global memory, 0 when the run does not list it.
+func deviceGlobal(r *result.Run, dev int) uint64 {
+	for _, d := range r.Devices {
+		if d.Index == dev {
+			return d.GlobalMemBytes
+		}
+	}
+	return 0
+}
+
+func boolUint(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}

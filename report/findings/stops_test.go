@@ -1,0 +1,177 @@
+package findings
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
+)
+
+const mib = 1 << 20
+
+// job is a strategy result of n buffers of 1 MiB over devs, ending as outcome.
+func job(st result.Strategy, outcome result.Outcome, n uint64, devs ...int) result.StrategyResult {
+	return result.StrategyResult{Strategy: st, Devices: devs, SizeBytes: mib, Outcome: outcome, AllocationsOK: n, BytesOK: n * mib,
+		DeviceSampler: "test sampler"}
+}
+
+// failedAt is a job that failed with -4 at create at buffer n, meant for device dev.
+func failedAt(st result.Strategy, n uint64, dev int, devs ...int) result.StrategyResult {
+	s := job(st, result.OutcomeFailed, n, devs...)
+	s.FirstFailure = &result.FirstFailure{Index: n, Stage: result.StageCreate, Code: -4, Name: "CL_MEM_OBJECT_ALLOCATION_FAILURE",
+		Call: "clCreateBuffer", Device: dev, BytesBefore: n * mib}
+	return s
+}
+
+func verdictOf(r *result.Run) string {
+	Apply(r)
+	return strings.Join(r.Verdict, "\n")
+}
+
+// A run on one device says, once and right after the headline, that the layouts cannot differ there;
+// a run on two devices does not.
+func TestOneDeviceIsSaidAfterTheHeadline(t *testing.T) {
+	const name = "pthread-cpu"
+	one := &result.Run{Config: result.Config{Touch: result.TouchFill}, Devices: []result.Device{{Index: 0, Name: name, GlobalMemBytes: 8 << 30}},
+		Strategies: []result.StrategyResult{job(result.Shared, result.OutcomeCompleted, 100, 0), job(result.PerDevice, result.OutcomeCompleted, 100, 0),
+			job(result.MigrateFirst, result.OutcomeCompleted, 100, 0)}}
+	Apply(one)
+	want := "cannot differ on one device"
+	if len(one.Verdict) < 2 || !strings.Contains(one.Verdict[1], want) || !strings.Contains(one.Verdict[1], name) {
+		t.Fatalf("the second sentence should say the layouts %s (device %s):\n%s", want, name, strings.Join(one.Verdict, "\n"))
+	}
+	if n := strings.Count(strings.Join(one.Verdict, "\n"), want); n != 1 {
+		t.Errorf("said %d times, want once", n)
+	}
+	// Under two variants it is still said once: it is a fact of the run, not of a variant.
+	two := *one
+	two.Strategies = append(two.Strategies[:3:3], job(result.Shared, result.OutcomeCompleted, 50, 0))
+	two.Strategies[3].Variant = "limit"
+	if n := strings.Count(verdictOf(&two), want); n != 1 {
+		t.Errorf("with two variants, said %d times, want once", n)
+	}
+	pair := &result.Run{Config: result.Config{Touch: result.TouchFill}, Devices: []result.Device{{Index: 0}, {Index: 1}},
+		Strategies: []result.StrategyResult{job(result.Shared, result.OutcomeCompleted, 100, 0, 1)}}
+	if v := verdictOf(pair); strings.Contains(v, want) {
+		t.Errorf("said on two devices:\n%s", v)
+	}
+}
+
+// A job that completed after it was given more bytes than a device reports is a finding, on each device it
+// exceeded; one within the device's size is not.
+func TestCompletedPastTheReportedGlobalMemory(t *testing.T) {
+	const global = 2 << 30
+	const n = 3000 // 3000 MiB, past 2 GiB on one device; 1500 MiB each on two
+	r := &result.Run{Config: result.Config{Touch: result.TouchFill}, Devices: []result.Device{{Index: 0, GlobalMemBytes: global}},
+		Strategies: []result.StrategyResult{job(result.Shared, result.OutcomeCompleted, n, 0)}}
+	v := verdictOf(r)
+	want := fmt.Sprintf("%d x 1 MiB (%s) completed on device 0, which reports %s of global memory: the runtime does not enforce its reported global memory",
+		n, units.Bytes(n*mib), units.Bytes(global))
+	if !strings.Contains(v, want) {
+		t.Errorf("verdict lacks %q:\n%s", want, v)
+	}
+	if strings.Contains(v, "--touch fill") {
+		t.Errorf("suggests --touch fill to a run that used it:\n%s", v)
+	}
+	two := &result.Run{Config: result.Config{Touch: result.TouchFill}, Devices: []result.Device{{Index: 0, GlobalMemBytes: global}, {Index: 1, GlobalMemBytes: global}},
+		Strategies: []result.StrategyResult{job(result.Shared, result.OutcomeCompleted, n, 0, 1)}}
+	if v := verdictOf(two); strings.Contains(v, "does not enforce") {
+		t.Errorf("1500 MiB per device is within 2 GiB, yet:\n%s", v)
+	}
+}
+
+// A strategy the host guard stopped is never ranked first: the headline names the runtime's first failure
+// and then says the guard stopped the other before any runtime limit, with the reserve; with nothing else,
+// the headline is the guard's.
+func TestGuardStopIsNotFailingFirst(t *testing.T) {
+	const reserve = 3 << 30
+	guarded := job(result.Shared, result.OutcomeStopped, 40, 0, 1)
+	guarded.Guard, guarded.Reason = result.GuardSystem, "host guard: system available memory fell below the reserve"
+	r := &result.Run{Config: result.Config{Touch: result.TouchFill, HostReserveByte: reserve}, Environment: &result.Environment{HostMemBytes: 64 << 30},
+		Devices:    []result.Device{{Index: 0, GlobalMemBytes: 1 << 30}, {Index: 1, GlobalMemBytes: 1 << 30}},
+		Strategies: []result.StrategyResult{guarded, failedAt(result.PerDevice, 900, 0, 0, 1)}}
+	Apply(r)
+	if !strings.HasPrefix(r.Verdict[0], "per-device failed first") {
+		t.Errorf("headline should name per-device's failure, not the guard stop: %s", r.Verdict[0])
+	}
+	reserveText := units.Bytes(reserve)
+	want := fmt.Sprintf("The host guard stopped 1 strategy (shared) before any runtime limit, to keep the reserve of %s", reserveText)
+	if len(r.Verdict) < 2 || !strings.Contains(r.Verdict[1], want) {
+		t.Errorf("second sentence should be %q:\n%s", want, strings.Join(r.Verdict, "\n"))
+	}
+	only := &result.Run{Config: r.Config, Environment: r.Environment, Devices: r.Devices,
+		Strategies: []result.StrategyResult{guarded, guarded, job(result.MigrateFirst, result.OutcomeCompleted, 100, 0, 1)}}
+	only.Strategies[1].Strategy = result.PerDevice
+	Apply(only)
+	want = fmt.Sprintf("The host guard stopped 2 strategies (shared and per-device) before any runtime limit, to keep the reserve of %s", reserveText)
+	if !strings.HasPrefix(only.Verdict[0], want) || strings.Contains(only.Verdict[0], "first") {
+		t.Errorf("headline %q, want it to begin %q", only.Verdict[0], want)
+	}
+}
+
+// An interrupted run says so, has no limit for the job it interrupted, lists the jobs that did not run,
+// and suggests no flag the run already used.
+func TestInterruptedRunSaysSoAndListsWhatDidNotRun(t *testing.T) {
+	stopped := job(result.PerDevice, result.OutcomeStopped, 700, 0, 1)
+	stopped.Reason, stopped.DeviceSampler = "interrupted", "not available: test"
+	sizes := []uint64{mib, 4 * mib}
+	r := &result.Run{Partial: true, Environment: &result.Environment{HostMemBytes: 64 << 30},
+		Config:     result.Config{Touch: result.TouchFill, TimeoutSeconds: 600, Strategies: []result.Strategy{result.Shared, result.PerDevice, result.MigrateFirst}, Sizes: sizes},
+		Devices:    []result.Device{{Index: 0, GlobalMemBytes: 8 << 30}, {Index: 1, GlobalMemBytes: 8 << 30}},
+		Strategies: []result.StrategyResult{job(result.Shared, result.OutcomeCompleted, 1000, 0, 1), stopped}}
+	v := verdictOf(r)
+	if !strings.Contains(r.Verdict[0], "interrupted") {
+		t.Errorf("headline should say the run was interrupted: %s", r.Verdict[0])
+	}
+	// The jobs without a result: every configured strategy at every size, less the two that ran.
+	var missing []string
+	for _, size := range sizes {
+		for _, st := range r.Config.Strategies {
+			if size == mib && (st == result.Shared || st == result.PerDevice) {
+				continue
+			}
+			missing = append(missing, fmt.Sprintf("%s at %s", st, units.Size(size)))
+		}
+	}
+	want := "Not run (the run was interrupted before them): " + strings.Join(missing, ", ") + "."
+	if !strings.Contains(v, want) {
+		t.Errorf("verdict lacks %q:\n%s", want, v)
+	}
+	for _, s := range r.Strategies {
+		if s.Strategy == result.PerDevice && s.Limit != "" {
+			t.Errorf("an interrupted job has limit %q; nothing but the user ended it", s.Limit)
+		}
+	}
+	for _, used := range []string{"--touch fill", "raise --timeout", "failed first"} {
+		if strings.Contains(v, used) {
+			t.Errorf("verdict says %q to an interrupted run with --touch fill:\n%s", used, v)
+		}
+	}
+}
+
+// Over random runs: no sentence suggests --touch fill to a run that touched its buffers, and no stopped job
+// (an interrupt, a timeout, the host reserve) leads the verdict.
+func TestNoSentenceSuggestsWhatTheRunDid(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for n := 0; n < 5000; n++ {
+		r := randomRun(rng)
+		for i := range r.Strategies {
+			if s := &r.Strategies[i]; s.Outcome == result.OutcomeStopped {
+				s.Reason = []string{"interrupted", "timeout: the strategy ran longer than 10m0s", "host guard: below the reserve"}[rng.IntN(3)]
+			}
+		}
+		Apply(r)
+		v := strings.Join(r.Verdict, "\n")
+		if r.Config.Touch != result.TouchNone && strings.Contains(v, "--touch fill") {
+			t.Fatalf("run %d (touch %s) is told to use --touch fill:\n%s", n, r.Config.Touch, v)
+		}
+		for _, s := range r.Strategies {
+			if s.Outcome == result.OutcomeStopped && strings.Contains(r.Verdict[0], string(s.Strategy)+" stopped after") {
+				t.Fatalf("run %d: a stopped job leads the verdict: %s", n, r.Verdict[0])
+			}
+		}
+	}
+}

@@ -1,0 +1,91 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
+)
+
+// ticketRun is a completed run of four strategies on two devices of one model, none failing, one with a
+// limit whose evidence holds a large byte count and an unknown key, as a user's machine records it.
+func ticketRun() *result.Run {
+	const model = "Model X GPU"
+	const sampler = "not available: no sampler for these devices"
+	r := &result.Run{Command: []string{"/tmp/u1/clone/bin/clmemprobe", "run", "--out", "/tmp/u1/out", "--touch", "fill", "--out=/tmp/u1/o2", "--force"},
+		Config:  result.Config{Touch: result.TouchFill, MaxAllocs: 100},
+		Devices: []result.Device{{Index: 0, Name: model, GlobalMemBytes: 8 << 30}, {Index: 1, Name: model, GlobalMemBytes: 8 << 30}}}
+	for _, st := range result.Strategies {
+		r.Strategies = append(r.Strategies, result.StrategyResult{Strategy: st, Devices: []int{0, 1}, SizeBytes: 1 << 20,
+			Outcome: result.OutcomeCompleted, AllocationsOK: 100, BytesOK: 100 << 20, DeviceSampler: sampler})
+	}
+	r.Strategies[1].Outcome, r.Strategies[1].Limit = result.OutcomeStopped, result.LimitCgroupMemory
+	r.Strategies[1].LimitEvidence = map[string]float64{"allocations_ok": 1031, "cgroup_limit_bytes": 1 << 30, "host_available_bytes": 22796900000, "some_new_count": 12345678}
+	return r
+}
+
+func renderMarkdown(t *testing.T, r *result.Run, opts Options) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := RenderWith(&b, "markdown", r, opts); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// The report names the model once with its count, heads the table by what it holds, writes evidence in
+// words and units, says a sentence every strategy shares once, and reproduces without the user's paths.
+func TestMarkdownReadsAsATicket(t *testing.T) {
+	r := ticketRun()
+	md := renderMarkdown(t, r, Options{})
+	model := r.Devices[0].Name
+	if want := fmt.Sprintf("# clmemprobe report: %dx %s\n", len(r.Devices), model); !strings.HasPrefix(md, want) {
+		t.Errorf("title should be %q:\n%s", want, md[:strings.IndexByte(md, '\n')])
+	}
+	if strings.Contains(md, "Where each strategy failed") {
+		t.Errorf("no strategy failed, yet the table is headed \"Where each strategy failed\"")
+	}
+	ev := r.Strategies[1].LimitEvidence
+	for _, want := range []string{
+		fmt.Sprintf("%d buffers that succeeded", int(ev["allocations_ok"])),
+		"cgroup limit " + units.Bytes(uint64(ev["cgroup_limit_bytes"])),
+		"system available memory " + units.Bytes(uint64(ev["host_available_bytes"])),
+		fmt.Sprintf("some new count %d", int(ev["some_new_count"])),
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("evidence lacks %q", want)
+		}
+	}
+	for _, raw := range []string{"e+", "cgroup_limit_bytes", "allocations_ok"} {
+		if strings.Contains(md, raw) {
+			t.Errorf("the report writes %q: evidence should be in words and units", raw)
+		}
+	}
+	sampler := strings.TrimPrefix(r.Strategies[0].DeviceSampler, "not available: ")
+	if n := strings.Count(md, sampler); n != 1 {
+		t.Errorf("the device sampler's sentence, shared by %d strategies, appears %d times; want once", len(r.Strategies), n)
+	}
+	if !strings.Contains(md, "bin/clmemprobe run --touch fill\n") || strings.Contains(md, "/tmp/u1") || strings.Contains(md, "--force") {
+		t.Errorf("the reproduce line should be the command without the user's paths, --out and --force:\n%s", md[strings.Index(md, "## Reproduce"):])
+	}
+}
+
+// The devices are listed as the runtime described them under its own settings; where a variant changes
+// the runtime's settings, the Devices section says the variant's devices may differ and are not recorded.
+func TestMarkdownDevicesSayWhichSettingsTheyWereListedUnder(t *testing.T) {
+	r := ticketRun()
+	const variant = "pocl-limit"
+	r.Config.Variants = []result.Variant{{Name: result.DefaultVariant}, {Name: variant, Settings: map[string]string{"POCL_MEMORY_LIMIT": "1"}}}
+	md := renderMarkdown(t, r, Options{})
+	devices := md[strings.Index(md, "## Devices"):]
+	devices = devices[:strings.Index(devices, "## Reproduce")]
+	if !strings.Contains(devices, "Under variant "+variant+" the runtime may report other sizes") {
+		t.Errorf("the Devices section does not say variant %s may see other devices:\n%s", variant, devices)
+	}
+	if md := renderMarkdown(t, ticketRun(), Options{}); strings.Contains(md, "may report other sizes") {
+		t.Errorf("a run without variants is told its variants may see other devices")
+	}
+}

@@ -1,0 +1,39 @@
+package report
+
+import (
+	"testing"
+
+	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// The reproducer repeats the job the headline names: in a run without a failure whose headline names
+// per-device (its memory alone did not grow with the buffers), it is per-device, not the first job; in the
+// fixture, the failure the headline names.
+func TestReproFollowsTheHeadline(t *testing.T) {
+	fit := &result.Fit{Samples: 50, Spanned: 1000, OK: true}
+	zero := 0.0
+	mk := func(st result.Strategy, devicePerBuffer float64) result.StrategyResult {
+		return result.StrategyResult{Strategy: st, Devices: []int{0, 1}, SizeBytes: 1 << 20, Outcome: result.OutcomeCompleted, AllocationsOK: 1000,
+			BytesOK: 1000 << 20, Fit: fit, SystemBytesPerBuffer: &zero, DeviceSampler: "test", DeviceBytesPerBuffer: map[string]float64{"0": devicePerBuffer}}
+	}
+	deferred := &result.Run{Config: result.Config{Touch: result.TouchNone, MaxAllocs: 1000},
+		Devices:    []result.Device{{Index: 0, GlobalMemBytes: 8 << 30}, {Index: 1, GlobalMemBytes: 8 << 30}},
+		Strategies: []result.StrategyResult{mk(result.Shared, 1<<20), mk(result.PerDevice, 0)}}
+	for name, r := range map[string]*result.Run{"no failure": deferred, "fixture": loadFixture(t)} {
+		t.Run(name, func(t *testing.T) {
+			findings.Apply(r)
+			h := r.Findings[0]
+			if len(h.Strategies) == 0 {
+				t.Fatalf("the headline names no strategy: %s", h.Sentence)
+			}
+			s, err := ReproJob(r, "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Strategy != h.Strategies[0] {
+				t.Errorf("the reproducer repeats %s; the headline names %s: %s", s.Strategy, h.Strategies[0], h.Sentence)
+			}
+		})
+	}
+}

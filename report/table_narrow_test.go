@@ -1,0 +1,137 @@
+package report
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/clmemprobe/clmemprobe/report/comparison"
+	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// narrowDocs are the documents with tables a terminal shows: a run, a dry run's plan, a device listing.
+func narrowDocs(t *testing.T) map[string]any {
+	r := loadFixture(t)
+	findings.Apply(r)
+	gib := uint64(1) << 30
+	plan := &result.DryRun{Platform: r.Platform, Devices: r.Devices, Touch: result.TouchNone, HostReserve: gib, HostAvailable: 20 * gib}
+	for _, s := range []result.Strategy{result.Shared, result.PerDevice, result.MigrateFirst, result.DeviceList} {
+		plan.Jobs = append(plan.Jobs, result.DryRunJob{Strategy: s, SizeBytes: 1 << 20, Buffers: 100000, Bytes: 100000 << 20,
+			WorstHostBytes: 100000 << 20, WorstDeviceBytes: 15 * gib / 2})
+	}
+	inv := result.Inventory{{Platform: r.Platform, Devices: r.Devices}}
+	return map[string]any{"run": r, "plan": plan, "devices": &inv}
+}
+
+// splitUnit is a unit that starts a cell's line or a text line: the number it belongs to was left on the
+// line before.
+var splitUnit = regexp.MustCompile(`(^|│) *(B|KiB|MiB|GiB|TiB)( |,|\)|$)`)
+
+// At any terminal width a table's headers stay whole (two "Worst ca…" headers could not be told apart) and
+// every number stays on the line of its unit; from 80 columns up, no line is wider than the terminal.
+func TestNarrowTablesKeepHeadersAndNumbersWhole(t *testing.T) {
+	for name, doc := range narrowDocs(t) {
+		for width := 30; width <= 120; width += 10 {
+			var b bytes.Buffer
+			if err := RenderWith(&b, "table", doc, Options{Width: width}); err != nil {
+				t.Fatal(err)
+			}
+			out := b.String()
+			if strings.Contains(out, "…") {
+				t.Errorf("%s at %d columns cuts a header or cell short:\n%s", name, width, out)
+			}
+			for _, l := range strings.Split(out, "\n") {
+				if n := utf8.RuneCountInString(l); width >= 80 && n > width {
+					t.Errorf("%s at %d columns has a line %d wide: %q", name, width, n, l)
+					break
+				}
+				if splitUnit.MatchString(l) {
+					t.Errorf("%s at %d columns puts a unit on a line apart from its number: %q\n%s", name, width, l, out)
+					break
+				}
+			}
+		}
+	}
+}
+
+// A platform without devices says so instead of drawing a table of headers alone.
+func TestInventoryWithoutDevices(t *testing.T) {
+	inv := result.Inventory{{Platform: result.Platform{Name: "faultcl"}}}
+	var b bytes.Buffer
+	if err := RenderWith(&b, "table", &inv, Options{Width: 80}); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "(no devices)") || strings.Contains(out, "Driver") {
+		t.Errorf("a platform without devices reads:\n%s", out)
+	}
+}
+
+// Where one host name stands for several files, a narrow merge table (which hides the file column) says
+// which file each row is.
+func TestMergeRowsNameTheirFileWhereNodesRepeat(t *testing.T) {
+	var in []comparison.FleetInput
+	for _, dir := range []string{"rack1/vm", "rack2/vm", "rack3/vm"} {
+		in = append(in, comparison.FleetInput{Source: dir + "/run.json", Run: fixture.Node(t, "vm", 1)})
+	}
+	in = append(in, comparison.FleetInput{Source: "n9/run.json", Run: fixture.Node(t, "n9", 1)})
+	var b bytes.Buffer
+	if err := RenderWith(&b, "table", comparison.Merge(in, 0.1), Options{Width: 120}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{"vm (rack1/vm/run.json)", "vm (rack2/vm/run.json)", "vm (rack3/vm/run.json)", " n9 "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the merge table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// Verdicts wrap at spaces to the terminal's width, each continuation indented; without a width each stays
+// one line, as scripts reading a pipe expect.
+func TestVerdictsWrapToTheTerminal(t *testing.T) {
+	r := loadFixture(t)
+	findings.Apply(r)
+	for _, width := range []int{0, 60, 80} {
+		var b bytes.Buffer
+		if err := RenderWith(&b, "table", r, Options{Width: width}); err != nil {
+			t.Fatal(err)
+		}
+		bullets := 0
+		for _, l := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+			text := strings.HasPrefix(l, "- ") || strings.HasPrefix(l, "  ")
+			if text && width > 0 && len([]rune(l)) > width {
+				t.Errorf("at %d columns a line is %d wide: %q", width, len([]rune(l)), l)
+			}
+			if strings.HasPrefix(l, "- ") {
+				bullets++
+			}
+		}
+		if bullets != len(r.Verdict) {
+			t.Errorf("at %d columns %d lines start a bullet, want one per verdict (%d)", width, bullets, len(r.Verdict))
+		}
+	}
+}
+
+// A narrow terminal's table (a run's, a merge's) says how many columns it left out and how to see them;
+// --wide and pipes show them all and say nothing.
+func TestHiddenColumnsAreNamed(t *testing.T) {
+	docs := map[string]any{"run": loadFixture(t), "merge": comparison.Merge(inputs(fixture.Node(t, "n1", 1), fixture.Node(t, "n2", 1)), 0.1)}
+	for name, doc := range docs {
+		for _, c := range []struct {
+			opts Options
+			want bool
+		}{{Options{Width: 100}, true}, {Options{Width: 100, Wide: true}, false}, {Options{}, false}} {
+			var b bytes.Buffer
+			if err := RenderWith(&b, "table", doc, c.opts); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(b.String(), "4 columns hidden: --wide\n"); got != c.want {
+				t.Errorf("%s %+v: says columns are hidden: %v, want %v:\n%s", name, c.opts, got, c.want, b.String())
+			}
+		}
+	}
+}
