@@ -65,6 +65,7 @@ func (c *collector) handle(ev wire.Event) {
 			c.res.RuntimeDiagnostics = ev.Info.Diagnostics
 			c.res.LoopStarted = ev.Info.LoopStarted.UTC().Format(time.RFC3339Nano)
 			c.res.Resources = ev.Info.Resources
+			c.res.DeviceSizes = ev.Info.DeviceSizes
 		}
 	case wire.EventEnd:
 		if ev.Ledger != nil && c.res.Resources != nil {

@@ -133,15 +133,52 @@ func writeDevicesMarkdown(b *strings.Builder, r *result.Run, st style) {
 		}
 		b.WriteString("\n")
 	}
-	var changed []string
+	writeVariantDevicesMarkdown(b, r, st)
+}
+
+// writeVariantDevicesMarkdown says, per variant, where its workers saw the devices report other sizes than
+// the listing above (a variant's settings can change them); for results written before jobs recorded their
+// devices' sizes, that the listing is the runtime's own settings'.
+func writeVariantDevicesMarkdown(b *strings.Builder, r *result.Run, st style) {
+	listed := map[int]result.Device{}
+	for _, d := range r.Devices {
+		listed[d.Index] = d
+	}
+	var lines, unrecorded []string
+	variants := r.VariantNames()
 	for _, v := range r.Config.Variants {
-		if len(v.Settings) > 0 {
-			changed = append(changed, st.text(v.Name))
+		if name := result.JobVariant(v.Name); len(v.Settings) > 0 && !slices.Contains(variants, name) {
+			variants = append(variants, name)
 		}
 	}
-	if len(changed) > 0 {
+	for _, v := range variants {
+		var sizes []result.DeviceSize
+		for i := range r.Strategies {
+			if s := &r.Strategies[i]; s.Variant == v && len(s.DeviceSizes) > 0 {
+				sizes = s.DeviceSizes
+				break
+			}
+		}
+		if sizes == nil {
+			if v != "" {
+				unrecorded = append(unrecorded, st.text(v))
+			}
+			continue
+		}
+		for _, d := range sizes {
+			if l, ok := listed[d.Device]; ok && l.GlobalMemBytes == d.GlobalMemBytes && l.MaxAllocBytes == d.MaxAllocBytes {
+				continue
+			}
+			lines = append(lines, fmt.Sprintf("- under variant %s, device %d reports global memory %s, max allocation %s", st.text(result.VariantName(v)),
+				d.Device, units.Bytes(d.GlobalMemBytes), units.Bytes(d.MaxAllocBytes)))
+		}
+	}
+	if len(lines) > 0 {
+		b.WriteString("\nAs the jobs' workers saw them, where that differs from the listing above:\n\n" + strings.Join(lines, "\n") + "\n")
+	}
+	if len(unrecorded) > 0 {
 		fmt.Fprintf(b, "\nThese are the devices as listed under the runtime's own settings. Under variant %s the runtime may report other sizes; "+
-			"this result does not record the devices as those workers saw them.\n", strings.Join(changed, ", "))
+			"this result does not record the devices as those workers saw them.\n", strings.Join(unrecorded, ", "))
 	}
 }
 

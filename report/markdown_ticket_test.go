@@ -89,3 +89,21 @@ func TestMarkdownDevicesSayWhichSettingsTheyWereListedUnder(t *testing.T) {
 		t.Errorf("a run without variants is told its variants may see other devices")
 	}
 }
+
+// A job that recorded its devices' sizes under a variant that changed them gets a line saying so, in the
+// variant's words and units, and no caveat that the sizes were not recorded.
+func TestMarkdownDevicesUnderAVariant(t *testing.T) {
+	r := ticketRun()
+	const variant = "limit-1g"
+	r.Config.Variants = []result.Variant{{Name: result.DefaultVariant}, {Name: variant, Settings: map[string]string{"POCL_MEMORY_LIMIT": "1"}}}
+	job := r.Strategies[0]
+	job.Variant = variant
+	global, maxAlloc := uint64(1)<<30, uint64(256)<<20
+	job.DeviceSizes = []result.DeviceSize{{Device: r.Devices[0].Index, GlobalMemBytes: global, MaxAllocBytes: maxAlloc}}
+	r.Strategies = append(r.Strategies, job)
+	md := renderMarkdown(t, r, Options{})
+	want := fmt.Sprintf("under variant %s, device %d reports global memory %s, max allocation %s", variant, r.Devices[0].Index, units.Bytes(global), units.Bytes(maxAlloc))
+	if !strings.Contains(md, want) || strings.Contains(md, "Under variant "+variant+" the runtime may report other sizes") {
+		t.Errorf("the Devices section should say %q and no caveat:\n%s", want, md[strings.Index(md, "## Devices"):])
+	}
+}

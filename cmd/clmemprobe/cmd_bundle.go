@@ -91,7 +91,7 @@ func runBundle(_ context.Context, o bundleOptions, stderr io.Writer) error {
 	for _, f := range []struct {
 		name, format string
 		opts         report.Options
-	}{{"report.md", "markdown", report.Options{Chart: "run.png"}}, {"run.png", "png", report.Options{}}, {"run.svg", "svg", report.Options{}}} {
+	}{{"report.md", "markdown", report.Options{Chart: chartFile}}, {chartFile, "png", report.Options{}}, {"run.svg", "svg", report.Options{}}} {
 		body, err := render(f.format, f.opts)
 		if err != nil {
 			return outputErr("cannot render %s: %v", f.name, err)

@@ -134,5 +134,11 @@ func runReport(_ context.Context, o reportOptions, stdout io.Writer) error {
 		}
 		return emitWith(stdout, req.output, req.format, r, req.job)
 	}
+	if req.format.Name == "markdown" && req.output != "" {
+		// A report written beside the run's chart (run --out writes run.png next to run.json) links it.
+		if fi, err := os.Lstat(filepath.Join(filepath.Dir(req.output), chartFile)); err == nil && fi.Mode().IsRegular() {
+			return emitWith(stdout, req.output, req.format, r, report.Options{Chart: chartFile})
+		}
+	}
 	return emit(stdout, req.output, req.format, r, req.wide)
 }

@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
 func job(t *testing.T, r *result.Run, st result.Strategy, variant string) *result.StrategyResult {
@@ -127,5 +129,35 @@ func TestDriverDiagnosticsAreTurnedOnAndKept(t *testing.T) {
 	r, _, _ = runOut(t, FaultEnv(t, hostBudget(16)), "--max-allocs", "100", "--strategies", "shared")
 	if r.Strategies[0].RuntimeDiagnostics != "" {
 		t.Errorf("diagnostics %q on a runtime without the extension", r.Strategies[0].RuntimeDiagnostics)
+	}
+}
+
+// Each job records its devices' sizes as its own worker saw them: under pocl-limit (POCL_MEMORY_LIMIT) PoCL's
+// devices report less global memory than under its defaults, and the Markdown report says so per variant.
+func TestJobsRecordTheirDevicesUnderTheirVariant(t *testing.T) {
+	r, _, dir := runOut(t, PoCLEnv(t), "--strategies", "shared", "--max-allocs", "10", "--variant-preset", "pocl-limit")
+	var base, limited *result.StrategyResult
+	for i := range r.Strategies {
+		if s := &r.Strategies[i]; s.Variant == "" {
+			base = s
+		} else {
+			limited = s
+		}
+	}
+	if base == nil || limited == nil || len(base.DeviceSizes) != len(r.Devices) || len(limited.DeviceSizes) != len(r.Devices) {
+		t.Fatalf("want a default and a pocl-limit job, each with the sizes of the %d devices: %+v", len(r.Devices), r.Strategies)
+	}
+	for i, d := range r.Devices {
+		if got := base.DeviceSizes[i]; got.Device != d.Index || got.GlobalMemBytes != d.GlobalMemBytes || got.MaxAllocBytes != d.MaxAllocBytes {
+			t.Errorf("default job: device sizes %+v, want the listing's %d and %d", got, d.GlobalMemBytes, d.MaxAllocBytes)
+		}
+		if got := limited.DeviceSizes[i]; got.GlobalMemBytes >= d.GlobalMemBytes {
+			t.Errorf("pocl-limit job: device %d reports %d bytes, not less than the default's %d", d.Index, got.GlobalMemBytes, d.GlobalMemBytes)
+		}
+	}
+	md := runTool(t, Env(), "report", "--format", "markdown", filepath.Join(dir, "run.json")).stdout
+	want := fmt.Sprintf("under variant %s, device %d reports global memory %s", limited.Variant, limited.DeviceSizes[0].Device, units.Bytes(limited.DeviceSizes[0].GlobalMemBytes))
+	if !strings.Contains(md, want) {
+		t.Errorf("the report lacks %q", want)
 	}
 }

@@ -187,7 +187,7 @@ func (d *deriver) overcommit(views []*view, size uint64) {
 		}
 		n := uint64(len(s.Devices))
 		for pos, dev := range s.Devices {
-			global := deviceGlobal(d.run, dev)
+			global := result.GlobalOf(d.run, s, dev)
 			given := (s.AllocationsOK/n + boolUint(s.AllocationsOK%n > uint64(pos))) * s.SizeBytes
 			if global == 0 || float64(given) <= overcommitted*float64(global) {
 				continue
@@ -205,16 +205,6 @@ func (d *deriver) overcommit(views []*view, size uint64) {
 		}
 	}
 	d.emit(&g, size, plainSubject)
-}
-
-// deviceGlobal is a device's reported global memory, 0 when the run does not list it.
-func deviceGlobal(r *result.Run, dev int) uint64 {
-	for _, d := range r.Devices {
-		if d.Index == dev {
-			return d.GlobalMemBytes
-		}
-	}
-	return 0
 }
 
 func boolUint(b bool) uint64 {

@@ -76,6 +76,15 @@ func TestCompletedPastTheReportedGlobalMemory(t *testing.T) {
 	if strings.Contains(v, "--touch fill") {
 		t.Errorf("suggests --touch fill to a run that used it:\n%s", v)
 	}
+	// Judged by the sizes the job's own worker saw (a variant that made the device report 1 GiB), not by
+	// the listing under the runtime's defaults (8 GiB here).
+	variant := job(result.Shared, result.OutcomeCompleted, n, 0)
+	variant.DeviceSizes = []result.DeviceSize{{Device: 0, GlobalMemBytes: 1 << 30}}
+	listed := &result.Run{Config: result.Config{Touch: result.TouchFill}, Devices: []result.Device{{Index: 0, GlobalMemBytes: 8 << 30}},
+		Strategies: []result.StrategyResult{variant}}
+	if v := verdictOf(listed); !strings.Contains(v, "which reports "+units.Bytes(1<<30)+" of global memory") {
+		t.Errorf("a job whose worker saw 1 GiB, given %d MiB, is judged by the listing:\n%s", n, v)
+	}
 	two := &result.Run{Config: result.Config{Touch: result.TouchFill}, Devices: []result.Device{{Index: 0, GlobalMemBytes: global}, {Index: 1, GlobalMemBytes: global}},
 		Strategies: []result.StrategyResult{job(result.Shared, result.OutcomeCompleted, n, 0, 1)}}
 	if v := verdictOf(two); strings.Contains(v, "does not enforce") {

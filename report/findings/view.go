@@ -67,11 +67,7 @@ func newView(r *result.Run, s *result.StrategyResult) *view {
 	if v.failDev < 0 {
 		return v
 	}
-	for _, d := range r.Devices {
-		if d.Index == v.failDev {
-			v.global = d.GlobalMemBytes
-		}
-	}
+	v.global = result.GlobalOf(r, s, v.failDev)
 	if n := len(s.Samples); n > 0 && v.sampled {
 		for _, d := range s.Samples[n-1].DeviceSamples {
 			if d.Device == v.failDev {

@@ -177,6 +177,8 @@ type StrategyResult struct {
 	// Resources is the job's resource ledger: descriptors, locked memory, the memory cgroup, the devices'
 	// memory before the loop and the processes holding it.
 	Resources *Resources `json:"resources,omitempty"`
+	// DeviceSizes are the devices' global memory and largest allocation as this job's worker saw them.
+	DeviceSizes []DeviceSize `json:"device_sizes,omitempty"`
 	// Guard says which memory the host guard stopped the job before, when it did.
 	Guard Guard `json:"guard,omitempty"`
 	// AddressSpaceBytes is the worker's address-space limit (RLIMIT_AS, or the architecture's user space).

@@ -87,6 +87,29 @@ func (d *DeviceLedger) OthersBytes() (uint64, bool) {
 	return sum, true
 }
 
+// DeviceSize is one device's memory as the job's worker saw it: a variant's settings (POCL_MEMORY_LIMIT, a
+// driver key) can change what a device reports, so each job records its own.
+type DeviceSize struct {
+	Device         int    `json:"device"`
+	GlobalMemBytes uint64 `json:"global_mem_bytes"`
+	MaxAllocBytes  uint64 `json:"max_alloc_bytes"`
+}
+
+// GlobalOf is a device's global memory as the job saw it, else as the run listed it; 0 when neither tells.
+func GlobalOf(r *Run, s *StrategyResult, dev int) uint64 {
+	for _, d := range s.DeviceSizes {
+		if d.Device == dev {
+			return d.GlobalMemBytes
+		}
+	}
+	for _, d := range r.Devices {
+		if d.Index == dev {
+			return d.GlobalMemBytes
+		}
+	}
+	return 0
+}
+
 // Guard is what the host guard stopped a job before: the system's available memory or the cgroup's.
 type Guard string
 

@@ -35,6 +35,9 @@ type StrategyInfo struct {
 	// Resources is the ledger as the loop begins: limits, values at the start, the memory cgroup, the
 	// devices' memory and processes.
 	Resources *result.Resources `json:"resources,omitempty"`
+	// DeviceSizes are the devices' global memory and largest allocation as this worker's runtime reports
+	// them, under the job's settings.
+	DeviceSizes []result.DeviceSize `json:"device_sizes,omitempty"`
 }
 
 // Attribution modes: how a failure that a runtime reports after the call that caused it is pinned to its

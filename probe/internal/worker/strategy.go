@@ -132,6 +132,9 @@ func (w *worker) prepare() (*wire.StrategyInfo, *wire.StrategyAnswer) {
 		return nil, failedSetup(err)
 	}
 	info := &wire.StrategyInfo{DeviceSampler: "not available: no sampler for these devices"}
+	for i, d := range devs {
+		info.DeviceSizes = append(info.DeviceSizes, result.DeviceSize{Device: w.spec.Devices[i], GlobalMemBytes: d.GlobalMem, MaxAllocBytes: d.MaxAlloc})
+	}
 	if f := <-samplerc; f.ds != nil {
 		w.devSamp, info.DeviceSampler = f.ds, f.ds.Name()
 	} else if f.reason != "" {
