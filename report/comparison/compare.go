@@ -71,6 +71,9 @@ func Compare(base, next *result.Run, tolerance float64) *Comparison {
 			row.NewOutcome, row.NewAllocations, row.NewBytes, row.NewHostPerBuf = n.Outcome, n.AllocationsOK, n.BytesOK, n.HostBytesPerBuffer
 			row.ThresholdChange = Change(float64(n.AllocationsOK), float64(b.AllocationsOK))
 			row.Change, row.Why = judge(b, n, tolerance)
+		} else if next.Partial {
+			// The new run was interrupted before this job: nothing was measured to hold against the baseline.
+			row.Change, row.Why = ChangeInconclusive, "not run: the new run was interrupted before it"
 		} else {
 			row.Change, row.Why = ChangeMissing, "not in the new run"
 		}
@@ -106,6 +109,13 @@ func judge(b, n *result.StrategyResult, tol float64) (string, string) {
 	case b.GuardStopped() || n.GuardStopped():
 		// The host guard's reserve, not the runtime, ended one of them: no threshold to hold against the other.
 		return ChangeInconclusive, guardWhy(b, n)
+	case b.Interrupted() || n.Interrupted():
+		// Ctrl-C ended one of them before any limit: neither regressed nor improved.
+		which := "the new run"
+		if b.Interrupted() {
+			which = "the baseline"
+		}
+		return ChangeInconclusive, which + " was interrupted before any limit"
 	case Worse(n.Outcome, b.Outcome):
 		return ChangeRegressed, fmt.Sprintf("outcome %s -> %s", b.Outcome, n.Outcome)
 	case OnlyBounded(n) && n.AllocationsOK < b.AllocationsOK:

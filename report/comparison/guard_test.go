@@ -35,3 +35,32 @@ func TestGuardStopIsNoRegression(t *testing.T) {
 		})
 	}
 }
+
+// An interrupted run (Ctrl-C) is no regression either: a job it stopped before any limit, and a job it did
+// not reach, are inconclusive against the baseline, whichever side was interrupted.
+func TestInterruptedRunIsNoRegression(t *testing.T) {
+	base := fixture.Run(t)
+	stopped := func(s *result.StrategyResult) {
+		s.Outcome, s.Reason, s.FirstFailure = result.OutcomeStopped, "interrupted", nil
+		s.AllocationsOK /= 3
+	}
+	partial := cloneWith(base, stopped)
+	partial.Partial = true
+	partial.Strategies = partial.Strategies[:1] // the others never ran
+	for name, runs := range map[string][2]*result.Run{
+		"new run interrupted":  {base, partial},
+		"baseline interrupted": {cloneWith(base, stopped), base},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cmp := Compare(runs[0], runs[1], 0.10)
+			if cmp.Regressed {
+				t.Errorf("an interrupted run counted as a regression: %+v", cmp.Rows)
+			}
+			for _, r := range cmp.Rows {
+				if r.BaseOutcome != result.OutcomeUnsupported && r.Change != ChangeInconclusive {
+					t.Errorf("%s: change %q (%s), want %q", r.Strategy, r.Change, r.Why, ChangeInconclusive)
+				}
+			}
+		})
+	}
+}

@@ -284,7 +284,7 @@ func (d *deriver) failures(views []*view, size uint64) {
 			body = fmt.Sprintf(" hung after %d buffers, during %s (%s)", s.AllocationsOK, s.LastStage, s.Reason)
 		case result.OutcomeStopped:
 			body = fmt.Sprintf(" was stopped after %d buffers: %s", s.AllocationsOK, s.Reason)
-			if interrupted(s) {
+			if s.Interrupted() {
 				body = fmt.Sprintf(" was interrupted after %d buffers, before any limit", s.AllocationsOK)
 			}
 		case result.OutcomeUnsupported:

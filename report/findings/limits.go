@@ -38,7 +38,7 @@ func classify(v *view, sweep []*view, perDevice *view) limitFinding {
 		if s.GuardStopped() {
 			return guardLimit(v, ev)
 		}
-		if interrupted(s) {
+		if s.Interrupted() {
 			return limitFinding{} // nothing ended it but the user: no limit, known or unknown
 		}
 		return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("stopped before any limit (%s): raise --timeout or run it to its end (unknown)", firstClause(s.Reason))}

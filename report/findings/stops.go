@@ -11,12 +11,6 @@ import (
 // What ended a job that is no runtime result: the host guard, an interrupt, a timeout. None of them is a
 // threshold of the runtime, so none may lead the verdict as "failed first" or stand for a limit.
 
-// interrupted reports whether a job was stopped by an interrupt (Ctrl-C) rather than by the guard or its
-// time limit: the supervisor and the worker both write the reason "interrupted".
-func interrupted(s *result.StrategyResult) bool {
-	return s.Outcome == result.OutcomeStopped && !s.GuardStopped() && strings.HasPrefix(s.Reason, "interrupted")
-}
-
 // stoppedEarly reports whether a job ended for a reason of this run's own, not of the runtime or the
 // machine: an interrupt, a timeout, the host reserve. A guard stop before a memory cgroup's limit is not
 // one: that limit (a container's, a batch job's) is what the run ran into.
@@ -74,7 +68,7 @@ func (d *deriver) stoppedHeadline() (result.Finding, bool) {
 	}
 	var stopped []string
 	for _, s := range d.jobs {
-		if interrupted(s) {
+		if s.Interrupted() {
 			stopped = append(stopped, fmt.Sprintf("%s at %d buffers", s.Strategy, s.AllocationsOK))
 		}
 	}

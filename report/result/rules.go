@@ -29,6 +29,12 @@ func Placed(bytes float64, size uint64) bool {
 	return size > 0 && bytes >= PlacedFraction*float64(size)
 }
 
+// Interrupted reports whether a job was stopped by an interrupt (Ctrl-C) rather than by the guard or its
+// time limit: the supervisor and the worker both write the reason "interrupted".
+func (s *StrategyResult) Interrupted() bool {
+	return s.Outcome == OutcomeStopped && !s.GuardStopped() && strings.HasPrefix(s.Reason, "interrupted")
+}
+
 // GuardStopped reports whether the host guard stopped the job, before the memory it keeps a reserve of ran
 // out. Results written before the guard was recorded say so only in the reason.
 func (s *StrategyResult) GuardStopped() bool {
