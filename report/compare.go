@@ -57,6 +57,12 @@ func comparisonTable(w io.Writer, c *comparison.Comparison, st style) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
+	if st.markdown {
+		// A line right under a Markdown table would be read as one more of its rows.
+		if _, err := fmt.Fprintln(w); err != nil {
+			return err
+		}
+	}
 	if c.Regressed {
 		_, err := fmt.Fprintf(w, "REGRESSED beyond the tolerance of %.0f%%\n", 100*c.Tolerance)
 		return err

@@ -255,6 +255,15 @@ func writeStrategyMarkdown(b *strings.Builder, s *result.StrategyResult, st styl
 	b.WriteString("\n")
 }
 
+// perBufferCount writes a count per buffer as a reader takes it in: two decimals (1.00, 0.50), and 0 for a
+// slope that rounds to nothing (a fit of -6.6e-06 is a count that did not grow).
+func perBufferCount(v float64) string {
+	if math.Abs(v) < 0.005 {
+		return "0"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
 // writeLedgerMarkdown writes the job's resource ledger: each resource at the start and the end, per buffer,
 // against its limit; the devices' memory before the loop and who held it.
 func writeLedgerMarkdown(b *strings.Builder, rs *result.Resources, st style) {
@@ -269,7 +278,7 @@ func writeLedgerMarkdown(b *strings.Builder, rs *result.Resources, st style) {
 		}
 		fmt.Fprintf(b, "- %s: %s at the start, %s at the end", what, format(float64(r.AtStart)), format(float64(r.AtEnd)))
 		if r.PerBuffer != nil {
-			per := fmt.Sprintf("%.3g", *r.PerBuffer)
+			per := perBufferCount(*r.PerBuffer)
 			if format(1) != "1" { // bytes
 				per = units.SignedBytes(*r.PerBuffer)
 			}

@@ -43,9 +43,14 @@ func writePlanText(w io.Writer, p *result.DryRun, opts Options) error {
 	if err := fittedTable(w, st, headers, rows, []int{slices.Index(headers, "Bytes"), 0}, "--wide"); err != nil {
 		return err
 	}
+	guard := fmt.Sprintf("The host guard stops a job before system available memory (%s now) falls below the reserve of %s.",
+		units.Bytes(p.HostAvailable), units.Bytes(p.HostReserve))
+	if p.HostReserve == 0 {
+		guard = fmt.Sprintf("The host guard is off (--host-reserve 0): nothing stops a job before the kernel's OOM killer does (%s of system memory available now).",
+			units.Bytes(p.HostAvailable))
+	}
 	_, err := fmt.Fprintln(w, wrapWords("", fmt.Sprintf("Each job runs in its own worker, one after the other, and frees its memory when it ends: at worst one holds %s of host memory and %s on each device. "+
-		"The host guard stops a job before system available memory (%s now) falls below the reserve of %s. Time limits: set-up %s, no progress %s, each job %s.",
-		units.Bytes(worstHost), units.Bytes(worstDev), units.Bytes(p.HostAvailable), units.Bytes(p.HostReserve), seconds(p.SetupSeconds),
+		"%s Time limits: set-up %s, no progress %s, each job %s.", units.Bytes(worstHost), units.Bytes(worstDev), guard, seconds(p.SetupSeconds),
 		seconds(p.HangSeconds), seconds(p.TimeoutSeconds)), st.Width))
 	return err
 }

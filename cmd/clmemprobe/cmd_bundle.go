@@ -62,7 +62,7 @@ func (o bundleOptions) validate() error {
 	if name := strings.ToLower(o.Output); !strings.HasSuffix(name, ".tar.gz") && !strings.HasSuffix(name, ".tgz") {
 		return usageErr("--output %s: a bundle is a gzip-compressed tar; name it FILE.tar.gz", o.Output)
 	}
-	return checkOutput("--output", o.Output, o.args[0])
+	return checkOutput("--output", o.Output, resultPath(o.args[0]))
 }
 
 // bundleFile is one file of the bundle.
@@ -75,7 +75,7 @@ func runBundle(_ context.Context, o bundleOptions, stderr io.Writer) error {
 	if err := o.validate(); err != nil {
 		return err
 	}
-	path := o.args[0]
+	path := resultPath(o.args[0]) // a run's folder stands for its run.json
 	r, original, err := loadResultBytes(path)
 	if err != nil {
 		return err

@@ -139,11 +139,13 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) err
 	if req.record {
 		return recordExpectations(req, stdout, stderr)
 	}
-	// A check ends within its time limit: a FIFO or a terminal could hold it up for ever.
-	if fi, err := os.Stat(req.expect); err == nil && !fi.Mode().IsRegular() {
+	// A check ends within its time limit: a FIFO or a terminal could hold it up for ever. A run's folder
+	// stands for its run.json, as everywhere.
+	expect := resultPath(req.expect)
+	if fi, err := os.Stat(expect); err == nil && !fi.Mode().IsRegular() {
 		return usageErr("--expect %s is not a plain file; give the expectations file (check --record writes one)", req.expect)
 	}
-	exp, err := result.LoadExpectations(resultPath(req.expect))
+	exp, err := result.LoadExpectations(expect)
 	if err != nil {
 		return usageErr("--expect: %v", err)
 	}
