@@ -15,20 +15,23 @@ func TestGuardStopIsNoRegression(t *testing.T) {
 		s.Outcome, s.Guard, s.Reason, s.FirstFailure = result.OutcomeStopped, result.GuardSystem, "host guard: below the reserve", nil
 		s.AllocationsOK /= 4
 	}
-	for name, runs := range map[string][2]*result.Run{
+	wantInconclusive(t, "a guard stop", map[string][2]*result.Run{
 		"new run guarded":  {base, cloneWith(base, guarded)},
 		"baseline guarded": {cloneWith(base, guarded), base},
-	} {
+	})
+}
+
+// wantInconclusive compares each pair (baseline, new) and wants no regression and every job that ran
+// inconclusive.
+func wantInconclusive(t *testing.T, what string, pairs map[string][2]*result.Run) {
+	for name, runs := range pairs {
 		t.Run(name, func(t *testing.T) {
 			cmp := Compare(runs[0], runs[1], 0.10)
 			if cmp.Regressed {
-				t.Errorf("a guard stop counted as a regression: %+v", cmp.Rows)
+				t.Errorf("%s counted as a regression: %+v", what, cmp.Rows)
 			}
 			for _, r := range cmp.Rows {
-				if r.BaseOutcome == result.OutcomeUnsupported {
-					continue
-				}
-				if r.Change != ChangeInconclusive {
+				if r.BaseOutcome != result.OutcomeUnsupported && r.Change != ChangeInconclusive {
 					t.Errorf("%s: change %q (%s), want %q", r.Strategy, r.Change, r.Why, ChangeInconclusive)
 				}
 			}
@@ -47,20 +50,8 @@ func TestInterruptedRunIsNoRegression(t *testing.T) {
 	partial := cloneWith(base, stopped)
 	partial.Partial = true
 	partial.Strategies = partial.Strategies[:1] // the others never ran
-	for name, runs := range map[string][2]*result.Run{
+	wantInconclusive(t, "an interrupted run", map[string][2]*result.Run{
 		"new run interrupted":  {base, partial},
 		"baseline interrupted": {cloneWith(base, stopped), base},
-	} {
-		t.Run(name, func(t *testing.T) {
-			cmp := Compare(runs[0], runs[1], 0.10)
-			if cmp.Regressed {
-				t.Errorf("an interrupted run counted as a regression: %+v", cmp.Rows)
-			}
-			for _, r := range cmp.Rows {
-				if r.BaseOutcome != result.OutcomeUnsupported && r.Change != ChangeInconclusive {
-					t.Errorf("%s: change %q (%s), want %q", r.Strategy, r.Change, r.Why, ChangeInconclusive)
-				}
-			}
-		})
-	}
+	})
 }
