@@ -199,18 +199,20 @@ func outlierLines(f *comparison.Fleet, st style) []string {
 // writeFleetText renders merge's answer for a terminal.
 func writeFleetText(w io.Writer, f *comparison.Fleet, opts Options) error {
 	st := terminal(opts)
-	fmt.Fprintln(w, fleetSummary(f))
+	// Every line of text, as the run table's verdict bullets, is wrapped at the terminal's width (st.Width
+	// is 0 in a pipe: one line each, for scripts that grep whole sentences).
+	fmt.Fprintln(w, wrapWords("", fleetSummary(f), st.Width))
 	for gi := range f.Groups {
-		fmt.Fprintf(w, "\n%s\n", groupTitle(&f.Groups[gi], st))
+		fmt.Fprintf(w, "\n%s\n", wrapWords("", groupTitle(&f.Groups[gi], st), st.Width))
 		if err := fleetTable(w, &f.Groups[gi], st); err != nil {
 			return err
 		}
 	}
 	fmt.Fprintln(w)
 	for _, l := range outlierLines(f, st) {
-		fmt.Fprintf(w, "- OUTLIER %s\n", l)
+		fmt.Fprintln(w, bullet("OUTLIER "+l, st.Width))
 	}
-	_, err := fmt.Fprintln(w, fleetVerdict(f))
+	_, err := fmt.Fprintln(w, wrapWords("", fleetVerdict(f), st.Width))
 	return err
 }
 

@@ -31,7 +31,7 @@ func writeMarkdown(w io.Writer, r *result.Run, opts Options) error {
 		b.WriteString("> This run was interrupted: the result holds only the strategies that ran.\n\n")
 	}
 	writeRunSummary(b, r, st)
-	fmt.Fprintf(b, "## %s\n\n", thresholdHeading(r))
+	fmt.Fprintf(b, "## %s\n\n", ThresholdHeading(r))
 	if err := thresholdTable(b, r, st); err != nil {
 		return err
 	}
@@ -39,26 +39,38 @@ func writeMarkdown(w io.Writer, r *result.Run, opts Options) error {
 		// Only where the caller says the chart file is there: a link to nothing helps no one.
 		fmt.Fprintf(b, "\n![Host and device memory against buffers allocated](%s)\n", opts.Chart)
 	}
-	b.WriteString("\n## Verdict\n\n")
-	for _, v := range r.Verdict {
-		fmt.Fprintf(b, "- %s\n", st.text(v))
+	// The headline, in bold above, is the verdict's first sentence: the list holds the rest, so it is read once.
+	if len(r.Verdict) > 1 {
+		b.WriteString("\n## Verdict\n\n")
+		for _, v := range r.Verdict[1:] {
+			fmt.Fprintf(b, "- %s\n", st.text(v))
+		}
 	}
 	b.WriteString("\n## Per strategy\n\n")
 	common := commonSampler(r)
 	if common != "" {
-		fmt.Fprintf(b, "Device memory source of every strategy: %s.\n\n", st.text(common))
+		fmt.Fprintf(b, "Device memory source of every strategy: %s.\n\n", st.text(samplerText(r, common)))
 	}
 	for i := range r.Strategies {
-		writeStrategyMarkdown(b, &r.Strategies[i], st, common == "")
+		source := ""
+		if common == "" {
+			source = samplerText(r, r.Strategies[i].DeviceSampler)
+		}
+		writeStrategyMarkdown(b, &r.Strategies[i], st, source)
 	}
 	writeDevicesMarkdown(b, r, st)
 	if e := r.Environment; e != nil {
 		b.WriteString("\n## Environment\n\n")
 		writeEnvironment(b, e, st)
 	}
-	fmt.Fprintf(b, "\n## Reproduce\n\nWith clmemprobe:\n\n%s\nWith a C program of a few dozen lines that repeats the first failure of one strategy, for the runtime's developers "+
-		"(it needs only the OpenCL headers and loader):\n\n%s", mdBlock(ReproduceCommand(r), "bash"),
-		mdBlock("clmemprobe report --format repro run.json > repro.c\ncc repro.c -lOpenCL -o repro && ./repro", "sh"))
+	fmt.Fprintf(b, "\n## Reproduce\n\nWith clmemprobe:\n\n%s\n", mdBlock(ReproduceCommand(r), "bash"))
+	if what, err := ReproSubject(r); err != nil {
+		fmt.Fprintf(b, "There is no C reproducer: %s.\n", st.text(err.Error()))
+	} else {
+		fmt.Fprintf(b, "With a C program of a few dozen lines that repeats %s, for the runtime's developers "+
+			"(it needs only the OpenCL headers and loader):\n\n%s", st.text(what),
+			mdBlock("clmemprobe report --format repro run.json > repro.c\ncc repro.c -lOpenCL -o repro && ./repro", "sh"))
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -88,9 +100,35 @@ func writeRunSummary(b *strings.Builder, r *result.Run, st style) {
 	}
 }
 
-// thresholdHeading names the threshold table by what it holds: where the strategies failed, or, where none
+// ReproSubject says what the C reproducer of a run repeats, in the run's own terms: the first failure of
+// the job it follows, or, where that job did not fail, its loop and how it ended. The error says why there
+// is no reproducer.
+func ReproSubject(r *result.Run) (string, error) {
+	s, err := ReproJob(r, "", "")
+	switch {
+	case err != nil:
+		return "", err
+	case s.Outcome == result.OutcomeFailed:
+		return fmt.Sprintf("the first failure of %s", s.Strategy), nil
+	case s.Outcome == result.OutcomeCompleted:
+		return fmt.Sprintf("the loop of %s, which reached its budget of %d buffers without a failure", s.Strategy, s.AllocationsOK), nil
+	}
+	return fmt.Sprintf("the loop of %s, which ended %s after %d buffers", s.Strategy, s.Outcome, s.AllocationsOK), nil
+}
+
+// samplerText is a job's device memory source as the report writes it: where the verdict already says why
+// no sampler applied, only that none did, so the reasons are read once.
+func samplerText(r *result.Run, sampler string) string {
+	why, unavailable := strings.CutPrefix(sampler, "not available: ")
+	if unavailable && slices.ContainsFunc(r.Verdict, func(v string) bool { return strings.Contains(v, why) }) {
+		return "not available (the verdict says why)"
+	}
+	return sampler
+}
+
+// ThresholdHeading names the threshold table by what it holds: where the strategies failed, or, where none
 // did, where they ended.
-func thresholdHeading(r *result.Run) string {
+func ThresholdHeading(r *result.Run) string {
 	for _, s := range r.Strategies {
 		if s.Outcome == result.OutcomeFailed {
 			return "Where each strategy failed"
@@ -183,8 +221,8 @@ func writeVariantDevicesMarkdown(b *strings.Builder, r *result.Run, st style) {
 }
 
 // writeStrategyMarkdown is one strategy's section of the Markdown report.
-// sampler says whether to name the job's device memory source (not when the report said it for all).
-func writeStrategyMarkdown(b *strings.Builder, s *result.StrategyResult, st style, sampler bool) {
+// source is the job's device memory source as written, empty where the report said it for all.
+func writeStrategyMarkdown(b *strings.Builder, s *result.StrategyResult, st style, source string) {
 	variant := ""
 	if s.Variant != "" {
 		variant = ", variant " + st.text(s.Variant)
@@ -229,8 +267,8 @@ func writeStrategyMarkdown(b *strings.Builder, s *result.StrategyResult, st styl
 			st.text(fit.Why), fit.Samples, fit.Spanned, result.FitMinSamples)
 	}
 	fmt.Fprintf(b, "- peak RSS %s\n", units.Bytes(s.PeakRSSBytes))
-	if s.DeviceSampler != "" && sampler {
-		fmt.Fprintf(b, "- device memory source: %s\n", st.text(s.DeviceSampler))
+	if source != "" {
+		fmt.Fprintf(b, "- device memory source: %s\n", st.text(source))
 	}
 	if s.MaxMapCount > 0 {
 		fmt.Fprintf(b, "- memory mappings: at most %d of vm.max_map_count %d\n", s.MaxMappings, s.MaxMapCount)
@@ -414,10 +452,18 @@ func ReproduceCommand(r *result.Run) string {
 	return strings.Join(append(words, ShellQuote(PortableCommand(r.Command))), " ")
 }
 
+// portableDrops are the flags a reproduce line leaves out, by name, with whether each takes a value: they
+// do not change what is measured on another machine. Files of the user's own (--out, --prom, -o/--output)
+// and --force, which goes with --out; what is printed and how (--format, --wide, -q/--quiet, -v/--verbose);
+// and --host-reserve, an amount sized to the user's machine (the other machine's default suits it; only 0,
+// the guard turned off, changes what a run may reach, and is kept).
+var portableDrops = map[string]bool{"out": true, "prom": true, "output": true, "o": true, "format": true, "host-reserve": true,
+	"force": false, "wide": false, "quiet": false, "q": false, "verbose": false, "v": false}
+
 // PortableCommand is a recorded command line as another machine would type it: the program by its name in
 // the clone (bin/clmemprobe) or on the PATH, not by where the user's copy lies, and without the flags that
-// name the user's own files (--out, --prom) and --force, which goes with --out: the reader neither has
-// those files nor needs them.
+// do not change what is measured there (portableDrops): the reader neither has the user's files nor needs
+// the user's output settings.
 func PortableCommand(argv []string) []string {
 	if len(argv) == 0 {
 		return nil
@@ -433,18 +479,19 @@ func PortableCommand(argv []string) []string {
 			out = append(out, argv[i:]...)
 			break
 		}
-		name, _, joined := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		switch {
-		case !strings.HasPrefix(a, "-"):
-		case name == "force":
-			continue
-		case name == "out" || name == "prom":
-			if !joined {
-				i++ // the flag's value is the next word
-			}
+		name, value, joined := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		takesValue, drop := portableDrops[name]
+		if !strings.HasPrefix(a, "-") || !drop {
+			out = append(out, a)
 			continue
 		}
-		out = append(out, a)
+		if takesValue && !joined && i+1 < len(argv) {
+			i++ // the flag's value is the next word
+			value = argv[i]
+		}
+		if name == "host-reserve" && value == "0" {
+			out = append(out, "--host-reserve", "0") // the guard off: that changes what the run may reach
+		}
 	}
 	return out
 }

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/clmemprobe/clmemprobe/probe"
+	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/urfave/cli/v2"
 	"github.com/xrash/smetrics"
 )
@@ -61,7 +63,8 @@ func splitArgs(cmd *cli.Command, in []string) (flags, rest []string) {
 // argument a command does not take is: otherwise the help library takes the argument for a help topic and
 // fails with an exit code that means something else.
 func helpArgs(app *cli.App, args []string) ([]string, error) {
-	if len(args) >= 2 && args[1] == "help" {
+	// A completion request for "help WORD" is answered by completion, not taken for a command to explain.
+	if len(args) >= 2 && args[1] == "help" && args[len(args)-1] != "--generate-bash-completion" {
 		switch {
 		case len(args) == 2:
 			return []string{args[0], "--help"}, nil
@@ -99,10 +102,59 @@ func suggestion(typed string, names []string) string {
 			best, score = n, s
 		}
 	}
+	// Jaro-Winkler matches letters only within a window of half the length, which for a short word is
+	// none: "rnu" is far from "run" by it. A slip of one key (a letter left out, added, changed or two
+	// swapped) is caught by the edit distance, which a longer word may have twice.
 	if score < 0.8 {
+		best = ""
+		least := 1 + len(typed)/6
+		for _, n := range names {
+			if d := editDistance(typed, n); d <= least {
+				best, least = n, d-1
+			}
+		}
+	}
+	if best == "" {
 		return ""
 	}
 	return " (did you mean " + best + "?)"
+}
+
+// editDistance is the optimal-string-alignment distance: insertions, deletions, substitutions and swaps of
+// two adjacent letters, each counting one.
+func editDistance(a, b string) int {
+	x, y := []rune(a), []rune(b)
+	d := make([][]int, len(x)+1)
+	for i := range d {
+		d[i] = make([]int, len(y)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(x); i++ {
+		for j := 1; j <= len(y); j++ {
+			cost := 1
+			if x[i-1] == y[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(x)][len(y)]
+}
+
+// lookupFormat is report.Lookup for a --format flag: bad input with the choices and, for a mistyped name,
+// the closest of them.
+func lookupFormat(name string, k report.Kind) (*report.Format, error) {
+	f, err := report.Lookup(name, k)
+	if err != nil {
+		return nil, usageErr("--format: %v%s", err, suggestion(name, report.Names(k)))
+	}
+	return f, nil
 }
 
 // flagError says what Go's flag package says of a flag, with the flag written as it is typed: "--tuch", not
@@ -141,4 +193,13 @@ func flagSuggestion(cmd *cli.Command, err error) string {
 		return ""
 	}
 	return strings.Replace(s, "mean ", "mean --", 1)
+}
+
+// presetNames are the names --variant-preset takes, for a suggestion.
+func presetNames() []string {
+	names := []string{"list"}
+	for _, p := range probe.Presets {
+		names = append(names, p.Name)
+	}
+	return names
 }

@@ -159,11 +159,14 @@ func bundleReadme(r *result.Run, reproErr error) []byte {
 	fmt.Fprintf(b, "Platform %s, devices: %s. The run started %s.\n\n", report.MarkdownText(r.Platform.Name),
 		report.MarkdownText(result.DeviceModel(r.Devices)), report.MarkdownText(r.Started))
 	b.WriteString("| file | what it is |\n|:--|:--|\n")
-	b.WriteString("| `report.md` | the report: where each strategy failed, why, what each buffer cost, the environment |\n")
+	// The report's table is headed by what it holds ("where each strategy ended" in a run without a
+	// failure): the README says the same.
+	fmt.Fprintf(b, "| `report.md` | the report: %s, why, what each buffer cost, the environment |\n", strings.ToLower(report.ThresholdHeading(r)))
 	b.WriteString("| `run.json` | the result as clmemprobe wrote it (schema 1: every figure the report rests on) |\n")
 	b.WriteString("| `run.png`, `run.svg` | host and device memory against buffers allocated |\n")
 	if reproErr == nil {
-		fmt.Fprintf(b, "| `repro.c` | a C program that repeats %s with the OpenCL API alone |\n", reproWhat(r))
+		what, _ := report.ReproSubject(r) // reproErr is nil: the same job, so no error here either
+		fmt.Fprintf(b, "| `repro.c` | a C program that repeats %s with the OpenCL API alone |\n", report.MarkdownText(what))
 	}
 	b.WriteString("| `environment.txt` | the machine, the kernel's memory settings, the ICD loader, the runtime's variables |\n\n")
 	if reproErr == nil {
@@ -192,16 +195,4 @@ func bundleTitle(r *result.Run) string {
 		title += " (interrupted)"
 	}
 	return title
-}
-
-// reproWhat is what the reproducer repeats: the job it follows and how that job ended.
-func reproWhat(r *result.Run) string {
-	s, err := report.ReproJob(r, "", "")
-	if err != nil {
-		return "the probe"
-	}
-	if s.Outcome == result.OutcomeFailed {
-		return fmt.Sprintf("the first failure of %s", s.Strategy)
-	}
-	return fmt.Sprintf("the loop of %s, which ended %s after %d buffers", s.Strategy, s.Outcome, s.AllocationsOK)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe"
@@ -13,6 +14,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/report/comparison"
 	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
 	"github.com/urfave/cli/v2"
 )
 
@@ -50,7 +52,8 @@ or cannot finish within --time-limit. FILE is an expectations file, a run.json o
 small file with
   clmemprobe check --record --output expect.json RUN.json
 (without --output it goes to stdout) from a run short enough to fit the time limit (a few hundred buffers
-with --touch fill). The whole check ends within --time-limit (default 50s, under the 60 s Slurm gives a
+with --touch fill) that every job ended by itself: an interrupted run, or one with a job the host guard,
+Ctrl-C or --timeout stopped, is refused (exit 2). The whole check ends within --time-limit (default 50s, under the 60 s Slurm gives a
 HealthCheckProgram; --budget is its old name, still taken) and prints one line. A different device model
 than the recorded one is bad input; a different driver is noted, not judged.
 
@@ -59,7 +62,7 @@ than the recorded one is bad input; a different driver is noted, not judged.
 			&cli.StringFlag{Name: "expect", Destination: &o.Expect, Usage: "the expectations file (or a run.json) to hold this node to"},
 			&cli.StringFlag{Name: "time-limit", Aliases: []string{"budget"}, Value: "50s", Destination: &o.TimeLimit, Usage: "the most time the whole check may take (--budget is its old name)"},
 			&cli.StringFlag{Name: "tolerance", Value: "10%", Destination: &o.Tolerance, Usage: "how far below the expected threshold a job may end and still be healthy"},
-			&cli.BoolFlag{Name: "record", Destination: &o.Record, Usage: "write the expectations of RUN.json (or a run's folder) to --output, or stdout, instead of checking"},
+			&cli.BoolFlag{Name: "record", Destination: &o.Record, Usage: "write the expectations of RUN.json (or a run's folder) to --output, or stdout, instead of checking; an interrupted run, or one with a job the host guard, Ctrl-C or --timeout stopped, is refused (exit 2): its thresholds are not the runtime's"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Destination: &o.Output, Usage: "with --record: the expectations file to write (default: stdout)"},
 			&cli.StringFlag{Name: "prom", Destination: &o.Prom, Usage: "also write the check's run as Prometheus metrics to this file, replaced atomically"},
 			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: "table (one line) or json"},
@@ -103,8 +106,8 @@ func (o checkOptions) validate() (*checkRequest, error) {
 	if r.tolerance, err = ParsePercent(o.Tolerance); err != nil {
 		return nil, usageErr("--tolerance: %v", err)
 	}
-	if _, err := report.Lookup(o.Format, report.KindHealth); err != nil {
-		return nil, usageErr("--format: %v", err)
+	if _, err := lookupFormat(o.Format, report.KindHealth); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
@@ -113,6 +116,9 @@ func (o checkOptions) validate() (*checkRequest, error) {
 func recordExpectations(req *checkRequest, stdout, stderr io.Writer) error {
 	r, err := loadResult(req.runFile)
 	if err != nil {
+		return err
+	}
+	if err := conclusive(r, req.runFile); err != nil {
 		return err
 	}
 	if req.output == "" {
@@ -128,6 +134,35 @@ func recordExpectations(req *checkRequest, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "clmemprobe: wrote %s\n", req.output)
 	}
 	return nil
+}
+
+// conclusive refuses, as bad input, a run whose thresholds are not the runtime's to record: one that was
+// interrupted (it lacks jobs) or with a job the host guard, an interrupt or its time limit stopped (the
+// buffers it reached say where the stop came, not where the runtime fails). A baseline taken from it would
+// hold every node to that stop.
+func conclusive(r *result.Run, file string) error {
+	var stopped []string
+	for _, s := range r.Strategies {
+		if s.Outcome == result.OutcomeStopped {
+			stopped = append(stopped, fmt.Sprintf("%s %s (%s)", s.Strategy, units.Size(s.SizeBytes), firstWords(s.Reason)))
+		}
+	}
+	switch {
+	case r.Partial:
+		return usageErr("check --record: %s is an interrupted run, without every job: record a run that ran to its end", file)
+	case len(stopped) > 0:
+		return usageErr("check --record: %s has jobs that were stopped, not ended by the runtime: %s; record a run in which every job ends by itself (fewer --max-allocs)",
+			file, strings.Join(stopped, ", "))
+	}
+	return nil
+}
+
+// firstWords is a reason up to its first colon: "host guard", "interrupted", "timed out after 10m".
+func firstWords(reason string) string {
+	if i := strings.IndexByte(reason, ':'); i > 0 {
+		return reason[:i]
+	}
+	return reason
 }
 
 func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) error {

@@ -61,9 +61,9 @@ func (o compareOptions) validate() (*compareRequest, error) {
 	if err != nil {
 		return nil, usageErr("--tolerance: %v", err)
 	}
-	f, err := report.Lookup(o.Format, report.KindComparison)
+	f, err := lookupFormat(o.Format, report.KindComparison)
 	if err != nil {
-		return nil, usageErr("--format: %v", err)
+		return nil, err
 	}
 	return &compareRequest{base: resultPath(o.args[0]), next: resultPath(o.args[1]), tolerance: tol, format: f, output: o.Output, wide: o.Wide}, nil
 }

@@ -82,7 +82,7 @@ func completionCommand(stdout io.Writer) *cli.Command {
 		Action: func(c *cli.Context) error {
 			script := map[string]string{"bash": bashCompletion, "zsh": zshCompletion}[c.Args().First()]
 			if c.NArg() != 1 || script == "" {
-				return usageErr("completion needs one argument, bash or zsh")
+				return usageErr("completion needs one argument, bash or zsh%s", suggestion(c.Args().First(), []string{"bash", "zsh"}))
 			}
 			if _, err := fmt.Fprint(stdout, script); err != nil {
 				return outputErr("cannot write the output: %v", err)
@@ -115,6 +115,12 @@ func completion(app *cli.App, args []string) []string {
 	cur := ""
 	if n := len(words); n > 0 {
 		cur, words = words[n-1], words[:n-1]
+	}
+	if len(words) > 0 && words[0] == "help" {
+		if len(words) > 1 {
+			return nil // help takes one command
+		}
+		words = nil // "help WORD": WORD is a command's name, completed as the first word is
 	}
 	var cmd *cli.Command
 	flags := app.Flags

@@ -77,8 +77,8 @@ func (o listingOptions) validate(command string, kind report.Kind) (*listingRequ
 	case format == "":
 		format = "table"
 	}
-	if _, err := report.Lookup(format, kind); err != nil {
-		return nil, usageErr("--format: %v", err)
+	if _, err := lookupFormat(format, kind); err != nil {
+		return nil, err
 	}
 	return &listingRequest{library: probe.LibraryPath(o.OpenCLLib), setup: setup, format: format}, nil
 }

@@ -87,8 +87,8 @@ func (o exchangeOptions) validate() (*exchangeRequest, error) {
 		countFlag{"verify-every", o.VerifyEvery, &verify, 0}, countFlag{"bench-reps", o.BenchReps, &reps, 0}); err != nil {
 		return nil, err
 	}
-	if _, err := report.Lookup(o.Format, report.KindExchange); err != nil {
-		return nil, usageErr("--format: %v", err)
+	if _, err := lookupFormat(o.Format, report.KindExchange); err != nil {
+		return nil, err
 	}
 	r := &exchangeRequest{library: probe.LibraryPath(o.OpenCLLib), platform: o.Platform, format: o.Format, flags: o.BufferFlags, command: result.RedactArgs(o.commandLine)}
 	var err error
@@ -126,7 +126,8 @@ func parseBufferFlags(s string) (allocHostPtr bool, err error) {
 		case "alloc-host-ptr":
 			allocHostPtr = true
 		default:
-			return false, fmt.Errorf("unknown buffer flag %q (choose read-write or alloc-host-ptr)", part)
+			return false, fmt.Errorf("unknown buffer flag %q%s (choose read-write or alloc-host-ptr)", part,
+				suggestion(strings.TrimSpace(part), []string{"read-write", "alloc-host-ptr"}))
 		}
 	}
 	if !readWrite {

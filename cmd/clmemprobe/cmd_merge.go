@@ -75,9 +75,9 @@ func (o mergeOptions) validate() (*mergeRequest, error) {
 	if err != nil {
 		return nil, usageErr("--tolerance: %v", err)
 	}
-	f, err := report.Lookup(o.Format, report.KindFleet)
+	f, err := lookupFormat(o.Format, report.KindFleet)
 	if err != nil {
-		return nil, usageErr("--format: %v", err)
+		return nil, err
 	}
 	return &mergeRequest{paths: o.args, format: f, output: o.Output, tolerance: tol, wide: o.Wide, all: o.All}, nil
 }

@@ -68,9 +68,9 @@ func (o reportOptions) validate() (*reportRequest, error) {
 	if maxSamples == 1 {
 		return nil, usageErr("--max-samples must be 0 (all) or at least 2, got %s", o.MaxSamples)
 	}
-	f, err := report.Lookup(o.Format, report.KindRun)
+	f, err := lookupFormat(o.Format, report.KindRun)
 	if err != nil {
-		return nil, usageErr("--format: %v", err)
+		return nil, err
 	}
 	if (o.Strategy != "" || o.Variant != "") && f.Name != "repro" {
 		return nil, usageErr("--strategy and --variant pick the job of --format repro; %s shows every job", f.Name)

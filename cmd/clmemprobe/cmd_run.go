@@ -74,7 +74,7 @@ contexts and kernels; --hang-timeout bounds a loop that stops moving. A host gua
 every 5 ms, and before each buffer that could cross --host-reserve at the measured cost per buffer, and
 stops the strategy before it does. Ctrl-C writes a partial result; a second Ctrl-C exits at once.
 
-` + exitCodes(exitOK, exitUsage, exitNoOpenCL, exitOutput, exitWorkerFault, exitInterrupted),
+` + withOutFolder(exitCodes(exitOK, exitUsage, exitNoOpenCL, exitOutput, exitWorkerFault, exitInterrupted), "an "),
 		Flags: []cli.Flag{
 			openclLibFlag(&o.OpenCLLib),
 			&cli.StringFlag{Name: "platform", Destination: &o.Platform, Usage: "platform index or part of its name (default: the first platform with devices)"},
@@ -136,7 +136,7 @@ func (o runOptions) validate() (*runRequest, error) {
 	}
 	var err error
 	if !slices.Contains(runFormats, o.Format) {
-		return nil, usageErr("--format %q: choose %s", o.Format, strings.Join(runFormats, ", "))
+		return nil, usageErr("--format %q%s: choose %s", o.Format, suggestion(o.Format, runFormats), strings.Join(runFormats, ", "))
 	}
 	if r.devices, err = ParseDeviceList(o.Devices); err != nil {
 		return nil, usageErr("--devices: %v", err)
@@ -146,7 +146,8 @@ func (o runOptions) validate() (*runRequest, error) {
 	case probe.AttributionPerBuffer:
 		p.PerBuffer = true
 	default:
-		return nil, usageErr("--attribution %q: choose %s or %s", o.Attribution, probe.AttributionBatched, probe.AttributionPerBuffer)
+		return nil, usageErr("--attribution %q%s: choose %s or %s", o.Attribution, suggestion(o.Attribution, []string{probe.AttributionBatched, probe.AttributionPerBuffer}),
+			probe.AttributionBatched, probe.AttributionPerBuffer)
 	}
 	if slices.Contains(o.Presets, "list") {
 		r.presets = true
@@ -268,7 +269,7 @@ func (o runOptions) variants() ([]result.Variant, error) {
 	for _, name := range o.Presets {
 		p, ok := probe.PresetNamed(name)
 		if !ok {
-			return nil, usageErr("--variant-preset %q: no such preset (clmemprobe run --variant-preset list shows them)", name)
+			return nil, usageErr("--variant-preset %q%s: no such preset (clmemprobe run --variant-preset list shows them)", name, suggestion(name, presetNames()))
 		}
 		out = append(out, p.Variants...)
 	}

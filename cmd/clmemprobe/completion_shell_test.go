@@ -53,6 +53,9 @@ func completionCases(dir string) []completionCase {
 		{words: []string{"run", "--t"}, want: []string{"--touch", "--timeout"}},
 		{words: []string{"completion", ""}, want: []string{"bash", "zsh"}, exactly: true},
 		{words: []string{"me"}, want: []string{"merge"}, exactly: true},
+		// help takes a command's name: completed as the first word is, and nothing after it.
+		{words: []string{"help", ""}, want: commandNames()},
+		{words: []string{"help", "me"}, want: []string{"merge"}, exactly: true},
 		{words: []string{"report", filepath.Join(dir, "ru")}, want: []string{filepath.Join(dir, "run.json")}, exactly: true},
 		{words: []string{"run", "--out", filepath.Join(dir, "r")}, want: []string{filepath.Join(dir, "results")}, exactly: true},
 		{words: []string{"report", "--output", filepath.Join(dir, "ru")}, want: []string{filepath.Join(dir, "run.json")}, exactly: true},

@@ -40,7 +40,7 @@ const (
 var exitMeanings = map[int]string{
 	exitOK:          "the command did what was asked; strategies that failed an allocation are results, not errors",
 	exitRegression:  "compare: a threshold regressed; merge: a node is an outlier; check: below expectation; exchange: wrong cells; or an error no other code names",
-	exitUsage:       "bad input: a flag, an argument or an input file, or an --out folder in use or holding a result",
+	exitUsage:       "bad input: a flag, an argument or an input file",
 	exitNoOpenCL:    "no OpenCL: the library, a platform or a device is missing, or the runtime failed while setting up",
 	exitOutput:      "the tool could not write its results or its output",
 	exitWorkerFault: "a worker crashed or hung (the runtime died; the result is written)",
@@ -64,8 +64,16 @@ func exitCodesOne(one string, codes ...int) string {
 	return b.String()
 }
 
+// withOutFolder adds to exit code 2 of a help text what it also means with --out (a folder in use or
+// holding a result): only the help of a command with --out says it, as a help text names only its own
+// command's flags; the program's help says whose flag it is.
+func withOutFolder(help, whose string) string {
+	usage := exitMeanings[exitUsage]
+	return strings.Replace(help, usage, usage+", or "+whose+"--out folder in use or holding a result", 1)
+}
+
 // exitCodesHelp lists every code, for the program's own help.
-var exitCodesHelp = exitCodes(exitOK, exitRegression, exitUsage, exitNoOpenCL, exitOutput, exitWorkerFault, exitInterrupted)
+var exitCodesHelp = withOutFolder(exitCodes(exitOK, exitRegression, exitUsage, exitNoOpenCL, exitOutput, exitWorkerFault, exitInterrupted), "run's ")
 
 // exitError carries an exit code to main; err nil means "nothing more to say".
 type exitError struct {
@@ -179,6 +187,7 @@ func withInterrupt(ctx context.Context, stderr io.Writer) (context.Context, func
 
 func newApp(stdout, stderr io.Writer) *cli.App {
 	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprintln(c.App.Writer, "clmemprobe", c.App.Version) }
+	cli.HelpPrinter = printHelp
 	return &cli.App{
 		Name:    "clmemprobe",
 		Usage:   "find where and why OpenCL allocations fail, strategy by strategy, on your own runtime",

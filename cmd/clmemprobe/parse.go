@@ -122,7 +122,8 @@ func ParseStrategies(s string) ([]result.Strategy, error) {
 	for _, part := range strings.Split(s, ",") {
 		st := result.Strategy(strings.TrimSpace(strings.ToLower(part)))
 		if !slices.Contains(result.Strategies, st) {
-			return nil, fmt.Errorf("unknown strategy %q (choose from %s, or all)", part, joinNames(result.Strategies))
+			return nil, fmt.Errorf("unknown strategy %q%s (choose from %s, or all)", part, suggestion(string(st), append(toStrings(result.Strategies), "all")),
+				joinNames(result.Strategies))
 		}
 		if seen[st] {
 			return nil, fmt.Errorf("strategy %q is listed twice", st)
@@ -137,18 +138,21 @@ func ParseStrategies(s string) ([]result.Strategy, error) {
 func ParseTouch(s string) (result.Touch, error) {
 	t := result.Touch(strings.ToLower(strings.TrimSpace(s)))
 	if !slices.Contains(result.Touches, t) {
-		return "", fmt.Errorf("unknown touch mode %q (choose from %s)", s, joinNames(result.Touches))
+		return "", fmt.Errorf("unknown touch mode %q%s (choose from %s)", s, suggestion(string(t), toStrings(result.Touches)), joinNames(result.Touches))
 	}
 	return t, nil
 }
 
 // joinNames lists enum values for a message.
-func joinNames[T ~string](vs []T) string {
+func joinNames[T ~string](vs []T) string { return strings.Join(toStrings(vs), ", ") }
+
+// toStrings is enum values as strings, for a message or a suggestion.
+func toStrings[T ~string](vs []T) []string {
 	names := make([]string, len(vs))
 	for i, v := range vs {
 		names[i] = string(v)
 	}
-	return strings.Join(names, ", ")
+	return names
 }
 
 var (

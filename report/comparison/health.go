@@ -13,8 +13,9 @@ type Health struct {
 	Healthy   bool        `json:"healthy"`
 	Tolerance float64     `json:"tolerance"`
 	Seconds   float64     `json:"seconds"`
-	Budget    float64     `json:"budget_seconds"`
-	Notes     []string    `json:"notes,omitempty"` // what changed but does not make a node unhealthy (the driver)
+	Budget    float64     `json:"budget_seconds"`     // the old name of time_limit_seconds, kept for scripts that read it
+	TimeLimit float64     `json:"time_limit_seconds"` // --time-limit: the same figure as budget_seconds
+	Notes     []string    `json:"notes,omitempty"`    // what changed but does not make a node unhealthy (the driver)
 	Jobs      []HealthJob `json:"jobs"`
 }
 
@@ -37,7 +38,7 @@ type HealthJob struct {
 // is not healthy: a check must be able to tell, so the expectations should come from a run that fits in the
 // budget.
 func CheckHealth(e *result.Expectations, r *result.Run, tol float64, budget float64) *Health {
-	h := &Health{Healthy: true, Tolerance: tol, Budget: budget, Jobs: []HealthJob{}}
+	h := &Health{Healthy: true, Tolerance: tol, Budget: budget, TimeLimit: budget, Jobs: []HealthJob{}}
 	if d := result.DriverVersions(r.Devices); d != e.DriverVersion {
 		h.Notes = append(h.Notes, fmt.Sprintf("driver %s, recorded with %s", d, e.DriverVersion))
 	}

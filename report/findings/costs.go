@@ -244,13 +244,13 @@ func (d *deriver) headline() result.Finding {
 // completedHeadline is the headline of a run in which nothing failed.
 func (d *deriver) completedHeadline() result.Finding {
 	all := true
-	var budget, bytes uint64
+	var budget uint64
 	// The strategies whose memory was measured and did not grow with the buffers (never those whose failure
 	// merely surfaced at a touch).
 	deferred := d.noGrowth
 	for _, s := range d.jobs {
 		if s.Outcome == result.OutcomeCompleted {
-			budget, bytes = max(budget, s.AllocationsOK), max(bytes, s.BytesOK)
+			budget = max(budget, s.AllocationsOK)
 		} else if s.Outcome != result.OutcomeUnsupported {
 			all = false
 		}
@@ -263,11 +263,46 @@ func (d *deriver) completedHeadline() result.Finding {
 		if n := len(distinct(d.jobs, func(s *result.StrategyResult) result.Strategy { return s.Strategy })); len(deferred) < n {
 			who = "for " + names(deferred) + " memory did not grow with them"
 		}
-		return result.Finding{Kind: result.FindingHeadline, Strategies: deferred, Sentence: fmt.Sprintf("No allocation failed in %d buffers (%s) per strategy, but %s: the runtime defers allocation to first use, so those buffers were never really allocated; run with --touch fill to place them.", budget, units.Bytes(bytes), who)}
+		return result.Finding{Kind: result.FindingHeadline, Strategies: deferred, Sentence: fmt.Sprintf("No allocation failed in %s per strategy, but %s: the runtime defers allocation to first use, so those buffers were never really allocated; run with --touch fill to place them.", budgetText(d.jobs), who)}
 	case all:
-		return result.Finding{Kind: result.FindingHeadline, Sentence: fmt.Sprintf("No allocation failed within the budget of %d buffers (%s) per strategy: raise --max-allocs or --max-bytes to find the limit.", budget, units.Bytes(bytes))}
+		return result.Finding{Kind: result.FindingHeadline, Sentence: fmt.Sprintf("No allocation failed within the budget of %s per strategy: raise --max-allocs or --max-bytes to find the limit.", budgetText(d.jobs))}
 	}
 	return result.Finding{Kind: result.FindingHeadline, Sentence: "No allocation failed, but not every strategy ran to its budget: see why below."}
+}
+
+// budgetText is the budget the completed jobs ran, in buffers and bytes: "200 buffers (200 MiB)" at one
+// size; in a sweep the bytes of each size, as one count of buffers is many byte counts ("200 buffers (800
+// KiB at 4 KiB, 200 MiB at 1 MiB)"), or each size's own count where they differ (--max-bytes).
+func budgetText(jobs []*result.StrategyResult) string {
+	var sizes []uint64
+	most, bytes := map[uint64]uint64{}, map[uint64]uint64{}
+	for _, s := range jobs {
+		if s.Outcome != result.OutcomeCompleted {
+			continue
+		}
+		if _, ok := most[s.SizeBytes]; !ok {
+			sizes = append(sizes, s.SizeBytes)
+		}
+		most[s.SizeBytes], bytes[s.SizeBytes] = max(most[s.SizeBytes], s.AllocationsOK), max(bytes[s.SizeBytes], s.BytesOK)
+	}
+	if len(sizes) == 1 {
+		return fmt.Sprintf("%d buffers (%s)", most[sizes[0]], units.Bytes(bytes[sizes[0]]))
+	}
+	same := true
+	for _, size := range sizes {
+		same = same && most[size] == most[sizes[0]]
+	}
+	parts := make([]string, len(sizes))
+	for i, size := range sizes {
+		parts[i] = fmt.Sprintf("%s at %s", units.Bytes(bytes[size]), units.Size(size))
+		if !same {
+			parts[i] = fmt.Sprintf("%d buffers of %s (%s)", most[size], units.Size(size), units.Bytes(bytes[size]))
+		}
+	}
+	if same {
+		return fmt.Sprintf("%d buffers (%s)", most[sizes[0]], strings.Join(parts, ", "))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // limitSummary says in a few words what the limit was.

@@ -6,6 +6,7 @@ package findings
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -177,9 +178,9 @@ func (g *groups) add(kind result.FindingKind, body string, s result.Strategy, ev
 }
 
 // emit writes each group as a finding: "who body" with the sizes prefix of a sweep.
-func (d *deriver) emit(g *groups, size uint64, subject func(who string, n int) string) {
+func (d *deriver) emit(g *groups, size uint64, subject func(who string, n int, body string) string) {
 	for _, gr := range g.list {
-		sentence := subject(names(gr.who), len(gr.who)) + gr.body
+		sentence := subject(names(gr.who), len(gr.who), gr.body) + gr.body
 		d.add(result.Finding{Kind: gr.kind, Strategies: gr.who, Sentence: sentence, Evidence: gr.evidence, Source: gr.source}, size)
 	}
 }
@@ -294,7 +295,7 @@ func (d *deriver) failures(views []*view, size uint64) {
 		}
 		other.add(result.FindingOutcome, body, s.Strategy, map[string]float64{"allocations_ok": float64(s.AllocationsOK)}, "")
 	}
-	d.emit(&other, size, plainSubject)
+	d.emit(&other, size, eachSubject)
 }
 
 // classifyAll classifies every strategy that did not complete, keeps the limit (in the view and in d.limits),
@@ -337,7 +338,7 @@ func (d *deriver) classifyAll(views []*view, size uint64) {
 			d.first = &firstEnd{v: v, limit: limitFinding{v.limit.limit, v.limit.evidence, ""}, size: size}
 		}
 	}
-	d.emit(&g, size, plainSubject)
+	d.emit(&g, size, eachSubject)
 }
 
 // sweepOf is the strategy at every size of the run.
@@ -351,7 +352,20 @@ func (d *deriver) sweepOf(st result.Strategy) []*view {
 	return out
 }
 
-func plainSubject(who string, n int) string { return who }
+func plainSubject(who string, _ int, _ string) string { return who }
+
+// ofOneJob matches a body written of one job: a singular verb right after the subject ("was stopped", "is
+// not supported") or a pronoun for it ("the host guard stopped it", "its memory cgroup").
+var ofOneJob = regexp.MustCompile(`^ (was|is) |\bits?\b`)
+
+// eachSubject is the subject of a body that may be written of one job: several strategies that share such
+// a body are "each of shared and per-device", so verb and pronoun agree with the subject.
+func eachSubject(who string, n int, body string) string {
+	if n > 1 && ofOneJob.MatchString(body) {
+		return "each of " + who
+	}
+	return who
+}
 
 // names lists strategies as a sentence does: "shared", "shared and per-device", "a, b and c".
 func names(ss []result.Strategy) string {

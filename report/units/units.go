@@ -2,9 +2,12 @@
 package units
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"math/bits"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -116,6 +119,34 @@ var sizeUnits = map[string]uint64{
 	"t": 1 << 40, "ti": 1 << 40, "tib": 1 << 40, "tb": 1000 * 1000 * 1000 * 1000,
 }
 
+// UnitList is every unit ParseSize takes, written out from sizeUnits itself so that an error lists exactly
+// what the parser accepts: "B; K, Ki, KiB (powers of 1024: 1K is 1 KiB), M, ...; KB, MB, GB, TB (powers of
+// 1000)".
+func UnitList() string {
+	var binary, decimal []string
+	keys := slices.SortedFunc(maps.Keys(sizeUnits), func(a, b string) int {
+		return cmp.Or(cmp.Compare(sizeUnits[a], sizeUnits[b]), cmp.Compare(len(a), len(b)))
+	})
+	for _, k := range keys {
+		switch m := sizeUnits[k]; {
+		case k == "":
+		case m == 1:
+			binary = append([]string{unitText(k)}, binary...)
+		case m&(m-1) == 0:
+			binary = append(binary, unitText(k))
+		default:
+			decimal = append(decimal, unitText(k))
+		}
+	}
+	// The byte first, then the binary units by size, each as K, Ki, KiB.
+	return fmt.Sprintf("%s; %s (powers of 1024: 1K is 1 KiB); %s (powers of 1000)", binary[0], strings.Join(binary[1:], ", "), strings.Join(decimal, ", "))
+}
+
+// unitText writes a unit of sizeUnits as it is usually typed: "kib" as KiB, "k" as K, "kb" as KB.
+func unitText(k string) string {
+	return strings.ToUpper(k[:1]) + strings.ReplaceAll(k[1:], "b", "B")
+}
+
 // binaryOf is the binary unit a decimal one is most likely a slip for.
 var binaryOf = map[string]string{"kb": "KiB", "mb": "MiB", "gb": "GiB", "tb": "TiB"}
 
@@ -189,11 +220,11 @@ func parseSizeTerm(t string) (uint64, error) {
 		if strings.HasPrefix(t, "-") {
 			return 0, fmt.Errorf("must be positive")
 		}
-		return 0, fmt.Errorf("no number (units: B, KiB, MiB, GiB, TiB or Ki, Mi, Gi, Ti; KB, MB, GB, TB)")
+		return 0, fmt.Errorf("no number (units: %s)", UnitList())
 	}
 	mult, ok := sizeUnits[unit]
 	if !ok {
-		return 0, fmt.Errorf("unknown unit %q (units: B, KiB, MiB, GiB, TiB or Ki, Mi, Gi, Ti; KB, MB, GB, TB)", t[i:])
+		return 0, fmt.Errorf("unknown unit %q (units: %s)", t[i:], UnitList())
 	}
 	f, err := strconv.ParseFloat(num, 64)
 	if err != nil {

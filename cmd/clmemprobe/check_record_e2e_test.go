@@ -1,0 +1,45 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
+)
+
+// check --record refuses a run whose thresholds are not the runtime's: an interrupted one, or one with a
+// job the host guard stopped. One line, exit 2, naming what is wrong; a complete run still records.
+func TestCheckRecordRefusesAnInconclusiveRun(t *testing.T) {
+	r, res, _ := runOut(t, FaultEnv(t, hostBudget(64)), "--strategies", "shared,per-device", "--max-allocs", "20")
+	if res.code != 0 {
+		t.Fatalf("run: exit %d: %s", res.code, res.stderr)
+	}
+	write := func(name string, change func(*result.Run)) string {
+		b, _ := json.Marshal(r)
+		var c result.Run
+		if err := json.Unmarshal(b, &c); err != nil {
+			t.Fatal(err)
+		}
+		change(&c)
+		path := filepath.Join(t.TempDir(), name)
+		if b, err := json.Marshal(&c); err != nil || os.WriteFile(path, b, 0o644) != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	complete := write("run.json", func(*result.Run) {})
+	if res := runTool(t, Env(), "check", "--record", complete); res.code != 0 {
+		t.Fatalf("a complete run: exit %d: %s", res.code, res.stderr)
+	}
+	partial := write("run.json", func(c *result.Run) { c.Partial = true })
+	oneLineError(t, runTool(t, Env(), "check", "--record", partial), exitUsage, "interrupted")
+	guarded := write("run.json", func(c *result.Run) {
+		s := &c.Strategies[len(c.Strategies)-1]
+		s.Outcome, s.Guard, s.Reason = result.OutcomeStopped, result.GuardSystem, "host guard: system available memory fell below the reserve"
+	})
+	oneLineError(t, runTool(t, Env(), "check", "--record", "--output", filepath.Join(t.TempDir(), "e.json"), guarded), exitUsage,
+		string(r.Strategies[len(r.Strategies)-1].Strategy)+" "+units.Size(r.Strategies[len(r.Strategies)-1].SizeBytes)+" (host guard)")
+}

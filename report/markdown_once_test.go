@@ -1,0 +1,79 @@
+package report
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// hostUnifiedRun is ticketRun on devices whose memory is host memory, with its verdict derived, as
+// `report` renders it: the verdict then says why no device sampler applied.
+func hostUnifiedRun() *result.Run {
+	r := ticketRun()
+	for i := range r.Devices {
+		r.Devices[i].HostUnified = true
+	}
+	findings.Apply(r)
+	return r
+}
+
+// The report says each thing once: the headline is not the Verdict's first bullet again, and the reason no
+// device sampler applied, which the verdict gives, is not repeated under Per strategy.
+func TestMarkdownSaysTheHeadlineAndTheSamplerOnce(t *testing.T) {
+	r := hostUnifiedRun()
+	md := renderMarkdown(t, r, Options{})
+	if n := strings.Count(md, mdText(r.Verdict[0])); n != 1 {
+		t.Errorf("the headline %q appears %d times; want once", r.Verdict[0], n)
+	}
+	why := strings.TrimPrefix(r.Strategies[0].DeviceSampler, "not available: ")
+	if !hasVerdict(r, why) {
+		t.Fatalf("the verdict does not say why no sampler applied (%q):\n%s", why, strings.Join(r.Verdict, "\n"))
+	}
+	if n := strings.Count(md, why); n != 1 {
+		t.Errorf("why no device sampler applied (%q) appears %d times; want once:\n%s", why, n, md)
+	}
+}
+
+func hasVerdict(r *result.Run, part string) bool {
+	for _, v := range r.Verdict {
+		if strings.Contains(v, part) {
+			return true
+		}
+	}
+	return false
+}
+
+// The reproduce line keeps what changes what is measured (--touch, --host-reserve 0) and leaves out what
+// only shapes the output or fits the user's machine: -q, -v, --format, --wide, -o, an absolute reserve.
+func TestReproduceLineKeepsOnlyWhatIsMeasured(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		argv, want []string
+	}{
+		{"output flags and a machine's reserve", []string{"clmemprobe", "run", "-q", "--touch", "fill", "--host-reserve", "200MiB", "--format=json", "--wide",
+			"-v", "-o", "x.md", "--output", "y.md", "--max-allocs", "50"}, []string{"clmemprobe", "run", "--touch", "fill", "--max-allocs", "50"}},
+		{"the guard turned off", []string{"clmemprobe", "run", "--host-reserve=0", "--quiet"}, []string{"clmemprobe", "run", "--host-reserve", "0"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := PortableCommand(c.argv); strings.Join(got, " ") != strings.Join(c.want, " ") {
+				t.Errorf("PortableCommand(%q) = %q, want %q", c.argv, got, c.want)
+			}
+		})
+	}
+}
+
+// The Reproduce section says what the C program repeats in a run without a failure: the loop of the job
+// it follows and how it ended, not "the first failure".
+func TestMarkdownReproSaysWhatTheRunFound(t *testing.T) {
+	r := hostUnifiedRun()
+	md := renderMarkdown(t, r, Options{})
+	s, err := ReproJob(r, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(md, "first failure") || !strings.Contains(md, "repeats the loop of "+string(s.Strategy)) {
+		t.Errorf("the Reproduce section of a run without a failure:\n%s", md[strings.Index(md, "## Reproduce"):])
+	}
+}
