@@ -40,7 +40,7 @@ type collector struct {
 const maxNotices = 100
 
 func newCollector(j Job, onSample func(*result.Sample)) *collector {
-	return &collector{res: &result.StrategyResult{Strategy: j.Strategy, Variant: j.Variant.Name, VariantSettings: j.Variant.Settings,
+	return &collector{res: &result.StrategyResult{Strategy: j.Strategy, Variant: j.Variant.Name, VariantSettings: j.Variant.Settings, Flags: j.recordedFlags(),
 		Devices: j.Devices, SizeBytes: j.Size, Samples: []result.Sample{}},
 		devFits: map[int]*slopeFit{}, stride: 1, onSample: onSample}
 }

@@ -169,6 +169,9 @@ func newRun(p *Plan, root sample.Root, inv result.Inventory) *result.Run {
 	if len(p.Variants) > 0 {
 		r.Config.Variants = p.Variants
 	}
+	for _, f := range p.FlagSets {
+		r.Config.FlagSets = append(r.Config.FlagSets, f.String())
+	}
 	r.Config.RuntimeLog = p.RuntimeLog
 	r.Config.Attribution = AttributionBatched
 	if p.PerBuffer {
@@ -189,7 +192,7 @@ func runJob(ctx context.Context, p *Plan, j Job, obs Observer, groups *supervise
 		return nil, err
 	}
 	spec := wire.Spec{Kind: wire.KindStrategy, Library: p.Library, Strategy: &wire.StrategySpec{Platform: p.Platform, Devices: j.Devices,
-		Strategy: j.Strategy, Size: j.Size, Count: j.Budget, Touch: p.Touch, HostReserve: p.HostReserve, SampleInterval: p.SampleInterval,
+		Strategy: j.Strategy, Size: j.Size, Flags: j.Flags, Count: j.Budget, Touch: p.Touch, HostReserve: p.HostReserve, SampleInterval: p.SampleInterval,
 		PerBuffer: p.PerBuffer, Limits: limits}}
 	lastReport := time.Time{}
 	e, err := supervise.Run(ctx, supervise.Child{Spec: spec, Env: append(p.env(j), noAsyncPreemption()), Limits: p.Limits,

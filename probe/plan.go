@@ -31,7 +31,10 @@ type Plan struct {
 	MaxAllocs  uint64
 	MaxBytes   uint64 // 0: no byte budget
 	Touch      result.Touch
-	Limits     Limits
+	// FlagSets are the cl_mem_flags each strategy runs with, one sweep step per set; nil is the user's
+	// loop's CL_MEM_READ_WRITE alone.
+	FlagSets []result.MemFlags
+	Limits   Limits
 	// HostReserve: a strategy stops before system available memory falls below it.
 	HostReserve uint64
 	// root is where the host's files are read; the zero value is the real host (sample.System).
@@ -88,6 +91,15 @@ type Job struct {
 	Devices  []int
 	Budget   uint64
 	Variant  result.Variant // Name "" for the runtime's defaults
+	Flags    result.MemFlags
+}
+
+// flagSets are the plan's flag sets: the default's alone when none were asked for.
+func (p *Plan) flagSets() []result.MemFlags {
+	if len(p.FlagSets) == 0 {
+		return []result.MemFlags{result.DefaultFlags}
+	}
+	return p.FlagSets
 }
 
 // variants are the plan's variants; the default variant's name is "" in jobs and results.
@@ -103,14 +115,16 @@ func (p *Plan) variants() []result.Variant {
 	return out
 }
 
-// jobs lists the plan's jobs in the order they run: at the first size, every strategy under the first
-// variant, then under the next; then the next size.
+// jobs lists the plan's jobs in the order they run: at the first size and the first flag set, every
+// strategy under the first variant, then under the next; then the next flag set; then the next size.
 func (p *Plan) jobs() []Job {
 	var out []Job
 	for _, size := range p.Sizes {
-		for _, v := range p.variants() {
-			for _, st := range p.Strategies {
-				out = append(out, Job{Strategy: st, Size: size, Devices: p.Devices, Budget: p.Budget(size), Variant: v})
+		for _, f := range p.flagSets() {
+			for _, v := range p.variants() {
+				for _, st := range p.Strategies {
+					out = append(out, Job{Strategy: st, Size: size, Devices: p.Devices, Budget: p.Budget(size), Variant: v, Flags: f})
+				}
 			}
 		}
 	}
@@ -208,8 +222,30 @@ func (p *Plan) DryRun(inv result.Inventory) *result.DryRun {
 		if smallest > 0 {
 			perDevice = min(perDevice, smallest)
 		}
-		d.Jobs = append(d.Jobs, result.DryRunJob{Strategy: j.Strategy, Variant: j.Variant.Name, SizeBytes: j.Size, Buffers: j.Budget, Bytes: bytes,
-			WorstHostBytes: bytes, WorstDeviceBytes: perDevice})
+		d.Jobs = append(d.Jobs, result.DryRunJob{Strategy: j.Strategy, Variant: j.Variant.Name, Flags: j.recordedFlags(), SizeBytes: j.Size,
+			Buffers: j.Budget, Bytes: bytes, WorstHostBytes: worstHost(j, bytes), WorstDeviceBytes: perDevice})
 	}
 	return d
+}
+
+// recordedFlags is the job's flags as results record them: "" for the default, as results before flags
+// were recorded have it, so that a plain run's results are as they were.
+func (j Job) recordedFlags() string {
+	if j.Flags == result.DefaultFlags || j.Flags == 0 {
+		return ""
+	}
+	return j.Flags.String()
+}
+
+// worstHost is the most host memory a job could take: every buffer's bytes (a runtime may back any buffer
+// with host memory), and with use-host-ptr the tool's own block per buffer on top; copy-host-ptr's one
+// source block besides.
+func worstHost(j Job, bytes uint64) uint64 {
+	switch j.Flags.HostPtr() {
+	case result.HostPtrUse:
+		return 2 * bytes
+	case result.HostPtrCopy:
+		return bytes + j.Size
+	}
+	return bytes
 }

@@ -46,6 +46,9 @@ func comparisonTable(w io.Writer, c *comparison.Comparison, st style) error {
 		buffers := side(r.BaseOutcome, fmt.Sprint(r.BaseAllocations)) + " -> " + side(r.NewOutcome, fmt.Sprint(r.NewAllocations))
 		host := side(r.BaseOutcome, units.SignedBytes(r.BaseHostPerBuf)) + " -> " + side(r.NewOutcome, units.SignedBytes(r.NewHostPerBuf))
 		name := string(r.Strategy)
+		if r.Flags != "" {
+			name += " " + st.text(r.Flags)
+		}
 		if r.Variant != "" {
 			name += " (" + st.text(r.Variant) + ")"
 		}

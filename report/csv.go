@@ -12,7 +12,7 @@ import (
 // device where a device sampler applied.
 func writeCSV(w io.Writer, r *result.Run, _ Options) error {
 	cw := csv.NewWriter(w)
-	header := []string{"strategy", "variant", "size_bytes", "index", "seconds", "host_rss_bytes", "host_vms_bytes", "host_hwm_bytes",
+	header := []string{"strategy", "variant", "flags", "size_bytes", "index", "seconds", "host_rss_bytes", "host_vms_bytes", "host_hwm_bytes",
 		"host_available_bytes", "mappings"}
 	for _, d := range r.Devices {
 		header = append(header, "device"+strconv.Itoa(d.Index)+"_used_bytes")
@@ -23,7 +23,7 @@ func writeCSV(w io.Writer, r *result.Run, _ Options) error {
 	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
 	for _, s := range r.Strategies {
 		for _, smp := range s.Samples {
-			row := []string{string(s.Strategy), csvText(result.VariantName(s.Variant)), u(s.SizeBytes), u(smp.Index), strconv.FormatFloat(smp.Seconds, 'f', 6, 64), u(smp.RSSBytes),
+			row := []string{string(s.Strategy), csvText(result.VariantName(s.Variant)), csvText(result.FlagsName(s.Flags)), u(s.SizeBytes), u(smp.Index), strconv.FormatFloat(smp.Seconds, 'f', 6, 64), u(smp.RSSBytes),
 				u(smp.VMSBytes), u(smp.HWMBytes), u(smp.AvailBytes), u(smp.Mappings)}
 			for _, d := range r.Devices {
 				cell := ""

@@ -78,7 +78,7 @@ func fleetTable(w io.Writer, g *comparison.FleetGroup, st style) error {
 	}
 	for _, j := range g.Jobs {
 		spread := fmt.Sprintf("spread %.1f%% (%d-%d)", 100*j.Spread, j.MinAllocs, j.MaxAllocs)
-		if err := t.Append(pick([]string{st.text(string(j.Strategy)), units.Size(j.SizeBytes), st.text(j.Variant),
+		if err := t.Append(pick([]string{st.text(jobName(j.Strategy, j.Flags)), units.Size(j.SizeBytes), st.text(j.Variant),
 			fmt.Sprintf("median of %d", len(j.Rows)), "", string(j.Outcome), units.Count(j.MedianAllocs), spread,
 			cost(j.MedianHostCost), cost(j.MedianDeviceCost), ""})); err != nil {
 			return err
@@ -188,7 +188,7 @@ func outlierLines(f *comparison.Fleet, st style) []string {
 			for _, r := range j.Rows {
 				if r.Outlier {
 					out = append(out, fmt.Sprintf("%s (%s): %s at %s, variant %s, on %s driver %s: %s.", st.text(r.Node), st.code(r.Source),
-						st.text(string(j.Strategy)), units.Size(j.SizeBytes), st.text(j.Variant), st.text(g.DeviceModel), st.text(g.DriverVersion), st.text(r.Why)))
+						st.text(jobName(j.Strategy, j.Flags)), units.Size(j.SizeBytes), st.text(j.Variant), st.text(g.DeviceModel), st.text(g.DriverVersion), st.text(r.Why)))
 				}
 			}
 		}
@@ -362,6 +362,9 @@ func plotFleetJobs(p *plot.Plot, f *comparison.Fleet, l *fleetLayout) error {
 	for gi, g := range f.Groups {
 		for _, j := range g.Jobs {
 			name := fmt.Sprintf("%s %s", j.Strategy, units.Size(j.SizeBytes))
+			if j.Flags != result.FlagsName("") {
+				name += " " + plain(j.Flags)
+			}
 			if j.Variant != result.DefaultVariant {
 				name += " " + plain(j.Variant)
 			}
@@ -434,4 +437,12 @@ func shortLabel(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// jobName is a strategy with its buffers' flags where they are not the default: "shared use-host-ptr".
+func jobName(st result.Strategy, flags string) string {
+	if flags == "" || flags == result.FlagsName("") {
+		return string(st)
+	}
+	return string(st) + " " + flags
 }

@@ -36,6 +36,8 @@ type Options struct {
 	Wide  bool // every column, however wide the table
 	// Strategy and Variant pick the job of a format that shows one (repro); empty: the most informative.
 	Strategy, Variant string
+	// Flags picks the job by its buffers' flags, as results write them ("use-host-ptr").
+	Flags string
 	// AllRows shows every node of a merge in a table, however many (else a job of more than FleetRowLimit
 	// nodes shows its outliers and a count of the others).
 	AllRows bool

@@ -15,6 +15,9 @@ func writeHealthText(w io.Writer, h *comparison.Health, _ Options) error {
 	var parts []string
 	for _, j := range h.Jobs {
 		name := fmt.Sprintf("%s %s", j.Strategy, units.Size(j.SizeBytes))
+		if j.Flags != result.FlagsName("") && j.Flags != "" {
+			name += " " + plain(j.Flags)
+		}
 		if j.Variant != result.DefaultVariant {
 			name += " " + plain(j.Variant)
 		}
@@ -34,4 +37,28 @@ func writeHealthText(w io.Writer, h *comparison.Health, _ Options) error {
 	}
 	_, err := fmt.Fprintf(w, "clmemprobe check: %s: %s; %.1f s of %.0f s%s\n", verdict, strings.Join(parts, ", "), h.Seconds, h.Budget, notes)
 	return err
+}
+
+// WriteHealthJobs writes each job of a check on a line of its own, what check -v prints on stderr: the buffers
+// it reached and how it ended, against the recorded ones, the tolerance, and the job's verdict with why.
+func WriteHealthJobs(w io.Writer, h *comparison.Health) error {
+	for _, j := range h.Jobs {
+		name := fmt.Sprintf("%s %s", j.Strategy, units.Size(j.SizeBytes))
+		if j.Variant != result.DefaultVariant {
+			name += " variant " + plain(j.Variant)
+		}
+		reached := "did not run"
+		if j.Outcome != "" {
+			reached = fmt.Sprintf("%d buffers (%s)", j.AllocationsOK, j.Outcome)
+		}
+		verdict := "healthy"
+		if !j.Healthy {
+			verdict = "below expectation: " + plain(j.Why)
+		}
+		if _, err := fmt.Fprintf(w, "clmemprobe check: %s: %s, recorded %d (%s), tolerance %.3g%%: %s\n", name, reached,
+			j.ExpectedAllocs, j.ExpectedOutcome, 100*h.Tolerance, verdict); err != nil {
+			return err
+		}
+	}
+	return nil
 }

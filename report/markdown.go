@@ -75,6 +75,25 @@ func writeMarkdown(w io.Writer, r *result.Run, opts Options) error {
 	return err
 }
 
+// writeFlagsMarkdown lists the flag sets the buffers were created with, as C, and the documented vendor
+// flags among them with their sources: a ticket reader sees exactly what clCreateBuffer was given.
+func writeFlagsMarkdown(b *strings.Builder, r *result.Run, st style) {
+	b.WriteString("Every strategy ran with each of these buffer flags (cl_mem_flags), each in its own worker process:\n\n")
+	for _, name := range r.FlagNames() {
+		f, err := result.JobFlags(name)
+		if err != nil {
+			fmt.Fprintf(b, "- %s\n", st.text(result.FlagsName(name)))
+			continue
+		}
+		fmt.Fprintf(b, "- %s: %s", st.text(result.FlagsName(name)), st.code(f.C()))
+		for _, v := range f.Vendor() {
+			fmt.Fprintf(b, "; %s is %s's %s (%s; %s)", st.code(fmt.Sprintf("%#x", uint64(v.Value))), st.text(v.Vendor), st.code(v.C), st.text(v.What), st.text(v.Source))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+}
+
 // writeRunSummary is the paragraph under the headline: platform, sizes, touch, budget, the variants and the
 // runtime's logging.
 func writeRunSummary(b *strings.Builder, r *result.Run, st style) {
@@ -94,6 +113,9 @@ func writeRunSummary(b *strings.Builder, r *result.Run, st style) {
 			}
 		}
 		b.WriteString("\n")
+	}
+	if r.HasFlags() {
+		writeFlagsMarkdown(b, r, st)
 	}
 	if len(r.Config.RuntimeLog) > 0 {
 		fmt.Fprintf(b, "The runtime's logging was on (%s); what it printed is under each strategy.\n\n", st.code(settingsText(r.Config.RuntimeLog)))
@@ -224,8 +246,11 @@ func writeVariantDevicesMarkdown(b *strings.Builder, r *result.Run, st style) {
 // source is the job's device memory source as written, empty where the report said it for all.
 func writeStrategyMarkdown(b *strings.Builder, s *result.StrategyResult, st style, source string) {
 	variant := ""
+	if s.Flags != "" {
+		variant = ", flags " + st.text(s.Flags)
+	}
 	if s.Variant != "" {
-		variant = ", variant " + st.text(s.Variant)
+		variant += ", variant " + st.text(s.Variant)
 	}
 	fmt.Fprintf(b, "### %s%s, %s buffers, devices %s\n\n", st.text(string(s.Strategy)), variant, units.Size(s.SizeBytes), joinInts(s.Devices))
 	if len(s.VariantSettings) > 0 {

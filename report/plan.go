@@ -19,22 +19,26 @@ func writePlanText(w io.Writer, p *result.DryRun, opts Options) error {
 	for _, d := range p.Devices {
 		fmt.Fprintln(w, wrapWords("  ", fmt.Sprintf("[%d] %s, %s global memory, %s at most per buffer", d.Index, st.text(d.Name), units.Bytes(d.GlobalMemBytes), units.Bytes(d.MaxAllocBytes)), st.Width))
 	}
-	headers := []string{"#", "Strategy", "Variant", "Size", "Buffers", "Bytes", "Worst case, host", "Worst case, each device"}
+	headers := []string{"#", "Strategy", "Variant", "Flags", "Size", "Buffers", "Bytes", "Worst case, host", "Worst case, each device"}
 	var rows [][]string
 	var worstHost, worstDev uint64
-	variants := false
+	variants, flags := false, false
 	for i, j := range p.Jobs {
-		rows = append(rows, []string{fmt.Sprint(i + 1), st.text(string(j.Strategy)), st.text(result.VariantName(j.Variant)), units.Size(j.SizeBytes),
+		rows = append(rows, []string{fmt.Sprint(i + 1), st.text(string(j.Strategy)), st.text(result.VariantName(j.Variant)), st.text(result.FlagsName(j.Flags)), units.Size(j.SizeBytes),
 			fmt.Sprint(j.Buffers), units.Bytes(j.Bytes), units.Bytes(j.WorstHostBytes), units.Bytes(j.WorstDeviceBytes)})
 		worstHost, worstDev = max(worstHost, j.WorstHostBytes), max(worstDev, j.WorstDeviceBytes)
-		variants = variants || j.Variant != ""
+		variants, flags = variants || j.Variant != "", flags || j.Flags != ""
 	}
-	// A plan without variants has no Variant column (every job would read "default"), and a narrow terminal
+	// A plan without variants has no Variant column (every job would read "default"), one without flags no
+	// Flags column (every job would read "read-write"), and a narrow terminal
 	// leaves out the bytes (buffers times size) first: a column that says nothing, or only a product, would
 	// cost the worst cases the room to stay whole.
-	all := []int{0, 1, 2, 3, 4, 5, 6, 7}
-	if !variants {
-		all = []int{0, 1, 3, 4, 5, 6, 7}
+	var all []int
+	for i := range headers {
+		if (i == 2 && !variants) || (i == 3 && !flags) {
+			continue
+		}
+		all = append(all, i)
 	}
 	headers = pickColumns(headers, all)
 	for i := range rows {

@@ -13,11 +13,11 @@ import (
 
 // The Prometheus text exposition of a run, for node_exporter's textfile collector: gauges only, base units
 // in the names, no timestamps (the collector refuses them), and labels that can take only a few values per
-// node: strategy, size, variant, device, and the enums. A pedantic registry checks on every render that no
+// node: strategy, size, flags, variant, device, and the enums. A pedantic registry checks on every render that no
 // series is duplicated and every family is consistent, so a mistake here fails loudly, not in a scrape.
 
 // jobLabels are the labels that tell one job of a run from another.
-var jobLabels = []string{"strategy", "size_bytes", "variant"}
+var jobLabels = []string{"strategy", "size_bytes", "flags", "variant"}
 
 // promMetrics is every metric the exposition can hold; a family with no series is left out.
 type promMetrics struct {
@@ -108,7 +108,8 @@ func writeProm(w io.Writer, r *result.Run, _ Options) error {
 
 // addJob sets the series of one strategy at one size.
 func (m *promMetrics) addJob(r *result.Run, s *result.StrategyResult) {
-	job := prometheus.Labels{"strategy": string(s.Strategy), "size_bytes": strconv.FormatUint(s.SizeBytes, 10), "variant": result.VariantName(s.Variant)}
+	job := prometheus.Labels{"strategy": string(s.Strategy), "size_bytes": strconv.FormatUint(s.SizeBytes, 10), "flags": result.FlagsName(s.Flags),
+		"variant": result.VariantName(s.Variant)}
 	with := func(k, v string) prometheus.Labels {
 		l := prometheus.Labels{k: v}
 		for jk, jv := range job {

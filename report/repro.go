@@ -23,10 +23,14 @@ import (
 // ErrNothingToReproduce: the run has no job a reproducer could repeat.
 var ErrNothingToReproduce = errors.New("nothing to reproduce")
 
-// ReproJob picks the job a reproducer repeats: the named strategy (and variant) where given, else the job
+// ReproJob picks the job a reproducer repeats: the named strategy (variant, flags) where given, else the job
 // the verdict's headline names, else the most informative one: the earliest failure, else a crash or a
 // hang, else the first job that ran.
-func ReproJob(r *result.Run, strategy, variant string) (*result.StrategyResult, error) {
+func ReproJob(r *result.Run, strategy, variant string, flags ...string) (*result.StrategyResult, error) {
+	flag := ""
+	if len(flags) > 0 {
+		flag = flags[0]
+	}
 	var best *result.StrategyResult
 	rank := func(s *result.StrategyResult) int {
 		switch s.Outcome {
@@ -39,7 +43,7 @@ func ReproJob(r *result.Run, strategy, variant string) (*result.StrategyResult, 
 		}
 		return 2
 	}
-	if strategy == "" && variant == "" {
+	if strategy == "" && variant == "" && flag == "" {
 		// The reproducer repeats the job the verdict's headline names, so the two tell one story.
 		if s := headlineJob(r); s != nil {
 			return s, nil
@@ -47,7 +51,8 @@ func ReproJob(r *result.Run, strategy, variant string) (*result.StrategyResult, 
 	}
 	for i := range r.Strategies {
 		s := &r.Strategies[i]
-		if strategy != "" && string(s.Strategy) != strategy || variant != "" && result.VariantName(s.Variant) != variant {
+		if strategy != "" && string(s.Strategy) != strategy || variant != "" && result.VariantName(s.Variant) != variant ||
+			flag != "" && result.FlagsName(s.Flags) != flag {
 			continue
 		}
 		if best == nil || rank(s) < rank(best) || rank(s) == rank(best) && rank(s) == 0 && s.AllocationsOK < best.AllocationsOK {
@@ -55,8 +60,9 @@ func ReproJob(r *result.Run, strategy, variant string) (*result.StrategyResult, 
 		}
 	}
 	switch {
-	case best == nil && (strategy != "" || variant != ""):
-		return nil, fmt.Errorf("%w: the run has no job of strategy %q and variant %q", ErrNothingToReproduce, strategy, result.VariantName(variant))
+	case best == nil && (strategy != "" || variant != "" || flag != ""):
+		return nil, fmt.Errorf("%w: the run has no job of strategy %q, variant %q and flags %q", ErrNothingToReproduce, strategy, result.VariantName(variant),
+			result.FlagsName(flag))
 	case best == nil:
 		return nil, fmt.Errorf("%w: the run has no job", ErrNothingToReproduce)
 	case best.Outcome == result.OutcomeUnsupported:
@@ -106,11 +112,13 @@ type reproData struct {
 	RecCode                                      int32
 	RecStage                                     string
 	HasRecord                                    bool
+	Flags                                        string // the buffers' cl_mem_flags as a C expression
+	UseHostPtr, CopyHostPtr                      bool   // a host block per buffer, or one source for all
 }
 
 // writeRepro writes the C reproducer of the job opts names (or the most informative one).
 func writeRepro(w io.Writer, r *result.Run, opts Options) error {
-	s, err := ReproJob(r, opts.Strategy, opts.Variant)
+	s, err := ReproJob(r, opts.Strategy, opts.Variant, opts.Flags)
 	if err != nil {
 		return err
 	}
@@ -118,6 +126,11 @@ func writeRepro(w io.Writer, r *result.Run, opts Options) error {
 		Platform: cString(r.Platform.Name), Devices: s.Devices, Size: s.SizeBytes, Budget: r.Config.Budget(s.SizeBytes),
 		Shared: s.Strategy.SharesContext(), Migrate: s.Strategy == result.MigrateFirst, DeviceList: s.Strategy == result.DeviceList,
 		Fill: r.Config.Touch == result.TouchFill, Kernel: r.Config.Touch == result.TouchKernel, Pattern: kernels.FillPattern(s.SizeBytes)}
+	flags, err := result.JobFlags(s.Flags)
+	if err != nil {
+		return fmt.Errorf("the job's flags %q: %w", s.Flags, err)
+	}
+	d.Flags, d.UseHostPtr, d.CopyHostPtr = flags.C(), flags.HostPtr() == result.HostPtrUse, flags.HostPtr() == result.HostPtrCopy
 	if d.Budget == 0 {
 		d.Budget = s.AllocationsOK + 1
 	}
@@ -149,6 +162,9 @@ func writeRepro(w io.Writer, r *result.Run, opts Options) error {
 	variant := ""
 	if s.Variant != "" {
 		variant = ", variant " + s.Variant
+	}
+	if s.Flags != "" {
+		variant += ", flags " + s.Flags
 	}
 	d.Summary = comment(fmt.Sprintf("%s%s, %s buffers, touch %s, %d device(s) of %q, buffer i for device i mod %d, none released, up to %d buffers",
 		s.Strategy, variant, units.Size(s.SizeBytes), r.Config.Touch, len(s.Devices), r.Platform.Name, max(1, len(s.Devices)), d.Budget))
@@ -382,15 +398,36 @@ int main(void) {
 		if (err != CL_SUCCESS) return failed(0, device_index[d], "setup", "clCreateKernel", err);
 	}
 {{- end}}
+{{- if .CopyHostPtr}}
+	/* One source every buffer copies (CL_MEM_COPY_HOST_PTR), as clmemprobe shares one. */
+	void *copy_source = malloc(buffer_size);
+	if (copy_source == NULL) {
+		fprintf(stderr, "no host memory for the source block\n");
+		return 1;
+	}
+	memset(copy_source, 0xA5, buffer_size);
+{{- end}}
 	for (unsigned long long i = 0; i < budget; i++) {
 		int d = (int)(i % NDEV);
 		cl_mem m; /* never released, as in the loop that fails */
+{{- if .UseHostPtr}}
+		void *host = NULL; /* the buffer's own storage (CL_MEM_USE_HOST_PTR), page-aligned, never freed */
+		if (posix_memalign(&host, 4096, buffer_size) != 0) {
+			fprintf(stderr, "buffer #%llu: no host memory for its storage\n", i);
+			return 1;
+		}
+		memset(host, 0xA5, buffer_size);
+{{- else if .CopyHostPtr}}
+		void *host = copy_source;
+{{- else}}
+		void *host = NULL;
+{{- end}}
 {{- if .DeviceList}}
 		cl_mem_properties mprops[] = {CL_MEM_DEVICE_HANDLE_LIST_KHR, (cl_mem_properties)dev[d], 0, 0};
-		m = clCreateBufferWithProperties(ctx[d], mprops, CL_MEM_READ_WRITE, buffer_size, NULL, &err);
+		m = clCreateBufferWithProperties(ctx[d], mprops, {{.Flags}}, buffer_size, host, &err);
 		if (err != CL_SUCCESS) return failed(i, device_index[d], "create", "clCreateBufferWithProperties", err);
 {{- else}}
-		m = clCreateBuffer(ctx[d], CL_MEM_READ_WRITE, buffer_size, NULL, &err);
+		m = clCreateBuffer(ctx[d], {{.Flags}}, buffer_size, host, &err);
 		if (err != CL_SUCCESS) return failed(i, device_index[d], "create", "clCreateBuffer", err);
 {{- end}}
 {{- if .Migrate}}

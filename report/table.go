@@ -71,6 +71,10 @@ type column struct {
 	short       func(s *result.StrategyResult, st style) string
 }
 
+// flagsColumn is shown after the strategy when the run's buffers had other flags than read-write.
+var flagsColumn = column{header: "Flags", align: tw.AlignLeft, compact: true,
+	cell: func(s *result.StrategyResult, st style) string { return st.text(result.FlagsName(s.Flags)) }}
+
 // variantColumn is shown after the strategy when the run has variants.
 var variantColumn = column{header: "Variant", align: tw.AlignLeft, compact: true,
 	cell: func(s *result.StrategyResult, st style) string { return st.text(result.VariantName(s.Variant)) }}
@@ -96,6 +100,9 @@ func thresholdTable(w io.Writer, r *result.Run, st style) error {
 	cols := thresholdColumns
 	if len(r.VariantNames()) > 1 || len(r.Config.Variants) > 0 {
 		cols = append([]column{cols[0], variantColumn}, cols[1:]...)
+	}
+	if r.HasFlags() {
+		cols = append([]column{cols[0], flagsColumn}, cols[1:]...)
 	}
 	hidden := 0
 	if !st.markdown && st.Width > 0 && !st.Wide && tableWidth(r, st, cols) > st.Width {
@@ -302,7 +309,7 @@ func writeInventory(w io.Writer, inv *result.Inventory, opts Options) error {
 			rows = append(rows, []string{fmt.Sprint(d.Index), plain(d.Name), plain(d.Type), units.Bytes(d.GlobalMemBytes),
 				units.Bytes(d.MaxAllocBytes), YesNo(d.HostUnified), plain(shortVersion(d.Version)), plain(d.DriverVersion), OrDash(plain(d.PCIBusID))})
 		}
-		if err := fittedTable(w, st, inventoryHeaders, rows, inventoryDrop, "--format json"); err != nil {
+		if err := fittedTable(w, st, inventoryHeaders, rows, inventoryDrop, "--wide"); err != nil {
 			return err
 		}
 	}

@@ -21,6 +21,7 @@ import (
 // bundleOptions are the flags of `bundle`.
 type bundleOptions struct {
 	Output string
+	Quiet  bool // no "wrote" line
 	args   []string
 }
 
@@ -42,6 +43,7 @@ environment variables the result recorded, secrets already redacted.
 ` + exitCodes(exitOK, exitUsage, exitOutput),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Destination: &o.Output, Usage: "the .tar.gz to write (required)"},
+			quietFlag(&o.Quiet),
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
@@ -140,6 +142,9 @@ func runBundle(_ context.Context, o bundleOptions, stderr io.Writer) error {
 	})
 	if err != nil {
 		return outputErr("cannot write %s: %v", o.Output, err)
+	}
+	if o.Quiet {
+		return nil
 	}
 	names := make([]string, len(files))
 	for i, f := range files {

@@ -21,12 +21,13 @@ import (
 // checkOptions are the flags of `check`.
 type checkOptions struct {
 	Expect, Output, TimeLimit, Tolerance, OpenCLLib, Format, Prom string
-	Record, Quiet                                                 bool
+	Record, Quiet, Verbose                                        bool
 	args, commandLine                                             []string
 }
 
 type checkRequest struct {
 	record, quiet   bool
+	verbose         bool // each job's comparison on stderr
 	expect, runFile string
 	output, prom    string
 	timeLimit       time.Duration
@@ -68,6 +69,7 @@ than the recorded one is bad input; a different driver is noted, not judged.
 			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: "table (one line) or json"},
 			openclLibFlag(&o.OpenCLLib),
 			quietFlag(&o.Quiet),
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Destination: &o.Verbose, Usage: "also print each job's comparison on stderr, one line each: buffers reached and outcome against the recorded ones"},
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
@@ -78,7 +80,10 @@ than the recorded one is bad input; a different driver is noted, not judged.
 }
 
 func (o checkOptions) validate() (*checkRequest, error) {
-	r := &checkRequest{record: o.Record, quiet: o.Quiet, expect: o.Expect, output: o.Output, prom: o.Prom, format: o.Format,
+	if o.Quiet && o.Verbose {
+		return nil, usageErr("--quiet and --verbose contradict each other: give one")
+	}
+	r := &checkRequest{record: o.Record, quiet: o.Quiet, verbose: o.Verbose, expect: o.Expect, output: o.Output, prom: o.Prom, format: o.Format,
 		library: probe.LibraryPath(o.OpenCLLib), command: result.RedactArgs(o.commandLine)}
 	if o.Record {
 		if len(o.args) != 1 || o.Expect != "" {
@@ -224,6 +229,10 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) err
 	if err := renderWide(stdout, req.format, health, false); err != nil {
 		return err
 	}
+	if req.verbose {
+		// After the line: stdout, which a scheduler reads, stays one line, whatever stderr gets.
+		_ = report.WriteHealthJobs(stderr, health)
+	}
 	switch {
 	case writeErr != nil:
 		return writeErr
@@ -239,6 +248,13 @@ func checkPlan(req *checkRequest, exp *result.Expectations, inv result.Inventory
 	p := probe.Plan{Library: req.library, Strategies: exp.Strategies(), Sizes: exp.Sizes(), MaxAllocs: exp.MaxAllocs, MaxBytes: exp.MaxBytes,
 		Touch: exp.Touch, Variants: exp.Variants, HostReserve: probe.DefaultHostReserve(), SampleInterval: 10 * time.Millisecond, Command: req.command, ToolVersion: version}
 	var err error
+	for _, name := range exp.FlagSets {
+		f, err := result.ParseMemFlags(name)
+		if err != nil {
+			return p, usageErr("the expectations' flag set %q: %v", name, err)
+		}
+		p.FlagSets = append(p.FlagSets, f)
+	}
 	// A platform or a device the node had when it was recorded and lacks now is a node without its GPU:
 	// no OpenCL for what it is there for (exit 3), which a scheduler drains like any failed check.
 	if p.Platform, err = selectPlatform(inv, exp.Platform); err != nil {
@@ -254,7 +270,7 @@ func checkPlan(req *checkRequest, exp *result.Expectations, inv result.Inventory
 	if model := result.DeviceModel(devs); model != exp.DeviceModel {
 		return p, usageErr("this node has %s where the expectations were recorded on %s: give this node its own expectations", model, exp.DeviceModel)
 	}
-	share := (left / time.Duration(len(p.Strategies)*len(p.Sizes)*max(1, len(p.Variants)))).Truncate(10 * time.Millisecond)
+	share := (left / time.Duration(len(p.Strategies)*len(p.Sizes)*max(1, len(p.Variants))*max(1, len(p.FlagSets)))).Truncate(10 * time.Millisecond)
 	p.Limits = probe.Limits{Setup: min(share, 60*time.Second), Hang: min(share, 60*time.Second), Total: share}
 	return p, nil
 }

@@ -196,6 +196,8 @@ func flagValues(cmd *cli.Command, f cli.Flag, cur string) []string {
 		choices = enumStrings(result.Touches)
 	case "strategies":
 		return listValues(append(enumStrings(result.Strategies), "all"), cur)
+	case "flags":
+		return listValues(result.FlagNames(), cur)
 	case "format":
 		choices = formatChoices(cmd, f)
 	case "variant-preset":

@@ -17,7 +17,9 @@ type listingOptions struct {
 	OpenCLLib    string
 	SetupTimeout string
 	Format       string
+	Output       string
 	JSON         bool // the old spelling of --format json, still taken
+	Wide         bool
 	args         []string
 }
 
@@ -25,32 +27,50 @@ type listingOptions struct {
 type listingRequest struct {
 	library string
 	setup   time.Duration
-	format  string
+	format  *report.Format
+	output  string // the file to write instead of stdout; empty: stdout
+	wide    bool
+}
+
+// emit writes doc where the listing's output goes: --output, else stdout.
+func (r *listingRequest) emit(stdout io.Writer, doc any) error {
+	return emit(stdout, r.output, r.format, doc, r.wide)
 }
 
 // listing is one listing command: what its help says, and what it lists once its flags are checked.
 type listing struct {
 	name, usage, description string
 	kind                     report.Kind // what it prints, for the formats it takes
-	list                     func(ctx context.Context, req *listingRequest, stdout io.Writer) error
+	// wide: its table leaves out columns on a narrow terminal, so it takes --wide, as every such command does.
+	wide bool
+	list func(ctx context.Context, req *listingRequest, stdout io.Writer) error
 }
 
 // command binds the listing's flags and runs it under Ctrl-C's interrupt.
 func (l listing) command(stdout, stderr io.Writer) *cli.Command {
 	var o listingOptions
+	flags := []cli.Flag{openclLibFlag(&o.OpenCLLib), setupTimeoutFlag(&o.SetupTimeout),
+		&cli.StringFlag{Name: "format", Destination: &o.Format, Usage: strings.Join(report.Names(l.kind), ", ") + " (default: table)"},
+		&cli.BoolFlag{Name: "json", Destination: &o.JSON, Usage: "the same as --format json"}, outputFlag(&o.Output, "write to this file instead of stdout")}
+	if l.wide {
+		flags = append(flags, wideFlag(&o.Wide))
+	}
 	return &cli.Command{
-		Name:        l.name,
-		Usage:       l.usage,
-		Description: l.description + "\n\n" + exitCodes(exitOK, exitUsage, exitNoOpenCL, exitOutput, exitInterrupted),
-		Flags: []cli.Flag{openclLibFlag(&o.OpenCLLib), setupTimeoutFlag(&o.SetupTimeout),
-			&cli.StringFlag{Name: "format", Destination: &o.Format, Usage: strings.Join(report.Names(l.kind), ", ") + " (default: table)"},
-			&cli.BoolFlag{Name: "json", Destination: &o.JSON, Usage: "the same as --format json"}},
+		Name:         l.name,
+		Usage:        l.usage,
+		Description:  l.description + "\n\n" + exitCodes(exitOK, exitUsage, exitNoOpenCL, exitOutput, exitInterrupted),
+		Flags:        flags,
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
 			o.args = c.Args().Slice()
 			req, err := o.validate(l.name, l.kind)
 			if err != nil {
 				return err
+			}
+			if req.output != "" {
+				if err := checkOutput("--output", req.output); err != nil {
+					return err
+				}
 			}
 			ctx, stop := withInterrupt(c.Context, stderr)
 			defer stop()
@@ -77,10 +97,11 @@ func (o listingOptions) validate(command string, kind report.Kind) (*listingRequ
 	case format == "":
 		format = "table"
 	}
-	if _, err := lookupFormat(format, kind); err != nil {
+	f, err := lookupFormat(format, kind)
+	if err != nil {
 		return nil, err
 	}
-	return &listingRequest{library: probe.LibraryPath(o.OpenCLLib), setup: setup, format: format}, nil
+	return &listingRequest{library: probe.LibraryPath(o.OpenCLLib), setup: setup, format: f, output: o.Output, wide: o.Wide}, nil
 }
 
 func devicesCommand(stdout, stderr io.Writer) *cli.Command {
@@ -91,6 +112,7 @@ func devicesCommand(stdout, stderr io.Writer) *cli.Command {
 			"allocation, host-unified memory, PCI bus id. Device numbers are what run --devices takes. The runtime is\n" +
 			"loaded in a child process: one that crashes or hangs ends as one line and exit code 3.",
 		kind: report.KindInventory,
+		wide: true,
 		list: listDevices,
 	}.command(stdout, stderr)
 }
@@ -101,5 +123,5 @@ func listDevices(ctx context.Context, req *listingRequest, stdout io.Writer) err
 	if err != nil {
 		return err
 	}
-	return render(stdout, req.format, &inv)
+	return req.emit(stdout, &inv)
 }

@@ -30,7 +30,7 @@ func listEnvironment(ctx context.Context, req *listingRequest, stdout io.Writer)
 	for _, p := range inv {
 		e.Platforms = append(e.Platforms, p.Platform)
 	}
-	if err := render(stdout, req.format, e); err != nil {
+	if err := req.emit(stdout, e); err != nil {
 		return err
 	}
 	if errors.Is(listErr, probe.ErrChildFault) || errors.Is(listErr, context.Canceled) {

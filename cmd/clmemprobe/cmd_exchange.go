@@ -22,7 +22,7 @@ type exchangeOptions struct {
 	VerifyEvery, BenchReps        string
 	Sync, BenchBytes, BufferFlags string
 	SetupTimeout, HangTimeout     string
-	Format                        string
+	Format, Output                string
 	args, commandLine             []string
 }
 
@@ -32,7 +32,8 @@ type exchangeRequest struct {
 	devices  []int
 	ex       probe.ExchangeRequest
 	limits   probe.Limits
-	format   string
+	format   *report.Format
+	output   string // the file to write instead of stdout; empty: stdout
 	flags    string
 	command  []string
 	note     string // said on stderr before anything runs (a decimal --bench-bytes)
@@ -69,6 +70,7 @@ hangs while setting up ends with exit code 3, during the steps with exit code 5.
 			setupTimeoutFlag(&o.SetupTimeout),
 			&cli.StringFlag{Name: "hang-timeout", Value: "60s", Destination: &o.HangTimeout, Usage: "steps without progress for this long are declared hung"},
 			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: strings.Join(report.Names(report.KindExchange), ", ")},
+			outputFlag(&o.Output, "write to this file instead of stdout"),
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
@@ -87,11 +89,11 @@ func (o exchangeOptions) validate() (*exchangeRequest, error) {
 		countFlag{"verify-every", o.VerifyEvery, &verify, 0}, countFlag{"bench-reps", o.BenchReps, &reps, 0}); err != nil {
 		return nil, err
 	}
-	if _, err := lookupFormat(o.Format, report.KindExchange); err != nil {
+	f, err := lookupFormat(o.Format, report.KindExchange)
+	if err != nil {
 		return nil, err
 	}
-	r := &exchangeRequest{library: probe.LibraryPath(o.OpenCLLib), platform: o.Platform, format: o.Format, flags: o.BufferFlags, command: result.RedactArgs(o.commandLine)}
-	var err error
+	r := &exchangeRequest{library: probe.LibraryPath(o.OpenCLLib), platform: o.Platform, format: f, output: o.Output, flags: o.BufferFlags, command: result.RedactArgs(o.commandLine)}
 	if r.ex.BenchBytes, err = units.ParseSize(o.BenchBytes); err != nil {
 		return nil, usageErr("--bench-bytes: %v", err)
 	}
@@ -144,6 +146,11 @@ func runExchange(ctx context.Context, o exchangeOptions, stdout, stderr io.Write
 	if req.note != "" {
 		fmt.Fprintln(stderr, "clmemprobe:", req.note)
 	}
+	if req.output != "" {
+		if err := checkOutput("--output", req.output); err != nil {
+			return err
+		}
+	}
 	ctx, stop := withInterrupt(ctx, stderr)
 	defer stop()
 	inv, err := probe.Describe(ctx, req.library, req.limits.Setup)
@@ -172,7 +179,7 @@ func runExchange(ctx context.Context, o exchangeOptions, stdout, stderr io.Write
 		res.DeviceInfo = append(res.DeviceInfo, inv[plat].Devices[i])
 	}
 	res.BufferFlags = req.flags
-	if err := render(stdout, req.format, res); err != nil {
+	if err := emit(stdout, req.output, req.format, res, false); err != nil {
 		return err
 	}
 	if !res.Correct {

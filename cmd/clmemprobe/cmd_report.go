@@ -18,6 +18,7 @@ import (
 type reportOptions struct {
 	Format, Output    string
 	Strategy, Variant string
+	Flags             string
 	MaxSamples        string // a count: 1e3 as well as 1000
 	Wide              bool
 	args              []string
@@ -48,6 +49,7 @@ func reportCommand(stdout io.Writer) *cli.Command {
 			&cli.BoolFlag{Name: "wide", Destination: &o.Wide, Usage: "show every column of a table, however wide the terminal"},
 			&cli.StringFlag{Name: "strategy", Destination: &o.Strategy, Usage: "repro: the strategy to reproduce (default: the one that failed first)"},
 			&cli.StringFlag{Name: "variant", Destination: &o.Variant, Usage: "repro: the variant to reproduce"},
+			&cli.StringFlag{Name: "flags", Destination: &o.Flags, Usage: "repro: the flag set to reproduce, as the run wrote it (use-host-ptr, read-only+alloc-host-ptr)"},
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
@@ -72,11 +74,20 @@ func (o reportOptions) validate() (*reportRequest, error) {
 	if err != nil {
 		return nil, err
 	}
-	if (o.Strategy != "" || o.Variant != "") && f.Name != "repro" {
-		return nil, usageErr("--strategy and --variant pick the job of --format repro; %s shows every job", f.Name)
+	if (o.Strategy != "" || o.Variant != "" || o.Flags != "") && f.Name != "repro" {
+		return nil, usageErr("--strategy, --variant and --flags pick the job of --format repro; %s shows every job", f.Name)
+	}
+	flags := o.Flags
+	if flags != "" {
+		// As the run wrote it, whatever order or spelling was typed: CL_MEM_USE_HOST_PTR is use-host-ptr.
+		f, err := result.ParseMemFlags(flags)
+		if err != nil {
+			return nil, usageErr("--flags: %v", err)
+		}
+		flags = f.String()
 	}
 	return &reportRequest{path: resultPath(o.args[0]), output: o.Output, format: f, maxSamples: int(maxSamples), wide: o.Wide,
-		job: report.Options{Strategy: o.Strategy, Variant: o.Variant}}, nil
+		job: report.Options{Strategy: o.Strategy, Variant: o.Variant, Flags: flags}}, nil
 }
 
 // resultPath is the run.json an argument names: the file itself, or the run.json in a run's folder (what
@@ -129,7 +140,7 @@ func runReport(_ context.Context, o reportOptions, stdout io.Writer) error {
 		}
 	}
 	if req.format.Name == "repro" {
-		if _, err := report.ReproJob(r, req.job.Strategy, req.job.Variant); err != nil {
+		if _, err := report.ReproJob(r, req.job.Strategy, req.job.Variant, req.job.Flags); err != nil {
 			return usageErr("%s: %v", req.path, err)
 		}
 		return emitWith(stdout, req.output, req.format, r, req.job)

@@ -24,8 +24,10 @@ type runOptions struct {
 	Size, Sizes, MaxBytes, HostReserve       string
 	MaxAllocs                                string // a count: 1e5 as well as 100000
 	Touch                                    string
+	Flags, FlagSets                          string
 	Timeout, HangTimeout, SetupTimeout       string
 	SampleInterval, Out, Format, Prom        string
+	Output                                   string // -o: the --format output, not --out's folder
 	Attribution                              string
 	Force, Wide, DryRun                      bool
 	Variants, Presets                        []string
@@ -43,6 +45,7 @@ type runRequest struct {
 	prom       string // the Prometheus textfile to replace at the end
 	force      bool
 	format     string
+	output     string // the file the --format output goes to instead of stdout; empty: stdout
 	wide       bool
 	dryRun     bool
 	runtimeLog bool
@@ -84,6 +87,9 @@ stops the strategy before it does. Ctrl-C writes a partial result; a second Ctrl
 			&cli.StringFlag{Name: "sizes", Destination: &o.Sizes, Usage: "a sweep: comma-separated sizes, each run with every strategy (overrides --size)"},
 			&cli.StringFlag{Name: "max-allocs", Value: "100000", Destination: &o.MaxAllocs, Usage: "buffers per strategy (the user's loop runs 100000); 1e5 is the same"},
 			&cli.StringFlag{Name: "max-bytes", Destination: &o.MaxBytes, Usage: "stop each strategy after this many bytes of buffers (default: no byte limit)"},
+			&cli.StringFlag{Name: "flags", Destination: &o.Flags, Usage: "the cl_mem_flags of every buffer, comma-separated and combined: " + strings.Join(result.FlagNames(), ", ") +
+				"; a C name (CL_MEM_ALLOC_HOST_PTR) or a raw value for vendor flags (0x800000); read-write is implied without read-only or write-only (default: read-write, the user's loop)"},
+			&cli.StringFlag{Name: "flag-sets", Destination: &o.FlagSets, Usage: "a sweep: flag sets separated by ';', flags within a set by '+' or ',' (\"read-write;use-host-ptr;alloc-host-ptr\"), each run with every strategy"},
 			&cli.StringFlag{Name: "touch", Value: "none", Destination: &o.Touch, Usage: "what to do to each buffer after creating it: none, fill, kernel"},
 			&cli.StringFlag{Name: "timeout", Value: "10m", Destination: &o.Timeout, Usage: "time limit per strategy; past it the strategy is stopped"},
 			&cli.StringFlag{Name: "hang-timeout", Value: "60s", Destination: &o.HangTimeout, Usage: "a loop without progress for this long is declared hung"},
@@ -100,6 +106,7 @@ stops the strategy before it does. Ctrl-C writes a partial result; a second Ctrl
 			&cli.StringFlag{Name: "attribution", Value: probe.AttributionBatched, Destination: &o.Attribution, Usage: "how a failure the runtime reports late is pinned to its buffer: batched (one wait per batch of up to 64 buffers, the failed command found by its event) or per-buffer (a wait after every buffer)"},
 			&cli.BoolFlag{Name: "runtime-log", Destination: &o.RuntimeLog, Usage: "turn on the runtime's documented logging in the workers and keep what it prints (bounded)"},
 			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: "output on stdout: table, json or markdown"},
+			outputFlag(&o.Output, "write the --format output (what stdout would get) to this file instead of stdout; not --out, the folder of run.json, samples.jsonl and run.png"),
 			&cli.BoolFlag{Name: "wide", Destination: &o.Wide, Usage: "show every column of a table, however wide the terminal"},
 			quietFlag(&o.Quiet),
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Destination: &o.Verbose, Usage: "print the plan (jobs, budgets, worst cases) on stderr before the run"},
@@ -124,7 +131,7 @@ func (o runOptions) validate() (*runRequest, error) {
 	if o.Quiet && o.Verbose {
 		return nil, usageErr("--quiet and --verbose contradict each other: give one")
 	}
-	r := &runRequest{platform: o.Platform, out: o.Out, prom: o.Prom, force: o.Force, format: o.Format, wide: o.Wide, dryRun: o.DryRun,
+	r := &runRequest{platform: o.Platform, out: o.Out, prom: o.Prom, force: o.Force, format: o.Format, output: o.Output, wide: o.Wide, dryRun: o.DryRun,
 		quiet: o.Quiet, verbose: o.Verbose}
 	p := &r.plan
 	p.Library, p.Command, p.ToolVersion = probe.LibraryPath(o.OpenCLLib), result.RedactArgs(o.commandLine), version
@@ -180,6 +187,9 @@ func (o runOptions) parseJobs(p *probe.Plan, notes *[]string) error {
 			*notes = append(*notes, note)
 		}
 	}
+	if p.FlagSets, err = o.flagSets(); err != nil {
+		return err
+	}
 	if err := parseCounts(countFlag{"max-allocs", o.MaxAllocs, &p.MaxAllocs, 1}); err != nil {
 		return err
 	}
@@ -199,6 +209,42 @@ func (o runOptions) parseJobs(p *probe.Plan, notes *[]string) error {
 		}
 	}
 	return nil
+}
+
+// flagSets are the flag sets --flags (one set) or --flag-sets (a sweep) ask for; nil: the default alone.
+func (o runOptions) flagSets() ([]result.MemFlags, error) {
+	flag, sets := "--flags", []string{o.Flags}
+	switch {
+	case o.Flags != "" && o.FlagSets != "":
+		return nil, usageErr("--flags and --flag-sets both name the buffers' flags: give one (--flag-sets for a sweep)")
+	case o.FlagSets != "":
+		flag, sets = "--flag-sets", strings.Split(o.FlagSets, ";")
+	case o.Flags == "":
+		return nil, nil
+	}
+	var out []result.MemFlags
+	for _, s := range sets {
+		if strings.TrimSpace(s) == "" && flag == "--flag-sets" {
+			return nil, usageErr("--flag-sets %q has an empty set: separate sets by one ';'", o.FlagSets)
+		}
+		f, err := result.ParseMemFlags(s)
+		if err != nil {
+			var unknown *result.UnknownFlagError
+			if errors.As(err, &unknown) {
+				return nil, usageErr("%s: unknown flag %q%s: choose %s, a C name (CL_MEM_...) or a raw value such as 0x800000", flag, unknown.Name,
+					suggestion(unknown.Name, result.FlagNames()), strings.Join(result.FlagNames(), ", "))
+			}
+			return nil, usageErr("%s: %v", flag, err)
+		}
+		if slices.Contains(out, f) {
+			return nil, usageErr("%s: %s is listed twice", flag, f)
+		}
+		out = append(out, f)
+	}
+	if len(out) == 1 && out[0] == result.DefaultFlags {
+		return nil, nil // the user's loop: a plain run
+	}
+	return out, nil
 }
 
 // parseLimits puts into the plan how each job is bounded and watched: the touch mode, the time limits, the
@@ -309,7 +355,7 @@ func (r *runRequest) planFor(inv result.Inventory) (probe.Plan, error) {
 	if p.Devices, err = selectDevices(inv, p.Platform, r.devices); err != nil {
 		return p, err
 	}
-	return p, checkSizes(inv, p.Platform, p.Devices, p.Sizes)
+	return p, checkSizes(inv, p.Platform, p.Devices, p.Sizes, p.FlagSets)
 }
 
 func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
@@ -317,19 +363,14 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := req.checkOutputs(); err != nil {
+		return err
+	}
 	if req.presets {
-		return renderWide(stdout, "table", presetList(), req.wide)
+		return req.emit(stdout, "table", report.KindPresets, presetList())
 	}
 	for _, note := range req.notes {
 		fmt.Fprintln(stderr, "clmemprobe:", note)
-	}
-	if req.prom != "" {
-		if err := checkOutput("--prom", req.prom); err != nil {
-			return err
-		}
-		if name := resultFileOf(req.prom, req.out); name != "" {
-			return usageErr("--prom %s is the run's own %s in --out; give the metrics another name", req.prom, name)
-		}
 	}
 	var out *outputDir
 	if req.out != "" && !req.dryRun {
@@ -366,7 +407,7 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 		if format == "markdown" {
 			format = "table"
 		}
-		return renderWide(stdout, format, plan.DryRun(inv), req.wide)
+		return req.emit(stdout, format, report.KindPlan, plan.DryRun(inv))
 	}
 	if req.verbose {
 		if err := renderWide(stderr, "table", plan.DryRun(inv), req.wide); err != nil {
@@ -385,6 +426,35 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 	}
 	findings.Apply(run)
 	return finishRun(run, req, out, interrupted, stdout, stderr)
+}
+
+// checkOutputs refuses, before any work, a --prom or --output file the run must not write: one that
+// checkOutput refuses, one of the run's own files in --out, or the two flags naming one file.
+func (r *runRequest) checkOutputs() error {
+	for _, f := range []struct{ flag, path string }{{"--prom", r.prom}, {"--output", r.output}} {
+		if f.path == "" {
+			continue
+		}
+		if err := checkOutput(f.flag, f.path); err != nil {
+			return err
+		}
+		if name := resultFileOf(f.path, r.out); name != "" {
+			return usageErr("%s %s is the run's own %s in --out; give it another name", f.flag, f.path, name)
+		}
+	}
+	if r.prom != "" && r.output != "" && (r.prom == r.output || same(r.prom, r.output)) {
+		return usageErr("--prom and --output both name %s: give each its own file", r.output)
+	}
+	return nil
+}
+
+// emit writes doc in format where the run's output goes: the --output file, else stdout.
+func (r *runRequest) emit(stdout io.Writer, format string, kind report.Kind, doc any) error {
+	f, err := lookupFormat(format, kind)
+	if err != nil {
+		return err
+	}
+	return emit(stdout, r.output, f, doc, r.wide)
 }
 
 // finishRun writes the judged run where it goes (the --out folder, --prom, stdout) and says how it ended,
@@ -406,8 +476,11 @@ func finishRun(run *result.Run, req *runRequest, out *outputDir, interrupted boo
 			written = append(written, req.prom)
 		}
 	}
-	if err := renderWide(stdout, req.format, run, req.wide); err != nil {
+	if err := req.emit(stdout, req.format, report.KindRun, run); err != nil {
 		return err
+	}
+	if req.output != "" {
+		written = append(written, req.output)
 	}
 	if len(written) > 0 && writeErr == nil && !req.quiet {
 		fmt.Fprintf(stderr, "clmemprobe: wrote %s\n", strings.Join(written, ", "))

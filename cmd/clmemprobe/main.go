@@ -242,6 +242,17 @@ func quietFlag(dest *bool) cli.Flag {
 		Usage: "nothing on stderr but errors and warnings: no progress line, no \"wrote ...\" line"}
 }
 
+// outputFlag is -o of the commands that render a document: what would go to stdout goes to the file, written
+// new in its folder, synced and renamed into place (emit, safefile), so a link there is replaced, not followed.
+func outputFlag(dest *string, usage string) cli.Flag {
+	return &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Destination: dest, Usage: usage}
+}
+
+// wideFlag is --wide of every command whose table leaves out columns on a narrow terminal.
+func wideFlag(dest *bool) cli.Flag {
+	return &cli.BoolFlag{Name: "wide", Destination: dest, Usage: "show every column of a table, however wide the terminal"}
+}
+
 // commandUsageError makes flag errors of subcommands one clear line with exit code 2, with the closest flag
 // when the one given does not exist.
 func commandUsageError(c *cli.Context, err error, isSubcommand bool) error {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -48,7 +49,7 @@ func (o *runObserver) RunStarted(run *result.Run) {
 
 func (o *runObserver) JobStarted(j probe.Job) {
 	if o.live {
-		o.line(lineParts{fmt.Sprintf("%-13s %s buffers", j.Strategy, units.Size(j.Size)), fmt.Sprintf(" on devices %v", j.Devices), ": starting"})
+		o.line(plainParts(fmt.Sprintf("%-13s %s buffers", j.Strategy, units.Size(j.Size)), fmt.Sprintf(" on devices %v", j.Devices), ": starting"))
 	}
 }
 
@@ -62,39 +63,83 @@ func (o *runObserver) Progress(p probe.Progress) {
 // once the rate is known, about how long is left at that rate.
 func progressLine(p probe.Progress) string { return fitLine(progressParts(p), 0) }
 
-// lineParts are the pieces of a live line, most useful first: a narrow terminal drops them from the end.
-type lineParts []string
+// linePart is one piece of a live line: its text, a shorter one (empty: none) and its rank, the order in
+// which a narrow terminal gives it up: the highest rank is shortened first, then dropped first.
+type linePart struct {
+	text, short string
+	rank        int
+}
 
-// progressParts is the progress line in pieces, most useful first: how far the job is, then its bytes, the
-// host RSS, the time taken, and last the estimate of the time left, the first to go.
+// lineParts are the pieces of a live line, in the order they are shown.
+type lineParts []linePart
+
+// plainParts are pieces without shorter forms, in the order they are shown and dropped from the end.
+func plainParts(texts ...string) lineParts {
+	parts := make(lineParts, len(texts))
+	for i, t := range texts {
+		parts[i] = linePart{text: t, rank: i}
+	}
+	return parts
+}
+
+// progressParts is the progress line in pieces. Ranked by what a person waiting needs: how far the job is
+// and about how long is left come first; the bytes, the host RSS and the time taken (which the person's own
+// clock tells) give way before them, shortened first where a shorter form says the same.
 func progressParts(p probe.Progress) lineParts {
 	pct := 0.0
 	if p.Job.Budget > 0 {
 		pct = 100 * float64(p.Allocations) / float64(p.Job.Budget)
 	}
-	parts := lineParts{fmt.Sprintf("%-13s %d/%d buffers (%.1f%%)", p.Job.Strategy, p.Allocations, p.Job.Budget, pct),
-		"  " + units.Bytes(p.Allocations*p.Job.Size), "  host RSS " + units.Bytes(p.RSSBytes), fmt.Sprintf("  %.1fs", p.Elapsed.Seconds())}
+	bytes := units.Bytes(p.Allocations * p.Job.Size)
+	parts := lineParts{
+		{text: fmt.Sprintf("%-13s %d/%d buffers", p.Job.Strategy, p.Allocations, p.Job.Budget), rank: 0},
+		{text: fmt.Sprintf(" (%.1f%%)", pct), rank: 2},
+		{text: "  " + bytes, short: " " + bytes, rank: 3},
+		{text: "  host RSS " + units.Bytes(p.RSSBytes), short: " RSS " + units.Bytes(p.RSSBytes), rank: 4},
+		{text: fmt.Sprintf("  %.1fs", p.Elapsed.Seconds()), rank: 5},
+	}
 	if p.Allocations > 0 && p.Allocations < p.Job.Budget && p.Elapsed > time.Second {
-		left := time.Duration(float64(p.Elapsed) / float64(p.Allocations) * float64(p.Job.Budget-p.Allocations))
-		parts = append(parts, fmt.Sprintf(", about %s left", left.Round(time.Second)))
+		left := time.Duration(float64(p.Elapsed) / float64(p.Allocations) * float64(p.Job.Budget-p.Allocations)).Round(time.Second)
+		parts = append(parts, linePart{text: fmt.Sprintf(", about %s left", left), short: fmt.Sprintf(" ~%s left", left), rank: 1})
 	}
 	return parts
 }
 
-// fitLine joins parts, dropping them from the end while the line is wider than width columns (0: no
-// limit), and cuts the first if even it alone is too wide: a line that wraps cannot be rewritten by a
-// carriage return, and every refresh would leave a stale copy behind.
+// fitLine joins parts, shortening and then dropping them by rank, the highest first, while the line is wider
+// than width columns (0: no limit), and cuts the first if even it alone is too wide: a line that wraps cannot
+// be rewritten by a carriage return, and every refresh would leave a stale copy behind.
 func fitLine(parts lineParts, width int) string {
-	for n := len(parts); n > 0; n-- {
-		line := strings.Join(parts[:n], "")
-		if width <= 0 || displayWidth(line) <= width {
-			return line
-		}
-	}
 	if len(parts) == 0 {
 		return ""
 	}
-	return string([]rune(parts[0])[:width])
+	texts := make([]string, len(parts))
+	for i, p := range parts {
+		texts[i] = p.text
+	}
+	fits := func() bool { return width <= 0 || displayWidth(strings.Join(texts, "")) <= width }
+	order := make([]int, len(parts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return parts[b].rank - parts[a].rank })
+	for _, i := range order {
+		if !fits() && parts[i].short != "" {
+			texts[i] = parts[i].short
+		}
+	}
+	for _, i := range order {
+		if fits() {
+			break
+		}
+		if i != order[len(order)-1] {
+			texts[i] = ""
+		}
+	}
+	line := strings.Join(texts, "")
+	if !fits() {
+		line = string([]rune(line)[:width])
+	}
+	return line
 }
 
 // displayWidth is how many terminal columns s takes: one per rune (the line is digits, ASCII and unit
@@ -111,8 +156,8 @@ func (o *runObserver) Sample(j probe.Job, s *result.Sample) {
 func (o *runObserver) JobDone(j probe.Job, run *result.Run) {
 	r := &run.Strategies[len(run.Strategies)-1]
 	if o.live {
-		o.line(lineParts{fmt.Sprintf("%-13s %9d buffers", r.Strategy, r.AllocationsOK), fmt.Sprintf("  %10s", units.Bytes(r.BytesOK)),
-			fmt.Sprintf("  %s in %s", r.Outcome, (time.Duration(r.Seconds * float64(time.Second))).Round(time.Millisecond))})
+		o.line(plainParts(fmt.Sprintf("%-13s %9d buffers", r.Strategy, r.AllocationsOK), fmt.Sprintf("  %10s", units.Bytes(r.BytesOK)),
+			fmt.Sprintf("  %s in %s", r.Outcome, (time.Duration(r.Seconds*float64(time.Second))).Round(time.Millisecond))))
 		fmt.Fprintln(o.w)
 		o.width = 0
 	}

@@ -61,15 +61,34 @@ func selectDevices(inv result.Inventory, platform int, want []int) ([]int, error
 	return want, nil
 }
 
-// checkSizes rejects buffer sizes over a selected device's maximum allocation.
-func checkSizes(inv result.Inventory, platform int, devices []int, sizes []uint64) error {
+// checkSizes rejects buffer sizes over a selected device's maximum allocation, unless every flag set holds
+// a vendor flag documented to lift that limit: then the runtime's answer is the result.
+func checkSizes(inv result.Inventory, platform int, devices []int, sizes []uint64, flagSets []result.MemFlags) error {
+	lifted := len(flagSets) > 0
+	for _, f := range flagSets {
+		lifted = lifted && f.LiftsMaxAlloc() != nil
+	}
+	if lifted {
+		return nil
+	}
 	for _, i := range devices {
 		d := inv[platform].Devices[i]
 		for _, s := range sizes {
 			if d.MaxAllocBytes > 0 && s > d.MaxAllocBytes {
-				return usageErr("size %s is over device %d's maximum allocation of %s (%q)", units.Bytes(s), i, units.Bytes(d.MaxAllocBytes), d.Name)
+				return usageErr("size %s is over device %d's maximum allocation of %s (%q); a vendor flag documented to lift the limit (--flags %s, %s) lets the runtime answer",
+					units.Bytes(s), i, units.Bytes(d.MaxAllocBytes), d.Name, liftingFlag().C, fmt.Sprintf("%#x", uint64(liftingFlag().Value)))
 			}
 		}
 	}
 	return nil
+}
+
+// liftingFlag is a vendor flag documented to lift the maximum allocation, for the refusal to name.
+func liftingFlag() result.VendorFlag {
+	for _, v := range result.VendorFlags {
+		if v.LiftsMaxAlloc {
+			return v
+		}
+	}
+	return result.VendorFlag{}
 }

@@ -33,6 +33,7 @@ type Comparison struct {
 type ComparisonRow struct {
 	Strategy        result.Strategy `json:"strategy"`
 	Variant         string          `json:"variant,omitempty"` // as a job records it: empty for the default
+	Flags           string          `json:"flags,omitempty"`   // the buffers' flags, as a job records them: empty for read-write
 	SizeBytes       uint64          `json:"size_bytes"`
 	BaseOutcome     result.Outcome  `json:"base_outcome,omitempty"`
 	NewOutcome      result.Outcome  `json:"new_outcome,omitempty"`
@@ -65,7 +66,7 @@ func Compare(base, next *result.Run, tolerance float64) *Comparison {
 	for i, k := range baseKeys {
 		b := &base.Strategies[i]
 		seen[k] = true
-		row := ComparisonRow{Strategy: b.Strategy, Variant: k.JobVariant(), SizeBytes: b.SizeBytes, BaseOutcome: b.Outcome, BaseAllocations: b.AllocationsOK,
+		row := ComparisonRow{Strategy: b.Strategy, Variant: k.JobVariant(), Flags: b.Flags, SizeBytes: b.SizeBytes, BaseOutcome: b.Outcome, BaseAllocations: b.AllocationsOK,
 			BaseBytes: b.BytesOK, BaseHostPerBuf: b.HostBytesPerBuffer}
 		if n := nextBy[k]; n != nil {
 			row.NewOutcome, row.NewAllocations, row.NewBytes, row.NewHostPerBuf = n.Outcome, n.AllocationsOK, n.BytesOK, n.HostBytesPerBuffer
@@ -82,7 +83,7 @@ func Compare(base, next *result.Run, tolerance float64) *Comparison {
 	}
 	for i, k := range nextKeys {
 		if n := &next.Strategies[i]; !seen[k] {
-			c.Rows = append(c.Rows, ComparisonRow{Strategy: n.Strategy, Variant: k.JobVariant(), SizeBytes: n.SizeBytes, NewOutcome: n.Outcome,
+			c.Rows = append(c.Rows, ComparisonRow{Strategy: n.Strategy, Variant: k.JobVariant(), Flags: n.Flags, SizeBytes: n.SizeBytes, NewOutcome: n.Outcome,
 				NewAllocations: n.AllocationsOK, NewBytes: n.BytesOK, NewHostPerBuf: n.HostBytesPerBuffer, Change: ChangeAdded})
 		}
 	}

@@ -39,6 +39,7 @@ type FleetJob struct {
 	Strategy         result.Strategy `json:"strategy"`
 	SizeBytes        uint64          `json:"size_bytes"`
 	Variant          string          `json:"variant"` // its name: "default" for the runtime's own settings
+	Flags            string          `json:"flags"`   // the buffers' flags: "read-write" for the default
 	Outcome          result.Outcome  `json:"outcome"` // the most common one
 	MedianAllocs     float64         `json:"median_allocations_ok"`
 	MinAllocs        uint64          `json:"min_allocations_ok"`
@@ -132,7 +133,7 @@ func (m *FleetMerger) Add(n FleetNode) {
 	for _, nj := range n.jobs {
 		j := m.jobs[gk][nj.key]
 		if j == nil {
-			j = &FleetJob{Strategy: nj.key.Strategy, SizeBytes: nj.key.Size, Variant: nj.key.Variant}
+			j = &FleetJob{Strategy: nj.key.Strategy, SizeBytes: nj.key.Size, Variant: nj.key.Variant, Flags: nj.key.Flags}
 			m.jobs[gk][nj.key] = j
 		}
 		j.Rows = append(j.Rows, nj.row)

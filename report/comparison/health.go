@@ -24,6 +24,7 @@ type HealthJob struct {
 	Strategy        result.Strategy `json:"strategy"`
 	SizeBytes       uint64          `json:"size_bytes"`
 	Variant         string          `json:"variant"` // its name: "default" for the runtime's own settings
+	Flags           string          `json:"flags"`   // the buffers' flags: "read-write" for the default
 	ExpectedOutcome result.Outcome  `json:"expected_outcome"`
 	ExpectedAllocs  uint64          `json:"expected_allocations_ok"`
 	Outcome         result.Outcome  `json:"outcome,omitempty"` // empty: the job did not run within the budget
@@ -48,7 +49,7 @@ func CheckHealth(e *result.Expectations, r *result.Run, tol float64, budget floa
 	}
 	for i, k := range ExpectedKeys(e) {
 		ej := &e.Jobs[i]
-		j := HealthJob{Strategy: ej.Strategy, SizeBytes: ej.SizeBytes, Variant: k.Variant, ExpectedOutcome: ej.Outcome, ExpectedAllocs: ej.AllocationsOK}
+		j := HealthJob{Strategy: ej.Strategy, SizeBytes: ej.SizeBytes, Variant: k.Variant, Flags: k.Flags, ExpectedOutcome: ej.Outcome, ExpectedAllocs: ej.AllocationsOK}
 		got := ran[k]
 		j.Healthy, j.Why = judgeHealth(ej, got, tol, r.Config.Budget(ej.SizeBytes))
 		if got != nil {

@@ -14,9 +14,8 @@ type Key struct {
 	// same job on other devices is another job, whatever their indices.
 	Devices string
 	Touch   result.Touch
-	// Flags is ready for the command-line settings that change what a job measures (run --attribution, as
-	// the Prometheus rules' flags label expects). The result does not record them yet, so it is "" in
-	// every key, and no two keys differ by it until a result does.
+	// Flags are the buffers' cl_mem_flags as result.FlagsName writes them: "read-write" for a job that
+	// recorded none (every result before run --flags), so that such a job is the read-write job.
 	Flags    string
 	Strategy result.Strategy
 	Size     uint64
@@ -38,7 +37,7 @@ func Keys(r *result.Run) []Key {
 	out := make([]Key, len(r.Strategies))
 	for i := range r.Strategies {
 		s := &r.Strategies[i]
-		out[i] = run.job(s.Strategy, s.SizeBytes, s.Variant)
+		out[i] = run.job(s.Strategy, s.SizeBytes, s.Variant, s.Flags)
 	}
 	return out
 }
@@ -49,14 +48,14 @@ func ExpectedKeys(e *result.Expectations) []Key {
 	out := make([]Key, len(e.Jobs))
 	for i := range e.Jobs {
 		j := &e.Jobs[i]
-		out[i] = run.job(j.Strategy, j.SizeBytes, j.Variant)
+		out[i] = run.job(j.Strategy, j.SizeBytes, j.Variant, j.Flags)
 	}
 	return out
 }
 
 // job is the run's key completed with one job.
-func (k Key) job(st result.Strategy, size uint64, variant string) Key {
-	k.Strategy, k.Size, k.Variant = intern(result.Strategies, st), size, result.VariantName(variant)
+func (k Key) job(st result.Strategy, size uint64, variant, flags string) Key {
+	k.Strategy, k.Size, k.Variant, k.Flags = intern(result.Strategies, st), size, result.VariantName(variant), result.FlagsName(flags)
 	return k
 }
 
@@ -67,7 +66,16 @@ func (k Key) JobVariant() string { return result.JobVariant(k.Variant) }
 // size, the default variant before the others.
 func order(a, b Key) int {
 	return cmp.Or(cmp.Compare(slices.Index(result.Strategies, a.Strategy), slices.Index(result.Strategies, b.Strategy)), cmp.Compare(a.Strategy, b.Strategy),
-		cmp.Compare(a.Size, b.Size), cmp.Compare(variantRank(a.Variant), variantRank(b.Variant)), cmp.Compare(a.Variant, b.Variant))
+		cmp.Compare(a.Size, b.Size), cmp.Compare(flagsRank(a.Flags), flagsRank(b.Flags)), cmp.Compare(a.Flags, b.Flags),
+		cmp.Compare(variantRank(a.Variant), variantRank(b.Variant)), cmp.Compare(a.Variant, b.Variant))
+}
+
+// flagsRank puts the default read-write before other flags.
+func flagsRank(f string) int {
+	if f == result.FlagsName("") {
+		return 0
+	}
+	return 1
 }
 
 func variantRank(v string) int {

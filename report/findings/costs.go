@@ -351,6 +351,8 @@ func limitSummary(v *view, lf limitFinding) string {
 		return "the process ran out of address space"
 	case result.LimitRuntime:
 		return "neither the device nor the host was out of memory: a limit inside the runtime"
+	case result.LimitFlags:
+		return fmt.Sprintf("the runtime does not take flags %s%s; no memory was involved", v.s.Flags, vendorNote(v.s.Flags))
 	}
 	return "what ran out cannot be told from what was measured"
 }
@@ -385,6 +387,8 @@ func nextStep(v *view, lf limitFinding) string {
 		return "raise the address-space limit (ulimit -v) or allocate fewer buffers"
 	case result.LimitRuntime:
 		return "attach this report to a ticket for the runtime's vendor"
+	case result.LimitFlags:
+		return "check which flags the device takes (its extensions, clinfo) or leave them out"
 	}
 	if !v.sampled {
 		if v.run.Config.Touch == result.TouchNone {

@@ -55,27 +55,29 @@ func derive(r *result.Run, limits map[*result.StrategyResult]limitFinding) []res
 	return append(fs[:1:1], append(notes, fs[1:]...)...)
 }
 
-// deriveVariants returns the findings of every variant, the first variant's headline first.
+// deriveVariants returns the findings of every variant and flag set, the first one's headline first.
 func deriveVariants(r *result.Run, limits map[*result.StrategyResult]limitFinding) []result.Finding {
-	variants := r.VariantNames()
-	if len(variants) <= 1 {
+	variants, sets := r.VariantNames(), distinct(jobsOf(r, nil), func(s *result.StrategyResult) string { return s.Flags })
+	if len(variants) <= 1 && len(sets) <= 1 {
 		return deriveOne(r, jobsOf(r, nil), limits)
 	}
 	var head []result.Finding
 	var rest []result.Finding
 	said := map[string]bool{}
-	for i, v := range variants {
-		fs := deriveOne(r, jobsOf(r, &v), limits)
+	for i, g := range jobGroups(r) {
+		v := g.variant
+		fs := deriveOne(r, g.jobs, limits)
 		kept := fs[:0]
 		for k := range fs {
-			// What a code means on this runtime is the same under every variant: said once.
-			if fs[k].Kind == result.FindingCode && said[fs[k].Sentence] {
+			// What a code means on this runtime, and what could not be measured, is the same in every
+			// group: said once.
+			if (fs[k].Kind == result.FindingCode || fs[k].Kind == result.FindingUnmeasured) && said[fs[k].Sentence] {
 				continue
 			}
 			said[fs[k].Sentence] = true
-			fs[k].Variant = v
-			if v != "" {
-				fs[k].Sentence = "With " + variantLabel(r, v) + ": " + lowerFirst(fs[k].Sentence)
+			fs[k].Variant, fs[k].Flags = v, g.flags
+			if label := groupLabel(r, g); label != "" {
+				fs[k].Sentence = "With " + label + ": " + lowerFirst(fs[k].Sentence)
 			}
 			kept = append(kept, fs[k])
 		}
@@ -87,7 +89,52 @@ func deriveVariants(r *result.Run, limits map[*result.StrategyResult]limitFindin
 		}
 		rest = append(rest, fs[1:]...)
 	}
-	return append(append(head, variantEffects(r, variants)...), rest...)
+	var effects []result.Finding
+	if len(variants) > 1 {
+		effects = variantEffects(r, variants)
+	}
+	if len(sets) > 1 {
+		effects = append(effects, flagEffects(r)...)
+	}
+	return append(append(head, effects...), rest...)
+}
+
+// jobGroup is the jobs of one variant with one flag set: findings are derived group by group, as the jobs
+// of a group differ only by strategy and size.
+type jobGroup struct {
+	variant, flags string
+	jobs           []*result.StrategyResult
+}
+
+// jobGroups are the run's groups in the order their first job ran.
+func jobGroups(r *result.Run) []jobGroup {
+	var out []jobGroup
+	at := map[[2]string]int{}
+	for i := range r.Strategies {
+		s := &r.Strategies[i]
+		k := [2]string{s.Variant, s.Flags}
+		n, ok := at[k]
+		if !ok {
+			n = len(out)
+			at[k] = n
+			out = append(out, jobGroup{variant: s.Variant, flags: s.Flags})
+		}
+		out[n].jobs = append(out[n].jobs, s)
+	}
+	return out
+}
+
+// groupLabel names a group's variant and flags where they are not the defaults: "variant pool-off (...)",
+// "flags use-host-ptr", or both; "" for the defaults.
+func groupLabel(r *result.Run, g jobGroup) string {
+	var parts []string
+	if g.variant != "" {
+		parts = append(parts, variantLabel(r, g.variant))
+	}
+	if g.flags != "" {
+		parts = append(parts, "flags "+g.flags)
+	}
+	return strings.Join(parts, " and ")
 }
 
 // jobsOf is the run's strategies under one variant (every strategy where variant is nil), in order.
@@ -420,8 +467,9 @@ const variantMoved = 0.10
 // differed reach the same, that its settings account for the difference.
 func variantEffects(r *result.Run, variants []string) []result.Finding {
 	type key struct {
-		st   result.Strategy
-		size uint64
+		st    result.Strategy
+		size  uint64
+		flags string
 	}
 	byVariant := map[string]map[key]*result.StrategyResult{}
 	for i := range r.Strategies {
@@ -429,7 +477,7 @@ func variantEffects(r *result.Run, variants []string) []result.Finding {
 		if byVariant[s.Variant] == nil {
 			byVariant[s.Variant] = map[key]*result.StrategyResult{}
 		}
-		byVariant[s.Variant][key{s.Strategy, s.SizeBytes}] = s
+		byVariant[s.Variant][key{s.Strategy, s.SizeBytes, s.Flags}] = s
 	}
 	base := variants[0]
 	baseName := "the default"
@@ -443,7 +491,7 @@ func variantEffects(r *result.Run, variants []string) []result.Finding {
 			if s.Variant != v {
 				continue
 			}
-			b := byVariant[base][key{s.Strategy, s.SizeBytes}]
+			b := byVariant[base][key{s.Strategy, s.SizeBytes, s.Flags}]
 			if b == nil || s.Outcome == result.OutcomeUnsupported || b.Outcome == result.OutcomeUnsupported {
 				continue
 			}
@@ -466,10 +514,10 @@ func variantEffects(r *result.Run, variants []string) []result.Finding {
 				baseName, endVerb(b), b.AllocationsOK, 100*change)
 			// Does the variant make it reach what another strategy reaches, where under the base they differed?
 			for _, o := range r.Strategies {
-				if o.Variant != v || o.Strategy == s.Strategy || o.SizeBytes != s.SizeBytes {
+				if o.Variant != v || o.Strategy == s.Strategy || o.SizeBytes != s.SizeBytes || o.Flags != s.Flags {
 					continue
 				}
-				ob := byVariant[base][key{o.Strategy, o.SizeBytes}]
+				ob := byVariant[base][key{o.Strategy, o.SizeBytes, o.Flags}]
 				if ob == nil || o.AllocationsOK == 0 || b.AllocationsOK == 0 || ob.AllocationsOK == 0 {
 					continue
 				}

@@ -46,6 +46,9 @@ func classify(v *view, sweep []*view, perDevice *view) limitFinding {
 	if notSetUp(s) {
 		return limitFinding{result.LimitUnknown, ev, "it could not be set up: " + s.Reason + " (unknown)"}
 	}
+	if lf, ok := flagsRejected(s, ev); ok {
+		return lf
+	}
 	if s.MaxMapCount > 0 && float64(s.MaxMappings) >= mapFraction*float64(s.MaxMapCount) {
 		ev["mappings"], ev["max_map_count"] = float64(s.MaxMappings), float64(s.MaxMapCount)
 		return limitFinding{result.LimitMappings, ev, fmt.Sprintf("the process held %d memory mappings, %.0f%% of vm.max_map_count (%d), when it ended: the limit on mappings, not memory, ended the loop; raise vm.max_map_count or allocate fewer buffers (mappings)",

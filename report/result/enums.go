@@ -79,13 +79,14 @@ const (
 	LimitCgroupMemory    Limit = "cgroup-memory"    // the memory cgroup's limit: a container's or a batch job's
 	LimitMappings        Limit = "mappings"         // near vm.max_map_count
 	LimitAddressSpace    Limit = "address-space"    // near the process's address-space limit
+	LimitFlags           Limit = "flags"            // the runtime rejected the buffers' flags: no buffer was made
 	LimitRuntime         Limit = "runtime"          // a runtime-internal limit the measurements do not explain
 	LimitUnknown         Limit = "unknown"          // not enough was measured to tell
 )
 
 // Limits lists the limits.
 var Limits = []Limit{LimitDeviceMemory, LimitHostMemory, LimitContext, LimitAllocationCount, LimitFileDescriptors, LimitCgroupMemory,
-	LimitMappings, LimitAddressSpace,
+	LimitMappings, LimitAddressSpace, LimitFlags,
 	LimitRuntime, LimitUnknown}
 
 // FindingKind says what a finding is about.
@@ -105,4 +106,5 @@ const (
 	FindingCode       FindingKind = "code"        // what a code means, and does not
 	FindingUnmeasured FindingKind = "unmeasured"  // what could not be measured
 	FindingVariant    FindingKind = "variant"     // what a variant's settings changed
+	FindingFlags      FindingKind = "flags"       // what a flag set costs and changes against read-write
 )

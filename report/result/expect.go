@@ -29,7 +29,10 @@ type Expectations struct {
 	MaxBytes      uint64 `json:"max_bytes,omitempty"`
 	// Variants are the runtime settings the recorded run's jobs ran under (run --variant), which a check
 	// applies again; absent when only the runtime's defaults ran.
-	Variants []Variant     `json:"variants,omitempty"`
+	Variants []Variant `json:"variants,omitempty"`
+	// FlagSets are the buffer flags the recorded run's jobs ran with (run --flags), which a check uses
+	// again; absent when only the default read-write ran.
+	FlagSets []string      `json:"flag_sets,omitempty"`
 	Jobs     []ExpectedJob `json:"jobs"`
 }
 
@@ -38,6 +41,7 @@ type ExpectedJob struct {
 	Strategy      Strategy `json:"strategy"`
 	SizeBytes     uint64   `json:"size_bytes"`
 	Variant       string   `json:"variant,omitempty"`
+	Flags         string   `json:"flags,omitempty"`
 	Outcome       Outcome  `json:"outcome"`
 	AllocationsOK uint64   `json:"allocations_ok"`
 	Seconds       float64  `json:"seconds"` // how long the recorded job's loop took
@@ -48,9 +52,9 @@ func ExpectationsFrom(r *Run) *Expectations {
 	e := &Expectations{Kind: ExpectationsKind, Version: ExpectationsVersion, RecordedBy: r.Tool, RecordedFrom: r.Started,
 		Platform: r.Platform.Name, DeviceModel: DeviceModel(r.Devices), DriverVersion: DriverVersions(r.Devices),
 		Devices: r.Config.Devices, Touch: r.Config.Touch, MaxAllocs: r.Config.MaxAllocs, MaxBytes: r.Config.MaxBytes,
-		Variants: r.Config.Variants, Jobs: []ExpectedJob{}}
+		Variants: r.Config.Variants, FlagSets: r.Config.FlagSets, Jobs: []ExpectedJob{}}
 	for _, s := range r.Strategies {
-		e.Jobs = append(e.Jobs, ExpectedJob{Strategy: s.Strategy, SizeBytes: s.SizeBytes, Variant: s.Variant, Outcome: s.Outcome,
+		e.Jobs = append(e.Jobs, ExpectedJob{Strategy: s.Strategy, SizeBytes: s.SizeBytes, Variant: s.Variant, Flags: s.Flags, Outcome: s.Outcome,
 			AllocationsOK: s.AllocationsOK, Seconds: s.Seconds})
 	}
 	return e

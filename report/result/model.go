@@ -89,6 +89,9 @@ type Config struct {
 	// Variants are the runtime settings every strategy ran under, in order (run --variant); absent when
 	// only the runtime's defaults ran.
 	Variants []Variant `json:"variants,omitempty"`
+	// FlagSets are the cl_mem_flags sets every strategy ran with, in order (run --flags); absent when only
+	// the default (read-write) ran.
+	FlagSets []string `json:"flag_sets,omitempty"`
 	// Attribution is what run --attribution asked for: batched (the default) or per-buffer.
 	Attribution string `json:"attribution,omitempty"`
 	// RuntimeLog names the logging variables --runtime-log set for the workers.
@@ -109,6 +112,22 @@ func Assignments(settings map[string]string) []string {
 		out = append(out, k+"="+settings[k])
 	}
 	return out
+}
+
+// HasFlags says whether any job's buffers had other flags than the default read-write.
+func (r *Run) HasFlags() bool {
+	for i := range r.Strategies {
+		if r.Strategies[i].Flags != "" {
+			return true
+		}
+	}
+	return len(r.Config.FlagSets) > 0
+}
+
+// FlagNames are the recorded flags of the run's jobs, each once, in the order they ran ("" for the
+// default).
+func (r *Run) FlagNames() []string {
+	return distinct(r.Strategies, func(s *StrategyResult) string { return s.Flags })
 }
 
 // DefaultVariant is the name of the runtime's own settings.
@@ -142,6 +161,9 @@ type StrategyResult struct {
 	Strategy Strategy `json:"strategy"`
 	// Variant names the runtime settings the job ran under (run --variant); empty is the runtime's defaults.
 	Variant string `json:"variant,omitempty"`
+	// Flags are the job's cl_mem_flags as result.MemFlags writes them ("use-host-ptr"); empty is the user's
+	// loop's CL_MEM_READ_WRITE (result.FlagsName reads it so).
+	Flags string `json:"flags,omitempty"`
 	// VariantSettings are the variant's environment variables, set for this job's worker only.
 	VariantSettings map[string]string `json:"variant_settings,omitempty"`
 	Devices         []int             `json:"devices"`
@@ -420,6 +442,7 @@ type Finding struct {
 	Kind       FindingKind        `json:"kind"`
 	Strategies []Strategy         `json:"strategies,omitempty"`
 	Variant    string             `json:"variant,omitempty"` // the variant the finding is about, where not the default
+	Flags      string             `json:"flags,omitempty"`   // the flag set the finding is about, where not the default
 	Sizes      []uint64           `json:"sizes,omitempty"`
 	Sentence   string             `json:"sentence"`
 	Evidence   map[string]float64 `json:"evidence,omitempty"`
@@ -448,6 +471,7 @@ type DryRun struct {
 type DryRunJob struct {
 	Strategy         Strategy `json:"strategy"`
 	Variant          string   `json:"variant,omitempty"`
+	Flags            string   `json:"flags,omitempty"`
 	SizeBytes        uint64   `json:"size_bytes"`
 	Buffers          uint64   `json:"buffers"`
 	Bytes            uint64   `json:"bytes"`

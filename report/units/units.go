@@ -44,21 +44,37 @@ func SignedBytes(v float64) string {
 	return Bytes(uint64(math.Round(v)))
 }
 
-// Size writes a buffer size exactly, as a user would type it: "1 MiB", "1 MiB+4 KiB", "1 MB", "1000 B".
-// Sizes near pool thresholds differ by a few KiB, so a rounded figure would hide the difference. Binary
-// units come first; a size that is not a sum of at most two binary units but is of decimal ones (1 MB,
-// 1 GB+500 MB) is written in those, as it was most likely typed.
+// Size writes a buffer size exactly, in a form a user would type and that ParseSize reads back: "1.5 MiB",
+// "1 MiB+4 KiB", "1 MB", "1000 B". Sizes near pool thresholds differ by a few KiB, so a rounded figure would
+// hide the difference. The first of these forms that is exact is written:
+//   - one binary unit, the largest not above the size, with at most three decimals (the eighths of a unit:
+//     1.5 MiB, 1.25 GiB, 1.125 MiB), as sizes are typed;
+//   - a whole number of that unit and a remainder in one unit of its own, again with at most three decimals
+//     (1 MiB+4 KiB, 1 GiB+1.5 MiB): how a size just past a threshold is typed, the threshold first, rather
+//     than 1028 KiB;
+//   - the same with the eighths of the first unit (1.5 GiB+4 KiB);
+//   - the same three in decimal units (1 MB, 1.5 MB, 1 GB+500 MB), for a size that is only exact in those
+//     and so was most likely typed in them;
+//   - a whole binary unit and bytes (1 MiB+4097 B), else bytes (500 B).
 func Size(n uint64) string {
-	binary := []unit{{1 << 40, "TiB"}, {1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}}
-	decimal := []unit{{1e12, "TB"}, {1e9, "GB"}, {1e6, "MB"}, {1e3, "KB"}}
-	if s, ok := exactIn(n, binary); ok {
-		return s
+	for _, units := range [][]unit{binaryUnits, decimalUnits} {
+		if s, ok := exactTerm(n, units); ok {
+			return s
+		}
+		if u, ok := largest(n, units); ok {
+			whole := n / u.v * u.v
+			if s, ok := exactTerm(n-whole, units); ok {
+				return fmt.Sprintf("%d %s+%s", n/u.v, u.name, s)
+			}
+			eighths := n / (u.v / 8) * (u.v / 8)
+			if s, ok := exactTerm(n-eighths, units); ok && eighths > whole {
+				head, _ := exactTerm(eighths, units)
+				return head + "+" + s
+			}
+		}
 	}
-	if s, ok := exactIn(n, decimal); ok {
-		return s
-	}
-	if s, ok := exactInWithBytes(n, binary); ok {
-		return s
+	if u, ok := largest(n, binaryUnits); ok {
+		return fmt.Sprintf("%d %s+%d B", n/u.v, u.name, n%u.v)
 	}
 	return fmt.Sprintf("%d B", n)
 }
@@ -68,32 +84,34 @@ type unit struct {
 	name string
 }
 
-// exactIn writes n as a sum of at most two terms of the units, the largest first, or says it cannot.
-func exactIn(n uint64, units []unit) (string, bool) {
-	var parts []string
-	rest := n
-	for _, u := range units {
-		if rest >= u.v {
-			if len(parts) == 2 {
-				return "", false
-			}
-			q := rest / u.v
-			parts = append(parts, fmt.Sprintf("%d %s", q, u.name))
-			rest -= q * u.v
-		}
-	}
-	return strings.Join(parts, "+"), rest == 0 && len(parts) > 0
-}
+// The units Size writes in, the largest first. Each is a multiple of 8, so its eighths are whole bytes.
+var (
+	binaryUnits  = []unit{{1 << 40, "TiB"}, {1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}}
+	decimalUnits = []unit{{1e12, "TB"}, {1e9, "GB"}, {1e6, "MB"}, {1e3, "KB"}}
+)
 
-// exactInWithBytes writes n as one binary unit and a remainder of bytes ("1 MiB+1 B").
-func exactInWithBytes(n uint64, units []unit) (string, bool) {
+// largest is the largest of units not above n.
+func largest(n uint64, units []unit) (unit, bool) {
 	for _, u := range units {
 		if n >= u.v {
-			q, rest := n/u.v, n%u.v
-			return fmt.Sprintf("%d %s+%d B", q, u.name, rest), true
+			return u, true
 		}
 	}
-	return "", false
+	return unit{}, false
+}
+
+// exactTerm writes n as one term of the largest of units not above it, with at most three decimals (a whole
+// number of eighths of the unit: 1/8 is 0.125), or says it cannot.
+func exactTerm(n uint64, units []unit) (string, bool) {
+	u, ok := largest(n, units)
+	if !ok || n%(u.v/8) != 0 {
+		return "", false
+	}
+	whole, eighths := n/u.v, n%u.v/(u.v/8)
+	if eighths == 0 {
+		return fmt.Sprintf("%d %s", whole, u.name), true
+	}
+	return fmt.Sprintf("%d.%s %s", whole, strings.TrimRight(fmt.Sprintf("%03d", eighths*125), "0"), u.name), true
 }
 
 // Nanos writes a duration given in nanoseconds with a unit that keeps three significant digits.
@@ -226,19 +244,57 @@ func parseSizeTerm(t string) (uint64, error) {
 	if !ok {
 		return 0, fmt.Errorf("unknown unit %q (units: %s)", t[i:], UnitList())
 	}
-	f, err := strconv.ParseFloat(num, 64)
-	if err != nil {
-		return 0, fmt.Errorf("bad number %q", num)
-	}
-	v := f * float64(mult)
-	if v >= math.MaxUint64/2 || math.IsInf(v, 0) || math.IsNaN(v) {
+	v, whole, err := scaled(num, mult)
+	switch {
+	case err != nil:
+		return 0, err
+	case v >= math.MaxUint64/2:
 		return 0, fmt.Errorf("too large")
-	}
-	if v < 1 {
+	case v == 0:
 		return 0, fmt.Errorf("must be at least 1 byte")
-	}
-	if v != math.Trunc(v) {
+	case !whole:
 		return 0, fmt.Errorf("%s is not a whole number of bytes", t)
 	}
-	return uint64(v), nil
+	return v, nil
+}
+
+// scaled is the number num (digits with at most one decimal point) times mult, in whole bytes, and whether
+// that is exact. It is worked out in integers, not floats, so that every size Size writes reads back as
+// itself however large: a float64 holds whole numbers exactly only up to 2^53.
+func scaled(num string, mult uint64) (v uint64, whole bool, err error) {
+	intPart, frac, _ := strings.Cut(num, ".")
+	frac = strings.TrimRight(frac, "0")
+	if intPart == "" && frac == "" || strings.Contains(frac, ".") {
+		return 0, false, fmt.Errorf("bad number %q", num)
+	}
+	var i uint64
+	if intPart != "" {
+		if i, err = strconv.ParseUint(intPart, 10, 64); err != nil {
+			return 0, false, fmt.Errorf("too large")
+		}
+	}
+	hi, v := bits.Mul64(i, mult)
+	if hi != 0 {
+		return 0, false, fmt.Errorf("too large")
+	}
+	if frac == "" {
+		return v, true, nil
+	}
+	if len(frac) > 19 {
+		// More decimals than a uint64 holds: no unit's fraction typed as a size needs them.
+		return 0, false, fmt.Errorf("%s has too many decimals", num)
+	}
+	f, _ := strconv.ParseUint(frac, 10, 64) // digits only, fewer than 20: it parses
+	pow := uint64(1)
+	for range len(frac) {
+		pow *= 10
+	}
+	// f < pow, so f*mult/pow < mult: the quotient fits, and Div64's high word is below pow.
+	fh, fl := bits.Mul64(f, mult)
+	q, r := bits.Div64(fh, fl, pow)
+	sum, carry := bits.Add64(v, q, 0)
+	if carry != 0 {
+		return 0, false, fmt.Errorf("too large")
+	}
+	return sum, r == 0, nil
 }

@@ -10,7 +10,11 @@ func TestFormatSizeIsExact(t *testing.T) {
 		1 << 20: "1 MiB", 1<<20 + 4<<10: "1 MiB+4 KiB", 4 << 10: "4 KiB", 1<<20 + 1: "1 MiB+1 B",
 		1<<20 + 4<<10 + 1: "1 MiB+4097 B", 16 << 30: "16 GiB", 500: "500 B",
 		// Decimal sizes are written as typed: --size 1MB is 10^6 bytes, not 976.56 KiB.
-		1000: "1 KB", 1000 * 1000: "1 MB", 1500 * 1000: "1 MB+500 KB", 2 * 1000 * 1000 * 1000: "2 GB",
+		1000: "1 KB", 1000 * 1000: "1 MB", 1500 * 1000: "1.5 MB", 2 * 1000 * 1000 * 1000: "2 GB", 1000*1000*1000 + 500*1000*1000 + 1000: "1.5 GB+1 KB",
+		// A fraction of a unit is written as typed (--size 1.5MiB), in at most three decimals, not as a sum.
+		3 << 19: "1.5 MiB", 5 << 28: "1.25 GiB", 9 << 17: "1.125 MiB", 1536: "1.5 KiB", 15 << 37: "1.875 TiB", 7 << 37: "896 GiB",
+		// Past a threshold, the threshold and the step: 1 MiB+4 KiB, not 1028 KiB or 1.004 MiB.
+		1<<30 + 3<<19: "1 GiB+1.5 MiB", 3<<29 + 4<<10: "1.5 GiB+4 KiB", 1<<20 + 1<<17 + 4<<10: "1 MiB+132 KiB",
 	} {
 		if got := Size(in); got != want {
 			t.Errorf("Size(%d) = %q, want %q", in, got, want)
@@ -36,6 +40,11 @@ func TestParseSize(t *testing.T) {
 		{name: "sum around a pool threshold", in: "1MiB+4KiB", want: 1<<20 + 4<<10},
 		{name: "fraction that is whole", in: "1.5KiB", want: 1536},
 		{name: "space before unit", in: "64 KiB", want: 64 << 10},
+		// Read in integers, not floats: 1.1 * 10^6 in floats is not a whole number, 2^53+1 not a float.
+		{name: "decimal fraction of a decimal unit", in: "1.1MB", want: 1100000},
+		{name: "decimal fraction of a decimal unit, GB", in: "2.3GB", want: 2300000000},
+		{name: "bytes past 2^53", in: "9007199254740993", want: 1<<53 + 1},
+		{name: "three decimals of a binary unit", in: "1.125 MiB", want: 9 << 17},
 		{name: "no number", in: "MiB", bad: true},
 		{name: "unknown unit", in: "12XB", bad: true},
 		{name: "zero", in: "0", bad: true},
@@ -74,13 +83,47 @@ func FuzzParseSize(f *testing.F) {
 	})
 }
 
-// Every size written reads back as itself: what a report shows can be typed again.
+// Every size written reads back as itself, with its spaces or without: what a report shows can be typed
+// again. The sizes are every form Size writes (whole and fractional units, sums, decimal units, bytes) at
+// every unit and around each unit's edges, up to the largest size ParseSize takes.
 func TestSizeReadsBack(t *testing.T) {
-	for _, n := range []uint64{1, 500, 1000, 1024, 4097, 1 << 20, 1<<20 + 4<<10, 1<<20 + 4097, 1e6, 1500000, 1000001, 3<<40 + 7, 123456789} {
-		s := Size(n)
-		got, err := ParseSize(strings.ReplaceAll(s, " ", ""))
-		if err != nil || got != n {
-			t.Errorf("Size(%d) = %q reads back as %d, %v", n, s, got, err)
+	ns := []uint64{1, 500, 1000, 1024, 4097, 1 << 20, 1<<20 + 4<<10, 1<<20 + 4097, 1e6, 1500000, 1000001, 3<<40 + 7, 123456789,
+		1<<53 + 1, 1<<62 + 12345, 1<<63 - 1}
+	for _, u := range append(append([]unit{}, binaryUnits...), decimalUnits...) {
+		for k := uint64(1); k <= 64; k++ {
+			for _, d := range []uint64{0, 1, 7, 1000, 1 << 12} {
+				ns = append(ns, k*u.v/8+d, k*u.v/8-1, 1000*u.v+k*u.v/8+d)
+			}
 		}
 	}
+	for _, n := range ns {
+		if n == 0 || n >= 1<<63 {
+			continue
+		}
+		readsBack(t, n)
+	}
+}
+
+// readsBack fails t unless Size(n) parses, as written and without spaces, as n.
+func readsBack(t *testing.T, n uint64) {
+	t.Helper()
+	s := Size(n)
+	for _, typed := range []string{s, strings.ReplaceAll(s, " ", "")} {
+		if got, err := ParseSize(typed); err != nil || got != n {
+			t.Errorf("Size(%d) = %q: %q reads back as %d, %v", n, s, typed, got, err)
+		}
+	}
+}
+
+// Size writes every size ParseSize takes (1 up to 2^63) in a form that reads back as itself.
+func FuzzSizeReadsBack(f *testing.F) {
+	for _, n := range []uint64{1, 1536, 3 << 19, 1<<20 + 4<<10, 1500000, 1<<53 + 1, 1<<63 - 1} {
+		f.Add(n)
+	}
+	f.Fuzz(func(t *testing.T, n uint64) {
+		if n == 0 || n >= 1<<63 {
+			return
+		}
+		readsBack(t, n)
+	})
 }

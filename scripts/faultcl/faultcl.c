@@ -45,6 +45,13 @@
  *                                /dev/null) until it is released, as Intel's runtime kept one per buffer for each
  *                                additional GPU of a context: the descriptor limit (ulimit -n) ends the loop of a
  *                                shared context, with -6 at create when an open fails (EMFILE)
+ *   FAULTCL_ACCEPT_FLAGS=mask    cl_mem_flags bits beyond the standard ones that clCreateBuffer accepts (default 0:
+ *                                any other bit is CL_INVALID_VALUE, as a runtime without the vendor's extension)
+ * Buffer flags as the specification has them: a host pointer with neither CL_MEM_USE_HOST_PTR nor
+ * CL_MEM_COPY_HOST_PTR, or one of them without a pointer, is CL_INVALID_HOST_PTR. A CL_MEM_USE_HOST_PTR buffer
+ * takes no host staging copy (the program's memory is the host copy; every page of it is read at create);
+ * a CL_MEM_ALLOC_HOST_PTR buffer takes one even in a context of one device (host-accessible memory the runtime
+ * allocates); CL_MEM_COPY_HOST_PTR's staging copy is copied from the pointer.
  *   FAULTCL_LOG=1                every allocation decision is printed to stderr ("faultcl: ..."), as a runtime's
  *                                own logging would be
  *   FAULTCL_PLATFORM_NAME=name   the platform's name (default faultcl), to stand in for a runtime the tool knows
@@ -121,6 +128,7 @@ static struct {
 	cl_ulong reserve_per_buffer;
 	int log, no_event_status;
 	long fds_per_extra;
+	unsigned long long accept_flags;
 } cfg;
 
 static struct _cl_platform_id platform = {&dispatch};
@@ -169,6 +177,7 @@ static void init_config(void) {
 	cfg.log = (int)env_long("FAULTCL_LOG", 0);
 	cfg.no_event_status = (int)env_long("FAULTCL_NO_EVENT_STATUS", 0);
 	cfg.fds_per_extra = env_long("FAULTCL_FDS_PER_EXTRA_DEVICE", 0);
+	cfg.accept_flags = env_u64("FAULTCL_ACCEPT_FLAGS", 0);
 	const char *staging = getenv("FAULTCL_STAGING");
 	cfg.staging_memfd = -1;
 	if (staging && strcmp(staging, "memfd") == 0) cfg.staging_memfd = memfd_create("faultcl-staging", 0);
@@ -355,8 +364,21 @@ static int open_fds(cl_mem m, int n) {
 	return 0;
 }
 
+/* standard_flags are the cl_mem_flags bits of OpenCL 3.0 that a buffer may have. */
+#define STANDARD_FLAGS (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY | CL_MEM_READ_ONLY | CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | \
+	CL_MEM_COPY_HOST_PTR | CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_ONLY | CL_MEM_HOST_NO_ACCESS)
+
+/* check_flags is clCreateBuffer's check of its flags and host pointer. */
+static cl_int check_flags(cl_mem_flags flags, const void *host) {
+	if (flags & ~(cl_mem_flags)(STANDARD_FLAGS | cfg.accept_flags)) return CL_INVALID_VALUE;
+	int wants_host = (flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR)) != 0;
+	if (wants_host != (host != NULL)) return CL_INVALID_HOST_PTR;
+	if ((flags & CL_MEM_USE_HOST_PTR) && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))) return CL_INVALID_VALUE;
+	return CL_SUCCESS;
+}
+
 /* create_common is clCreateBuffer and clCreateBufferWithProperties; devs/n are where the buffer goes. */
-static cl_mem create_common(cl_context c, const int *devs, int n, size_t size, cl_int *err) {
+static cl_mem create_common(cl_context c, const int *devs, int n, size_t size, cl_mem_flags flags, void *host, cl_int *err) {
 	long call = -1;
 	if (!cfg.faults_multi_only || c->ndev > 1) call = __atomic_add_fetch(&create_calls, 1, __ATOMIC_SEQ_CST);
 	if (cfg.slow_us > 0) usleep((useconds_t)cfg.slow_us);
@@ -368,6 +390,14 @@ static cl_mem create_common(cl_context c, const int *devs, int n, size_t size, c
 		return NULL;
 	}
 	if (size == 0) { if (err) *err = CL_INVALID_BUFFER_SIZE; return NULL; }
+	cl_int bad = check_flags(flags, host);
+	if (bad != CL_SUCCESS) { if (err) *err = bad; return NULL; }
+	if (flags & CL_MEM_USE_HOST_PTR) {
+		/* The runtime reads the program's storage, as one that maps it for the device does. */
+		volatile const char *p = host;
+		long page = sysconf(_SC_PAGESIZE);
+		for (size_t at = 0; at < size; at += (size_t)page) (void)p[at];
+	}
 	if (cfg.max_allocs && __atomic_load_n(&live_buffers, __ATOMIC_SEQ_CST) >= cfg.max_allocs) {
 		say(c, "faultcl: the allocation count cap is reached");
 		if (err) *err = cfg.create_error;
@@ -405,7 +435,7 @@ static cl_mem create_common(cl_context c, const int *devs, int n, size_t size, c
 		m->mapped_len = len;
 	}
 	if (!cfg.lazy) {
-		int staging = n > 1;
+		int staging = (n > 1 || (flags & CL_MEM_ALLOC_HOST_PTR)) && !(flags & CL_MEM_USE_HOST_PTR);
 		pthread_mutex_lock(&mu);
 		int ok = !(staging && cfg.host_budget && host_used + size > cfg.host_budget);
 		for (int i = 0; ok && !cfg.overcommit && i < n; i++) ok = dev_used[devs[i]] + size <= cfg.dev_mem;
@@ -436,7 +466,8 @@ static cl_mem create_common(cl_context c, const int *devs, int n, size_t size, c
 			}
 		} else if (staging) {
 			m->staging = malloc(size);
-			if (m->staging) memset(m->staging, 0x5A, size); /* touched, so RSS counts it */
+			if (m->staging && (flags & CL_MEM_COPY_HOST_PTR)) memcpy(m->staging, host, size);
+			else if (m->staging) memset(m->staging, 0x5A, size); /* touched, so RSS counts it */
 		}
 	}
 	long live = __atomic_add_fetch(&live_buffers, 1, __ATOMIC_SEQ_CST);
@@ -446,13 +477,11 @@ static cl_mem create_common(cl_context c, const int *devs, int n, size_t size, c
 }
 
 static cl_mem CL_API_CALL CreateBuffer(cl_context c, cl_mem_flags flags, size_t size, void *host, cl_int *err) {
-	(void)flags; (void)host;
-	return create_common(c, c->devs, c->ndev, size, err);
+	return create_common(c, c->devs, c->ndev, size, flags, host, err);
 }
 
 static cl_mem CL_API_CALL CreateBufferWithProperties(cl_context c, const cl_mem_properties *props, cl_mem_flags flags,
 		size_t size, void *host, cl_int *err) {
-	(void)flags; (void)host;
 	int devs[MAXDEV], n = 0;
 	int listed = 0;
 	for (const cl_mem_properties *p = props; p && *p; p++) {
@@ -463,8 +492,8 @@ static cl_mem CL_API_CALL CreateBufferWithProperties(cl_context c, const cl_mem_
 		listed = 1;
 		for (p++; *p != 0 && n < MAXDEV; p++) devs[n++] = ((cl_device_id)(uintptr_t)*p)->index;
 	}
-	if (!listed) return create_common(c, c->devs, c->ndev, size, err);
-	return create_common(c, devs, n, size, err);
+	if (!listed) return create_common(c, c->devs, c->ndev, size, flags, host, err);
+	return create_common(c, devs, n, size, flags, host, err);
 }
 
 static cl_int CL_API_CALL ReleaseMemObject(cl_mem m) {

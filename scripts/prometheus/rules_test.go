@@ -245,9 +245,9 @@ func renderExposition(t *testing.T) exposition {
 // The labels a node's series have beside the tool's: Prometheus adds them at the scrape.
 var scrapeLabels = []string{"instance", "job"}
 
-// futureLabels are named by the rules before the tool writes them: `flags`, which a later version adds to
-// the job series (the rules' header says why they group by it already).
-var futureLabels = []string{"flags"}
+// futureLabels are named by the rules before the tool writes them: none now (`flags` was, until run
+// --flags put it on every job series).
+var futureLabels = []string{}
 
 var (
 	metricName = regexp.MustCompile(`\bclmemprobe[_:][a-zA-Z0-9_:]*`)

@@ -36,7 +36,7 @@ func BenchmarkCreateBuffer(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		m, err := ctx.CreateBuffer(MEM_READ_WRITE, 1<<20)
+		m, err := ctx.CreateBuffer(MEM_READ_WRITE, 1<<20, 0)
 		if err != nil {
 			b.Fatal(err)
 		}

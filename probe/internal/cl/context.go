@@ -61,10 +61,11 @@ func (c *Context) Release() {
 	c.hot.release()
 }
 
-// CreateBuffer is clCreateBuffer with no host pointer: the probe's hot path, which allocates nothing.
-func (c *Context) CreateBuffer(flags, size uint64) (Mem, error) {
+// CreateBuffer is clCreateBuffer, with host memory from MapHost or none (0): the probe's hot path, which
+// allocates nothing.
+func (c *Context) CreateBuffer(flags, size uint64, host HostPtr) (Mem, error) {
 	h := c.hot
-	h.args[0], h.args[1], h.args[2], h.args[3], h.args[4] = c.id, uintptr(flags), uintptr(size), 0, h.statusAddr
+	h.args[0], h.args[1], h.args[2], h.args[3], h.args[4] = c.id, uintptr(flags), uintptr(size), uintptr(host), h.statusAddr
 	m := h.call(c.lib.fn.createBuffer, 5)
 	if err := check(h.status, "clCreateBuffer"); err != nil {
 		return 0, err
@@ -92,12 +93,12 @@ func (c *Context) DeviceListProperties(devs ...*Device) *Properties {
 }
 
 // CreateBufferWithProperties is clCreateBufferWithProperties (OpenCL 3.0); ErrUnsupported when absent.
-func (c *Context) CreateBufferWithProperties(p *Properties, flags, size uint64) (Mem, error) {
+func (c *Context) CreateBufferWithProperties(p *Properties, flags, size uint64, host HostPtr) (Mem, error) {
 	if c.lib.fn.createBufferWithProperties == 0 {
 		return 0, fmt.Errorf("clCreateBufferWithProperties: %w", ErrUnsupported)
 	}
 	h := c.hot
-	h.args[0], h.args[1], h.args[2], h.args[3], h.args[4], h.args[5] = c.id, p.addr, uintptr(flags), uintptr(size), 0, h.statusAddr
+	h.args[0], h.args[1], h.args[2], h.args[3], h.args[4], h.args[5] = c.id, p.addr, uintptr(flags), uintptr(size), uintptr(host), h.statusAddr
 	m := h.call(c.lib.fn.createBufferWithProperties, 6)
 	runtime.KeepAlive(p)
 	if err := check(h.status, "clCreateBufferWithProperties"); err != nil {

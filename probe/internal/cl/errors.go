@@ -19,6 +19,7 @@ const (
 	OutOfHostMemory            Status = -6
 	ExecStatusErrorInWaitList  Status = -14
 	InvalidValue               Status = -30
+	InvalidHostPtr             Status = -37
 	InvalidOperation           Status = -59
 	InvalidProperty            Status = -64
 	PlatformNotFoundKHR        Status = -1001

@@ -13,7 +13,7 @@ func TestBlockCallsAllocateNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := e.ctx.CreateBuffer(MEM_READ_WRITE, 64)
+	m, err := e.ctx.CreateBuffer(MEM_READ_WRITE, 64, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -178,7 +178,7 @@ func (e *stackEnv) readBack(m Mem, want []byte, wait ...Event) error {
 }
 
 func (e *stackEnv) fillAndRead() error {
-	m, err := e.ctx.CreateBuffer(MEM_READ_WRITE, 64)
+	m, err := e.ctx.CreateBuffer(MEM_READ_WRITE, 64, 0)
 	if err != nil {
 		return err
 	}
@@ -210,7 +210,7 @@ func (e *stackEnv) fillAndRead() error {
 func (e *stackEnv) migrate() error {
 	var ms [2]Mem
 	for i := range ms {
-		m, err := e.ctx.CreateBuffer(MEM_READ_WRITE, 64)
+		m, err := e.ctx.CreateBuffer(MEM_READ_WRITE, 64, 0)
 		if err != nil {
 			return err
 		}
@@ -248,7 +248,7 @@ func (e *stackEnv) kernel() error {
 	if err != nil {
 		return err
 	}
-	m, err := e.ctx.CreateBuffer(MEM_READ_WRITE, 16)
+	m, err := e.ctx.CreateBuffer(MEM_READ_WRITE, 16, 0)
 	if err != nil {
 		return err
 	}

@@ -135,7 +135,7 @@ func newDevice(ctx *cl.Context, prog *cl.Program, d *cl.Device, c Config) (*devi
 		size uint64
 	}{{&dv.slab[0], slabBytes}, {&dv.edgeL[0], haloBytes}, {&dv.edgeR[0], haloBytes},
 		{&dv.slab[1], slabBytes}, {&dv.edgeL[1], haloBytes}, {&dv.edgeR[1], haloBytes}, {&dv.zeros, haloBytes}} {
-		if *b.m, err = ctx.CreateBuffer(c.bufferFlags(), b.size); err != nil {
+		if *b.m, err = ctx.CreateBuffer(c.bufferFlags(), b.size, 0); err != nil {
 			return nil, err
 		}
 	}
@@ -372,12 +372,12 @@ func verify(devs []*device, ref *reference, c Config, t uint64) (uint64, uint64,
 // through the host (blocking read on the producer, blocking write on the consumer), and
 // clEnqueueCopyBuffer on the consumer's queue inside the context.
 func comparePaths(ctx *cl.Context, prod, cons *cl.Queue, size uint64, reps int, c Config) ([]result.ExchangePath, error) {
-	src, err := ctx.CreateBuffer(c.bufferFlags(), size)
+	src, err := ctx.CreateBuffer(c.bufferFlags(), size, 0)
 	if err != nil {
 		return nil, err
 	}
 	defer ctx.ReleaseMem(src)
-	dst, err := ctx.CreateBuffer(c.bufferFlags(), size)
+	dst, err := ctx.CreateBuffer(c.bufferFlags(), size, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -177,7 +177,7 @@ func fillOn(lib *cl.Library, d *cl.Device, size uint64) (func(), error) {
 		return nil, err
 	}
 	release := func() { q.Release(); ctx.Release() }
-	m, err := ctx.CreateBuffer(cl.MEM_READ_WRITE, size)
+	m, err := ctx.CreateBuffer(cl.MEM_READ_WRITE, size, 0)
 	if err != nil {
 		release()
 		return nil, err

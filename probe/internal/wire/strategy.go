@@ -8,10 +8,13 @@ import (
 
 // StrategySpec is one strategy job: what the worker child runs.
 type StrategySpec struct {
-	Platform       int             `json:"platform"`
-	Devices        []int           `json:"devices"`
-	Strategy       result.Strategy `json:"strategy"`
-	Size           uint64          `json:"size"`
+	Platform int             `json:"platform"`
+	Devices  []int           `json:"devices"`
+	Strategy result.Strategy `json:"strategy"`
+	Size     uint64          `json:"size"`
+	// Flags are the cl_mem_flags of every buffer; with use-host-ptr or copy-host-ptr the worker maps the
+	// host memory they take.
+	Flags          result.MemFlags `json:"flags"`
 	Count          uint64          `json:"count"`
 	Touch          result.Touch    `json:"touch"`
 	HostReserve    uint64          `json:"host_reserve"`

@@ -9,8 +9,8 @@ import "github.com/clmemprobe/clmemprobe/probe/internal/cl"
 
 // buffers is what the loop asks of a context.
 type buffers interface {
-	CreateBuffer(flags, size uint64) (cl.Mem, error)
-	CreateBufferWithProperties(p *cl.Properties, flags, size uint64) (cl.Mem, error)
+	CreateBuffer(flags, size uint64, host cl.HostPtr) (cl.Mem, error)
+	CreateBufferWithProperties(p *cl.Properties, flags, size uint64, host cl.HostPtr) (cl.Mem, error)
 	ReleaseMem(m cl.Mem) error
 }
 

@@ -54,11 +54,15 @@ type fakeRuntime struct {
 	kernelMem   cl.Mem
 	kernelIndex uint32
 	onCreate    func(index uint64) // called after each buffer made
-	problems    []string           // what the loop did that a runtime would not accept
+	// flags and hosts are what each live buffer was created with.
+	flags    map[cl.Mem]uint64
+	hosts    map[cl.Mem]cl.HostPtr
+	problems []string // what the loop did that a runtime would not accept
 }
 
 func newFakeRuntime(faults ...fault) *fakeRuntime {
-	return &fakeRuntime{faults: faults, mems: map[cl.Mem]uint64{}, events: map[cl.Event]fakeCommand{}}
+	return &fakeRuntime{faults: faults, mems: map[cl.Mem]uint64{}, events: map[cl.Event]fakeCommand{}, flags: map[cl.Mem]uint64{},
+		hosts: map[cl.Mem]cl.HostPtr{}}
 }
 
 func (rt *fakeRuntime) problem(format string, args ...any) {
@@ -78,30 +82,35 @@ func (rt *fakeRuntime) fires(index uint64, stage result.Stage) (fault, bool) {
 // fakeContext is a context of the fake runtime.
 type fakeContext struct{ rt *fakeRuntime }
 
-func (c fakeContext) create(call string) (cl.Mem, error) {
+func (c fakeContext) create(call string, flags uint64, host cl.HostPtr) (cl.Mem, error) {
 	rt := c.rt
 	i := rt.next
+	// As OpenCL: a host pointer with neither use- nor copy-host-ptr, or one of them without it, is invalid.
+	if wantsHost := flags&uint64(result.MemUseHostPtr|result.MemCopyHostPtr) != 0; wantsHost != (host != 0) {
+		return 0, &cl.CallError{Call: call, Status: cl.InvalidHostPtr}
+	}
 	if f, ok := rt.fires(i, result.StageCreate); ok {
 		return 0, &cl.CallError{Call: call, Status: f.code}
 	}
 	rt.next++
 	rt.lastMem++
 	rt.mems[rt.lastMem] = i
+	rt.flags[rt.lastMem], rt.hosts[rt.lastMem] = flags, host
 	if rt.onCreate != nil {
 		rt.onCreate(i)
 	}
 	return rt.lastMem, nil
 }
 
-func (c fakeContext) CreateBuffer(flags, size uint64) (cl.Mem, error) {
-	return c.create("clCreateBuffer")
+func (c fakeContext) CreateBuffer(flags, size uint64, host cl.HostPtr) (cl.Mem, error) {
+	return c.create("clCreateBuffer", flags, host)
 }
 
-func (c fakeContext) CreateBufferWithProperties(p *cl.Properties, flags, size uint64) (cl.Mem, error) {
+func (c fakeContext) CreateBufferWithProperties(p *cl.Properties, flags, size uint64, host cl.HostPtr) (cl.Mem, error) {
 	if p == nil {
 		c.rt.problem("clCreateBufferWithProperties without properties")
 	}
-	return c.create("clCreateBufferWithProperties")
+	return c.create("clCreateBufferWithProperties", flags, host)
 }
 
 func (c fakeContext) ReleaseMem(m cl.Mem) error {
@@ -112,6 +121,8 @@ func (c fakeContext) ReleaseMem(m cl.Mem) error {
 		return cl.Status(-38)
 	}
 	delete(rt.mems, m)
+	delete(rt.flags, m)
+	delete(rt.hosts, m)
 	rt.next = min(rt.next, i)
 	rt.released++
 	return nil

@@ -63,6 +63,7 @@ type pending struct {
 	i      uint64
 	t      *target
 	m      cl.Mem
+	host   cl.HostPtr  // the buffer's host memory (use-host-ptr), given back if an unwind releases it
 	events [2]cl.Event // migrate, touch; 0 where not enqueued
 }
 
@@ -84,6 +85,8 @@ const (
 // buffer (or each batch) the device confirmed, how many buffers succeeded.
 type loop struct {
 	size, count uint64
+	flags       uint64 // cl_mem_flags of every buffer
+	host        *hostBlocks
 	touch       result.Touch
 	migrate     bool
 	targets     []target
@@ -104,7 +107,11 @@ type loop struct {
 }
 
 func newLoop(spec *wire.StrategySpec, targets []target, platform string, t *tally, g *hostGuard, sample func(uint64)) *loop {
-	l := &loop{size: spec.Size, count: spec.Count, touch: spec.Touch, migrate: spec.Strategy == result.MigrateFirst,
+	flags := spec.Flags
+	if flags == 0 {
+		flags = result.DefaultFlags
+	}
+	l := &loop{size: spec.Size, count: spec.Count, flags: uint64(flags), host: newHostBlocks(flags, spec.Size), touch: spec.Touch, migrate: spec.Strategy == result.MigrateFirst,
 		targets: targets, tally: t, guard: g, sample: sample, batch: make([]pending, 0, batchBuffers)}
 	l.batched = targets[0].queue != nil && !spec.PerBuffer
 	if l.batched {
@@ -176,19 +183,23 @@ func (l *loop) buffer(i uint64, t *target) (settlement, *wire.StrategyAnswer) {
 	cell := l.tally.cell
 	cell.SetStage(wire.StageCreate)
 	var m cl.Mem
-	var err error
+	host, err := l.host.next()
+	if err != nil {
+		return l.stopForHost(i, err)
+	}
 	if t.props != nil {
-		m, err = t.buffers.CreateBufferWithProperties(t.props, cl.MEM_READ_WRITE, l.size)
+		m, err = t.buffers.CreateBufferWithProperties(t.props, l.flags, l.size, host)
 		if err != nil && i == 0 && (errors.Is(err, cl.InvalidProperty) || errors.Is(err, cl.InvalidValue)) {
 			return confirmed, &wire.StrategyAnswer{Outcome: result.OutcomeUnsupported, Reason: "the runtime rejected CL_MEM_DEVICE_HANDLE_LIST_KHR: " + err.Error()}
 		}
 	} else {
-		m, err = t.buffers.CreateBuffer(cl.MEM_READ_WRITE, l.size)
+		m, err = t.buffers.CreateBuffer(l.flags, l.size, host)
 	}
 	if err != nil {
+		l.host.giveBack(host)
 		return l.fail(i, result.StageCreate, err, t)
 	}
-	p := pending{i: i, t: t, m: m}
+	p := pending{i: i, t: t, m: m, host: host}
 	if l.migrate {
 		cell.SetStage(wire.StageMigrate)
 		l.migrating[0] = m
@@ -344,8 +355,20 @@ func (l *loop) firstFailed() *wire.StrategyAnswer {
 func (l *loop) unwind() {
 	for k := len(l.batch) - 1; k >= 0; k-- {
 		_ = l.batch[k].t.buffers.ReleaseMem(l.batch[k].m)
+		l.host.giveBack(l.batch[k].host)
 	}
 	_ = l.finishAll()
 	l.batch = l.batch[:0]
 	l.batched = false
+}
+
+// stopForHost ends the loop before buffer i when the tool could not map the host memory the buffer's flags
+// need: that is the tool's own allocation failing, not the runtime's, so it is a stop with its reason
+// (after the batch is settled, so that a runtime failure before it still comes first).
+func (l *loop) stopForHost(i uint64, err error) (settlement, *wire.StrategyAnswer) {
+	if s, ans := l.settle(); s != confirmed {
+		return s, ans
+	}
+	return failed, &wire.StrategyAnswer{Outcome: result.OutcomeStopped, AllocationsOK: i,
+		Reason: fmt.Sprintf("the tool could not map the host memory of buffer #%d (%s): %v", i, result.MemFlags(l.flags), err)}
 }
