@@ -73,7 +73,7 @@ func ReproJob(r *result.Run, strategy, variant string, flags ...string) (*result
 	return best, nil
 }
 
-// headlineJob is the job the headline finding names (its first strategy, at its size and variant), when
+// headlineJob is the job the headline finding names (its first strategy, at its size, variant and flags), when
 // it names one that ran on devices; nil otherwise.
 func headlineJob(r *result.Run) *result.StrategyResult {
 	if len(r.Findings) == 0 || len(r.Findings[0].Strategies) == 0 {
@@ -82,7 +82,8 @@ func headlineJob(r *result.Run) *result.StrategyResult {
 	h := r.Findings[0]
 	for i := range r.Strategies {
 		s := &r.Strategies[i]
-		if s.Strategy != h.Strategies[0] || s.Variant != h.Variant && len(r.VariantNames()) > 1 || len(h.Sizes) > 0 && s.SizeBytes != h.Sizes[0] {
+		if s.Strategy != h.Strategies[0] || s.Variant != h.Variant && len(r.VariantNames()) > 1 || len(h.Sizes) > 0 && s.SizeBytes != h.Sizes[0] ||
+			s.Flags != h.Flags && len(r.FlagNames()) > 1 {
 			continue
 		}
 		if s.Outcome != result.OutcomeUnsupported && len(s.Devices) > 0 {

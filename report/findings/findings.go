@@ -64,7 +64,9 @@ func deriveVariants(r *result.Run, limits map[*result.StrategyResult]limitFindin
 	var head []result.Finding
 	var rest []result.Finding
 	said := map[string]bool{}
-	for i, g := range jobGroups(r) {
+	groups := jobGroups(r)
+	headAt := headGroup(groups, len(sets) > 1)
+	for i, g := range groups {
 		v := g.variant
 		fs := deriveOne(r, g.jobs, limits)
 		kept := fs[:0]
@@ -82,7 +84,7 @@ func deriveVariants(r *result.Run, limits map[*result.StrategyResult]limitFindin
 			kept = append(kept, fs[k])
 		}
 		fs = kept
-		if i == 0 {
+		if i == headAt {
 			head = fs[:1]
 		} else {
 			rest = append(rest, fs[0])
@@ -97,6 +99,24 @@ func deriveVariants(r *result.Run, limits map[*result.StrategyResult]limitFindin
 		effects = append(effects, flagEffects(r)...)
 	}
 	return append(append(head, effects...), rest...)
+}
+
+// headGroup is the group whose headline leads the run: the first, unless the run swept flag sets and a
+// later set ended in a failure, a crash or a hang where the first did not (a flag set the runtime refuses is
+// the run's news, not "no allocation failed").
+func headGroup(groups []jobGroup, flagSweep bool) int {
+	if !flagSweep {
+		return 0
+	}
+	for i, g := range groups {
+		for _, s := range g.jobs {
+			switch s.Outcome {
+			case result.OutcomeFailed, result.OutcomeCrashed, result.OutcomeHung:
+				return i
+			}
+		}
+	}
+	return 0
 }
 
 // jobGroup is the jobs of one variant with one flag set: findings are derived group by group, as the jobs

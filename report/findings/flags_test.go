@@ -1,0 +1,55 @@
+package findings
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// rejected is a job whose first buffer the runtime refused with code under flags.
+func rejected(st result.Strategy, flags string, code int32, name string) result.StrategyResult {
+	s := job(st, result.OutcomeFailed, 0, 0, 1)
+	s.Flags = flags
+	s.FirstFailure = &result.FirstFailure{Index: 0, Stage: result.StageCreate, Code: code, Name: name, Call: "clCreateBuffer"}
+	return s
+}
+
+// A flag set the runtime refuses is classified as the flags, and leads the verdict of a sweep whose read-write
+// jobs completed; a refusal under read-write itself is no flags limit.
+func TestRejectedFlagsLeadTheSweep(t *testing.T) {
+	devs := []result.Device{{Index: 0, Name: "d", GlobalMemBytes: 8 << 30}, {Index: 1, Name: "d", GlobalMemBytes: 8 << 30}}
+	r := &result.Run{Config: result.Config{Touch: result.TouchFill, MaxAllocs: 100, FlagSets: []string{"read-write", "0x800000"}}, Devices: devs,
+		Strategies: []result.StrategyResult{job(result.Shared, result.OutcomeCompleted, 100, 0, 1), rejected(result.Shared, "0x800000", -30, "CL_INVALID_VALUE")}}
+	verdictOf(r)
+	if r.Strategies[1].Limit != result.LimitFlags {
+		t.Errorf("limit %q, want flags", r.Strategies[1].Limit)
+	}
+	if !strings.HasPrefix(r.Verdict[0], "With flags 0x800000: shared failed first") || !strings.Contains(r.Verdict[0], "CL_MEM_ALLOW_UNRESTRICTED_SIZE_INTEL") {
+		t.Errorf("headline %q: want the refused set, with the vendor's name", r.Verdict[0])
+	}
+	if r.Findings[0].Flags != "0x800000" {
+		t.Errorf("the headline finding's flags %q", r.Findings[0].Flags)
+	}
+	plain := &result.Run{Config: result.Config{Touch: result.TouchFill, MaxAllocs: 100}, Devices: devs,
+		Strategies: []result.StrategyResult{rejected(result.Shared, "", -30, "CL_INVALID_VALUE")}}
+	if v := verdictOf(plain); plain.Strategies[0].Limit == result.LimitFlags {
+		t.Errorf("read-write refused at #0 was called a flags limit: %s", v)
+	}
+}
+
+// use-host-ptr's host cost is split into the tool's block (the buffer's size, in whole pages) and what the
+// runtime adds, and compared with read-write's.
+func TestUseHostPtrCostNamesTheBlock(t *testing.T) {
+	const size = 3*4096 + 100 // not a whole page: the block is four pages
+	rw, use := job(result.Shared, result.OutcomeCompleted, 100, 0), job(result.Shared, result.OutcomeCompleted, 100, 0)
+	rw.SizeBytes, use.SizeBytes, use.Flags = size, size, "use-host-ptr"
+	rw.HostBytesPerBuffer, use.HostBytesPerBuffer = 300, 4*4096+500
+	sentence, ev, ok := flagEffect(&use, &rw)
+	if !ok || ev["tool_block_bytes"] != 4*4096 || ev["runtime_host_bytes_per_buffer"] != 500 {
+		t.Fatalf("%q %v: want a block of 4 pages and 500 bytes from the runtime", sentence, ev)
+	}
+	if !strings.Contains(sentence, "16 KiB of it is the buffer's own host memory") || !strings.Contains(sentence, "read-write: 300 B") {
+		t.Errorf("sentence %q", sentence)
+	}
+}
