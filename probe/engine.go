@@ -172,6 +172,7 @@ func newRun(p *Plan, root sample.Root, inv result.Inventory) *result.Run {
 	for _, f := range p.FlagSets {
 		r.Config.FlagSets = append(r.Config.FlagSets, f.String())
 	}
+	r.Config.Like = p.Like
 	r.Config.RuntimeLog = p.RuntimeLog
 	r.Config.Attribution = AttributionBatched
 	if p.PerBuffer {

@@ -31,6 +31,8 @@ type Plan struct {
 	MaxAllocs  uint64
 	MaxBytes   uint64 // 0: no byte budget
 	Touch      result.Touch
+	// Like is the traced program the jobs were taken from (run --like), recorded in the result.
+	Like *result.Like
 	// FlagSets are the cl_mem_flags each strategy runs with, one sweep step per set; nil is the user's
 	// loop's CL_MEM_READ_WRITE alone.
 	FlagSets []result.MemFlags

@@ -27,6 +27,7 @@ const (
 	KindHealth                   // check's answer (*comparison.Health)
 	KindExpectations             // what check holds a node to (*result.Expectations)
 	KindPresets                  // run --variant-preset list (*PresetList)
+	KindTrace                    // a traced program (*result.Trace)
 )
 
 // Options shape text output for the terminal it goes to; the zero value suits files and pipes.
@@ -62,21 +63,23 @@ type Format struct {
 	Health       func(io.Writer, *comparison.Health, Options) error
 	Expectations func(io.Writer, *result.Expectations, Options) error
 	Presets      func(io.Writer, *PresetList, Options) error
+	Trace        func(io.Writer, *result.Trace, Options) error
 }
 
 // formats is the registry, in the order help texts list them.
 var formats = []Format{
 	{Name: "table", Help: "tables and sentences for a terminal", Run: writeTable, Comparison: writeComparison,
 		Exchange: writeExchangeText, Inventory: writeInventory, Environment: writeEnvironmentText, Plan: writePlanText,
-		Fleet: writeFleetText, Health: writeHealthText, Presets: writePresetsText},
+		Fleet: writeFleetText, Health: writeHealthText, Presets: writePresetsText, Trace: writeTraceTable},
 	{Name: "json", Help: "the document as indented JSON, for scripts", Run: jsonOf[*result.Run], Comparison: jsonOf[*comparison.Comparison],
 		Exchange: jsonOf[*result.ExchangeRun], Inventory: jsonOf[*result.Inventory], Environment: jsonOf[*result.Environment],
-		Plan: jsonOf[*result.DryRun], Fleet: writeFleetJSON, Health: jsonOf[*comparison.Health], Expectations: jsonOf[*result.Expectations], Presets: jsonOf[*PresetList]},
+		Plan: jsonOf[*result.DryRun], Fleet: writeFleetJSON, Health: jsonOf[*comparison.Health], Expectations: jsonOf[*result.Expectations], Presets: jsonOf[*PresetList],
+		Trace: jsonOf[*result.Trace]},
 	{Name: "markdown", Help: "a report for a bug ticket", Run: writeMarkdown, Comparison: writeComparisonMarkdown, Exchange: writeExchangeMarkdown,
-		Environment: writeEnvironmentMarkdown, Fleet: writeFleetMarkdown},
+		Environment: writeEnvironmentMarkdown, Fleet: writeFleetMarkdown, Trace: writeTraceMarkdown},
 	{Name: "csv", Help: "every kept sample, one row per strategy and sample", Run: writeCSV, Fleet: writeFleetCSV},
 	{Name: "prom", Help: "Prometheus text exposition, for node_exporter's textfile collector", Run: writeProm},
-	{Name: "repro", Help: "a C program that repeats one strategy's first failure (--strategy, --variant pick it)", Run: writeRepro},
+	{Name: "repro", Help: "a C program that repeats one strategy's first failure (--strategy, --variant pick it)", Run: writeRepro, Trace: writeTraceRepro},
 	{Name: "png", Help: "a chart: memory against buffers (a sweep: buffers reached against size)", Binary: true, Run: writePNG, Fleet: writeFleetPNG},
 	{Name: "svg", Help: "the same chart as SVG", Binary: true, Run: writeSVG},
 }
@@ -104,6 +107,8 @@ func (f *Format) renders(k Kind) bool {
 		return f.Expectations != nil
 	case KindPresets:
 		return f.Presets != nil
+	case KindTrace:
+		return f.Trace != nil
 	}
 	return false
 }
@@ -163,6 +168,8 @@ func RenderWith(w io.Writer, name string, doc any, opts Options) error {
 		return f.Expectations(w, d, opts)
 	case *PresetList:
 		return f.Presets(w, d, opts)
+	case *result.Trace:
+		return f.Trace(w, d, opts)
 	}
 	return fmt.Errorf("report: cannot render a %T", doc)
 }
@@ -189,6 +196,8 @@ func kindOf(doc any) (Kind, error) {
 		return KindExpectations, nil
 	case *PresetList:
 		return KindPresets, nil
+	case *result.Trace:
+		return KindTrace, nil
 	}
 	return 0, fmt.Errorf("report: cannot render a %T", doc)
 }

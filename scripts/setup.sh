@@ -4,6 +4,8 @@
 #   - Go: a Go of at least the version go.mod names on PATH, else the official toolchain fetched from the
 #     Go module proxy ($GOPROXY, as the go command itself fetches toolchains), checked against the checksum
 #     pinned below and unpacked under .toolchain/ in this repository (CLMEMPROBE_TOOLCHAIN moves it);
+#   - with --trace, the C compiler and the OpenCL headers (CL/cl_layer.h) that `clmemprobe trace` builds its
+#     layer with on first use;
 #   - with --tests, also the C compiler, the OpenCL headers and libOpenCL.so that build the fault-injection
 #     runtime and the C reproducers, and promtool (Debian's prometheus package) that tests the Prometheus
 #     rules in scripts/prometheus.
@@ -26,6 +28,8 @@ fail() { echo "setup: $*" >&2; exit 1; }
 
 want_tests=0
 [ "${1:-}" = "--tests" ] && want_tests=1
+want_trace=$want_tests
+[ "${1:-}" = "--trace" ] && want_trace=1
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
@@ -56,9 +60,11 @@ have_pocl() { compgen -G "/etc/OpenCL/vendors/*pocl*.icd" >/dev/null 2>&1; }
 have_icd_loader || packages+=(ocl-icd-libopencl1)
 # The tests run on PoCL's CPU devices, so they need PoCL even where a GPU runtime is present.
 if ! have_platform || { [ $want_tests = 1 ] && ! have_pocl; }; then packages+=(pocl-opencl-icd); fi
-if [ $want_tests = 1 ]; then
+if [ $want_trace = 1 ]; then
   command -v cc >/dev/null 2>&1 || packages+=(gcc libc6-dev)
-  [ -f /usr/include/CL/cl_icd.h ] || packages+=(opencl-c-headers)
+  [ -f /usr/include/CL/cl_icd.h ] && [ -f /usr/include/CL/cl_layer.h ] || packages+=(opencl-c-headers)
+fi
+if [ $want_tests = 1 ]; then
   # The C reproducers the tests compile link against the loader: libOpenCL.so.
   compgen -G "/usr/lib/*/libOpenCL.so" >/dev/null 2>&1 || [ -e /usr/lib/libOpenCL.so ] || packages+=(ocl-icd-opencl-dev)
   # Debian has no package of promtool alone: it comes with the server, in prometheus (see below).

@@ -128,6 +128,9 @@ func runReport(_ context.Context, o reportOptions, stdout io.Writer) error {
 			return err
 		}
 	}
+	if t, err := result.LoadTrace(req.path); err != nil || t != nil {
+		return reportTrace(stdout, req.output, req.format, req.wide, t, err) // a trace (cmd_trace.go)
+	}
 	r, err := loadResult(req.path)
 	if err != nil {
 		return err

@@ -25,6 +25,9 @@ type runOptions struct {
 	MaxAllocs                                string // a count: 1e5 as well as 100000
 	Touch                                    string
 	Flags, FlagSets                          string
+	Like                                     string // a trace.json whose sizes and flags the jobs take
+	likeConflicts                            []string
+	devicesSet                               bool
 	Timeout, HangTimeout, SetupTimeout       string
 	SampleInterval, Out, Format, Prom        string
 	Output                                   string // -o: the --format output, not --out's folder
@@ -90,6 +93,8 @@ stops the strategy before it does. Ctrl-C writes a partial result; a second Ctrl
 			&cli.StringFlag{Name: "flags", Destination: &o.Flags, Usage: "the cl_mem_flags of every buffer, comma-separated and combined: " + strings.Join(result.FlagNames(), ", ") +
 				"; a C name (CL_MEM_ALLOC_HOST_PTR) or a raw value for vendor flags (0x800000); read-write is implied without read-only or write-only (default: read-write, the user's loop)"},
 			&cli.StringFlag{Name: "flag-sets", Destination: &o.FlagSets, Usage: "a sweep: flag sets separated by ';', flags within a set by '+' or ',' (\"read-write;use-host-ptr;alloc-host-ptr\"), each run with every strategy"},
+			&cli.StringFlag{Name: "like", Destination: &o.Like, Usage: "a trace.json of your program (clmemprobe trace --out): run every strategy with its buffer sizes and flag sets (the most created first, up to " +
+				fmt.Sprint(likeMax) + " of each) on as many devices as its failing context had, and hold the strategies against where it failed"},
 			&cli.StringFlag{Name: "touch", Value: "none", Destination: &o.Touch, Usage: "what to do to each buffer after creating it: none, fill, kernel"},
 			&cli.StringFlag{Name: "timeout", Value: "10m", Destination: &o.Timeout, Usage: "time limit per strategy; past it the strategy is stopped"},
 			&cli.StringFlag{Name: "hang-timeout", Value: "60s", Destination: &o.HangTimeout, Usage: "a loop without progress for this long is declared hung"},
@@ -114,6 +119,12 @@ stops the strategy before it does. Ctrl-C writes a partial result; a second Ctrl
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
 			o.args, o.commandLine = c.Args().Slice(), os.Args
+			for _, name := range []string{"size", "sizes", "flags", "flag-sets"} {
+				if c.IsSet(name) {
+					o.likeConflicts = append(o.likeConflicts, "--"+name)
+				}
+			}
+			o.devicesSet = c.IsSet("devices")
 			o.Variants, o.Presets = c.StringSlice("variant"), c.StringSlice("variant-preset")
 			return runRun(c.Context, o, stdout, stderr)
 		},
@@ -148,6 +159,12 @@ func (o runOptions) validate() (*runRequest, error) {
 	if r.devices, err = ParseDeviceList(o.Devices); err != nil {
 		return nil, usageErr("--devices: %v", err)
 	}
+	if l := p.Like; l != nil && l.ContextDevices > 0 && !o.devicesSet {
+		r.devices = nil
+		for i := 0; i < l.ContextDevices; i++ {
+			r.devices = append(r.devices, i) // as many as the program's failing context had
+		}
+	}
 	switch o.Attribution {
 	case probe.AttributionBatched:
 	case probe.AttributionPerBuffer:
@@ -173,21 +190,11 @@ func (o runOptions) parseJobs(p *probe.Plan, notes *[]string) error {
 	if p.Strategies, err = ParseStrategies(o.Strategies); err != nil {
 		return usageErr("--strategies: %v", err)
 	}
-	flag, sizes := "--size", []string{o.Size}
-	if o.Sizes != "" {
-		flag, sizes = "--sizes", strings.Split(o.Sizes, ",")
-	}
-	for _, typed := range sizes {
-		s, err := units.ParseSize(typed)
-		if err != nil {
-			return usageErr("%s: %v", flag, err)
+	if o.Like != "" {
+		if err := o.parseLike(p); err != nil {
+			return err
 		}
-		p.Sizes = append(p.Sizes, s)
-		if note := decimalNote(flag, typed, s); note != "" {
-			*notes = append(*notes, note)
-		}
-	}
-	if p.FlagSets, err = o.flagSets(); err != nil {
+	} else if err := o.parseSizesAndFlags(p, notes); err != nil {
 		return err
 	}
 	if err := parseCounts(countFlag{"max-allocs", o.MaxAllocs, &p.MaxAllocs, 1}); err != nil {
@@ -209,6 +216,60 @@ func (o runOptions) parseJobs(p *probe.Plan, notes *[]string) error {
 		}
 	}
 	return nil
+}
+
+// likeMax is how many of a traced program's sizes, and of its flag sets, run --like takes.
+const likeMax = 4
+
+// parseLike puts into the plan the jobs of run --like: the traced program's sizes and flag sets, and the
+// budgets as for any run.
+func (o runOptions) parseLike(p *probe.Plan) error {
+	if len(o.likeConflicts) > 0 {
+		return usageErr("--like takes the sizes and flags from the trace: leave out %s", strings.Join(o.likeConflicts, ", "))
+	}
+	t, err := result.LoadTrace(o.Like)
+	switch {
+	case err != nil:
+		return usageErr("--like %s: %v", o.Like, err)
+	case t == nil:
+		return usageErr("--like %s is not a trace (clmemprobe trace --out DIR writes trace.json)", o.Like)
+	}
+	like := result.LikeOf(t, likeMax)
+	if len(like.Sizes) == 0 {
+		return usageErr("--like %s: the traced program created no buffer, so there is nothing to run like it", o.Like)
+	}
+	p.Like, p.Sizes = &like, like.Sizes
+	for _, name := range like.Flags {
+		f, err := result.ParseMemFlags(name)
+		if err != nil {
+			return usageErr("--like %s: flags %s: %v", o.Like, name, err)
+		}
+		if f != result.DefaultFlags || len(like.Flags) > 1 {
+			p.FlagSets = append(p.FlagSets, f)
+		}
+	}
+	return nil
+}
+
+// parseSizesAndFlags puts into the plan the sizes and flag sets the flags name.
+func (o runOptions) parseSizesAndFlags(p *probe.Plan, notes *[]string) error {
+	flag, sizes := "--size", []string{o.Size}
+	if o.Sizes != "" {
+		flag, sizes = "--sizes", strings.Split(o.Sizes, ",")
+	}
+	for _, typed := range sizes {
+		s, err := units.ParseSize(typed)
+		if err != nil {
+			return usageErr("%s: %v", flag, err)
+		}
+		p.Sizes = append(p.Sizes, s)
+		if note := decimalNote(flag, typed, s); note != "" {
+			*notes = append(*notes, note)
+		}
+	}
+	var err error
+	p.FlagSets, err = o.flagSets()
+	return err
 }
 
 // flagSets are the flag sets --flags (one set) or --flag-sets (a sweep) ask for; nil: the default alone.

@@ -112,6 +112,8 @@ func exitCode(err error) int {
 		return ee.code
 	case errors.Is(err, context.Canceled):
 		return exitInterrupted
+	case errors.Is(err, probe.ErrTraceStart):
+		return exitUsage // trace: the program could not be started (not an executable this system runs)
 	case errors.Is(err, probe.ErrNoOpenCL):
 		return exitNoOpenCL
 	case errors.Is(err, probe.ErrChildFault):
@@ -198,7 +200,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			"index, the call and stage that failed, the code (-4, -5, -6), and what a buffer costs.\n" +
 			"clmemprobe help COMMAND (or COMMAND --help) shows a command's flags and exit codes.\n\n" + exitCodesHelp,
 		Commands: []*cli.Command{devicesCommand(stdout, stderr), runCommand(stdout, stderr), reportCommand(stdout),
-			compareCommand(stdout), mergeCommand(stdout, stderr), checkCommand(stdout, stderr), bundleCommand(stderr), exchangeCommand(stdout, stderr), envCommand(stdout, stderr), versionCommand(stdout), completionCommand(stdout)},
+			compareCommand(stdout), mergeCommand(stdout, stderr), checkCommand(stdout, stderr), bundleCommand(stderr), exchangeCommand(stdout, stderr), traceCommand(stdout, stderr), envCommand(stdout, stderr), versionCommand(stdout), completionCommand(stdout)},
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		HideHelpCommand: true,

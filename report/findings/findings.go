@@ -52,6 +52,9 @@ func derive(r *result.Run, limits map[*result.StrategyResult]limitFinding) []res
 	if f, ok := notRun(r); ok {
 		notes = append(notes, f)
 	}
+	if f, ok := likeFinding(r); ok {
+		notes = append(notes, f)
+	}
 	return append(fs[:1:1], append(notes, fs[1:]...)...)
 }
 

@@ -107,4 +107,5 @@ const (
 	FindingUnmeasured FindingKind = "unmeasured"  // what could not be measured
 	FindingVariant    FindingKind = "variant"     // what a variant's settings changed
 	FindingFlags      FindingKind = "flags"       // what a flag set costs and changes against read-write
+	FindingLike       FindingKind = "like"        // the strategies held against the traced program (run --like)
 )

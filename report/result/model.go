@@ -89,6 +89,8 @@ type Config struct {
 	// Variants are the runtime settings every strategy ran under, in order (run --variant); absent when
 	// only the runtime's defaults ran.
 	Variants []Variant `json:"variants,omitempty"`
+	// Like is the traced program the run took its sizes and flags from (run --like TRACE.json).
+	Like *Like `json:"like,omitempty"`
 	// FlagSets are the cl_mem_flags sets every strategy ran with, in order (run --flags); absent when only
 	// the default (read-write) ran.
 	FlagSets []string `json:"flag_sets,omitempty"`

@@ -3,8 +3,11 @@
 package sample
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
+	"syscall"
 
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
@@ -21,15 +24,22 @@ type Host struct {
 	buf    []byte
 	status *os.File // nil where it could not be opened: read anew each time
 	fdDir  int      // -1 where it could not be opened
+	proc   string   // "self", or the pid of the process read
 	// Cgroup, where set, is the process's memory cgroup: each sample reads its working set too.
 	Cgroup *Cgroup
 }
 
 // NewHost returns a host sampler for the current process.
-func NewHost(root Root) *Host {
-	h := &Host{root: root, buf: make([]byte, 64<<10), fdDir: -1}
-	h.status, _ = os.Open(filepath.Join(root.Proc, "self", "status"))
-	if fd, err := openDir(filepath.Join(root.Proc, "self", "fd")); err == nil {
+func NewHost(root Root) *Host { return newHost(root, "self") }
+
+// NewHostOf returns a host sampler for another process of this user (the program trace runs): its
+// status and descriptors under /proc/PID, the system's memory as NewHost's.
+func NewHostOf(root Root, pid int) *Host { return newHost(root, strconv.Itoa(pid)) }
+
+func newHost(root Root, proc string) *Host {
+	h := &Host{root: root, buf: make([]byte, 64<<10), fdDir: -1, proc: proc}
+	h.status, _ = os.Open(filepath.Join(root.Proc, proc, "status"))
+	if fd, err := openDir(filepath.Join(root.Proc, proc, "fd")); err == nil {
 		h.fdDir = fd
 	}
 	return h
@@ -37,6 +47,9 @@ func NewHost(root Root) *Host {
 
 // selfMemory reads the process's status through the descriptor kept open, else anew.
 func (h *Host) selfMemory() (ProcessMemory, error) {
+	if h.status == nil && h.proc != "self" {
+		return ProcessMemory{}, os.ErrNotExist
+	}
 	if h.status == nil {
 		return h.root.SelfMemory()
 	}
@@ -49,6 +62,9 @@ func (h *Host) selfMemory() (ProcessMemory, error) {
 
 // openFDs counts the open descriptors through the directory kept open, else anew.
 func (h *Host) openFDs() (uint64, error) {
+	if h.fdDir < 0 && h.proc != "self" {
+		return 0, os.ErrNotExist
+	}
 	if h.fdDir < 0 {
 		return h.root.OpenFDs(h.buf)
 	}
@@ -80,4 +96,19 @@ func (h *Host) Read(s *result.Sample, withMappings bool) error {
 		}
 	}
 	return nil
+}
+
+// Close closes what the sampler keeps open; a sampler of another process is closed when that process is
+// done with, the tool's own is kept for its life.
+func (h *Host) Close() error {
+	var err error
+	if h.status != nil {
+		err = h.status.Close()
+		h.status = nil
+	}
+	if h.fdDir >= 0 {
+		err = errors.Join(err, syscall.Close(h.fdDir))
+		h.fdDir = -1
+	}
+	return err
 }

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/clmemprobe/clmemprobe/cmd/clmemprobe/internal/safefile"
+	"github.com/clmemprobe/clmemprobe/probe"
+	"github.com/clmemprobe/clmemprobe/report"
+	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/urfave/cli/v2"
+)
+
+// traceFile is the file of trace --out.
+const traceFile = "trace.json"
+
+// traceOptions are the flags of `trace`.
+type traceOptions struct {
+	Timeout, Out, Format, Via string
+	Force, Quiet              bool
+	args                      []string
+}
+
+type traceRequest struct {
+	req    probe.TraceRequest
+	out    string
+	force  bool
+	format string
+	quiet  bool
+}
+
+// traceExitCodes are trace's own meanings of the codes it ends with.
+var traceExitCodes = "EXIT CODES:\n" +
+	"   0    the program ran and exited by itself, with any status (its status is in the result)\n" +
+	"   2    bad input: a flag, no program after --, a program that is not found or not executable, an --out folder in use or holding a result\n" +
+	"   3    the trace layer cannot be built: no C compiler or no OpenCL headers (the line says what to install), or its cache is writable by others\n" +
+	"   4    the tool could not write its results or its output\n" +
+	"   5    the program crashed (killed by a signal) or ran past --timeout and was ended (the result is written)\n" +
+	"   130  interrupted with Ctrl-C: the program's process group is ended, the result so far is written"
+
+func traceCommand(stdout, stderr io.Writer) *cli.Command {
+	var o traceOptions
+	return &cli.Command{
+		Name:      "trace",
+		Usage:     "run your own OpenCL program under an interception layer and diagnose its allocations",
+		ArgsUsage: "-- PROGRAM [ARGS...]",
+		Description: `Runs PROGRAM unchanged, with clmemprobe's OpenCL layer loaded into it through the ICD loader's layers
+(OPENCL_LAYERS) or, where the loader has none, LD_PRELOAD; the result says which one recorded. The layer
+records every context (its devices), every buffer and sub-buffer created (size, flags, context, code), every
+failed enqueue and every release into shared memory the tool reads as the program runs; the tool samples the
+program's memory and descriptors. The result names the program's first allocation failure (its index in the
+program's own sequence of creates, the call, the code, the context and its devices, the live buffers of every
+context at that moment), classifies the limit as run does, and says how the program ended.
+
+The layer is C, built on first use with the machine's C compiler (cc, or $CC) into ~/.cache/clmemprobe
+($XDG_CACHE_HOME/clmemprobe); it needs gcc and opencl-c-headers. The program's standard input, output and
+error are its own (with --format json, give --out to keep the result apart from what the program prints).
+A program that calls a vendor library it opened itself (dlopen of libamdocl64.so, say) bypasses both ways in.
+
+Example:
+   clmemprobe trace --timeout 10m --out trace1 -- ./my_solver --grid 4096
+
+` + traceExitCodes,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "timeout", Value: "0", Destination: &o.Timeout, Usage: "end the program (SIGTERM, then SIGKILL after 2 s) after this long; 0 is no limit"},
+			&cli.StringFlag{Name: "out", Destination: &o.Out, Usage: "folder to write trace.json into (created if missing; one trace at a time)"},
+			&cli.BoolFlag{Name: "force", Destination: &o.Force, Usage: "replace the trace an --out folder already holds"},
+			&cli.StringFlag{Name: "via", Value: probe.TraceViaAuto, Destination: &o.Via, Usage: "how the layer goes in: auto (the loader's layers where it has them, else LD_PRELOAD), layer, preload"},
+			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: strings.Join(report.Names(report.KindTrace), ", ")},
+			quietFlag(&o.Quiet),
+		},
+		OnUsageError: commandUsageError,
+		Action: func(c *cli.Context) error {
+			o.args = c.Args().Slice()
+			return runTrace(c.Context, o, stdout, stderr)
+		},
+	}
+}
+
+func (o traceOptions) validate() (*traceRequest, error) {
+	args := o.args
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	if len(args) == 0 {
+		return nil, usageErr("trace needs a program: clmemprobe trace [FLAGS] -- PROGRAM [ARGS...]")
+	}
+	if _, err := lookupFormat(o.Format, report.KindTrace); err != nil {
+		return nil, err
+	}
+	if !slices.Contains(probe.TraceVias, o.Via) {
+		return nil, usageErr("--via: %q is not one of %s%s", o.Via, strings.Join(probe.TraceVias, ", "), suggestion(o.Via, probe.TraceVias))
+	}
+	var timeout time.Duration
+	if o.Timeout != "0" {
+		var err error
+		if timeout, err = ParseDuration(o.Timeout); err != nil {
+			return nil, usageErr("--timeout: %v (or 0 for no limit)", err)
+		}
+	}
+	path, err := exec.LookPath(args[0])
+	if err != nil {
+		return nil, usageErr("trace: %s: %v", args[0], lookError(err))
+	}
+	r := &traceRequest{out: o.Out, force: o.Force, format: o.Format, quiet: o.Quiet}
+	r.req = probe.TraceRequest{Program: path, Args: args[1:], Via: o.Via, Timeout: timeout, ToolVersion: version}
+	return r, nil
+}
+
+// lookError says why a program cannot be run, without exec's wrapping of the name.
+func lookError(err error) string {
+	switch {
+	case errors.Is(err, exec.ErrNotFound):
+		return "not found (give a path, or a name on PATH)"
+	case errors.Is(err, os.ErrPermission):
+		return "not executable"
+	}
+	var ee *exec.Error
+	if errors.As(err, &ee) {
+		return ee.Err.Error()
+	}
+	return err.Error()
+}
+
+func runTrace(ctx context.Context, o traceOptions, stdout, stderr io.Writer) error {
+	r, err := o.validate()
+	if err != nil {
+		return err
+	}
+	var lock *safefile.DirLock
+	if r.out != "" {
+		if lock, err = lockTraceDir(r.out, r.force); err != nil {
+			return err
+		}
+		defer lock.Unlock()
+	}
+	ctx, stop := withInterrupt(ctx, stderr)
+	defer stop()
+	r.req.Stdin, r.req.Stdout, r.req.Stderr = os.Stdin, stdout, stderr
+	t, err := probe.Trace(ctx, r.req)
+	if err != nil {
+		return err
+	}
+	t.Exit.Interrupted = t.Exit.Interrupted || ctx.Err() != nil
+	t.SetFindings(findings.DeriveTrace(t))
+	return finishTrace(t, r, stdout, stderr)
+}
+
+// finishTrace writes trace.json (with --out), renders the trace, and says how the program ended in the exit
+// code.
+func finishTrace(t *result.Trace, r *traceRequest, stdout, stderr io.Writer) error {
+	if r.out != "" {
+		path := filepath.Join(r.out, traceFile)
+		if err := safefile.WriteFile(path, func(w io.Writer) error { return report.Render(w, "json", t) }); err != nil {
+			return outputErr("--out: %v", named(traceFile, err))
+		}
+		if !r.quiet {
+			fmt.Fprintln(stderr, "wrote", path)
+		}
+	}
+	if err := render(stdout, r.format, t); err != nil {
+		return err
+	}
+	switch {
+	case t.Exit.Interrupted:
+		return &exitError{exitInterrupted, fmt.Errorf("interrupted: the program %s; the trace so far is written", t.Exit.Description)}
+	case t.Exit.TimedOut || t.Exit.Signal != "":
+		return &exitError{exitWorkerFault, fmt.Errorf("the program %s; the trace is written", t.Exit.Description)}
+	}
+	return nil
+}
+
+// lockTraceDir makes the folder, takes its lock, and refuses one that holds a trace unless force, as run's
+// --out does.
+func lockTraceDir(dir string, force bool) (*safefile.DirLock, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, usageErr("--out: cannot create %s: %v", dir, err)
+	}
+	lock, err := safefile.LockDir(dir)
+	if errors.Is(err, safefile.ErrLocked) {
+		return nil, usageErr("--out %s: another clmemprobe command is writing into it; wait for it to end or choose another folder", dir)
+	}
+	if err != nil {
+		return nil, usageErr("--out %s is not writable: %v", dir, err)
+	}
+	fi, err := os.Lstat(filepath.Join(dir, traceFile))
+	switch {
+	case err != nil:
+	case fileKind(fi) != "":
+		lock.Unlock()
+		return nil, usageErr("--out %s: %s there is %s, not a trace; remove it or choose another folder", dir, traceFile, fileKind(fi))
+	case !force:
+		lock.Unlock()
+		return nil, usageErr("--out %s already holds a trace (%s): give --force to replace it, or choose another folder", dir, traceFile)
+	}
+	return lock, nil
+}
+
+// reportTrace is `report` of a trace.json: its findings derived again by this build, then rendered in the
+// format asked for (table, json, markdown or repro).
+func reportTrace(stdout io.Writer, output string, f *report.Format, wide bool, t *result.Trace, loadErr error) error {
+	var nr *result.NotAResultError
+	switch {
+	case errors.As(loadErr, &nr) || errors.Is(loadErr, os.ErrNotExist):
+		return usageErr("%v", loadErr)
+	case loadErr != nil:
+		return usageErr("cannot read the trace: %v", loadErr)
+	}
+	if _, err := lookupFormat(f.Name, report.KindTrace); err != nil {
+		return err
+	}
+	t.SetFindings(findings.DeriveTrace(t))
+	if f.Name == "repro" {
+		// The reproducer needs a failure to repeat: a trace without one is bad input, said before any file.
+		if err := report.Render(io.Discard, "repro", t); err != nil {
+			return usageErr("%v", err)
+		}
+	}
+	return emit(stdout, output, f, t, wide)
+}

@@ -1,0 +1,232 @@
+package main
+
+// End-to-end tests of `clmemprobe trace`: the real binary, the project's own test programs
+// (scripts/traceprog), the real ICD loader with PoCL and with the fault-injection runtime.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+var (
+	traceprogOnce sync.Once
+	traceprogPath string
+	traceprogErr  string
+)
+
+// Traceprog builds scripts/traceprog once and returns its path.
+func Traceprog(t *testing.T) string {
+	t.Helper()
+	traceprogOnce.Do(func() {
+		out, err := exec.Command("bash", filepath.Join(Root(), "scripts", "traceprog", "build.sh"), filepath.Join(tmp(), "traceprog")).CombinedOutput()
+		if err != nil {
+			traceprogErr = string(out) + err.Error()
+			return
+		}
+		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+		traceprogPath = lines[len(lines)-1]
+	})
+	if traceprogErr != "" {
+		skipOrFail(t, "cannot build traceprog (needs cc, opencl-c-headers, ocl-icd-opencl-dev): %s", traceprogErr)
+	}
+	return traceprogPath
+}
+
+// traceEnv is env with the layer's cache in the tests' own folder, so the user's cache is left alone and
+// the layer is built once for all the tests of the process.
+func traceEnv(env []string) []string {
+	return append(env, "XDG_CACHE_HOME="+filepath.Join(tmp(), "cache"))
+}
+
+// traceOut runs trace with --out in a fresh folder and loads the trace.json it wrote.
+func traceOut(t *testing.T, env []string, args ...string) (*result.Trace, invocation) {
+	t.Helper()
+	dir := t.TempDir()
+	res := runTool(t, traceEnv(env), append([]string{"trace", "--out", dir, "-q"}, args...)...)
+	b, err := os.ReadFile(filepath.Join(dir, "trace.json"))
+	if err != nil {
+		t.Fatalf("trace.json after %v (exit %d, stderr %q): %v", args, res.code, res.stderr, err)
+	}
+	var tr result.Trace
+	if err := json.Unmarshal(b, &tr); err != nil {
+		t.Fatalf("trace.json: %v", err)
+	}
+	if tr.SchemaVersion != result.TraceSchemaVersion || tr.Kind != result.TraceKind || len(tr.Verdict) == 0 {
+		t.Fatalf("trace.json: schema %d kind %q verdict %q", tr.SchemaVersion, tr.Kind, tr.Verdict)
+	}
+	return &tr, res
+}
+
+// printedFailure is the "first failure: index I code C" line the program printed.
+func printedFailure(t *testing.T, out string) (uint64, int32) {
+	t.Helper()
+	for _, l := range strings.Split(out, "\n") {
+		if rest, ok := strings.CutPrefix(l, "first failure: index "); ok {
+			f := strings.Fields(rest)
+			i, _ := strconv.ParseUint(f[0], 10, 64)
+			c, _ := strconv.ParseInt(f[2], 10, 32)
+			return i, int32(c)
+		}
+	}
+	t.Fatalf("the program printed no failure: %q", out)
+	return 0, 0
+}
+
+// On faultcl with a fixed failure (the 37th create returns -5), the trace's first failure is the one the
+// program prints and the one `run` finds for the same loop (one context over both devices: shared).
+func TestTraceMatchesProgramAndRun(t *testing.T) {
+	const at = 37
+	env := FaultEnv(t, "FAULTCL_OOR_AT="+strconv.Itoa(at))
+	tr, res := traceOut(t, env, "--", Traceprog(t), "loop", strconv.Itoa(mib))
+	idx, code := printedFailure(t, res.stdout)
+	f := tr.FirstFailure
+	if res.code != 0 || f == nil || f.Index != idx || f.Code != code || idx != at-1 || code != -5 {
+		t.Fatalf("exit %d, trace's first failure %+v; the program printed index %d code %d; want %d, -5", res.code, f, idx, code, at-1)
+	}
+	r := decodeRun(t, runTool(t, env, "run", "--strategies", "shared", "--max-allocs", "100", "--format", "json"))
+	wantFailure(t, strategy(t, r, result.Shared), f.Index, result.StageCreate, f.Code, 0)
+	if len(f.Live) != 1 || f.Live[0].Buffers != idx || f.Live[0].Bytes != idx*mib || len(f.Devices) != 2 ||
+		tr.Contexts[0].DeviceCount != 2 || tr.Devices[1].Name != "faultcl device 1" {
+		t.Fatalf("live %+v, devices %v, contexts %+v, devices %+v", f.Live, f.Devices, tr.Contexts, tr.Devices)
+	}
+	if tr.Limit == "" || !strings.Contains(tr.Verdict[0], fmt.Sprintf("call #%d", idx)) || tr.Exit.Code == nil || *tr.Exit.Code != 0 {
+		t.Fatalf("limit %q, verdict %q, exit %+v", tr.Limit, tr.Verdict, tr.Exit)
+	}
+}
+
+// On PoCL with two devices, through the loader's layers and through LD_PRELOAD: the program prints what it
+// prints without the tool (return values and codes unchanged, errcode_ret NULL included), and the trace's
+// failure and live buffers per context are the program's own account.
+func TestTraceMixedOnPoCL(t *testing.T) {
+	env := PoCLEnv(t)
+	prog := Traceprog(t)
+	plain := exec.Command(prog, "mixed", "4096")
+	plain.Env = env
+	want, err := plain.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for via, mech := range map[string]string{"layer": result.InterceptLayer, "preload": result.InterceptPreload} {
+		tr, res := traceOut(t, env, "--via", via, "--", prog, "mixed", "4096")
+		if res.code != 0 || res.stdout[:len(want)] != string(want) || tr.Interception != mech {
+			t.Fatalf("%s: exit %d, interception %q, the program printed %q, without the tool %q", via, res.code, tr.Interception, res.stdout, want)
+		}
+		idx, code := printedFailure(t, string(want))
+		f := tr.FirstFailure
+		if f == nil || f.Index != idx || f.Code != code || f.Context != 1 || len(f.Live) != 2 ||
+			f.Live[0] != (result.TraceLive{Context: 0, Buffers: 2, Bytes: 8192}) || f.Live[1] != (result.TraceLive{Context: 1, Buffers: 1, Bytes: 8192}) {
+			t.Fatalf("%s: first failure %+v; the program says index %d code %d, live 2/8192 and 1/8192", via, f, idx, code)
+		}
+	}
+}
+
+// A program that segfaults after its first failure, and one that never ends (--timeout), leave whole
+// traces, with exit code 5.
+func TestTraceCrashAndTimeout(t *testing.T) {
+	env := FaultEnv(t, "FAULTCL_OOR_AT=5")
+	prog := Traceprog(t)
+	tr, res := traceOut(t, env, "--", prog, "crash", "1024")
+	if res.code != exitWorkerFault || tr.Exit.Signal != "SIGSEGV" || tr.FirstFailure == nil || tr.FirstFailure.Index != 4 ||
+		!strings.Contains(res.stderr, "SIGSEGV") {
+		t.Fatalf("crash: exit %d (%q), trace exit %+v, first failure %+v", res.code, res.stderr, tr.Exit, tr.FirstFailure)
+	}
+	tr, res = traceOut(t, env, "--timeout", "2s", "--", prog, "forever", "1024", "3")
+	if res.code != exitWorkerFault || !tr.Exit.TimedOut || tr.Allocations != 3 || tr.Contexts[0].LiveBuffers != 3 || tr.FirstFailure != nil {
+		t.Fatalf("forever: exit %d (%q), trace exit %+v, allocations %d", res.code, res.stderr, tr.Exit, tr.Allocations)
+	}
+	// Two seconds of a live process sampled every 100 ms: its memory was read, from its own /proc entry.
+	if len(tr.Samples) == 0 || tr.Samples[0].RSSBytes == 0 || tr.Samples[0].OpenFDs == 0 {
+		t.Fatalf("forever: samples %+v", tr.Samples)
+	}
+}
+
+// Ctrl-C (SIGINT to the tool) ends the program's process group and still writes the trace, exit code 130.
+func TestTraceInterrupted(t *testing.T) {
+	env := traceEnv(FaultEnv(t))
+	dir := t.TempDir()
+	cmd := exec.Command(Binary(t), "trace", "-q", "--out", dir, "--", Traceprog(t), "forever", "1024", "2")
+	cmd.Env = env
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line := make([]byte, len("created 2\n"))
+	if _, err := io.ReadFull(out, line); err != nil || string(line) != "created 2\n" {
+		t.Fatalf("the program printed %q: %v", line, err)
+	}
+	_ = cmd.Process.Signal(os.Interrupt)
+	go io.Copy(io.Discard, out)
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+		t.Fatalf("exit: %v, want %d", err, exitInterrupted)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "trace.json"))
+	var tr result.Trace
+	if err != nil || json.Unmarshal(b, &tr) != nil || !tr.Exit.Interrupted || tr.Allocations != 2 {
+		t.Fatalf("trace.json (%v): %.300s", err, b)
+	}
+}
+
+// Bad input is one line and exit code 2; a machine without a compiler is one line saying what to install.
+func TestTraceBadInput(t *testing.T) {
+	env := traceEnv(Env())
+	oneLineError(t, runTool(t, env, "trace"), exitUsage, "needs a program")
+	oneLineError(t, runTool(t, env, "trace", "--", "no-such-program-here"), exitUsage, "not found")
+	notExec := filepath.Join(t.TempDir(), "prog")
+	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	oneLineError(t, runTool(t, env, "trace", "--", notExec), exitUsage, "not executable")
+	oneLineError(t, runTool(t, env, "trace", "--via", "ld", "--", "true"), exitUsage, "--via")
+	oneLineError(t, runTool(t, env, "trace", "--timeout", "soon", "--", "true"), exitUsage, "--timeout")
+	noCC := append(Env("CC=/nonexistent/cc"), "XDG_CACHE_HOME="+t.TempDir())
+	oneLineError(t, runTool(t, noCC, "trace", "--", "true"), exitNoOpenCL, "install gcc")
+}
+
+// report --format repro of a trace writes a C program that repeats the program's sequence and fails at the
+// same index with the same code, on the same runtime; a trace without a failure has nothing to repeat.
+func TestTraceRepro(t *testing.T) {
+	const at = 21
+	env := FaultEnv(t, "FAULTCL_OOR_AT="+strconv.Itoa(at))
+	dir := t.TempDir()
+	res := runTool(t, traceEnv(env), "trace", "-q", "--out", dir, "--", Traceprog(t), "loop", "4096")
+	idx, code := printedFailure(t, res.stdout)
+	src := filepath.Join(dir, "repro.c")
+	if r := runTool(t, env, "report", "--format", "repro", filepath.Join(dir, "trace.json"), "--output", src); r.code != 0 {
+		t.Fatalf("report --format repro: exit %d: %s", r.code, r.stderr)
+	}
+	bin := filepath.Join(dir, "repro")
+	if out, err := exec.Command("cc", "-O2", "-o", bin, src, "-lOpenCL").CombinedOutput(); err != nil {
+		t.Fatalf("compiling the reproducer: %v: %s", err, out)
+	}
+	run := exec.Command(bin)
+	run.Env = env
+	out, err := run.Output()
+	if err != nil {
+		t.Fatalf("the reproducer: %v: %s", err, out)
+	}
+	if got := fmt.Sprintf("first failure: index %d code %d\n", idx, code); string(out) != got || idx != at-1 {
+		t.Fatalf("the reproducer printed %q; the program %q", out, got)
+	}
+	nofail := t.TempDir()
+	runTool(t, traceEnv(FaultEnv(t)), "trace", "-q", "--out", nofail, "--", Traceprog(t), "loop", "4096", "3")
+	oneLineError(t, runTool(t, env, "report", "--format", "repro", filepath.Join(nofail, "trace.json")), exitUsage, "no allocation failure")
+	if r := runTool(t, env, "report", filepath.Join(nofail, "trace.json")); r.code != 0 || !strings.Contains(r.stdout, "No allocation failed") {
+		t.Fatalf("report of a trace: exit %d: %s %s", r.code, r.stdout, r.stderr)
+	}
+}

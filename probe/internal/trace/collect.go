@@ -1,0 +1,277 @@
+package trace
+
+import (
+	"bytes"
+	"time"
+
+	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/result/clcode"
+)
+
+// maxSamples bounds the samples a trace keeps: when full, every other one goes and the period doubles, so a
+// program that runs for days leaves as many samples as one that runs for minutes, spread over its run.
+const maxSamples = 2000
+
+// collector turns the channel's records into the trace while the program runs.
+type collector struct {
+	ch      *Channel
+	host    *sample.Host
+	every   time.Duration
+	next    time.Time
+	started time.Time
+
+	live      map[uint32]uint64 // bytes per context slot, from the records, for the peak
+	peak      map[uint32]uint64
+	created   map[uint32][2]uint64 // buffers and bytes created per context slot, from the records
+	seq       []result.TraceStep
+	truncated bool
+	samples   []result.TraceSample
+}
+
+func newCollector(ch *Channel, spec Spec, started time.Time) *collector {
+	every := spec.SampleEvery
+	if every <= 0 {
+		every = 100 * time.Millisecond
+	}
+	return &collector{ch: ch, every: every, started: started, next: started,
+		live: map[uint32]uint64{}, peak: map[uint32]uint64{}, created: map[uint32][2]uint64{}}
+}
+
+// attach starts sampling the program's process.
+func (c *collector) attach(root sample.Root, pid int) { c.host = sample.NewHostOf(root, pid) }
+
+// tick drains the ring, and samples when a period has passed.
+func (c *collector) tick() {
+	c.ch.drain(false, c.record)
+	if now := time.Now(); c.host != nil && !now.Before(c.next) {
+		c.sample(now)
+		c.next = now.Add(c.every)
+	}
+}
+
+// finish reads what the program left in the ring and closes the sampler.
+func (c *collector) finish() {
+	c.ch.drain(true, c.record)
+	if c.host != nil {
+		_ = c.host.Close()
+	}
+}
+
+func (c *collector) sample(now time.Time) {
+	s := result.TraceSample{}
+	if c.host.Read(&s.Sample, false) != nil {
+		return // the process is gone
+	}
+	s.Index = c.ch.counters().seq
+	s.Seconds = now.Sub(c.started).Seconds()
+	s.Live = c.ch.liveNow()
+	c.samples = append(c.samples, s)
+	if len(c.samples) >= maxSamples {
+		kept := c.samples[:0]
+		for i := 0; i < len(c.samples); i += 2 {
+			kept = append(kept, c.samples[i])
+		}
+		c.samples, c.every = kept, 2*c.every
+	}
+}
+
+// record follows the live bytes per context (for the peak) and appends the record to the sequence.
+func (c *collector) record(r *record) {
+	switch r.Kind {
+	case kindBuffer, kindBufferProps:
+		if r.Code == 0 {
+			n := c.created[r.Context]
+			c.created[r.Context] = [2]uint64{n[0] + 1, n[1] + r.Size}
+			c.live[r.Context] += r.Size
+			c.peak[r.Context] = max(c.peak[r.Context], c.live[r.Context])
+		}
+	case kindReleaseMem:
+		if r.Aux != 0 && r.Flags == 0 {
+			c.live[r.Context] -= min(r.Size, c.live[r.Context])
+		}
+	}
+	c.step(r)
+}
+
+// step merges a record into the last step when it repeats it (same call, context, size, flags and code).
+func (c *collector) step(r *record) {
+	st := result.TraceStep{Call: callName(r), Context: int(r.Context) - 1, Count: 1, Code: r.Code}
+	switch r.Kind {
+	case kindContext:
+		st.Devices = int(r.Aux)
+	case kindBuffer, kindBufferProps, kindSubBuffer:
+		st.Size, st.Flags = r.Size, r.Flags
+	case kindReleaseMem:
+		st.Size = r.Size
+	case kindEnqueue, kindReleaseContext:
+	}
+	if n := len(c.seq); n > 0 {
+		last := &c.seq[n-1]
+		if last.Call == st.Call && last.Context == st.Context && last.Size == st.Size && last.Flags == st.Flags &&
+			last.Code == st.Code && last.Devices == st.Devices && r.Kind != kindContext {
+			last.Count++
+			return
+		}
+	}
+	if len(c.seq) >= result.MaxTraceSteps {
+		c.truncated = true
+		return
+	}
+	c.seq = append(c.seq, st)
+}
+
+var commandNames = map[uint32]string{1: "clEnqueueReadBuffer", 2: "clEnqueueWriteBuffer", 3: "clEnqueueCopyBuffer",
+	4: "clEnqueueFillBuffer", 5: "clEnqueueMapBuffer", 6: "clEnqueueMigrateMemObjects", 7: "clEnqueueNDRangeKernel",
+	8: "clEnqueueTask", 9: "clEnqueueReadBufferRect", 10: "clEnqueueWriteBufferRect", 11: "clEnqueueCopyBufferRect",
+	12: "clFinish", 13: "clEnqueueUnmapMemObject"}
+
+// callName is the OpenCL call a record is about.
+func callName(r *record) string {
+	switch r.Kind {
+	case kindContext:
+		return "clCreateContext"
+	case kindBuffer:
+		return "clCreateBuffer"
+	case kindBufferProps:
+		return "clCreateBufferWithProperties"
+	case kindSubBuffer:
+		return "clCreateSubBuffer"
+	case kindReleaseMem:
+		return "clReleaseMemObject"
+	case kindReleaseContext:
+		return "clReleaseContext"
+	case kindEnqueue:
+		if n, ok := commandNames[r.Aux]; ok {
+			return n
+		}
+	}
+	return "unknown"
+}
+
+// liveNow is every tracked context's live buffers and bytes, from the header's exact counters.
+func (ch *Channel) liveNow() []result.TraceLive {
+	var out []result.TraceLive
+	for i := uint32(1); i <= maxContexts; i++ {
+		s, ok := ch.contextSlot(i)
+		if !ok {
+			break
+		}
+		out = append(out, result.TraceLive{Context: int(i) - 1, Buffers: s.LiveBuffers, Bytes: s.LiveBytes})
+	}
+	return out
+}
+
+// trace is the whole result: the header's exact counters, contexts and devices, the first failure, and what
+// the records and samples added.
+func (c *collector) trace(spec Spec, e ending, started time.Time) *result.Trace {
+	k := c.ch.counters()
+	t := &result.Trace{SchemaVersion: result.TraceSchemaVersion, Kind: result.TraceKind,
+		Started: started.UTC().Format(time.RFC3339), Ended: time.Now().UTC().Format(time.RFC3339),
+		Program: spec.Program, Args: result.RedactArgs(spec.Args), Via: spec.Via, Interception: mechanism(k.mechanism),
+		Exit: describe(e), Seconds: time.Since(started).Seconds(),
+		Allocations: k.seq, CreatesOK: k.seq - min(k.seq, k.createsFailed), CreatesFailed: k.createsFailed, EnqueuesFailed: k.enqueuesFailed,
+		RecordsDropped: k.drops, RecordsLost: c.ch.lost, OtherProcesses: k.otherProcesses,
+		ContextsUntracked: k.contextsUntracked, DevicesUntracked: k.devicesUntracked,
+		Sequence: c.seq, SequenceTruncated: c.truncated, Samples: c.samples}
+	t.Devices = c.devices()
+	t.Contexts = c.contexts(started)
+	t.FirstFailure = c.firstFailure(t, started)
+	if t.Samples == nil {
+		t.Samples = []result.TraceSample{}
+	}
+	if t.Sequence == nil {
+		t.Sequence = []result.TraceStep{}
+	}
+	return t
+}
+
+func mechanism(bits uint32) string {
+	switch {
+	case bits&mechLayer != 0:
+		return result.InterceptLayer
+	case bits&mechPreload != 0:
+		return result.InterceptPreload
+	}
+	return result.InterceptNone
+}
+
+func (c *collector) devices() []result.TraceDevice {
+	out := []result.TraceDevice{}
+	for i := uint32(1); i <= maxDevices; i++ {
+		d, ok := c.ch.deviceSlot(i)
+		if !ok {
+			break
+		}
+		name, _, _ := bytes.Cut(d.Name[:], []byte{0})
+		out = append(out, result.TraceDevice{Index: int(i) - 1, Name: string(name), Type: deviceType(d.Type),
+			GlobalMemBytes: d.GlobalMem, MaxAllocBytes: d.MaxAlloc})
+	}
+	return out
+}
+
+func deviceType(t uint64) string {
+	switch {
+	case t&(1<<2) != 0:
+		return "gpu"
+	case t&(1<<1) != 0:
+		return "cpu"
+	case t&(1<<3) != 0:
+		return "accelerator"
+	case t != 0:
+		return "other"
+	}
+	return ""
+}
+
+func (c *collector) contexts(started time.Time) []result.TraceContext {
+	out := []result.TraceContext{}
+	origin := c.ch.h.StartNS
+	for i := uint32(1); i <= maxContexts; i++ {
+		s, ok := c.ch.contextSlot(i)
+		if !ok {
+			break
+		}
+		tc := result.TraceContext{Index: int(i) - 1, DeviceCount: int(s.NDev), Devices: []int{},
+			CreatedAtIndex: s.CreatedIndex, CreatedSeconds: seconds(s.CreatedNS, origin),
+			LiveBuffers: s.LiveBuffers, LiveBytes: s.LiveBytes, SubBuffers: s.SubBuffers,
+			BuffersCreated: c.created[i][0], BytesCreated: c.created[i][1], PeakBytes: c.peak[i], Failures: s.Failures}
+		for d := 0; d < min(int(s.NDev), ctxDevices); d++ {
+			if s.Devices[d] > 0 {
+				tc.Devices = append(tc.Devices, int(s.Devices[d])-1)
+			}
+		}
+		if s.ReleasedNS != 0 {
+			r := seconds(s.ReleasedNS, origin)
+			tc.ReleasedSeconds = &r
+		}
+		out = append(out, tc)
+	}
+	return out
+}
+
+func seconds(ns, origin uint64) float64 {
+	if ns < origin {
+		return 0
+	}
+	return float64(ns-origin) / 1e9
+}
+
+func (c *collector) firstFailure(t *result.Trace, started time.Time) *result.TraceFailure {
+	r, buffers, bytes, ok := c.ch.firstFailure()
+	if !ok {
+		return nil
+	}
+	f := &result.TraceFailure{Index: r.Index, Call: callName(&r), Code: r.Code, CodeName: clcode.Name(r.Code),
+		Context: int(r.Context) - 1, Devices: []int{}, Seconds: seconds(r.TimeNS, c.ch.h.StartNS), Live: []result.TraceLive{}}
+	if r.Kind != kindEnqueue {
+		f.SizeBytes, f.Flags = r.Size, result.MemFlags(r.Flags).String()
+	}
+	if f.Context >= 0 && f.Context < len(t.Contexts) {
+		f.Devices = t.Contexts[f.Context].Devices
+	}
+	for i := range buffers {
+		f.Live = append(f.Live, result.TraceLive{Context: i, Buffers: buffers[i], Bytes: bytes[i]})
+	}
+	return f
+}

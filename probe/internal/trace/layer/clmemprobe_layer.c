@@ -1,0 +1,732 @@
+/*
+ * clmemprobe's OpenCL interception layer, for `clmemprobe trace -- PROGRAM`.
+ *
+ * It is loaded into the traced program one of two ways, and records the same things either way:
+ *   - as an ICD loader layer (OPENCL_LAYERS names this library): the loader calls clInitLayer with the next
+ *     dispatch table, and this layer returns a copy of it with its own entries for the calls it watches;
+ *   - preloaded (LD_PRELOAD names it), where the loader has no layers: the exported clCreateBuffer and the
+ *     others are found before the loader's, record, and forward to the next definition (dlsym RTLD_NEXT).
+ * When both are set and the loader initialises the layer, the exported functions only forward: the layer
+ * inside the loader records, once. The header's mechanism field says which one recorded.
+ *
+ * Nothing is held in the program: every record goes into shared memory the tool created (a memfd whose
+ * descriptor is named by CLMEMPROBE_TRACE_FD), a header of exact counters and a ring of fixed-size records
+ * the tool drains while the program runs. A full ring drops records and counts them; the counters and the
+ * first failure stay exact, and the memory is the tool's too, so a crash of the program loses nothing that
+ * was written. No call here allocates, takes a lock or makes a system call on the create path (one vDSO
+ * clock read), so the memory the layer uses is the fixed mapping whatever the program does.
+ *
+ * It never changes what the program sees: the result and errcode_ret of every call are the runtime's own;
+ * where the program passes errcode_ret NULL, the layer passes its own variable and the program's stays NULL.
+ *
+ * The layout below is mirrored by probe/internal/trace/channel.go (a size test holds the two together).
+ */
+#define _GNU_SOURCE
+#define CL_TARGET_OPENCL_VERSION 300
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#include <CL/cl.h>
+#include <CL/cl_icd.h>
+#include <CL/cl_layer.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+#define TR_MAGIC 0x31435254504d4c43ull /* "CLMPTRC1" little-endian */
+#define TR_VERSION 1
+#define TR_MAX_CONTEXTS 128
+#define TR_MAX_DEVICES 64
+#define TR_CTX_DEVICES 16
+#define TR_NAME 64
+#define PREFETCH_AHEAD 4
+#define TR_SHARDS 32 /* per-thread counters; the last is shared, with atomic operations, by threads beyond */
+
+enum { K_CONTEXT = 1, K_BUFFER = 2, K_SUB_BUFFER = 3, K_BUFFER_PROPS = 4, K_RELEASE_MEM = 5, K_RELEASE_CONTEXT = 6, K_ENQUEUE = 7 };
+enum { M_LAYER = 1, M_PRELOAD = 2 };
+enum {
+	C_READ = 1, C_WRITE, C_COPY, C_FILL, C_MAP, C_MIGRATE, C_NDRANGE, C_TASK,
+	C_READ_RECT, C_WRITE_RECT, C_COPY_RECT, C_FINISH, C_UNMAP
+};
+
+struct tr_record {
+	uint64_t commit;  /* its ring position + 1, stored last (release): the record is whole */
+	uint64_t time_ns; /* CLOCK_MONOTONIC_COARSE; 0 for a create that succeeded: the tool stamps it when read */
+	uint64_t index;   /* allocation calls before it: of its thread for a create that succeeded, of all for the rest */
+	uint64_t size;
+	uint64_t flags;
+	uint64_t object;  /* the buffer or context handle */
+	uint32_t context; /* context slot + 1; 0: not tracked */
+	uint32_t kind;
+	int32_t code;
+	uint32_t aux;     /* devices of a context, command of an enqueue, properties of a buffer, destroyed at release */
+};
+
+struct tr_device {
+	uint64_t handle;
+	uint32_t state; /* 0 free, 1 being written, 2 ready */
+	uint32_t pad;
+	uint64_t type;
+	uint64_t global_mem;
+	uint64_t max_alloc;
+	char name[TR_NAME];
+};
+
+struct tr_context {
+	uint64_t handle;
+	uint32_t state; /* 0 free, 1 being written, 2 ready */
+	uint32_t ndev;  /* devices of the context (may exceed TR_CTX_DEVICES; those are listed) */
+	uint32_t devices[TR_CTX_DEVICES]; /* device slot + 1 */
+	uint64_t created_index;
+	uint64_t created_ns;
+	uint64_t released_ns; /* 0 while it lives */
+	uint64_t sub_buffers;
+	uint64_t failures;
+};
+
+/* A thread's counters: written by that thread alone, with plain stores (the tool reads them atomically, as
+ * 64-bit words), so the create path pays no locked instruction for them. A release in another thread than
+ * the create subtracts from its own shard: a shard's live counts may wrap, their sum over shards is exact. */
+struct tr_shard {
+	uint64_t seq; /* allocation calls (buffer and sub-buffer creates) */
+	uint64_t live_buffers[TR_MAX_CONTEXTS];
+	uint64_t live_bytes[TR_MAX_CONTEXTS];
+	uint64_t pad[7];
+};
+
+struct tr_header {
+	uint64_t magic;
+	uint32_t version, header_size, record_size, ring_records;
+	uint32_t max_contexts, max_devices;
+	uint32_t mechanism;      /* M_LAYER | M_PRELOAD bits: who recorded */
+	uint32_t owner_pid;      /* the first process that recorded; others only forward */
+	uint32_t other_processes;
+	uint32_t pad0;
+	uint64_t start_ns;       /* the tool's CLOCK_MONOTONIC_COARSE when it made the channel */
+	uint64_t pad1;
+	/* One cache line the program writes (offset 64), one the tool writes (128): the tool's reads and writes
+	 * do not take the program's line away on every create. */
+	uint64_t shards_used;    /* per-thread counter shards handed out */
+	uint64_t head;           /* ring positions reserved */
+	uint64_t creates_failed, enqueues_failed, releases, dropped;
+	uint64_t contexts_untracked, devices_untracked;
+	uint64_t tail;           /* ring positions the tool has read (the tool writes it) */
+	uint64_t pad2[7];
+	uint32_t first_state;    /* 0 none, 1 being written, 2 written */
+	uint32_t first_context_count;
+	struct tr_record first;
+	uint64_t first_live_buffers[TR_MAX_CONTEXTS];
+	uint64_t first_live_bytes[TR_MAX_CONTEXTS];
+	struct tr_device devices[TR_MAX_DEVICES];
+	struct tr_context contexts[TR_MAX_CONTEXTS];
+	struct tr_shard shards[TR_SHARDS];
+};
+
+_Static_assert(sizeof(struct tr_record) == 64, "record layout");
+_Static_assert(sizeof(struct tr_shard) % 64 == 0, "shard lines");
+_Static_assert(__builtin_offsetof(struct tr_header, shards_used) == 64 && __builtin_offsetof(struct tr_header, tail) == 128, "header lines");
+
+/* The calls the layer makes itself (queries), from whichever side it was loaded through. Function types are
+ * taken from cl.h's own prototypes (__typeof__): the headers' names for them changed between releases
+ * (cl_api_clGetContextInfo, then clGetContextInfo_t). */
+struct next_fns {
+	__typeof__(&clGetContextInfo) get_context_info;
+	__typeof__(&clGetDeviceInfo) get_device_info;
+	__typeof__(&clGetMemObjectInfo) get_mem_info;
+	__typeof__(&clGetCommandQueueInfo) get_queue_info;
+};
+
+static struct tr_header *hdr;
+static struct tr_record *ring;
+static uint64_t ring_mask;
+static uint32_t my_pid;
+static int recording; /* this process owns the channel */
+static int layer_active;
+static pthread_once_t attach_once = PTHREAD_ONCE_INIT;
+static struct next_fns layer_next, preload_next;
+static cl_icd_dispatch next_dispatch, layer_dispatch;
+
+static uint64_t now_ns(void) {
+	struct timespec ts;
+	/* The coarse clock (a few ms) costs a few ns where the fine one costs tens, on every create; the tool
+	 * reads the same clock. */
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static __thread int my_shard = -1;
+
+/* shard is this thread's counters, handed out once per thread; shared says they are the last shard's, which
+ * several threads write. */
+static struct tr_shard *shard(int *shared) {
+	if (my_shard < 0) {
+		uint64_t n = __atomic_fetch_add(&hdr->shards_used, 1, __ATOMIC_RELAXED);
+		my_shard = n < TR_SHARDS - 1 ? (int)n : TR_SHARDS - 1;
+	}
+	*shared = my_shard == TR_SHARDS - 1;
+	return &hdr->shards[my_shard];
+}
+
+static void bump(uint64_t *p, uint64_t v, int shared) {
+	if (shared) __atomic_add_fetch(p, v, __ATOMIC_RELAXED);
+	else __atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + v, __ATOMIC_RELAXED);
+}
+
+/* calls is the allocation calls of every thread so far: exact in a program of one thread (or of threads
+ * that take turns); cold paths only, it reads every shard. */
+static uint64_t calls(void) {
+	uint64_t n = 0;
+	for (int i = 0; i < TR_SHARDS; i++) n += __atomic_load_n(&hdr->shards[i].seq, __ATOMIC_RELAXED);
+	return n;
+}
+
+/* attach maps the tool's channel once per process. A missing or foreign channel leaves the layer forwarding
+ * only. The descriptor is made close-on-exec: a program this one starts does not write into the trace. */
+static void attach(void) {
+	const char *s = getenv("CLMEMPROBE_TRACE_FD");
+	if (!s || !*s) return;
+	char *end;
+	long fd = strtol(s, &end, 10);
+	if (*end || fd < 0) return;
+	struct stat st;
+	if (fstat((int)fd, &st) != 0 || (size_t)st.st_size < sizeof(struct tr_header)) return;
+	void *mem = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+	if (mem == MAP_FAILED) return;
+	struct tr_header *h = mem;
+	if (h->magic != TR_MAGIC || h->version != TR_VERSION || h->header_size != sizeof(struct tr_header) ||
+	    h->record_size != sizeof(struct tr_record) || (h->ring_records & (h->ring_records - 1)) != 0 ||
+	    (size_t)st.st_size < sizeof(struct tr_header) + (size_t)h->ring_records * sizeof(struct tr_record)) {
+		munmap(mem, (size_t)st.st_size);
+		return;
+	}
+	fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+	my_pid = (uint32_t)getpid();
+	uint32_t none = 0;
+	if (!__atomic_compare_exchange_n(&h->owner_pid, &none, my_pid, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) && none != my_pid) {
+		__atomic_add_fetch(&h->other_processes, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	ring = (struct tr_record *)((char *)mem + sizeof(struct tr_header));
+	ring_mask = h->ring_records - 1;
+	hdr = h;
+	recording = 1;
+}
+
+static int channel(void) {
+	pthread_once(&attach_once, attach);
+	return recording;
+}
+
+/* emit puts a record into the ring, or counts it dropped when the tool has not read far enough. */
+static void emit(const struct tr_record *r) {
+	uint64_t pos = __atomic_load_n(&hdr->head, __ATOMIC_RELAXED);
+	for (;;) {
+		if (pos - __atomic_load_n(&hdr->tail, __ATOMIC_ACQUIRE) > ring_mask) {
+			__atomic_add_fetch(&hdr->dropped, 1, __ATOMIC_RELAXED);
+			return;
+		}
+		if (__atomic_compare_exchange_n(&hdr->head, &pos, pos + 1, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) break;
+	}
+	struct tr_record *slot = &ring[pos & ring_mask];
+	slot->time_ns = r->time_ns;
+	slot->index = r->index;
+	slot->size = r->size;
+	slot->flags = r->flags;
+	slot->object = r->object;
+	slot->context = r->context;
+	slot->kind = r->kind;
+	slot->code = r->code;
+	slot->aux = r->aux;
+	__atomic_store_n(&slot->commit, pos + 1, __ATOMIC_RELEASE);
+	/* The slots ahead were last read by the tool, on another core: fetching them for writing now, while the
+	 * runtime works, keeps that transfer off the next create, whose atomic operations would wait for it. */
+	__builtin_prefetch(&ring[(pos + PREFETCH_AHEAD) & ring_mask], 1, 3);
+}
+
+/* has says whether an object's runtime implements a call: objects start with their runtime's dispatch table
+ * (the ICD rule), and a runtime may leave entries empty, which the loader would call anyway. */
+#define has(obj, entry) ((obj) && (*(cl_icd_dispatch *const *)(obj)) && (*(cl_icd_dispatch *const *)(obj))->entry)
+
+/* device_slot finds or adds a device, with its name and memory sizes read once. */
+static uint32_t device_slot(const struct next_fns *n, cl_device_id d) {
+	for (uint32_t i = 0; i < TR_MAX_DEVICES; i++) {
+		struct tr_device *s = &hdr->devices[i];
+		uint32_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+		if (st == 2 && s->handle == (uint64_t)(uintptr_t)d) return i + 1;
+		if (st != 0) continue;
+		uint32_t zero = 0;
+		if (!__atomic_compare_exchange_n(&s->state, &zero, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			i--; /* someone took it: look at it again */
+			continue;
+		}
+		s->handle = (uint64_t)(uintptr_t)d;
+		if (n->get_device_info && has(d, clGetDeviceInfo)) {
+			cl_device_type t = 0;
+			cl_ulong g = 0, m = 0;
+			n->get_device_info(d, CL_DEVICE_TYPE, sizeof t, &t, NULL);
+			n->get_device_info(d, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof g, &g, NULL);
+			n->get_device_info(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof m, &m, NULL);
+			s->type = t, s->global_mem = g, s->max_alloc = m;
+			char name[TR_NAME] = {0};
+			if (n->get_device_info(d, CL_DEVICE_NAME, sizeof name - 1, name, NULL) == CL_SUCCESS) memcpy(s->name, name, TR_NAME);
+		}
+		__atomic_store_n(&s->state, 2, __ATOMIC_RELEASE);
+		return i + 1;
+	}
+	__atomic_add_fetch(&hdr->devices_untracked, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* find_context is the live slot of a context handle, or 0. A released context's handle may be reused by a
+ * new context: the released slot is skipped. */
+static uint32_t find_context(cl_context c) {
+	for (uint32_t i = 0; i < TR_MAX_CONTEXTS; i++) {
+		struct tr_context *s = &hdr->contexts[i];
+		uint32_t st = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+		if (st == 0) return 0;
+		if (st == 2 && s->handle == (uint64_t)(uintptr_t)c && !__atomic_load_n(&s->released_ns, __ATOMIC_RELAXED)) return i + 1;
+	}
+	return 0;
+}
+
+/* add_context claims the next free slot for a new context and lists its devices. */
+static uint32_t add_context(const struct next_fns *n, cl_context c, cl_uint ndev, const cl_device_id *devs) {
+	for (uint32_t i = 0; i < TR_MAX_CONTEXTS; i++) {
+		struct tr_context *s = &hdr->contexts[i];
+		uint32_t zero = 0;
+		if (!__atomic_compare_exchange_n(&s->state, &zero, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) continue;
+		s->handle = (uint64_t)(uintptr_t)c;
+		s->ndev = ndev;
+		for (cl_uint d = 0; d < ndev && d < TR_CTX_DEVICES; d++) s->devices[d] = device_slot(n, devs[d]);
+		s->created_index = calls();
+		s->created_ns = now_ns();
+		__atomic_store_n(&s->state, 2, __ATOMIC_RELEASE);
+		return i + 1;
+	}
+	__atomic_add_fetch(&hdr->contexts_untracked, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+/* context_devices registers a context from its own device list: for clCreateContextFromType, and for a
+ * context the layer first meets at a buffer (made before the channel was attached). */
+static uint32_t register_context(const struct next_fns *n, cl_context c, int kind_record) {
+	cl_device_id devs[TR_CTX_DEVICES];
+	cl_uint ndev = 0;
+	if (n->get_context_info && has(c, clGetContextInfo)) {
+		size_t bytes = 0;
+		if (n->get_context_info(c, CL_CONTEXT_DEVICES, 0, NULL, &bytes) == CL_SUCCESS) {
+			ndev = (cl_uint)(bytes / sizeof(cl_device_id));
+			if (bytes > sizeof devs) bytes = sizeof devs;
+			if (n->get_context_info(c, CL_CONTEXT_DEVICES, bytes, devs, NULL) != CL_SUCCESS) ndev = 0;
+		}
+	}
+	uint32_t slot = add_context(n, c, ndev, devs);
+	if (kind_record) {
+		struct tr_record r = {.time_ns = now_ns(), .index = calls(),
+			.object = (uint64_t)(uintptr_t)c, .context = slot, .kind = K_CONTEXT, .aux = ndev};
+		emit(&r);
+	}
+	return slot;
+}
+
+static uint32_t context_of(const struct next_fns *n, cl_context c) {
+	uint32_t slot = find_context(c);
+	return slot || !c ? slot : register_context(n, c, 1);
+}
+
+/* first_failure keeps the program's first failed allocation call, and every context's live buffers and bytes
+ * at that moment, exactly: only the first claims it, whatever the ring does. */
+static void first_failure(const struct tr_record *r) {
+	uint32_t zero = 0;
+	if (__atomic_load_n(&hdr->first_state, __ATOMIC_RELAXED) != 0 ||
+	    !__atomic_compare_exchange_n(&hdr->first_state, &zero, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return;
+	hdr->first = *r;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < TR_MAX_CONTEXTS; i++) {
+		struct tr_context *s = &hdr->contexts[i];
+		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == 0) break;
+		uint64_t buffers = 0, bytes = 0;
+		for (int k = 0; k < TR_SHARDS; k++) {
+			buffers += __atomic_load_n(&hdr->shards[k].live_buffers[i], __ATOMIC_RELAXED);
+			bytes += __atomic_load_n(&hdr->shards[k].live_bytes[i], __ATOMIC_RELAXED);
+		}
+		hdr->first_live_buffers[i] = buffers;
+		hdr->first_live_bytes[i] = bytes;
+		n = i + 1;
+	}
+	hdr->first_context_count = n;
+	__atomic_store_n(&hdr->first_state, 2, __ATOMIC_RELEASE);
+}
+
+/* created records one buffer or sub-buffer create, after the runtime answered. */
+static void created(const struct next_fns *n, uint32_t kind, cl_context c, cl_mem_flags flags, size_t size, cl_mem m, cl_int code, uint32_t props) {
+	struct tr_record r = {.size = size, .flags = flags, .object = (uint64_t)(uintptr_t)m,
+		.kind = kind, .code = m ? CL_SUCCESS : (code ? code : CL_INVALID_VALUE), .aux = props};
+	int shared;
+	struct tr_shard *sh = shard(&shared);
+	r.context = context_of(n, c);
+	struct tr_context *s = r.context ? &hdr->contexts[r.context - 1] : NULL;
+	/* One locked instruction on a successful create, the ring's head: the counters are the thread's own, and
+	 * its time is the tool's when it reads the record (within its 2 ms, as fine as the coarse clock), where a
+	 * clock read would cost every create. A failure, rare, takes the exact count of calls and the time. */
+	if (m) {
+		r.index = sh->seq;
+		bump(&sh->seq, 1, shared);
+		if (s && kind == K_SUB_BUFFER) __atomic_add_fetch(&s->sub_buffers, 1, __ATOMIC_RELAXED);
+		if (s && kind != K_SUB_BUFFER) {
+			bump(&sh->live_buffers[r.context - 1], 1, shared);
+			bump(&sh->live_bytes[r.context - 1], size, shared);
+		}
+	} else {
+		r.index = calls();
+		r.time_ns = now_ns();
+		bump(&sh->seq, 1, shared);
+		__atomic_add_fetch(&hdr->creates_failed, 1, __ATOMIC_RELAXED);
+		if (s) __atomic_add_fetch(&s->failures, 1, __ATOMIC_RELAXED);
+		first_failure(&r);
+	}
+	emit(&r);
+}
+
+/* ---- the hooks: each forwards first, then records; preload says the call came through LD_PRELOAD ---- */
+
+#define PRELOAD_DONE(preload) ((preload) && __atomic_load_n(&layer_active, __ATOMIC_ACQUIRE))
+
+/* mark says which way the calls came; a plain load first, so the create path pays no atomic write for it. */
+static void mark(int preload) {
+	uint32_t bit = preload ? M_PRELOAD : M_LAYER;
+	if (!(__atomic_load_n(&hdr->mechanism, __ATOMIC_RELAXED) & bit)) __atomic_or_fetch(&hdr->mechanism, bit, __ATOMIC_RELAXED);
+}
+
+static cl_mem hook_create_buffer(const struct next_fns *n, int preload, __typeof__(&clCreateBuffer) next, cl_context c,
+                                 cl_mem_flags flags, size_t size, void *host, cl_int *err) {
+	cl_int local = CL_SUCCESS;
+	cl_int *e = err ? err : &local;
+	cl_mem m = next(c, flags, size, host, e);
+	if (PRELOAD_DONE(preload) || !channel()) return m;
+	mark(preload);
+	created(n, K_BUFFER, c, flags, size, m, *e, 0);
+	return m;
+}
+
+static cl_mem hook_create_buffer_props(const struct next_fns *n, int preload, __typeof__(&clCreateBufferWithProperties) next,
+                                       cl_context c, const cl_mem_properties *props, cl_mem_flags flags, size_t size,
+                                       void *host, cl_int *err) {
+	cl_int local = CL_SUCCESS;
+	cl_int *e = err ? err : &local;
+	cl_mem m = next(c, props, flags, size, host, e);
+	if (PRELOAD_DONE(preload) || !channel()) return m;
+	mark(preload);
+	uint32_t np = 0;
+	while (props && props[2 * np] != 0 && np < 64) np++;
+	created(n, K_BUFFER_PROPS, c, flags, size, m, *e, np);
+	return m;
+}
+
+static cl_mem hook_create_sub_buffer(const struct next_fns *n, int preload, __typeof__(&clCreateSubBuffer) next, cl_mem parent,
+                                     cl_mem_flags flags, cl_buffer_create_type type, const void *info, cl_int *err) {
+	cl_int local = CL_SUCCESS;
+	cl_int *e = err ? err : &local;
+	cl_mem m = next(parent, flags, type, info, e);
+	if (PRELOAD_DONE(preload) || !channel()) return m;
+	mark(preload);
+	cl_context c = NULL;
+	if (n->get_mem_info && has(parent, clGetMemObjectInfo)) n->get_mem_info(parent, CL_MEM_CONTEXT, sizeof c, &c, NULL);
+	size_t size = type == CL_BUFFER_CREATE_TYPE_REGION && info ? ((const cl_buffer_region *)info)->size : 0;
+	created(n, K_SUB_BUFFER, c, flags, size, m, *e, 0);
+	return m;
+}
+
+/* hook_release_mem reads the buffer's size, context and reference count before the release: at count 1 the
+ * release destroys it, and its bytes leave its context's live bytes. */
+static cl_int hook_release_mem(const struct next_fns *n, int preload, __typeof__(&clReleaseMemObject) next, cl_mem m) {
+	if (PRELOAD_DONE(preload) || !channel() || !n->get_mem_info || !has(m, clGetMemObjectInfo)) return next(m);
+	cl_uint refs = 0;
+	size_t size = 0;
+	cl_context c = NULL;
+	cl_mem parent = NULL;
+	int known = n->get_mem_info(m, CL_MEM_REFERENCE_COUNT, sizeof refs, &refs, NULL) == CL_SUCCESS &&
+	            n->get_mem_info(m, CL_MEM_SIZE, sizeof size, &size, NULL) == CL_SUCCESS &&
+	            n->get_mem_info(m, CL_MEM_CONTEXT, sizeof c, &c, NULL) == CL_SUCCESS;
+	if (n->get_mem_info(m, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, NULL) != CL_SUCCESS) parent = NULL;
+	cl_int rc = next(m);
+	mark(preload);
+	struct tr_record r = {.time_ns = now_ns(), .index = calls(), .size = size,
+		.object = (uint64_t)(uintptr_t)m, .kind = K_RELEASE_MEM, .code = rc, .aux = known && refs == 1 && rc == CL_SUCCESS};
+	r.context = known ? find_context(c) : 0;
+	__atomic_add_fetch(&hdr->releases, 1, __ATOMIC_RELAXED);
+	if (r.aux && r.context) {
+		struct tr_context *s = &hdr->contexts[r.context - 1];
+		if (parent) {
+			__atomic_sub_fetch(&s->sub_buffers, 1, __ATOMIC_RELAXED);
+			r.flags = 1; /* a sub-buffer: its bytes are its parent's */
+		} else {
+			int shared;
+			struct tr_shard *sh = shard(&shared);
+			bump(&sh->live_buffers[r.context - 1], (uint64_t)-1, shared);
+			bump(&sh->live_bytes[r.context - 1], (uint64_t)0 - size, shared);
+		}
+	}
+	emit(&r);
+	return rc;
+}
+
+static cl_context hook_create_context(const struct next_fns *n, int preload, __typeof__(&clCreateContext) next,
+                                      const cl_context_properties *props, cl_uint ndev, const cl_device_id *devs,
+                                      void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *), void *user,
+                                      cl_int *err) {
+	cl_int local = CL_SUCCESS;
+	cl_int *e = err ? err : &local;
+	cl_context c = next(props, ndev, devs, notify, user, e);
+	if (PRELOAD_DONE(preload) || !channel()) return c;
+	mark(preload);
+	struct tr_record r = {.time_ns = now_ns(), .index = calls(),
+		.object = (uint64_t)(uintptr_t)c, .kind = K_CONTEXT, .code = c ? CL_SUCCESS : *e, .aux = ndev};
+	if (c) r.context = add_context(n, c, ndev, devs);
+	emit(&r);
+	return c;
+}
+
+static cl_context hook_create_context_from_type(const struct next_fns *n, int preload, __typeof__(&clCreateContextFromType) next,
+                                                const cl_context_properties *props, cl_device_type type,
+                                                void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *),
+                                                void *user, cl_int *err) {
+	cl_int local = CL_SUCCESS;
+	cl_int *e = err ? err : &local;
+	cl_context c = next(props, type, notify, user, e);
+	if (PRELOAD_DONE(preload) || !channel()) return c;
+	mark(preload);
+	if (c) {
+		register_context(n, c, 1);
+	} else {
+		struct tr_record r = {.time_ns = now_ns(), .index = calls(), .kind = K_CONTEXT, .code = *e};
+		emit(&r);
+	}
+	return c;
+}
+
+static cl_int hook_release_context(const struct next_fns *n, int preload, __typeof__(&clReleaseContext) next, cl_context c) {
+	if (PRELOAD_DONE(preload) || !channel()) return next(c);
+	cl_uint refs = 0;
+	int known = n->get_context_info && has(c, clGetContextInfo) &&
+	            n->get_context_info(c, CL_CONTEXT_REFERENCE_COUNT, sizeof refs, &refs, NULL) == CL_SUCCESS;
+	uint32_t slot = find_context(c);
+	cl_int rc = next(c);
+	mark(preload);
+	struct tr_record r = {.time_ns = now_ns(), .index = calls(),
+		.object = (uint64_t)(uintptr_t)c, .context = slot, .kind = K_RELEASE_CONTEXT, .code = rc,
+		.aux = known && refs == 1 && rc == CL_SUCCESS};
+	if (r.aux && slot) __atomic_store_n(&hdr->contexts[slot - 1].released_ns, r.time_ns, __ATOMIC_RELAXED);
+	emit(&r);
+	return rc;
+}
+
+/* enqueue_failed records a failed command, with its queue's context where the runtime says it. */
+static void enqueue_failed(const struct next_fns *n, int preload, cl_command_queue q, uint32_t cmd, cl_int code) {
+	if (code == CL_SUCCESS || PRELOAD_DONE(preload) || !channel()) return;
+	mark(preload);
+	cl_context c = NULL;
+	if (n->get_queue_info && has(q, clGetCommandQueueInfo)) n->get_queue_info(q, CL_QUEUE_CONTEXT, sizeof c, &c, NULL);
+	struct tr_record r = {.time_ns = now_ns(), .index = calls(),
+		.object = (uint64_t)(uintptr_t)q, .kind = K_ENQUEUE, .code = code, .aux = cmd};
+	r.context = c ? context_of(n, c) : 0;
+	__atomic_add_fetch(&hdr->enqueues_failed, 1, __ATOMIC_RELAXED);
+	if (code == CL_MEM_OBJECT_ALLOCATION_FAILURE || code == CL_OUT_OF_RESOURCES || code == CL_OUT_OF_HOST_MEMORY) first_failure(&r);
+	emit(&r);
+}
+
+/* ---- the two entry points into the hooks ---- */
+
+/* resolve is the next definition of an exported call (the loader's, or the runtime's own). */
+#define RESOLVE(type, name)                                                                   \
+	static type real;                                                                     \
+	type fn = __atomic_load_n(&real, __ATOMIC_ACQUIRE);                                   \
+	if (!fn) {                                                                            \
+		fn = (type)dlsym(RTLD_NEXT, #name);                                           \
+		__atomic_store_n(&real, fn, __ATOMIC_RELEASE);                                \
+	}
+
+static pthread_once_t preload_once = PTHREAD_ONCE_INIT;
+static void init_preload_next(void) {
+	preload_next.get_context_info = (__typeof__(&clGetContextInfo))dlsym(RTLD_NEXT, "clGetContextInfo");
+	preload_next.get_device_info = (__typeof__(&clGetDeviceInfo))dlsym(RTLD_NEXT, "clGetDeviceInfo");
+	preload_next.get_mem_info = (__typeof__(&clGetMemObjectInfo))dlsym(RTLD_NEXT, "clGetMemObjectInfo");
+	preload_next.get_queue_info = (__typeof__(&clGetCommandQueueInfo))dlsym(RTLD_NEXT, "clGetCommandQueueInfo");
+}
+static const struct next_fns *pn(void) {
+	pthread_once(&preload_once, init_preload_next);
+	return &preload_next;
+}
+
+#define CTX_NOTIFY void(CL_CALLBACK * notify)(const char *, const void *, size_t, void *)
+
+/* Each watched call twice: layer_X through the next dispatch table, X exported for LD_PRELOAD. */
+static cl_context CL_API_CALL layer_clCreateContext(const cl_context_properties *p, cl_uint n, const cl_device_id *d, CTX_NOTIFY, void *u, cl_int *e) {
+	return hook_create_context(&layer_next, 0, next_dispatch.clCreateContext, p, n, d, notify, u, e);
+}
+EXPORT cl_context CL_API_CALL clCreateContext(const cl_context_properties *p, cl_uint n, const cl_device_id *d, CTX_NOTIFY, void *u, cl_int *e) {
+	RESOLVE(__typeof__(&clCreateContext), clCreateContext)
+	if (!fn) { if (e) *e = CL_INVALID_OPERATION; return NULL; }
+	return hook_create_context(pn(), 1, fn, p, n, d, notify, u, e);
+}
+static cl_context CL_API_CALL layer_clCreateContextFromType(const cl_context_properties *p, cl_device_type t, CTX_NOTIFY, void *u, cl_int *e) {
+	return hook_create_context_from_type(&layer_next, 0, next_dispatch.clCreateContextFromType, p, t, notify, u, e);
+}
+EXPORT cl_context CL_API_CALL clCreateContextFromType(const cl_context_properties *p, cl_device_type t, CTX_NOTIFY, void *u, cl_int *e) {
+	RESOLVE(__typeof__(&clCreateContextFromType), clCreateContextFromType)
+	if (!fn) { if (e) *e = CL_INVALID_OPERATION; return NULL; }
+	return hook_create_context_from_type(pn(), 1, fn, p, t, notify, u, e);
+}
+static cl_int CL_API_CALL layer_clReleaseContext(cl_context c) {
+	return hook_release_context(&layer_next, 0, next_dispatch.clReleaseContext, c);
+}
+EXPORT cl_int CL_API_CALL clReleaseContext(cl_context c) {
+	RESOLVE(__typeof__(&clReleaseContext), clReleaseContext)
+	if (!fn) return CL_INVALID_OPERATION;
+	return hook_release_context(pn(), 1, fn, c);
+}
+static cl_mem CL_API_CALL layer_clCreateBuffer(cl_context c, cl_mem_flags f, size_t s, void *h, cl_int *e) {
+	return hook_create_buffer(&layer_next, 0, next_dispatch.clCreateBuffer, c, f, s, h, e);
+}
+EXPORT cl_mem CL_API_CALL clCreateBuffer(cl_context c, cl_mem_flags f, size_t s, void *h, cl_int *e) {
+	RESOLVE(__typeof__(&clCreateBuffer), clCreateBuffer)
+	if (!fn) { if (e) *e = CL_INVALID_OPERATION; return NULL; }
+	return hook_create_buffer(pn(), 1, fn, c, f, s, h, e);
+}
+static cl_mem CL_API_CALL layer_clCreateBufferWithProperties(cl_context c, const cl_mem_properties *p, cl_mem_flags f, size_t s, void *h, cl_int *e) {
+	return hook_create_buffer_props(&layer_next, 0, next_dispatch.clCreateBufferWithProperties, c, p, f, s, h, e);
+}
+EXPORT cl_mem CL_API_CALL clCreateBufferWithProperties(cl_context c, const cl_mem_properties *p, cl_mem_flags f, size_t s, void *h, cl_int *e) {
+	RESOLVE(__typeof__(&clCreateBufferWithProperties), clCreateBufferWithProperties)
+	if (!fn) { if (e) *e = CL_INVALID_OPERATION; return NULL; }
+	return hook_create_buffer_props(pn(), 1, fn, c, p, f, s, h, e);
+}
+static cl_mem CL_API_CALL layer_clCreateSubBuffer(cl_mem m, cl_mem_flags f, cl_buffer_create_type t, const void *i, cl_int *e) {
+	return hook_create_sub_buffer(&layer_next, 0, next_dispatch.clCreateSubBuffer, m, f, t, i, e);
+}
+EXPORT cl_mem CL_API_CALL clCreateSubBuffer(cl_mem m, cl_mem_flags f, cl_buffer_create_type t, const void *i, cl_int *e) {
+	RESOLVE(__typeof__(&clCreateSubBuffer), clCreateSubBuffer)
+	if (!fn) { if (e) *e = CL_INVALID_OPERATION; return NULL; }
+	return hook_create_sub_buffer(pn(), 1, fn, m, f, t, i, e);
+}
+static cl_int CL_API_CALL layer_clReleaseMemObject(cl_mem m) {
+	return hook_release_mem(&layer_next, 0, next_dispatch.clReleaseMemObject, m);
+}
+EXPORT cl_int CL_API_CALL clReleaseMemObject(cl_mem m) {
+	RESOLVE(__typeof__(&clReleaseMemObject), clReleaseMemObject)
+	if (!fn) return CL_INVALID_OPERATION;
+	return hook_release_mem(pn(), 1, fn, m);
+}
+
+/* ENQUEUE makes both entry points of a command that returns a status, q being its queue. */
+#define ENQUEUE(name, cmd, params, args)                                                      \
+	static cl_int CL_API_CALL layer_##name params {                                       \
+		cl_int rc = next_dispatch.name args;                                          \
+		enqueue_failed(&layer_next, 0, q, cmd, rc);                                   \
+		return rc;                                                                    \
+	}                                                                                     \
+	EXPORT cl_int CL_API_CALL name params {                                               \
+		RESOLVE(__typeof__(&name), name)                                                  \
+		if (!fn) return CL_INVALID_OPERATION;                                         \
+		cl_int rc = fn args;                                                          \
+		enqueue_failed(pn(), 1, q, cmd, rc);                                          \
+		return rc;                                                                    \
+	}
+
+#define EVS cl_uint ne, const cl_event *wl, cl_event *ev
+ENQUEUE(clEnqueueReadBuffer, C_READ, (cl_command_queue q, cl_mem b, cl_bool bl, size_t o, size_t s, void *p, EVS), (q, b, bl, o, s, p, ne, wl, ev))
+ENQUEUE(clEnqueueWriteBuffer, C_WRITE, (cl_command_queue q, cl_mem b, cl_bool bl, size_t o, size_t s, const void *p, EVS), (q, b, bl, o, s, p, ne, wl, ev))
+ENQUEUE(clEnqueueCopyBuffer, C_COPY, (cl_command_queue q, cl_mem a, cl_mem b, size_t oa, size_t ob, size_t s, EVS), (q, a, b, oa, ob, s, ne, wl, ev))
+ENQUEUE(clEnqueueFillBuffer, C_FILL, (cl_command_queue q, cl_mem b, const void *pat, size_t ps, size_t o, size_t s, EVS), (q, b, pat, ps, o, s, ne, wl, ev))
+ENQUEUE(clEnqueueMigrateMemObjects, C_MIGRATE, (cl_command_queue q, cl_uint n, const cl_mem *m, cl_mem_migration_flags f, EVS), (q, n, m, f, ne, wl, ev))
+ENQUEUE(clEnqueueNDRangeKernel, C_NDRANGE, (cl_command_queue q, cl_kernel k, cl_uint d, const size_t *go, const size_t *gs, const size_t *ls, EVS), (q, k, d, go, gs, ls, ne, wl, ev))
+ENQUEUE(clEnqueueTask, C_TASK, (cl_command_queue q, cl_kernel k, EVS), (q, k, ne, wl, ev))
+ENQUEUE(clEnqueueReadBufferRect, C_READ_RECT, (cl_command_queue q, cl_mem b, cl_bool bl, const size_t *bo, const size_t *ho, const size_t *r, size_t brp, size_t bsp, size_t hrp, size_t hsp, void *p, EVS), (q, b, bl, bo, ho, r, brp, bsp, hrp, hsp, p, ne, wl, ev))
+ENQUEUE(clEnqueueWriteBufferRect, C_WRITE_RECT, (cl_command_queue q, cl_mem b, cl_bool bl, const size_t *bo, const size_t *ho, const size_t *r, size_t brp, size_t bsp, size_t hrp, size_t hsp, const void *p, EVS), (q, b, bl, bo, ho, r, brp, bsp, hrp, hsp, p, ne, wl, ev))
+ENQUEUE(clEnqueueCopyBufferRect, C_COPY_RECT, (cl_command_queue q, cl_mem a, cl_mem b, const size_t *ao, const size_t *bo, const size_t *r, size_t arp, size_t asp, size_t brp, size_t bsp, EVS), (q, a, b, ao, bo, r, arp, asp, brp, bsp, ne, wl, ev))
+ENQUEUE(clEnqueueUnmapMemObject, C_UNMAP, (cl_command_queue q, cl_mem m, void *p, EVS), (q, m, p, ne, wl, ev))
+ENQUEUE(clFinish, C_FINISH, (cl_command_queue q), (q))
+
+static void *CL_API_CALL layer_clEnqueueMapBuffer(cl_command_queue q, cl_mem b, cl_bool bl, cl_map_flags f, size_t o, size_t s, EVS, cl_int *e) {
+	cl_int local = CL_SUCCESS;
+	cl_int *err = e ? e : &local;
+	void *p = next_dispatch.clEnqueueMapBuffer(q, b, bl, f, o, s, ne, wl, ev, err);
+	enqueue_failed(&layer_next, 0, q, C_MAP, p ? CL_SUCCESS : *err);
+	return p;
+}
+EXPORT void *CL_API_CALL clEnqueueMapBuffer(cl_command_queue q, cl_mem b, cl_bool bl, cl_map_flags f, size_t o, size_t s, EVS, cl_int *e) {
+	RESOLVE(__typeof__(&clEnqueueMapBuffer), clEnqueueMapBuffer)
+	if (!fn) { if (e) *e = CL_INVALID_OPERATION; return NULL; }
+	cl_int local = CL_SUCCESS;
+	cl_int *err = e ? e : &local;
+	void *p = fn(q, b, bl, f, o, s, ne, wl, ev, err);
+	enqueue_failed(pn(), 1, q, C_MAP, p ? CL_SUCCESS : *err);
+	return p;
+}
+
+/* ---- the layer interface of the ICD loader (CL/cl_layer.h) ---- */
+
+EXPORT cl_int CL_API_CALL clGetLayerInfo(cl_layer_info param, size_t size, void *value, size_t *size_ret) {
+	static const char name[] = "clmemprobe trace layer";
+	const void *src;
+	size_t n;
+	cl_layer_api_version v = CL_LAYER_API_VERSION_100;
+	switch (param) {
+	case CL_LAYER_API_VERSION: src = &v, n = sizeof v; break;
+	case CL_LAYER_NAME: src = name, n = sizeof name; break;
+	default: return CL_INVALID_VALUE;
+	}
+	if (value && size < n) return CL_INVALID_VALUE;
+	if (value) memcpy(value, src, n);
+	if (size_ret) *size_ret = n;
+	return CL_SUCCESS;
+}
+
+/* clInitLayer keeps the next table and answers a copy of it with the watched entries replaced, so every call
+ * the layer does not watch goes on unchanged (also with a loader that does not fill empty entries itself). */
+EXPORT cl_int CL_API_CALL clInitLayer(cl_uint num_entries, const cl_icd_dispatch *target, cl_uint *num_entries_ret,
+                                      const cl_icd_dispatch **layer_ret) {
+	const size_t all = sizeof(cl_icd_dispatch) / sizeof(void *);
+	if (!target || !num_entries_ret || !layer_ret) return CL_INVALID_VALUE;
+	memset(&next_dispatch, 0, sizeof next_dispatch);
+	memcpy(&next_dispatch, target, (num_entries < all ? num_entries : all) * sizeof(void *));
+	layer_dispatch = next_dispatch;
+	layer_next.get_context_info = next_dispatch.clGetContextInfo;
+	layer_next.get_device_info = next_dispatch.clGetDeviceInfo;
+	layer_next.get_mem_info = next_dispatch.clGetMemObjectInfo;
+	layer_next.get_queue_info = next_dispatch.clGetCommandQueueInfo;
+#define WATCH(name) if (next_dispatch.name) layer_dispatch.name = layer_##name
+	WATCH(clCreateContext);
+	WATCH(clCreateContextFromType);
+	WATCH(clReleaseContext);
+	WATCH(clCreateBuffer);
+	WATCH(clCreateBufferWithProperties);
+	WATCH(clCreateSubBuffer);
+	WATCH(clReleaseMemObject);
+	WATCH(clEnqueueReadBuffer);
+	WATCH(clEnqueueWriteBuffer);
+	WATCH(clEnqueueCopyBuffer);
+	WATCH(clEnqueueFillBuffer);
+	WATCH(clEnqueueMigrateMemObjects);
+	WATCH(clEnqueueNDRangeKernel);
+	WATCH(clEnqueueTask);
+	WATCH(clEnqueueReadBufferRect);
+	WATCH(clEnqueueWriteBufferRect);
+	WATCH(clEnqueueCopyBufferRect);
+	WATCH(clEnqueueUnmapMemObject);
+	WATCH(clFinish);
+	WATCH(clEnqueueMapBuffer);
+#undef WATCH
+	*num_entries_ret = (cl_uint)all;
+	*layer_ret = &layer_dispatch;
+	__atomic_store_n(&layer_active, 1, __ATOMIC_RELEASE);
+	return CL_SUCCESS;
+}

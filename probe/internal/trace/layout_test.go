@@ -1,0 +1,49 @@
+package trace
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+// The Go mirror of the channel has the C layout: sizes and the offsets of fields both sides use, printed by
+// a C program that includes the layer's own source.
+func TestLayoutMatchesC(t *testing.T) {
+	built(t) // skips where nothing can be compiled
+	dir := t.TempDir()
+	src := filepath.Join(dir, "layout.c")
+	prog := `#include "` + filepath.Join(root(), "probe", "internal", "trace", "layer", "clmemprobe_layer.c") + `"
+#include <stdio.h>
+#include <stddef.h>
+int main(void) {
+	printf("%zu %zu %zu %zu ", sizeof(struct tr_header), sizeof(struct tr_record), sizeof(struct tr_device), sizeof(struct tr_context));
+	printf("%zu %zu %zu %zu %zu ", offsetof(struct tr_header, shards_used), offsetof(struct tr_header, tail), offsetof(struct tr_header, first), offsetof(struct tr_header, devices), offsetof(struct tr_header, contexts));
+	printf("%zu %zu %zu %zu\n", offsetof(struct tr_context, failures), offsetof(struct tr_record, aux), offsetof(struct tr_header, shards), sizeof(struct tr_shard));
+	return 0;
+}
+`
+	if err := os.WriteFile(src, []byte(prog), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "layout")
+	if out, err := exec.Command("cc", "-o", bin, src, "-ldl", "-pthread").CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	out, err := exec.Command(bin).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h header
+	var c ctxSlot
+	var r record
+	want := fmt.Sprintf("%d %d %d %d %d %d %d %d %d %d %d %d %d", unsafe.Sizeof(h), unsafe.Sizeof(r), unsafe.Sizeof(devSlot{}), unsafe.Sizeof(c),
+		unsafe.Offsetof(h.ShardsUsed), unsafe.Offsetof(h.Tail), unsafe.Offsetof(h.First), unsafe.Offsetof(h.Devices), unsafe.Offsetof(h.Contexts),
+		unsafe.Offsetof(c.Failures), unsafe.Offsetof(r.Aux), unsafe.Offsetof(h.Shards), unsafe.Sizeof(shard{}))
+	if got := strings.TrimSpace(string(out)); got != want {
+		t.Fatalf("C layout %s, Go layout %s", got, want)
+	}
+}

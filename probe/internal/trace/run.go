@@ -1,0 +1,226 @@
+package trace
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// Via says how the layer is put into the program.
+const (
+	ViaAuto    = "auto"    // both: the loader's layer where it has layers, LD_PRELOAD's exports where not
+	ViaLayer   = "layer"   // OPENCL_LAYERS only
+	ViaPreload = "preload" // LD_PRELOAD only
+)
+
+// Spec is one traced run of a program.
+type Spec struct {
+	Program string
+	Args    []string
+	// Env is the program's environment (nil: this process's); the layer's variables are added to it.
+	Env   []string
+	Layer string // the built layer's path
+	Via   string
+	// Timeout bounds the program's run; 0 is none. At the end its process group is ended.
+	Timeout time.Duration
+	// The program's standard streams: passed to it as they are, so it sees the terminal it would.
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	// SampleEvery is the host sampling period (default 100 ms).
+	SampleEvery time.Duration
+	Root        sample.Root
+}
+
+// termGrace is how long a program stopped by timeout or interrupt has after SIGTERM before SIGKILL.
+const termGrace = 2 * time.Second
+
+// drainEvery is how often the ring is read: 64 Ki records last the fastest loop (about 4 million creates a
+// second on PoCL) 16 ms.
+const drainEvery = 2 * time.Millisecond
+
+// Run runs the program with the layer and returns what the layer and the samples saw, whatever the program
+// did: exited, crashed, hung past the timeout or was interrupted (ctx). The error is only for a program that
+// could not be started, or a channel that could not be made.
+func Run(ctx context.Context, spec Spec) (*result.Trace, error) {
+	ch, err := NewChannel()
+	if err != nil {
+		return nil, err
+	}
+	defer ch.Close()
+	cmd := exec.Command(spec.Program, spec.Args...)
+	cmd.Env = environ(spec)
+	cmd.ExtraFiles = []*os.File{ch.File()} // descriptor 3 in the program
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Stdin, spec.Stdout, spec.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// A helper the program left behind may hold its output pipes (when they are not files): bounded.
+	cmd.WaitDelay = time.Second
+	started := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("cannot start %s: %w", spec.Program, err)
+	}
+	c := newCollector(ch, spec, started)
+	root := spec.Root
+	if root.Proc == "" {
+		root = sample.System
+	}
+	c.attach(root, cmd.Process.Pid)
+	exit := supervise(ctx, cmd, spec.Timeout, c)
+	c.finish()
+	t := c.trace(spec, exit, started)
+	return t, nil
+}
+
+// environ is the program's environment with the layer's variables: the channel's descriptor, and the layer
+// appended to OPENCL_LAYERS (the loader calls the last one first, so it sees what the program asked) and put
+// first in LD_PRELOAD.
+func environ(spec Spec) []string {
+	base := spec.Env
+	if base == nil {
+		base = os.Environ()
+	}
+	var env []string
+	layers, preload := "", ""
+	for _, kv := range base {
+		switch {
+		case strings.HasPrefix(kv, "OPENCL_LAYERS="):
+			layers = strings.TrimPrefix(kv, "OPENCL_LAYERS=")
+		case strings.HasPrefix(kv, "LD_PRELOAD="):
+			preload = strings.TrimPrefix(kv, "LD_PRELOAD=")
+		case strings.HasPrefix(kv, "CLMEMPROBE_TRACE_FD="):
+		default:
+			env = append(env, kv)
+		}
+	}
+	if spec.Via != ViaPreload {
+		layers = join(layers, spec.Layer, ":")
+	}
+	if spec.Via != ViaLayer {
+		preload = join(spec.Layer, preload, ":")
+	}
+	for k, v := range map[string]string{"OPENCL_LAYERS": layers, "LD_PRELOAD": preload} {
+		if v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return append(env, "CLMEMPROBE_TRACE_FD=3")
+}
+
+func join(a, b, sep string) string {
+	if a == "" || b == "" {
+		return a + b
+	}
+	return a + sep + b
+}
+
+// ending is how the program ended, as supervise saw it.
+type ending struct {
+	state       *os.ProcessState
+	waitErr     error
+	timedOut    bool
+	interrupted bool
+}
+
+// supervise waits for the program while the collector drains and samples, and ends its process group on
+// timeout or interrupt: SIGTERM, then SIGKILL after termGrace.
+func supervise(ctx context.Context, cmd *exec.Cmd, timeout time.Duration, c *collector) ending {
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var limit <-chan time.Time
+	if timeout > 0 {
+		tm := time.NewTimer(timeout)
+		defer tm.Stop()
+		limit = tm.C
+	}
+	drain := time.NewTicker(drainEvery)
+	defer drain.Stop()
+	var e ending
+	var kill <-chan time.Time
+	pgid := cmd.Process.Pid
+	for {
+		select {
+		case err := <-done:
+			e.state, e.waitErr = cmd.ProcessState, err
+			if e.timedOut || e.interrupted {
+				_ = syscall.Kill(-pgid, syscall.SIGKILL) // what the program left of its group goes too
+			}
+			return e
+		case <-drain.C:
+			c.tick()
+		case <-limit:
+			e.timedOut, limit = true, nil
+			_ = syscall.Kill(-pgid, syscall.SIGTERM)
+			kill = time.After(termGrace)
+		case <-ctx.Done():
+			if !e.interrupted && !e.timedOut {
+				e.interrupted = true
+				_ = syscall.Kill(-pgid, syscall.SIGTERM)
+				kill = time.After(termGrace)
+			}
+		case <-kill:
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			kill = nil
+		}
+	}
+}
+
+// describe is the program's end in words, with its exit code or signal.
+func describe(e ending) result.TraceExit {
+	x := result.TraceExit{TimedOut: e.timedOut, Interrupted: e.interrupted}
+	st := e.state
+	if st == nil {
+		x.Description = "its end was not seen: " + errString(e.waitErr)
+		return x
+	}
+	ws, _ := st.Sys().(syscall.WaitStatus)
+	switch {
+	case ws.Signaled():
+		x.Signal = signalName(ws.Signal())
+		x.Description = "killed by " + x.Signal
+		if ws.CoreDump() {
+			x.Description += " (core dumped)"
+		}
+	default:
+		code := st.ExitCode()
+		x.Code = &code
+		x.Description = "exited with status " + strconv.Itoa(code)
+	}
+	switch {
+	case e.timedOut:
+		x.Description += ", ended by clmemprobe at --timeout"
+	case e.interrupted:
+		x.Description += ", ended by clmemprobe when interrupted"
+	}
+	return x
+}
+
+func errString(err error) string {
+	if err == nil {
+		return "no error"
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.String()
+	}
+	return err.Error()
+}
+
+// signalName is SIGSEGV for 11: the name a user looks up.
+func signalName(s syscall.Signal) string {
+	names := map[syscall.Signal]string{syscall.SIGSEGV: "SIGSEGV", syscall.SIGABRT: "SIGABRT", syscall.SIGKILL: "SIGKILL",
+		syscall.SIGTERM: "SIGTERM", syscall.SIGBUS: "SIGBUS", syscall.SIGILL: "SIGILL", syscall.SIGFPE: "SIGFPE",
+		syscall.SIGINT: "SIGINT", syscall.SIGPIPE: "SIGPIPE", syscall.SIGHUP: "SIGHUP", syscall.SIGTRAP: "SIGTRAP"}
+	if n, ok := names[s]; ok {
+		return n
+	}
+	return "signal " + strconv.Itoa(int(s))
+}

@@ -1,0 +1,79 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/clmemprobe/clmemprobe/probe/internal/trace"
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// The ways the trace layer is put into a program (TraceRequest.Via).
+const (
+	TraceViaAuto    = trace.ViaAuto
+	TraceViaLayer   = trace.ViaLayer
+	TraceViaPreload = trace.ViaPreload
+)
+
+// TraceVias lists them, for help texts and validation.
+var TraceVias = []string{TraceViaAuto, TraceViaLayer, TraceViaPreload}
+
+// TraceRequest is one run of the user's program under the trace layer.
+type TraceRequest struct {
+	Program string // a path, found already (the command line checks it)
+	Args    []string
+	Via     string
+	Timeout time.Duration // 0: none
+	// The program's standard streams, passed to it.
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	ToolVersion    string
+	// CacheDir is where the layer is built (default: the user's cache, $XDG_CACHE_HOME/clmemprobe).
+	CacheDir string
+}
+
+// layerError is a layer that cannot be built or used: the machine lacks a compiler or headers, or the cache
+// is in a place others can write. It counts as no OpenCL for the exit code (nothing ran).
+type layerError struct{ err error }
+
+func (e *layerError) Error() string        { return e.err.Error() }
+func (e *layerError) Unwrap() error        { return e.err }
+func (e *layerError) Is(target error) bool { return target == ErrNoOpenCL }
+
+// ErrTraceStart is matched by a program that could not be started (not found, not executable).
+var ErrTraceStart = errors.New("the program could not be started")
+
+type startError struct{ err error }
+
+func (e *startError) Error() string        { return e.err.Error() }
+func (e *startError) Unwrap() error        { return e.err }
+func (e *startError) Is(target error) bool { return target == ErrTraceStart }
+
+// Trace builds the layer on first use (into the user's cache), runs the program with it as a supervised
+// child in its own process group, and returns what the layer saw and the samples of the program's process.
+// The program's crash, hang (past Timeout) or non-zero exit is in the result, not an error; an interrupt
+// (ctx) ends the program's group and returns the result so far.
+func Trace(ctx context.Context, req TraceRequest) (*result.Trace, error) {
+	dir := req.CacheDir
+	if dir == "" {
+		d, err := trace.CacheDir()
+		if err != nil {
+			return nil, &layerError{err}
+		}
+		dir = d
+	}
+	layer, err := trace.Layer(context.WithoutCancel(ctx), dir)
+	if err != nil {
+		return nil, &layerError{err}
+	}
+	t, err := trace.Run(ctx, trace.Spec{Program: req.Program, Args: req.Args, Layer: layer, Via: req.Via, Timeout: req.Timeout,
+		Stdin: req.Stdin, Stdout: req.Stdout, Stderr: req.Stderr})
+	if err != nil {
+		return nil, &startError{err}
+	}
+	t.Tool = result.Tool{Name: "clmemprobe", Version: req.ToolVersion}
+	t.Environment = Environment("")
+	return t, nil
+}

@@ -1,0 +1,61 @@
+package findings
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
+)
+
+// likeFinding holds the probe's strategies against the traced program a run --like took its jobs from: at
+// the program's most created size and flags, how far each layout got against where the program failed, and
+// whether another layout would have let it go on. ok is false for runs without --like.
+func likeFinding(r *result.Run) (result.Finding, bool) {
+	l := r.Config.Like
+	if l == nil || len(l.Sizes) == 0 {
+		return result.Finding{}, false
+	}
+	flags := ""
+	if len(l.Flags) > 0 && l.Flags[0] != result.FlagsName("") {
+		flags = l.Flags[0]
+	}
+	jobs := map[result.Strategy]*result.StrategyResult{}
+	var reached []string
+	for i := range r.Strategies {
+		s := &r.Strategies[i]
+		if s.SizeBytes != l.Sizes[0] || s.Flags != flags || s.Variant != "" {
+			continue
+		}
+		jobs[s.Strategy] = s
+		reached = append(reached, fmt.Sprintf("%s %s after %s (%d buffers)", s.Strategy, s.Outcome, units.Bytes(s.BytesOK), s.AllocationsOK))
+	}
+	program := "the traced program " + l.Program
+	what := fmt.Sprintf("%s made %d allocations without a failure", program, l.Allocations)
+	if l.Failed {
+		what = fmt.Sprintf("%s failed at its allocation #%d with %s in a context of %d device(s) holding %s", program, l.FailureIndex, l.FailureCode,
+			l.ContextDevices, units.Bytes(l.LiveBytes))
+	}
+	sentence := fmt.Sprintf("%s; run like it, with its most created buffers (%s, %s): %s", capitalize(what), units.Size(l.Sizes[0]), result.FlagsName(flags),
+		strings.Join(reached, ", "))
+	ev := map[string]float64{"program_live_bytes": float64(l.LiveBytes)}
+	shared, perDevice := jobs[result.Shared], jobs[result.PerDevice]
+	switch {
+	case !l.Failed || shared == nil || shared.Outcome != result.OutcomeFailed:
+	case perDevice != nil && l.ContextDevices > 1 && (perDevice.Outcome == result.OutcomeCompleted || float64(perDevice.BytesOK) >= contextRatio*float64(shared.BytesOK)):
+		ev["shared_bytes"], ev["per_device_bytes"] = float64(shared.BytesOK), float64(perDevice.BytesOK)
+		sentence += fmt.Sprintf("; one context per device reached %s where one shared context reached %s: the program's context over %d devices is its limit, and one context per device would let it go on past where it failed",
+			units.Bytes(perDevice.BytesOK), units.Bytes(shared.BytesOK), l.ContextDevices)
+	case within(float64(shared.BytesOK), float64(l.LiveBytes), likeSame):
+		ev["shared_bytes"] = float64(shared.BytesOK)
+		sentence += "; the probe's shared context failed where the program did (within 10%): the runtime's limit, which the program meets as the probe's loop does"
+	}
+	return result.Finding{Kind: result.FindingLike, Sizes: []uint64{l.Sizes[0]}, Flags: flags, Sentence: sentence + ".", Evidence: ev}, true
+}
+
+// likeSame is how close the probe's bytes must come to the program's live bytes to be the same limit.
+const likeSame = 0.10
+
+func within(got, want, tol float64) bool {
+	return want > 0 && got >= want*(1-tol) && got <= want*(1+tol)
+}

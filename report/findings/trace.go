@@ -1,0 +1,195 @@
+package findings
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
+)
+
+// DeriveTrace is what a trace of the user's program means: its sentences (the first failure first), and the
+// limit, classified by the same rules as a run's strategy (classify). The program is seen as one job: the
+// failing context's devices, its live buffers when the call failed, the program's samples and its end.
+func DeriveTrace(t *result.Trace) ([]string, result.Limit, map[string]float64) {
+	var verdict []string
+	if t.FirstFailure == nil {
+		verdict = append(verdict, fmt.Sprintf("No allocation failed: the program made %d allocation calls in %d contexts and %s.",
+			t.Allocations, len(t.Contexts), t.Exit.Description))
+	} else {
+		verdict = append(verdict, failureSentence(t))
+	}
+	lf, over := overMaxAlloc(t)
+	if job, run, ok := traceJob(t); ok && !over {
+		lf = classify(newView(run, job), nil, nil)
+	}
+	if lf.body != "" {
+		verdict = append(verdict, "The limit: "+lf.body+".")
+	}
+	if t.FirstFailure != nil {
+		verdict = append(verdict, "The program "+t.Exit.Description+".")
+	}
+	switch {
+	case t.Interception == result.InterceptNone:
+		verdict = append(verdict, "The layer saw no OpenCL call: the program did not use OpenCL, or loaded it in a way neither the loader's layers nor LD_PRELOAD reach (dlopen of a vendor library itself); try --via layer or --via preload.")
+	case t.RecordsDropped > 0:
+		verdict = append(verdict, fmt.Sprintf("%d records did not fit the ring and are not in the sequence; the counts and the first failure are exact.", t.RecordsDropped))
+	}
+	return verdict, lf.limit, lf.evidence
+}
+
+// failureSentence is the first failure in one sentence: the call, its index in the program's sequence, its
+// code, its context and devices, and what was live then.
+func failureSentence(t *result.Trace) string {
+	f := t.FirstFailure
+	what := f.Call
+	if f.SizeBytes > 0 {
+		what += fmt.Sprintf(" of %s (%s)", units.Bytes(f.SizeBytes), f.Flags)
+	}
+	where := "in a context the layer did not track"
+	var live, liveBytes uint64
+	for _, l := range f.Live {
+		if l.Context == f.Context {
+			live, liveBytes = l.Buffers, l.Bytes
+		}
+	}
+	if f.Context >= 0 {
+		where = fmt.Sprintf("in context %d over %s, with %d buffer%s (%s) live in it", f.Context, devicesText(t, f.Devices), live, map[bool]string{true: "", false: "s"}[live == 1], units.Bytes(liveBytes))
+	}
+	others := uint64(0)
+	for _, l := range f.Live {
+		if l.Context != f.Context {
+			others += l.Bytes
+		}
+	}
+	if others > 0 {
+		where += fmt.Sprintf(" and %s in its other contexts", units.Bytes(others))
+	}
+	return fmt.Sprintf("The program's first allocation failure was call #%d, %s, %s: it returned %s (%d).", f.Index, what, where, f.CodeName, f.Code)
+}
+
+func devicesText(t *result.Trace, devs []int) string {
+	var names []string
+	for _, d := range devs {
+		name := fmt.Sprintf("device %d", d)
+		if d >= 0 && d < len(t.Devices) && t.Devices[d].Name != "" {
+			name += " (" + t.Devices[d].Name + ")"
+		}
+		names = append(names, name)
+	}
+	if len(names) == 0 {
+		return "no device it listed"
+	}
+	return fmt.Sprintf("%d device%s: %s", len(names), map[bool]string{true: "", false: "s"}[len(names) == 1], strings.Join(names, ", "))
+}
+
+// traceJob is the program as one job of a run, for classify: the failing context's devices and live
+// buffers, the program's samples, how it ended. A program that ended without failing and by itself has no
+// limit to classify.
+func traceJob(t *result.Trace) (*result.StrategyResult, *result.Run, bool) {
+	outcome, signal, reason := result.OutcomeFailed, t.Exit.Signal, t.Exit.Description
+	f := t.FirstFailure
+	switch {
+	case f != nil:
+	case t.Exit.TimedOut || t.Exit.Interrupted:
+		outcome = result.OutcomeStopped
+	case signal != "":
+		outcome = result.OutcomeCrashed
+	default:
+		return nil, nil, false
+	}
+	var devs []int
+	var live, liveBytes uint64
+	ff := (*result.FirstFailure)(nil)
+	if f != nil {
+		devs = f.Devices
+		for _, l := range f.Live {
+			if l.Context == f.Context {
+				live, liveBytes = l.Buffers, l.Bytes
+			}
+		}
+		dev := -1
+		if len(devs) > 0 {
+			dev = devs[0]
+		}
+		ff = &result.FirstFailure{Index: live, Stage: stageOf(f.Call), Code: f.Code, Name: f.CodeName, Call: f.Call, Device: dev, BytesBefore: liveBytes}
+	}
+	size := typicalSize(f, live, liveBytes)
+	strategy := result.PerDevice
+	if len(devs) > 1 {
+		strategy = result.Shared
+	}
+	return &result.StrategyResult{Strategy: strategy, Devices: devs, SizeBytes: size, Outcome: outcome, Reason: reason, Signal: signal,
+		ExitCode: t.Exit.Code, AllocationsOK: live, BytesOK: liveBytes, FirstFailure: ff, Samples: plainSamples(t.Samples),
+		DeviceSizes: deviceSizes(t.Devices), DeviceSampler: "not available: trace samples the host only"}, traceRun(t), true
+}
+
+// typicalSize is the bytes of one of the failing context's live buffers on average, else the failed
+// buffer's own size: what classify counts buffers in.
+func typicalSize(f *result.TraceFailure, live, liveBytes uint64) uint64 {
+	if live > 0 {
+		return liveBytes / live
+	}
+	if f != nil {
+		return f.SizeBytes
+	}
+	return 0
+}
+
+// stageOf is the loop's stage a call of the program corresponds to.
+func stageOf(call string) result.Stage {
+	switch {
+	case strings.HasPrefix(call, "clCreate"):
+		return result.StageCreate
+	case call == "clFinish":
+		return result.StageFinish
+	case call == "clEnqueueMigrateMemObjects":
+		return result.StageMigrate
+	}
+	return result.StageTouch
+}
+
+func plainSamples(ts []result.TraceSample) []result.Sample {
+	out := make([]result.Sample, 0, len(ts))
+	for _, s := range ts {
+		out = append(out, s.Sample)
+	}
+	return out
+}
+
+func deviceSizes(ds []result.TraceDevice) []result.DeviceSize {
+	out := make([]result.DeviceSize, 0, len(ds))
+	for _, d := range ds {
+		out = append(out, result.DeviceSize{Device: d.Index, GlobalMemBytes: d.GlobalMemBytes, MaxAllocBytes: d.MaxAllocBytes})
+	}
+	return out
+}
+
+// traceRun is the run the job belongs to: the trace's environment and devices.
+func traceRun(t *result.Trace) *result.Run {
+	devs := make([]result.Device, 0, len(t.Devices))
+	for _, d := range t.Devices {
+		devs = append(devs, result.Device{Index: d.Index, Name: d.Name, GlobalMemBytes: d.GlobalMemBytes})
+	}
+	return &result.Run{Environment: t.Environment, Devices: devs}
+}
+
+// overMaxAlloc is the rule a run never meets (it refuses such a size up front): a create refused with
+// CL_INVALID_BUFFER_SIZE for a size over the largest allocation (CL_DEVICE_MAX_MEM_ALLOC_SIZE) of every
+// device of its context. Nothing ran out; the runtime's own limit on one buffer said no.
+func overMaxAlloc(t *result.Trace) (limitFinding, bool) {
+	f := t.FirstFailure
+	if f == nil || f.Code != -61 || len(f.Devices) == 0 {
+		return limitFinding{}, false
+	}
+	var largest uint64
+	for _, d := range f.Devices {
+		if d < 0 || d >= len(t.Devices) || t.Devices[d].MaxAllocBytes == 0 || f.SizeBytes <= t.Devices[d].MaxAllocBytes {
+			return limitFinding{}, false
+		}
+		largest = max(largest, t.Devices[d].MaxAllocBytes)
+	}
+	ev := map[string]float64{"size_bytes": float64(f.SizeBytes), "max_alloc_bytes": float64(largest)}
+	return limitFinding{result.LimitRuntime, ev, fmt.Sprintf("the buffer of %s is larger than the largest allocation its devices allow (CL_DEVICE_MAX_MEM_ALLOC_SIZE, %s): no memory ran out; split it, or give a flag the vendor documents to lift that limit (runtime)",
+		units.Bytes(f.SizeBytes), units.Bytes(largest))}, true
+}

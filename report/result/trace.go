@@ -1,0 +1,206 @@
+package result
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+)
+
+// TraceSchemaVersion is the version of the trace document (trace.json); it changes when a field changes
+// meaning, as SchemaVersion does for a run.
+const TraceSchemaVersion = 1
+
+// TraceKind is the kind field of a trace document, which tells it from a run's.
+const TraceKind = "trace"
+
+// Interception mechanisms: how the layer came into the program.
+const (
+	InterceptLayer   = "layer"   // the ICD loader's layer mechanism (OPENCL_LAYERS)
+	InterceptPreload = "preload" // LD_PRELOAD, where the loader has no layers
+	InterceptNone    = "none"    // the program made no OpenCL call the layer saw
+)
+
+// Trace is what `clmemprobe trace` found in the user's own program: its contexts, its allocations per
+// context, its first allocation failure and how the program ended, with host samples of its process.
+type Trace struct {
+	SchemaVersion int          `json:"schema_version"`
+	Kind          string       `json:"kind"`
+	Tool          Tool         `json:"tool"`
+	Started       string       `json:"started"` // RFC 3339
+	Ended         string       `json:"ended,omitempty"`
+	Environment   *Environment `json:"environment,omitempty"`
+	// Program and Args are the traced command line, with secret-looking values redacted (RedactArgs).
+	Program string   `json:"program"`
+	Args    []string `json:"args"`
+	// Via is what was asked for (auto, layer, preload); Interception what recorded the calls.
+	Via          string    `json:"via"`
+	Interception string    `json:"interception"`
+	Exit         TraceExit `json:"exit"`
+	Seconds      float64   `json:"seconds"`
+	// Allocations counts the program's buffer and sub-buffer creates, failed ones included: a failure's
+	// index is its place in this sequence.
+	Allocations    uint64 `json:"allocations"`
+	CreatesOK      uint64 `json:"creates_ok"`
+	CreatesFailed  uint64 `json:"creates_failed"`
+	EnqueuesFailed uint64 `json:"enqueues_failed"`
+	// RecordsDropped are records the ring had no room for (the counters and the first failure stay exact);
+	// RecordsLost were being written when the program died. OtherProcesses are processes the program
+	// started that used OpenCL too, not traced.
+	RecordsDropped uint64 `json:"records_dropped"`
+	RecordsLost    uint64 `json:"records_lost,omitempty"`
+	OtherProcesses uint32 `json:"other_processes,omitempty"`
+	// ContextsUntracked and DevicesUntracked are beyond the layer's fixed tables (128 contexts, 64 devices).
+	ContextsUntracked uint64             `json:"contexts_untracked,omitempty"`
+	DevicesUntracked  uint64             `json:"devices_untracked,omitempty"`
+	Devices           []TraceDevice      `json:"devices"`
+	Contexts          []TraceContext     `json:"contexts"`
+	FirstFailure      *TraceFailure      `json:"first_failure"`
+	Sequence          []TraceStep        `json:"sequence"`
+	SequenceTruncated bool               `json:"sequence_truncated,omitempty"`
+	Samples           []TraceSample      `json:"samples"`
+	Limit             Limit              `json:"limit,omitempty"`
+	LimitEvidence     map[string]float64 `json:"limit_evidence,omitempty"`
+	// Verdict is the findings' sentences: what failed first, then what ran out.
+	Verdict []string `json:"verdict"`
+}
+
+// TraceExit is how the program ended.
+type TraceExit struct {
+	Code     *int   `json:"code,omitempty"`   // its exit status, when it exited
+	Signal   string `json:"signal,omitempty"` // the signal that ended it
+	TimedOut bool   `json:"timed_out,omitempty"`
+	// Interrupted says the user stopped the trace; its process group was ended.
+	Interrupted bool   `json:"interrupted,omitempty"`
+	Description string `json:"description"`
+}
+
+// TraceDevice is a device of one of the program's contexts, as the runtime named it.
+type TraceDevice struct {
+	Index          int    `json:"index"`
+	Name           string `json:"name"`
+	Type           string `json:"type,omitempty"`
+	GlobalMemBytes uint64 `json:"global_mem_bytes"`
+	MaxAllocBytes  uint64 `json:"max_alloc_bytes"`
+}
+
+// TraceContext is one context the program created, with its buffers: live ones at the end, and the peak.
+type TraceContext struct {
+	Index   int   `json:"index"`
+	Devices []int `json:"devices"` // indices into Trace.Devices
+	// DeviceCount is the context's own count, which may exceed the devices listed (16 per context).
+	DeviceCount     int      `json:"device_count"`
+	CreatedAtIndex  uint64   `json:"created_at_index"` // allocations before it
+	CreatedSeconds  float64  `json:"created_t"`
+	ReleasedSeconds *float64 `json:"released_t,omitempty"`
+	LiveBuffers     uint64   `json:"live_buffers"`
+	LiveBytes       uint64   `json:"live_bytes"`
+	SubBuffers      uint64   `json:"live_sub_buffers,omitempty"`
+	// BuffersCreated and BytesCreated are counted from the records: short of them by records_dropped at most.
+	BuffersCreated uint64 `json:"buffers_created"`
+	BytesCreated   uint64 `json:"bytes_created"`
+	PeakBytes      uint64 `json:"peak_bytes"`
+	Failures       uint64 `json:"failures"`
+}
+
+// TraceFailure is the program's first failed allocation call.
+type TraceFailure struct {
+	Index    uint64 `json:"index"` // allocation calls before it
+	Call     string `json:"call"`
+	Code     int32  `json:"code"`
+	CodeName string `json:"code_name"`
+	Context  int    `json:"context"` // -1 when not tracked
+	Devices  []int  `json:"devices"`
+	// SizeBytes and Flags are the failed buffer's (a create); Command the failed command (an enqueue).
+	SizeBytes uint64  `json:"size_bytes,omitempty"`
+	Flags     string  `json:"flags,omitempty"` // as MemFlags.String writes them: read-write, read-only+alloc-host-ptr
+	Seconds   float64 `json:"t"`
+	// Live is every context's live buffers and bytes at that moment.
+	Live []TraceLive `json:"live"`
+}
+
+// TraceLive is one context's live buffers and bytes.
+type TraceLive struct {
+	Context int    `json:"context"`
+	Buffers uint64 `json:"buffers"`
+	Bytes   uint64 `json:"bytes"`
+}
+
+// TraceStep is a run of identical calls of the program's allocation sequence: Count creates (or releases)
+// of the same size and flags in the same context. Contexts are created by steps of Call "clCreateContext".
+type TraceStep struct {
+	Call    string `json:"call"`
+	Context int    `json:"context"`
+	Size    uint64 `json:"size,omitempty"`
+	Flags   uint64 `json:"flags,omitempty"`
+	Count   uint64 `json:"count"`
+	Code    int32  `json:"code,omitempty"`
+	Devices int    `json:"devices,omitempty"` // of a context create
+}
+
+// TraceSample is a host sample of the program's process, with every context's live bytes at that time.
+type TraceSample struct {
+	Sample
+	Live []TraceLive `json:"live,omitempty"`
+}
+
+// MaxTraceSteps bounds the sequence a trace keeps (identical calls in a row take one step).
+const MaxTraceSteps = 20000
+
+// SetFindings stores what the findings derived from the trace (findings.DeriveTrace): the one place they
+// are written into it.
+func (t *Trace) SetFindings(verdict []string, limit Limit, evidence map[string]float64) {
+	t.Verdict, t.Limit, t.LimitEvidence = verdict, limit, evidence
+	if t.Verdict == nil {
+		t.Verdict = []string{}
+	}
+}
+
+// LoadTrace reads a trace document, or returns nil without an error when the file is a JSON document of
+// another kind (a run): the caller loads it as one.
+func LoadTrace(path string) (*Trace, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	// A file that is no JSON object is no trace: the run loader says what it is, without this reading up
+	// to the size limit first (a device file never ends).
+	br := bufio.NewReader(f)
+	for {
+		c, err := br.ReadByte()
+		if err != nil {
+			return nil, nil
+		}
+		if c == '{' {
+			_ = br.UnreadByte()
+			break
+		}
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return nil, nil
+		}
+	}
+	b, err := io.ReadAll(io.LimitReader(br, MaxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxFileBytes {
+		return nil, &NotAResultError{path, fmt.Sprintf("larger than %d bytes", MaxFileBytes)}
+	}
+	var head struct {
+		Kind          string `json:"kind"`
+		SchemaVersion int    `json:"schema_version"`
+	}
+	if json.Unmarshal(b, &head) != nil || head.Kind != TraceKind {
+		return nil, nil
+	}
+	if head.SchemaVersion != TraceSchemaVersion {
+		return nil, &NotAResultError{path, fmt.Sprintf("trace schema version %d; this build reads version %d", head.SchemaVersion, TraceSchemaVersion)}
+	}
+	var t Trace
+	if err := json.Unmarshal(b, &t); err != nil {
+		return nil, &NotAResultError{path, err.Error()}
+	}
+	return &t, nil
+}

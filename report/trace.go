@@ -1,0 +1,107 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
+)
+
+// traceCommand is the traced command line, for one line of plain text.
+func traceCommand(t *result.Trace) string {
+	return strings.Join(append([]string{t.Program}, t.Args...), " ")
+}
+
+// writeTraceTable writes a trace for a terminal: what was traced and how, the verdict, the contexts with
+// their buffers, the first failure's live buffers per context, and how the program ended.
+func writeTraceTable(w io.Writer, t *result.Trace, _ Options) error {
+	cw := &errWriter{w: w}
+	fmt.Fprintf(cw, "Trace of %s (interception: %s)\n\n", plain(traceCommand(t)), t.Interception)
+	for _, v := range t.Verdict {
+		fmt.Fprintln(cw, plain(v))
+	}
+	fmt.Fprintln(cw)
+	tw := tabwriter.NewWriter(cw, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "context\tdevices\tcreated\tlive at failure\tlive at end\tpeak\tfailures")
+	for _, c := range t.Contexts {
+		fmt.Fprintf(tw, "%d\t%s\t%d (%s)\t%s\t%d (%s)\t%s\t%d\n", c.Index, deviceNames(t, c.Devices, c.DeviceCount), c.BuffersCreated,
+			units.Bytes(c.BytesCreated), liveAtFailure(t, c.Index), c.LiveBuffers, units.Bytes(c.LiveBytes), units.Bytes(c.PeakBytes), c.Failures)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(cw, "\n%d allocation calls (%d failed), %d failed enqueues, %d records dropped; the program %s after %.2f s.\n",
+		t.Allocations, t.CreatesFailed, t.EnqueuesFailed, t.RecordsDropped, plain(t.Exit.Description), t.Seconds)
+	return cw.err
+}
+
+// writeTraceMarkdown writes a trace for a bug ticket.
+func writeTraceMarkdown(w io.Writer, t *result.Trace, _ Options) error {
+	cw := &errWriter{w: w}
+	fmt.Fprintf(cw, "# clmemprobe trace\n\n%s\n\n", mdBlock(traceCommand(t), "sh"))
+	fmt.Fprintf(cw, "Interception: %s (asked: %s). The program %s after %.2f s.\n\n", t.Interception, t.Via, mdText(t.Exit.Description), t.Seconds)
+	for _, v := range t.Verdict {
+		fmt.Fprintf(cw, "- %s\n", mdText(v))
+	}
+	fmt.Fprint(cw, "\n| context | devices | created | live at failure | live at end | peak | failures |\n|--:|:--|--:|--:|--:|--:|--:|\n")
+	for _, c := range t.Contexts {
+		fmt.Fprintf(cw, "| %d | %s | %d (%s) | %s | %d (%s) | %s | %d |\n", c.Index, mdText(deviceNames(t, c.Devices, c.DeviceCount)),
+			c.BuffersCreated, units.Bytes(c.BytesCreated), liveAtFailure(t, c.Index), c.LiveBuffers, units.Bytes(c.LiveBytes), units.Bytes(c.PeakBytes), c.Failures)
+	}
+	if f := t.FirstFailure; f != nil {
+		fmt.Fprintf(cw, "\nFirst failure: call #%d, `%s`, %s (%d)", f.Index, f.Call, f.CodeName, f.Code)
+		if f.SizeBytes > 0 {
+			fmt.Fprintf(cw, ", %s, %s", units.Bytes(f.SizeBytes), f.Flags)
+		}
+		fmt.Fprintf(cw, ", at %.3f s.\n", f.Seconds)
+	}
+	fmt.Fprintf(cw, "\n%d allocation calls (%d failed), %d failed enqueues, %d records dropped.\n", t.Allocations, t.CreatesFailed, t.EnqueuesFailed, t.RecordsDropped)
+	return cw.err
+}
+
+// deviceNames lists a context's devices by index and name; count is the context's own, which may exceed
+// the devices the layer listed.
+func deviceNames(t *result.Trace, devs []int, count int) string {
+	var parts []string
+	for _, d := range devs {
+		if d >= 0 && d < len(t.Devices) && t.Devices[d].Name != "" {
+			parts = append(parts, fmt.Sprintf("%d %s", d, t.Devices[d].Name))
+		} else {
+			parts = append(parts, fmt.Sprint(d))
+		}
+	}
+	if count > len(devs) {
+		parts = append(parts, fmt.Sprintf("+%d more", count-len(devs)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func liveAtFailure(t *result.Trace, ctx int) string {
+	if t.FirstFailure == nil {
+		return "-"
+	}
+	for _, l := range t.FirstFailure.Live {
+		if l.Context == ctx {
+			return fmt.Sprintf("%d (%s)", l.Buffers, units.Bytes(l.Bytes))
+		}
+	}
+	return "0"
+}
+
+// errWriter keeps the first failed write, so a renderer of many Fprintf calls checks once.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Measures what clmemprobe trace's layer costs a program's create loop: scripts/traceprog's bench mode
+# (COUNT creates of SIZE bytes in one context, timed by the program itself around the loop only), run
+# plainly and under `clmemprobe trace`, alternating, REPS times each; prints each median and the ratio.
+#   scripts/trace-bench.sh [--count N] [--size BYTES] [--reps N] [--via auto|layer|preload]
+# (CLMEMPROBE=path/to/clmemprobe uses that build instead of building one.)
+# Defaults: 1,000,000 creates of 1 KiB, 5 repetitions, --via auto, on the default platform (PoCL alone gets
+# one device: POCL_DEVICES=pthread). The target: a ratio under 1.10 on PoCL.
+set -euo pipefail
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$top"
+count=1000000 size=1024 reps=5 via=auto
+while [ $# -gt 0 ]; do
+  case $1 in
+    --count) count=$2; shift 2 ;;
+    --size) size=$2; shift 2 ;;
+    --reps) reps=$2; shift 2 ;;
+    --via) via=$2; shift 2 ;;
+    *) echo "trace-bench: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+mkdir -p bin
+# CLMEMPROBE names a clmemprobe already built (a machine without Go); else it is built here.
+tool=${CLMEMPROBE:-bin/clmemprobe}
+[ -n "${CLMEMPROBE:-}" ] || CGO_ENABLED=0 go build -o bin/clmemprobe ./cmd/clmemprobe
+prog=$(bash scripts/traceprog/build.sh bin/traceprog)
+export POCL_DEVICES=${POCL_DEVICES:-pthread}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# seconds OUTPUT: the loop's time the program printed ("creates N seconds S").
+seconds() { awk '$1 == "creates" { print $4 }' <<<"$1"; }
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+: >"$work/plain"; : >"$work/traced"
+for i in $(seq "$reps"); do
+  seconds "$("$prog" bench "$count" "$size")" >>"$work/plain"
+  out=$("$tool" trace -q --via "$via" --format json --out "$work/t$i" -- "$prog" bench "$count" "$size")
+  seconds "$out" >>"$work/traced"
+  dropped=$(awk -F': ' '/"records_dropped"/ { gsub(",", "", $2); print $2; exit }' "$work/t$i/trace.json")
+  mech=$(awk -F'"' '/"interception"/ { print $4; exit }' "$work/t$i/trace.json")
+  echo "trace-bench: run $i: plain $(tail -n1 "$work/plain") s, traced $(tail -n1 "$work/traced") s ($mech, $dropped records dropped)" >&2
+done
+p=$(median <"$work/plain")
+t=$(median <"$work/traced")
+awk -v p="$p" -v t="$t" -v n="$count" -v s="$size" -v r="$reps" 'BEGIN {
+  printf "%d creates of %d bytes, median of %d: plain %.3f s, traced %.3f s, ratio %.3f (%.0f ns per create added)\n", n, s, r, p, t, t / p, (t - p) / n * 1e9 }'
