@@ -230,3 +230,24 @@ func TestTraceRepro(t *testing.T) {
 		t.Fatalf("report of a trace: exit %d: %s %s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// A program that fills each buffer and waits, on a runtime that allocates at first use: the failure is the
+// fill's, recorded with its queue's context and devices; its index counts the allocation calls before it
+// (the creates of every buffer up to the one filled), so it is one past the buffer the program names, and
+// the live buffers are the program's count at that moment.
+func TestTraceOfAFillFailure(t *testing.T) {
+	const devMem = 32 << 20
+	env := FaultEnv(t, "FAULTCL_MODEL=lazy", fmt.Sprintf("FAULTCL_DEVICE_MEM=%d", devMem))
+	tr, res := traceOut(t, env, "--", Traceprog(t), "fill", strconv.Itoa(mib), "1000")
+	idx, code := printedFailure(t, res.stdout)
+	if want := uint64(2 * devMem / mib); idx != want || code != -4 {
+		t.Fatalf("the program failed at #%d with %d, want #%d with -4 (two devices of %d MiB)", idx, code, want, devMem>>20)
+	}
+	f := tr.FirstFailure
+	if f == nil || f.Call != "clEnqueueFillBuffer" || f.Code != code || f.Index != idx+1 || f.Context != 0 || len(f.Devices) != 2 ||
+		len(f.Live) != 1 || f.Live[0].Buffers != idx+1 {
+		t.Fatalf("first failure %+v; the program printed buffer #%d", f, idx)
+	}
+	r := decodeRun(t, runTool(t, env, "run", "--strategies", "shared", "--touch", "fill", "--max-allocs", "1000", "--format", "json"))
+	wantFailure(t, strategy(t, r, result.Shared), idx, result.StageTouch, code, int(idx%2))
+}

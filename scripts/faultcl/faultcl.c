@@ -323,6 +323,13 @@ static cl_command_queue CL_API_CALL CreateCommandQueue(cl_context c, cl_device_i
 	return q;
 }
 static cl_int CL_API_CALL ReleaseCommandQueue(cl_command_queue q) { (void)q; return CL_SUCCESS; }
+/* GetCommandQueueInfo answers a queue's context and device, as a tracing layer asks of a failed command. */
+static cl_int CL_API_CALL GetCommandQueueInfo(cl_command_queue q, cl_command_queue_info param, size_t size, void *out, size_t *ret) {
+	if (param == CL_QUEUE_CONTEXT) return info(&q->ctx, sizeof q->ctx, size, out, ret);
+	cl_device_id d = &devices[q->dev];
+	if (param == CL_QUEUE_DEVICE) return info(&d, sizeof d, size, out, ret);
+	return CL_INVALID_VALUE;
+}
 static cl_int CL_API_CALL Flush(cl_command_queue q) { (void)q; return CL_SUCCESS; }
 static cl_int CL_API_CALL Finish(cl_command_queue q) {
 	cl_int e = q->pending;
@@ -665,6 +672,7 @@ EXPORT cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint n, cl_platform_id *out,
 	dispatch.clCreateContext = CreateContext;
 	dispatch.clReleaseContext = ReleaseContext;
 	dispatch.clGetContextInfo = GetContextInfo;
+	dispatch.clGetCommandQueueInfo = GetCommandQueueInfo;
 	dispatch.clCreateCommandQueue = CreateCommandQueue;
 	dispatch.clReleaseCommandQueue = ReleaseCommandQueue;
 	dispatch.clFlush = Flush;

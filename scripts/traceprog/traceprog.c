@@ -9,6 +9,9 @@
  *                                 several flags, errcode_ret NULL and not, releases, a sub-buffer, a create
  *                                 with properties, then a buffer over the device's largest allocation, which
  *                                 fails: one line per call, the failure and every context's live buffers
+ *   traceprog fill SIZE [MAX]     as loop, buffer i meant for device i mod n: each buffer filled on its device's
+ *                                 queue and waited for (clFinish), so a runtime that allocates at first use
+ *                                 fails at the fill: "first failure: index I code C" (I counts buffers)
  *   traceprog crash SIZE          as loop, then a write through a null pointer (SIGSEGV) after the failure
  *   traceprog forever SIZE N      N buffers, "created N", then sleeps until killed
  *   traceprog bench COUNT SIZE    COUNT creates on device 0, timed: "creates COUNT seconds S"
@@ -51,6 +54,28 @@ static long loop(cl_context ctx, size_t size, long max, cl_int *code) {
 		cl_int err = CL_SUCCESS;
 		cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, size, NULL, &err);
 		if (!m) {
+			*code = err;
+			return i;
+		}
+	}
+	return -1;
+}
+
+/* fill is loop with every buffer filled on its device and waited for, as a program that uses its buffers;
+ * returns the index of the buffer whose create or fill failed, or -1 after max. */
+static long fill(cl_context ctx, size_t size, long max, cl_int *code) {
+	cl_command_queue q[16];
+	for (cl_uint d = 0; d < ndev; d++) {
+		q[d] = clCreateCommandQueue(ctx, devs[d], 0, code);
+		if (!q[d]) die("clCreateCommandQueue", *code);
+	}
+	const cl_uint pattern = 0xA5A5A5A5u;
+	for (long i = 0; max <= 0 || i < max; i++) {
+		cl_int err = CL_SUCCESS;
+		cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, size, NULL, &err);
+		if (err == CL_SUCCESS) err = clEnqueueFillBuffer(q[i % ndev], m, &pattern, sizeof pattern, 0, size, 0, NULL, NULL);
+		if (err == CL_SUCCESS) err = clFinish(q[i % ndev]);
+		if (err != CL_SUCCESS) {
 			*code = err;
 			return i;
 		}
@@ -141,7 +166,7 @@ static double now(void) {
 
 int main(int argc, char **argv) {
 	if (argc < 3) {
-		fprintf(stderr, "usage: traceprog loop|mixed|crash|forever|bench ARGS (see its top comment)\n");
+		fprintf(stderr, "usage: traceprog loop|fill|mixed|crash|forever|bench|threads ARGS (see its top comment)\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -149,6 +174,13 @@ int main(int argc, char **argv) {
 	cl_int code = 0;
 	if (strcmp(mode, "loop") == 0) {
 		long idx = loop(setup(0), size, argc > 3 ? atol(argv[3]) : 0, &code);
+		report(idx, code);
+		return 0;
+	}
+	if (strcmp(mode, "fill") == 0) {
+		cl_int code = 0;
+		cl_context ctx = setup(0);
+		long idx = fill(ctx, size, argc > 3 ? atol(argv[3]) : 0, &code); /* before code is read */
 		report(idx, code);
 		return 0;
 	}
