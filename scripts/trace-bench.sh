@@ -3,7 +3,9 @@
 # (COUNT creates of SIZE bytes in one context, timed by the program itself around the loop only), run
 # plainly and under `clmemprobe trace`, alternating, REPS times each; prints each median and the ratio.
 #   scripts/trace-bench.sh [--count N] [--size BYTES] [--reps N] [--via auto|layer|preload]
-# (CLMEMPROBE=path/to/clmemprobe uses that build instead of building one.)
+# (CLMEMPROBE=path/to/clmemprobe uses that build instead of building one, TRACEPROG=path/to/traceprog that
+# program; PIN_CPU=N runs the program, plain and traced, on CPU N alone (taskset), the tool on the others, so
+# that the scheduler's placement does not swamp a difference of a few percent.)
 # Defaults: 1,000,000 creates of 1 KiB, 5 repetitions, --via auto, on the default platform (PoCL alone gets
 # one device: POCL_DEVICES=pthread). The target: a ratio under 1.10 on PoCL.
 set -euo pipefail
@@ -23,7 +25,9 @@ mkdir -p bin
 # CLMEMPROBE names a clmemprobe already built (a machine without Go); else it is built here.
 tool=${CLMEMPROBE:-bin/clmemprobe}
 [ -n "${CLMEMPROBE:-}" ] || CGO_ENABLED=0 go build -o bin/clmemprobe ./cmd/clmemprobe
-prog=$(bash scripts/traceprog/build.sh bin/traceprog)
+prog=${TRACEPROG:-$(bash scripts/traceprog/build.sh bin/traceprog)}
+pin=()
+[ -z "${PIN_CPU:-}" ] || pin=(taskset -c "$PIN_CPU")
 export POCL_DEVICES=${POCL_DEVICES:-pthread}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -32,8 +36,8 @@ seconds() { awk '$1 == "creates" { print $4 }' <<<"$1"; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 : >"$work/plain"; : >"$work/traced"
 for i in $(seq "$reps"); do
-  seconds "$("$prog" bench "$count" "$size")" >>"$work/plain"
-  out=$("$tool" trace -q --via "$via" --format json --out "$work/t$i" -- "$prog" bench "$count" "$size")
+  seconds "$("${pin[@]}" "$prog" bench "$count" "$size")" >>"$work/plain"
+  out=$("$tool" trace -q --via "$via" --format json --out "$work/t$i" -- "${pin[@]}" "$prog" bench "$count" "$size")
   seconds "$out" >>"$work/traced"
   dropped=$(awk -F': ' '/"records_dropped"/ { gsub(",", "", $2); print $2; exit }' "$work/t$i/trace.json")
   mech=$(awk -F'"' '/"interception"/ { print $4; exit }' "$work/t$i/trace.json")
