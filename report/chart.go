@@ -167,10 +167,15 @@ func memoryPanel(r *result.Run, what string, value func(result.Sample) (float64,
 		if err != nil {
 			return nil, err
 		}
+		// Jobs that differ by more than the strategy say how (flags, variant), or their lines read alike.
+		name := jobName(s.Strategy, s.Flags)
+		if s.Variant != "" && len(r.VariantNames()) > 1 {
+			name += " " + s.Variant
+		}
 		if end != nil {
-			p.Legend.Add(string(s.Strategy)+": "+endLabel(&s), l, end)
+			p.Legend.Add(name+": "+endLabel(&s), l, end)
 		} else {
-			p.Legend.Add(string(s.Strategy)+": "+string(s.Outcome), l)
+			p.Legend.Add(name+": "+string(s.Outcome), l)
 		}
 	}
 	return p, nil

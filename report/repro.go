@@ -61,8 +61,7 @@ func ReproJob(r *result.Run, strategy, variant string, flags ...string) (*result
 	}
 	switch {
 	case best == nil && (strategy != "" || variant != "" || flag != ""):
-		return nil, fmt.Errorf("%w: the run has no job of strategy %q, variant %q and flags %q", ErrNothingToReproduce, strategy, result.VariantName(variant),
-			result.FlagsName(flag))
+		return nil, fmt.Errorf("%w: the run has no job of %s; its jobs: %s", ErrNothingToReproduce, pickText(strategy, variant, flag), jobList(r))
 	case best == nil:
 		return nil, fmt.Errorf("%w: the run has no job", ErrNothingToReproduce)
 	case best.Outcome == result.OutcomeUnsupported:
@@ -459,3 +458,26 @@ int main(void) {
 	return 0;
 }
 `))
+
+// pickText says what a job was picked by: "strategy shared and flags 0x40", only the parts given.
+func pickText(strategy, variant, flags string) string {
+	var parts []string
+	for _, p := range [][2]string{{"strategy", strategy}, {"variant", variant}, {"flags", flags}} {
+		if p[1] != "" {
+			parts = append(parts, p[0]+" "+p[1])
+		}
+	}
+	return strings.Join(parts, " and ")
+}
+
+// jobList names the run's jobs as --strategy, --variant and --flags pick them, each once.
+func jobList(r *result.Run) string {
+	var names []string
+	for _, s := range r.Strategies {
+		name := fmt.Sprintf("%s (flags %s, variant %s)", s.Strategy, result.FlagsName(s.Flags), result.VariantName(s.Variant))
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	return strings.Join(names, ", ")
+}

@@ -26,6 +26,9 @@ type runObserver struct {
 	term  *os.File // the terminal of the live line
 	width int
 	out   *outputDir // nil without --out
+	// tagged: the run's jobs share strategies (several sizes, flag sets or variants), so the live line
+	// names each job's.
+	tagged bool
 }
 
 var _ probe.Observer = (*runObserver)(nil)
@@ -40,6 +43,8 @@ func newRunObserver(stderr io.Writer, out *outputDir) *runObserver {
 }
 
 func (o *runObserver) RunStarted(run *result.Run) {
+	// Jobs that share a strategy need their size, flags or variant on the live line to be told apart.
+	o.tagged = len(run.Config.Sizes) > 1 || len(run.Config.FlagSets) > 1 || len(run.Config.Variants) > 1
 	if o.out != nil {
 		// A failure here is written again, and said, at the end: the run goes on.
 		_ = o.out.begin()
@@ -55,7 +60,11 @@ func (o *runObserver) JobStarted(j probe.Job) {
 
 func (o *runObserver) Progress(p probe.Progress) {
 	if o.live {
-		o.line(progressParts(p))
+		parts := progressParts(p)
+		if o.tagged {
+			parts = append(lineParts{parts[0], {text: " " + jobTag(p.Job), rank: 2}}, parts[1:]...)
+		}
+		o.line(parts)
 	}
 }
 
@@ -93,16 +102,30 @@ func progressParts(p probe.Progress) lineParts {
 	bytes := units.Bytes(p.Allocations * p.Job.Size)
 	parts := lineParts{
 		{text: fmt.Sprintf("%-13s %d/%d buffers", p.Job.Strategy, p.Allocations, p.Job.Budget), rank: 0},
-		{text: fmt.Sprintf(" (%.1f%%)", pct), rank: 2},
-		{text: "  " + bytes, short: " " + bytes, rank: 3},
-		{text: "  host RSS " + units.Bytes(p.RSSBytes), short: " RSS " + units.Bytes(p.RSSBytes), rank: 4},
-		{text: fmt.Sprintf("  %.1fs", p.Elapsed.Seconds()), rank: 5},
+		{text: fmt.Sprintf(" (%.1f%%)", pct), rank: 3},
+		{text: "  " + bytes, short: " " + bytes, rank: 4},
+		{text: "  host RSS " + units.Bytes(p.RSSBytes), short: " RSS " + units.Bytes(p.RSSBytes), rank: 5},
+		{text: fmt.Sprintf("  %.1fs", p.Elapsed.Seconds()), rank: 6},
 	}
 	if p.Allocations > 0 && p.Allocations < p.Job.Budget && p.Elapsed > time.Second {
 		left := time.Duration(float64(p.Elapsed) / float64(p.Allocations) * float64(p.Job.Budget-p.Allocations)).Round(time.Second)
 		parts = append(parts, linePart{text: fmt.Sprintf(", about %s left", left), short: fmt.Sprintf(" ~%s left", left), rank: 1})
 	}
 	return parts
+}
+
+// jobTag names a job beyond its strategy: its size, and its flags and variant where not the defaults
+// ("1 MiB use-host-ptr pool-off"), for runs whose jobs share strategies (rank 2: after the count and the
+// time left, before the share done).
+func jobTag(j probe.Job) string {
+	tag := "[" + units.Size(j.Size)
+	if j.Flags != 0 && j.Flags != result.DefaultFlags {
+		tag += " " + j.Flags.String()
+	}
+	if j.Variant.Name != "" {
+		tag += " " + j.Variant.Name
+	}
+	return tag + "]"
 }
 
 // fitLine joins parts, shortening and then dropping them by rank, the highest first, while the line is wider

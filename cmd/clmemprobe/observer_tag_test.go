@@ -1,0 +1,34 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/clmemprobe/clmemprobe/probe"
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// In a run whose jobs share strategies, the live line names each job's size, flags and variant; in a plain
+// run it does not.
+func TestProgressNamesTheJobInASweep(t *testing.T) {
+	job := probe.Job{Strategy: result.Shared, Size: 1 << 20, Budget: 100, Flags: result.MemReadWrite | result.MemUseHostPtr,
+		Variant: result.Variant{Name: "pool-off"}}
+	for _, c := range []struct {
+		name string
+		run  result.Config
+		want bool
+	}{
+		{"a flag sweep", result.Config{FlagSets: []string{"read-write", "use-host-ptr"}}, true},
+		{"a size sweep", result.Config{Sizes: []uint64{4096, 1 << 20}}, true},
+		{"a plain run", result.Config{}, false},
+	} {
+		var b bytes.Buffer
+		o := &runObserver{w: &b, live: true}
+		o.RunStarted(&result.Run{Config: c.run})
+		o.Progress(probe.Progress{Job: job, Allocations: 10})
+		if got := strings.Contains(b.String(), "[1 MiB use-host-ptr pool-off]"); got != c.want {
+			t.Errorf("%s: line %q names the job: %v, want %v", c.name, b.String(), got, c.want)
+		}
+	}
+}
