@@ -23,10 +23,11 @@ func writeComparisonMarkdown(w io.Writer, c *comparison.Comparison, _ Options) e
 	return comparisonTable(w, c, markdown)
 }
 
-// comparisonTable writes the rows of a comparison in the style, then its verdict.
+// comparisonTable writes the rows of a comparison in the style, then its verdict. A terminal too narrow for
+// every column loses the host cost first, then the outcomes (the verdict cell says what changed).
 func comparisonTable(w io.Writer, c *comparison.Comparison, st style) error {
-	t := st.table(w)
-	t.Header("Strategy", "Size", "Base", "New", "Buffers base -> new", "Change", "Host/buffer base -> new", "Verdict")
+	headers := []string{"Strategy", "Size", "Base", "New", "Buffers base -> new", "Change", "Host/buffer base -> new", "Verdict"}
+	var rows [][]string
 	for _, r := range c.Rows {
 		change := "-"
 		if r.BaseAllocations > 0 && r.NewOutcome != "" {
@@ -52,12 +53,10 @@ func comparisonTable(w io.Writer, c *comparison.Comparison, st style) error {
 		if r.Variant != "" {
 			name += " (" + st.text(r.Variant) + ")"
 		}
-		if err := t.Append([]string{name, units.Size(r.SizeBytes), OrDash(string(r.BaseOutcome)), OrDash(string(r.NewOutcome)),
-			buffers, change, host, verdict}); err != nil {
-			return err
-		}
+		rows = append(rows, []string{name, units.Size(r.SizeBytes), OrDash(string(r.BaseOutcome)), OrDash(string(r.NewOutcome)),
+			buffers, change, host, verdict})
 	}
-	if err := t.Render(); err != nil {
+	if err := fittedTable(w, st, headers, rows, []int{6, 2, 3}, "--wide"); err != nil {
 		return err
 	}
 	if st.markdown {

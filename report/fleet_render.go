@@ -1,6 +1,7 @@
 package report
 
 import (
+	"bytes"
 	"encoding/csv"
 	"fmt"
 	"image/color"
@@ -52,13 +53,41 @@ func groupTitle(g *comparison.FleetGroup, st style) string {
 		g.Touch, budget, g.Nodes, Plural(g.Nodes, "result", "results"))
 }
 
-// fleetTable writes one group's jobs: a median row for each job, then a row for each node.
+// fleetTable writes one group's jobs: a median row for each job, then a row for each node. A terminal
+// narrower than 160 columns gets where and how far off, not what it cost; one still too narrow for that
+// loses the outcome too (an outlier's verdict says how it is off).
 func fleetTable(w io.Writer, g *comparison.FleetGroup, st style) error {
-	headers := []string{"Strategy", "Size", "Variant", "Node", "Result", "Outcome", "Buffers", "vs median", "Host/buffer", "Device/buffer", "Verdict"}
 	keep := []bool{true, true, true, true, true, true, true, true, true, true, true}
-	if !st.markdown && st.Width > 0 && !st.Wide && st.Width < 160 {
-		keep = []bool{true, true, false, true, false, true, true, true, false, false, true} // where and how far off, not what it cost
+	narrow := !st.markdown && st.Width > 0 && !st.Wide
+	if narrow && st.Width < 160 {
+		keep = []bool{true, true, false, true, false, true, true, true, false, false, true}
 	}
+	var b bytes.Buffer
+	for _, drop := range []int{5, -1} {
+		b.Reset()
+		if err := fleetRows(&b, g, st, keep); err != nil {
+			return err
+		}
+		if !narrow || widest(b.String()) <= st.Width || drop < 0 {
+			break
+		}
+		keep[drop] = false
+	}
+	if _, err := w.Write(b.Bytes()); err != nil {
+		return err
+	}
+	hidden := 0
+	for _, k := range keep {
+		if !k {
+			hidden++
+		}
+	}
+	return hiddenNote(w, hidden, "--wide")
+}
+
+// fleetRows draws the kept columns of one group's table.
+func fleetRows(w io.Writer, g *comparison.FleetGroup, st style, keep []bool) error {
+	headers := []string{"Strategy", "Size", "Variant", "Node", "Result", "Outcome", "Buffers", "vs median", "Host/buffer", "Device/buffer", "Verdict"}
 	pick := func(cells []string) []string {
 		var out []string
 		for i, c := range cells {
@@ -102,16 +131,7 @@ func fleetTable(w io.Writer, g *comparison.FleetGroup, st style) error {
 			}
 		}
 	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-	hidden := 0
-	for _, k := range keep {
-		if !k {
-			hidden++
-		}
-	}
-	return hiddenNote(w, hidden, "--wide")
+	return t.Render()
 }
 
 // nodeLabels names each row's node. Where the table hides the file column and one host name stands for
@@ -240,7 +260,7 @@ func writeFleetMarkdown(w io.Writer, f *comparison.Fleet, opts Options) error {
 func writeFleetCSV(w io.Writer, f *comparison.Fleet, _ Options) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write([]string{"platform", "device_model", "driver_version", "touch", "max_allocs", "max_bytes", "strategy", "size_bytes", "variant",
-		"node", "source", "outcome", "allocations_ok", "median_allocations_ok", "deviation", "host_bytes_per_buffer", "device_bytes_per_buffer",
+		"flags", "node", "source", "outcome", "allocations_ok", "median_allocations_ok", "deviation", "host_bytes_per_buffer", "device_bytes_per_buffer",
 		"outlier", "why"}); err != nil {
 		return err
 	}
@@ -255,7 +275,7 @@ func writeFleetCSV(w io.Writer, f *comparison.Fleet, _ Options) error {
 			for _, r := range j.Rows {
 				row := []string{csvText(g.Platform), csvText(g.DeviceModel), csvText(g.DriverVersion), string(g.Touch), strconv.FormatUint(g.MaxAllocs, 10),
 					strconv.FormatUint(g.MaxBytes, 10), string(j.Strategy), strconv.FormatUint(j.SizeBytes, 10), csvText(j.Variant),
-					csvText(r.Node), csvText(r.Source), string(r.Outcome), strconv.FormatUint(r.AllocationsOK, 10),
+					csvText(j.Flags), csvText(r.Node), csvText(r.Source), string(r.Outcome), strconv.FormatUint(r.AllocationsOK, 10),
 					strconv.FormatFloat(j.MedianAllocs, 'f', -1, 64), strconv.FormatFloat(r.Deviation, 'f', 6, 64), num(r.HostCost), num(r.DeviceCost),
 					strconv.FormatBool(r.Outlier), csvText(r.Why)}
 				if err := cw.Write(row); err != nil {

@@ -14,13 +14,7 @@ import (
 func writeHealthText(w io.Writer, h *comparison.Health, _ Options) error {
 	var parts []string
 	for _, j := range h.Jobs {
-		name := fmt.Sprintf("%s %s", j.Strategy, units.Size(j.SizeBytes))
-		if j.Flags != result.FlagsName("") && j.Flags != "" {
-			name += " " + plain(j.Flags)
-		}
-		if j.Variant != result.DefaultVariant {
-			name += " " + plain(j.Variant)
-		}
+		name := healthJobName(&j)
 		if j.Healthy {
 			parts = append(parts, fmt.Sprintf("%s %d (expected %d)", name, j.AllocationsOK, j.ExpectedAllocs))
 		} else {
@@ -39,14 +33,24 @@ func writeHealthText(w io.Writer, h *comparison.Health, _ Options) error {
 	return err
 }
 
+// healthJobName names a job of a check the same way in the one line and in -v's lines: its strategy, size,
+// flags other than the default, and "variant NAME" (a bare name could be read as a flag or a word).
+func healthJobName(j *comparison.HealthJob) string {
+	name := fmt.Sprintf("%s %s", j.Strategy, units.Size(j.SizeBytes))
+	if j.Flags != result.FlagsName("") && j.Flags != "" {
+		name += " " + plain(j.Flags)
+	}
+	if j.Variant != result.DefaultVariant {
+		name += " variant " + plain(j.Variant)
+	}
+	return name
+}
+
 // WriteHealthJobs writes each job of a check on a line of its own, what check -v prints on stderr: the buffers
 // it reached and how it ended, against the recorded ones, the tolerance, and the job's verdict with why.
 func WriteHealthJobs(w io.Writer, h *comparison.Health) error {
 	for _, j := range h.Jobs {
-		name := fmt.Sprintf("%s %s", j.Strategy, units.Size(j.SizeBytes))
-		if j.Variant != result.DefaultVariant {
-			name += " variant " + plain(j.Variant)
-		}
+		name := healthJobName(&j)
 		reached := "did not run"
 		if j.Outcome != "" {
 			reached = fmt.Sprintf("%d buffers (%s)", j.AllocationsOK, j.Outcome)

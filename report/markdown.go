@@ -135,7 +135,19 @@ func ReproSubject(r *result.Run) (string, error) {
 	case s.Outcome == result.OutcomeCompleted:
 		return fmt.Sprintf("the loop of %s, which reached its budget of %d buffers without a failure", s.Strategy, s.AllocationsOK), nil
 	}
-	return fmt.Sprintf("the loop of %s, which ended %s after %d buffers", s.Strategy, s.Outcome, s.AllocationsOK), nil
+	return fmt.Sprintf("the loop of %s, which %s after %d buffers", s.Strategy, endedVerb(s.Outcome), s.AllocationsOK), nil
+}
+
+// endedVerb is how a job that neither failed nor completed ended, as the verb of a clause: an outcome is
+// an adjective or a participle ("stopped", "crashed"), and "ended stopped" is not English.
+func endedVerb(o result.Outcome) string {
+	switch o {
+	case result.OutcomeStopped:
+		return "was stopped"
+	case result.OutcomeCrashed, result.OutcomeHung:
+		return string(o)
+	}
+	return "ended " + string(o)
 }
 
 // samplerText is a job's device memory source as the report writes it: where the verdict already says why

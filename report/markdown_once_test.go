@@ -77,3 +77,31 @@ func TestMarkdownReproSaysWhatTheRunFound(t *testing.T) {
 		t.Errorf("the Reproduce section of a run without a failure:\n%s", md[strings.Index(md, "## Reproduce"):])
 	}
 }
+
+// In a size sweep, why no device sampler applied is a fact of the run, not of a size: the report says it
+// once, not once per size.
+func TestSweepSaysTheSamplerOnce(t *testing.T) {
+	for _, hostUnified := range []bool{false, true} {
+		r := ticketRun()
+		var jobs []result.StrategyResult
+		sizes := []uint64{4 << 10, 1 << 20}
+		for _, size := range sizes {
+			for _, s := range r.Strategies {
+				s.SizeBytes = size
+				jobs = append(jobs, s)
+			}
+		}
+		r.Strategies, r.Config.Sizes = jobs, sizes
+		for i := range r.Devices {
+			r.Devices[i].HostUnified = hostUnified
+		}
+		findings.Apply(r)
+		why := strings.TrimPrefix(r.Strategies[0].DeviceSampler, "not available: ")
+		if !hasVerdict(r, why) {
+			t.Fatalf("host-unified %v: the verdict does not say why no sampler applied (%q):\n%s", hostUnified, why, strings.Join(r.Verdict, "\n"))
+		}
+		if md := renderMarkdown(t, r, Options{}); strings.Count(md, why) != 1 {
+			t.Errorf("host-unified %v: why no device sampler applied (%q) appears %d times over %d sizes; want once:\n%s", hostUnified, why, strings.Count(md, why), len(sizes), md)
+		}
+	}
+}

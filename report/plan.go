@@ -44,7 +44,9 @@ func writePlanText(w io.Writer, p *result.DryRun, opts Options) error {
 	for i := range rows {
 		rows[i] = pickColumns(rows[i], all)
 	}
-	if err := fittedTable(w, st, headers, rows, []int{slices.Index(headers, "Bytes"), 0}, "--wide"); err != nil {
+	// Still too wide (a plan with flags and variants), the worst case on the host goes next: the sentence
+	// under the table says the worst of them all.
+	if err := fittedTable(w, st, headers, rows, []int{slices.Index(headers, "Bytes"), 0, slices.Index(headers, "Worst case, host")}, "--wide"); err != nil {
 		return err
 	}
 	guard := fmt.Sprintf("The host guard stops a job before system available memory (%s now) falls below the reserve of %s.",

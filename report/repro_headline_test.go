@@ -1,6 +1,8 @@
 package report
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/report/findings"
@@ -35,5 +37,26 @@ func TestReproFollowsTheHeadline(t *testing.T) {
 				t.Errorf("the reproducer repeats %s; the headline names %s: %s", s.Strategy, h.Strategies[0], h.Sentence)
 			}
 		})
+	}
+}
+
+// What the reproducer repeats of a job that was stopped, crashed or hung reads as English: "which was
+// stopped after", "which crashed after", never "which ended stopped after".
+func TestReproSubjectOfAJobThatEndedEarly(t *testing.T) {
+	for _, o := range []result.Outcome{result.OutcomeStopped, result.OutcomeCrashed, result.OutcomeHung} {
+		const n = 383
+		r := &result.Run{Strategies: []result.StrategyResult{{Strategy: result.Shared, Devices: []int{0}, SizeBytes: 1 << 20, Outcome: o, AllocationsOK: n}}}
+		what, err := ReproSubject(r)
+		if err != nil {
+			t.Fatalf("%s: %v", o, err)
+		}
+		verb := string(o)
+		if o == result.OutcomeStopped {
+			verb = "was " + verb // a participle, not a verb of its own
+		}
+		want := fmt.Sprintf("the loop of %s, which %s after %d buffers", result.Shared, verb, n)
+		if what != want || strings.Contains(what, "ended "+string(o)) {
+			t.Errorf("%s: %q, want %q", o, what, want)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -95,7 +96,8 @@ var thresholdColumns = []column{
 
 // thresholdTable writes the table of strategies, as box drawing or as Markdown. On a terminal narrower than
 // the whole table, it keeps the columns that say where and why each strategy ended (--wide keeps them all),
-// and wraps long cells.
+// and wraps long cells; where a Flags or a Variant column still leaves it too wide, it leaves out more, by
+// narrowDrops' order.
 func thresholdTable(w io.Writer, r *result.Run, st style) error {
 	cols := thresholdColumns
 	if len(r.VariantNames()) > 1 || len(r.Config.Variants) > 0 {
@@ -104,8 +106,9 @@ func thresholdTable(w io.Writer, r *result.Run, st style) error {
 	if r.HasFlags() {
 		cols = append([]column{cols[0], flagsColumn}, cols[1:]...)
 	}
+	narrow := !st.markdown && st.Width > 0 && !st.Wide
 	hidden := 0
-	if !st.markdown && st.Width > 0 && !st.Wide && tableWidth(r, st, cols) > st.Width {
+	if narrow && tableWidth(r, st, cols) > st.Width {
 		var keep []column
 		for _, c := range cols {
 			if !c.compact {
@@ -125,6 +128,38 @@ func thresholdTable(w io.Writer, r *result.Run, st style) error {
 	if tableWidth(r, st, cols) <= st.Width {
 		st.Width = 0 // it fits: nothing to wrap
 	}
+	var b bytes.Buffer
+	for drops := narrowDrops(r); ; drops = drops[1:] {
+		b.Reset()
+		if err := strategyRows(&b, r, st, cols); err != nil {
+			return err
+		}
+		if !narrow || st.Width == 0 || widest(b.String()) <= st.Width || len(drops) == 0 {
+			break
+		}
+		if i := slices.IndexFunc(cols, func(c column) bool { return c.header == drops[0] }); i >= 0 {
+			cols, hidden = slices.Delete(cols, i, i+1), hidden+1
+		}
+	}
+	if _, err := w.Write(b.Bytes()); err != nil {
+		return err
+	}
+	return hiddenNote(w, hidden, "--wide")
+}
+
+// narrowDrops are the compact columns a terminal still too narrow leaves out, first to last: the size
+// where every job had the same one (the line above the table names it), then the first failure (the
+// verdict says it of each strategy), the limit, and the size of a sweep. Strategy, flags, variant, outcome
+// and buffers, which say which job reached how far, stay.
+func narrowDrops(r *result.Run) []string {
+	if len(r.Sizes()) <= 1 {
+		return []string{"Size", "First failure", "Limit"}
+	}
+	return []string{"First failure", "Limit", "Size"}
+}
+
+// strategyRows draws the threshold table of these columns, one row per job.
+func strategyRows(w io.Writer, r *result.Run, st style, cols []column) error {
 	headers := make([]string, len(cols))
 	aligns := make([]tw.Align, len(cols))
 	for i, c := range cols {
@@ -141,10 +176,7 @@ func thresholdTable(w io.Writer, r *result.Run, st style) error {
 			return err
 		}
 	}
-	if err := t.Render(); err != nil {
-		return err
-	}
-	return hiddenNote(w, hidden, "--wide")
+	return t.Render()
 }
 
 // hiddenNote says under a table that a narrow terminal left columns out, and how to see them, so that a

@@ -24,6 +24,11 @@ func reproSteps(t *result.Trace) ([]result.TraceStep, []int, error) {
 	if t.FirstFailure == nil {
 		return nil, nil, errors.New("the trace has no allocation failure to repeat")
 	}
+	if !strings.HasPrefix(t.FirstFailure.Call, "clCreate") {
+		// The reproducer repeats allocations, not the program's commands: a failure at an enqueue (a fill,
+		// a kernel) of a runtime that allocates at first use is not one it can repeat.
+		return nil, nil, fmt.Errorf("the trace's first failure is at %s, a command, and the reproducer repeats only the allocations (no kernels or fills); run --like this trace with --touch fill repeats it with clmemprobe's loop", t.FirstFailure.Call)
+	}
 	if t.SequenceTruncated {
 		return nil, nil, fmt.Errorf("the trace kept only the first %d steps of the program's sequence", result.MaxTraceSteps)
 	}

@@ -39,4 +39,8 @@ func TestBundleOfARunWithoutAFailure(t *testing.T) {
 		!strings.Contains(readme, "where each strategy ended") {
 		t.Errorf("README.md should say the reproducer repeats a loop that completed:\n%s", readme)
 	}
+	// "with the OpenCL API alone" qualifies the program, not the loop's budget.
+	if strings.Contains(readme, "without a failure with the OpenCL API alone") || !strings.Contains(readme, "with the OpenCL API alone, repeats the loop of ") {
+		t.Errorf("README.md's repro.c line should read \"a C program that, with the OpenCL API alone, repeats ...\":\n%s", readme)
+	}
 }

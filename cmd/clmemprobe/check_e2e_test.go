@@ -147,14 +147,14 @@ func TestCheckRunsTheRecordedVariants(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("exit %d, want 0: %s%s", res.code, res.stdout, res.stderr)
 	}
-	for _, want := range []string{fmt.Sprintf("shared 1 MiB %d (expected %d)", n, n), fmt.Sprintf("shared 1 MiB cap %d (expected %d)", capped, capped)} {
+	for _, want := range []string{fmt.Sprintf("shared 1 MiB %d (expected %d)", n, n), fmt.Sprintf("shared 1 MiB variant cap %d (expected %d)", capped, capped)} {
 		if !strings.Contains(res.stdout, want) {
 			t.Errorf("the check should say %q: %s", want, res.stdout)
 		}
 	}
 	// Under the default budget halved, the variant (its own budget) is still healthy and the default is not.
 	res = runTool(t, FaultEnv(t, hostBudget(n/2)), "check", "--expect", exp, "--budget", "20s")
-	if res.code != 1 || !strings.Contains(res.stdout, fmt.Sprintf("shared 1 MiB cap %d (expected %d)", capped, capped)) {
+	if res.code != 1 || !strings.Contains(res.stdout, fmt.Sprintf("shared 1 MiB variant cap %d (expected %d)", capped, capped)) {
 		t.Errorf("exit %d, want 1 with the variant still as expected: %s", res.code, res.stdout)
 	}
 }

@@ -42,4 +42,12 @@ func TestCheckRecordRefusesAnInconclusiveRun(t *testing.T) {
 	})
 	oneLineError(t, runTool(t, Env(), "check", "--record", "--output", filepath.Join(t.TempDir(), "e.json"), guarded), exitUsage,
 		string(r.Strategies[len(r.Strategies)-1].Strategy)+" "+units.Size(r.Strategies[len(r.Strategies)-1].SizeBytes)+" (host guard)")
+	// A crash or a hang is below expectation in every check, whatever was recorded: a baseline holding one
+	// would fail every later check, so it is refused, naming the job.
+	for _, outcome := range []result.Outcome{result.OutcomeCrashed, result.OutcomeHung} {
+		broken := write("run.json", func(c *result.Run) { c.Strategies[0].Outcome = outcome })
+		s := r.Strategies[0]
+		oneLineError(t, runTool(t, Env(), "check", "--record", broken), exitUsage,
+			string(s.Strategy)+" "+units.Size(s.SizeBytes)+" ("+string(outcome)+")")
+	}
 }

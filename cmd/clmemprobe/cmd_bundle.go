@@ -62,7 +62,7 @@ func (o bundleOptions) validate() error {
 	}
 	// The bundle is a gzip-compressed tar, and its name says so to whoever receives it.
 	if name := strings.ToLower(o.Output); !strings.HasSuffix(name, ".tar.gz") && !strings.HasSuffix(name, ".tgz") {
-		return usageErr("--output %s: a bundle is a gzip-compressed tar; name it FILE.tar.gz", o.Output)
+		return usageErr("--output %s: a bundle is a gzip-compressed tar; name it FILE.tar.gz or FILE.tgz", o.Output)
 	}
 	return checkOutput("--output", o.Output, resultPath(o.args[0]))
 }
@@ -78,6 +78,9 @@ func runBundle(_ context.Context, o bundleOptions, stderr io.Writer) error {
 		return err
 	}
 	path := resultPath(o.args[0]) // a run's folder stands for its run.json
+	if t, err := result.LoadTrace(path); err != nil || t != nil {
+		return bundleTrace(o, path, t, err, stderr) // a trace (cmd_bundle_trace.go)
+	}
 	r, original, err := loadResultBytes(path)
 	if err != nil {
 		return err
@@ -120,7 +123,13 @@ func runBundle(_ context.Context, o bundleOptions, stderr io.Writer) error {
 	if err != nil {
 		mtime = time.Unix(0, 0)
 	}
-	err = safefile.WriteFile(o.Output, func(w io.Writer) error {
+	return writeBundle(o, files, mtime, stderr)
+}
+
+// writeBundle writes the bundle's files into one .tar.gz, every file in bundleDir and dated mtime, and says
+// so unless quiet.
+func writeBundle(o bundleOptions, files []bundleFile, mtime time.Time, stderr io.Writer) error {
+	err := safefile.WriteFile(o.Output, func(w io.Writer) error {
 		zw := gzip.NewWriter(w)
 		tw := tar.NewWriter(zw)
 		if err := tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: bundleDir + "/", Mode: 0o755, ModTime: mtime, Format: tar.FormatPAX}); err != nil {
@@ -171,7 +180,7 @@ func bundleReadme(r *result.Run, reproErr error) []byte {
 	b.WriteString("| `run.png`, `run.svg` | host and device memory against buffers allocated |\n")
 	if reproErr == nil {
 		what, _ := report.ReproSubject(r) // reproErr is nil: the same job, so no error here either
-		fmt.Fprintf(b, "| `repro.c` | a C program that repeats %s with the OpenCL API alone |\n", report.MarkdownText(what))
+		fmt.Fprintf(b, "| `repro.c` | a C program that, with the OpenCL API alone, repeats %s |\n", report.MarkdownText(what))
 	}
 	b.WriteString("| `environment.txt` | the machine, the kernel's memory settings, the ICD loader, the runtime's variables |\n\n")
 	if reproErr == nil {

@@ -53,17 +53,21 @@ or cannot finish within --time-limit. FILE is an expectations file, a run.json o
 small file with
   clmemprobe check --record --output expect.json RUN.json
 (without --output it goes to stdout) from a run short enough to fit the time limit (a few hundred buffers
-with --touch fill) that every job ended by itself: an interrupted run, or one with a job the host guard,
-Ctrl-C or --timeout stopped, is refused (exit 2). The whole check ends within --time-limit (default 50s, under the 60 s Slurm gives a
+with --touch fill) that every job ended by itself: an interrupted run, one with a job the host guard,
+Ctrl-C or --timeout stopped, or one with a job that crashed or hung (check fails every crash and hang) is
+refused (exit 2). The whole check ends within --time-limit (default 50s, under the 60 s Slurm gives a
 HealthCheckProgram; --budget is its old name, still taken) and prints one line. A different device model
 than the recorded one is bad input; a different driver is noted, not judged.
 
-` + exitCodesOne("below expectation: a job reached less than recorded, crashed, hung or did not finish within --time-limit", exitOK, exitRegression, exitUsage, exitNoOpenCL, exitOutput),
+` + exitCodesWith(map[int]string{exitOK: "healthy: every job reached its recorded threshold less --tolerance, or its whole budget (with --record: the expectations are written)",
+			exitRegression:  "below expectation: a job reached less than recorded, crashed, hung or did not finish within --time-limit (also a check interrupted with Ctrl-C once its jobs began: its line is printed)",
+			exitInterrupted: "interrupted with Ctrl-C before the jobs began (while the runtime listed the devices): nothing is judged"},
+			exitOK, exitRegression, exitUsage, exitNoOpenCL, exitOutput, exitInterrupted),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "expect", Destination: &o.Expect, Usage: "the expectations file (or a run.json) to hold this node to"},
 			&cli.StringFlag{Name: "time-limit", Aliases: []string{"budget"}, Value: "50s", Destination: &o.TimeLimit, Usage: "the most time the whole check may take (--budget is its old name)"},
 			&cli.StringFlag{Name: "tolerance", Value: "10%", Destination: &o.Tolerance, Usage: "how far below the expected threshold a job may end and still be healthy"},
-			&cli.BoolFlag{Name: "record", Destination: &o.Record, Usage: "write the expectations of RUN.json (or a run's folder) to --output, or stdout, instead of checking; an interrupted run, or one with a job the host guard, Ctrl-C or --timeout stopped, is refused (exit 2): its thresholds are not the runtime's"},
+			&cli.BoolFlag{Name: "record", Destination: &o.Record, Usage: "write the expectations of RUN.json (or a run's folder) to --output, or stdout, instead of checking; an interrupted run, one with a job the host guard, Ctrl-C or --timeout stopped (its thresholds are not the runtime's), or one with a job that crashed or hung (check fails every crash and hang) is refused (exit 2)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Destination: &o.Output, Usage: "with --record: the expectations file to write (default: stdout)"},
 			&cli.StringFlag{Name: "prom", Destination: &o.Prom, Usage: "also write the check's run as Prometheus metrics to this file, replaced atomically"},
 			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: "table (one line) or json"},
@@ -144,12 +148,17 @@ func recordExpectations(req *checkRequest, stdout, stderr io.Writer) error {
 // conclusive refuses, as bad input, a run whose thresholds are not the runtime's to record: one that was
 // interrupted (it lacks jobs) or with a job the host guard, an interrupt or its time limit stopped (the
 // buffers it reached say where the stop came, not where the runtime fails). A baseline taken from it would
-// hold every node to that stop.
+// hold every node to that stop. A job that crashed or hung is refused too: check counts a crash or a hang as
+// below expectation whatever was recorded, so a baseline holding one would fail every later check, even of a
+// node that crashes the same way.
 func conclusive(r *result.Run, file string) error {
-	var stopped []string
+	var stopped, broken []string
 	for _, s := range r.Strategies {
-		if s.Outcome == result.OutcomeStopped {
+		switch s.Outcome {
+		case result.OutcomeStopped:
 			stopped = append(stopped, fmt.Sprintf("%s %s (%s)", s.Strategy, units.Size(s.SizeBytes), firstWords(s.Reason)))
+		case result.OutcomeCrashed, result.OutcomeHung:
+			broken = append(broken, fmt.Sprintf("%s %s (%s)", s.Strategy, units.Size(s.SizeBytes), s.Outcome))
 		}
 	}
 	switch {
@@ -158,6 +167,9 @@ func conclusive(r *result.Run, file string) error {
 	case len(stopped) > 0:
 		return usageErr("check --record: %s has jobs that were stopped, not ended by the runtime: %s; record a run in which every job ends by itself (fewer --max-allocs)",
 			file, strings.Join(stopped, ", "))
+	case len(broken) > 0:
+		return usageErr("check --record: %s has jobs that crashed or hung: %s; check fails every crash and hang, so a baseline with one would fail every check: record a run without them (other --strategies, or the node once fixed)",
+			file, strings.Join(broken, ", "))
 	}
 	return nil
 }

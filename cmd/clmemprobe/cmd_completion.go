@@ -81,8 +81,13 @@ func completionCommand(stdout io.Writer) *cli.Command {
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
 			script := map[string]string{"bash": bashCompletion, "zsh": zshCompletion}[c.Args().First()]
-			if c.NArg() != 1 || script == "" {
-				return usageErr("completion needs one argument, bash or zsh%s", suggestion(c.Args().First(), []string{"bash", "zsh"}))
+			switch {
+			case c.NArg() != 1:
+				return usageErr("completion needs one argument, bash or zsh")
+			case script == "":
+				// One argument that is no shell it writes for: saying "needs one argument" would be wrong.
+				return usageErr("completion %q: that shell is not supported; clmemprobe writes completion for bash and zsh%s",
+					c.Args().First(), suggestion(c.Args().First(), []string{"bash", "zsh"}))
 			}
 			if _, err := fmt.Fprint(stdout, script); err != nil {
 				return outputErr("cannot write the output: %v", err)

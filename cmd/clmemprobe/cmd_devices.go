@@ -46,6 +46,11 @@ type listing struct {
 	list func(ctx context.Context, req *listingRequest, stdout io.Writer) error
 }
 
+// listingExitCodes are the exit codes of devices and env: an interrupt comes while the runtime lists its
+// devices, before anything is written.
+var listingExitCodes = exitCodesWith(map[int]string{exitInterrupted: "interrupted with Ctrl-C while the runtime was asked for its devices; nothing is written"},
+	exitOK, exitUsage, exitNoOpenCL, exitOutput, exitInterrupted)
+
 // command binds the listing's flags and runs it under Ctrl-C's interrupt.
 func (l listing) command(stdout, stderr io.Writer) *cli.Command {
 	var o listingOptions
@@ -58,7 +63,7 @@ func (l listing) command(stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:         l.name,
 		Usage:        l.usage,
-		Description:  l.description + "\n\n" + exitCodes(exitOK, exitUsage, exitNoOpenCL, exitOutput, exitInterrupted),
+		Description:  l.description + "\n\n" + listingExitCodes,
 		Flags:        flags,
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {

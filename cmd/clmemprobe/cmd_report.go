@@ -94,6 +94,12 @@ func (o reportOptions) validate() (*reportRequest, error) {
 // run --out wrote), as merge takes folders too.
 func resultPath(arg string) string {
 	if fi, err := os.Stat(arg); err == nil && fi.IsDir() {
+		// A trace's folder (trace --out) holds trace.json and no run.json.
+		if _, err := os.Lstat(filepath.Join(arg, runFile)); errors.Is(err, os.ErrNotExist) {
+			if _, err := os.Lstat(filepath.Join(arg, traceFile)); err == nil {
+				return filepath.Join(arg, traceFile)
+			}
+		}
 		return filepath.Join(arg, runFile)
 	}
 	return arg

@@ -80,7 +80,9 @@ contexts and kernels; --hang-timeout bounds a loop that stops moving. A host gua
 every 5 ms, and before each buffer that could cross --host-reserve at the measured cost per buffer, and
 stops the strategy before it does. Ctrl-C writes a partial result; a second Ctrl-C exits at once.
 
-` + withOutFolder(exitCodes(exitOK, exitUsage, exitNoOpenCL, exitOutput, exitWorkerFault, exitInterrupted), "an "),
+` + withOutFolder(exitCodesWith(map[int]string{exitOK: "the run did what was asked; " + runExitOK,
+			exitInterrupted: "interrupted with Ctrl-C: " + runInterrupted + " (what was written so far stays)"},
+			exitOK, exitUsage, exitNoOpenCL, exitOutput, exitWorkerFault, exitInterrupted), "an "),
 		Flags: []cli.Flag{
 			openclLibFlag(&o.OpenCLLib),
 			&cli.StringFlag{Name: "platform", Destination: &o.Platform, Usage: "platform index or part of its name (default: the first platform with devices)"},
@@ -227,7 +229,7 @@ func (o runOptions) parseLike(p *probe.Plan) error {
 	if len(o.likeConflicts) > 0 {
 		return usageErr("--like takes the sizes and flags from the trace: leave out %s", strings.Join(o.likeConflicts, ", "))
 	}
-	t, err := result.LoadTrace(o.Like)
+	t, err := result.LoadTrace(resultPath(o.Like)) // a trace's folder stands for its trace.json
 	switch {
 	case err != nil:
 		return usageErr("--like %s: %v", o.Like, err)
@@ -355,11 +357,13 @@ func decimalNote(flag, typed string, bytes uint64) string {
 	if !ok {
 		return ""
 	}
+	used := fmt.Sprintf("%s %s is %s bytes (decimal)", flag, strings.TrimSpace(typed), units.Grouped(bytes))
 	meant, err := units.ParseSize(binary)
 	if err != nil {
-		return ""
+		// The binary reading is no whole number of bytes (1.1MiB): the size used is still worth saying.
+		return fmt.Sprintf("%s; %s would not be a whole number of bytes", used, binary)
 	}
-	return fmt.Sprintf("%s %s is %s bytes (decimal); %s is %s", flag, strings.TrimSpace(typed), units.Grouped(bytes), binary, units.Grouped(meant))
+	return fmt.Sprintf("%s; %s is %s", used, binary, units.Grouped(meant))
 }
 
 // variants are the variants the flags ask for, in order: the default (unless left out or placed

@@ -26,6 +26,7 @@ const traceFile = "trace.json"
 // traceOptions are the flags of `trace`.
 type traceOptions struct {
 	Timeout, Out, Format, Via string
+	Output                    string // the rendered trace, instead of stdout
 	Force, Quiet              bool
 	args                      []string
 }
@@ -35,6 +36,7 @@ type traceRequest struct {
 	out    string
 	force  bool
 	format string
+	output string
 	quiet  bool
 }
 
@@ -76,6 +78,7 @@ Example:
 			&cli.BoolFlag{Name: "force", Destination: &o.Force, Usage: "replace the trace an --out folder already holds"},
 			&cli.StringFlag{Name: "via", Value: probe.TraceViaAuto, Destination: &o.Via, Usage: "how the layer goes in: auto (the loader's layers where it has them, else LD_PRELOAD), layer, preload"},
 			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: strings.Join(report.Names(report.KindTrace), ", ")},
+			outputFlag(&o.Output, "write the --format output (what stdout would get) to this file instead; not --out, the folder of trace.json"),
 			quietFlag(&o.Quiet),
 		},
 		OnUsageError: commandUsageError,
@@ -107,11 +110,19 @@ func (o traceOptions) validate() (*traceRequest, error) {
 			return nil, usageErr("--timeout: %v (or 0 for no limit)", err)
 		}
 	}
+	if o.Output != "" {
+		if err := checkOutput("--output", o.Output); err != nil {
+			return nil, err
+		}
+		if name := resultFileOf(o.Output, o.Out); name != "" {
+			return nil, usageErr("--output %s is --out's own %s; give the rendered trace another name", o.Output, name)
+		}
+	}
 	path, err := exec.LookPath(args[0])
 	if err != nil {
 		return nil, usageErr("trace: %s: %v", args[0], lookError(err))
 	}
-	r := &traceRequest{out: o.Out, force: o.Force, format: o.Format, quiet: o.Quiet}
+	r := &traceRequest{out: o.Out, force: o.Force, format: o.Format, output: o.Output, quiet: o.Quiet}
 	r.req = probe.TraceRequest{Program: path, Args: args[1:], Via: o.Via, Timeout: timeout, ToolVersion: version}
 	return r, nil
 }
@@ -167,7 +178,12 @@ func finishTrace(t *result.Trace, r *traceRequest, stdout, stderr io.Writer) err
 			fmt.Fprintln(stderr, "wrote", path)
 		}
 	}
-	if err := render(stdout, r.format, t); err != nil {
+	if r.output != "" {
+		f, _ := report.Lookup(r.format, report.KindTrace) // validated
+		if err := emit(stdout, r.output, f, t, false); err != nil {
+			return err
+		}
+	} else if err := render(stdout, r.format, t); err != nil {
 		return err
 	}
 	switch {

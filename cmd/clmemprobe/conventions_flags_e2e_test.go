@@ -35,7 +35,6 @@ func commandFlags() map[string]map[string]bool {
 func TestEveryRenderingCommandTakesOutput(t *testing.T) {
 	exempt := map[string]bool{
 		"check": true, // its --output is the expectations file --record writes; the check's one line is for a scheduler's log
-		"trace": true, // its document goes to its --out folder as trace.json; -o for the rendered trace is still to come
 	}
 	for name, flags := range commandFlags() {
 		if flags["format"] && !exempt[name] && !(flags["output"] && flags["o"]) {

@@ -76,6 +76,10 @@ func TestFlagSetsOnTheFaultRuntime(t *testing.T) {
 	if !strings.Contains(md.stdout, "CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR") {
 		t.Errorf("the Markdown report does not give the flags as C:\n%s", md.stdout)
 	}
+	csv := runTool(t, Env(), "merge", "--format", "csv", dir)
+	if !strings.Contains(csv.stdout, ",flags,") || !strings.Contains(csv.stdout, ",copy-host-ptr,") {
+		t.Errorf("merge's CSV does not tell the flag sets apart:\n%s", csv.stdout)
+	}
 	prom := runTool(t, Env(), "report", "--format", "prom", dir)
 	if !strings.Contains(prom.stdout, `flags="alloc-host-ptr"`) || !strings.Contains(prom.stdout, `flags="read-write"`) {
 		t.Errorf("the metrics lack the flags label")
@@ -96,6 +100,7 @@ func TestReproducerOfAFlagSet(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		oneLineError(t, runTool(t, Env(), "report", "--format", "repro", "--flags", "0x40", dir), exitUsage, "its jobs: shared (flags "+flags)
 		bin := compileRepro(t, filepath.Join(dir, "run.json"), "--flags", flags)
 		runRepro(t, bin, env, flagJob(t, r, result.Shared, flags))
 	}

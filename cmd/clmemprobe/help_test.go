@@ -36,6 +36,22 @@ func TestExitCodesNameOnlyTheCommandsFlags(t *testing.T) {
 		if slices.Contains(names, "out") && !strings.Contains(exitSection(res.stdout), "--out") {
 			t.Errorf("%s has --out, and its exit code 2 does not say a folder in use is bad input", cmd.Name)
 		}
+		// Each code's text is about this command: run's meanings (failures are results, a partial result)
+		// are run's alone, and no text speaks of another command.
+		section := exitSection(res.stdout)
+		for _, other := range commandNames() {
+			if other != cmd.Name && regexp.MustCompile(`(^|[;,(]|\s{2})\s*`+other+`(:| writes)`).MatchString(section) {
+				t.Errorf("%s's exit codes speak of %s:\n%s", cmd.Name, other, section)
+			}
+		}
+		if cmd.Name != "run" && strings.Contains(section, "failed an allocation are results") {
+			t.Errorf("%s's exit code 0 is run's:\n%s", cmd.Name, section)
+		}
+	}
+	// check's 0 is a healthy node, and a check can be interrupted.
+	check := exitSection(inProcess(t, Env(), "help", "check").stdout)
+	if !regexp.MustCompile(`(?m)^\s*0\s+healthy`).MatchString(check) || !regexp.MustCompile(`(?m)^\s*130\s`).MatchString(check) {
+		t.Errorf("check's exit codes should say 0 is healthy and list 130:\n%s", check)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -38,26 +39,38 @@ const (
 
 // exitMeanings are the exit codes and what each means, as help texts list them.
 var exitMeanings = map[int]string{
-	exitOK:          "the command did what was asked; strategies that failed an allocation are results, not errors",
+	exitOK:          "the command did what was asked",
 	exitRegression:  "compare: a threshold regressed; merge: a node is an outlier; check: below expectation; exchange: wrong cells; or an error no other code names",
 	exitUsage:       "bad input: a flag, an argument or an input file",
 	exitNoOpenCL:    "no OpenCL: the library, a platform or a device is missing, or the runtime failed while setting up",
 	exitOutput:      "the tool could not write its results or its output",
 	exitWorkerFault: "a worker crashed or hung (the runtime died; the result is written)",
-	exitInterrupted: "interrupted with Ctrl-C (what was written so far stays; run writes a partial result)",
+	exitInterrupted: "interrupted with Ctrl-C (what was written so far stays)",
 }
 
+// runExitOK and runInterrupted are what 0 and 130 mean for run (and, named as run's, in the program's help).
+const (
+	runExitOK      = "strategies that failed an allocation are results, not errors"
+	runInterrupted = "run writes a partial result"
+)
+
 // exitCodes is the EXIT CODES section of a help text, with the codes a command can end with.
-func exitCodes(codes ...int) string { return exitCodesOne(exitMeanings[exitRegression], codes...) }
+func exitCodes(codes ...int) string { return exitCodesWith(nil, codes...) }
 
 // exitCodesOne is exitCodes for a command that says what its exit code 1 means.
 func exitCodesOne(one string, codes ...int) string {
+	return exitCodesWith(map[int]string{exitRegression: one}, codes...)
+}
+
+// exitCodesWith is exitCodes for a command that says what some codes mean for it: each help text speaks of
+// its own command, never of another's (check's 0 is a healthy node, not run's "failures are results").
+func exitCodesWith(own map[int]string, codes ...int) string {
 	b := &strings.Builder{}
 	b.WriteString("EXIT CODES:")
 	for _, c := range codes {
-		m := exitMeanings[c]
-		if c == exitRegression {
-			m = one
+		m, ok := own[c]
+		if !ok {
+			m = exitMeanings[c]
 		}
 		fmt.Fprintf(b, "\n   %-4d %s", c, m)
 	}
@@ -73,7 +86,8 @@ func withOutFolder(help, whose string) string {
 }
 
 // exitCodesHelp lists every code, for the program's own help.
-var exitCodesHelp = withOutFolder(exitCodes(exitOK, exitRegression, exitUsage, exitNoOpenCL, exitOutput, exitWorkerFault, exitInterrupted), "run's ")
+var exitCodesHelp = withOutFolder(exitCodesWith(map[int]string{exitOK: exitMeanings[exitOK] + "; run: " + runExitOK,
+	exitInterrupted: exitMeanings[exitInterrupted] + "; " + runInterrupted}, exitOK, exitRegression, exitUsage, exitNoOpenCL, exitOutput, exitWorkerFault, exitInterrupted), "run's ")
 
 // exitError carries an exit code to main; err nil means "nothing more to say".
 type exitError struct {
@@ -216,6 +230,9 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 				var names []string
 				for _, cmd := range c.App.Commands {
 					names = append(names, cmd.Name)
+				}
+				if !slices.Contains(names, "help") {
+					names = append(names, "help") // a command too, though not one of the app's: "hlep" means it
 				}
 				return usageErr("unknown command %q%s; the commands are %s (see clmemprobe --help)", c.Args().First(),
 					suggestion(c.Args().First(), names), strings.Join(names, ", "))

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
 func TestParseCount(t *testing.T) {
@@ -66,6 +67,11 @@ func TestDecimalSizeIsSaidOnce(t *testing.T) {
 		BufferFlags: "read-write", SetupTimeout: "1s", HangTimeout: "1s", Format: "table"}
 	if r, err := o.validate(); err != nil || r.note != "--bench-bytes 16MB is 16,000,000 bytes (decimal); 16MiB is 16,777,216" {
 		t.Errorf("exchange --bench-bytes 16MB: %+v, %v", r, err)
+	}
+	// A decimal size whose binary reading is no whole number of bytes still says the bytes it is.
+	o.BenchBytes = "1.1MB"
+	if r, err := o.validate(); err != nil || r.note != "--bench-bytes 1.1MB is "+units.Grouped(11*100*1000)+" bytes (decimal); 1.1MiB would not be a whole number of bytes" {
+		t.Errorf("exchange --bench-bytes 1.1MB: %+v, %v", r, err)
 	}
 	for _, size := range []string{"1MiB", "1Mi", "1M", "1048576"} {
 		if res := inProcess(t, env, "run", "--dry-run", "--max-allocs", "4", "--size", size); res.code != 0 || res.stderr != "" {

@@ -228,7 +228,7 @@ func resultFileOf(path, outDir string) string {
 		return ""
 	}
 	abs, err1 := filepath.Abs(path)
-	for _, name := range []string{runFile, samplesFile, chartFile} {
+	for _, name := range []string{runFile, samplesFile, chartFile, traceFile} {
 		f, err2 := filepath.Abs(filepath.Join(outDir, name))
 		if err1 == nil && err2 == nil && abs == f || same(path, filepath.Join(outDir, name)) {
 			return name

@@ -4,6 +4,7 @@ package main
 // (scripts/traceprog), the real ICD loader with PoCL and with the fault-injection runtime.
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -250,4 +251,64 @@ func TestTraceOfAFillFailure(t *testing.T) {
 	}
 	r := decodeRun(t, runTool(t, env, "run", "--strategies", "shared", "--touch", "fill", "--max-allocs", "1000", "--format", "json"))
 	wantFailure(t, strategy(t, r, result.Shared), idx, result.StageTouch, code, int(idx%2))
+}
+
+// A trace's folder is taken where a run's is (report DIR), and bundle packs a trace for a ticket: README,
+// report, the trace as written and a reproducer that fails where the program did; a trace whose failure is
+// a command's says in the README why there is no reproducer.
+func TestTraceBundleAndFolder(t *testing.T) {
+	const at = 13
+	env := FaultEnv(t, "FAULTCL_OOR_AT="+strconv.Itoa(at))
+	dir := t.TempDir()
+	res := runTool(t, traceEnv(env), "trace", "-q", "--out", dir, "--", Traceprog(t), "loop", "4096")
+	idx, code := printedFailure(t, res.stdout)
+	if r := runTool(t, env, "report", dir); r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("call #%d", idx)) {
+		t.Fatalf("report DIR of a trace: exit %d: %s%s", r.code, r.stdout, r.stderr)
+	}
+	out := filepath.Join(t.TempDir(), "ticket.tar.gz")
+	if r := runTool(t, env, "bundle", "-q", "-o", out, dir); r.code != 0 {
+		t.Fatalf("bundle of a trace: exit %d: %s", r.code, r.stderr)
+	}
+	files := untar(t, out)
+	original, _ := os.ReadFile(filepath.Join(dir, "trace.json"))
+	if !bytes.Equal(files["trace.json"], original) || len(files["report.md"]) == 0 || !strings.Contains(string(files["README.md"]), "cc repro.c -lOpenCL") {
+		t.Fatalf("bundle holds %v; want the trace as written, the report and a README with the reproducer", keys(files))
+	}
+	bin := compileC(t, string(files["repro.c"]))
+	run := exec.Command(bin)
+	run.Env = env
+	got, _ := run.Output()
+	if want := fmt.Sprintf("first failure: index %d code %d\n", idx, code); string(got) != want {
+		t.Errorf("the bundle's reproducer printed %q, the program %q", got, want)
+	}
+	fill := t.TempDir()
+	runTool(t, traceEnv(FaultEnv(t, "FAULTCL_MODEL=lazy", "FAULTCL_DEVICE_MEM=8388608")), "trace", "-q", "--out", fill, "--", Traceprog(t), "fill", strconv.Itoa(mib), "100")
+	out2 := filepath.Join(t.TempDir(), "fill.tar.gz")
+	if r := runTool(t, env, "bundle", "-q", "-o", out2, fill); r.code != 0 {
+		t.Fatalf("bundle of a fill trace: exit %d: %s", r.code, r.stderr)
+	}
+	if f := untar(t, out2); f["repro.c"] != nil || !strings.Contains(string(f["README.md"]), "a command, and the reproducer repeats only the allocations") {
+		t.Errorf("a fill failure's bundle: %v, README %q", keys(f), f["README.md"])
+	}
+}
+
+func keys(m map[string][]byte) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// trace -o writes the rendered trace, what stdout would have held, and refuses --out's own trace.json.
+func TestTraceOutput(t *testing.T) {
+	env := traceEnv(FaultEnv(t, "FAULTCL_OOR_AT=5"))
+	dir := t.TempDir()
+	md := filepath.Join(dir, "trace.md")
+	res := runTool(t, env, "trace", "-q", "--format", "markdown", "-o", md, "--", Traceprog(t), "loop", "4096")
+	b, err := os.ReadFile(md)
+	if res.code != 0 || err != nil || !strings.Contains(string(b), "first allocation failure") || strings.Contains(res.stdout, "first allocation failure") {
+		t.Fatalf("exit %d, file %q (%v), stdout %q", res.code, b, err, res.stdout)
+	}
+	oneLineError(t, runTool(t, env, "trace", "--out", dir, "-o", filepath.Join(dir, "trace.json"), "--", Traceprog(t), "loop", "4096"), exitUsage, "--out's own trace.json")
 }

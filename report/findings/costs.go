@@ -36,7 +36,9 @@ func (d *deriver) costs(views []*view, size uint64) {
 				body += fmt.Sprintf(", %s of system memory", units.SignedBytes(*s.SystemBytesPerBuffer))
 			}
 		}
-		if c := s.CommittedBytesPerBuffer; c != nil && math.Abs(*c-s.HostBytesPerBuffer) > cheapFraction*float64(size) {
+		// Committed memory is machine-wide too: a slope below zero, or within the noise, is what the rest
+		// of the machine did, not what a buffer costs, and is left out.
+		if c := s.CommittedBytesPerBuffer; c != nil && *c > 0 && !result.IsNoise(*c, size) && math.Abs(*c-s.HostBytesPerBuffer) > cheapFraction*float64(size) {
 			ev["committed_bytes_per_buffer"] = *c
 			body += fmt.Sprintf(" (%s committed)", units.SignedBytes(*c))
 		}
@@ -198,19 +200,24 @@ func (d *deriver) codeFindings() {
 	}
 }
 
-// unmeasured says, once per reason, where device memory was not measured.
+// unmeasured says, once per reason, where device memory was not measured; a strategy that ran at several
+// sizes is named once.
 func (d *deriver) unmeasured(views []*view, size uint64) {
 	var g groups
+	seen := map[string]bool{}
 	for _, v := range views {
 		if v.sampled || v.s.DeviceSampler == "" || v.s.Outcome == result.OutcomeUnsupported {
 			continue
 		}
 		why := strings.TrimPrefix(v.s.DeviceSampler, "not available: ")
+		body := ": device memory was not measured (" + why + ")"
 		if v.hostUnified {
-			g.add(result.FindingUnmeasured, ": these devices' memory is host memory, measured above as RSS and system memory; no device sampler applied ("+why+")", v.s.Strategy, nil, "")
-			continue
+			body = ": these devices' memory is host memory, measured above as RSS and system memory; no device sampler applied (" + why + ")"
 		}
-		g.add(result.FindingUnmeasured, ": device memory was not measured ("+why+")", v.s.Strategy, nil, "")
+		if key := body + "\x00" + string(v.s.Strategy); !seen[key] {
+			seen[key] = true
+			g.add(result.FindingUnmeasured, body, v.s.Strategy, nil, "")
+		}
 	}
 	d.emit(&g, size, plainSubject)
 }

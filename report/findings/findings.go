@@ -178,6 +178,13 @@ func deriveOne(r *result.Run, jobs []*result.StrategyResult, limits map[*result.
 	for _, size := range d.sizes {
 		d.size(size)
 	}
+	// What could not be measured is a fact of the run's samplers, not of a buffer size: said once for a
+	// sweep, not once per size.
+	views := make([]*view, len(jobs))
+	for i, s := range jobs {
+		views[i] = newView(r, s)
+	}
+	d.unmeasured(views, 0)
 	d.codeFindings()
 	head := d.headline()
 	return append(append([]result.Finding{head}, d.stopNotes()...), d.out...)
@@ -289,7 +296,6 @@ func (d *deriver) size(size uint64) {
 	d.overcommit(views, size)
 	d.deferred(views, size)
 	d.codes.note(views)
-	d.unmeasured(views, size)
 }
 
 // failures says where each strategy ended, earliest first, and how far the others got.

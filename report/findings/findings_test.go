@@ -210,3 +210,23 @@ func TestRuntimeTable(t *testing.T) {
 		}
 	}
 }
+
+// Committed memory is a machine-wide figure: a negative slope, or one within the noise, is no cost of a
+// buffer and is not written; a positive one past the noise is.
+func TestCommittedNoiseIsLeftOut(t *testing.T) {
+	fit := &result.Fit{Samples: 50, Spanned: 1000, OK: true}
+	const size = 1 << 20
+	for _, c := range []struct {
+		committed float64
+		shown     bool
+	}{{-1006.37 * 1024, false}, {-21.49 * 1024, false}, {result.NoiseFraction * size / 2, false}, {3 * size, true}} {
+		committed, sys := c.committed, float64(0)
+		r := &result.Run{Config: result.Config{Touch: result.TouchFill}, Devices: []result.Device{{Index: 0, GlobalMemBytes: 1 << 30}},
+			Strategies: []result.StrategyResult{{Strategy: result.Shared, Devices: []int{0}, SizeBytes: size, Outcome: result.OutcomeCompleted, AllocationsOK: 1000, Fit: fit,
+				HostBytesPerBuffer: 300, SystemBytesPerBuffer: &sys, CommittedBytesPerBuffer: &committed, DeviceBytesPerBuffer: map[string]float64{"0": size}, DeviceSampler: "test"}}}
+		v := verdictOf(r)
+		if got := strings.Contains(v, "committed)"); got != c.shown {
+			t.Errorf("committed %.0f B per buffer: written %v, want %v:\n%s", c.committed, got, c.shown, v)
+		}
+	}
+}

@@ -62,7 +62,7 @@ func (d *deriver) guardFinding(who []result.Strategy, tail string) result.Findin
 // guard, by an interrupt; ok is false when none was.
 func (d *deriver) stoppedHeadline() (result.Finding, bool) {
 	if guarded := d.guarded(); len(guarded) > 0 {
-		f := d.guardFinding(guarded, "; free host memory, or lower the reserve, to let them reach the runtime's own limit")
+		f := d.guardFinding(guarded, "; free host memory, or lower the reserve, to let "+them(len(guarded))+" reach the runtime's own limit")
 		f.Kind = result.FindingHeadline
 		return f, true
 	}
@@ -81,6 +81,14 @@ func (d *deriver) stoppedHeadline() (result.Finding, bool) {
 	}
 	sentence += ": no allocation failed in what ran, and no limit was reached; run it again to its end to find one."
 	return result.Finding{Kind: result.FindingHeadline, Sentence: sentence}, true
+}
+
+// them is the pronoun for n things named before it: a sentence about one job or strategy says "it".
+func them(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
 }
 
 // jobKey names a job of the configuration: its strategy, size and variant (as jobs record it).
@@ -131,9 +139,9 @@ func notRun(r *result.Run) (result.Finding, bool) {
 	if len(missing) == 0 {
 		return result.Finding{}, false
 	}
-	why := "the result does not hold them"
+	why := "the result does not hold " + them(len(missing))
 	if r.Partial {
-		why = "the run was interrupted before them"
+		why = "the run was interrupted before " + them(len(missing))
 	}
 	return result.Finding{Kind: result.FindingOutcome, Strategies: who, Evidence: map[string]float64{"jobs_not_run": float64(len(missing))},
 		Sentence: fmt.Sprintf("Not run (%s): %s.", why, strings.Join(missing, ", "))}, true
@@ -166,8 +174,23 @@ func oneDevice(r *result.Run) (result.Finding, bool) {
 			name = ", " + d.Name
 		}
 	}
-	return result.Finding{Kind: result.FindingComparison, Evidence: map[string]float64{"devices": 1},
-		Sentence: fmt.Sprintf("The run had one device (device %d%s): shared, per-device and migrate-first cannot differ on one device, so their thresholds say nothing about context layouts; run on two or more devices to compare them.", dev, name)}, true
+	// The strategies named are those that ran (else those asked for): a run of one strategy compared no
+	// layouts at all, and naming the others would suggest it had.
+	var ran []result.Strategy
+	for _, s := range r.Strategies {
+		ran = appendOnce(ran, s.Strategy)
+	}
+	if len(ran) == 0 {
+		ran = r.Config.Strategies
+	}
+	if len(ran) == 0 {
+		ran = result.DefaultStrategies
+	}
+	sentence := fmt.Sprintf("The run had one device (device %d%s): %s cannot differ on one device, so their thresholds say nothing about context layouts; run on two or more devices to compare them.", dev, name, names(ran))
+	if len(ran) == 1 {
+		sentence = fmt.Sprintf("The run had one device (device %d%s) and one strategy (%s): context layouts were not compared; run two or more strategies on two or more devices to compare them.", dev, name, ran[0])
+	}
+	return result.Finding{Kind: result.FindingComparison, Evidence: map[string]float64{"devices": 1}, Sentence: sentence}, true
 }
 
 // overcommit says where a job that did not fail was given more bytes for a device than the device reports

@@ -3,6 +3,7 @@ package findings
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -181,6 +182,67 @@ func TestNoSentenceSuggestsWhatTheRunDid(t *testing.T) {
 			if s.Outcome == result.OutcomeStopped && strings.Contains(r.Verdict[0], string(s.Strategy)+" stopped after") {
 				t.Fatalf("run %d: a stopped job leads the verdict: %s", n, r.Verdict[0])
 			}
+		}
+	}
+}
+
+// The guard's headline and the list of jobs not run refer back to what they named with a pronoun that
+// agrees with its count: "to let it reach" for one strategy, "them" for two; "before it" for one job.
+func TestStopSentencesAgreeInNumber(t *testing.T) {
+	guarded := job(result.Shared, result.OutcomeStopped, 40, 0)
+	guarded.Guard, guarded.Reason = result.GuardSystem, "host guard: system available memory fell below the reserve"
+	for _, n := range []int{1, 2} {
+		r := &result.Run{Config: result.Config{Touch: result.TouchFill, HostReserveByte: 3 << 30}, Environment: &result.Environment{HostMemBytes: 64 << 30},
+			Devices: []result.Device{{Index: 0, GlobalMemBytes: 1 << 30}}}
+		for _, st := range []result.Strategy{result.Shared, result.PerDevice}[:n] {
+			j := guarded
+			j.Strategy = st
+			r.Strategies = append(r.Strategies, j)
+		}
+		pronoun := map[int]string{1: "it", 2: "them"}[n]
+		want := "to let " + pronoun + " reach the runtime's own limit"
+		if v := verdictOf(r); !strings.Contains(v, want) {
+			t.Errorf("%d guard-stopped: want %q in\n%s", n, want, v)
+		}
+	}
+	for _, missing := range []int{1, 2} {
+		asked := []result.Strategy{result.Shared, result.PerDevice, result.MigrateFirst}[:1+missing]
+		r := &result.Run{Partial: true, Config: result.Config{Touch: result.TouchFill, Strategies: asked, SizeBytes: mib},
+			Devices:    []result.Device{{Index: 0, GlobalMemBytes: 8 << 30}, {Index: 1, GlobalMemBytes: 8 << 30}},
+			Strategies: []result.StrategyResult{job(result.Shared, result.OutcomeCompleted, 10, 0, 1)}}
+		want := "Not run (the run was interrupted before " + map[int]string{1: "it", 2: "them"}[missing] + "): "
+		if v := verdictOf(r); !strings.Contains(v, want) {
+			t.Errorf("%d not run: want %q in\n%s", missing, want, v)
+		}
+	}
+}
+
+// The one-device sentence names the strategies that ran, not the default three; a run of one strategy
+// on one device says only that the layouts were not compared, in one sentence.
+func TestOneDeviceNamesTheStrategiesThatRan(t *testing.T) {
+	dev := []result.Device{{Index: 0, Name: "pthread-cpu", GlobalMemBytes: 8 << 30}}
+	for _, ran := range [][]result.Strategy{{result.Shared}, {result.Shared, result.DeviceList}} {
+		r := &result.Run{Config: result.Config{Touch: result.TouchFill, Strategies: result.DefaultStrategies}, Devices: dev}
+		for _, st := range ran {
+			r.Strategies = append(r.Strategies, job(st, result.OutcomeCompleted, 100, 0))
+		}
+		v := verdictOf(r)
+		var line string
+		for _, s := range r.Verdict {
+			if strings.HasPrefix(s, "The run had one device") {
+				line = s
+			}
+		}
+		if line == "" {
+			t.Fatalf("%v: no one-device sentence:\n%s", ran, v)
+		}
+		for _, st := range result.Strategies {
+			if named := strings.Contains(line, string(st)); named != slices.Contains(ran, st) {
+				t.Errorf("%v ran: the sentence names %s: %v\n%s", ran, st, named, line)
+			}
+		}
+		if len(ran) == 1 && (!strings.Contains(line, "not compared") || strings.Count(line, ". ") > 0) {
+			t.Errorf("one strategy: want one sentence saying the layouts were not compared: %s", line)
 		}
 	}
 }

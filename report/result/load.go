@@ -192,6 +192,10 @@ func checked(r *Run, name string) (*Run, error) {
 
 // checkHead is the test of a file's head: a clmemprobe result of this schema version.
 func checkHead(version *int, tool, name string) error {
+	// A version without the tool's name is still worth naming: the file says which schema it claims.
+	if version != nil && *version != SchemaVersion && tool == "" {
+		return &NotAResultError{name, fmt.Sprintf("schema version %d and no tool name; this build reads clmemprobe's version %d", *version, SchemaVersion)}
+	}
 	if version == nil || tool != "clmemprobe" {
 		return &NotAResultError{name, "no clmemprobe schema_version"}
 	}

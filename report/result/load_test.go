@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -84,6 +85,26 @@ func TestLoadRejectsWhatIsNotAResult(t *testing.T) {
 		var nr *NotAResultError
 		if _, err := Load(path); !errors.As(err, &nr) {
 			t.Errorf("%s: %v, want a NotAResultError", name, err)
+		}
+	}
+}
+
+// A file that claims another schema version says that version and the one this build reads, with the
+// tool's name or without it.
+func TestLoadNamesASchemaVersionItDoesNotRead(t *testing.T) {
+	dir := t.TempDir()
+	const other = 99
+	for name, content := range map[string]string{
+		"bare.json":  fmt.Sprintf(`{"schema_version": %d}`, other),
+		"named.json": fmt.Sprintf(`{"schema_version": %d, "tool": {"name": "clmemprobe"}}`, other),
+	} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(path)
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("schema version %d", other)) || !strings.Contains(err.Error(), fmt.Sprintf("version %d", SchemaVersion)) {
+			t.Errorf("%s: %v, want it to name version %d and this build's %d", name, err, other, SchemaVersion)
 		}
 	}
 }

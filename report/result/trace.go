@@ -160,6 +160,11 @@ func (t *Trace) SetFindings(verdict []string, limit Limit, evidence map[string]f
 // LoadTrace reads a trace document, or returns nil without an error when the file is a JSON document of
 // another kind (a run): the caller loads it as one.
 func LoadTrace(path string) (*Trace, error) {
+	// Only a regular file is looked into: opening a FIFO would wait for its writer, and reading a pipe would
+	// take what the run loader must read. Those go to the run loader, which says what they are.
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, nil
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err

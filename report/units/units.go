@@ -54,7 +54,8 @@ func SignedBytes(v float64) string {
 //     than 1028 KiB;
 //   - the same with the eighths of the first unit (1.5 GiB+4 KiB);
 //   - the same three in decimal units (1 MB, 1.5 MB, 1 GB+500 MB), for a size that is only exact in those
-//     and so was most likely typed in them;
+//     and so was most likely typed in them; a decimal unit also takes one decimal (1.1 MB, 2.3 GB), as a
+//     decimal size is typed, where the eighths would give 1 MB+100 KB;
 //   - a whole binary unit and bytes (1 MiB+4097 B), else bytes (500 B).
 func Size(n uint64) string {
 	for _, units := range [][]unit{binaryUnits, decimalUnits} {
@@ -101,9 +102,13 @@ func largest(n uint64, units []unit) (unit, bool) {
 }
 
 // exactTerm writes n as one term of the largest of units not above it, with at most three decimals (a whole
-// number of eighths of the unit: 1/8 is 0.125), or says it cannot.
+// number of eighths of the unit: 1/8 is 0.125) or, in a decimal unit, one (a whole number of tenths), or
+// says it cannot.
 func exactTerm(n uint64, units []unit) (string, bool) {
 	u, ok := largest(n, units)
+	if ok && u.v%10 == 0 && n%(u.v/8) != 0 && n%(u.v/10) == 0 {
+		return fmt.Sprintf("%d.%d %s", n/u.v, n%u.v/(u.v/10), u.name), true
+	}
 	if !ok || n%(u.v/8) != 0 {
 		return "", false
 	}

@@ -15,6 +15,8 @@ func TestFormatSizeIsExact(t *testing.T) {
 		3 << 19: "1.5 MiB", 5 << 28: "1.25 GiB", 9 << 17: "1.125 MiB", 1536: "1.5 KiB", 15 << 37: "1.875 TiB", 7 << 37: "896 GiB",
 		// Past a threshold, the threshold and the step: 1 MiB+4 KiB, not 1028 KiB or 1.004 MiB.
 		1<<30 + 3<<19: "1 GiB+1.5 MiB", 3<<29 + 4<<10: "1.5 GiB+4 KiB", 1<<20 + 1<<17 + 4<<10: "1 MiB+132 KiB",
+		// A decimal size with one decimal is written as typed (--size 1.1MB), not as 1 MB+100 KB.
+		1100 * 1000: "1.1 MB", 2300 * 1000 * 1000: "2.3 GB", 1900: "1.9 KB", 1000*1000*1000 + 1100*1000: "1 GB+1.1 MB",
 	} {
 		if got := Size(in); got != want {
 			t.Errorf("Size(%d) = %q, want %q", in, got, want)
@@ -93,6 +95,9 @@ func TestSizeReadsBack(t *testing.T) {
 		for k := uint64(1); k <= 64; k++ {
 			for _, d := range []uint64{0, 1, 7, 1000, 1 << 12} {
 				ns = append(ns, k*u.v/8+d, k*u.v/8-1, 1000*u.v+k*u.v/8+d)
+			}
+			if u.v%10 == 0 { // the tenths of a decimal unit
+				ns = append(ns, k*u.v/10, k*u.v/10+1, u.v+k*u.v/10, 1000*u.v+k*u.v/10)
 			}
 		}
 	}

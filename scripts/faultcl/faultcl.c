@@ -25,6 +25,7 @@
  *   FAULTCL_NOTIFY=1             a failed allocation calls the context's notify callback first
  *   FAULTCL_FREE_QUERY=0         do not answer CL_DEVICE_GLOBAL_FREE_MEMORY_AMD (answered by default)
  *   FAULTCL_EXTENSIONS=list      extra device extensions (cl_khr_external_memory enables the device list)
+ *   FAULTCL_PCI_BUS=n            devices list cl_khr_pci_bus_info and answer it: domain 0, bus n, device = index
  *   FAULTCL_BROKEN_PLATFORM=1    the platform's device queries fail with CL_OUT_OF_HOST_MEMORY (its own
  *                                name and suffix still answer, or the loader would hide it)
  *   FAULTCL_ZERO_MEM=1           devices report 0 bytes of global memory
@@ -122,6 +123,7 @@ static struct {
 	long oor_at, crash_at, hang_at, slow_us;
 	int faults_multi_only;
 	const char *extensions;
+	long pci_bus; /* -1: no PCI bus info */
 	const char *crash_in, *hang_in;
 	long linger, max_allocs, map_per_buffer, overcommit;
 	int staging_memfd;
@@ -167,6 +169,7 @@ static void init_config(void) {
 	cfg.broken = (int)env_long("FAULTCL_BROKEN_PLATFORM", 0);
 	cfg.zero_mem = (int)env_long("FAULTCL_ZERO_MEM", 0);
 	cfg.extensions = getenv("FAULTCL_EXTENSIONS");
+	cfg.pci_bus = env_long("FAULTCL_PCI_BUS", -1);
 	cfg.crash_in = getenv("FAULTCL_CRASH_IN");
 	cfg.hang_in = getenv("FAULTCL_HANG_IN");
 	cfg.linger = env_long("FAULTCL_LINGER", 0);
@@ -254,8 +257,14 @@ static cl_int CL_API_CALL GetDeviceInfo(cl_device_id d, cl_device_info param, si
 	case CL_DEVICE_VERSION: return info_str("OpenCL 3.0 faultcl", size, out, ret);
 	case CL_DRIVER_VERSION: return info_str("1.0-faultcl", size, out, ret);
 	case CL_DEVICE_EXTENSIONS:
-		snprintf(buf, sizeof buf, "cl_khr_byte_addressable_store %s", cfg.extensions ? cfg.extensions : "");
+		snprintf(buf, sizeof buf, "cl_khr_byte_addressable_store %s%s", cfg.pci_bus >= 0 ? "cl_khr_pci_bus_info " : "",
+			cfg.extensions ? cfg.extensions : "");
 		return info_str(buf, size, out, ret);
+	case 0x410F: { /* CL_DEVICE_PCI_BUS_INFO_KHR: domain, bus, device, function */
+		if (cfg.pci_bus < 0) return CL_INVALID_VALUE;
+		cl_uint pci[4] = {0, (cl_uint)cfg.pci_bus, (cl_uint)d->index, 0};
+		return info(pci, sizeof pci, size, out, ret);
+	}
 	case CL_DEVICE_TYPE: u64 = CL_DEVICE_TYPE_GPU; return info(&u64, 8, size, out, ret);
 	case CL_DEVICE_GLOBAL_MEM_SIZE: u64 = cfg.zero_mem ? 0 : cfg.dev_mem; return info(&u64, 8, size, out, ret);
 	case CL_DEVICE_MAX_MEM_ALLOC_SIZE: u64 = cfg.zero_mem ? 0 : cfg.dev_mem / 4; return info(&u64, 8, size, out, ret);

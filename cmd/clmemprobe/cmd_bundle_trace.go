@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/clmemprobe/clmemprobe/report"
+	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// bundleTrace packs a trace for a ticket as bundle packs a run: README.md, report.md, trace.json as given,
+// and repro.c where the trace has a failure to repeat.
+func bundleTrace(o bundleOptions, path string, t *result.Trace, loadErr error, stderr io.Writer) error {
+	if loadErr != nil {
+		return usageErr("%v", loadErr)
+	}
+	original, err := os.ReadFile(path)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	t.SetFindings(findings.DeriveTrace(t))
+	var md, repro bytes.Buffer
+	if err := report.Render(&md, "markdown", t); err != nil {
+		return outputErr("cannot render report.md: %v", err)
+	}
+	reproErr := report.Render(&repro, "repro", t)
+	files := []bundleFile{{"README.md", traceReadme(t, reproErr)}, {"report.md", md.Bytes()}, {traceFile, original}}
+	if reproErr == nil {
+		files = append(files, bundleFile{"repro.c", repro.Bytes()})
+	}
+	mtime, err := time.Parse(time.RFC3339, t.Started)
+	if err != nil {
+		mtime = time.Unix(0, 0)
+	}
+	return writeBundle(o, files, mtime, stderr)
+}
+
+// traceReadme is the README of a trace's bundle: what the program did, and how to see it again.
+func traceReadme(t *result.Trace, reproErr error) []byte {
+	b := &bytes.Buffer{}
+	title := "An OpenCL program traced without an allocation failure"
+	if t.FirstFailure != nil {
+		title = "An OpenCL program's allocation failure"
+	}
+	fmt.Fprintf(b, "# %s, traced by clmemprobe %s\n\n", title, report.MarkdownText(t.Tool.Version))
+	if len(t.Verdict) > 0 {
+		fmt.Fprintf(b, "**%s**\n\n", report.MarkdownText(t.Verdict[0]))
+	}
+	b.WriteString("| file | what it is |\n|:--|:--|\n")
+	b.WriteString("| `report.md` | the report: the first failure, the limit, the buffers of every context |\n")
+	b.WriteString("| `trace.json` | the trace as clmemprobe wrote it: every context, the allocation sequence, the samples |\n")
+	if reproErr == nil {
+		b.WriteString("| `repro.c` | a C program that repeats the traced allocation sequence (sizes, flags, contexts) to its first failure |\n\n")
+		b.WriteString("To reproduce without clmemprobe (OpenCL headers and loader only):\n\n```sh\ncc repro.c -lOpenCL -o repro && ./repro\n```\n\n")
+	} else {
+		fmt.Fprintf(b, "\nThere is no C reproducer: %s.\n\n", report.MarkdownText(reproErr.Error()))
+	}
+	b.WriteString("To trace the program again with clmemprobe (https://github.com/clmemprobe/clmemprobe):\n\n")
+	b.WriteString(report.MarkdownCode(report.ShellQuote(append([]string{"clmemprobe", "trace", "--"}, append([]string{t.Program}, t.Args...)...)), "sh"))
+	return b.Bytes()
+}

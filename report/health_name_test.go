@@ -1,0 +1,33 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/clmemprobe/clmemprobe/report/comparison"
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
+)
+
+// check names a job one way in its one line and in -v's lines: strategy, size, flags and "variant NAME".
+func TestCheckNamesAJobOneWay(t *testing.T) {
+	const variant, flags = "as", "alloc-host-ptr"
+	h := &comparison.Health{Healthy: true, Tolerance: 0.1, Budget: 50, Jobs: []comparison.HealthJob{
+		{Strategy: result.Shared, SizeBytes: 1 << 20, Variant: variant, Flags: flags, Healthy: true, Outcome: result.OutcomeFailed,
+			AllocationsOK: 100, ExpectedAllocs: 100, ExpectedOutcome: result.OutcomeFailed}}}
+	want := fmt.Sprintf("%s %s %s variant %s", result.Shared, units.Size(1<<20), flags, variant)
+	var line, verbose bytes.Buffer
+	if err := writeHealthText(&line, h, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHealthJobs(&verbose, h); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"the line": line.String(), "-v": verbose.String()} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%s names the job otherwise than %q: %s", name, want, out)
+		}
+	}
+}
