@@ -198,15 +198,9 @@ func finishTrace(t *result.Trace, r *traceRequest, stdout, stderr io.Writer) err
 // lockTraceDir makes the folder, takes its lock, and refuses one that holds a trace unless force, as run's
 // --out does.
 func lockTraceDir(dir string, force bool) (*safefile.DirLock, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, usageErr("--out: cannot create %s: %v", dir, err)
-	}
-	lock, err := safefile.LockDir(dir)
-	if errors.Is(err, safefile.ErrLocked) {
-		return nil, usageErr("--out %s: another clmemprobe command is writing into it; wait for it to end or choose another folder", dir)
-	}
+	lock, err := lockOutDir(dir)
 	if err != nil {
-		return nil, usageErr("--out %s is not writable: %v", dir, err)
+		return nil, err
 	}
 	fi, err := os.Lstat(filepath.Join(dir, traceFile))
 	switch {

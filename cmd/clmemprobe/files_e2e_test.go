@@ -105,7 +105,7 @@ func TestTwoRunsIntoOneFolder(t *testing.T) {
 	first, out := startRun(t, FaultEnv(t, "FAULTCL_SLOW_US=1000"), dir, "--max-allocs", "1500", "--strategies", "shared")
 	workerOf(t, first.Process.Pid, map[int]bool{})
 	second := runTool(t, FaultEnv(t), append([]string{"run", "--force", "--out", dir}, quickRun...)...)
-	oneLineError(t, second, exitUsage, "another clmemprobe run")
+	oneLineError(t, second, exitUsage, "another clmemprobe command is writing into it")
 	if err := first.Wait(); err != nil {
 		t.Fatalf("the first run: %v\n%s", err, out)
 	}

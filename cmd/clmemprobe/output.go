@@ -32,17 +32,26 @@ type outputDir struct {
 	samples *safefile.Stream
 }
 
-// openOutputDir makes the folder, takes its lock, and refuses a folder that holds a result unless force.
-func openOutputDir(dir string, force bool) (*outputDir, error) {
+// lockOutDir makes an --out folder and takes its lock: one command writes into a folder at a time.
+func lockOutDir(dir string) (*safefile.DirLock, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, usageErr("--out: cannot create %s: %v", dir, err)
 	}
 	lock, err := safefile.LockDir(dir)
 	if errors.Is(err, safefile.ErrLocked) {
-		return nil, usageErr("--out %s: another clmemprobe run is writing into it; wait for it to end or choose another folder", dir)
+		return nil, usageErr("--out %s: another clmemprobe command is writing into it; wait for it to end or choose another folder", dir)
 	}
 	if err != nil {
 		return nil, usageErr("--out %s is not writable: %v", dir, err)
+	}
+	return lock, nil
+}
+
+// openOutputDir makes the folder, takes its lock, and refuses a folder that holds a result unless force.
+func openOutputDir(dir string, force bool) (*outputDir, error) {
+	lock, err := lockOutDir(dir)
+	if err != nil {
+		return nil, err
 	}
 	o := &outputDir{dir: dir, force: force, lock: lock}
 	for _, name := range []string{runFile, samplesFile, chartFile} {
