@@ -68,8 +68,14 @@ func Trace(ctx context.Context, req TraceRequest) (*result.Trace, error) {
 	if err != nil {
 		return nil, &layerError{err}
 	}
+	// NVML is a vendor library: read in a child of the tool, started before the program so that its first
+	// samples have device figures, and ended with its group when the trace ends.
+	groups, end := session()
+	defer end()
+	gpus := startGPUChild(ctx, trace.DefaultSampleEvery, groups)
 	t, err := trace.Run(ctx, trace.Spec{Program: req.Program, Args: req.Args, Layer: layer, Via: req.Via, Timeout: req.Timeout,
-		Stdin: req.Stdin, Stdout: req.Stdout, Stderr: req.Stderr})
+		Stdin: req.Stdin, Stdout: req.Stdout, Stderr: req.Stderr, GPUs: gpus})
+	gpus.stop()
 	if err != nil {
 		return nil, &startError{err}
 	}

@@ -33,6 +33,7 @@ func writeTraceTable(w io.Writer, t *result.Trace, _ Options) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	fmt.Fprintf(cw, "\n%s\n", plain(traceDeviceLine(t)))
 	fmt.Fprintf(cw, "\n%d allocation calls (%d failed), %d failed enqueues, %d records dropped; the program %s after %.2f s.\n",
 		t.Allocations, t.CreatesFailed, t.EnqueuesFailed, t.RecordsDropped, plain(t.Exit.Description), t.Seconds)
 	return cw.err
@@ -58,6 +59,7 @@ func writeTraceMarkdown(w io.Writer, t *result.Trace, _ Options) error {
 		}
 		fmt.Fprintf(cw, ", at %.3f s.\n", f.Seconds)
 	}
+	fmt.Fprintf(cw, "\n%s\n", mdText(traceDeviceLine(t)))
 	fmt.Fprintf(cw, "\n%d allocation calls (%d failed), %d failed enqueues, %d records dropped.\n", t.Allocations, t.CreatesFailed, t.EnqueuesFailed, t.RecordsDropped)
 	return cw.err
 }

@@ -17,7 +17,7 @@ func DeriveTrace(t *result.Trace) ([]string, result.Limit, map[string]float64) {
 		verdict = append(verdict, fmt.Sprintf("No allocation failed: the program made %d allocation calls in %d contexts and %s.",
 			t.Allocations, len(t.Contexts), t.Exit.Description))
 	} else {
-		verdict = append(verdict, failureSentence(t))
+		verdict = append(verdict, failureSentence(t), devicesAtFailure(t))
 	}
 	lf, over := overMaxAlloc(t)
 	if job, run, ok := traceJob(t); ok && !over {
@@ -71,16 +71,21 @@ func failureSentence(t *result.Trace) string {
 func devicesText(t *result.Trace, devs []int) string {
 	var names []string
 	for _, d := range devs {
-		name := fmt.Sprintf("device %d", d)
-		if d >= 0 && d < len(t.Devices) && t.Devices[d].Name != "" {
-			name += " (" + t.Devices[d].Name + ")"
-		}
-		names = append(names, name)
+		names = append(names, deviceName(t, d))
 	}
 	if len(names) == 0 {
 		return "no device it listed"
 	}
 	return fmt.Sprintf("%d device%s: %s", len(names), map[bool]string{true: "", false: "s"}[len(names) == 1], strings.Join(names, ", "))
+}
+
+// deviceName is "device 0 (its name)", the name where the runtime gave one.
+func deviceName(t *result.Trace, d int) string {
+	name := fmt.Sprintf("device %d", d)
+	if d >= 0 && d < len(t.Devices) && t.Devices[d].Name != "" {
+		name += " (" + t.Devices[d].Name + ")"
+	}
+	return name
 }
 
 // traceJob is the program as one job of a run, for classify: the failing context's devices and live
@@ -119,9 +124,56 @@ func traceJob(t *result.Trace) (*result.StrategyResult, *result.Run, bool) {
 	if len(devs) > 1 {
 		strategy = result.Shared
 	}
+	// A strategy's samples end at its failure, where its device figures are read; a program's go on to its
+	// end, past releases: with device figures, the job's samples end at the one that stands for the failure.
+	samples := t.Samples
+	if i := t.FailureSample(); i >= 0 {
+		samples = samples[:i+1]
+	}
+	sampler := t.DeviceSampler
+	if sampler == "" {
+		sampler = result.DeviceNotAvailable + "trace samples the host only" // a trace made before device sampling
+	}
 	return &result.StrategyResult{Strategy: strategy, Devices: devs, SizeBytes: size, Outcome: outcome, Reason: reason, Signal: signal,
-		ExitCode: t.Exit.Code, AllocationsOK: live, BytesOK: liveBytes, FirstFailure: ff, Samples: plainSamples(t.Samples),
-		DeviceSizes: deviceSizes(t.Devices), DeviceSampler: "not available: trace samples the host only"}, traceRun(t), true
+		ExitCode: t.Exit.Code, AllocationsOK: live, BytesOK: liveBytes, FirstFailure: ff, Samples: plainSamples(samples),
+		DeviceSizes: deviceSizes(t.Devices), DeviceSampler: sampler}, traceRun(t), true
+}
+
+// devicesAtFailure says, for the failing context's devices, their used memory at the first failure and how
+// much of it was the program's own, the rest other processes': from the sample that stands for the
+// failure (result.FailureSample), or why device memory was not measured.
+func devicesAtFailure(t *result.Trace) string {
+	i := t.FailureSample()
+	if i < 0 {
+		why := strings.TrimPrefix(t.DeviceSampler, result.DeviceNotAvailable)
+		if t.DeviceMeasured() {
+			why = "no sample with device figures"
+		} else if why == "" {
+			why = "trace samples the host only"
+		}
+		return "Device memory not measured: " + why + "."
+	}
+	s := &t.Samples[i]
+	var parts []string
+	for _, d := range t.FirstFailure.Devices {
+		for _, ds := range s.DeviceSamples {
+			if ds.Device != d {
+				continue
+			}
+			part := fmt.Sprintf("%s held %s", deviceName(t, d), units.Bytes(ds.UsedBytes))
+			if d >= 0 && d < len(t.Devices) && t.Devices[d].GlobalMemBytes > 0 {
+				part += fmt.Sprintf(" of its %s", units.Bytes(t.Devices[d].GlobalMemBytes))
+			}
+			if own, ok := s.ProgramBytes(d); ok {
+				part += fmt.Sprintf(", %s of it the program's own and %s other processes'", units.Bytes(own), units.Bytes(ds.UsedBytes-min(own, ds.UsedBytes)))
+			}
+			parts = append(parts, part)
+		}
+	}
+	if len(parts) == 0 {
+		return "Device memory at the failure: the failing context's devices were not among those measured (" + t.DeviceSampler + ")."
+	}
+	return fmt.Sprintf("At the failure (sample at call #%d, %.2f s), %s (%s).", s.Index, s.Seconds, strings.Join(parts, "; "), t.DeviceSampler)
 }
 
 // typicalSize is the bytes of one of the failing context's live buffers on average, else the failed

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 // TraceSchemaVersion is the version of the trace document (trace.json); it changes when a field changes
@@ -52,16 +53,19 @@ type Trace struct {
 	RecordsLost    uint64 `json:"records_lost,omitempty"`
 	OtherProcesses uint32 `json:"other_processes,omitempty"`
 	// ContextsUntracked and DevicesUntracked are beyond the layer's fixed tables (128 contexts, 64 devices).
-	ContextsUntracked uint64             `json:"contexts_untracked,omitempty"`
-	DevicesUntracked  uint64             `json:"devices_untracked,omitempty"`
-	Devices           []TraceDevice      `json:"devices"`
-	Contexts          []TraceContext     `json:"contexts"`
-	FirstFailure      *TraceFailure      `json:"first_failure"`
-	Sequence          []TraceStep        `json:"sequence"`
-	SequenceTruncated bool               `json:"sequence_truncated,omitempty"`
-	Samples           []TraceSample      `json:"samples"`
-	Limit             Limit              `json:"limit,omitempty"`
-	LimitEvidence     map[string]float64 `json:"limit_evidence,omitempty"`
+	ContextsUntracked uint64         `json:"contexts_untracked,omitempty"`
+	DevicesUntracked  uint64         `json:"devices_untracked,omitempty"`
+	Devices           []TraceDevice  `json:"devices"`
+	Contexts          []TraceContext `json:"contexts"`
+	FirstFailure      *TraceFailure  `json:"first_failure"`
+	Sequence          []TraceStep    `json:"sequence"`
+	SequenceTruncated bool           `json:"sequence_truncated,omitempty"`
+	Samples           []TraceSample  `json:"samples"`
+	// DeviceSampler says which sampler gave the samples' device figures, or, as a run's strategy does, "not
+	// available: " and why none did.
+	DeviceSampler string             `json:"device_sampler,omitempty"`
+	Limit         Limit              `json:"limit,omitempty"`
+	LimitEvidence map[string]float64 `json:"limit_evidence,omitempty"`
 	// Verdict is the findings' sentences: what failed first, then what ran out.
 	Verdict []string `json:"verdict"`
 }
@@ -83,6 +87,9 @@ type TraceDevice struct {
 	Type           string `json:"type,omitempty"`
 	GlobalMemBytes uint64 `json:"global_mem_bytes"`
 	MaxAllocBytes  uint64 `json:"max_alloc_bytes"`
+	// PCIBusID is "dddd:bb:dd.f" where the runtime tells it (cl_khr_pci_bus_info, NVIDIA's or AMD's vendor
+	// query): device memory figures are keyed to the device by it.
+	PCIBusID string `json:"pci_bus_id,omitempty"`
 }
 
 // TraceContext is one context the program created, with its buffers: live ones at the end, and the peak.
@@ -139,10 +146,61 @@ type TraceStep struct {
 	Devices int    `json:"devices,omitempty"` // of a context create
 }
 
-// TraceSample is a host sample of the program's process, with every context's live bytes at that time.
+// TraceSample is a sample of the program's process (host memory, descriptors, and its devices' memory in
+// Sample.DeviceSamples where a sampler applies), with every context's live bytes at that time.
 type TraceSample struct {
 	Sample
 	Live []TraceLive `json:"live,omitempty"`
+	// ProgramDevices is the program's own memory on each device, where the sampler tells it (NVML's
+	// per-process figure, the program's DRM fdinfo counters): the rest of a device's use is other processes'.
+	ProgramDevices []TraceDeviceUse `json:"program_devices,omitempty"`
+}
+
+// TraceDeviceUse is the program's own memory on one device.
+type TraceDeviceUse struct {
+	Device int    `json:"device"`
+	Bytes  uint64 `json:"bytes"`
+}
+
+// DeviceMeasured says whether the trace's samples carry device figures.
+func (t *Trace) DeviceMeasured() bool {
+	return t.DeviceSampler != "" && !strings.HasPrefix(t.DeviceSampler, DeviceNotAvailable)
+}
+
+// DeviceNotAvailable starts a DeviceSampler that gave nothing, followed by why (as a run's strategy has it).
+const DeviceNotAvailable = "not available: "
+
+// FailureSample is the sample that stands for the devices' memory at the first failure: the last one with
+// device figures taken before the failing call (its index at most the failure's), else the first one
+// after; -1 when there is no failure or no device figure. The samples are the program's, in order.
+func (t *Trace) FailureSample() int {
+	if t.FirstFailure == nil {
+		return -1
+	}
+	at := -1
+	for i, s := range t.Samples {
+		if len(s.DeviceSamples) == 0 {
+			continue
+		}
+		if s.Index > t.FirstFailure.Index {
+			if at < 0 {
+				at = i
+			}
+			break
+		}
+		at = i
+	}
+	return at
+}
+
+// ProgramBytes is the program's own memory on device dev in a sample, and whether the sampler told it.
+func (s *TraceSample) ProgramBytes(dev int) (uint64, bool) {
+	for _, p := range s.ProgramDevices {
+		if p.Device == dev {
+			return p.Bytes, true
+		}
+	}
+	return 0, false
 }
 
 // MaxTraceSteps bounds the sequence a trace keeps (identical calls in a row take one step).

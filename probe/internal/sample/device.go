@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -82,13 +83,23 @@ type nvmlSampler struct {
 	root  Root // where the processes' names are read (Processes)
 }
 
-func newNVMLSampler(ts []Target, root Root) (DeviceSampler, string) {
+// OpenNVML opens NVML, or says in one line why it cannot, as every user of NVML reports it ("NVML:
+// libnvidia-ml.so.1 not found"): the worker's sampler, and the GPU memory child of a trace.
+func OpenNVML() (*nvml.NVML, string) {
 	n, err := nvml.Open()
 	if errors.Is(err, nvml.ErrorLibraryNotFound) {
 		return nil, "NVML: " + nvml.Library + " not found"
 	}
 	if err != nil {
 		return nil, "NVML: " + err.Error()
+	}
+	return n, ""
+}
+
+func newNVMLSampler(ts []Target, root Root) (DeviceSampler, string) {
+	n, why := OpenNVML()
+	if n == nil {
+		return nil, why
 	}
 	s := &nvmlSampler{n: n, byIdx: map[int]nvml.Device{}, root: root}
 	for _, t := range ts {
@@ -98,7 +109,7 @@ func newNVMLSampler(ts []Target, root Root) (DeviceSampler, string) {
 		}
 		found := false
 		for _, d := range n.Devices {
-			if samePCI(d.PCIBusID, t.PCIBusID) {
+			if SamePCI(d.PCIBusID, t.PCIBusID) {
 				s.byIdx[t.Index], found = d, true
 				s.order = append(s.order, t.Index)
 			}
@@ -111,8 +122,8 @@ func newNVMLSampler(ts []Target, root Root) (DeviceSampler, string) {
 	return s, ""
 }
 
-// samePCI compares bus ids ignoring case and the function number, which vendors report inconsistently.
-func samePCI(a, b string) bool { return pciKey(a) == pciKey(b) }
+// SamePCI compares bus ids ignoring case and the function number, which vendors report inconsistently.
+func SamePCI(a, b string) bool { return pciKey(a) == pciKey(b) }
 
 func (s *nvmlSampler) Name() string { return "NVML (nvmlDeviceGetMemoryInfo, device-wide)" }
 
@@ -179,7 +190,7 @@ func newAMDGPUSysfsSampler(ts []Target, root Root) (DeviceSampler, string) {
 		for _, c := range cards {
 			dev := filepath.Join(c, "device")
 			link, err := filepath.EvalSymlinks(dev)
-			if err != nil || !samePCI(filepath.Base(link), t.PCIBusID) {
+			if err != nil || !SamePCI(filepath.Base(link), t.PCIBusID) {
 				continue
 			}
 			if _, err := os.Stat(filepath.Join(dev, "mem_info_vram_used")); err == nil {
@@ -227,7 +238,7 @@ type fdinfoSampler struct {
 }
 
 func newFdinfoSampler(ts []Target, root Root) (DeviceSampler, string) {
-	s := &fdinfoSampler{proc: root.Proc, byPCI: map[string]int{}}
+	s := &fdinfoSampler{proc: root.Proc, byPCI: map[string]int{}} // this process: <proc>/self
 	for _, t := range ts {
 		if t.PCIBusID == "" {
 			return nil, fmt.Sprintf("DRM fdinfo: OpenCL device %d has no PCI bus id", t.Index)
@@ -256,7 +267,24 @@ func pciKey(id string) string {
 func (s *fdinfoSampler) Name() string { return "DRM fdinfo drm-total-* (this process)" }
 
 func (s *fdinfoSampler) Read() ([]result.DeviceSample, error) {
-	files, err := filepath.Glob(filepath.Join(s.proc, "self", "fdinfo", "*"))
+	return drmUsed(filepath.Join(s.proc, "self"), s.byPCI)
+}
+
+// DRMUsedBy is process pid's DRM memory (drm-total-*, from <proc>/pid/fdinfo) per device, for the devices
+// whose PCI bus ids devices maps to their indices: what `trace` reads of the traced program, in the tool's
+// own process, since it is only files. A device the process holds no DRM client of is absent.
+func DRMUsedBy(root Root, pid int, devices map[string]int) ([]result.DeviceSample, error) {
+	byPCI := make(map[string]int, len(devices))
+	for id, idx := range devices {
+		byPCI[pciKey(id)] = idx
+	}
+	return drmUsed(filepath.Join(root.Proc, strconv.Itoa(pid)), byPCI)
+}
+
+// drmUsed sums the DRM clients of the process whose /proc folder is dir per device (byPCI: PCI key to the
+// device's index), each client once however many descriptors refer to it, in device order.
+func drmUsed(dir string, byPCI map[string]int) ([]result.DeviceSample, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "fdinfo", "*"))
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +295,7 @@ func (s *fdinfoSampler) Read() ([]result.DeviceSample, error) {
 		if !ok {
 			continue
 		}
-		idx, ok := s.byPCI[pciKey(c.PDev)]
+		idx, ok := byPCI[pciKey(c.PDev)]
 		if !ok || seen[c.PDev+"/"+c.ClientID] {
 			continue
 		}
@@ -278,6 +306,7 @@ func (s *fdinfoSampler) Read() ([]result.DeviceSample, error) {
 	for idx, u := range used {
 		out = append(out, result.DeviceSample{Device: idx, UsedBytes: u})
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Device < out[j].Device })
 	return out, nil
 }
 

@@ -52,9 +52,18 @@ func (s *nvmlSampler) Processes() (map[int][]result.DeviceProcess, error) {
 // the last being os.Getpid()'s. NVML may name processes in an outer namespace than this process's own, so
 // a match with any of these ids is this process. A container whose /proc was mounted inside its own
 // namespace sees only the innermost id, and a PID that NVML gives from further out cannot be matched.
-func OwnPIDs(root Root) []uint32 {
-	pids := []uint32{uint32(os.Getpid())}
-	b, err := os.ReadFile(filepath.Join(root.Proc, "self", "status"))
+func OwnPIDs(root Root) []uint32 { return pidsIn(root, "self", uint32(os.Getpid())) }
+
+// PIDsOf is process pid's ids in every PID namespace the root's procfs can see, as OwnPIDs is this
+// process's: `trace` matches the traced program in NVML's process lists by any of them.
+func PIDsOf(root Root, pid int) []uint32 {
+	return pidsIn(root, strconv.Itoa(pid), uint32(pid))
+}
+
+// pidsIn is pid and the ids the NStgid (else NSpid) line of <proc>/dir/status adds.
+func pidsIn(root Root, dir string, pid uint32) []uint32 {
+	pids := []uint32{pid}
+	b, err := os.ReadFile(filepath.Join(root.Proc, dir, "status"))
 	if err != nil {
 		return pids
 	}

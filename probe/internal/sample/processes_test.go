@@ -148,7 +148,7 @@ func holdOpenCLBuffer(t *testing.T, pcis []string) (int, func()) {
 	for _, pd := range devs {
 		for _, d := range pd {
 			for i, pci := range pcis {
-				if d.PCIBusID == "" || !samePCI(d.PCIBusID, pci) {
+				if d.PCIBusID == "" || !SamePCI(d.PCIBusID, pci) {
 					continue
 				}
 				release, err := fillOn(lib, d, 64<<20)

@@ -19,12 +19,13 @@ import (
 // The channel's constants, as the layer defines them.
 const (
 	magic       = 0x31435254504d4c43 // "CLMPTRC1"
-	version     = 1
+	version     = 2
 	maxContexts = 128
 	maxDevices  = 64
 	ctxDevices  = 16
 	shards      = 32
 	nameBytes   = 64
+	pciBytes    = 16
 	// ringRecords is the ring's capacity: 4 MiB of 64-byte records, drained every few milliseconds, holds
 	// tens of milliseconds of the fastest create loop (PoCL makes a 1 KiB buffer in a quarter microsecond).
 	ringRecords = 1 << 16
@@ -61,6 +62,7 @@ type devSlot struct {
 	State, _                  uint32
 	Type, GlobalMem, MaxAlloc uint64
 	Name                      [nameBytes]byte
+	PCIBusID                  [pciBytes]byte // "dddd:bb:dd.f", NUL-terminated; empty where the runtime does not tell
 }
 
 // ctxSlot is struct tr_context.

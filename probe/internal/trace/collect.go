@@ -17,6 +17,7 @@ const maxSamples = 2000
 type collector struct {
 	ch      *Channel
 	host    *sample.Host
+	dev     *deviceSampler
 	every   time.Duration
 	next    time.Time
 	started time.Time
@@ -32,14 +33,17 @@ type collector struct {
 func newCollector(ch *Channel, spec Spec, started time.Time) *collector {
 	every := spec.SampleEvery
 	if every <= 0 {
-		every = 100 * time.Millisecond
+		every = DefaultSampleEvery
 	}
 	return &collector{ch: ch, every: every, started: started, next: started,
 		live: map[uint32]uint64{}, peak: map[uint32]uint64{}, created: map[uint32][2]uint64{}}
 }
 
-// attach starts sampling the program's process.
-func (c *collector) attach(root sample.Root, pid int) { c.host = sample.NewHostOf(root, pid) }
+// attach starts sampling the program's process: its host memory and descriptors, and its devices' memory.
+func (c *collector) attach(root sample.Root, pid int, gpus GPUSource) {
+	c.host = sample.NewHostOf(root, pid)
+	c.dev = newDeviceSampler(gpus, root, pid)
+}
 
 // tick drains the ring, and samples when a period has passed.
 func (c *collector) tick() {
@@ -66,6 +70,7 @@ func (c *collector) sample(now time.Time) {
 	s.Index = c.ch.counters().seq
 	s.Seconds = now.Sub(c.started).Seconds()
 	s.Live = c.ch.liveNow()
+	c.dev.read(c.devices(), &s)
 	c.samples = append(c.samples, s)
 	if len(c.samples) >= maxSamples {
 		kept := c.samples[:0]
@@ -175,6 +180,9 @@ func (c *collector) trace(spec Spec, e ending, started time.Time) *result.Trace 
 		ContextsUntracked: k.contextsUntracked, DevicesUntracked: k.devicesUntracked,
 		Sequence: c.seq, SequenceTruncated: c.truncated, Samples: c.samples}
 	t.Devices = c.devices()
+	if c.dev != nil {
+		t.DeviceSampler = c.dev.sampler(t.Devices)
+	}
 	t.Contexts = c.contexts(started)
 	t.FirstFailure = c.firstFailure(t, started)
 	if t.Samples == nil {
@@ -204,8 +212,9 @@ func (c *collector) devices() []result.TraceDevice {
 			break
 		}
 		name, _, _ := bytes.Cut(d.Name[:], []byte{0})
+		pci, _, _ := bytes.Cut(d.PCIBusID[:], []byte{0})
 		out = append(out, result.TraceDevice{Index: int(i) - 1, Name: string(name), Type: deviceType(d.Type),
-			GlobalMemBytes: d.GlobalMem, MaxAllocBytes: d.MaxAlloc})
+			GlobalMemBytes: d.GlobalMem, MaxAllocBytes: d.MaxAlloc, PCIBusID: string(pci)})
 	}
 	return out
 }

@@ -39,7 +39,13 @@ type Spec struct {
 	// SampleEvery is the host sampling period (default 100 ms).
 	SampleEvery time.Duration
 	Root        sample.Root
+	// GPUs is NVML's reading of the GPUs, from a child of the tool; nil leaves only the program's DRM
+	// fdinfo counters for device memory.
+	GPUs GPUSource
 }
+
+// DefaultSampleEvery is the sampling period where the spec names none: the GPU memory child reads at it.
+const DefaultSampleEvery = 100 * time.Millisecond
 
 // termGrace is how long a program stopped by timeout or interrupt has after SIGTERM before SIGKILL.
 const termGrace = 2 * time.Second
@@ -73,7 +79,7 @@ func Run(ctx context.Context, spec Spec) (*result.Trace, error) {
 	if root.Proc == "" {
 		root = sample.System
 	}
-	c.attach(root, cmd.Process.Pid)
+	c.attach(root, cmd.Process.Pid, spec.GPUs)
 	exit := supervise(ctx, cmd, spec.Timeout, c)
 	c.finish()
 	t := c.trace(spec, exit, started)

@@ -259,3 +259,40 @@ func TestThreadsOnPoCL(t *testing.T) {
 		}
 	}
 }
+
+// The layer asks each device's PCI bus id once (cl_khr_pci_bus_info where the device lists it): faultcl
+// answers it when told to, device i at bus 0x17 device i; listed but not answered, or not listed (PoCL's
+// CPU devices, faultcl by default), the id is empty and the trace is whole, its device memory not measured
+// and why.
+func TestPCIBusIDs(t *testing.T) {
+	const bus = 0x17
+	for _, tc := range []struct {
+		name    string
+		env     []string
+		want    []string
+		sampler string
+	}{
+		{"answered", faultcl(t, "FAULTCL_PCI_BUS="+strconv.Itoa(bus)), []string{fmt.Sprintf("0000:%02x:00.0", bus), fmt.Sprintf("0000:%02x:01.0", bus)},
+			"DRM fdinfo: the program has no DRM client with drm-total-* counters for its devices"},
+		{"listed, not answered", faultcl(t, "FAULTCL_EXTENSIONS=cl_khr_pci_bus_info"), []string{"", ""}, "DRM fdinfo: traced device 1 has no PCI bus id"},
+		{"not listed", faultcl(t), []string{"", ""}, "DRM fdinfo: traced device 1 has no PCI bus id"},
+		{"PoCL", pocl(t), []string{"", ""}, "DRM fdinfo: traced device 1 has no PCI bus id"},
+	} {
+		tr, out := traced(t, tc.env, ViaAuto, time.Minute, "loop", "1048576", "20")
+		var got []string
+		for _, d := range tr.Devices {
+			got = append(got, d.PCIBusID)
+		}
+		if out != "no failure\n" || tr.Allocations != 20 || fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: printed %q, %d allocations, PCI ids %q; want %q", tc.name, out, tr.Allocations, got, tc.want)
+		}
+		if tr.DeviceSampler != result.DeviceNotAvailable+tc.sampler || tr.DeviceMeasured() {
+			t.Errorf("%s: device sampler %q, want %q", tc.name, tr.DeviceSampler, result.DeviceNotAvailable+tc.sampler)
+		}
+		for _, s := range tr.Samples {
+			if len(s.DeviceSamples) != 0 || len(s.ProgramDevices) != 0 {
+				t.Errorf("%s: a sample with device figures %+v", tc.name, s)
+			}
+		}
+	}
+}

@@ -19,6 +19,7 @@ const (
 	EventSample EventKind = "sample" // one memory sample
 	EventNotice EventKind = "notice" // a context notify message
 	EventEnd    EventKind = "end"    // a strategy's loop ended: what its devices held then
+	EventGPU    EventKind = "gpu"    // one reading of the GPUs' memory (the GPU memory child)
 	EventResult EventKind = "result" // the last word: the job's answer
 )
 
@@ -32,6 +33,7 @@ type Event struct {
 	// Ledger is, per device, the processes holding its memory when the loop ended (EventEnd).
 	Ledger map[int][]result.DeviceProcess `json:"l,omitempty"`
 	Result json.RawMessage                `json:"r,omitempty"`
+	GPU    *GPUReading                    `json:"g,omitempty"`
 }
 
 // encoderBuffer is the encoder's buffer: a sample with many devices fits, and every event is flushed.

@@ -4,7 +4,7 @@
 // of each other.
 //
 // The parent writes one JSON object on the child's stdin: {"protocol": 1, "kind": "strategy" | "describe" |
-// "exchange", "library": ..., "strategy" | "exchange": {...}}. Events are JSON lines: hello first (the
+// "exchange" | "gpu-memory", "library": ..., "strategy" | "exchange" | "gpu_memory": {...}}. Events are JSON lines: hello first (the
 // protocol version), then info, sample, notice and end, and result last.
 package wire
 
@@ -36,6 +36,8 @@ const (
 	KindStrategy Kind = "strategy" // one strategy's allocation loop
 	KindDescribe Kind = "describe" // list platforms and devices
 	KindExchange Kind = "exchange" // the halo exchange
+	// KindGPUMemory reads the GPUs' memory through NVML for `trace` until it is ended (GPUMemorySpec).
+	KindGPUMemory Kind = "gpu-memory"
 )
 
 // Spec is what the parent asks a child to do.
@@ -45,6 +47,8 @@ type Spec struct {
 	Library  string        `json:"library"`
 	Strategy *StrategySpec `json:"strategy,omitempty"`
 	Exchange *ExchangeSpec `json:"exchange,omitempty"`
+	// GPUMemory is the job of a KindGPUMemory child.
+	GPUMemory *GPUMemorySpec `json:"gpu_memory,omitempty"`
 }
 
 // ReadSpec reads the spec from r and refuses one of another protocol version.

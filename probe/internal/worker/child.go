@@ -42,6 +42,9 @@ type child struct {
 	// oomScoreAdj is the file that makes this process the OOM killer's first choice; "" (a child run inside
 	// a test) leaves it alone.
 	oomScoreAdj string
+	// openGPU opens the GPU memory child's reader (nil: NVML), and gpuStop ends its stream: for tests.
+	openGPU func() (gpuReader, string)
+	gpuStop <-chan struct{}
 }
 
 // RunChild is the child process: it reads its spec, runs the job and streams events to the parent. It
@@ -103,6 +106,8 @@ func (c *child) run() int {
 		answer = c.describe()
 	case wire.KindExchange:
 		answer = c.exchange()
+	case wire.KindGPUMemory:
+		answer = c.gpuMemory()
 	default:
 		fmt.Fprintf(os.Stderr, "clmemprobe child: unknown kind %q\n", c.spec.Kind)
 		return exitUsage

@@ -31,6 +31,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -41,11 +42,12 @@
 #define EXPORT __attribute__((visibility("default")))
 
 #define TR_MAGIC 0x31435254504d4c43ull /* "CLMPTRC1" little-endian */
-#define TR_VERSION 1
+#define TR_VERSION 2
 #define TR_MAX_CONTEXTS 128
 #define TR_MAX_DEVICES 64
 #define TR_CTX_DEVICES 16
 #define TR_NAME 64
+#define TR_PCI 16 /* "dddd:bb:dd.f" and its NUL */
 #define PREFETCH_AHEAD 4
 #define TR_SHARDS 32 /* per-thread counters; the last is shared, with atomic operations, by threads beyond */
 
@@ -77,6 +79,7 @@ struct tr_device {
 	uint64_t global_mem;
 	uint64_t max_alloc;
 	char name[TR_NAME];
+	char pci_bus_id[TR_PCI]; /* "" when the runtime does not tell: the tool keys device memory to devices by it */
 };
 
 struct tr_context {
@@ -254,6 +257,49 @@ static void emit(const struct tr_record *r) {
  * (the ICD rule), and a runtime may leave entries empty, which the loader would call anyway. */
 #define has(obj, entry) ((obj) && (*(cl_icd_dispatch *const *)(obj)) && (*(cl_icd_dispatch *const *)(obj))->entry)
 
+/* has_extension says whether the device lists ext; an extension string longer than the buffer (on the
+ * stack: the layer allocates nothing) counts as not listing it. */
+static int has_extension(const struct next_fns *n, cl_device_id d, const char *ext) {
+	char exts[8192];
+	size_t got = 0;
+	if (n->get_device_info(d, CL_DEVICE_EXTENSIONS, sizeof exts - 1, exts, &got) != CL_SUCCESS || got >= sizeof exts) return 0;
+	exts[got] = 0;
+	size_t len = strlen(ext);
+	for (const char *p = strstr(exts, ext); p; p = strstr(p + 1, ext))
+		if ((p == exts || p[-1] == ' ') && (p[len] == ' ' || p[len] == 0)) return 1;
+	return 0;
+}
+
+/* pci_bus_id writes the device's PCI address as the probe's binding does (probe/internal/cl/device.go):
+ * cl_khr_pci_bus_info, else NVIDIA's and AMD's vendor queries, each only where the device lists its
+ * extension (a vendor's parameter number means nothing to another runtime); "" when none answers. Asked
+ * once per device, when its slot is made, never on the create path. */
+static void pci_bus_id(const struct next_fns *n, cl_device_id d, char out[TR_PCI]) {
+	out[0] = 0;
+	if (has_extension(n, d, "cl_khr_pci_bus_info")) {
+		cl_uint b[4] = {0}; /* cl_device_pci_bus_info_khr: domain, bus, device, function */
+		if (n->get_device_info(d, 0x410F, sizeof b, b, NULL) == CL_SUCCESS) {
+			snprintf(out, TR_PCI, "%04x:%02x:%02x.%x", b[0] & 0xffff, b[1] & 0xff, b[2] & 0x1f, b[3] & 7);
+			return;
+		}
+	}
+	if (has_extension(n, d, "cl_nv_device_attribute_query")) {
+		cl_uint bus = 0, slot = 0, domain = 0;
+		if (n->get_device_info(d, 0x4008, sizeof bus, &bus, NULL) == CL_SUCCESS &&
+		    n->get_device_info(d, 0x4009, sizeof slot, &slot, NULL) == CL_SUCCESS) {
+			n->get_device_info(d, 0x400A, sizeof domain, &domain, NULL);
+			/* NVIDIA packs device and function into the slot id: device = slot >> 3, function = slot & 7. */
+			snprintf(out, TR_PCI, "%04x:%02x:%02x.%x", domain & 0xffff, bus & 0xff, (slot >> 3) & 0x1f, slot & 7);
+			return;
+		}
+	}
+	if (has_extension(n, d, "cl_amd_device_attribute_query")) {
+		unsigned char t[24] = {0}; /* cl_device_topology_amd: type at 0, bus, device, function at 21..23 */
+		if (n->get_device_info(d, 0x4037, sizeof t, t, NULL) == CL_SUCCESS && t[0] == 1)
+			snprintf(out, TR_PCI, "0000:%02x:%02x.%x", t[21], t[22] & 0x1f, t[23] & 7);
+	}
+}
+
 /* device_slot finds or adds a device, with its name and memory sizes read once. */
 static uint32_t device_slot(const struct next_fns *n, cl_device_id d) {
 	for (uint32_t i = 0; i < TR_MAX_DEVICES; i++) {
@@ -276,6 +322,7 @@ static uint32_t device_slot(const struct next_fns *n, cl_device_id d) {
 			s->type = t, s->global_mem = g, s->max_alloc = m;
 			char name[TR_NAME] = {0};
 			if (n->get_device_info(d, CL_DEVICE_NAME, sizeof name - 1, name, NULL) == CL_SUCCESS) memcpy(s->name, name, TR_NAME);
+			pci_bus_id(n, d, s->pci_bus_id);
 		}
 		__atomic_store_n(&s->state, 2, __ATOMIC_RELEASE);
 		return i + 1;

@@ -1,0 +1,106 @@
+package probe
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/clmemprobe/clmemprobe/probe/internal/supervise"
+	"github.com/clmemprobe/clmemprobe/probe/internal/trace"
+	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
+)
+
+// The GPU memory child's limits: loading NVML and initialising it (nvmlInit takes seconds on a driver
+// without persistence mode), and a reading that stops coming (an NVML call stuck in the driver).
+const (
+	gpuSetup = 30 * time.Second
+	gpuHang  = 10 * time.Second
+	// gpuReady bounds how long the program's start waits for the child's first reading or its answer, so
+	// that a short program has device figures from its first sample, and a slow NVML cannot hold it back.
+	gpuReady = 5 * time.Second
+)
+
+// gpuChild is trace's GPU memory child (`clmemprobe __child gpu-memory`) seen from the parent: its newest
+// reading, or why there is none. It is a trace.GPUSource.
+type gpuChild struct {
+	mu        sync.Mutex
+	latest    *wire.GPUReading
+	why       string
+	ready     chan struct{} // closed at the first reading, or when the child has ended
+	readyOnce sync.Once
+	cancel    context.CancelFunc
+	done      chan struct{}
+}
+
+var _ trace.GPUSource = (*gpuChild)(nil)
+
+// startGPUChild starts the child, reading every interval, in the session's process groups, and waits up to
+// gpuReady for its first word.
+func startGPUChild(ctx context.Context, interval time.Duration, groups *supervise.Groups) *gpuChild {
+	cctx, cancel := context.WithCancel(ctx)
+	g := &gpuChild{ready: make(chan struct{}), cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(g.done)
+		e, err := supervise.Run(cctx, supervise.Child{
+			Spec:   wire.Spec{Kind: wire.KindGPUMemory, GPUMemory: &wire.GPUMemorySpec{Interval: interval}},
+			Limits: supervise.Limits{Setup: gpuSetup, Hang: gpuHang}, Groups: groups, OnEvent: g.event})
+		g.end(e, err)
+	}()
+	select {
+	case <-g.ready:
+	case <-time.After(gpuReady):
+	case <-ctx.Done():
+	}
+	return g
+}
+
+// event keeps the newest reading.
+func (g *gpuChild) event(ev wire.Event) {
+	if ev.T != wire.EventGPU || ev.GPU == nil {
+		return
+	}
+	g.mu.Lock()
+	g.latest = ev.GPU
+	g.mu.Unlock()
+	g.readyOnce.Do(func() { close(g.ready) })
+}
+
+// end records why the child gives no more readings: its answer (NVML absent, in its own words), or how it
+// ended.
+func (g *gpuChild) end(e *supervise.Ending, err error) {
+	why := "NVML: the GPU memory child did not start"
+	var a wire.GPUMemoryAnswer
+	switch {
+	case err != nil:
+		why += ": " + err.Error()
+	case e.Answer != nil && json.Unmarshal(e.Answer, &a) == nil && a.Unavailable != "":
+		why = a.Unavailable
+	default:
+		why = "NVML: the GPU memory child " + e.How()
+	}
+	g.mu.Lock()
+	g.latest, g.why = nil, why
+	g.mu.Unlock()
+	g.readyOnce.Do(func() { close(g.ready) })
+}
+
+// Latest is the newest reading, nil before the first and after the child ended.
+func (g *gpuChild) Latest() *wire.GPUReading {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.latest
+}
+
+// Unavailable is why the child gives no readings, once it has ended.
+func (g *gpuChild) Unavailable() string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.why
+}
+
+// stop ends the child with its group, as the trace ends, and waits for it.
+func (g *gpuChild) stop() {
+	g.cancel()
+	<-g.done
+}

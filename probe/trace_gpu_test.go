@@ -1,0 +1,35 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/clmemprobe/clmemprobe/probe/internal/nvml"
+)
+
+// The trace's GPU memory child, as the parent sees it: without NVML its first word is why, in the words of
+// the worker's NVML sampler, and it holds no reading; with NVML a reading comes before the program starts.
+func TestGPUChildFirstWord(t *testing.T) {
+	groups, end := session()
+	defer end()
+	g := startGPUChild(context.Background(), gpuReady/100, groups)
+	defer g.stop()
+	n, err := nvml.Open()
+	if n != nil {
+		n.Close()
+	}
+	switch {
+	case errors.Is(err, nvml.ErrorLibraryNotFound):
+		<-g.ready
+		if want := "NVML: " + nvml.Library + " not found"; g.Unavailable() != want || g.Latest() != nil {
+			t.Fatalf("unavailable %q, reading %+v; want %q and none", g.Unavailable(), g.Latest(), want)
+		}
+	case err != nil:
+		t.Skipf("NVML present but not opening: %v", err)
+	default:
+		if g.Latest() == nil || g.Unavailable() != "" {
+			t.Fatalf("with NVML: reading %+v, unavailable %q", g.Latest(), g.Unavailable())
+		}
+	}
+}

@@ -1,0 +1,51 @@
+package findings
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
+)
+
+// A traced program that filled its GPU: at its first failure (call #100) the sample that stands for it is
+// the last one before (call #100), not the one after the program freed its buffers; the verdict says what
+// the device held and how much was the program's own, and the limit is the device's memory.
+func TestTraceDeviceMemoryAtFailure(t *testing.T) {
+	const gib = uint64(1) << 30
+	global, used, own := 80*gib, 79*gib, 77*gib
+	code := 0
+	sample := func(index, used, own uint64) result.TraceSample {
+		return result.TraceSample{Sample: result.Sample{Index: index, Seconds: float64(index) / 100, DeviceSamples: []result.DeviceSample{{Device: 0, UsedBytes: used}}},
+			ProgramDevices: []result.TraceDeviceUse{{Device: 0, Bytes: own}}}
+	}
+	tr := &result.Trace{Program: "./prog", Exit: result.TraceExit{Code: &code, Description: "exited with status 0"},
+		Devices:       []result.TraceDevice{{Index: 0, Name: "GPU A", GlobalMemBytes: global, MaxAllocBytes: global / 4, PCIBusID: "0000:17:00.0"}},
+		Contexts:      []result.TraceContext{{Index: 0, Devices: []int{0}, DeviceCount: 1}},
+		FirstFailure:  &result.TraceFailure{Index: 100, Call: "clEnqueueFillBuffer", Code: -4, CodeName: "CL_MEM_OBJECT_ALLOCATION_FAILURE", Context: 0, Devices: []int{0}, Live: []result.TraceLive{{Context: 0, Buffers: 100, Bytes: own}}},
+		Samples:       []result.TraceSample{sample(50, 40*gib, 38*gib), sample(100, used, own), sample(101, gib, 0)},
+		DeviceSampler: "NVML (test)", Interception: result.InterceptLayer}
+	if got := tr.FailureSample(); got != 1 {
+		t.Fatalf("failure sample %d, want 1 (the last at or before call #100)", got)
+	}
+	verdict, limit, ev := DeriveTrace(tr)
+	want := fmt.Sprintf("device 0 (GPU A) held %s of its %s, %s of it the program's own and %s other processes'", units.Bytes(used), units.Bytes(global),
+		units.Bytes(own), units.Bytes(used-own))
+	if !strings.Contains(strings.Join(verdict, "\n"), want) {
+		t.Errorf("verdict %q\nwant it to say %q", verdict, want)
+	}
+	if limit != result.LimitDeviceMemory || ev["device_used_bytes"] != float64(used) {
+		t.Errorf("limit %q evidence %v, want device-memory at %d bytes used", limit, ev, used)
+	}
+	// Where nothing measured the devices, the verdict says why, in the sampler's own words.
+	const why = "NVML: libnvidia-ml.so.1 not found; DRM fdinfo: traced device 0 has no PCI bus id"
+	tr.DeviceSampler = result.DeviceNotAvailable + why
+	for i := range tr.Samples {
+		tr.Samples[i].DeviceSamples, tr.Samples[i].ProgramDevices = nil, nil
+	}
+	verdict, _, _ = DeriveTrace(tr)
+	if !strings.Contains(strings.Join(verdict, "\n"), "Device memory not measured: "+why+".") {
+		t.Errorf("verdict %q, want it to say device memory was not measured and why", verdict)
+	}
+}

@@ -1,0 +1,47 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
+)
+
+// traceDeviceLine is the devices' memory in one sentence: at the first failure (the sample that stands for
+// it), else at the last sample with device figures, per device measured, the program's own share where the
+// sampler told it; or why device memory was not measured.
+func traceDeviceLine(t *result.Trace) string {
+	if !t.DeviceMeasured() {
+		why := strings.TrimPrefix(t.DeviceSampler, result.DeviceNotAvailable)
+		if why == "" {
+			why = "trace samples the host only"
+		}
+		return "Device memory not measured: " + why + "."
+	}
+	at, when := t.FailureSample(), "at the failure"
+	if at < 0 {
+		when = "at the last sample"
+		for i, s := range t.Samples {
+			if len(s.DeviceSamples) > 0 {
+				at = i
+			}
+		}
+	}
+	if at < 0 {
+		return "Device memory: no sample has device figures (" + t.DeviceSampler + ")."
+	}
+	s := &t.Samples[at]
+	parts := make([]string, 0, len(s.DeviceSamples))
+	for _, d := range s.DeviceSamples {
+		part := fmt.Sprintf("device %d %s used", d.Device, units.Bytes(d.UsedBytes))
+		if d.Device >= 0 && d.Device < len(t.Devices) && t.Devices[d.Device].GlobalMemBytes > 0 {
+			part += " of " + units.Bytes(t.Devices[d.Device].GlobalMemBytes)
+		}
+		if own, ok := s.ProgramBytes(d.Device); ok {
+			part += ", the program's own " + units.Bytes(own)
+		}
+		parts = append(parts, part)
+	}
+	return fmt.Sprintf("Device memory %s (call #%d, %.2f s; %s): %s.", when, s.Index, s.Seconds, t.DeviceSampler, strings.Join(parts, "; "))
+}
