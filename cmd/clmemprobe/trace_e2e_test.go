@@ -251,6 +251,10 @@ func TestTraceOfAFillFailure(t *testing.T) {
 	}
 	r := decodeRun(t, runTool(t, env, "run", "--strategies", "shared", "--touch", "fill", "--max-allocs", "1000", "--format", "json"))
 	wantFailure(t, strategy(t, r, result.Shared), idx, result.StageTouch, code, int(idx%2))
+	// The limit names the buffer as the program and run do: the newest, whose fill failed.
+	if !strings.Contains(strings.Join(tr.Verdict, " "), fmt.Sprintf("buffer #%d ", idx)) {
+		t.Errorf("the verdict does not name buffer #%d: %q", idx, tr.Verdict)
+	}
 }
 
 // A trace's folder is taken where a run's is (report DIR), and bundle packs a trace for a ticket: README,

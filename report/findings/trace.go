@@ -117,7 +117,13 @@ func traceJob(t *result.Trace) (*result.StrategyResult, *result.Run, bool) {
 		if len(devs) > 0 {
 			dev = devs[0]
 		}
-		ff = &result.FirstFailure{Index: live, Stage: stageOf(f.Call), Code: f.Code, Name: f.CodeName, Call: f.Call, Device: dev, BytesBefore: liveBytes}
+		index := live
+		if stageOf(f.Call) != result.StageCreate && live > 0 {
+			// A failed command is taken to be about the context's newest buffer, as in a loop that uses each
+			// buffer as it makes it: the probe numbers that buffer live-1 (buffers before it), as run does.
+			index = live - 1
+		}
+		ff = &result.FirstFailure{Index: index, Stage: stageOf(f.Call), Code: f.Code, Name: f.CodeName, Call: f.Call, Device: dev, BytesBefore: liveBytes}
 	}
 	size := typicalSize(f, live, liveBytes)
 	strategy := result.PerDevice
