@@ -220,3 +220,17 @@ func TestLimitUnknownWhenNotMeasured(t *testing.T) {
 	}
 	noSentence(t, r, "the device's memory ran out", "a limit inside the runtime", "defers allocation")
 }
+
+// A CPU device's memory is host memory: on one device the sentence says "this device's", on two "these
+// devices'".
+func TestHostMemoryDeviceSentenceAgreesInNumber(t *testing.T) {
+	for _, c := range []struct {
+		devices, want string
+	}{{"pthread", "this device's memory is host memory"}, {"pthread pthread", "these devices' memory is host memory"}} {
+		env := append(PoCLEnv(t), "POCL_DEVICES="+c.devices)
+		r := decodeRun(t, runTool(t, env, "run", "--strategies", "shared", "--max-allocs", "50", "--format", "json"))
+		if !hasVerdict(r, c.want) {
+			t.Errorf("POCL_DEVICES=%q: want %q in %q", c.devices, c.want, r.Verdict)
+		}
+	}
+}

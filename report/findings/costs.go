@@ -212,7 +212,11 @@ func (d *deriver) unmeasured(views []*view, size uint64) {
 		why := strings.TrimPrefix(v.s.DeviceSampler, "not available: ")
 		body := ": device memory was not measured (" + why + ")"
 		if v.hostUnified {
-			body = ": these devices' memory is host memory, measured above as RSS and system memory; no device sampler applied (" + why + ")"
+			whose := "these devices' memory is"
+			if len(v.s.Devices) == 1 {
+				whose = "this device's memory is"
+			}
+			body = ": " + whose + " host memory, measured above as RSS and system memory; no device sampler applied (" + why + ")"
 		}
 		if key := body + "\x00" + string(v.s.Strategy); !seen[key] {
 			seen[key] = true

@@ -61,7 +61,9 @@ func (e loadError) Error() string { return string(e) }
 // Errors of loading and enumerating, before any OpenCL call can fail.
 const (
 	// ErrLibraryNotFound: the OpenCL library cannot be loaded.
-	ErrLibraryNotFound = loadError("OpenCL library not found")
+	// The words cover both: a library that is not there, and one that is and cannot be mapped (under an
+	// address-space limit, say), which dlopen reports alike.
+	ErrLibraryNotFound = loadError("cannot load the OpenCL library")
 	// ErrNotOpenCL: the library loads but lacks the core OpenCL entry points.
 	ErrNotOpenCL = loadError("library is not an OpenCL library")
 	// ErrNoPlatform: the library loads but reports no platform.

@@ -140,7 +140,7 @@ func TestStrategySetUpFails(t *testing.T) {
 	}{
 		{"a device that is gone", lib, platform, []int{0, 99}, "device 99 is gone"},
 		{"a platform that is gone", lib, 99, []int{0}, "platform 99 is gone"},
-		{"no library", "/nonexistent/libOpenCL.so.1", 0, []int{0}, "OpenCL library not found"},
+		{"no library", "/nonexistent/libOpenCL.so.1", 0, []int{0}, "cannot load the OpenCL library"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			spec := &wire.StrategySpec{Platform: c.platform, Devices: c.devices, Strategy: result.Shared, Size: 4096, Count: 1}
