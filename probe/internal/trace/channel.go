@@ -176,6 +176,10 @@ func (c *Channel) Close() error {
 // counted lost instead of waited for: its writer is gone.
 func (c *Channel) drain(final bool, fn func(*record)) {
 	head := atomic.LoadUint64(&c.h.Head)
+	// One clock read per drain: records read together were made within one drain period (2 ms), finer than
+	// the coarse clock the layer stamps its failures with, and a read per record was a system call each (the
+	// profile of a 1,000,000-create trace had 4% of all samples there).
+	now := uint64(0)
 	for c.tail < head {
 		r := &c.ring[c.tail%ringRecords]
 		if atomic.LoadUint64(&r.Commit) != c.tail+1 {
@@ -186,7 +190,10 @@ func (c *Channel) drain(final bool, fn func(*record)) {
 		} else {
 			cp := *r
 			if cp.TimeNS == 0 {
-				cp.TimeNS = Now() // a create that succeeded: its time is when it is read
+				if now == 0 {
+					now = Now()
+				}
+				cp.TimeNS = now // a create that succeeded: its time is when it is read
 			}
 			fn(&cp)
 		}
