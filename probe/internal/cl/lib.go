@@ -74,7 +74,13 @@ func ResolveLibraryPath(flag string) string {
 func Open(path string) (*Library, error) {
 	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %s: %s", ErrLibraryNotFound, path, strings.TrimSpace(err.Error()))
+		why := strings.TrimSpace(err.Error())
+		if strings.Contains(why, "No such file or directory") {
+			// Said plainly: the usual case, a runtime not installed.
+			return nil, fmt.Errorf("%w: %s not found", ErrLibraryNotFound, path)
+		}
+		// dlerror names the file itself: "libOpenCL.so.1: failed to map segment from shared object".
+		return nil, fmt.Errorf("%w: %s", ErrLibraryNotFound, why)
 	}
 	l := &Library{Path: path, h: h}
 	required := []struct {
