@@ -216,7 +216,14 @@ func (c *cluster) checkDeviantMerge(healthy, deviant string) {
 		}
 	}
 	if fleet.Outliers != len(fleet.Groups[0].Jobs) {
-		t.Errorf("%d outliers, want one per job of the deviant node (%d)", fleet.Outliers, len(fleet.Groups[0].Jobs))
+		// Every row, so that a failure on a machine no one can look into says what each node reached.
+		var rows []string
+		for _, j := range fleet.Groups[0].Jobs {
+			for _, r := range j.Rows {
+				rows = append(rows, fmt.Sprintf("%s %s: %s %d outlier=%v %s", j.Strategy, r.Source, r.Outcome, r.AllocationsOK, r.Outlier, r.Why))
+			}
+		}
+		t.Errorf("%d outliers, want one per job of the deviant node (%d):\n%s", fleet.Outliers, len(fleet.Groups[0].Jobs), strings.Join(rows, "\n"))
 	}
 }
 
