@@ -126,7 +126,7 @@ func writeRunSummary(b *strings.Builder, r *result.Run, st style) {
 // the job it follows, or, where that job did not fail, its loop and how it ended. The error says why there
 // is no reproducer.
 func ReproSubject(r *result.Run) (string, error) {
-	s, err := ReproJob(r, "", "")
+	s, err := ReproJob(r, "", "", "")
 	switch {
 	case err != nil:
 		return "", err

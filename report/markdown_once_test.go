@@ -69,7 +69,7 @@ func TestReproduceLineKeepsOnlyWhatIsMeasured(t *testing.T) {
 func TestMarkdownReproSaysWhatTheRunFound(t *testing.T) {
 	r := hostUnifiedRun()
 	md := renderMarkdown(t, r, Options{})
-	s, err := ReproJob(r, "", "")
+	s, err := ReproJob(r, "", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,11 +26,7 @@ var ErrNothingToReproduce = errors.New("nothing to reproduce")
 // ReproJob picks the job a reproducer repeats: the named strategy (variant, flags) where given, else the job
 // the verdict's headline names, else the most informative one: the earliest failure, else a crash or a
 // hang, else the first job that ran.
-func ReproJob(r *result.Run, strategy, variant string, flags ...string) (*result.StrategyResult, error) {
-	flag := ""
-	if len(flags) > 0 {
-		flag = flags[0]
-	}
+func ReproJob(r *result.Run, strategy, variant, flag string) (*result.StrategyResult, error) {
 	var best *result.StrategyResult
 	rank := func(s *result.StrategyResult) int {
 		switch s.Outcome {

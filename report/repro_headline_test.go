@@ -29,7 +29,7 @@ func TestReproFollowsTheHeadline(t *testing.T) {
 			if len(h.Strategies) == 0 {
 				t.Fatalf("the headline names no strategy: %s", h.Sentence)
 			}
-			s, err := ReproJob(r, "", "")
+			s, err := ReproJob(r, "", "", "")
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -149,7 +149,7 @@ func runTrace(ctx context.Context, o traceOptions, stdout, stderr io.Writer) err
 	}
 	var lock *safefile.DirLock
 	if r.out != "" {
-		if lock, err = lockTraceDir(r.out, r.force); err != nil {
+		if lock, err = lockOutDir(r.out, r.force, "a trace", traceFile); err != nil {
 			return err
 		}
 		defer lock.Unlock()
@@ -193,26 +193,6 @@ func finishTrace(t *result.Trace, r *traceRequest, stdout, stderr io.Writer) err
 		return &exitError{exitWorkerFault, fmt.Errorf("the program %s; the trace is written", t.Exit.Description)}
 	}
 	return nil
-}
-
-// lockTraceDir makes the folder, takes its lock, and refuses one that holds a trace unless force, as run's
-// --out does.
-func lockTraceDir(dir string, force bool) (*safefile.DirLock, error) {
-	lock, err := lockOutDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	fi, err := os.Lstat(filepath.Join(dir, traceFile))
-	switch {
-	case err != nil:
-	case fileKind(fi) != "":
-		lock.Unlock()
-		return nil, usageErr("--out %s: %s there is %s, not a trace; remove it or choose another folder", dir, traceFile, fileKind(fi))
-	case !force:
-		lock.Unlock()
-		return nil, usageErr("--out %s already holds a trace (%s): give --force to replace it, or choose another folder", dir, traceFile)
-	}
-	return lock, nil
 }
 
 // reportTrace is `report` of a trace.json: its findings derived again by this build, then rendered in the

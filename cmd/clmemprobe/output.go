@@ -32,8 +32,10 @@ type outputDir struct {
 	samples *safefile.Stream
 }
 
-// lockOutDir makes an --out folder and takes its lock: one command writes into a folder at a time.
-func lockOutDir(dir string) (*safefile.DirLock, error) {
+// lockOutDir makes an --out folder, takes its lock (one command writes into a folder at a time), and refuses
+// a folder where one of the command's files (names) is already there, unless force replaces it; what says
+// whose files they are ("a result", "a trace").
+func lockOutDir(dir string, force bool, what string, names ...string) (*safefile.DirLock, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, usageErr("--out: cannot create %s: %v", dir, err)
 	}
@@ -44,29 +46,29 @@ func lockOutDir(dir string) (*safefile.DirLock, error) {
 	if err != nil {
 		return nil, usageErr("--out %s is not writable: %v", dir, err)
 	}
-	return lock, nil
-}
-
-// openOutputDir makes the folder, takes its lock, and refuses a folder that holds a result unless force.
-func openOutputDir(dir string, force bool) (*outputDir, error) {
-	lock, err := lockOutDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	o := &outputDir{dir: dir, force: force, lock: lock}
-	for _, name := range []string{runFile, samplesFile, chartFile} {
+	for _, name := range names {
 		fi, err := os.Lstat(filepath.Join(dir, name))
 		switch {
 		case err != nil:
 		case fileKind(fi) != "":
 			// Not even --force replaces it: a FIFO or a folder there is someone's, not an old result.
 			lock.Unlock()
-			return nil, usageErr("--out %s: %s there is %s, not a result's file; remove it or choose another folder", dir, name, fileKind(fi))
+			return nil, usageErr("--out %s: %s there is %s, not %s's file; remove it or choose another folder", dir, name, fileKind(fi), what)
 		case !force:
 			lock.Unlock()
-			return nil, usageErr("--out %s already holds a result (%s): give --force to replace it, or choose another folder", dir, name)
+			return nil, usageErr("--out %s already holds %s (%s): give --force to replace it, or choose another folder", dir, what, name)
 		}
 	}
+	return lock, nil
+}
+
+// openOutputDir makes the folder, takes its lock, and refuses a folder that holds a result unless force.
+func openOutputDir(dir string, force bool) (*outputDir, error) {
+	lock, err := lockOutDir(dir, force, "a result", runFile, samplesFile, chartFile)
+	if err != nil {
+		return nil, err
+	}
+	o := &outputDir{dir: dir, force: force, lock: lock}
 	if o.samples, err = safefile.CreateStream(filepath.Join(dir, samplesFile)); err != nil {
 		lock.Unlock()
 		return nil, usageErr("--out %s is not writable: %v", dir, err)

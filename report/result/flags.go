@@ -224,9 +224,9 @@ const (
 // LiftsMaxAlloc is the vendor flag among f that is documented to allow a buffer over the device's
 // maximum allocation, or nil.
 func (f MemFlags) LiftsMaxAlloc() *VendorFlag {
-	for i := range VendorFlags {
-		if v := &VendorFlags[i]; v.LiftsMaxAlloc && f&v.Value != 0 {
-			return v
+	for _, v := range f.Vendor() {
+		if v.LiftsMaxAlloc {
+			return &v
 		}
 	}
 	return nil

@@ -23,7 +23,12 @@ type hostBlocks struct {
 // untouched memory.
 const blockFill = 0xA5
 
+// newHostBlocks is the host memory of flags' buffers, or nil for flags that take none: the loop then asks
+// for nothing per buffer (the probe measures that loop).
 func newHostBlocks(flags result.MemFlags, size uint64) *hostBlocks {
+	if flags.HostPtr() == result.HostPtrNone {
+		return nil
+	}
 	return &hostBlocks{kind: flags.HostPtr(), size: size, mapHost: cl.MapHost}
 }
 
@@ -53,7 +58,7 @@ func (h *hostBlocks) next() (cl.HostPtr, error) {
 // giveBack keeps the block of a buffer that was released, for the next buffer (use-host-ptr only: the
 // shared source stays where it is).
 func (h *hostBlocks) giveBack(p cl.HostPtr) {
-	if h.kind == result.HostPtrUse && p != 0 {
+	if h != nil && h.kind == result.HostPtrUse && p != 0 {
 		h.spare = append(h.spare, p)
 	}
 }

@@ -183,9 +183,12 @@ func (l *loop) buffer(i uint64, t *target) (settlement, *wire.StrategyAnswer) {
 	cell := l.tally.cell
 	cell.SetStage(wire.StageCreate)
 	var m cl.Mem
-	host, err := l.host.next()
-	if err != nil {
-		return l.stopForHost(i, err)
+	var host cl.HostPtr
+	var err error
+	if l.host != nil {
+		if host, err = l.host.next(); err != nil {
+			return l.stopForHost(i, err)
+		}
 	}
 	if t.props != nil {
 		m, err = t.buffers.CreateBufferWithProperties(t.props, l.flags, l.size, host)
