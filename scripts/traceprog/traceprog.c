@@ -14,17 +14,23 @@
  *                                 fails at the fill: "first failure: index I code C" (I counts buffers)
  *   traceprog crash SIZE          as loop, then a write through a null pointer (SIGSEGV) after the failure
  *   traceprog forever SIZE N      N buffers, "created N", then sleeps until killed
- *   traceprog bench COUNT SIZE    COUNT creates on device 0, timed: "creates COUNT seconds S"
+ *   traceprog bench COUNT SIZE    COUNT creates on device 0, timed: "creates COUNT seconds S user U system Y"
  *   traceprog threads N COUNT     N threads at once, each creating COUNT 4 KiB buffers in one shared context
  *                                 and releasing every other one: "live B bytes Y"
+ *   traceprog relay N ROUNDS      N threads (the main one first) take turns, ROUNDS times round, one create a
+ *                                 turn, so the order of calls is the program's, not the scheduler's: thread
+ *                                 k's buffers are (k+1) * 4 KiB; thread 1 makes a second context on its first
+ *                                 turn, which the even threads use from then on. One line per call, in order
  */
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -158,6 +164,52 @@ static int threads(long n, long count) {
 	return 0;
 }
 
+static pthread_mutex_t relay_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t relay_cv = PTHREAD_COND_INITIALIZER;
+static long relay_turn, relay_threads, relay_rounds;
+static cl_context relay_ctx[2];
+
+/* relay_call is thread k's turn: its one create (and thread 1's context, the first time), said in order. */
+static void relay_call(long k) {
+	cl_int err = CL_SUCCESS;
+	if (k == 1 && !relay_ctx[1]) {
+		relay_ctx[1] = clCreateContext(NULL, 1, devs, NULL, NULL, &err);
+		if (!relay_ctx[1]) die("clCreateContext", err);
+		printf("context 1\n");
+	}
+	int c = k % 2 == 0 && relay_ctx[1] ? 1 : 0;
+	size_t size = (size_t)(k + 1) * 4096;
+	if (!clCreateBuffer(relay_ctx[c], CL_MEM_READ_WRITE, size, NULL, &err)) die("clCreateBuffer", err);
+	printf("buffer context %d size %zu\n", c, size);
+}
+
+static void *relay_thread(void *arg) {
+	long k = (long)(intptr_t)arg;
+	for (long r = 0; r < relay_rounds; r++) {
+		pthread_mutex_lock(&relay_mu);
+		while (relay_turn % relay_threads != k) pthread_cond_wait(&relay_cv, &relay_mu);
+		relay_call(k);
+		relay_turn++;
+		pthread_cond_broadcast(&relay_cv);
+		pthread_mutex_unlock(&relay_mu);
+	}
+	return NULL;
+}
+
+static int relay(long n, long rounds) {
+	relay_ctx[0] = setup(1);
+	printf("context 0\n");
+	relay_threads = n < 1 ? 1 : n > 64 ? 64 : n;
+	relay_rounds = rounds;
+	pthread_t t[64];
+	for (long k = 1; k < relay_threads; k++) pthread_create(&t[k], NULL, relay_thread, (void *)(intptr_t)k);
+	relay_thread(0);
+	for (long k = 1; k < relay_threads; k++) pthread_join(t[k], NULL);
+	return 0;
+}
+
+static double seconds(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec / 1e6; }
+
 static double now(void) {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -166,7 +218,7 @@ static double now(void) {
 
 int main(int argc, char **argv) {
 	if (argc < 3) {
-		fprintf(stderr, "usage: traceprog loop|fill|mixed|crash|forever|bench|threads ARGS (see its top comment)\n");
+		fprintf(stderr, "usage: traceprog loop|fill|mixed|crash|forever|bench|threads|relay ARGS (see its top comment)\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -186,6 +238,7 @@ int main(int argc, char **argv) {
 	}
 	if (strcmp(mode, "mixed") == 0) return mixed(size);
 	if (strcmp(mode, "threads") == 0) return threads((long)size, argc > 3 ? atol(argv[3]) : 1000);
+	if (strcmp(mode, "relay") == 0) return relay((long)size, argc > 3 ? atol(argv[3]) : 10);
 	if (strcmp(mode, "crash") == 0) {
 		long idx = loop(setup(0), size, 0, &code);
 		report(idx, code);
@@ -204,11 +257,17 @@ int main(int argc, char **argv) {
 		long count = (long)size;
 		size_t bsize = argc > 3 ? (size_t)strtoull(argv[3], NULL, 0) : 1024;
 		cl_context ctx = setup(1);
+		struct rusage r0, r1;
+		getrusage(RUSAGE_SELF, &r0);
 		double t0 = now();
 		long idx = loop(ctx, bsize, count, &code);
 		double t1 = now();
+		getrusage(RUSAGE_SELF, &r1);
 		if (idx >= 0) printf("failed at %ld code %d\n", idx, code);
-		printf("creates %ld seconds %.6f\n", count, t1 - t0);
+		/* The CPU times beside the wall time: the layer adds user time, and a page fault's cost (system time)
+		 * is what varies most from run to run on a virtual machine. */
+		printf("creates %ld seconds %.6f user %.6f system %.6f\n", count, t1 - t0, seconds(r1.ru_utime) - seconds(r0.ru_utime),
+		       seconds(r1.ru_stime) - seconds(r0.ru_stime));
 		return 0;
 	}
 	fprintf(stderr, "traceprog: unknown mode %s\n", mode);

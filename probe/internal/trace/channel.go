@@ -9,6 +9,7 @@ package trace
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"sync/atomic"
 	"unsafe"
@@ -19,14 +20,14 @@ import (
 // The channel's constants, as the layer defines them.
 const (
 	magic       = 0x31435254504d4c43 // "CLMPTRC1"
-	version     = 2
+	version     = 3
 	maxContexts = 128
 	maxDevices  = 64
 	ctxDevices  = 16
 	shards      = 32
 	nameBytes   = 64
 	pciBytes    = 16
-	// ringRecords is the ring's capacity: 4 MiB of 64-byte records, drained every few milliseconds, holds
+	// ringRecords is each ring's capacity: 4 MiB of 64-byte records, drained every few milliseconds, holds
 	// tens of milliseconds of the fastest create loop (PoCL makes a 1 KiB buffer in a quarter microsecond).
 	ringRecords = 1 << 16
 )
@@ -48,12 +49,13 @@ const (
 	mechPreload = 2
 )
 
-// record is struct tr_record.
+// record is struct tr_record: a call, or in the fast ring a run of identical calls (Count of them).
 type record struct {
-	Commit, TimeNS, Index, Size, Flags, Object uint64
-	Context, Kind                              uint32
-	Code                                       int32
-	Aux                                        uint32
+	Commit, Count, Size, Flags uint64
+	After, AfterCount          uint64 // in the shared ring: the fast ring's run its thread saw open, and its count then
+	Context, Kind              uint32
+	Code                       int32
+	Aux                        uint32
 }
 
 // devSlot is struct tr_device.
@@ -94,14 +96,17 @@ type header struct {
 	Version, HeaderSize, RecordSize, Ring  uint32
 	MaxContexts, MaxDevices                uint32
 	Mechanism, OwnerPID, OtherProcesses, _ uint32
-	StartNS, _                             uint64
-	ShardsUsed, Head                       uint64 // the program's cache line, at 64
+	StartNS, DevicesUntracked              uint64
+	FastHead, FastDropped                  uint64 // the fast thread's cache line, at 64
+	_                                      [6]uint64
+	ShardsUsed, Head                       uint64 // the other threads' line, at 128
 	CreatesFailed, EnqueuesFailed          uint64
 	Releases, Dropped                      uint64
-	ContextsUntracked, DevicesUntracked    uint64
-	Tail                                   uint64 // the tool's, at 128
-	_                                      [7]uint64
+	ContextsUntracked, _                   uint64
+	Tail, FastTail                         uint64 // the tool's, at 192
+	_                                      [6]uint64
 	FirstState, FirstContextCount          uint32
+	FirstIndex, FirstTimeNS                uint64
 	First                                  record
 	FirstLiveBuffers, FirstLiveBytes       [maxContexts]uint64
 	Devices                                [maxDevices]devSlot
@@ -112,17 +117,21 @@ type header struct {
 const (
 	headerSize = int(unsafe.Sizeof(header{}))
 	recordSize = int(unsafe.Sizeof(record{}))
-	totalSize  = headerSize + ringRecords*recordSize
+	totalSize  = headerSize + 2*ringRecords*recordSize
 )
 
-// Channel is the shared memory one traced program writes into.
+// Channel is the shared memory one traced program writes into: after the header, the fast ring (the first
+// thread that records writes it alone) and the shared ring (every other thread).
 type Channel struct {
-	file *os.File
-	mem  []byte
-	h    *header
-	ring []record
-	tail uint64
-	lost uint64 // reserved positions never committed (the program died while writing them)
+	file     *os.File
+	mem      []byte
+	h        *header
+	fast     []record
+	ring     []record
+	tail     uint64 // shared ring positions read
+	fastTail uint64 // fast ring runs read whole
+	fastDone uint64 // calls of the run at fastTail already handed out (the run was open when read)
+	lost     uint64 // reserved positions never committed (the program died while writing them)
 }
 
 // NewChannel makes the channel: a memfd, its pages reserved now (fallocate) so that a full memory is an
@@ -145,7 +154,8 @@ func NewChannel() (*Channel, error) {
 	}
 	c := &Channel{file: f, mem: mem}
 	c.h = (*header)(unsafe.Pointer(&mem[0]))
-	c.ring = unsafe.Slice((*record)(unsafe.Pointer(&mem[headerSize])), ringRecords)
+	c.fast = unsafe.Slice((*record)(unsafe.Pointer(&mem[headerSize])), ringRecords)
+	c.ring = unsafe.Slice((*record)(unsafe.Pointer(&mem[headerSize+ringRecords*recordSize])), ringRecords)
 	h := c.h
 	h.Version, h.HeaderSize, h.RecordSize, h.Ring = version, uint32(headerSize), uint32(recordSize), ringRecords
 	h.MaxContexts, h.MaxDevices = maxContexts, maxDevices
@@ -171,15 +181,18 @@ func (c *Channel) Close() error {
 	return errors.Join(err, c.file.Close())
 }
 
-// drain hands every committed record after the last one read to fn, in ring order, and tells the layer how
-// far it read. With final (the program has ended) a reserved slot that was never committed is skipped and
-// counted lost instead of waited for: its writer is gone.
+// drain hands every committed record after the last ones read to fn, in one order of both rings, and tells
+// the layer how far it read. A shared-ring record comes after the fast ring's calls its thread had seen
+// counted (its After and AfterCount) and before the rest, so a call one thread made after seeing another's
+// result comes after it. The fast ring's open run is handed out as far as it has counted, the rest of it
+// later. With final (the program has ended) a reserved slot that was never committed is skipped and counted
+// lost instead of waited for: its writer is gone.
 func (c *Channel) drain(final bool, fn func(*record)) {
+	// How far the fast ring has come, read first: a shared record that one of those calls came after was
+	// committed before it, so it is in the shared ring as read next, and is handed out first.
+	fastHead := atomic.LoadUint64(&c.h.FastHead)
+	fastCount := c.openCount(fastHead)
 	head := atomic.LoadUint64(&c.h.Head)
-	// One clock read per drain: records read together were made within one drain period (2 ms), finer than
-	// the coarse clock the layer stamps its failures with, and a read per record was a system call each (the
-	// profile of a 1,000,000-create trace had 4% of all samples there).
-	now := uint64(0)
 	for c.tail < head {
 		r := &c.ring[c.tail%ringRecords]
 		if atomic.LoadUint64(&r.Commit) != c.tail+1 {
@@ -189,17 +202,51 @@ func (c *Channel) drain(final bool, fn func(*record)) {
 			c.lost++
 		} else {
 			cp := *r
-			if cp.TimeNS == 0 {
-				if now == 0 {
-					now = Now()
-				}
-				cp.TimeNS = now // a create that succeeded: its time is when it is read
-			}
+			c.drainFast(cp.After, cp.AfterCount, fn)
 			fn(&cp)
 		}
 		c.tail++
 	}
+	c.drainFast(fastHead, fastCount, fn)
+	atomic.StoreUint64(&c.h.FastTail, c.fastTail)
 	atomic.StoreUint64(&c.h.Tail, c.tail)
+}
+
+// drainFast hands the fast ring's calls before a point: the runs before run, which have ended, and the first
+// count calls of run (as many as it has counted, at most).
+func (c *Channel) drainFast(run, count uint64, fn func(*record)) {
+	for c.fastTail < run {
+		c.handRun(math.MaxUint64, fn)
+		c.fastTail, c.fastDone = c.fastTail+1, 0
+	}
+	if run == c.fastTail {
+		c.handRun(count, fn)
+	}
+}
+
+// openCount is the count of the run at position run where that slot holds it (it is open, or has ended), else
+// 0 (it has not opened).
+func (c *Channel) openCount(run uint64) uint64 {
+	r := &c.fast[run%ringRecords]
+	if atomic.LoadUint64(&r.Commit) != run+1 {
+		return 0
+	}
+	return atomic.LoadUint64(&r.Count)
+}
+
+// handRun hands the calls of the run at fastTail not handed out yet, up to its first upTo.
+func (c *Channel) handRun(upTo uint64, fn func(*record)) {
+	r := &c.fast[c.fastTail%ringRecords]
+	if atomic.LoadUint64(&r.Commit) != c.fastTail+1 {
+		return // not opened yet, or (a run that ended) a slot the program wrote over
+	}
+	cp := *r
+	cp.Count = min(atomic.LoadUint64(&r.Count), upTo)
+	if cp.Count <= c.fastDone {
+		return
+	}
+	cp.Count, c.fastDone = cp.Count-c.fastDone, cp.Count
+	fn(&cp)
 }
 
 // counters is a consistent-enough reading of the header's counters: each is exact, read atomically.
@@ -216,19 +263,27 @@ func (c *Channel) counters() counters {
 		otherProcesses: atomic.LoadUint32(&h.OtherProcesses),
 		seq:            c.calls(),
 		createsFailed:  atomic.LoadUint64(&h.CreatesFailed), enqueuesFailed: atomic.LoadUint64(&h.EnqueuesFailed),
-		drops: atomic.LoadUint64(&h.Dropped), contextsUntracked: atomic.LoadUint64(&h.ContextsUntracked),
+		drops: atomic.LoadUint64(&h.Dropped) + atomic.LoadUint64(&h.FastDropped), contextsUntracked: atomic.LoadUint64(&h.ContextsUntracked),
 		devicesUntracked: atomic.LoadUint64(&h.DevicesUntracked),
 	}
 }
 
-// firstFailure is the header's first failure with every context's live buffers and bytes at that moment,
-// or false when none was written (completely).
-func (c *Channel) firstFailure() (record, []uint64, []uint64, bool) {
+// failure is the header's first failure: the call, the allocation calls before it, its time, and every
+// context's live buffers and bytes at that moment.
+type failure struct {
+	record
+	index, timeNS  uint64
+	buffers, bytes []uint64
+}
+
+// firstFailure is the header's first failure, or false when none was written (completely).
+func (c *Channel) firstFailure() (failure, bool) {
 	if atomic.LoadUint32(&c.h.FirstState) != 2 {
-		return record{}, nil, nil, false
+		return failure{}, false
 	}
 	n := min(int(c.h.FirstContextCount), maxContexts)
-	return c.h.First, append([]uint64(nil), c.h.FirstLiveBuffers[:n]...), append([]uint64(nil), c.h.FirstLiveBytes[:n]...), true
+	return failure{record: c.h.First, index: c.h.FirstIndex, timeNS: c.h.FirstTimeNS,
+		buffers: append([]uint64(nil), c.h.FirstLiveBuffers[:n]...), bytes: append([]uint64(nil), c.h.FirstLiveBytes[:n]...)}, true
 }
 
 // calls is the program's allocation calls so far, over every thread's shard.

@@ -22,9 +22,11 @@ type collector struct {
 	next    time.Time
 	started time.Time
 
-	live      map[uint32]uint64 // bytes per context slot, from the records, for the peak
-	peak      map[uint32]uint64
-	created   map[uint32][2]uint64 // buffers and bytes created per context slot, from the records
+	// Per context slot (1-based; 0: not tracked), from the records; arrays, not maps: the drain reads millions
+	// of records a second and must keep up with the fastest create loop.
+	live      [maxContexts + 1]uint64 // bytes, for the peak
+	peak      [maxContexts + 1]uint64
+	created   [maxContexts + 1][2]uint64 // buffers and bytes
 	seq       []result.TraceStep
 	truncated bool
 	samples   []result.TraceSample
@@ -35,8 +37,7 @@ func newCollector(ch *Channel, spec Spec, started time.Time) *collector {
 	if every <= 0 {
 		every = DefaultSampleEvery
 	}
-	return &collector{ch: ch, every: every, started: started, next: started,
-		live: map[uint32]uint64{}, peak: map[uint32]uint64{}, created: map[uint32][2]uint64{}}
+	return &collector{ch: ch, every: every, started: started, next: started}
 }
 
 // attach starts sampling the program's process: its host memory and descriptors, and its devices' memory.
@@ -83,17 +84,20 @@ func (c *collector) sample(now time.Time) {
 
 // record follows the live bytes per context (for the peak) and appends the record to the sequence.
 func (c *collector) record(r *record) {
+	if r.Context > maxContexts {
+		r.Context = 0 // not a slot the layer hands out: the channel was written over
+	}
 	switch r.Kind {
 	case kindBuffer, kindBufferProps:
 		if r.Code == 0 {
 			n := c.created[r.Context]
-			c.created[r.Context] = [2]uint64{n[0] + 1, n[1] + r.Size}
-			c.live[r.Context] += r.Size
+			c.created[r.Context] = [2]uint64{n[0] + r.Count, n[1] + r.Count*r.Size}
+			c.live[r.Context] += r.Count * r.Size
 			c.peak[r.Context] = max(c.peak[r.Context], c.live[r.Context])
 		}
 	case kindReleaseMem:
 		if r.Aux != 0 && r.Flags == 0 {
-			c.live[r.Context] -= min(r.Size, c.live[r.Context])
+			c.live[r.Context] -= min(r.Count*r.Size, c.live[r.Context])
 		}
 	}
 	c.step(r)
@@ -101,7 +105,7 @@ func (c *collector) record(r *record) {
 
 // step merges a record into the last step when it repeats it (same call, context, size, flags and code).
 func (c *collector) step(r *record) {
-	st := result.TraceStep{Call: callName(r), Context: int(r.Context) - 1, Count: 1, Code: r.Code}
+	st := result.TraceStep{Call: callName(r), Context: int(r.Context) - 1, Count: r.Count, Code: r.Code}
 	switch r.Kind {
 	case kindContext:
 		st.Devices = int(r.Aux)
@@ -115,7 +119,7 @@ func (c *collector) step(r *record) {
 		last := &c.seq[n-1]
 		if last.Call == st.Call && last.Context == st.Context && last.Size == st.Size && last.Flags == st.Flags &&
 			last.Code == st.Code && last.Devices == st.Devices && r.Kind != kindContext {
-			last.Count++
+			last.Count += r.Count
 			return
 		}
 	}
@@ -267,20 +271,20 @@ func seconds(ns, origin uint64) float64 {
 }
 
 func (c *collector) firstFailure(t *result.Trace, started time.Time) *result.TraceFailure {
-	r, buffers, bytes, ok := c.ch.firstFailure()
+	r, ok := c.ch.firstFailure()
 	if !ok {
 		return nil
 	}
-	f := &result.TraceFailure{Index: r.Index, Call: callName(&r), Code: r.Code, CodeName: clcode.Name(r.Code),
-		Context: int(r.Context) - 1, Devices: []int{}, Seconds: seconds(r.TimeNS, c.ch.h.StartNS), Live: []result.TraceLive{}}
+	f := &result.TraceFailure{Index: r.index, Call: callName(&r.record), Code: r.Code, CodeName: clcode.Name(r.Code),
+		Context: int(r.Context) - 1, Devices: []int{}, Seconds: seconds(r.timeNS, c.ch.h.StartNS), Live: []result.TraceLive{}}
 	if r.Kind != kindEnqueue {
 		f.SizeBytes, f.Flags = r.Size, result.MemFlags(r.Flags).String()
 	}
 	if f.Context >= 0 && f.Context < len(t.Contexts) {
 		f.Devices = t.Contexts[f.Context].Devices
 	}
-	for i := range buffers {
-		f.Live = append(f.Live, result.TraceLive{Context: i, Buffers: buffers[i], Bytes: bytes[i]})
+	for i := range r.buffers {
+		f.Live = append(f.Live, result.TraceLive{Context: i, Buffers: r.buffers[i], Bytes: r.bytes[i]})
 	}
 	return f
 }

@@ -244,6 +244,40 @@ func TestCrashAndHang(t *testing.T) {
 
 // Threads that create and release at once, more of them than the layer has counter shards (31 of their
 // own, then one shared with atomic operations): the counts stay exact.
+// Threads that take turns (a mutex and a condition variable hand the turn on) make their calls in an order
+// the program fixes: the first thread's calls go to the fast ring, counted in runs across the other threads'
+// turns, the others' to the shared ring. The trace's sequence is the program's own order, call by call:
+// the second context (made by a thread of the shared ring) before the first thread's buffers in it, and the
+// first thread's run split wherever another thread's call came between.
+func TestRelayOrderOnPoCL(t *testing.T) {
+	env := pocl(t)
+	for _, tc := range []struct{ threads, rounds int }{{2, 50}, {5, 40}} {
+		for _, via := range []string{ViaLayer, ViaPreload} {
+			args := []string{"relay", strconv.Itoa(tc.threads), strconv.Itoa(tc.rounds)}
+			tr, out := traced(t, env, via, time.Minute, args...)
+			if want := 2 + tc.threads*tc.rounds; strings.Count(out, "\n") != want {
+				t.Fatalf("%v: the program printed %d lines, want %d:\n%s", args, strings.Count(out, "\n"), want, out)
+			}
+			var seq strings.Builder
+			for _, st := range tr.Sequence {
+				for range st.Count {
+					switch st.Call {
+					case "clCreateContext":
+						fmt.Fprintf(&seq, "context %d\n", st.Context)
+					case "clCreateBuffer":
+						fmt.Fprintf(&seq, "buffer context %d size %d\n", st.Context, st.Size)
+					default:
+						fmt.Fprintf(&seq, "%s\n", st.Call)
+					}
+				}
+			}
+			if seq.String() != out || tr.RecordsDropped != 0 {
+				t.Fatalf("%v via %s: %d records dropped; the trace's sequence\n%s\nthe program's\n%s", args, via, tr.RecordsDropped, seq.String(), out)
+			}
+		}
+	}
+}
+
 func TestThreadsOnPoCL(t *testing.T) {
 	env := pocl(t)
 	for _, tc := range []struct{ threads, each int }{{8, 1001}, {40, 101}} {

@@ -10,11 +10,15 @@
  * inside the loader records, once. The header's mechanism field says which one recorded.
  *
  * Nothing is held in the program: every record goes into shared memory the tool created (a memfd whose
- * descriptor is named by CLMEMPROBE_TRACE_FD), a header of exact counters and a ring of fixed-size records
- * the tool drains while the program runs. A full ring drops records and counts them; the counters and the
- * first failure stay exact, and the memory is the tool's too, so a crash of the program loses nothing that
- * was written. No call here allocates, takes a lock or makes a system call on the create path (one vDSO
- * clock read), so the memory the layer uses is the fixed mapping whatever the program does.
+ * descriptor is named by CLMEMPROBE_TRACE_FD), a header of exact counters and two rings of fixed-size
+ * records the tool drains while the program runs. The first thread that records (in most programs the one
+ * that allocates) writes the fast ring alone, with plain stores, and a call identical to the one before it
+ * (a loop) only counts one more in that record: its run. Every other thread reserves its place in the
+ * shared ring with a compare-and-swap, one record a call, and notes how far the fast ring had come, so that
+ * the tool can put the two back into one order that agrees with what each thread saw. A full ring drops
+ * records and counts them; the counters and the first failure stay exact, and the memory is the tool's too, so a crash of the
+ * program loses nothing that was written. No call here allocates, takes a lock or makes a system call on
+ * the create path, so the memory the layer uses is the fixed mapping whatever the program does.
  *
  * It never changes what the program sees: the result and errcode_ret of every call are the runtime's own;
  * where the program passes errcode_ret NULL, the layer passes its own variable and the program's stays NULL.
@@ -42,7 +46,7 @@
 #define EXPORT __attribute__((visibility("default")))
 
 #define TR_MAGIC 0x31435254504d4c43ull /* "CLMPTRC1" little-endian */
-#define TR_VERSION 2
+#define TR_VERSION 3
 #define TR_MAX_CONTEXTS 128
 #define TR_MAX_DEVICES 64
 #define TR_CTX_DEVICES 16
@@ -58,13 +62,15 @@ enum {
 	C_READ_RECT, C_WRITE_RECT, C_COPY_RECT, C_FINISH, C_UNMAP
 };
 
+/* A record is a call and what came of it, without a time: the sequence keeps the order of calls, and a clock
+ * read would cost every create. */
 struct tr_record {
 	uint64_t commit;  /* its ring position + 1, stored last (release): the record is whole */
-	uint64_t time_ns; /* CLOCK_MONOTONIC_COARSE; 0 for a create that succeeded: the tool stamps it when read */
-	uint64_t index;   /* allocation calls before it: of its thread for a create that succeeded, of all for the rest */
+	uint64_t count;   /* the calls it stands for: a run of identical calls in the fast ring, 1 in the shared */
 	uint64_t size;
 	uint64_t flags;
-	uint64_t object;  /* the buffer or context handle */
+	uint64_t after;       /* in the shared ring, what its thread saw of the fast ring when its call returned: */
+	uint64_t after_count; /* the run then open (or about to be) and how many calls that run had counted */
 	uint32_t context; /* context slot + 1; 0: not tracked */
 	uint32_t kind;
 	int32_t code;
@@ -113,17 +119,23 @@ struct tr_header {
 	uint32_t other_processes;
 	uint32_t pad0;
 	uint64_t start_ns;       /* the tool's CLOCK_MONOTONIC_COARSE when it made the channel */
-	uint64_t pad1;
-	/* One cache line the program writes (offset 64), one the tool writes (128): the tool's reads and writes
-	 * do not take the program's line away on every create. */
-	uint64_t shards_used;    /* per-thread counter shards handed out */
-	uint64_t head;           /* ring positions reserved */
+	uint64_t devices_untracked;
+	/* A cache line the fast thread writes (offset 64), one the other threads write (128), one the tool
+	 * writes (192): no side's writes take another's line away on every create. */
+	uint64_t fast_head;      /* fast ring runs ended (the one at fast_head may be open: its count still grows) */
+	uint64_t fast_dropped;   /* the fast thread's records that did not fit (the others' are in dropped) */
+	uint64_t pad1[6];
+	uint64_t shards_used;    /* counter shards handed out to threads other than the fast one */
+	uint64_t head;           /* shared ring positions reserved */
 	uint64_t creates_failed, enqueues_failed, releases, dropped;
-	uint64_t contexts_untracked, devices_untracked;
-	uint64_t tail;           /* ring positions the tool has read (the tool writes it) */
-	uint64_t pad2[7];
+	uint64_t contexts_untracked;
+	uint64_t pad2;
+	uint64_t tail, fast_tail; /* ring positions the tool has read (the tool writes them) */
+	uint64_t pad3[6];
 	uint32_t first_state;    /* 0 none, 1 being written, 2 written */
 	uint32_t first_context_count;
+	uint64_t first_index;    /* allocation calls before the first failure, of every thread */
+	uint64_t first_time_ns;  /* CLOCK_MONOTONIC_COARSE */
 	struct tr_record first;
 	uint64_t first_live_buffers[TR_MAX_CONTEXTS];
 	uint64_t first_live_bytes[TR_MAX_CONTEXTS];
@@ -134,7 +146,8 @@ struct tr_header {
 
 _Static_assert(sizeof(struct tr_record) == 64, "record layout");
 _Static_assert(sizeof(struct tr_shard) % 64 == 0, "shard lines");
-_Static_assert(__builtin_offsetof(struct tr_header, shards_used) == 64 && __builtin_offsetof(struct tr_header, tail) == 128, "header lines");
+_Static_assert(__builtin_offsetof(struct tr_header, fast_head) == 64 && __builtin_offsetof(struct tr_header, shards_used) == 128 &&
+               __builtin_offsetof(struct tr_header, tail) == 192, "header lines");
 
 /* The calls the layer makes itself (queries), from whichever side it was loaded through. Function types are
  * taken from cl.h's own prototypes (__typeof__): the headers' names for them changed between releases
@@ -147,7 +160,7 @@ struct next_fns {
 };
 
 static struct tr_header *hdr;
-static struct tr_record *ring;
+static struct tr_record *ring, *fast_ring;
 static uint64_t ring_mask;
 static uint32_t my_pid;
 static int recording; /* this process owns the channel */
@@ -164,13 +177,45 @@ static uint64_t now_ns(void) {
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The fast thread: the first that records. It is told apart by its thread pointer (each live thread has its
+ * own), one instruction, where a thread-local variable in a library loaded with dlopen costs a call on every
+ * create. A thread that comes later with the same pointer (the fast one has ended) takes its place: still
+ * one writer at a time. */
+static uintptr_t fast_thread;
+static int fast_state; /* 0 unclaimed, 1 being claimed, 2 claimed */
+/* The fast thread's own: the position of its run, the run's slot while it is open (written, its count
+ * growing), and how far it may go before reading the tool's tail again. */
+static uint64_t fast_pos, fast_room;
+static struct tr_record *fast_open;
+
+static inline uintptr_t thread_id(void) {
+#if defined(__has_builtin)
+#if __has_builtin(__builtin_thread_pointer)
+	return (uintptr_t)__builtin_thread_pointer();
+#endif
+#endif
+	return (uintptr_t)pthread_self(); /* a call, where the compiler cannot read the pointer itself */
+}
+
+static inline __attribute__((always_inline)) int is_fast(void) {
+	int st = __atomic_load_n(&fast_state, __ATOMIC_ACQUIRE);
+	if (st == 2) return fast_thread == thread_id();
+	int zero = 0;
+	if (st != 0 || !__atomic_compare_exchange_n(&fast_state, &zero, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) return 0;
+	fast_thread = thread_id();
+	__atomic_store_n(&fast_state, 2, __ATOMIC_RELEASE);
+	return 1;
+}
+
 static __thread int my_shard = -1;
 
-/* shard is this thread's counters, handed out once per thread; shared says they are the last shard's, which
- * several threads write. */
-static struct tr_shard *shard(int *shared) {
+/* shard is the calling thread's counters: the first shard for the fast thread, else one handed out once per
+ * thread; shared says they are the last shard's, which the threads beyond the others write together. */
+static struct tr_shard *shard(int fast, int *shared) {
+	*shared = 0;
+	if (fast) return &hdr->shards[0];
 	if (my_shard < 0) {
-		uint64_t n = __atomic_fetch_add(&hdr->shards_used, 1, __ATOMIC_RELAXED);
+		uint64_t n = 1 + __atomic_fetch_add(&hdr->shards_used, 1, __ATOMIC_RELAXED);
 		my_shard = n < TR_SHARDS - 1 ? (int)n : TR_SHARDS - 1;
 	}
 	*shared = my_shard == TR_SHARDS - 1;
@@ -205,7 +250,7 @@ static void attach(void) {
 	struct tr_header *h = mem;
 	if (h->magic != TR_MAGIC || h->version != TR_VERSION || h->header_size != sizeof(struct tr_header) ||
 	    h->record_size != sizeof(struct tr_record) || (h->ring_records & (h->ring_records - 1)) != 0 ||
-	    (size_t)st.st_size < sizeof(struct tr_header) + (size_t)h->ring_records * sizeof(struct tr_record)) {
+	    (size_t)st.st_size < sizeof(struct tr_header) + 2 * (size_t)h->ring_records * sizeof(struct tr_record)) {
 		munmap(mem, (size_t)st.st_size);
 		return;
 	}
@@ -216,19 +261,90 @@ static void attach(void) {
 		__atomic_add_fetch(&h->other_processes, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	ring = (struct tr_record *)((char *)mem + sizeof(struct tr_header));
+	fast_ring = (struct tr_record *)((char *)mem + sizeof(struct tr_header));
+	ring = fast_ring + h->ring_records;
 	ring_mask = h->ring_records - 1;
 	hdr = h;
 	recording = 1;
 }
 
+static int attached;
+
 static int channel(void) {
+	if (__atomic_load_n(&attached, __ATOMIC_ACQUIRE)) return recording;
 	pthread_once(&attach_once, attach);
+	__atomic_store_n(&attached, 1, __ATOMIC_RELEASE);
 	return recording;
 }
 
-/* emit puts a record into the ring, or counts it dropped when the tool has not read far enough. */
-static void emit(const struct tr_record *r) {
+/* put writes a record into its reserved slot, with its count, and commits it. The slots ahead were last read
+ * by the tool, on another core: fetching them for writing now, while the runtime works, keeps that transfer
+ * off a later call. */
+static void put(struct tr_record *ring_of, uint64_t pos, const struct tr_record *r) {
+	struct tr_record *slot = &ring_of[pos & ring_mask];
+	slot->count = 1;
+	slot->size = r->size;
+	slot->flags = r->flags;
+	slot->after = r->after;
+	slot->after_count = r->after_count;
+	slot->context = r->context;
+	slot->kind = r->kind;
+	slot->code = r->code;
+	slot->aux = r->aux;
+	__atomic_store_n(&slot->commit, pos + 1, __ATOMIC_RELEASE);
+	__builtin_prefetch(&ring_of[(pos + PREFETCH_AHEAD) & ring_mask], 1, 3);
+}
+
+/* counted says whether the fast thread's call continues its open run, and counts it there: the same call,
+ * context, size, flags, result and aux (a context is never a run: each is its own). One more in the count is
+ * a store into a line the thread already holds; the arguments are compared as they come, in registers. */
+static inline __attribute__((always_inline)) int counted(uint32_t kind, uint32_t context, int32_t code, uint64_t size,
+                                                         uint64_t flags, uint32_t aux) {
+	struct tr_record *slot = fast_open;
+	if (!slot || slot->kind != kind || kind == K_CONTEXT || slot->context != context || slot->code != code ||
+	    slot->size != size || slot->flags != flags || slot->aux != aux)
+		return 0;
+	/* Release: whoever reads this count sees every record this thread saw committed before the call. */
+	__atomic_store_n(&slot->count, slot->count + 1, __ATOMIC_RELEASE);
+	return 1;
+}
+
+/* emit_fast is emit for the fast thread, the fast ring's only writer: no locked instruction. A call like the
+ * last is counted in the open run; a different one ends the run (the head moves past it) and opens the next. */
+static void emit_fast(const struct tr_record *r) {
+	if (counted(r->kind, r->context, r->code, r->size, r->flags, r->aux)) return;
+	if (fast_open) {
+		fast_pos++;
+		fast_open = NULL;
+		__atomic_store_n(&hdr->fast_head, fast_pos, __ATOMIC_RELEASE);
+	}
+	if (fast_pos >= fast_room) {
+		fast_room = __atomic_load_n(&hdr->fast_tail, __ATOMIC_ACQUIRE) + ring_mask + 1;
+		if (fast_pos >= fast_room) {
+			__atomic_store_n(&hdr->fast_dropped, __atomic_load_n(&hdr->fast_dropped, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+			return;
+		}
+	}
+	put(fast_ring, fast_pos, r);
+	fast_open = &fast_ring[fast_pos & ring_mask];
+}
+
+/* emit_as puts a record into the calling thread's ring, or counts it dropped when the tool has not read far
+ * enough. */
+static void emit_as(int fast, struct tr_record *r) {
+	if (fast) {
+		emit_fast(r);
+		return;
+	}
+	/* What the fast thread had written when this thread's call returned, read before the place in the ring
+	 * is taken (so a record later in the ring never saw less of a call that came after an earlier one): the
+	 * tool puts this record after those calls and before any the fast thread makes later, so a record one
+	 * thread made after seeing another's result always comes after it. The open run's slot may hold an
+	 * older lap's record, or be half written: its count is taken only where its commit says it is that run's. */
+	uint64_t head = __atomic_load_n(&hdr->fast_head, __ATOMIC_ACQUIRE);
+	const struct tr_record *open = &fast_ring[head & ring_mask];
+	r->after = head;
+	r->after_count = __atomic_load_n(&open->commit, __ATOMIC_ACQUIRE) == head + 1 ? __atomic_load_n(&open->count, __ATOMIC_ACQUIRE) : 0;
 	uint64_t pos = __atomic_load_n(&hdr->head, __ATOMIC_RELAXED);
 	for (;;) {
 		if (pos - __atomic_load_n(&hdr->tail, __ATOMIC_ACQUIRE) > ring_mask) {
@@ -237,21 +353,10 @@ static void emit(const struct tr_record *r) {
 		}
 		if (__atomic_compare_exchange_n(&hdr->head, &pos, pos + 1, 1, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) break;
 	}
-	struct tr_record *slot = &ring[pos & ring_mask];
-	slot->time_ns = r->time_ns;
-	slot->index = r->index;
-	slot->size = r->size;
-	slot->flags = r->flags;
-	slot->object = r->object;
-	slot->context = r->context;
-	slot->kind = r->kind;
-	slot->code = r->code;
-	slot->aux = r->aux;
-	__atomic_store_n(&slot->commit, pos + 1, __ATOMIC_RELEASE);
-	/* The slots ahead were last read by the tool, on another core: fetching them for writing now, while the
-	 * runtime works, keeps that transfer off the next create, whose atomic operations would wait for it. */
-	__builtin_prefetch(&ring[(pos + PREFETCH_AHEAD) & ring_mask], 1, 3);
+	put(ring, pos, r);
 }
+
+static void emit(struct tr_record *r) { emit_as(is_fast(), r); }
 
 /* has says whether an object's runtime implements a call: objects start with their runtime's dispatch table
  * (the ICD rule), and a runtime may leave entries empty, which the loader would call anyway. */
@@ -376,8 +481,7 @@ static uint32_t register_context(const struct next_fns *n, cl_context c, int kin
 	}
 	uint32_t slot = add_context(n, c, ndev, devs);
 	if (kind_record) {
-		struct tr_record r = {.time_ns = now_ns(), .index = calls(),
-			.object = (uint64_t)(uintptr_t)c, .context = slot, .kind = K_CONTEXT, .aux = ndev};
+		struct tr_record r = {.context = slot, .kind = K_CONTEXT, .aux = ndev};
 		emit(&r);
 	}
 	return slot;
@@ -388,14 +492,28 @@ static uint32_t context_of(const struct next_fns *n, cl_context c) {
 	return slot || !c ? slot : register_context(n, c, 1);
 }
 
+/* fast_context_of is context_of for the fast thread, which keeps the last context it met and its slot: a
+ * loop over one context then reads one word of it (whether it was released) instead of the slots. */
+static cl_context fast_ctx;
+static uint32_t fast_ctx_slot;
+static uint32_t fast_context_of(const struct next_fns *n, cl_context c) {
+	if (c && c == fast_ctx && !__atomic_load_n(&hdr->contexts[fast_ctx_slot - 1].released_ns, __ATOMIC_RELAXED)) return fast_ctx_slot;
+	uint32_t slot = context_of(n, c);
+	if (slot) fast_ctx = c, fast_ctx_slot = slot;
+	return slot;
+}
+
 /* first_failure keeps the program's first failed allocation call, and every context's live buffers and bytes
  * at that moment, exactly: only the first claims it, whatever the ring does. */
-static void first_failure(const struct tr_record *r) {
+static void first_failure(const struct tr_record *r, uint64_t index) {
 	uint32_t zero = 0;
 	if (__atomic_load_n(&hdr->first_state, __ATOMIC_RELAXED) != 0 ||
 	    !__atomic_compare_exchange_n(&hdr->first_state, &zero, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return;
 	hdr->first = *r;
+	hdr->first.count = 1;
+	hdr->first_index = index;
+	hdr->first_time_ns = now_ns();
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < TR_MAX_CONTEXTS; i++) {
 		struct tr_context *s = &hdr->contexts[i];
@@ -415,17 +533,15 @@ static void first_failure(const struct tr_record *r) {
 
 /* created records one buffer or sub-buffer create, after the runtime answered. */
 static void created(const struct next_fns *n, uint32_t kind, cl_context c, cl_mem_flags flags, size_t size, cl_mem m, cl_int code, uint32_t props) {
-	struct tr_record r = {.size = size, .flags = flags, .object = (uint64_t)(uintptr_t)m,
+	int fast = is_fast(), shared;
+	struct tr_shard *sh = shard(fast, &shared);
+	struct tr_record r = {.size = size, .flags = flags, .context = fast ? fast_context_of(n, c) : context_of(n, c),
 		.kind = kind, .code = m ? CL_SUCCESS : (code ? code : CL_INVALID_VALUE), .aux = props};
-	int shared;
-	struct tr_shard *sh = shard(&shared);
-	r.context = context_of(n, c);
 	struct tr_context *s = r.context ? &hdr->contexts[r.context - 1] : NULL;
-	/* One locked instruction on a successful create, the ring's head: the counters are the thread's own, and
-	 * its time is the tool's when it reads the record (within its 2 ms, as fine as the coarse clock), where a
-	 * clock read would cost every create. A failure, rare, takes the exact count of calls and the time. */
+	/* No locked instruction on a successful create of the fast thread (one, the shared ring's head, for any
+	 * other), and no clock read: the counters are the thread's own, and the sequence keeps the order of
+	 * creates, not their times. A failure, rare, takes the exact count of calls and the time. */
 	if (m) {
-		r.index = sh->seq;
 		bump(&sh->seq, 1, shared);
 		if (s && kind == K_SUB_BUFFER) __atomic_add_fetch(&s->sub_buffers, 1, __ATOMIC_RELAXED);
 		if (s && kind != K_SUB_BUFFER) {
@@ -433,24 +549,27 @@ static void created(const struct next_fns *n, uint32_t kind, cl_context c, cl_me
 			bump(&sh->live_bytes[r.context - 1], size, shared);
 		}
 	} else {
-		r.index = calls();
-		r.time_ns = now_ns();
+		uint64_t index = calls();
 		bump(&sh->seq, 1, shared);
 		__atomic_add_fetch(&hdr->creates_failed, 1, __ATOMIC_RELAXED);
 		if (s) __atomic_add_fetch(&s->failures, 1, __ATOMIC_RELAXED);
-		first_failure(&r);
+		first_failure(&r, index);
 	}
-	emit(&r);
+	if (fast && counted(kind, r.context, r.code, size, flags, props)) return; /* a loop's create, most often */
+	emit_as(fast, &r);
 }
 
 /* ---- the hooks: each forwards first, then records; preload says the call came through LD_PRELOAD ---- */
 
 #define PRELOAD_DONE(preload) ((preload) && __atomic_load_n(&layer_active, __ATOMIC_ACQUIRE))
 
-/* mark says which way the calls came; a plain load first, so the create path pays no atomic write for it. */
+/* mark says which way the calls came, once per way: the create path reads only the process's own copy. */
+static uint32_t marked;
 static void mark(int preload) {
 	uint32_t bit = preload ? M_PRELOAD : M_LAYER;
-	if (!(__atomic_load_n(&hdr->mechanism, __ATOMIC_RELAXED) & bit)) __atomic_or_fetch(&hdr->mechanism, bit, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&marked, __ATOMIC_RELAXED) & bit) return;
+	__atomic_or_fetch(&hdr->mechanism, bit, __ATOMIC_RELAXED);
+	__atomic_or_fetch(&marked, bit, __ATOMIC_RELAXED);
 }
 
 static cl_mem hook_create_buffer(const struct next_fns *n, int preload, __typeof__(&clCreateBuffer) next, cl_context c,
@@ -506,8 +625,7 @@ static cl_int hook_release_mem(const struct next_fns *n, int preload, __typeof__
 	if (n->get_mem_info(m, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, NULL) != CL_SUCCESS) parent = NULL;
 	cl_int rc = next(m);
 	mark(preload);
-	struct tr_record r = {.time_ns = now_ns(), .index = calls(), .size = size,
-		.object = (uint64_t)(uintptr_t)m, .kind = K_RELEASE_MEM, .code = rc, .aux = known && refs == 1 && rc == CL_SUCCESS};
+	struct tr_record r = {.size = size, .kind = K_RELEASE_MEM, .code = rc, .aux = known && refs == 1 && rc == CL_SUCCESS};
 	r.context = known ? find_context(c) : 0;
 	__atomic_add_fetch(&hdr->releases, 1, __ATOMIC_RELAXED);
 	if (r.aux && r.context) {
@@ -517,7 +635,7 @@ static cl_int hook_release_mem(const struct next_fns *n, int preload, __typeof__
 			r.flags = 1; /* a sub-buffer: its bytes are its parent's */
 		} else {
 			int shared;
-			struct tr_shard *sh = shard(&shared);
+			struct tr_shard *sh = shard(is_fast(), &shared);
 			bump(&sh->live_buffers[r.context - 1], (uint64_t)-1, shared);
 			bump(&sh->live_bytes[r.context - 1], (uint64_t)0 - size, shared);
 		}
@@ -535,8 +653,7 @@ static cl_context hook_create_context(const struct next_fns *n, int preload, __t
 	cl_context c = next(props, ndev, devs, notify, user, e);
 	if (PRELOAD_DONE(preload) || !channel()) return c;
 	mark(preload);
-	struct tr_record r = {.time_ns = now_ns(), .index = calls(),
-		.object = (uint64_t)(uintptr_t)c, .kind = K_CONTEXT, .code = c ? CL_SUCCESS : *e, .aux = ndev};
+	struct tr_record r = {.kind = K_CONTEXT, .code = c ? CL_SUCCESS : *e, .aux = ndev};
 	if (c) r.context = add_context(n, c, ndev, devs);
 	emit(&r);
 	return c;
@@ -554,7 +671,7 @@ static cl_context hook_create_context_from_type(const struct next_fns *n, int pr
 	if (c) {
 		register_context(n, c, 1);
 	} else {
-		struct tr_record r = {.time_ns = now_ns(), .index = calls(), .kind = K_CONTEXT, .code = *e};
+		struct tr_record r = {.kind = K_CONTEXT, .code = *e};
 		emit(&r);
 	}
 	return c;
@@ -568,10 +685,9 @@ static cl_int hook_release_context(const struct next_fns *n, int preload, __type
 	uint32_t slot = find_context(c);
 	cl_int rc = next(c);
 	mark(preload);
-	struct tr_record r = {.time_ns = now_ns(), .index = calls(),
-		.object = (uint64_t)(uintptr_t)c, .context = slot, .kind = K_RELEASE_CONTEXT, .code = rc,
+	struct tr_record r = {.context = slot, .kind = K_RELEASE_CONTEXT, .code = rc,
 		.aux = known && refs == 1 && rc == CL_SUCCESS};
-	if (r.aux && slot) __atomic_store_n(&hdr->contexts[slot - 1].released_ns, r.time_ns, __ATOMIC_RELAXED);
+	if (r.aux && slot) __atomic_store_n(&hdr->contexts[slot - 1].released_ns, now_ns(), __ATOMIC_RELAXED);
 	emit(&r);
 	return rc;
 }
@@ -582,11 +698,10 @@ static void enqueue_failed(const struct next_fns *n, int preload, cl_command_que
 	mark(preload);
 	cl_context c = NULL;
 	if (n->get_queue_info && has(q, clGetCommandQueueInfo)) n->get_queue_info(q, CL_QUEUE_CONTEXT, sizeof c, &c, NULL);
-	struct tr_record r = {.time_ns = now_ns(), .index = calls(),
-		.object = (uint64_t)(uintptr_t)q, .kind = K_ENQUEUE, .code = code, .aux = cmd};
+	struct tr_record r = {.kind = K_ENQUEUE, .code = code, .aux = cmd};
 	r.context = c ? context_of(n, c) : 0;
 	__atomic_add_fetch(&hdr->enqueues_failed, 1, __ATOMIC_RELAXED);
-	if (code == CL_MEM_OBJECT_ALLOCATION_FAILURE || code == CL_OUT_OF_RESOURCES || code == CL_OUT_OF_HOST_MEMORY) first_failure(&r);
+	if (code == CL_MEM_OBJECT_ALLOCATION_FAILURE || code == CL_OUT_OF_RESOURCES || code == CL_OUT_OF_HOST_MEMORY) first_failure(&r, calls());
 	emit(&r);
 }
 
@@ -601,6 +716,11 @@ static void enqueue_failed(const struct next_fns *n, int preload, cl_command_que
 		__atomic_store_n(&real, fn, __ATOMIC_RELEASE);                                \
 	}
 
+/* FORWARD_IF_LAYER: where the loader runs this library as its layer too (both ways in, the tool's default),
+ * the layer records and the export only passes the call on, at the cost of one load and a jump. */
+#define FORWARD_IF_LAYER(call) \
+	if (fn && __atomic_load_n(&layer_active, __ATOMIC_ACQUIRE)) return call;
+
 static pthread_once_t preload_once = PTHREAD_ONCE_INIT;
 static void init_preload_next(void) {
 	preload_next.get_context_info = (__typeof__(&clGetContextInfo))dlsym(RTLD_NEXT, "clGetContextInfo");
@@ -608,8 +728,12 @@ static void init_preload_next(void) {
 	preload_next.get_mem_info = (__typeof__(&clGetMemObjectInfo))dlsym(RTLD_NEXT, "clGetMemObjectInfo");
 	preload_next.get_queue_info = (__typeof__(&clGetCommandQueueInfo))dlsym(RTLD_NEXT, "clGetCommandQueueInfo");
 }
+static int preload_ready;
 static const struct next_fns *pn(void) {
-	pthread_once(&preload_once, init_preload_next);
+	if (!__atomic_load_n(&preload_ready, __ATOMIC_ACQUIRE)) {
+		pthread_once(&preload_once, init_preload_next);
+		__atomic_store_n(&preload_ready, 1, __ATOMIC_RELEASE);
+	}
 	return &preload_next;
 }
 
@@ -621,6 +745,7 @@ static cl_context CL_API_CALL layer_clCreateContext(const cl_context_properties 
 }
 EXPORT cl_context CL_API_CALL clCreateContext(const cl_context_properties *p, cl_uint n, const cl_device_id *d, CTX_NOTIFY, void *u, cl_int *e) {
 	RESOLVE(__typeof__(&clCreateContext), clCreateContext)
+	FORWARD_IF_LAYER(fn(p, n, d, notify, u, e))
 	if (!fn) { if (e) *e = CL_INVALID_OPERATION; return NULL; }
 	return hook_create_context(pn(), 1, fn, p, n, d, notify, u, e);
 }
@@ -629,6 +754,7 @@ static cl_context CL_API_CALL layer_clCreateContextFromType(const cl_context_pro
 }
 EXPORT cl_context CL_API_CALL clCreateContextFromType(const cl_context_properties *p, cl_device_type t, CTX_NOTIFY, void *u, cl_int *e) {
 	RESOLVE(__typeof__(&clCreateContextFromType), clCreateContextFromType)
+	FORWARD_IF_LAYER(fn(p, t, notify, u, e))
 	if (!fn) { if (e) *e = CL_INVALID_OPERATION; return NULL; }
 	return hook_create_context_from_type(pn(), 1, fn, p, t, notify, u, e);
 }
@@ -637,6 +763,7 @@ static cl_int CL_API_CALL layer_clReleaseContext(cl_context c) {
 }
 EXPORT cl_int CL_API_CALL clReleaseContext(cl_context c) {
 	RESOLVE(__typeof__(&clReleaseContext), clReleaseContext)
+	FORWARD_IF_LAYER(fn(c))
 	if (!fn) return CL_INVALID_OPERATION;
 	return hook_release_context(pn(), 1, fn, c);
 }
@@ -645,6 +772,7 @@ static cl_mem CL_API_CALL layer_clCreateBuffer(cl_context c, cl_mem_flags f, siz
 }
 EXPORT cl_mem CL_API_CALL clCreateBuffer(cl_context c, cl_mem_flags f, size_t s, void *h, cl_int *e) {
 	RESOLVE(__typeof__(&clCreateBuffer), clCreateBuffer)
+	FORWARD_IF_LAYER(fn(c, f, s, h, e))
 	if (!fn) { if (e) *e = CL_INVALID_OPERATION; return NULL; }
 	return hook_create_buffer(pn(), 1, fn, c, f, s, h, e);
 }
@@ -653,6 +781,7 @@ static cl_mem CL_API_CALL layer_clCreateBufferWithProperties(cl_context c, const
 }
 EXPORT cl_mem CL_API_CALL clCreateBufferWithProperties(cl_context c, const cl_mem_properties *p, cl_mem_flags f, size_t s, void *h, cl_int *e) {
 	RESOLVE(__typeof__(&clCreateBufferWithProperties), clCreateBufferWithProperties)
+	FORWARD_IF_LAYER(fn(c, p, f, s, h, e))
 	if (!fn) { if (e) *e = CL_INVALID_OPERATION; return NULL; }
 	return hook_create_buffer_props(pn(), 1, fn, c, p, f, s, h, e);
 }
@@ -661,6 +790,7 @@ static cl_mem CL_API_CALL layer_clCreateSubBuffer(cl_mem m, cl_mem_flags f, cl_b
 }
 EXPORT cl_mem CL_API_CALL clCreateSubBuffer(cl_mem m, cl_mem_flags f, cl_buffer_create_type t, const void *i, cl_int *e) {
 	RESOLVE(__typeof__(&clCreateSubBuffer), clCreateSubBuffer)
+	FORWARD_IF_LAYER(fn(m, f, t, i, e))
 	if (!fn) { if (e) *e = CL_INVALID_OPERATION; return NULL; }
 	return hook_create_sub_buffer(pn(), 1, fn, m, f, t, i, e);
 }
@@ -669,6 +799,7 @@ static cl_int CL_API_CALL layer_clReleaseMemObject(cl_mem m) {
 }
 EXPORT cl_int CL_API_CALL clReleaseMemObject(cl_mem m) {
 	RESOLVE(__typeof__(&clReleaseMemObject), clReleaseMemObject)
+	FORWARD_IF_LAYER(fn(m))
 	if (!fn) return CL_INVALID_OPERATION;
 	return hook_release_mem(pn(), 1, fn, m);
 }
@@ -682,6 +813,7 @@ EXPORT cl_int CL_API_CALL clReleaseMemObject(cl_mem m) {
 	}                                                                                     \
 	EXPORT cl_int CL_API_CALL name params {                                               \
 		RESOLVE(__typeof__(&name), name)                                                  \
+		FORWARD_IF_LAYER(fn args)                                                     \
 		if (!fn) return CL_INVALID_OPERATION;                                         \
 		cl_int rc = fn args;                                                          \
 		enqueue_failed(pn(), 1, q, cmd, rc);                                          \
@@ -711,6 +843,7 @@ static void *CL_API_CALL layer_clEnqueueMapBuffer(cl_command_queue q, cl_mem b, 
 }
 EXPORT void *CL_API_CALL clEnqueueMapBuffer(cl_command_queue q, cl_mem b, cl_bool bl, cl_map_flags f, size_t o, size_t s, EVS, cl_int *e) {
 	RESOLVE(__typeof__(&clEnqueueMapBuffer), clEnqueueMapBuffer)
+	FORWARD_IF_LAYER(fn(q, b, bl, f, o, s, ne, wl, ev, e))
 	if (!fn) { if (e) *e = CL_INVALID_OPERATION; return NULL; }
 	cl_int local = CL_SUCCESS;
 	cl_int *err = e ? e : &local;
