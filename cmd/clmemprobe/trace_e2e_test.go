@@ -246,7 +246,7 @@ func TestTraceOfAFillFailure(t *testing.T) {
 	}
 	f := tr.FirstFailure
 	if f == nil || f.Call != "clEnqueueFillBuffer" || f.Code != code || f.Index != idx+1 || f.Context != 0 || len(f.Devices) != 2 ||
-		len(f.Live) != 1 || f.Live[0].Buffers != idx+1 {
+		len(f.Live) != 1 || f.Live[0].Buffers != idx+1 || f.Buffer != result.BufferNewest || f.BufferBytes != mib {
 		t.Fatalf("first failure %+v; the program printed buffer #%d", f, idx)
 	}
 	r := decodeRun(t, runTool(t, env, "run", "--strategies", "shared", "--touch", "fill", "--max-allocs", "1000", "--format", "json"))
@@ -254,6 +254,36 @@ func TestTraceOfAFillFailure(t *testing.T) {
 	// The limit names the buffer as the program and run do: the newest, whose fill failed.
 	if !strings.Contains(strings.Join(tr.Verdict, " "), fmt.Sprintf("buffer #%d ", idx)) {
 		t.Errorf("the verdict does not name buffer #%d: %q", idx, tr.Verdict)
+	}
+}
+
+// A program that makes all its buffers first and fills them after: the failed fill is on an older buffer,
+// which the trace says, and the limit does not name the newest buffer's number for it (it has none the
+// layer can tell).
+func TestTraceOfALaterFillFailure(t *testing.T) {
+	const devMem, n = 32 << 20, 100
+	env := FaultEnv(t, "FAULTCL_MODEL=lazy", fmt.Sprintf("FAULTCL_DEVICE_MEM=%d", devMem))
+	tr, res := traceOut(t, env, "--", Traceprog(t), "later", strconv.Itoa(mib), strconv.Itoa(n))
+	idx, code := printedFailure(t, res.stdout)
+	if want := uint64(2 * devMem / mib); idx != want || code != -4 {
+		t.Fatalf("the program failed at #%d with %d, want #%d with -4 (two devices of %d MiB)", idx, code, want, devMem>>20)
+	}
+	f := tr.FirstFailure
+	if f == nil || f.Call != "clEnqueueFillBuffer" || f.Code != code || f.Index != n || len(f.Live) != 1 || f.Live[0].Buffers != n ||
+		f.Buffer != result.BufferOlder || f.BufferBytes != mib {
+		t.Fatalf("first failure %+v; the program made %d buffers and printed buffer #%d", f, n, idx)
+	}
+	verdict := strings.Join(tr.Verdict, " ")
+	// faultcl measures no device memory: which of the live buffers it had placed is not known, and the limit
+	// says so rather than read them all as the device's (they would be 156% of it).
+	for _, want := range []string{"on a buffer of 1 MiB made before the newest",
+		fmt.Sprintf("the command was on a buffer made before the newest, so how many of the %d live buffers the runtime had placed on the device is not known", n)} {
+		if !strings.Contains(verdict, want) {
+			t.Errorf("the verdict does not say %q: %q", want, verdict)
+		}
+	}
+	if strings.Contains(verdict, fmt.Sprintf("buffer #%d ", n-1)) || tr.Limit != result.LimitUnknown {
+		t.Errorf("limit %q; the verdict names the newest buffer #%d for an older one's fill: %q", tr.Limit, n-1, verdict)
 	}
 }
 

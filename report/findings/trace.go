@@ -21,7 +21,7 @@ func DeriveTrace(t *result.Trace) ([]string, result.Limit, map[string]float64) {
 	}
 	lf, over := overMaxAlloc(t)
 	if job, run, ok := traceJob(t); ok && !over {
-		lf = classify(newView(run, job), nil, nil)
+		lf = commandLimit(t, job.FirstFailure, classify(newView(run, job), nil, nil))
 	}
 	if lf.body != "" {
 		verdict = append(verdict, "The limit: "+lf.body+".")
@@ -46,13 +46,14 @@ func failureSentence(t *result.Trace) string {
 	if f.SizeBytes > 0 {
 		what += fmt.Sprintf(" of %s (%s)", units.Bytes(f.SizeBytes), f.Flags)
 	}
-	where := "in a context the layer did not track"
-	var live, liveBytes uint64
-	for _, l := range f.Live {
-		if l.Context == f.Context {
-			live, liveBytes = l.Buffers, l.Bytes
-		}
+	switch f.Buffer {
+	case result.BufferNewest:
+		what += fmt.Sprintf(" on a buffer of %s, the newest its thread had made", units.Bytes(f.BufferBytes))
+	case result.BufferOlder:
+		what += fmt.Sprintf(" on a buffer of %s made before the newest (which one, the layer cannot tell)", units.Bytes(f.BufferBytes))
 	}
+	where := "in a context the layer did not track"
+	live, liveBytes := liveIn(f)
 	if f.Context >= 0 {
 		where = fmt.Sprintf("in context %d over %s, with %d buffer%s (%s) live in it", f.Context, devicesText(t, f.Devices), live, map[bool]string{true: "", false: "s"}[live == 1], units.Bytes(liveBytes))
 	}
@@ -66,6 +67,42 @@ func failureSentence(t *result.Trace) string {
 		where += fmt.Sprintf(" and %s in its other contexts", units.Bytes(others))
 	}
 	return fmt.Sprintf("The program's first allocation failure was call #%d, %s, %s: it returned %s (%d).", f.Index, what, where, f.CodeName, f.Code)
+}
+
+// commandLimit is the limit of a trace whose first failure is a command's, where the command was not on the
+// newest buffer (whose number the job stands in for). On an older buffer with no device figures at the
+// failure, what the device held is not known at all: the buffers made after it may never have been placed
+// (a runtime that allocates at first use), so the live buffers are not read as the device's. Otherwise the
+// classification stands, without the buffer number it does not have: the command, its buffer as far as the
+// layer knew it, and the buffers live.
+func commandLimit(t *result.Trace, ff *result.FirstFailure, lf limitFinding) limitFinding {
+	f := t.FirstFailure
+	if f == nil || ff == nil || ff.Stage == result.StageCreate || f.Buffer == result.BufferNewest {
+		return lf
+	}
+	live, _ := liveIn(f)
+	plural := map[bool]string{true: "", false: "s"}[live == 1]
+	if f.Buffer == result.BufferOlder && t.FailureSample() < 0 {
+		return limitFinding{result.LimitUnknown, map[string]float64{"live_buffers": float64(live)}, fmt.Sprintf(
+			"%s (%d) at %s, but what ran out cannot be told: the command was on a buffer made before the newest, so how many of the %d live buffer%s the runtime had placed on the device is not known, and device memory was not measured (unknown)",
+			f.CodeName, f.Code, f.Call, live, plural)}
+	}
+	on := " (on no buffer the layer could name)"
+	if f.Buffer == result.BufferOlder {
+		on = " on a buffer made before the newest"
+	}
+	lf.body = strings.Replace(lf.body, fmt.Sprintf("when buffer #%d failed", ff.Index), fmt.Sprintf("when %s failed%s with %d buffer%s live", f.Call, on, live, plural), 1)
+	return lf
+}
+
+// liveIn is the failing context's live buffers and bytes at the first failure.
+func liveIn(f *result.TraceFailure) (buffers, bytes uint64) {
+	for _, l := range f.Live {
+		if l.Context == f.Context {
+			buffers, bytes = l.Buffers, l.Bytes
+		}
+	}
+	return buffers, bytes
 }
 
 func devicesText(t *result.Trace, devs []int) string {
@@ -108,19 +145,16 @@ func traceJob(t *result.Trace) (*result.StrategyResult, *result.Run, bool) {
 	ff := (*result.FirstFailure)(nil)
 	if f != nil {
 		devs = f.Devices
-		for _, l := range f.Live {
-			if l.Context == f.Context {
-				live, liveBytes = l.Buffers, l.Bytes
-			}
-		}
+		live, liveBytes = liveIn(f)
 		dev := -1
 		if len(devs) > 0 {
 			dev = devs[0]
 		}
 		index := live
 		if stageOf(f.Call) != result.StageCreate && live > 0 {
-			// A failed command is taken to be about the context's newest buffer, as in a loop that uses each
-			// buffer as it makes it: the probe numbers that buffer live-1 (buffers before it), as run does.
+			// A failed command on the newest buffer is a loop that uses each buffer as it makes it: the probe
+			// numbers that buffer live-1 (buffers before it), as run does. A command on an older buffer, or
+			// on none the layer could name, has no number: unnumbered takes it out of the limit's words.
 			index = live - 1
 		}
 		ff = &result.FirstFailure{Index: index, Stage: stageOf(f.Call), Code: f.Code, Name: f.CodeName, Call: f.Call, Device: dev, BytesBefore: liveBytes}

@@ -49,3 +49,42 @@ func TestTraceDeviceMemoryAtFailure(t *testing.T) {
 		t.Errorf("verdict %q, want it to say device memory was not measured and why", verdict)
 	}
 }
+
+// A failed command names the buffer number only where it was on the newest buffer its thread had made (a
+// loop that uses each buffer as it makes it, which the job's number stands for); on an older buffer, or on
+// none the layer could name, the limit keeps what the device figures say and names the command instead.
+// Without device figures, an older buffer's failure says the placed bytes are not known.
+func TestTraceCommandBufferInTheLimit(t *testing.T) {
+	const gib = uint64(1) << 30
+	code := 0
+	trace := func(buffer string, measured bool) *result.Trace {
+		s := result.TraceSample{Sample: result.Sample{Index: 100}}
+		sampler := result.DeviceNotAvailable + "NVML: not found"
+		if measured {
+			s.DeviceSamples, sampler = []result.DeviceSample{{Device: 0, UsedBytes: 80 * gib}}, "NVML (test)"
+		}
+		return &result.Trace{Program: "./prog", Exit: result.TraceExit{Code: &code, Description: "exited with status 0"},
+			Devices:  []result.TraceDevice{{Index: 0, Name: "GPU A", GlobalMemBytes: 80 * gib, MaxAllocBytes: 20 * gib}},
+			Contexts: []result.TraceContext{{Index: 0, Devices: []int{0}, DeviceCount: 1}},
+			FirstFailure: &result.TraceFailure{Index: 100, Call: "clEnqueueFillBuffer", Code: -4, CodeName: "CL_MEM_OBJECT_ALLOCATION_FAILURE",
+				Context: 0, Devices: []int{0}, Buffer: buffer, BufferBytes: gib, Live: []result.TraceLive{{Context: 0, Buffers: 100, Bytes: 100 * gib}}},
+			Samples: []result.TraceSample{s}, DeviceSampler: sampler, Interception: result.InterceptLayer}
+	}
+	for _, tc := range []struct {
+		buffer   string
+		measured bool
+		limit    result.Limit
+		says     string
+	}{
+		{result.BufferNewest, true, result.LimitDeviceMemory, "when buffer #99 failed, device 0 held 80 GiB"},
+		{result.BufferOlder, true, result.LimitDeviceMemory, "when clEnqueueFillBuffer failed on a buffer made before the newest with 100 buffers live, device 0 held 80 GiB"},
+		{"", true, result.LimitDeviceMemory, "when clEnqueueFillBuffer failed (on no buffer the layer could name) with 100 buffers live, device 0 held 80 GiB"},
+		{result.BufferOlder, false, result.LimitUnknown, "how many of the 100 live buffers the runtime had placed on the device is not known"},
+	} {
+		verdict, limit, _ := DeriveTrace(trace(tc.buffer, tc.measured))
+		all := strings.Join(verdict, "\n")
+		if limit != tc.limit || !strings.Contains(all, tc.says) || (tc.buffer != result.BufferNewest && strings.Contains(all, "buffer #")) {
+			t.Errorf("buffer %q, measured %v: limit %q, verdict %q\nwant %q saying %q", tc.buffer, tc.measured, limit, verdict, tc.limit, tc.says)
+		}
+	}
+}

@@ -120,12 +120,23 @@ type TraceFailure struct {
 	Context  int    `json:"context"` // -1 when not tracked
 	Devices  []int  `json:"devices"`
 	// SizeBytes and Flags are the failed buffer's (a create); Command the failed command (an enqueue).
-	SizeBytes uint64  `json:"size_bytes,omitempty"`
-	Flags     string  `json:"flags,omitempty"` // as MemFlags.String writes them: read-write, read-only+alloc-host-ptr
-	Seconds   float64 `json:"t"`
+	SizeBytes uint64 `json:"size_bytes,omitempty"`
+	Flags     string `json:"flags,omitempty"` // as MemFlags.String writes them: read-write, read-only+alloc-host-ptr
+	// Buffer is a failed command's buffer (its destination), where it has one: BufferNewest when it was the
+	// newest memory object the enqueuing thread had made (a loop that uses each buffer as it makes it),
+	// BufferOlder when it was made before that one (which one, the layer cannot tell); BufferBytes its size.
+	Buffer      string  `json:"buffer,omitempty"`
+	BufferBytes uint64  `json:"buffer_bytes,omitempty"`
+	Seconds     float64 `json:"t"`
 	// Live is every context's live buffers and bytes at that moment.
 	Live []TraceLive `json:"live"`
 }
+
+// What a failed command's buffer was (TraceFailure.Buffer).
+const (
+	BufferNewest = "newest"
+	BufferOlder  = "older"
+)
 
 // TraceLive is one context's live buffers and bytes.
 type TraceLive struct {

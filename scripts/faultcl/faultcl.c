@@ -100,6 +100,7 @@ struct _cl_command_queue { cl_icd_dispatch *dispatch; cl_context ctx; int dev; c
 struct _cl_mem {
 	cl_icd_dispatch *dispatch;
 	cl_context ctx;
+	cl_mem_flags flags;
 	size_t size;
 	uint32_t resident;
 	void *staging;
@@ -422,6 +423,7 @@ static cl_mem create_common(cl_context c, const int *devs, int n, size_t size, c
 	cl_mem m = calloc(1, sizeof *m);
 	m->dispatch = &dispatch;
 	m->ctx = c;
+	m->flags = flags;
 	m->size = size;
 	/* Descriptors of the process's own, per buffer and additional device: the limit is the process's. */
 	int fd_err = open_fds(m, n);
@@ -510,6 +512,21 @@ static cl_mem CL_API_CALL CreateBufferWithProperties(cl_context c, const cl_mem_
 	}
 	if (!listed) return create_common(c, c->devs, c->ndev, size, flags, host, err);
 	return create_common(c, devs, n, size, flags, host, err);
+}
+
+/* GetMemObjectInfo answers what a buffer is; its reference count is 1 (a release frees it), and it is no
+ * sub-buffer (faultcl makes none). */
+static cl_int CL_API_CALL GetMemObjectInfo(cl_mem m, cl_mem_info param, size_t size, void *out, size_t *ret) {
+	cl_uint one = 1;
+	cl_mem none = NULL;
+	switch (param) {
+	case CL_MEM_SIZE: return info(&m->size, sizeof m->size, size, out, ret);
+	case CL_MEM_CONTEXT: return info(&m->ctx, sizeof m->ctx, size, out, ret);
+	case CL_MEM_FLAGS: return info(&m->flags, sizeof m->flags, size, out, ret);
+	case CL_MEM_REFERENCE_COUNT: return info(&one, sizeof one, size, out, ret);
+	case CL_MEM_ASSOCIATED_MEMOBJECT: return info(&none, sizeof none, size, out, ret);
+	default: return CL_INVALID_VALUE;
+	}
 }
 
 static cl_int CL_API_CALL ReleaseMemObject(cl_mem m) {
@@ -689,6 +706,7 @@ EXPORT cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint n, cl_platform_id *out,
 	dispatch.clCreateBuffer = CreateBuffer;
 	dispatch.clCreateBufferWithProperties = CreateBufferWithProperties;
 	dispatch.clReleaseMemObject = ReleaseMemObject;
+	dispatch.clGetMemObjectInfo = GetMemObjectInfo;
 	dispatch.clEnqueueFillBuffer = EnqueueFillBuffer;
 	dispatch.clEnqueueWriteBuffer = EnqueueWriteBuffer;
 	dispatch.clEnqueueReadBuffer = EnqueueReadBuffer;

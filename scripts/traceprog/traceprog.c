@@ -12,6 +12,8 @@
  *   traceprog fill SIZE [MAX]     as loop, buffer i meant for device i mod n: each buffer filled on its device's
  *                                 queue and waited for (clFinish), so a runtime that allocates at first use
  *                                 fails at the fill: "first failure: index I code C" (I counts buffers)
+ *   traceprog later SIZE N        as fill, but all N buffers are made first and filled after, in order: a
+ *                                 runtime that allocates at first use fails at the fill of an older buffer
  *   traceprog crash SIZE          as loop, then a write through a null pointer (SIGSEGV) after the failure
  *   traceprog forever SIZE N      N buffers, "created N", then sleeps until killed
  *   traceprog bench COUNT SIZE    COUNT creates on device 0, timed: "creates COUNT seconds S user U system Y"
@@ -80,6 +82,32 @@ static long fill(cl_context ctx, size_t size, long max, cl_int *code) {
 		cl_int err = CL_SUCCESS;
 		cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, size, NULL, &err);
 		if (err == CL_SUCCESS) err = clEnqueueFillBuffer(q[i % ndev], m, &pattern, sizeof pattern, 0, size, 0, NULL, NULL);
+		if (err == CL_SUCCESS) err = clFinish(q[i % ndev]);
+		if (err != CL_SUCCESS) {
+			*code = err;
+			return i;
+		}
+	}
+	return -1;
+}
+
+/* later makes n buffers, then fills each on its device and waits, in order; returns the index of the buffer
+ * whose fill failed, or -1. */
+static long later(cl_context ctx, size_t size, long n, cl_int *code) {
+	cl_command_queue q[16];
+	for (cl_uint d = 0; d < ndev; d++) {
+		q[d] = clCreateCommandQueue(ctx, devs[d], 0, code);
+		if (!q[d]) die("clCreateCommandQueue", *code);
+	}
+	cl_mem *bufs = calloc((size_t)n, sizeof *bufs);
+	if (!bufs) die("calloc", 0);
+	for (long i = 0; i < n; i++) {
+		bufs[i] = clCreateBuffer(ctx, CL_MEM_READ_WRITE, size, NULL, code);
+		if (!bufs[i]) die("clCreateBuffer", *code);
+	}
+	const cl_uint pattern = 0x5A5A5A5Au;
+	for (long i = 0; i < n; i++) {
+		cl_int err = clEnqueueFillBuffer(q[i % ndev], bufs[i], &pattern, sizeof pattern, 0, size, 0, NULL, NULL);
 		if (err == CL_SUCCESS) err = clFinish(q[i % ndev]);
 		if (err != CL_SUCCESS) {
 			*code = err;
@@ -218,7 +246,7 @@ static double now(void) {
 
 int main(int argc, char **argv) {
 	if (argc < 3) {
-		fprintf(stderr, "usage: traceprog loop|fill|mixed|crash|forever|bench|threads|relay ARGS (see its top comment)\n");
+		fprintf(stderr, "usage: traceprog loop|fill|later|mixed|crash|forever|bench|threads|relay ARGS (see its top comment)\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -237,6 +265,12 @@ int main(int argc, char **argv) {
 		return 0;
 	}
 	if (strcmp(mode, "mixed") == 0) return mixed(size);
+	if (strcmp(mode, "later") == 0) {
+		cl_context ctx = setup(0);
+		long idx = later(ctx, size, argc > 3 ? atol(argv[3]) : 100, &code);
+		report(idx, code);
+		return 0;
+	}
 	if (strcmp(mode, "threads") == 0) return threads((long)size, argc > 3 ? atol(argv[3]) : 1000);
 	if (strcmp(mode, "relay") == 0) return relay((long)size, argc > 3 ? atol(argv[3]) : 10);
 	if (strcmp(mode, "crash") == 0) {

@@ -107,6 +107,8 @@ type header struct {
 	_                                      [6]uint64
 	FirstState, FirstContextCount          uint32
 	FirstIndex, FirstTimeNS                uint64
+	FirstBufferBytes                       uint64
+	FirstBuffer, _                         uint32 // a failed command's buffer: 1 its thread's newest, 2 older, 0 not known
 	First                                  record
 	FirstLiveBuffers, FirstLiveBytes       [maxContexts]uint64
 	Devices                                [maxDevices]devSlot
@@ -273,6 +275,8 @@ func (c *Channel) counters() counters {
 type failure struct {
 	record
 	index, timeNS  uint64
+	buffer         uint32 // a failed command's buffer: 1 its thread's newest, 2 an older one, 0 not known
+	bufferBytes    uint64
 	buffers, bytes []uint64
 }
 
@@ -282,7 +286,7 @@ func (c *Channel) firstFailure() (failure, bool) {
 		return failure{}, false
 	}
 	n := min(int(c.h.FirstContextCount), maxContexts)
-	return failure{record: c.h.First, index: c.h.FirstIndex, timeNS: c.h.FirstTimeNS,
+	return failure{record: c.h.First, index: c.h.FirstIndex, timeNS: c.h.FirstTimeNS, buffer: c.h.FirstBuffer, bufferBytes: c.h.FirstBufferBytes,
 		buffers: append([]uint64(nil), c.h.FirstLiveBuffers[:n]...), bytes: append([]uint64(nil), c.h.FirstLiveBytes[:n]...)}, true
 }
 

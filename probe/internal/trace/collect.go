@@ -280,6 +280,12 @@ func (c *collector) firstFailure(t *result.Trace, started time.Time) *result.Tra
 	if r.Kind != kindEnqueue {
 		f.SizeBytes, f.Flags = r.Size, result.MemFlags(r.Flags).String()
 	}
+	switch r.buffer {
+	case 1:
+		f.Buffer, f.BufferBytes = result.BufferNewest, r.bufferBytes
+	case 2:
+		f.Buffer, f.BufferBytes = result.BufferOlder, r.bufferBytes
+	}
 	if f.Context >= 0 && f.Context < len(t.Contexts) {
 		f.Devices = t.Contexts[f.Context].Devices
 	}

@@ -136,6 +136,9 @@ struct tr_header {
 	uint32_t first_context_count;
 	uint64_t first_index;    /* allocation calls before the first failure, of every thread */
 	uint64_t first_time_ns;  /* CLOCK_MONOTONIC_COARSE */
+	uint64_t first_buffer_bytes; /* a failed command's buffer: its size, and whether it was the newest memory */
+	uint32_t first_buffer;       /* object its thread had made (1), an older one (2), or not known (0) */
+	uint32_t pad4;
 	struct tr_record first;
 	uint64_t first_live_buffers[TR_MAX_CONTEXTS];
 	uint64_t first_live_bytes[TR_MAX_CONTEXTS];
@@ -208,6 +211,11 @@ static inline __attribute__((always_inline)) int is_fast(void) {
 }
 
 static __thread int my_shard = -1;
+
+/* The newest memory object each thread made: a failed command on it is the loop's "use each buffer as it is
+ * made", one on another is a program that made its buffers first and uses them later. */
+static cl_mem fast_last_mem;
+static __thread cl_mem my_last_mem;
 
 /* shard is the calling thread's counters: the first shard for the fast thread, else one handed out once per
  * thread; shared says they are the last shard's, which the threads beyond the others write together. */
@@ -505,7 +513,7 @@ static uint32_t fast_context_of(const struct next_fns *n, cl_context c) {
 
 /* first_failure keeps the program's first failed allocation call, and every context's live buffers and bytes
  * at that moment, exactly: only the first claims it, whatever the ring does. */
-static void first_failure(const struct tr_record *r, uint64_t index) {
+static void first_failure(const struct tr_record *r, uint64_t index, uint32_t buffer, uint64_t buffer_bytes) {
 	uint32_t zero = 0;
 	if (__atomic_load_n(&hdr->first_state, __ATOMIC_RELAXED) != 0 ||
 	    !__atomic_compare_exchange_n(&hdr->first_state, &zero, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
@@ -514,6 +522,8 @@ static void first_failure(const struct tr_record *r, uint64_t index) {
 	hdr->first.count = 1;
 	hdr->first_index = index;
 	hdr->first_time_ns = now_ns();
+	hdr->first_buffer = buffer;
+	hdr->first_buffer_bytes = buffer_bytes;
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < TR_MAX_CONTEXTS; i++) {
 		struct tr_context *s = &hdr->contexts[i];
@@ -542,6 +552,8 @@ static void created(const struct next_fns *n, uint32_t kind, cl_context c, cl_me
 	 * other), and no clock read: the counters are the thread's own, and the sequence keeps the order of
 	 * creates, not their times. A failure, rare, takes the exact count of calls and the time. */
 	if (m) {
+		if (fast) fast_last_mem = m;
+		else my_last_mem = m;
 		bump(&sh->seq, 1, shared);
 		if (s && kind == K_SUB_BUFFER) __atomic_add_fetch(&s->sub_buffers, 1, __ATOMIC_RELAXED);
 		if (s && kind != K_SUB_BUFFER) {
@@ -553,7 +565,7 @@ static void created(const struct next_fns *n, uint32_t kind, cl_context c, cl_me
 		bump(&sh->seq, 1, shared);
 		__atomic_add_fetch(&hdr->creates_failed, 1, __ATOMIC_RELAXED);
 		if (s) __atomic_add_fetch(&s->failures, 1, __ATOMIC_RELAXED);
-		first_failure(&r, index);
+		first_failure(&r, index, 0, 0);
 	}
 	if (fast && counted(kind, r.context, r.code, size, flags, props)) return; /* a loop's create, most often */
 	emit_as(fast, &r);
@@ -692,8 +704,10 @@ static cl_int hook_release_context(const struct next_fns *n, int preload, __type
 	return rc;
 }
 
-/* enqueue_failed records a failed command, with its queue's context where the runtime says it. */
-static void enqueue_failed(const struct next_fns *n, int preload, cl_command_queue q, uint32_t cmd, cl_int code) {
+/* enqueue_failed records a failed command, with its queue's context where the runtime says it, and for the
+ * program's first failure, the command's buffer (target; NULL for a command without one): its size, and
+ * whether it was the newest its thread had made. */
+static void enqueue_failed(const struct next_fns *n, int preload, cl_command_queue q, uint32_t cmd, cl_int code, cl_mem target) {
 	if (code == CL_SUCCESS || PRELOAD_DONE(preload) || !channel()) return;
 	mark(preload);
 	cl_context c = NULL;
@@ -701,7 +715,15 @@ static void enqueue_failed(const struct next_fns *n, int preload, cl_command_que
 	struct tr_record r = {.kind = K_ENQUEUE, .code = code, .aux = cmd};
 	r.context = c ? context_of(n, c) : 0;
 	__atomic_add_fetch(&hdr->enqueues_failed, 1, __ATOMIC_RELAXED);
-	if (code == CL_MEM_OBJECT_ALLOCATION_FAILURE || code == CL_OUT_OF_RESOURCES || code == CL_OUT_OF_HOST_MEMORY) first_failure(&r, calls());
+	if (code == CL_MEM_OBJECT_ALLOCATION_FAILURE || code == CL_OUT_OF_RESOURCES || code == CL_OUT_OF_HOST_MEMORY) {
+		uint32_t buffer = 0;
+		size_t bytes = 0;
+		if (target) {
+			buffer = target == (is_fast() ? fast_last_mem : my_last_mem) ? 1 : 2;
+			if (n->get_mem_info && has(target, clGetMemObjectInfo)) n->get_mem_info(target, CL_MEM_SIZE, sizeof bytes, &bytes, NULL);
+		}
+		first_failure(&r, calls(), buffer, bytes);
+	}
 	emit(&r);
 }
 
@@ -804,11 +826,12 @@ EXPORT cl_int CL_API_CALL clReleaseMemObject(cl_mem m) {
 	return hook_release_mem(pn(), 1, fn, m);
 }
 
-/* ENQUEUE makes both entry points of a command that returns a status, q being its queue. */
-#define ENQUEUE(name, cmd, params, args)                                                      \
+/* ENQUEUE makes both entry points of a command that returns a status, q being its queue and target the
+ * buffer it is about (its destination; NULL where it has none, or several). */
+#define ENQUEUE(name, cmd, target, params, args)                                              \
 	static cl_int CL_API_CALL layer_##name params {                                       \
 		cl_int rc = next_dispatch.name args;                                          \
-		enqueue_failed(&layer_next, 0, q, cmd, rc);                                   \
+		enqueue_failed(&layer_next, 0, q, cmd, rc, target);                           \
 		return rc;                                                                    \
 	}                                                                                     \
 	EXPORT cl_int CL_API_CALL name params {                                               \
@@ -816,29 +839,29 @@ EXPORT cl_int CL_API_CALL clReleaseMemObject(cl_mem m) {
 		FORWARD_IF_LAYER(fn args)                                                     \
 		if (!fn) return CL_INVALID_OPERATION;                                         \
 		cl_int rc = fn args;                                                          \
-		enqueue_failed(pn(), 1, q, cmd, rc);                                          \
+		enqueue_failed(pn(), 1, q, cmd, rc, target);                                  \
 		return rc;                                                                    \
 	}
 
 #define EVS cl_uint ne, const cl_event *wl, cl_event *ev
-ENQUEUE(clEnqueueReadBuffer, C_READ, (cl_command_queue q, cl_mem b, cl_bool bl, size_t o, size_t s, void *p, EVS), (q, b, bl, o, s, p, ne, wl, ev))
-ENQUEUE(clEnqueueWriteBuffer, C_WRITE, (cl_command_queue q, cl_mem b, cl_bool bl, size_t o, size_t s, const void *p, EVS), (q, b, bl, o, s, p, ne, wl, ev))
-ENQUEUE(clEnqueueCopyBuffer, C_COPY, (cl_command_queue q, cl_mem a, cl_mem b, size_t oa, size_t ob, size_t s, EVS), (q, a, b, oa, ob, s, ne, wl, ev))
-ENQUEUE(clEnqueueFillBuffer, C_FILL, (cl_command_queue q, cl_mem b, const void *pat, size_t ps, size_t o, size_t s, EVS), (q, b, pat, ps, o, s, ne, wl, ev))
-ENQUEUE(clEnqueueMigrateMemObjects, C_MIGRATE, (cl_command_queue q, cl_uint n, const cl_mem *m, cl_mem_migration_flags f, EVS), (q, n, m, f, ne, wl, ev))
-ENQUEUE(clEnqueueNDRangeKernel, C_NDRANGE, (cl_command_queue q, cl_kernel k, cl_uint d, const size_t *go, const size_t *gs, const size_t *ls, EVS), (q, k, d, go, gs, ls, ne, wl, ev))
-ENQUEUE(clEnqueueTask, C_TASK, (cl_command_queue q, cl_kernel k, EVS), (q, k, ne, wl, ev))
-ENQUEUE(clEnqueueReadBufferRect, C_READ_RECT, (cl_command_queue q, cl_mem b, cl_bool bl, const size_t *bo, const size_t *ho, const size_t *r, size_t brp, size_t bsp, size_t hrp, size_t hsp, void *p, EVS), (q, b, bl, bo, ho, r, brp, bsp, hrp, hsp, p, ne, wl, ev))
-ENQUEUE(clEnqueueWriteBufferRect, C_WRITE_RECT, (cl_command_queue q, cl_mem b, cl_bool bl, const size_t *bo, const size_t *ho, const size_t *r, size_t brp, size_t bsp, size_t hrp, size_t hsp, const void *p, EVS), (q, b, bl, bo, ho, r, brp, bsp, hrp, hsp, p, ne, wl, ev))
-ENQUEUE(clEnqueueCopyBufferRect, C_COPY_RECT, (cl_command_queue q, cl_mem a, cl_mem b, const size_t *ao, const size_t *bo, const size_t *r, size_t arp, size_t asp, size_t brp, size_t bsp, EVS), (q, a, b, ao, bo, r, arp, asp, brp, bsp, ne, wl, ev))
-ENQUEUE(clEnqueueUnmapMemObject, C_UNMAP, (cl_command_queue q, cl_mem m, void *p, EVS), (q, m, p, ne, wl, ev))
-ENQUEUE(clFinish, C_FINISH, (cl_command_queue q), (q))
+ENQUEUE(clEnqueueReadBuffer, C_READ, b, (cl_command_queue q, cl_mem b, cl_bool bl, size_t o, size_t s, void *p, EVS), (q, b, bl, o, s, p, ne, wl, ev))
+ENQUEUE(clEnqueueWriteBuffer, C_WRITE, b, (cl_command_queue q, cl_mem b, cl_bool bl, size_t o, size_t s, const void *p, EVS), (q, b, bl, o, s, p, ne, wl, ev))
+ENQUEUE(clEnqueueCopyBuffer, C_COPY, b, (cl_command_queue q, cl_mem a, cl_mem b, size_t oa, size_t ob, size_t s, EVS), (q, a, b, oa, ob, s, ne, wl, ev))
+ENQUEUE(clEnqueueFillBuffer, C_FILL, b, (cl_command_queue q, cl_mem b, const void *pat, size_t ps, size_t o, size_t s, EVS), (q, b, pat, ps, o, s, ne, wl, ev))
+ENQUEUE(clEnqueueMigrateMemObjects, C_MIGRATE, (n == 1 && m ? m[0] : NULL), (cl_command_queue q, cl_uint n, const cl_mem *m, cl_mem_migration_flags f, EVS), (q, n, m, f, ne, wl, ev))
+ENQUEUE(clEnqueueNDRangeKernel, C_NDRANGE, NULL, (cl_command_queue q, cl_kernel k, cl_uint d, const size_t *go, const size_t *gs, const size_t *ls, EVS), (q, k, d, go, gs, ls, ne, wl, ev))
+ENQUEUE(clEnqueueTask, C_TASK, NULL, (cl_command_queue q, cl_kernel k, EVS), (q, k, ne, wl, ev))
+ENQUEUE(clEnqueueReadBufferRect, C_READ_RECT, b, (cl_command_queue q, cl_mem b, cl_bool bl, const size_t *bo, const size_t *ho, const size_t *r, size_t brp, size_t bsp, size_t hrp, size_t hsp, void *p, EVS), (q, b, bl, bo, ho, r, brp, bsp, hrp, hsp, p, ne, wl, ev))
+ENQUEUE(clEnqueueWriteBufferRect, C_WRITE_RECT, b, (cl_command_queue q, cl_mem b, cl_bool bl, const size_t *bo, const size_t *ho, const size_t *r, size_t brp, size_t bsp, size_t hrp, size_t hsp, const void *p, EVS), (q, b, bl, bo, ho, r, brp, bsp, hrp, hsp, p, ne, wl, ev))
+ENQUEUE(clEnqueueCopyBufferRect, C_COPY_RECT, b, (cl_command_queue q, cl_mem a, cl_mem b, const size_t *ao, const size_t *bo, const size_t *r, size_t arp, size_t asp, size_t brp, size_t bsp, EVS), (q, a, b, ao, bo, r, arp, asp, brp, bsp, ne, wl, ev))
+ENQUEUE(clEnqueueUnmapMemObject, C_UNMAP, m, (cl_command_queue q, cl_mem m, void *p, EVS), (q, m, p, ne, wl, ev))
+ENQUEUE(clFinish, C_FINISH, NULL, (cl_command_queue q), (q))
 
 static void *CL_API_CALL layer_clEnqueueMapBuffer(cl_command_queue q, cl_mem b, cl_bool bl, cl_map_flags f, size_t o, size_t s, EVS, cl_int *e) {
 	cl_int local = CL_SUCCESS;
 	cl_int *err = e ? e : &local;
 	void *p = next_dispatch.clEnqueueMapBuffer(q, b, bl, f, o, s, ne, wl, ev, err);
-	enqueue_failed(&layer_next, 0, q, C_MAP, p ? CL_SUCCESS : *err);
+	enqueue_failed(&layer_next, 0, q, C_MAP, p ? CL_SUCCESS : *err, b);
 	return p;
 }
 EXPORT void *CL_API_CALL clEnqueueMapBuffer(cl_command_queue q, cl_mem b, cl_bool bl, cl_map_flags f, size_t o, size_t s, EVS, cl_int *e) {
@@ -848,7 +871,7 @@ EXPORT void *CL_API_CALL clEnqueueMapBuffer(cl_command_queue q, cl_mem b, cl_boo
 	cl_int local = CL_SUCCESS;
 	cl_int *err = e ? e : &local;
 	void *p = fn(q, b, bl, f, o, s, ne, wl, ev, err);
-	enqueue_failed(pn(), 1, q, C_MAP, p ? CL_SUCCESS : *err);
+	enqueue_failed(pn(), 1, q, C_MAP, p ? CL_SUCCESS : *err, b);
 	return p;
 }
 
