@@ -104,11 +104,11 @@ func deviceFull(v *view, ev map[string]float64) (limitFinding, bool) {
 				if sh.othersKnown {
 					ev["device_others_bytes"] = float64(sh.others)
 				}
-				return limitFinding{result.LimitDeviceMemory, ev, fmt.Sprintf("when buffer #%d failed, device %s held %s, %.1f%% of its %s global memory, but not all of it was this run's: its buffers took %s after the loop began, and %s: the device's memory ran out, shared with other processes (device-memory)",
-					f.Index, dev, units.Bytes(v.used), pct(v.fill(v.used)), units.Bytes(v.global), units.Bytes(v.used-min(v.used, sh.usedAtStart)), sh.othersText())}, true
+				return limitFinding{result.LimitDeviceMemory, ev, fmt.Sprintf("when %s failed, device %s held %s, %.1f%% of its %s global memory, but not all of it was this run's: its buffers took %s after the loop began, and %s: the device's memory ran out, shared with other processes (device-memory)",
+					v.failed(), dev, units.Bytes(v.used), pct(v.fill(v.used)), units.Bytes(v.global), units.Bytes(v.used-min(v.used, sh.usedAtStart)), sh.othersText())}, true
 			}
-			return limitFinding{result.LimitDeviceMemory, ev, fmt.Sprintf("when buffer #%d failed, device %s held %s, %.1f%% of its %s global memory: the device's memory ran out (device-memory)",
-				f.Index, dev, units.Bytes(v.used), pct(v.fill(v.used)), units.Bytes(v.global))}, true
+			return limitFinding{result.LimitDeviceMemory, ev, fmt.Sprintf("when %s failed, device %s held %s, %.1f%% of its %s global memory: the device's memory ran out (device-memory)",
+				v.failed(), dev, units.Bytes(v.used), pct(v.fill(v.used)), units.Bytes(v.global))}, true
 		}
 	} else {
 		ev["bytes_given_to_device"], ev["device_fill"] = float64(v.given), v.fill(v.given)
@@ -117,11 +117,11 @@ func deviceFull(v *view, ev map[string]float64) (limitFinding, bool) {
 				// Given nearly all of a device that others held a part of: whatever stopped the
 				// runtime there, it was not this device's capacity alone.
 				ev["device_used_at_start_bytes"], ev["device_own_bytes"] = float64(sh.usedAtStart), float64(v.given)
-				return limitFinding{result.LimitDeviceMemory, ev, fmt.Sprintf("when buffer #%d failed, device %s had been given %s in buffers, %.1f%% of its %s global memory, and %s: the device's memory ran out, shared with other processes (device-memory)",
-					f.Index, dev, units.Bytes(v.given), pct(g), units.Bytes(v.global), sh.othersText())}, true
+				return limitFinding{result.LimitDeviceMemory, ev, fmt.Sprintf("when %s failed, device %s had been given %s in buffers, %.1f%% of its %s global memory, and %s: the device's memory ran out, shared with other processes (device-memory)",
+					v.failed(), dev, units.Bytes(v.given), pct(g), units.Bytes(v.global), sh.othersText())}, true
 			}
-			return limitFinding{result.LimitDeviceMemory, ev, fmt.Sprintf("when buffer #%d failed, device %s had been given %s in buffers, %.1f%% of its %s global memory, and the runtime stopped there: it enforces the device's size, and the device is full (device-memory)",
-				f.Index, dev, units.Bytes(v.given), pct(g), units.Bytes(v.global))}, true
+			return limitFinding{result.LimitDeviceMemory, ev, fmt.Sprintf("when %s failed, device %s had been given %s in buffers, %.1f%% of its %s global memory, and the runtime stopped there: it enforces the device's size, and the device is full (device-memory)",
+				v.failed(), dev, units.Bytes(v.given), pct(g), units.Bytes(v.global))}, true
 		}
 	}
 	return limitFinding{}, false

@@ -21,7 +21,7 @@ func DeriveTrace(t *result.Trace) ([]string, result.Limit, map[string]float64) {
 	}
 	lf, over := overMaxAlloc(t)
 	if job, run, ok := traceJob(t); ok && !over {
-		lf = commandLimit(t, job.FirstFailure, classify(newView(run, job), nil, nil))
+		lf = traceLimit(t, run, job)
 	}
 	if lf.body != "" {
 		verdict = append(verdict, "The limit: "+lf.body+".")
@@ -69,16 +69,17 @@ func failureSentence(t *result.Trace) string {
 	return fmt.Sprintf("The program's first allocation failure was call #%d, %s, %s: it returned %s (%d).", f.Index, what, where, f.CodeName, f.Code)
 }
 
-// commandLimit is the limit of a trace whose first failure is a command's, where the command was not on the
-// newest buffer (whose number the job stands in for). On an older buffer with no device figures at the
-// failure, what the device held is not known at all: the buffers made after it may never have been placed
-// (a runtime that allocates at first use), so the live buffers are not read as the device's. Otherwise the
-// classification stands, without the buffer number it does not have: the command, its buffer as far as the
-// layer knew it, and the buffers live.
-func commandLimit(t *result.Trace, ff *result.FirstFailure, lf limitFinding) limitFinding {
+// traceLimit classifies the program's failure as a run's job. Where its first failure is a command's that was
+// not on the newest buffer (whose number the job stands in for): on an older buffer with no device figures
+// at the failure, what the device held is not known at all (the buffers made after it may never have been
+// placed, on a runtime that allocates at first use), so the live buffers are not read as the device's;
+// otherwise the classification stands, naming the command, its buffer as far as the layer knew it, and the
+// buffers live instead of a buffer number.
+func traceLimit(t *result.Trace, run *result.Run, job *result.StrategyResult) limitFinding {
+	v := newView(run, job)
 	f := t.FirstFailure
-	if f == nil || ff == nil || ff.Stage == result.StageCreate || f.Buffer == result.BufferNewest {
-		return lf
+	if f == nil || job.FirstFailure == nil || job.FirstFailure.Stage == result.StageCreate || f.Buffer == result.BufferNewest {
+		return classify(v, nil, nil)
 	}
 	live, _ := liveIn(f)
 	plural := map[bool]string{true: "", false: "s"}[live == 1]
@@ -87,12 +88,11 @@ func commandLimit(t *result.Trace, ff *result.FirstFailure, lf limitFinding) lim
 			"%s (%d) at %s, but what ran out cannot be told: the command was on a buffer made before the newest, so how many of the %d live buffer%s the runtime had placed on the device is not known, and device memory was not measured (unknown)",
 			f.CodeName, f.Code, f.Call, live, plural)}
 	}
-	on := " (on no buffer the layer could name)"
+	v.failedWhat = fmt.Sprintf("%s (on no buffer the layer could name, %d buffer%s live)", f.Call, live, plural)
 	if f.Buffer == result.BufferOlder {
-		on = " on a buffer made before the newest"
+		v.failedWhat = fmt.Sprintf("%s on a buffer made before the newest (%d buffer%s live)", f.Call, live, plural)
 	}
-	lf.body = strings.Replace(lf.body, fmt.Sprintf("when buffer #%d failed", ff.Index), fmt.Sprintf("when %s failed%s with %d buffer%s live", f.Call, on, live, plural), 1)
-	return lf
+	return classify(v, nil, nil)
 }
 
 // liveIn is the failing context's live buffers and bytes at the first failure.

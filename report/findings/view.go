@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -30,6 +31,9 @@ type view struct {
 	// limit is what ended the strategy, once the limits of its size are classified.
 	limit limitFinding
 
+	// failedWhat names what failed, where a limit says "when ... failed": "buffer #N" (the view's failure),
+	// unless set (a traced program's command on a buffer the job's number does not stand for).
+	failedWhat  string
 	failDev     int    // the device the failed buffer was meant for; -1 when none
 	global      uint64 // that device's global memory, 0 when unknown
 	sampled     bool   // a device sampler applied
@@ -92,6 +96,14 @@ func newView(r *result.Run, s *result.StrategyResult) *view {
 		v.given = count * s.SizeBytes
 	}
 	return v
+}
+
+// failed is what failed, for "when ... failed".
+func (v *view) failed() string {
+	if v.failedWhat != "" {
+		return v.failedWhat
+	}
+	return fmt.Sprintf("buffer #%d", v.s.FirstFailure.Index)
 }
 
 // fill is used (or given) bytes as a fraction of the failing device's memory.

@@ -14,6 +14,8 @@
  *                                 fails at the fill: "first failure: index I code C" (I counts buffers)
  *   traceprog later SIZE N        as fill, but all N buffers are made first and filled after, in order: a
  *                                 runtime that allocates at first use fails at the fill of an older buffer
+ *   traceprog fork N M            N creates, then a child made by fork (no exec) makes M more in the same context
+ *                                 and exits; the parent waits: "parent N child M status S"
  *   traceprog crash SIZE          as loop, then a write through a null pointer (SIGSEGV) after the failure
  *   traceprog forever SIZE N      N buffers, "created N", then sleeps until killed
  *   traceprog bench COUNT SIZE    COUNT creates on device 0, timed: "creates COUNT seconds S user U system Y"
@@ -33,6 +35,7 @@
 #include <string.h>
 #include <pthread.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -115,6 +118,21 @@ static long later(cl_context ctx, size_t size, long n, cl_int *code) {
 		}
 	}
 	return -1;
+}
+
+/* forked makes n buffers, then a child (fork, no exec) makes m more in the same context; returns the child's
+ * exit status as wait gives it. */
+static int forked(long n, long m) {
+	cl_context ctx = setup(1);
+	cl_int code = 0;
+	if (loop(ctx, 4096, n, &code) >= 0) die("clCreateBuffer", code);
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid < 0) die("fork", 0);
+	if (pid == 0) _exit(loop(ctx, 4096, m, &code) >= 0 ? 3 : 0);
+	int status = 0;
+	waitpid(pid, &status, 0);
+	return status;
 }
 
 static void report(long idx, cl_int code) {
@@ -246,7 +264,7 @@ static double now(void) {
 
 int main(int argc, char **argv) {
 	if (argc < 3) {
-		fprintf(stderr, "usage: traceprog loop|fill|later|mixed|crash|forever|bench|threads|relay ARGS (see its top comment)\n");
+		fprintf(stderr, "usage: traceprog loop|fill|later|fork|mixed|crash|forever|bench|threads|relay ARGS (see its top comment)\n");
 		return 2;
 	}
 	const char *mode = argv[1];
@@ -265,6 +283,12 @@ int main(int argc, char **argv) {
 		return 0;
 	}
 	if (strcmp(mode, "mixed") == 0) return mixed(size);
+	if (strcmp(mode, "fork") == 0) {
+		long m = argc > 3 ? atol(argv[3]) : 10;
+		int status = forked((long)size, m);
+		printf("parent %ld child %ld status %d\n", (long)size, m, status);
+		return 0;
+	}
 	if (strcmp(mode, "later") == 0) {
 		cl_context ctx = setup(0);
 		long idx = later(ctx, size, argc > 3 ? atol(argv[3]) : 100, &code);

@@ -187,19 +187,24 @@ func (c *Channel) Close() error {
 // the layer how far it read. A shared-ring record comes after the fast ring's calls its thread had seen
 // counted (its After and AfterCount) and before the rest, so a call one thread made after seeing another's
 // result comes after it. The fast ring's open run is handed out as far as it has counted, the rest of it
-// later. With final (the program has ended) a reserved slot that was never committed is skipped and counted
-// lost instead of waited for: its writer is gone.
+// later. A shared slot reserved but not committed yet holds back the shared records after it and the fast
+// calls not handed out before it: one of those records may have been committed before one of those calls
+// was made. With final (the program has ended) such a slot is skipped and counted lost instead of waited
+// for: its writer is gone. Positions are read from memory the program writes: none is taken to be more
+// than a ring ahead of what was read, so a program that wrote over them costs one ring's reading, not a
+// hang.
 func (c *Channel) drain(final bool, fn func(*record)) {
 	// How far the fast ring has come, read first: a shared record that one of those calls came after was
 	// committed before it, so it is in the shared ring as read next, and is handed out first.
-	fastHead := atomic.LoadUint64(&c.h.FastHead)
+	fastHead := min(atomic.LoadUint64(&c.h.FastHead), c.fastTail+ringRecords)
 	fastCount := c.openCount(fastHead)
-	head := atomic.LoadUint64(&c.h.Head)
+	head := min(atomic.LoadUint64(&c.h.Head), c.tail+ringRecords)
 	for c.tail < head {
 		r := &c.ring[c.tail%ringRecords]
 		if atomic.LoadUint64(&r.Commit) != c.tail+1 {
 			if !final {
-				break
+				c.publish()
+				return
 			}
 			c.lost++
 		} else {
@@ -210,13 +215,20 @@ func (c *Channel) drain(final bool, fn func(*record)) {
 		c.tail++
 	}
 	c.drainFast(fastHead, fastCount, fn)
+	c.publish()
+}
+
+// publish tells the layer how far the tool has read both rings.
+func (c *Channel) publish() {
 	atomic.StoreUint64(&c.h.FastTail, c.fastTail)
 	atomic.StoreUint64(&c.h.Tail, c.tail)
 }
 
 // drainFast hands the fast ring's calls before a point: the runs before run, which have ended, and the first
-// count calls of run (as many as it has counted, at most).
+// count calls of run (as many as it has counted, at most). A run more than a ring ahead (a record the
+// program wrote over) is taken as one ring ahead.
 func (c *Channel) drainFast(run, count uint64, fn func(*record)) {
+	run = min(run, c.fastTail+ringRecords)
 	for c.fastTail < run {
 		c.handRun(math.MaxUint64, fn)
 		c.fastTail, c.fastDone = c.fastTail+1, 0

@@ -242,8 +242,22 @@ func TestCrashAndHang(t *testing.T) {
 	}
 }
 
-// Threads that create and release at once, more of them than the layer has counter shards (31 of their
-// own, then one shared with atomic operations): the counts stay exact.
+// A child that the program forks without exec has the parent's channel mapped and the parent's fast thread
+// in it: it only forwards, and is counted as another process, so the trace holds the parent's creates alone.
+func TestForkedChildOnFaultCL(t *testing.T) {
+	env := faultcl(t)
+	const parent, child = 30, 20
+	for _, via := range []string{ViaLayer, ViaPreload} {
+		tr, out := traced(t, env, via, time.Minute, "fork", strconv.Itoa(parent), strconv.Itoa(child))
+		if want := fmt.Sprintf("parent %d child %d status 0\n", parent, child); out != want {
+			t.Fatalf("%s: the program printed %q, want %q", via, out, want)
+		}
+		if tr.Allocations != parent || tr.OtherProcesses != 1 || len(tr.Contexts) != 1 || tr.Contexts[0].BuffersCreated != parent {
+			t.Fatalf("%s: %d allocations, %d other processes, contexts %+v; want the parent's %d and 1", via, tr.Allocations, tr.OtherProcesses, tr.Contexts, parent)
+		}
+	}
+}
+
 // Threads that take turns (a mutex and a condition variable hand the turn on) make their calls in an order
 // the program fixes: the first thread's calls go to the fast ring, counted in runs across the other threads'
 // turns, the others' to the shared ring. The trace's sequence is the program's own order, call by call:
@@ -251,12 +265,15 @@ func TestCrashAndHang(t *testing.T) {
 // first thread's run split wherever another thread's call came between.
 func TestRelayOrderOnPoCL(t *testing.T) {
 	env := pocl(t)
-	for _, tc := range []struct{ threads, rounds int }{{2, 50}, {5, 40}} {
+	for _, tc := range []struct {
+		name            string
+		threads, rounds int
+	}{{"two threads", 2, 50}, {"five threads", 5, 40}} {
 		for _, via := range []string{ViaLayer, ViaPreload} {
 			args := []string{"relay", strconv.Itoa(tc.threads), strconv.Itoa(tc.rounds)}
 			tr, out := traced(t, env, via, time.Minute, args...)
 			if want := 2 + tc.threads*tc.rounds; strings.Count(out, "\n") != want {
-				t.Fatalf("%v: the program printed %d lines, want %d:\n%s", args, strings.Count(out, "\n"), want, out)
+				t.Fatalf("%s: the program printed %d lines, want %d:\n%s", tc.name, strings.Count(out, "\n"), want, out)
 			}
 			var seq strings.Builder
 			for _, st := range tr.Sequence {
@@ -272,12 +289,14 @@ func TestRelayOrderOnPoCL(t *testing.T) {
 				}
 			}
 			if seq.String() != out || tr.RecordsDropped != 0 {
-				t.Fatalf("%v via %s: %d records dropped; the trace's sequence\n%s\nthe program's\n%s", args, via, tr.RecordsDropped, seq.String(), out)
+				t.Fatalf("%s via %s: %d records dropped; the trace's sequence\n%s\nthe program's\n%s", tc.name, via, tr.RecordsDropped, seq.String(), out)
 			}
 		}
 	}
 }
 
+// Threads that create and release at once, more of them than the layer has counter shards (31 of their
+// own, then one shared with atomic operations): the counts stay exact.
 func TestThreadsOnPoCL(t *testing.T) {
 	env := pocl(t)
 	for _, tc := range []struct{ threads, each int }{{8, 1001}, {40, 101}} {

@@ -213,7 +213,8 @@ static inline __attribute__((always_inline)) int is_fast(void) {
 static __thread int my_shard = -1;
 
 /* The newest memory object each thread made: a failed command on it is the loop's "use each buffer as it is
- * made", one on another is a program that made its buffers first and uses them later. */
+ * made", one on another is a program that made its buffers first and uses them later. (A thread that takes
+ * an ended fast thread's place starts with that thread's newest.) */
 static cl_mem fast_last_mem;
 static __thread cl_mem my_last_mem;
 
@@ -241,6 +242,14 @@ static uint64_t calls(void) {
 	uint64_t n = 0;
 	for (int i = 0; i < TR_SHARDS; i++) n += __atomic_load_n(&hdr->shards[i].seq, __ATOMIC_RELAXED);
 	return n;
+}
+
+/* forked_child stops a child that fork made, without exec, from recording: it has the parent's mapping and
+ * the parent's fast-thread state, and would write the parent's fast ring beside it. Its calls only forward,
+ * and it is counted among the other processes. */
+static void forked_child(void) {
+	recording = 0;
+	__atomic_add_fetch(&hdr->other_processes, 1, __ATOMIC_RELAXED);
 }
 
 /* attach maps the tool's channel once per process. A missing or foreign channel leaves the layer forwarding
@@ -274,6 +283,7 @@ static void attach(void) {
 	ring_mask = h->ring_records - 1;
 	hdr = h;
 	recording = 1;
+	pthread_atfork(NULL, NULL, forked_child);
 }
 
 static int attached;
@@ -290,7 +300,7 @@ static int channel(void) {
  * off a later call. */
 static void put(struct tr_record *ring_of, uint64_t pos, const struct tr_record *r) {
 	struct tr_record *slot = &ring_of[pos & ring_mask];
-	slot->count = 1;
+	__atomic_store_n(&slot->count, 1, __ATOMIC_RELAXED); /* a thread of the shared ring may read an older lap's */
 	slot->size = r->size;
 	slot->flags = r->flags;
 	slot->after = r->after;
