@@ -199,14 +199,22 @@ func TestTraceBadInput(t *testing.T) {
 	oneLineError(t, runTool(t, noCC, "trace", "--", "true"), exitNoOpenCL, "install gcc")
 }
 
-// report --format repro of a trace writes a C program that repeats the program's sequence and fails at the
-// same index with the same code, on the same runtime; a trace without a failure has nothing to repeat.
-func TestTraceRepro(t *testing.T) {
-	const at = 21
+// tracedLoopFailure traces traceprog's loop on faultcl with its at-th create failing, into a folder: the
+// runtime's environment, the folder, and the failure the program printed.
+func tracedLoopFailure(t *testing.T, at int) ([]string, string, uint64, int32) {
+	t.Helper()
 	env := FaultEnv(t, "FAULTCL_OOR_AT="+strconv.Itoa(at))
 	dir := t.TempDir()
 	res := runTool(t, traceEnv(env), "trace", "-q", "--out", dir, "--", Traceprog(t), "loop", "4096")
 	idx, code := printedFailure(t, res.stdout)
+	return env, dir, idx, code
+}
+
+// report --format repro of a trace writes a C program that repeats the program's sequence and fails at the
+// same index with the same code, on the same runtime; a trace without a failure has nothing to repeat.
+func TestTraceRepro(t *testing.T) {
+	const at = 21
+	env, dir, idx, code := tracedLoopFailure(t, at)
 	src := filepath.Join(dir, "repro.c")
 	if r := runTool(t, env, "report", "--format", "repro", filepath.Join(dir, "trace.json"), "--output", src); r.code != 0 {
 		t.Fatalf("report --format repro: exit %d: %s", r.code, r.stderr)
@@ -292,10 +300,7 @@ func TestTraceOfALaterFillFailure(t *testing.T) {
 // a command's says in the README why there is no reproducer.
 func TestTraceBundleAndFolder(t *testing.T) {
 	const at = 13
-	env := FaultEnv(t, "FAULTCL_OOR_AT="+strconv.Itoa(at))
-	dir := t.TempDir()
-	res := runTool(t, traceEnv(env), "trace", "-q", "--out", dir, "--", Traceprog(t), "loop", "4096")
-	idx, code := printedFailure(t, res.stdout)
+	env, dir, idx, code := tracedLoopFailure(t, at)
 	if r := runTool(t, env, "report", dir); r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("call #%d", idx)) {
 		t.Fatalf("report DIR of a trace: exit %d: %s%s", r.code, r.stdout, r.stderr)
 	}

@@ -110,7 +110,7 @@ func deviceFull(v *view, ev map[string]float64) (limitFinding, bool) {
 			return limitFinding{result.LimitDeviceMemory, ev, fmt.Sprintf("when %s failed, device %s held %s, %.1f%% of its %s global memory: the device's memory ran out (device-memory)",
 				v.failed(), dev, units.Bytes(v.used), pct(v.fill(v.used)), units.Bytes(v.global))}, true
 		}
-	} else {
+	} else if v.givenUnknown == "" {
 		ev["bytes_given_to_device"], ev["device_fill"] = float64(v.given), v.fill(v.given)
 		if g := v.fill(v.given); g >= fullFraction && g <= overcommitted {
 			if sh, ok := v.shareOf(v.failDev); ok && sh.shared(v.global) {
@@ -211,6 +211,8 @@ func runtimeOrUnknown(v *view, ev map[string]float64) limitFinding {
 	switch {
 	case v.failDev < 0 || v.global == 0:
 		devWhy = "the failing device is not known"
+	case !v.usedKnown && v.givenUnknown != "":
+		devWhy = v.givenUnknown + ", and its use was not measured"
 	case v.usedKnown:
 		devFar = v.fill(v.used) < farFraction
 		devWhy = fmt.Sprintf("device %d held %.1f%% of its memory", v.failDev, pct(v.fill(v.used)))

@@ -70,11 +70,10 @@ func failureSentence(t *result.Trace) string {
 }
 
 // traceLimit classifies the program's failure as a run's job. Where its first failure is a command's that was
-// not on the newest buffer (whose number the job stands in for): on an older buffer with no device figures
-// at the failure, what the device held is not known at all (the buffers made after it may never have been
-// placed, on a runtime that allocates at first use), so the live buffers are not read as the device's;
-// otherwise the classification stands, naming the command, its buffer as far as the layer knew it, and the
-// buffers live instead of a buffer number.
+// not on the newest buffer (whose number the job stands in for), the limit names the command, its buffer as
+// far as the layer knew it, and the buffers live instead of a buffer number; on an older buffer, the bytes
+// placed on the device before it are not known either (the buffers made after it may never have been
+// placed, on a runtime that allocates at first use), so only device figures can say the device was full.
 func traceLimit(t *result.Trace, run *result.Run, job *result.StrategyResult) limitFinding {
 	v := newView(run, job)
 	f := t.FirstFailure
@@ -83,14 +82,10 @@ func traceLimit(t *result.Trace, run *result.Run, job *result.StrategyResult) li
 	}
 	live, _ := liveIn(f)
 	plural := map[bool]string{true: "", false: "s"}[live == 1]
-	if f.Buffer == result.BufferOlder && t.FailureSample() < 0 {
-		return limitFinding{result.LimitUnknown, map[string]float64{"live_buffers": float64(live)}, fmt.Sprintf(
-			"%s (%d) at %s, but what ran out cannot be told: the command was on a buffer made before the newest, so how many of the %d live buffer%s the runtime had placed on the device is not known, and device memory was not measured (unknown)",
-			f.CodeName, f.Code, f.Call, live, plural)}
-	}
 	v.failedWhat = fmt.Sprintf("%s (on no buffer the layer could name, %d buffer%s live)", f.Call, live, plural)
 	if f.Buffer == result.BufferOlder {
 		v.failedWhat = fmt.Sprintf("%s on a buffer made before the newest (%d buffer%s live)", f.Call, live, plural)
+		v.givenUnknown = fmt.Sprintf("the command was on a buffer made before the newest, so how many of the %d live buffer%s the runtime had placed on the device is not known", live, plural)
 	}
 	return classify(v, nil, nil)
 }

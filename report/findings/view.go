@@ -33,17 +33,20 @@ type view struct {
 
 	// failedWhat names what failed, where a limit says "when ... failed": "buffer #N" (the view's failure),
 	// unless set (a traced program's command on a buffer the job's number does not stand for).
-	failedWhat  string
-	failDev     int    // the device the failed buffer was meant for; -1 when none
-	global      uint64 // that device's global memory, 0 when unknown
-	sampled     bool   // a device sampler applied
-	used        uint64 // that device's sampled use at the end, when sampled
-	usedKnown   bool
-	given       uint64 // bytes of the buffers meant for that device before the failure
-	hostUnified bool   // every device's memory is host memory
-	availAtEnd  uint64 // system available memory at the end
-	vmsAtEnd    uint64
-	ram         uint64
+	failedWhat string
+	// givenUnknown, where set, says why the bytes given to the failing device before the failure are not
+	// known (a traced command on an older buffer): the rules that read them do not apply.
+	givenUnknown string
+	failDev      int    // the device the failed buffer was meant for; -1 when none
+	global       uint64 // that device's global memory, 0 when unknown
+	sampled      bool   // a device sampler applied
+	used         uint64 // that device's sampled use at the end, when sampled
+	usedKnown    bool
+	given        uint64 // bytes of the buffers meant for that device before the failure
+	hostUnified  bool   // every device's memory is host memory
+	availAtEnd   uint64 // system available memory at the end
+	vmsAtEnd     uint64
+	ram          uint64
 }
 
 func newView(r *result.Run, s *result.StrategyResult) *view {

@@ -72,14 +72,20 @@ static long loop(cl_context ctx, size_t size, long max, cl_int *code) {
 	return -1;
 }
 
+/* queues makes one queue on each device of the context. */
+static void queues(cl_context ctx, cl_command_queue q[16]) {
+	for (cl_uint d = 0; d < ndev; d++) {
+		cl_int err = CL_SUCCESS;
+		q[d] = clCreateCommandQueue(ctx, devs[d], 0, &err);
+		if (!q[d]) die("clCreateCommandQueue", err);
+	}
+}
+
 /* fill is loop with every buffer filled on its device and waited for, as a program that uses its buffers;
  * returns the index of the buffer whose create or fill failed, or -1 after max. */
 static long fill(cl_context ctx, size_t size, long max, cl_int *code) {
 	cl_command_queue q[16];
-	for (cl_uint d = 0; d < ndev; d++) {
-		q[d] = clCreateCommandQueue(ctx, devs[d], 0, code);
-		if (!q[d]) die("clCreateCommandQueue", *code);
-	}
+	queues(ctx, q);
 	const cl_uint pattern = 0xA5A5A5A5u;
 	for (long i = 0; max <= 0 || i < max; i++) {
 		cl_int err = CL_SUCCESS;
@@ -98,10 +104,7 @@ static long fill(cl_context ctx, size_t size, long max, cl_int *code) {
  * whose fill failed, or -1. */
 static long later(cl_context ctx, size_t size, long n, cl_int *code) {
 	cl_command_queue q[16];
-	for (cl_uint d = 0; d < ndev; d++) {
-		q[d] = clCreateCommandQueue(ctx, devs[d], 0, code);
-		if (!q[d]) die("clCreateCommandQueue", *code);
-	}
+	queues(ctx, q);
 	cl_mem *bufs = calloc((size_t)n, sizeof *bufs);
 	if (!bufs) die("calloc", 0);
 	for (long i = 0; i < n; i++) {

@@ -315,7 +315,7 @@ static void put(struct tr_record *ring_of, uint64_t pos, const struct tr_record 
 
 /* counted says whether the fast thread's call continues its open run, and counts it there: the same call,
  * context, size, flags, result and aux (a context is never a run: each is its own). One more in the count is
- * a store into a line the thread already holds; the arguments are compared as they come, in registers. */
+ * a store into a line the thread already holds. */
 static inline __attribute__((always_inline)) int counted(uint32_t kind, uint32_t context, int32_t code, uint64_t size,
                                                          uint64_t flags, uint32_t aux) {
 	struct tr_record *slot = fast_open;
@@ -329,7 +329,7 @@ static inline __attribute__((always_inline)) int counted(uint32_t kind, uint32_t
 
 /* emit_fast is emit for the fast thread, the fast ring's only writer: no locked instruction. A call like the
  * last is counted in the open run; a different one ends the run (the head moves past it) and opens the next. */
-static void emit_fast(const struct tr_record *r) {
+static inline __attribute__((always_inline)) void emit_fast(const struct tr_record *r) {
 	if (counted(r->kind, r->context, r->code, r->size, r->flags, r->aux)) return;
 	if (fast_open) {
 		fast_pos++;
@@ -348,8 +348,8 @@ static void emit_fast(const struct tr_record *r) {
 }
 
 /* emit_as puts a record into the calling thread's ring, or counts it dropped when the tool has not read far
- * enough. */
-static void emit_as(int fast, struct tr_record *r) {
+ * enough. Inlined into the create path, the fast thread's run is compared with the call's own values. */
+static inline __attribute__((always_inline)) void emit_as(int fast, struct tr_record *r) {
 	if (fast) {
 		emit_fast(r);
 		return;
@@ -577,7 +577,6 @@ static void created(const struct next_fns *n, uint32_t kind, cl_context c, cl_me
 		if (s) __atomic_add_fetch(&s->failures, 1, __ATOMIC_RELAXED);
 		first_failure(&r, index, 0, 0);
 	}
-	if (fast && counted(kind, r.context, r.code, size, flags, props)) return; /* a loop's create, most often */
 	emit_as(fast, &r);
 }
 
@@ -647,6 +646,7 @@ static cl_int hook_release_mem(const struct next_fns *n, int preload, __typeof__
 	if (n->get_mem_info(m, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, NULL) != CL_SUCCESS) parent = NULL;
 	cl_int rc = next(m);
 	mark(preload);
+	int fast = is_fast();
 	struct tr_record r = {.size = size, .kind = K_RELEASE_MEM, .code = rc, .aux = known && refs == 1 && rc == CL_SUCCESS};
 	r.context = known ? find_context(c) : 0;
 	__atomic_add_fetch(&hdr->releases, 1, __ATOMIC_RELAXED);
@@ -657,12 +657,12 @@ static cl_int hook_release_mem(const struct next_fns *n, int preload, __typeof__
 			r.flags = 1; /* a sub-buffer: its bytes are its parent's */
 		} else {
 			int shared;
-			struct tr_shard *sh = shard(is_fast(), &shared);
+			struct tr_shard *sh = shard(fast, &shared);
 			bump(&sh->live_buffers[r.context - 1], (uint64_t)-1, shared);
 			bump(&sh->live_bytes[r.context - 1], (uint64_t)0 - size, shared);
 		}
 	}
-	emit(&r);
+	emit_as(fast, &r);
 	return rc;
 }
 
