@@ -92,9 +92,56 @@ func inCgroup(t *testing.T, procs string, env []string, args ...string) invocati
 	return runToolVia(t, env, append([]string{"/bin/sh", "-c", `echo $$ > "$1" && shift && exec "$@"`, "sh", procs, Binary(t)}, args...)...)
 }
 
+// watchFree reads the cgroup's free memory, its limit less its working set (usage less inactive file
+// pages, as the guard reckons it), every half millisecond until the function it returns is called; that
+// returns the lowest it read.
+func watchFree(t *testing.T, procs string, version int, limit uint64) func() uint64 {
+	dir := filepath.Dir(procs)
+	usage, inactive := "memory.current", "inactive_file"
+	if version == 1 {
+		usage, inactive = "memory.usage_in_bytes", "total_inactive_file"
+	}
+	workingSet := func() (uint64, bool) {
+		u, err := os.ReadFile(filepath.Join(dir, usage))
+		st, err2 := os.ReadFile(filepath.Join(dir, "memory.stat"))
+		if err != nil || err2 != nil {
+			return 0, false
+		}
+		used, _ := strconv.ParseUint(strings.TrimSpace(string(u)), 10, 64)
+		for _, line := range strings.Split(string(st), "\n") {
+			if f := strings.Fields(line); len(f) == 2 && f[0] == inactive {
+				file, _ := strconv.ParseUint(f[1], 10, 64)
+				return used - min(used, file), true
+			}
+		}
+		return used, true
+	}
+	lowest := limit
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if ws, ok := workingSet(); ok {
+				lowest = min(lowest, limit-min(limit, ws))
+			}
+			time.Sleep(500 * time.Microsecond)
+		}
+	}()
+	return func() uint64 {
+		close(stop)
+		<-done
+		return lowest
+	}
+}
+
 // TestCgroupMemoryLimit runs the probe on PoCL with fill inside a 1 GiB memory cgroup, as a pod with a
 // memory limit or a Slurm job with ConstrainRAMSpace would: the guard stops every strategy at the cgroup's
-// reserve, before its OOM killer, and the limit names the cgroup and its 1 GiB; with the guard off
+// reserve, before its OOM killer, never letting the cgroup's free memory fall past that reserve, and the limit names the cgroup and its 1 GiB; with the guard off
 // (--host-reserve 0) the cgroup's OOM killer ends the workers and the report says so, with the limit.
 func TestCgroupMemoryLimit(t *testing.T) {
 	const limit = 1 << 30
@@ -104,7 +151,17 @@ func TestCgroupMemoryLimit(t *testing.T) {
 	// sixteenth of the limit.
 	reserve := uint64(limit / 16)
 	args := []string{"run", "--strategies", "shared,per-device", "--touch", "fill", "--max-allocs", "3000", "--format", "json"}
+	lowestFree := watchFree(t, procs, version, limit)
 	res := inCgroup(t, procs, env, args...)
+	// The guard counts the buffers still in flight when it stops, so the cgroup's free memory stays at its
+	// reserve once their fills have run; 4 MiB is for what the tool's own processes take after the stop.
+	// This holds the guard's promise end to end; TestGuardCostFromBatches pins the race in its cost that
+	// once broke it (and that this loop, at this limit, did not happen to hit in 10 runs).
+	low := lowestFree()
+	if low+4*mib < reserve {
+		t.Errorf("the cgroup's free memory fell to %.1f MiB, %.1f MiB below its reserve", float64(low)/mib, float64(reserve-low)/mib)
+	}
+	t.Logf("the cgroup's free memory fell to %.1f MiB; its reserve is %d MiB", float64(low)/mib, reserve>>20)
 	r := decodeRun(t, res)
 	for _, s := range r.Strategies {
 		cg := s.Resources.CgroupOf()

@@ -92,11 +92,14 @@ func TestLimitHostMemoryByTheGuard(t *testing.T) {
 // Host memory a runtime holds outside the process (a memfd it never maps, as a driver's staging copies):
 // the system commits a buffer's size per buffer while RSS does not grow, and the report says so. (On this
 // project's machines MemAvailable fell by a fifth to nine tenths of what the memfd took, as page cache
-// came and went around it, so MemAvailable is not asserted; Committed_AS fell by exactly that.)
+// came and went around it, so MemAvailable is not asserted; Committed_AS fell by exactly that.) Committed_AS
+// is the whole system's, and the tool's own processes add to it during a run: a thread the Go runtime
+// starts commits its 8 MiB stack, and the heaps grow by a few MiB. That came to 8-16 MiB a run on this
+// project's machines, and 36 MiB once on CI, 7% of 512 buffers; 2048 buffers keep it under 2%.
 func TestHostMemoryOutsideRSS(t *testing.T) {
-	const budget = 512 << 20
+	const budget = 2048 << 20
 	r, _, _ := runOut(t, FaultEnv(t, "FAULTCL_STAGING=memfd", fmt.Sprintf("FAULTCL_HOST_BUDGET=%d", budget)), "--strategies", "shared,per-device",
-		"--max-allocs", "1500")
+		"--max-allocs", "5000")
 	s := strategy(t, r, result.Shared)
 	wantFailure(t, s, budget/mib, result.StageCreate, -6, 0)
 	if s.CommittedBytesPerBuffer == nil || !within(*s.CommittedBytesPerBuffer, mib, 0.05) || s.HostBytesPerBuffer > 0.05*mib {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
 	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
@@ -155,6 +156,58 @@ func TestGuardStopsBeforeTheCgroupLimit(t *testing.T) {
 				t.Errorf("the reason does not name the cgroup and its limit: %s", reason)
 			}
 			return
+		}
+	}
+}
+
+// TestGuardCostFromBatches: in a batched loop the device takes a buffer's memory before the buffer counts
+// as finished, so only a reading with nothing in flight measures the cost. Here every buffer takes 1 MiB
+// when the device runs its fill, 16 buffers behind the loop or when its batch settles, and buffers finish
+// 64 at a time. The cost window's time passes before three readings: the one after the first batch
+// settles, a watch reading late in the second batch (63 in flight, 47 of them run), and one just after the
+// second batch settles. A cost measured from the late reading to the settled one is 17 MiB per 64 buffers;
+// at that cost the guard lets the loop run past the reserve. It must stop with every buffer made still
+// above the reserve once their fills have run, and not a batch and a buffer before.
+func TestGuardCostFromBatches(t *testing.T) {
+	const mib, batch, lag, room = 1 << 20, 64, 16, 300
+	reserve := uint64(1 << 30)
+	start := reserve + room*mib
+	root, set := fakeMeminfo(t, start)
+	g := newHostGuard(root, reserve, mib, noCgroup)
+	windowPassed := func() {
+		g.mu.Lock()
+		g.baseTime = g.baseTime.Add(-time.Second)
+		g.mu.Unlock()
+	}
+	finished := uint64(0)
+	run := func(made uint64) { set(start - max(finished, made-min(made, lag))*mib) } // the fills the device has run
+	for i := uint64(0); ; i++ {
+		if _, stop := g.stopBefore(i, finished); stop {
+			if i > room || i < room-batch-1 {
+				t.Fatalf("stopped before buffer %d, with room for %d buffers of 1 MiB: want between %d and %d", i, room, room-batch-1, room)
+			}
+			return
+		}
+		made := i + 1
+		run(made)
+		switch {
+		case made%batch == 0:
+			finished = made
+			run(made)
+			if made <= 2*batch {
+				windowPassed()
+			}
+			g.settled(finished)
+			if made == 2*batch {
+				windowPassed()
+				g.read(finished, true) // a watch reading just after the batch settled
+			}
+		case made == 2*batch-1:
+			windowPassed()
+			g.read(finished, false) // a watch reading late in the batch
+		}
+		if i == room {
+			t.Fatalf("buffer %d takes available memory below the reserve once its fill runs, and the guard let it be made (cost %.0f bytes)", i, g.cost)
 		}
 	}
 }

@@ -323,6 +323,7 @@ func (l *loop) settle() (settlement, *wire.StrategyAnswer) {
 	}
 	l.tally.done.Store(last + 1)
 	l.batch = l.batch[:0]
+	l.guard.settled(last + 1)
 	return confirmed, nil
 }
 

@@ -61,6 +61,13 @@ func (t *tally) finished() uint64 {
 	return t.done.Load()
 }
 
+// progress is how many buffers are finished and how many are made, read in that order: where the two are
+// equal, no buffer was in flight between the reads.
+func (t *tally) progress() (finished, made uint64) {
+	finished = t.finished()
+	return finished, t.cell.Count()
+}
+
 // failureOf describes a failed call: its code, name and call where it is an OpenCL error.
 func failureOf(err error, stage result.Stage) *result.FirstFailure {
 	ff := &result.FirstFailure{Stage: stage, Call: err.Error()}
@@ -162,7 +169,7 @@ func (w *worker) measure() *wire.StrategyAnswer {
 	var done sync.WaitGroup
 	done.Add(2)
 	go func() { defer done.Done(); w.sampleLoop(stop) }()
-	go func() { defer done.Done(); w.guard.watch(stop, w.tally.finished) }()
+	go func() { defer done.Done(); w.guard.watch(stop, w.tally.progress) }()
 	l := newLoop(w.spec, w.targets, w.platform, &w.tally, w.guard, func(i uint64) { w.takeSample(i) })
 	res := l.run()
 	close(stop)
