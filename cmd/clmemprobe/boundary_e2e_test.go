@@ -64,7 +64,10 @@ func TestLingeringHelperKeepsTheResult(t *testing.T) {
 }
 
 // memAvailable reads MemAvailable from /proc/meminfo, in bytes.
-func memAvailable(t *testing.T) uint64 {
+func memAvailable(t *testing.T) uint64 { return meminfo(t, "MemAvailable") }
+
+// meminfo reads one field of /proc/meminfo, in bytes.
+func meminfo(t *testing.T, field string) uint64 {
 	f, err := os.Open("/proc/meminfo")
 	if err != nil {
 		t.Fatal(err)
@@ -72,12 +75,12 @@ func memAvailable(t *testing.T) uint64 {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if fields := strings.Fields(sc.Text()); len(fields) >= 2 && fields[0] == "MemAvailable:" {
+		if fields := strings.Fields(sc.Text()); len(fields) >= 2 && fields[0] == field+":" {
 			kb, _ := strconv.ParseUint(fields[1], 10, 64)
 			return kb << 10
 		}
 	}
-	t.Fatal("no MemAvailable in /proc/meminfo")
+	t.Fatalf("no %s in /proc/meminfo", field)
 	return 0
 }
 

@@ -60,8 +60,10 @@ func Map(f *os.File) (*Cell, error) {
 }
 
 // SetCount records that n steps have completed. It is a plain aligned 64-bit store, single-copy atomic on
-// the 64-bit machines Go supports, and the only reader is another process: an atomic Store would add a full
-// barrier (XCHG on amd64) to every allocation of the loop being measured, for nothing.
+// the 64-bit machines Go supports. Its readers are another process and, in the worker, the host guard's
+// goroutine, which compares it with the count of finished buffers: a count seen late there makes a reading
+// look settled while at most one more buffer is being made, which the guard allows for. An atomic Store
+// would add a full barrier (XCHG on amd64) to every allocation of the loop being measured, for nothing.
 func (c *Cell) SetCount(n uint64) { *c.countRaw = n }
 
 // SetStage records the stage the child is entering (an index into the caller's own list of stages).

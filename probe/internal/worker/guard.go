@@ -34,7 +34,8 @@ const (
 // commands of buffers not yet counted as finished, so a reading then has taken memory that the count of
 // finished buffers does not show, and a cost measured from one came out anywhere from 0.77 to 1.96 times
 // the true cost in a batched PoCL loop of 1 MiB fills; at 0.77 with 48 buffers in flight, the loop went
-// 8 MiB past the reserve.
+// 8 MiB past the reserve. A batched loop has nothing in flight just after a batch settles, so it takes a
+// reading there (settled) when one is due.
 type hostGuard struct {
 	root      sample.Root
 	reserve   uint64
@@ -49,6 +50,7 @@ type hostGuard struct {
 	baseRoom float64 // the room the current cost window started from
 	baseAt   uint64
 	baseTime time.Time
+	window   time.Duration // costWindowTime; a test may shorten it
 
 	// quietBelow is the first buffer index at which the last reading no longer says "far from the reserve":
 	// below it stopBefore returns at once, with one atomic load (a plain load on amd64 and arm64) instead
@@ -66,7 +68,7 @@ type guardReading struct {
 }
 
 func newHostGuard(root sample.Root, reserve, size uint64, cg *sample.Cgroup) *hostGuard {
-	g := &hostGuard{root: root, reserve: reserve, cost: float64(size)}
+	g := &hostGuard{root: root, reserve: reserve, cost: float64(size), window: costWindowTime}
 	if cg != nil && reserve > 0 {
 		if limit := cg.Limit(); limit > 0 {
 			g.cg, g.cgLimit, g.cgReserve = cg, limit, wire.CgroupReserve(reserve, limit)
@@ -82,8 +84,9 @@ func newHostGuard(root sample.Root, reserve, size uint64, cg *sample.Cgroup) *ho
 	return g
 }
 
-// watch reads available memory every guardInterval until stop closes; progress says how many buffers are
-// finished and how many are made.
+// watch reads available memory every guardInterval until stop closes. progress says how many buffers are
+// finished and how many are made: a reading may measure the cost only where the two were equal before it
+// and unchanged after it, since the loop goes on making buffers while the watch reads.
 func (g *hostGuard) watch(stop <-chan struct{}, progress func() (finished, made uint64)) {
 	if g.reserve == 0 { // no reserve to keep: the readings would decide nothing
 		return
@@ -96,7 +99,12 @@ func (g *hostGuard) watch(stop <-chan struct{}, progress func() (finished, made 
 			return
 		case <-t.C:
 			finished, made := progress()
-			g.read(finished, finished == made)
+			g.mu.Lock()
+			if r, ok := g.readLocked(); ok {
+				f, m := progress()
+				g.takeLocked(r, finished, finished == made && f == finished && m == made)
+			}
+			g.mu.Unlock()
 		}
 	}
 }
@@ -118,7 +126,7 @@ func (g *hostGuard) settled(at uint64) {
 
 // costDueLocked says whether a reading at at buffers ends a cost window; the caller holds mu.
 func (g *hostGuard) costDueLocked(at uint64) bool {
-	return at >= g.baseAt+costWindowBuffers && time.Since(g.baseTime) >= costWindowTime
+	return at >= g.baseAt+costWindowBuffers && time.Since(g.baseTime) >= g.window
 }
 
 // readLocked reads the system's and the cgroup's memory; the caller holds mu. ok is false when the
@@ -140,22 +148,29 @@ func (g *hostGuard) readLocked() (guardReading, bool) {
 	return r, true
 }
 
-// read takes a reading with at buffers finished. Where settled (no buffer in flight) and enough buffers and
-// time have passed for the difference to mean something, it measures the cost again.
+// read takes a reading with at buffers finished; settled says none was in flight (see takeLocked).
 func (g *hostGuard) read(at uint64, settled bool) (guardReading, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	r, ok := g.readLocked()
-	if !ok {
-		return r, false
+	if ok {
+		g.takeLocked(r, at, settled)
 	}
+	return r, ok
+}
+
+// takeLocked makes r, taken with at buffers finished, the last reading. Where settled and enough buffers
+// and time have passed for the difference to mean something, it measures the cost again. Settled is as
+// near as the loop's counts can tell: a buffer counts as made once its commands are enqueued, so one that
+// is being made (its host block written, its create under way) can have taken memory that no count shows,
+// an error of at most one buffer at each end of a window of at least costWindowBuffers. The caller holds mu.
+func (g *hostGuard) takeLocked(r guardReading, at uint64, settled bool) {
 	g.last, g.at = r, at
 	if settled && g.costDueLocked(at) {
 		g.cost = max(0, (g.baseRoom-r.room)/float64(at-g.baseAt))
 		g.baseRoom, g.baseAt, g.baseTime = r.room, at, time.Now()
 	}
 	g.setQuietBelow()
-	return r, true
 }
 
 // farMargin is how far above the reserve a prediction must be, beyond nearBuffers buffers' cost, for

@@ -160,18 +160,21 @@ func TestGuardStopsBeforeTheCgroupLimit(t *testing.T) {
 	}
 }
 
-// TestGuardCostFromBatches: in a batched loop the device takes a buffer's memory before the buffer counts
-// as finished, so only a reading with nothing in flight measures the cost. Here every buffer takes 1 MiB
-// when the device runs its fill, 16 buffers behind the loop or when its batch settles, and buffers finish
-// 64 at a time. The cost window's time passes before three readings: the one after the first batch
-// settles, a watch reading late in the second batch (63 in flight, 47 of them run), and one just after the
-// second batch settles. A cost measured from the late reading to the settled one is 17 MiB per 64 buffers;
-// at that cost the guard lets the loop run past the reserve. It must stop with every buffer made still
-// above the reserve once their fills have run, and not a batch and a buffer before.
+// In a batched loop the device takes a buffer's memory before the buffer counts as finished, so only a
+// reading with nothing in flight measures the guard's cost. Here every buffer takes 1.5 MiB (not the
+// 1 MiB the guard starts from) when the device runs its fill, 16 buffers behind the loop or when its batch
+// settles, and buffers finish 64 at a time. The cost window's time passes only before the second batch's
+// readings: a watch reading late in it (63 in flight, 47 of them run), the guard's own after it settles,
+// and a watch reading just after that. A cost measured from the start to the late reading is 111 buffers'
+// worth per 64 (the guard stops a batch early), and from there to a settled one 17 per 64 (it runs past the
+// reserve, as it would at the 1 MiB it starts from). It must measure 1.5 MiB and stop with every buffer
+// made still above the reserve once their fills have run, and not a batch and a buffer before.
 func TestGuardCostFromBatches(t *testing.T) {
-	const mib, batch, lag, room = 1 << 20, 64, 16, 300
+	const mib, batch, lag = 1 << 20, 64, 16
+	const per, room = 3 * mib / 2, 300 * mib
+	fits := uint64(room / per) // buffers that fit above the reserve
 	reserve := uint64(1 << 30)
-	start := reserve + room*mib
+	start := reserve + room
 	root, set := fakeMeminfo(t, start)
 	g := newHostGuard(root, reserve, mib, noCgroup)
 	windowPassed := func() {
@@ -180,11 +183,11 @@ func TestGuardCostFromBatches(t *testing.T) {
 		g.mu.Unlock()
 	}
 	finished := uint64(0)
-	run := func(made uint64) { set(start - max(finished, made-min(made, lag))*mib) } // the fills the device has run
+	run := func(made uint64) { set(start - max(finished, made-min(made, lag))*per) } // the fills the device has run
 	for i := uint64(0); ; i++ {
 		if _, stop := g.stopBefore(i, finished); stop {
-			if i > room || i < room-batch-1 {
-				t.Fatalf("stopped before buffer %d, with room for %d buffers of 1 MiB: want between %d and %d", i, room, room-batch-1, room)
+			if i > fits || i < fits-batch-1 {
+				t.Fatalf("stopped before buffer %d, with room for %d buffers: want between %d and %d", i, fits, fits-batch-1, fits)
 			}
 			return
 		}
@@ -194,20 +197,50 @@ func TestGuardCostFromBatches(t *testing.T) {
 		case made%batch == 0:
 			finished = made
 			run(made)
-			if made <= 2*batch {
+			if made == 2*batch {
 				windowPassed()
 			}
 			g.settled(finished)
 			if made == 2*batch {
 				windowPassed()
 				g.read(finished, true) // a watch reading just after the batch settled
+				if g.cost != per {
+					t.Fatalf("after two batches the guard's cost is %.0f bytes per buffer, want %d", g.cost, per)
+				}
 			}
 		case made == 2*batch-1:
 			windowPassed()
 			g.read(finished, false) // a watch reading late in the batch
 		}
-		if i == room {
+		if i == fits {
 			t.Fatalf("buffer %d takes available memory below the reserve once its fill runs, and the guard let it be made (cost %.0f bytes)", i, g.cost)
 		}
+	}
+}
+
+// The watch measures the cost only from a reading with no buffer made while it read: here the loop has
+// finished all 64 buffers it made when the watch looks, and has made one more by the time it looks again,
+// so the reading, whatever it says, leaves the cost at the size the guard started from.
+func TestGuardWatchIgnoresAReadingTheLoopMovedDuring(t *testing.T) {
+	const mib = 1 << 20
+	start := uint64(8 << 30)
+	root, set := fakeMeminfo(t, start)
+	g := newHostGuard(root, 1<<30, mib, noCgroup)
+	g.window = 0
+	set(start - 100*mib) // 64 buffers and the one being made took more than 64 MiB
+	stop := make(chan struct{})
+	calls := 0
+	progress := func() (uint64, uint64) {
+		if calls++; calls == 1 {
+			return 64, 64
+		}
+		if calls == 2 {
+			close(stop)
+		}
+		return 64, 65
+	}
+	g.watch(stop, progress)
+	if g.cost != mib || g.baseAt != 0 {
+		t.Errorf("cost %.0f bytes per buffer from a window ending at %d; want the starting %d, no window ended", g.cost, g.baseAt, mib)
 	}
 }

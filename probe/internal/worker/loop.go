@@ -238,8 +238,8 @@ func (l *loop) touchBuffer(p pending) (cl.Event, error) {
 	return t.queue.RunKernel(t.kernel, l.size, l.withEvents())
 }
 
-// done counts buffer p as made: at once without a queue, after a wait in per-buffer mode, with its batch
-// otherwise (which it settles when full or old enough).
+// done counts buffer p: made and finished at once without a queue, both after a wait in per-buffer mode;
+// otherwise made at once and finished with its batch (which it settles when full or old enough).
 func (l *loop) done(p pending) (settlement, *wire.StrategyAnswer) {
 	cell, i, t := l.tally.cell, p.i, p.t
 	switch {

@@ -80,3 +80,22 @@ func TestLoopStopsAtTheGuard(t *testing.T) {
 			ans.Guard, ans.Reason, k)
 	}
 }
+
+// A batched loop has the guard measure its cost after each batch settles: far from the reserve, where the
+// loop itself asks for no reading, those are the only ones. With every buffer taking one and a half times
+// its size, that is the cost the guard ends with, not the size it starts from.
+func TestBatchedLoopMeasuresTheGuardCost(t *testing.T) {
+	const per = testSize * 3 / 2
+	start := uint64(8 << 30)
+	root, set := fakeMeminfo(t, start)
+	g := newHostGuard(root, 1<<30, testSize, noCgroup)
+	g.window = 0 // the buffers alone decide when a window ends
+	r := newLoopRun(t, loopCase{shape: shapes[0], touch: result.TouchFill, platform: eventsPlatform}, g)
+	r.rt.onCreate = func(i uint64) { set(start - (i+1)*per) }
+	if ans := r.l.run(); ans.Outcome != result.OutcomeCompleted || !r.l.batched {
+		t.Fatalf("%s after %d buffers (batched %v); want a batched loop that completes", ans.Outcome, ans.AllocationsOK, r.l.batched)
+	}
+	if g.cost != per {
+		t.Errorf("the guard's cost is %.0f bytes per buffer, want %d (each buffer took that)", g.cost, per)
+	}
+}

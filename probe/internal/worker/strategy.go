@@ -62,7 +62,7 @@ func (t *tally) finished() uint64 {
 }
 
 // progress is how many buffers are finished and how many are made, read in that order: where the two are
-// equal, no buffer was in flight between the reads.
+// equal, no buffer counted as made was in flight between the reads (one being made is not counted yet).
 func (t *tally) progress() (finished, made uint64) {
 	finished = t.finished()
 	return finished, t.cell.Count()
