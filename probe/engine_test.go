@@ -166,20 +166,20 @@ func TestExchangeOnTheRuntime(t *testing.T) {
 // Abort ends the children of every call in flight: a child that hangs in set-up is a fault of the runtime.
 func TestAbortEndsTheChildren(t *testing.T) {
 	t.Setenv(fakeChildEnv, "hang")
+	described := make(chan struct{})
 	go func() {
+		// Again and again until Describe returns: an Abort before the child's group is held kills nothing.
 		for {
-			time.Sleep(20 * time.Millisecond)
-			sessions.mu.Lock()
-			n := len(sessions.live)
-			sessions.mu.Unlock()
-			if n > 0 {
-				time.Sleep(100 * time.Millisecond) // the child is started
-				Abort()
+			select {
+			case <-described:
 				return
+			case <-time.After(20 * time.Millisecond):
+				Abort()
 			}
 		}
 	}()
 	_, err := Describe(context.Background(), cl.DefaultLibrary, time.Minute)
+	close(described)
 	if !errors.Is(err, ErrChildFault) || !errors.Is(err, ErrNoOpenCL) || !strings.Contains(err.Error(), "SIGKILL") {
 		t.Errorf("%v; want a child killed while listing the devices", err)
 	}

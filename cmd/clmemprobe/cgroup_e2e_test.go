@@ -158,8 +158,9 @@ func TestCgroupMemoryLimit(t *testing.T) {
 	lowestFree := watchFree(t, procs, version, limit)
 	res := inCgroup(t, procs, env, args...)
 	// The guard counts the buffers still in flight when it stops, so the cgroup's free memory stays at its
-	// reserve once their fills have run. 4 MiB is for what the tool's own processes may take after the
-	// stop: in 8 runs of this test the lowest was 2.9 to 10.6 MiB above the reserve, and in 16 runs of this
+	// reserve once their fills have run. An eighth of the reserve (8 MiB) is for what the tool's own
+	// processes take after the stop (the parent writes run.json, the worker takes its last sample), a few
+	// MiB: in 8 runs of this test the lowest was 2.9 to 10.6 MiB above the reserve, and in 28 runs of this
 	// loop at limits of 609 MiB to 1.64 GiB, 0.3 to 22 MiB above. This holds the guard's promise end to end;
 	// TestGuardCostFromBatches pins the race in its cost that once broke it (which this loop at this limit
 	// did not happen to hit in 10 runs of the old guard).
@@ -167,7 +168,7 @@ func TestCgroupMemoryLimit(t *testing.T) {
 	if readings < 10 {
 		t.Fatalf("only %d readings of the cgroup's memory during the run", readings)
 	}
-	if low+4*mib < reserve {
+	if low+reserve/8 < reserve {
 		t.Errorf("the cgroup's free memory fell to %.1f MiB, %.1f MiB below its reserve", float64(low)/mib, float64(reserve-low)/mib)
 	}
 	t.Logf("the cgroup's free memory fell to %.1f MiB in %d readings; its reserve is %d MiB", float64(low)/mib, readings, reserve>>20)

@@ -95,7 +95,7 @@ func TestLimitHostMemoryByTheGuard(t *testing.T) {
 // came and went around it, so MemAvailable is not asserted; Committed_AS fell by exactly that.) Committed_AS
 // is the whole system's, and the tool's own processes add to it during a run: a thread the Go runtime
 // starts commits its 8 MiB stack, and the heaps grow by a few MiB. That came to 8-16 MiB a run on this
-// project's machines, and 36 MiB once on CI, 7% of 512 buffers; 2048 buffers keep it under 2%.
+// project's machines, and 36 MiB once on CI, 7% of 512 buffers; 2048 buffers keep it near 2%.
 func TestHostMemoryOutsideRSS(t *testing.T) {
 	const budget = 2048 << 20
 	// The memfd's 2 GiB are real memory, and the default host reserve (1 GiB or 5% of RAM) stays above.
@@ -106,7 +106,10 @@ func TestHostMemoryOutsideRSS(t *testing.T) {
 		"--max-allocs", "5000")
 	s := strategy(t, r, result.Shared)
 	wantFailure(t, s, budget/mib, result.StageCreate, -6, 0)
-	if s.CommittedBytesPerBuffer == nil || !within(*s.CommittedBytesPerBuffer, mib, 0.05) || s.HostBytesPerBuffer > 0.05*mib {
+	// About a buffer's size, not none and not two: within a tenth below (another process freeing memory
+	// during the run) and a half above (the tool's own threads and heaps, and other processes, only add;
+	// the slope weighs a step in the middle of the run about one and a half times its share per buffer).
+	if c := s.CommittedBytesPerBuffer; c == nil || *c < 0.9*mib || *c > 1.5*mib || s.HostBytesPerBuffer > 0.05*mib {
 		committed := "no fit"
 		if c := s.CommittedBytesPerBuffer; c != nil {
 			committed = fmt.Sprintf("%.0f bytes", *c)

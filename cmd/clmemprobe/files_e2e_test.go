@@ -15,7 +15,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
@@ -84,7 +83,7 @@ func TestForcedRerunKilledLeavesNoHalfFile(t *testing.T) {
 		t.Fatalf("first run: exit %d: %s", res.code, res.stderr)
 	}
 	cmd, _ := startRun(t, env, dir, "--force", "--max-allocs", "100000", "--strategies", "shared,per-device")
-	time.Sleep(500 * time.Millisecond)
+	workerOf(t, cmd.Process.Pid, map[int]bool{}) // the run has begun its files before it starts a worker
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()

@@ -259,12 +259,12 @@ func TestSignalledWorkersBecomeOutcomes(t *testing.T) {
 		"--strategies", "shared,per-device,migrate-first", "--hang-timeout", "2s")
 	seen := map[int]bool{}
 	first := workerOf(t, cmd.Process.Pid, seen)
-	time.Sleep(500 * time.Millisecond)
+	madeBuffers(t, dir, "shared")
 	if err := syscall.Kill(first, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	second := workerOf(t, cmd.Process.Pid, seen)
-	time.Sleep(500 * time.Millisecond)
+	madeBuffers(t, dir, "per-device") // in its loop, where --hang-timeout applies
 	if err := syscall.Kill(second, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +298,7 @@ func TestInterruptLeavesAValidPartialResult(t *testing.T) {
 	cmd, out := startRun(t, FaultEnv(t, "FAULTCL_SLOW_US=1000"), dir, "--max-allocs", "100000", "--strategies", "shared,per-device")
 	seen := map[int]bool{}
 	worker := workerOf(t, cmd.Process.Pid, seen)
-	time.Sleep(700 * time.Millisecond)
+	madeBuffers(t, dir, "shared")
 	if err := cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}

@@ -265,6 +265,27 @@ func workerOf(t *testing.T, parent int, seen map[int]bool) int {
 	return 0
 }
 
+// madeBuffers waits until the run writing into dir has streamed a sample of strategy with buffers made:
+// its worker is in the allocation loop.
+func madeBuffers(t *testing.T, dir string, strategy string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		b, _ := os.ReadFile(filepath.Join(dir, "samples.jsonl"))
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			var s struct {
+				Strategy string `json:"strategy"`
+				Index    uint64 `json:"index"`
+			}
+			if json.Unmarshal(line, &s) == nil && s.Strategy == strategy && s.Index > 0 {
+				return
+			}
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Fatalf("no sample of %s with buffers made in %s", strategy, dir)
+}
+
 func alive(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {

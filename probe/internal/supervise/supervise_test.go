@@ -123,7 +123,8 @@ func TestChildEndings(t *testing.T) {
 		{"another protocol version is not trusted", "old-protocol", Child{Limits: setup}, want{answer: `{"answer":42}`, badLines: 1}},
 		// The result completes the job: a child that lingers after it is killed after the grace time, and its
 		// outcome is its result, not a hang.
-		{"the result completes the job", "slow-exit", Child{Limits: Limits{Setup: 100 * time.Millisecond, Hang: 100 * time.Millisecond}},
+		// (The set-up limit leaves a loaded machine a second to start the child; it lingers longer.)
+		{"the result completes the job", "slow-exit", Child{Limits: Limits{Setup: time.Second, Hang: 100 * time.Millisecond}},
 			want{answer: `{"answer":42}`, quickerBy: exitGrace + 2*time.Second}},
 		{"the result returns at once when asked", "slow-exit", Child{Limits: setup, ReturnAtResult: true},
 			want{answer: `{"answer":42}`, quickerBy: exitGrace}},
