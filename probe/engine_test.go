@@ -166,20 +166,24 @@ func TestExchangeOnTheRuntime(t *testing.T) {
 // Abort ends the children of every call in flight: a child that hangs in set-up is a fault of the runtime.
 func TestAbortEndsTheChildren(t *testing.T) {
 	t.Setenv(fakeChildEnv, "hang")
-	described := make(chan struct{})
+	described, aborting := make(chan struct{}), make(chan struct{})
 	go func() {
 		// Again and again until Describe returns: an Abort before the child's group is held kills nothing.
+		defer close(aborting)
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
 		for {
 			select {
 			case <-described:
 				return
-			case <-time.After(20 * time.Millisecond):
+			case <-tick.C:
 				Abort()
 			}
 		}
 	}()
 	_, err := Describe(context.Background(), cl.DefaultLibrary, time.Minute)
 	close(described)
+	<-aborting // no Abort of this test's may reach the next test's children
 	if !errors.Is(err, ErrChildFault) || !errors.Is(err, ErrNoOpenCL) || !strings.Contains(err.Error(), "SIGKILL") {
 		t.Errorf("%v; want a child killed while listing the devices", err)
 	}

@@ -144,8 +144,8 @@ func watchFree(t *testing.T, procs string, version int, limit uint64) func() (lo
 
 // TestCgroupMemoryLimit runs the probe on PoCL with fill inside a 1 GiB memory cgroup, as a pod with a
 // memory limit or a Slurm job with ConstrainRAMSpace would: the guard stops every strategy at the cgroup's
-// reserve, before its OOM killer, with the cgroup's free memory kept at that reserve, and the limit names
-// the cgroup and its 1 GiB; with the guard off
+// reserve, before its OOM killer, with the cgroup's free memory kept at that reserve (within an eighth of
+// it), and the limit names the cgroup and its 1 GiB; with the guard off
 // (--host-reserve 0) the cgroup's OOM killer ends the workers and the report says so, with the limit.
 func TestCgroupMemoryLimit(t *testing.T) {
 	const limit = 1 << 30

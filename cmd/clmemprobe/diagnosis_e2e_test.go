@@ -98,7 +98,8 @@ func TestLimitHostMemoryByTheGuard(t *testing.T) {
 // project's machines, and 36 MiB once on CI, 7% of 512 buffers; 2048 buffers keep it near 2%.
 func TestHostMemoryOutsideRSS(t *testing.T) {
 	const budget = 2048 << 20
-	// The memfd's 2 GiB are real memory, and the default host reserve (1 GiB or 5% of RAM) stays above.
+	// The memfd's 2 GiB are real memory, and the default host reserve (the larger of 1 GiB and 5% of RAM)
+	// stays above it.
 	if avail, need := memAvailable(t), uint64(budget+max(1<<30, meminfo(t, "MemTotal")/20)+512<<20); avail < need {
 		skipOrFail(t, "needs %d MiB of available memory for 2 GiB held in a memfd above the host reserve; has %d MiB", need>>20, avail>>20)
 	}

@@ -265,9 +265,9 @@ func workerOf(t *testing.T, parent int, seen map[int]bool) int {
 	return 0
 }
 
-// madeBuffers waits until the run writing into dir has streamed a sample of strategy with buffers made:
-// its worker is in the allocation loop.
-func madeBuffers(t *testing.T, dir string, strategy string) {
+// madeBuffers waits until the run writing into dir has streamed a sample of the named strategy with
+// buffers made: its worker is in the allocation loop.
+func madeBuffers(t *testing.T, dir, name string) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
@@ -277,13 +277,13 @@ func madeBuffers(t *testing.T, dir string, strategy string) {
 				Strategy string `json:"strategy"`
 				Index    uint64 `json:"index"`
 			}
-			if json.Unmarshal(line, &s) == nil && s.Strategy == strategy && s.Index > 0 {
+			if json.Unmarshal(line, &s) == nil && s.Strategy == name && s.Index > 0 {
 				return
 			}
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	t.Fatalf("no sample of %s with buffers made in %s", strategy, dir)
+	t.Fatalf("no sample of %s with buffers made in %s", name, dir)
 }
 
 func alive(pid int) bool {

@@ -49,8 +49,11 @@ type hostGuard struct {
 	cost     float64 // bytes of room one buffer takes, measured
 	baseRoom float64 // the room the current cost window started from
 	baseAt   uint64
-	baseTime time.Time
-	window   time.Duration // costWindowTime; a test may shorten it
+	// baseSpread is how many buffers the loop made while the window's first reading was taken: the reading
+	// stands somewhere between baseAt and baseAt+baseSpread.
+	baseSpread uint64
+	baseTime   time.Time
+	window     time.Duration // costWindowTime; a test may shorten it
 
 	// quietBelow is the first buffer index at which the last reading no longer says "far from the reserve":
 	// below it stopBefore returns at once, with one atomic load (a plain load on amd64 and arm64) instead
@@ -85,8 +88,10 @@ func newHostGuard(root sample.Root, reserve, size uint64, cg *sample.Cgroup) *ho
 }
 
 // watch reads available memory every guardInterval until stop closes. progress says how many buffers are
-// finished and how many are made: a reading may measure the cost only where the two were equal before it
-// and unchanged after it, since the loop goes on making buffers while the watch reads.
+// finished and how many are made, read before and after each reading: the reading may measure the cost
+// where nothing was in flight at either end (finished equal to made), and it stands somewhere between the
+// two counts, since the loop goes on making buffers while the watch reads (hundreds, in a loop of creates
+// without a queue, during one reading).
 func (g *hostGuard) watch(stop <-chan struct{}, progress func() (finished, made uint64)) {
 	if g.reserve == 0 { // no reserve to keep: the readings would decide nothing
 		return
@@ -102,7 +107,7 @@ func (g *hostGuard) watch(stop <-chan struct{}, progress func() (finished, made 
 			g.mu.Lock()
 			if r, ok := g.readLocked(); ok {
 				f, m := progress()
-				g.takeLocked(r, finished, finished == made && f == finished && m == made)
+				g.takeLocked(r, finished, m-min(m, made), finished == made && f == m)
 			}
 			g.mu.Unlock()
 		}
@@ -148,27 +153,33 @@ func (g *hostGuard) readLocked() (guardReading, bool) {
 	return r, true
 }
 
-// read takes a reading with at buffers finished; settled says none was in flight (see takeLocked).
+// read takes a reading, on the loop's own thread, with at buffers finished; settled says none was in
+// flight (see takeLocked). The count does not move while the loop itself reads.
 func (g *hostGuard) read(at uint64, settled bool) (guardReading, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	r, ok := g.readLocked()
 	if ok {
-		g.takeLocked(r, at, settled)
+		g.takeLocked(r, at, 0, settled)
 	}
 	return r, ok
 }
 
-// takeLocked makes r, taken with at buffers finished, the last reading. Where settled and enough buffers
-// and time have passed for the difference to mean something, it measures the cost again. Settled is as
-// near as the loop's counts can tell: a buffer counts as made once its commands are enqueued, so one that
-// is being made (its host block written, its create under way) can have taken memory that no count shows,
-// an error of at most one buffer at each end of a window of at least costWindowBuffers. The caller holds mu.
-func (g *hostGuard) takeLocked(r guardReading, at uint64, settled bool) {
+// spreadShare is how many times the buffers a window spans must exceed the uncertainty of its two ends'
+// counts (their spreads) for the window to measure the cost: the error is then at most a sixteenth.
+const spreadShare = 16
+
+// takeLocked makes r the last reading, taken with at buffers finished and spread more made while it was
+// taken. Where settled and enough buffers and time have passed for the difference to mean something, it
+// measures the cost again. Settled is as near as the loop's counts can tell: a buffer counts as made once
+// its commands are enqueued, so one that is being made (its host block written, its create under way) can
+// have taken memory that no count shows, at most one buffer at each end of a window of at least
+// costWindowBuffers. The caller holds mu.
+func (g *hostGuard) takeLocked(r guardReading, at, spread uint64, settled bool) {
 	g.last, g.at = r, at
-	if settled && g.costDueLocked(at) {
+	if settled && g.costDueLocked(at) && spreadShare*(spread+g.baseSpread) <= at-g.baseAt {
 		g.cost = max(0, (g.baseRoom-r.room)/float64(at-g.baseAt))
-		g.baseRoom, g.baseAt, g.baseTime = r.room, at, time.Now()
+		g.baseRoom, g.baseAt, g.baseSpread, g.baseTime = r.room, at, spread, time.Now()
 	}
 	g.setQuietBelow()
 }

@@ -244,3 +244,41 @@ func TestGuardWatchIgnoresAReadingTheLoopMovedDuring(t *testing.T) {
 		t.Errorf("cost %.0f bytes per buffer from a window ending at %d; want the starting %d, no window ended", g.cost, g.baseAt, mib)
 	}
 }
+
+// In a loop without a queue every buffer is finished as it is made, and the count moves while the watch
+// reads (hundreds of creates in one reading): the reading measures the cost when the buffers made during
+// it are few beside the window, and not when they are many. Here every buffer takes 4 MiB against the
+// 1 MiB the guard starts from.
+func TestGuardWatchMeasuresALoopThatMovesWhileItReads(t *testing.T) {
+	const mib, per, at = 1 << 20, 4 << 20, 1000
+	for _, c := range []struct {
+		name     string
+		during   uint64 // buffers made while the watch reads
+		measured bool
+	}{
+		{"a few made during the reading", at / spreadShare / 2, true},
+		{"too many made during the reading", at/spreadShare + 1, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			start := uint64(64 << 30)
+			root, set := fakeMeminfo(t, start)
+			g := newHostGuard(root, 1<<30, mib, noCgroup)
+			g.window = 0
+			set(start - at*per)
+			stop := make(chan struct{})
+			calls := 0
+			g.watch(stop, func() (uint64, uint64) {
+				if calls++; calls == 1 {
+					return at, at
+				}
+				if calls == 2 {
+					close(stop)
+				}
+				return at + c.during, at + c.during
+			})
+			if measured := g.cost == per; measured != c.measured || (!measured && g.cost != mib) {
+				t.Errorf("cost %.0f bytes per buffer; want it measured (%d) %v, else the starting %d", g.cost, per, c.measured, mib)
+			}
+		})
+	}
+}
