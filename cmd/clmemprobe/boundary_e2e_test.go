@@ -9,7 +9,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -68,20 +67,28 @@ func memAvailable(t *testing.T) uint64 { return meminfo(t, "MemAvailable") }
 
 // meminfo reads one field of /proc/meminfo, in bytes.
 func meminfo(t *testing.T, field string) uint64 {
-	f, err := os.Open("/proc/meminfo")
+	v, err := readMeminfo(field)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return v
+}
+
+// readMeminfo is meminfo for a goroutine other than the test's, which must not stop the test itself.
+func readMeminfo(field string) (uint64, error) {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0, err
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		if fields := strings.Fields(sc.Text()); len(fields) >= 2 && fields[0] == field+":" {
 			kb, _ := strconv.ParseUint(fields[1], 10, 64)
-			return kb << 10
+			return kb << 10, nil
 		}
 	}
-	t.Fatalf("no %s in /proc/meminfo", field)
-	return 0
+	return 0, fmt.Errorf("no %s in /proc/meminfo", field)
 }
 
 // The host guard keeps its own cadence: with sampling once a second, a reserve 256 MiB below what is
@@ -97,31 +104,13 @@ func meminfo(t *testing.T, field string) uint64 {
 func TestHostGuardHoldsTheReserveWithSlowSampling(t *testing.T) {
 	env := PoCLEnv(t)
 	reserve := memAvailable(t) - 256<<20
-	var mu sync.Mutex
-	lowest := memAvailable(t)
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		tick := time.NewTicker(5 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				a := memAvailable(t)
-				mu.Lock()
-				lowest = min(lowest, a)
-				mu.Unlock()
-			}
-		}
-	}()
+	lowestAvailable := watchLowest(t, 5*time.Millisecond, func() (uint64, bool) {
+		a, err := readMeminfo("MemAvailable")
+		return a, err == nil
+	})
 	r, res, _ := runOut(t, env, "--strategies", "shared", "--touch", "fill", "--max-allocs", "4096", "--sample-interval", "1s",
 		"--host-reserve", fmt.Sprintf("%dB", reserve))
-	close(stop)
-	wg.Wait()
+	lowest, _ := lowestAvailable()
 	if res.code != 0 {
 		t.Fatalf("exit %d: %s", res.code, res.stderr)
 	}

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -93,53 +92,29 @@ func inCgroup(t *testing.T, procs string, env []string, args ...string) invocati
 	return runToolVia(t, env, append([]string{"/bin/sh", "-c", `echo $$ > "$1" && shift && exec "$@"`, "sh", procs, Binary(t)}, args...)...)
 }
 
-// watchFree reads the cgroup's free memory, its limit less its working set (usage less inactive file
-// pages, as the guard reckons it), every half millisecond until the function it returns is called (or the
-// test ends); that returns the lowest it read and how many readings it took.
-func watchFree(t *testing.T, procs string, version int, limit uint64) func() (lowest uint64, readings int) {
+// cgroupFree reads the cgroup's free memory: its limit less its working set (usage less inactive file
+// pages, as the guard reckons it).
+func cgroupFree(procs string, version int, limit uint64) func() (uint64, bool) {
 	dir := filepath.Dir(procs)
 	usage, inactive := "memory.current", "inactive_file"
 	if version == 1 {
 		usage, inactive = "memory.usage_in_bytes", "total_inactive_file"
 	}
-	workingSet := func() (uint64, bool) {
+	return func() (uint64, bool) {
 		u, err := os.ReadFile(filepath.Join(dir, usage))
 		st, err2 := os.ReadFile(filepath.Join(dir, "memory.stat"))
 		if err != nil || err2 != nil {
 			return 0, false
 		}
-		used, _ := strconv.ParseUint(strings.TrimSpace(string(u)), 10, 64)
+		ws, _ := strconv.ParseUint(strings.TrimSpace(string(u)), 10, 64)
 		for _, line := range strings.Split(string(st), "\n") {
 			if f := strings.Fields(line); len(f) == 2 && f[0] == inactive {
 				file, _ := strconv.ParseUint(f[1], 10, 64)
-				return used - min(used, file), true
+				ws -= min(ws, file)
 			}
 		}
-		return used, true
+		return limit - min(limit, ws), true
 	}
-	lowest, readings := limit, 0
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			if ws, ok := workingSet(); ok {
-				lowest, readings = min(lowest, limit-min(limit, ws)), readings+1
-			}
-			time.Sleep(500 * time.Microsecond)
-		}
-	}()
-	var once sync.Once
-	end := func() (uint64, int) {
-		once.Do(func() { close(stop); <-done })
-		return lowest, readings
-	}
-	t.Cleanup(func() { end() })
-	return end
 }
 
 // TestCgroupMemoryLimit runs the probe on PoCL with fill inside a 1 GiB memory cgroup, as a pod with a
@@ -155,7 +130,7 @@ func TestCgroupMemoryLimit(t *testing.T) {
 	// sixteenth of the limit.
 	reserve := uint64(limit / 16)
 	args := []string{"run", "--strategies", "shared,per-device", "--touch", "fill", "--max-allocs", "3000", "--format", "json"}
-	lowestFree := watchFree(t, procs, version, limit)
+	lowestFree := watchLowest(t, 500*time.Microsecond, cgroupFree(procs, version, limit))
 	res := inCgroup(t, procs, env, args...)
 	// The guard counts the buffers still in flight when it stops, so the cgroup's free memory stays at its
 	// reserve once their fills have run. An eighth of the reserve (8 MiB) is for what the tool's own

@@ -265,6 +265,35 @@ func workerOf(t *testing.T, parent int, seen map[int]bool) int {
 	return 0
 }
 
+// watchLowest calls read every interval, from now until the function it returns is called (or the test
+// ends); that returns the lowest value read and how many readings there were. A failed reading is skipped.
+func watchLowest(t *testing.T, every time.Duration, read func() (uint64, bool)) func() (lowest uint64, readings int) {
+	lowest, readings := uint64(math.MaxUint64), 0
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			if v, ok := read(); ok {
+				lowest, readings = min(lowest, v), readings+1
+			}
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	var once sync.Once
+	end := func() (uint64, int) {
+		once.Do(func() { close(stop); <-done })
+		return lowest, readings
+	}
+	t.Cleanup(func() { end() })
+	return end
+}
+
 // madeBuffers waits until the run writing into dir has streamed a sample of the named strategy with
 // buffers made: its worker is in the allocation loop.
 func madeBuffers(t *testing.T, dir, name string) {

@@ -55,7 +55,7 @@ func failureSentence(t *result.Trace) string {
 	where := "in a context the layer did not track"
 	live, liveBytes := liveIn(f)
 	if f.Context >= 0 {
-		where = fmt.Sprintf("in context %d over %s, with %d buffer%s (%s) live in it", f.Context, devicesText(t, f.Devices), live, map[bool]string{true: "", false: "s"}[live == 1], units.Bytes(liveBytes))
+		where = fmt.Sprintf("in context %d over %s, with %s (%s) live in it", f.Context, devicesText(t, f.Devices), counted(live, "buffer"), units.Bytes(liveBytes))
 	}
 	others := uint64(0)
 	for _, l := range f.Live {
@@ -81,13 +81,20 @@ func traceLimit(t *result.Trace, run *result.Run, job *result.StrategyResult) li
 		return classify(v, nil, nil)
 	}
 	live, _ := liveIn(f)
-	plural := map[bool]string{true: "", false: "s"}[live == 1]
-	v.failedWhat = fmt.Sprintf("%s (on no buffer the layer could name, %d buffer%s live)", f.Call, live, plural)
+	v.failedWhat = fmt.Sprintf("%s (on no buffer the layer could name, %s live)", f.Call, counted(live, "buffer"))
 	if f.Buffer == result.BufferOlder {
-		v.failedWhat = fmt.Sprintf("%s on a buffer made before the newest (%d buffer%s live)", f.Call, live, plural)
-		v.givenUnknown = fmt.Sprintf("the command was on a buffer made before the newest, so how many of the %d live buffer%s the runtime had placed on the device is not known", live, plural)
+		v.failedWhat = fmt.Sprintf("%s on a buffer made before the newest (%s live)", f.Call, counted(live, "buffer"))
+		v.givenUnknown = fmt.Sprintf("the command was on a buffer made before the newest, so how many of the %s the runtime had placed on the device is not known", counted(live, "live buffer"))
 	}
 	return classify(v, nil, nil)
+}
+
+// counted is n and its noun, plural unless n is 1.
+func counted(n uint64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // liveIn is the failing context's live buffers and bytes at the first failure.
@@ -108,7 +115,7 @@ func devicesText(t *result.Trace, devs []int) string {
 	if len(names) == 0 {
 		return "no device it listed"
 	}
-	return fmt.Sprintf("%d device%s: %s", len(names), map[bool]string{true: "", false: "s"}[len(names) == 1], strings.Join(names, ", "))
+	return fmt.Sprintf("%s: %s", counted(uint64(len(names)), "device"), strings.Join(names, ", "))
 }
 
 // deviceName is "device 0 (its name)", the name where the runtime gave one.

@@ -43,6 +43,12 @@ const (
 	kindEnqueue        = 7
 )
 
+// A failed command's buffer, as the layer writes it (0: not known).
+const (
+	bufferNewest = 1 // its thread's newest memory object
+	bufferOlder  = 2
+)
+
 // Mechanism bits: which way the layer was loaded when it recorded.
 const (
 	mechLayer   = 1
@@ -108,7 +114,7 @@ type header struct {
 	FirstState, FirstContextCount          uint32
 	FirstIndex, FirstTimeNS                uint64
 	FirstBufferBytes                       uint64
-	FirstBuffer, _                         uint32 // a failed command's buffer: 1 its thread's newest, 2 older, 0 not known
+	FirstBuffer, _                         uint32 // bufferNewest, bufferOlder or 0
 	First                                  record
 	FirstLiveBuffers, FirstLiveBytes       [maxContexts]uint64
 	Devices                                [maxDevices]devSlot
@@ -287,7 +293,7 @@ func (c *Channel) counters() counters {
 type failure struct {
 	record
 	index, timeNS  uint64
-	buffer         uint32 // a failed command's buffer: 1 its thread's newest, 2 an older one, 0 not known
+	buffer         uint32 // bufferNewest, bufferOlder or 0 (not known)
 	bufferBytes    uint64
 	buffers, bytes []uint64
 }

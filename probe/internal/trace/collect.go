@@ -281,9 +281,9 @@ func (c *collector) firstFailure(t *result.Trace, started time.Time) *result.Tra
 		f.SizeBytes, f.Flags = r.Size, result.MemFlags(r.Flags).String()
 	}
 	switch r.buffer {
-	case 1:
+	case bufferNewest:
 		f.Buffer, f.BufferBytes = result.BufferNewest, r.bufferBytes
-	case 2:
+	case bufferOlder:
 		f.Buffer, f.BufferBytes = result.BufferOlder, r.bufferBytes
 	}
 	if f.Context >= 0 && f.Context < len(t.Contexts) {

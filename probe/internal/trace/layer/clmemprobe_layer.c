@@ -57,6 +57,8 @@
 
 enum { K_CONTEXT = 1, K_BUFFER = 2, K_SUB_BUFFER = 3, K_BUFFER_PROPS = 4, K_RELEASE_MEM = 5, K_RELEASE_CONTEXT = 6, K_ENQUEUE = 7 };
 enum { M_LAYER = 1, M_PRELOAD = 2 };
+/* A failed command's buffer: its thread's newest memory object, an older one (0: not known). */
+enum { B_NEWEST = 1, B_OLDER = 2 };
 enum {
 	C_READ = 1, C_WRITE, C_COPY, C_FILL, C_MAP, C_MIGRATE, C_NDRANGE, C_TASK,
 	C_READ_RECT, C_WRITE_RECT, C_COPY_RECT, C_FINISH, C_UNMAP
@@ -137,7 +139,7 @@ struct tr_header {
 	uint64_t first_index;    /* allocation calls before the first failure, of every thread */
 	uint64_t first_time_ns;  /* CLOCK_MONOTONIC_COARSE */
 	uint64_t first_buffer_bytes; /* a failed command's buffer: its size, and whether it was the newest memory */
-	uint32_t first_buffer;       /* object its thread had made (1), an older one (2), or not known (0) */
+	uint32_t first_buffer;       /* B_NEWEST, B_OLDER, or 0: not known */
 	uint32_t pad4;
 	struct tr_record first;
 	uint64_t first_live_buffers[TR_MAX_CONTEXTS];
@@ -729,7 +731,7 @@ static void enqueue_failed(const struct next_fns *n, int preload, cl_command_que
 		uint32_t buffer = 0;
 		size_t bytes = 0;
 		if (target) {
-			buffer = target == (is_fast() ? fast_last_mem : my_last_mem) ? 1 : 2;
+			buffer = target == (is_fast() ? fast_last_mem : my_last_mem) ? B_NEWEST : B_OLDER;
 			if (n->get_mem_info && has(target, clGetMemObjectInfo)) n->get_mem_info(target, CL_MEM_SIZE, sizeof bytes, &bytes, NULL);
 		}
 		first_failure(&r, calls(), buffer, bytes);
