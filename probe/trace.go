@@ -2,9 +2,15 @@ package probe
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"time"
+
+	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
+	"github.com/clmemprobe/clmemprobe/probe/internal/supervise"
+	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/trace"
 	"github.com/clmemprobe/clmemprobe/report/result"
@@ -68,13 +74,18 @@ func Trace(ctx context.Context, req TraceRequest) (*result.Trace, error) {
 	if err != nil {
 		return nil, &layerError{err}
 	}
-	// NVML is a vendor library: read in a child of the tool, started before the program so that its first
-	// samples have device figures, and ended with its group when the trace ends.
 	groups, end := session()
 	defer end()
+	var asked trace.LoaderAnswer
+	if req.Via == TraceViaAuto {
+		asked = askLoader(ctx, layer, groups)
+	}
+	way, why := trace.ChooseWay(req.Via, asked)
+	// NVML is a vendor library: read in a child of the tool, started before the program so that its first
+	// samples have device figures, and ended with its group when the trace ends.
 	gpus := startGPUChild(ctx, trace.DefaultSampleEvery, groups)
-	t, err := trace.Run(ctx, trace.Spec{Program: req.Program, Args: req.Args, Layer: layer, Via: req.Via, Timeout: req.Timeout,
-		Stdin: req.Stdin, Stdout: req.Stdout, Stderr: req.Stderr, GPUs: gpus})
+	t, err := trace.Run(ctx, trace.Spec{Program: req.Program, Args: req.Args, Layer: layer, Via: req.Via, Way: way, WayReason: why,
+		Timeout: req.Timeout, Stdin: req.Stdin, Stdout: req.Stdout, Stderr: req.Stderr, GPUs: gpus, Groups: groups})
 	gpus.stop()
 	if err != nil {
 		return nil, &startError{err}
@@ -82,4 +93,35 @@ func Trace(ctx context.Context, req TraceRequest) (*result.Trace, error) {
 	t.Tool = result.Tool{Name: "clmemprobe", Version: req.ToolVersion}
 	t.Environment = Environment("")
 	return t, nil
+}
+
+// loaderSetup bounds asking the ICD loader: loading it and its runtimes, and listing the platforms.
+const loaderSetup = 60 * time.Second
+
+// askLoader asks the ICD loader the program would load (libOpenCL.so.1 on the library path) whether it loads
+// layers, by doing it: a child of the tool loads it with the layer in OPENCL_LAYERS and lists the platforms,
+// and the layer counts its init in a channel of its own. A runtime that crashes or hangs there takes only
+// the child.
+func askLoader(ctx context.Context, layer string, groups *supervise.Groups) trace.LoaderAnswer {
+	a := trace.LoaderAnswer{Library: cl.DefaultLibrary}
+	ch, err := trace.NewChannel()
+	if err != nil {
+		a.Error = err.Error()
+		return a
+	}
+	defer ch.Close()
+	e, err := supervise.Run(ctx, supervise.Child{Spec: wire.Spec{Kind: wire.KindLayers, Library: cl.DefaultLibrary},
+		Env: trace.LayerEnv(layer, wire.FirstExtraFD), Files: []*os.File{ch.File()}, Limits: Limits{Setup: loaderSetup}, Groups: groups})
+	if err != nil {
+		a.Error = err.Error()
+		return a
+	}
+	a.Inits = ch.LayerInits()
+	var ans wire.LayersAnswer
+	if e.Answer == nil || json.Unmarshal(e.Answer, &ans) != nil {
+		a.Fault = e.How()
+		return a
+	}
+	a.Platforms, a.Error = ans.Platforms, ans.Error
+	return a
 }

@@ -19,7 +19,7 @@ func traceCommand(t *result.Trace) string {
 // their buffers, the first failure's live buffers per context, and how the program ended.
 func writeTraceTable(w io.Writer, t *result.Trace, _ Options) error {
 	cw := &errWriter{w: w}
-	fmt.Fprintf(cw, "Trace of %s (interception: %s)\n\n", plain(traceCommand(t)), t.Interception)
+	fmt.Fprintf(cw, "Trace of %s (way in: %s)\n\n", plain(traceCommand(t)), wayIn(t))
 	for _, v := range t.Verdict {
 		fmt.Fprintln(cw, plain(v))
 	}
@@ -34,6 +34,9 @@ func writeTraceTable(w io.Writer, t *result.Trace, _ Options) error {
 		return err
 	}
 	fmt.Fprintf(cw, "\n%s\n", plain(traceDeviceLine(t)))
+	if t.WayInReason != "" {
+		fmt.Fprintf(cw, "\nThe layer went in as %s: %s.\n", t.WayIn, plain(t.WayInReason))
+	}
 	fmt.Fprintf(cw, "\n%d allocation calls (%d failed), %d failed enqueues, %d records dropped; the program %s after %.2f s.\n",
 		t.Allocations, t.CreatesFailed, t.EnqueuesFailed, t.RecordsDropped, plain(t.Exit.Description), t.Seconds)
 	return cw.err
@@ -43,7 +46,10 @@ func writeTraceTable(w io.Writer, t *result.Trace, _ Options) error {
 func writeTraceMarkdown(w io.Writer, t *result.Trace, _ Options) error {
 	cw := &errWriter{w: w}
 	fmt.Fprintf(cw, "# clmemprobe trace\n\n%s\n\n", mdBlock(traceCommand(t), "sh"))
-	fmt.Fprintf(cw, "Interception: %s (asked: %s). The program %s after %.2f s.\n\n", t.Interception, t.Via, mdText(t.Exit.Description), t.Seconds)
+	fmt.Fprintf(cw, "Way in: %s (asked: %s). Recorded by: %s. The program %s after %.2f s.\n\n", wayIn(t), t.Via, t.Interception, mdText(t.Exit.Description), t.Seconds)
+	if t.WayInReason != "" {
+		fmt.Fprintf(cw, "Why that way: %s.\n\n", mdText(t.WayInReason))
+	}
 	for _, v := range t.Verdict {
 		fmt.Fprintf(cw, "- %s\n", mdText(v))
 	}
@@ -62,6 +68,15 @@ func writeTraceMarkdown(w io.Writer, t *result.Trace, _ Options) error {
 	fmt.Fprintf(cw, "\n%s\n", mdText(traceDeviceLine(t)))
 	fmt.Fprintf(cw, "\n%d allocation calls (%d failed), %d failed enqueues, %d records dropped.\n", t.Allocations, t.CreatesFailed, t.EnqueuesFailed, t.RecordsDropped)
 	return cw.err
+}
+
+// wayIn is the way the layer went into the program; a trace made before the tool chose one way says what
+// recorded the calls.
+func wayIn(t *result.Trace) string {
+	if t.WayIn != "" {
+		return t.WayIn
+	}
+	return t.Interception
 }
 
 // deviceNames lists a context's devices by index and name; count is the context's own, which may exceed

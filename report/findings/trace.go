@@ -29,13 +29,54 @@ func DeriveTrace(t *result.Trace) ([]string, result.Limit, map[string]float64) {
 	if t.FirstFailure != nil {
 		verdict = append(verdict, "The program "+t.Exit.Description+".")
 	}
-	switch {
-	case t.Interception == result.InterceptNone:
-		verdict = append(verdict, "The layer saw no OpenCL call: the program did not use OpenCL, or loaded it in a way neither the loader's layers nor LD_PRELOAD reach (dlopen of a vendor library itself); try --via layer or --via preload.")
-	case t.RecordsDropped > 0:
+	if t.RecordsDropped > 0 {
 		verdict = append(verdict, fmt.Sprintf("%d records did not fit the ring and are not in the sequence; the counts and the first failure are exact.", t.RecordsDropped))
 	}
+	if unseen := unseenCalls(t); unseen != "" {
+		// Calls the layer did not see change what every other sentence means: said first.
+		verdict = append([]string{unseen}, verdict...)
+	}
 	return verdict, lf.limit, lf.evidence
+}
+
+// unseenCalls says, where the program made OpenCL calls the layer did not see or could not pass on, what
+// went around it and what to try; "" where nothing did. "Did not use OpenCL" is said only of a program none
+// of whose processes had an OpenCL library mapped when the layer looked (at their ends).
+func unseenCalls(t *result.Trace) string {
+	var parts []string
+	if t.Interception == result.InterceptNone {
+		parts = append(parts, noCallsSeen(t))
+	}
+	if t.LoadersUntraced > 0 {
+		parts = append(parts, fmt.Sprintf("Calls through %s after the first in the process (a copy under another name, as a Python wheel bundles one) were not traced: the layer traces one loader per process, and gave the other its own calls back unchanged.",
+			counted(uint64(t.LoadersUntraced), "ICD loader")))
+	}
+	if t.CallsUnresolved > 0 {
+		parts = append(parts, fmt.Sprintf("%s of the program found no OpenCL library in the process or on the library path, and the preloaded layer answered CL_INVALID_OPERATION (-59) for the runtime that was not there: the program looked OpenCL up in the global scope before loading it; trace it with --via layer.",
+			counted(uint64(t.CallsUnresolved), "call")))
+	}
+	return strings.Join(parts, " ")
+}
+
+// noCallsSeen is the first line of a trace in which no call reached the layer.
+func noCallsSeen(t *result.Trace) string {
+	var loaders []string
+	for _, l := range t.Libraries {
+		if l.Kind == result.LibraryLoader {
+			loaders = append(loaders, l.Path)
+		}
+	}
+	switch {
+	case len(t.Libraries) == 0 && t.LibrariesMore == 0 && (t.Exit.Signal != "" || t.Exit.TimedOut || t.Exit.Interrupted):
+		return "No OpenCL call reached the layer, and the program was ended before the layer could read which libraries it had mapped: whether it used OpenCL is not known."
+	case len(t.Libraries) == 0 && t.LibrariesMore == 0:
+		return "The program did not use OpenCL: no OpenCL call reached the layer, and none of its processes had an OpenCL library (an ICD loader or a runtime) mapped at its end."
+	case len(loaders) == 0:
+		return fmt.Sprintf("No OpenCL call reached the layer, but the program mapped the OpenCL runtime %s without an ICD loader: it calls the vendor's library itself, which neither the loader's layers nor LD_PRELOAD reach.", t.Libraries[0].Path)
+	case t.WayIn == result.WayPreload:
+		return fmt.Sprintf("No OpenCL call reached the layer, but the program mapped the ICD loader %s: it looks OpenCL's entry points up in the library it opened (dlopen and dlsym on its handle), which LD_PRELOAD does not reach; try --via layer.", strings.Join(loaders, ", "))
+	}
+	return fmt.Sprintf("No OpenCL call reached the layer, but the program mapped the ICD loader %s: a loader that did not load the layer named in OPENCL_LAYERS (one without layers, or a copy the program brings); try --via preload.", strings.Join(loaders, ", "))
 }
 
 // failureSentence is the first failure in one sentence: the call, its index in the program's sequence, its

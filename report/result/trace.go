@@ -35,11 +35,28 @@ type Trace struct {
 	// Program and Args are the traced command line, with secret-looking values redacted (RedactArgs).
 	Program string   `json:"program"`
 	Args    []string `json:"args"`
-	// Via is what was asked for (auto, layer, preload); Interception what recorded the calls.
-	Via          string    `json:"via"`
-	Interception string    `json:"interception"`
-	Exit         TraceExit `json:"exit"`
-	Seconds      float64   `json:"seconds"`
+	// Via is what was asked for (auto, layer, preload); WayIn the one way the layer went in (layer or
+	// preload) and WayInReason why: what the ICD loader answered when the tool asked it whether it loads
+	// layers, or the user's --via. Interception is what recorded the calls.
+	Via          string `json:"via"`
+	WayIn        string `json:"way_in,omitempty"`
+	WayInReason  string `json:"way_in_reason,omitempty"`
+	Interception string `json:"interception"`
+	// Libraries are the OpenCL libraries (loaders and runtimes) the program's processes mapped, as the layer
+	// read them from the link map; LibrariesMore those beyond the layer's table of 8. A program that made
+	// calls the layer did not see is told by them from one that used no OpenCL.
+	Libraries     []TraceLibrary `json:"opencl_libraries,omitempty"`
+	LibrariesMore uint32         `json:"opencl_libraries_more,omitempty"`
+	// LoadersUntraced are loaders that asked for the layer after the first (a second copy of the loader in
+	// the process): given their own table back, their calls went on untraced. EntriesFromLinkMap are
+	// preloaded entry points whose next definition was not in the global scope and was found in the link map
+	// (an OpenCL library in a local scope: an extension module, a plugin). CallsUnresolved are calls that
+	// found no OpenCL definition anywhere in the process or on the library path.
+	LoadersUntraced    uint32    `json:"loaders_untraced,omitempty"`
+	EntriesFromLinkMap uint32    `json:"entries_from_link_map,omitempty"`
+	CallsUnresolved    uint32    `json:"calls_unresolved,omitempty"`
+	Exit               TraceExit `json:"exit"`
+	Seconds            float64   `json:"seconds"`
 	// Allocations counts the program's buffer and sub-buffer creates, failed ones included: a failure's
 	// index is its place in this sequence.
 	Allocations    uint64 `json:"allocations"`
@@ -69,6 +86,24 @@ type Trace struct {
 	// Verdict is the findings' sentences: what failed first, then what ran out.
 	Verdict []string `json:"verdict"`
 }
+
+// TraceLibrary is an OpenCL library a process of the program mapped.
+type TraceLibrary struct {
+	Path string `json:"path"`
+	Kind string `json:"kind"` // LibraryLoader or LibraryRuntime
+}
+
+// What a mapped OpenCL library is (TraceLibrary.Kind).
+const (
+	LibraryLoader  = "loader"  // an ICD loader: libOpenCL, or a copy of one under another name
+	LibraryRuntime = "runtime" // a vendor runtime (an ICD), or a library that exports the ICD entry
+)
+
+// Ways the layer goes into a program (Trace.WayIn).
+const (
+	WayLayer   = "layer"   // OPENCL_LAYERS: the ICD loader loads it as a layer
+	WayPreload = "preload" // LD_PRELOAD: its exported entry points come before the loader's
+)
 
 // TraceExit is how the program ended.
 type TraceExit struct {

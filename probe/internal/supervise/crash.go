@@ -43,7 +43,7 @@ func describeCrash(e *Ending, waitErr error) {
 	var ee *exec.ExitError
 	if errors.As(waitErr, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			e.Signal = signalName(ws.Signal())
+			e.Signal = SignalName(ws.Signal())
 		} else {
 			code := ee.ExitCode()
 			e.ExitCode = &code
@@ -74,7 +74,7 @@ func describeExit(err error) string {
 	}
 	ws, ok := ee.Sys().(syscall.WaitStatus)
 	if ok && ws.Signaled() {
-		why := fmt.Sprintf("the worker was killed by %s", signalName(ws.Signal()))
+		why := fmt.Sprintf("the worker was killed by %s", SignalName(ws.Signal()))
 		if ws.Signal() == syscall.SIGKILL {
 			why += " (not by clmemprobe: the kernel's OOM killer is the usual sender; see dmesg)"
 		}
@@ -86,9 +86,10 @@ func describeExit(err error) string {
 // signalNames are the signals a crash report names; others are given by number.
 var signalNames = map[syscall.Signal]string{syscall.SIGSEGV: "SIGSEGV", syscall.SIGKILL: "SIGKILL", syscall.SIGABRT: "SIGABRT",
 	syscall.SIGBUS: "SIGBUS", syscall.SIGILL: "SIGILL", syscall.SIGFPE: "SIGFPE", syscall.SIGTERM: "SIGTERM",
-	syscall.SIGINT: "SIGINT", syscall.SIGTRAP: "SIGTRAP"}
+	syscall.SIGINT: "SIGINT", syscall.SIGTRAP: "SIGTRAP", syscall.SIGPIPE: "SIGPIPE", syscall.SIGHUP: "SIGHUP"}
 
-func signalName(s syscall.Signal) string {
+// SignalName is SIGSEGV for 11: the name a user looks up, for every process the tool supervises.
+func SignalName(s syscall.Signal) string {
 	if n, ok := signalNames[s]; ok {
 		return n
 	}

@@ -62,6 +62,8 @@ type Child struct {
 	ReturnAtResult bool
 	// Groups, when set, holds the child's process group while it runs, so that Groups.Kill can end it.
 	Groups *Groups
+	// Files are descriptors the child gets after the protocol's own, from wire.FirstExtraFD on.
+	Files []*os.File
 }
 
 // Ending is how a child ended.
@@ -179,20 +181,19 @@ func start(c *Child) (*process, error) {
 	p := &process{cell: wire.Cell{Cell: cell}, cellFile: cellFile, events: evR, out: &outputBuffer{}}
 	// The kind rides in the arguments too, so ps shows what each child does.
 	p.cmd = exec.Command(exe, wire.ChildCommand, string(c.Spec.Kind))
-	// Its own process group, so it is killed as a group with any helper the runtime forked and does not get
-	// the terminal's Ctrl-C before the parent decides; SIGKILL when the parent's thread dies.
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if len(c.Env) > 0 {
 		p.cmd.Env = append(os.Environ(), c.Env...)
 	}
 	p.cmd.Stdin = bytes.NewReader(specJSON)
 	p.cmd.Stdout, p.cmd.Stderr = p.out, p.out
-	p.cmd.ExtraFiles = []*os.File{evW, cellFile}
+	p.cmd.ExtraFiles = append([]*os.File{evW, cellFile}, c.Files...)
 	// A helper the runtime started and detached (setsid) may hold the output pipes open after the child
 	// exited: what the child wrote is in the pipe already, so a short wait drains it.
 	p.cmd.WaitDelay = outputDrain
 	p.start = time.Now()
-	if err := p.cmd.Start(); err != nil {
+	// Its own process group, so it is killed as a group with any helper the runtime forked and does not get
+	// the terminal's Ctrl-C before the parent decides; SIGKILL when the parent's thread dies.
+	if err := startInGroup(p.cmd, c.Groups); err != nil {
 		p.close()
 		return nil, fmt.Errorf("cannot start a child process: %w", err)
 	}
@@ -206,7 +207,6 @@ func runLocked(ctx context.Context, c Child, onResult func(json.RawMessage)) (*E
 	}
 	defer p.close()
 	pid := p.cmd.Process.Pid
-	c.Groups.hold(pid, true)
 	defer c.Groups.hold(pid, false)
 
 	e := &Ending{}

@@ -7,6 +7,7 @@
 package trace
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math"
@@ -14,19 +15,22 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/clmemprobe/clmemprobe/report/result"
 	"golang.org/x/sys/unix"
 )
 
 // The channel's constants, as the layer defines them.
 const (
 	magic       = 0x31435254504d4c43 // "CLMPTRC1"
-	version     = 3
+	version     = 4
 	maxContexts = 128
 	maxDevices  = 64
 	ctxDevices  = 16
 	shards      = 32
 	nameBytes   = 64
 	pciBytes    = 16
+	maxLibs     = 8
+	libBytes    = 240
 	// ringRecords is each ring's capacity: 4 MiB of 64-byte records, drained every few milliseconds, holds
 	// tens of milliseconds of the fastest create loop (PoCL makes a 1 KiB buffer in a quarter microsecond).
 	ringRecords = 1 << 16
@@ -54,6 +58,19 @@ const (
 	mechLayer   = 1
 	mechPreload = 2
 )
+
+// What a mapped OpenCL library is, as the layer notes it.
+const (
+	libLoader  = 1 // an ICD loader
+	libRuntime = 2 // a vendor runtime (an ICD)
+)
+
+// libSlot is struct tr_library: an OpenCL library a process of the program mapped.
+type libSlot struct {
+	State, Kind uint32
+	Name        [libBytes]byte // NUL-terminated
+	_           uint64
+}
 
 // record is struct tr_record: a call, or in the fast ring a run of identical calls (Count of them).
 type record struct {
@@ -120,6 +137,12 @@ type header struct {
 	Devices                                [maxDevices]devSlot
 	Contexts                               [maxContexts]ctxSlot
 	Shards                                 [shards]shard
+	// What the layer learnt of the program's OpenCL, off the create path.
+	LayerInits, LoadersUntraced uint32
+	ResolvedByMap, Unresolved   uint32
+	LibrariesMore               uint32
+	_                           [11]uint32
+	Libraries                   [maxLibs]libSlot
 }
 
 const (
@@ -345,4 +368,32 @@ func (c *Channel) deviceSlot(slot uint32) (devSlot, bool) {
 		return devSlot{}, false
 	}
 	return *s, true
+}
+
+// reach is what the layer learnt of the program's OpenCL off the create path: the loaders that took the
+// layer, the ones that did not, how the preloaded exports found their real entries, and the OpenCL
+// libraries the program's processes mapped.
+type reach struct {
+	layerInits, loadersUntraced, resolvedByMap, unresolved, librariesMore uint32
+	libraries                                                             []result.TraceLibrary
+}
+
+func (c *Channel) reach() reach {
+	h := c.h
+	r := reach{layerInits: atomic.LoadUint32(&h.LayerInits), loadersUntraced: atomic.LoadUint32(&h.LoadersUntraced),
+		resolvedByMap: atomic.LoadUint32(&h.ResolvedByMap), unresolved: atomic.LoadUint32(&h.Unresolved),
+		librariesMore: atomic.LoadUint32(&h.LibrariesMore)}
+	for i := range h.Libraries {
+		l := &h.Libraries[i]
+		if atomic.LoadUint32(&l.State) != 2 {
+			continue
+		}
+		kind := result.LibraryLoader
+		if l.Kind == libRuntime {
+			kind = result.LibraryRuntime
+		}
+		name, _, _ := bytes.Cut(l.Name[:], []byte{0})
+		r.libraries = append(r.libraries, result.TraceLibrary{Path: string(name), Kind: kind})
+	}
+	return r
 }

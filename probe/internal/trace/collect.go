@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
+	"github.com/clmemprobe/clmemprobe/probe/internal/supervise"
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/clmemprobe/clmemprobe/report/result/clcode"
 )
@@ -173,16 +174,20 @@ func (ch *Channel) liveNow() []result.TraceLive {
 
 // trace is the whole result: the header's exact counters, contexts and devices, the first failure, and what
 // the records and samples added.
-func (c *collector) trace(spec Spec, e ending, started time.Time) *result.Trace {
+func (c *collector) trace(spec Spec, e supervise.ProgramEnd, started time.Time) *result.Trace {
 	k := c.ch.counters()
 	t := &result.Trace{SchemaVersion: result.TraceSchemaVersion, Kind: result.TraceKind,
 		Started: started.UTC().Format(time.RFC3339), Ended: time.Now().UTC().Format(time.RFC3339),
-		Program: spec.Program, Args: result.RedactArgs(spec.Args), Via: spec.Via, Interception: mechanism(k.mechanism),
-		Exit: describe(e), Seconds: time.Since(started).Seconds(),
+		Program: spec.Program, Args: result.RedactArgs(spec.Args), Via: spec.Via, WayIn: spec.Way, WayInReason: spec.WayReason,
+		Interception: mechanism(k.mechanism),
+		Exit:         describe(e), Seconds: time.Since(started).Seconds(),
 		Allocations: k.seq, CreatesOK: k.seq - min(k.seq, k.createsFailed), CreatesFailed: k.createsFailed, EnqueuesFailed: k.enqueuesFailed,
 		RecordsDropped: k.drops, RecordsLost: c.ch.lost, OtherProcesses: k.otherProcesses,
 		ContextsUntracked: k.contextsUntracked, DevicesUntracked: k.devicesUntracked,
 		Sequence: c.seq, SequenceTruncated: c.truncated, Samples: c.samples}
+	rc := c.ch.reach()
+	t.Libraries, t.LibrariesMore = rc.libraries, rc.librariesMore
+	t.LoadersUntraced, t.EntriesFromLinkMap, t.CallsUnresolved = rc.loadersUntraced, rc.resolvedByMap, rc.unresolved
 	t.Devices = c.devices()
 	if c.dev != nil {
 		t.DeviceSampler = c.dev.sampler(t.Devices)

@@ -13,12 +13,13 @@ import (
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
+	"github.com/clmemprobe/clmemprobe/probe/internal/supervise"
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 // Via says how the layer is put into the program.
 const (
-	ViaAuto    = "auto"    // both: the loader's layer where it has layers, LD_PRELOAD's exports where not
+	ViaAuto    = "auto"    // one way: the loader's layers where it loads them (the tool asks it), LD_PRELOAD where not
 	ViaLayer   = "layer"   // OPENCL_LAYERS only
 	ViaPreload = "preload" // LD_PRELOAD only
 )
@@ -30,7 +31,11 @@ type Spec struct {
 	// Env is the program's environment (nil: this process's); the layer's variables are added to it.
 	Env   []string
 	Layer string // the built layer's path
-	Via   string
+	// Via is what the user asked for; Way the one way the layer goes in (result.WayLayer or
+	// result.WayPreload), and WayReason why.
+	Via, Way, WayReason string
+	// Groups holds the program's process group while it runs, so that the engine's Abort ends it.
+	Groups *supervise.Groups
 	// Timeout bounds the program's run; 0 is none. At the end its process group is ended.
 	Timeout time.Duration
 	// The program's standard streams: passed to it as they are, so it sees the terminal it would.
@@ -55,8 +60,9 @@ const termGrace = 2 * time.Second
 const drainEvery = 2 * time.Millisecond
 
 // Run runs the program with the layer and returns what the layer and the samples saw, whatever the program
-// did: exited, crashed, hung past the timeout or was interrupted (ctx). The error is only for a program that
-// could not be started, or a channel that could not be made.
+// did: exited, crashed, hung past the timeout or was interrupted (ctx). The program is supervised as the
+// tool's workers are (supervise.RunProgram). The error is only for a program that could not be started, or a
+// channel that could not be made.
 func Run(ctx context.Context, spec Spec) (*result.Trace, error) {
 	ch, err := NewChannel()
 	if err != nil {
@@ -67,23 +73,25 @@ func Run(ctx context.Context, spec Spec) (*result.Trace, error) {
 	cmd.Env = environ(spec)
 	cmd.ExtraFiles = []*os.File{ch.File()} // descriptor 3 in the program
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = spec.Stdin, spec.Stdout, spec.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// A helper the program left behind may hold its output pipes (when they are not files): bounded.
 	cmd.WaitDelay = time.Second
-	started := time.Now()
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("cannot start %s: %w", spec.Program, err)
-	}
-	c := newCollector(ch, spec, started)
 	root := spec.Root
 	if root.Proc == "" {
 		root = sample.System
 	}
-	c.attach(root, cmd.Process.Pid, spec.GPUs)
-	exit := supervise(ctx, cmd, spec.Timeout, c)
+	var c *collector
+	started := time.Now()
+	end, err := supervise.RunProgram(ctx, supervise.Program{Cmd: cmd, Timeout: spec.Timeout, Grace: termGrace, Groups: spec.Groups,
+		Every: drainEvery, OnTick: func() { c.tick() },
+		OnStart: func(pid int) {
+			c = newCollector(ch, spec, started)
+			c.attach(root, pid, spec.GPUs)
+		}})
+	if err != nil {
+		return nil, fmt.Errorf("cannot start %s: %w", spec.Program, err)
+	}
 	c.finish()
-	t := c.trace(spec, exit, started)
-	return t, nil
+	return c.trace(spec, end, started), nil
 }
 
 // environ is the program's environment with the layer's variables: the channel's descriptor, and the layer
@@ -107,10 +115,10 @@ func environ(spec Spec) []string {
 			env = append(env, kv)
 		}
 	}
-	if spec.Via != ViaPreload {
+	switch spec.Way {
+	case result.WayLayer:
 		layers = join(layers, spec.Layer, ":")
-	}
-	if spec.Via != ViaLayer {
+	case result.WayPreload:
 		preload = join(spec.Layer, preload, ":")
 	}
 	for k, v := range map[string]string{"OPENCL_LAYERS": layers, "LD_PRELOAD": preload} {
@@ -128,69 +136,18 @@ func join(a, b, sep string) string {
 	return a + sep + b
 }
 
-// ending is how the program ended, as supervise saw it.
-type ending struct {
-	state       *os.ProcessState
-	waitErr     error
-	timedOut    bool
-	interrupted bool
-}
-
-// supervise waits for the program while the collector drains and samples, and ends its process group on
-// timeout or interrupt: SIGTERM, then SIGKILL after termGrace.
-func supervise(ctx context.Context, cmd *exec.Cmd, timeout time.Duration, c *collector) ending {
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	var limit <-chan time.Time
-	if timeout > 0 {
-		tm := time.NewTimer(timeout)
-		defer tm.Stop()
-		limit = tm.C
-	}
-	drain := time.NewTicker(drainEvery)
-	defer drain.Stop()
-	var e ending
-	var kill <-chan time.Time
-	pgid := cmd.Process.Pid
-	for {
-		select {
-		case err := <-done:
-			e.state, e.waitErr = cmd.ProcessState, err
-			if e.timedOut || e.interrupted {
-				_ = syscall.Kill(-pgid, syscall.SIGKILL) // what the program left of its group goes too
-			}
-			return e
-		case <-drain.C:
-			c.tick()
-		case <-limit:
-			e.timedOut, limit = true, nil
-			_ = syscall.Kill(-pgid, syscall.SIGTERM)
-			kill = time.After(termGrace)
-		case <-ctx.Done():
-			if !e.interrupted && !e.timedOut {
-				e.interrupted = true
-				_ = syscall.Kill(-pgid, syscall.SIGTERM)
-				kill = time.After(termGrace)
-			}
-		case <-kill:
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			kill = nil
-		}
-	}
-}
-
 // describe is the program's end in words, with its exit code or signal.
-func describe(e ending) result.TraceExit {
-	x := result.TraceExit{TimedOut: e.timedOut, Interrupted: e.interrupted}
-	st := e.state
+func describe(e supervise.ProgramEnd) result.TraceExit {
+	x := result.TraceExit{TimedOut: e.TimedOut, Interrupted: e.Interrupted}
+	st := e.State
 	if st == nil {
-		x.Description = "its end was not seen: " + errString(e.waitErr)
+		x.Description = "its end was not seen: " + errString(e.WaitErr)
 		return x
 	}
 	ws, _ := st.Sys().(syscall.WaitStatus)
 	switch {
 	case ws.Signaled():
-		x.Signal = signalName(ws.Signal())
+		x.Signal = supervise.SignalName(ws.Signal())
 		x.Description = "killed by " + x.Signal
 		if ws.CoreDump() {
 			x.Description += " (core dumped)"
@@ -201,9 +158,9 @@ func describe(e ending) result.TraceExit {
 		x.Description = "exited with status " + strconv.Itoa(code)
 	}
 	switch {
-	case e.timedOut:
+	case e.TimedOut:
 		x.Description += ", ended by clmemprobe at --timeout"
-	case e.interrupted:
+	case e.Interrupted:
 		x.Description += ", ended by clmemprobe when interrupted"
 	}
 	return x
@@ -218,15 +175,4 @@ func errString(err error) string {
 		return ee.String()
 	}
 	return err.Error()
-}
-
-// signalName is SIGSEGV for 11: the name a user looks up.
-func signalName(s syscall.Signal) string {
-	names := map[syscall.Signal]string{syscall.SIGSEGV: "SIGSEGV", syscall.SIGABRT: "SIGABRT", syscall.SIGKILL: "SIGKILL",
-		syscall.SIGTERM: "SIGTERM", syscall.SIGBUS: "SIGBUS", syscall.SIGILL: "SIGILL", syscall.SIGFPE: "SIGFPE",
-		syscall.SIGINT: "SIGINT", syscall.SIGPIPE: "SIGPIPE", syscall.SIGHUP: "SIGHUP", syscall.SIGTRAP: "SIGTRAP"}
-	if n, ok := names[s]; ok {
-		return n
-	}
-	return "signal " + strconv.Itoa(int(s))
 }

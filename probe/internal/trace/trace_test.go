@@ -99,7 +99,11 @@ func traced(t *testing.T, env []string, via string, timeout time.Duration, args 
 	t.Helper()
 	layer, prog := built(t)
 	var out bytes.Buffer
-	tr, err := Run(context.Background(), Spec{Program: prog, Args: args, Env: env, Layer: layer, Via: via,
+	way := via // auto is the loader's layers here: ocl-icd 2.3 loads them (the probe's tests ask it)
+	if via == ViaAuto {
+		way = result.WayLayer
+	}
+	tr, err := Run(context.Background(), Spec{Program: prog, Args: args, Env: env, Layer: layer, Via: via, Way: way,
 		Timeout: timeout, Stdout: &out, Stderr: os.Stderr, SampleEvery: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

@@ -26,6 +26,9 @@ const ProtocolVersion = 1
 const (
 	EventsFD = 3
 	CellFD   = 4
+	// FirstExtraFD is the first of the descriptors a kind of child gets beyond the protocol's (the trace
+	// channel of a KindLayers child).
+	FirstExtraFD = 5
 )
 
 // Kind is the kind of job a child runs.
@@ -38,6 +41,10 @@ const (
 	KindExchange Kind = "exchange" // the halo exchange
 	// KindGPUMemory reads the GPUs' memory through NVML for `trace` until it is ended (GPUMemorySpec).
 	KindGPUMemory Kind = "gpu-memory"
+	// KindLayers asks the ICD loader whether it loads layers, for `trace --via auto`: it loads the library
+	// with the trace layer in OPENCL_LAYERS and lists the platforms; the layer counts its init in the trace
+	// channel (descriptor FirstExtraFD), which the parent reads.
+	KindLayers Kind = "loader-layers"
 )
 
 // Spec is what the parent asks a child to do.
@@ -58,6 +65,13 @@ func ReadSpec(r io.Reader) (Spec, error) {
 		return s, fmt.Errorf("spec of protocol %d (%v); this build speaks %d", s.Protocol, err, ProtocolVersion)
 	}
 	return s, nil
+}
+
+// LayersAnswer is what the loader-asking child answers: the platforms the loader listed (0: none), or why
+// it could not be loaded or asked.
+type LayersAnswer struct {
+	Platforms int    `json:"platforms"`
+	Error     string `json:"error,omitempty"`
 }
 
 // DescribeAnswer is what the describing child answers.

@@ -108,6 +108,8 @@ func (c *child) run() int {
 		answer = c.exchange()
 	case wire.KindGPUMemory:
 		answer = c.gpuMemory()
+	case wire.KindLayers:
+		answer = c.askLayers()
 	default:
 		fmt.Fprintf(os.Stderr, "clmemprobe child: unknown kind %q\n", c.spec.Kind)
 		return exitUsage

@@ -44,3 +44,20 @@ func (c *child) inventory() (result.Inventory, [][]*cl.Device, error) {
 	}
 	return inv, devs, nil
 }
+
+// askLayers is the loader-asking child: load the library (with the trace layer in OPENCL_LAYERS, which the
+// parent set) and list the platforms, which is when a loader initialises its layers. The layer itself tells
+// the parent whether it was initialised; this answer says what the loader did besides.
+func (c *child) askLayers() *wire.LayersAnswer {
+	if err := c.open(); err != nil {
+		return &wire.LayersAnswer{Error: err.Error()}
+	}
+	ps, err := c.lib.Platforms()
+	switch {
+	case errors.Is(err, cl.ErrNoPlatform):
+		return &wire.LayersAnswer{}
+	case err != nil:
+		return &wire.LayersAnswer{Error: err.Error()}
+	}
+	return &wire.LayersAnswer{Platforms: len(ps)}
+}

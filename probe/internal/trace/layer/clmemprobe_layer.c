@@ -5,9 +5,15 @@
  *   - as an ICD loader layer (OPENCL_LAYERS names this library): the loader calls clInitLayer with the next
  *     dispatch table, and this layer returns a copy of it with its own entries for the calls it watches;
  *   - preloaded (LD_PRELOAD names it), where the loader has no layers: the exported clCreateBuffer and the
- *     others are found before the loader's, record, and forward to the next definition (dlsym RTLD_NEXT).
- * When both are set and the loader initialises the layer, the exported functions only forward: the layer
- * inside the loader records, once. The header's mechanism field says which one recorded.
+ *     others are found before the loader's, record, and forward to the real definition: the next one
+ *     (dlsym RTLD_NEXT), else, for a program whose OpenCL library sits in a local scope (a Python extension,
+ *     a JNI library, a plugin opened with RTLD_LOCAL), the one of the loader mapped in the process (the link
+ *     map). The layer never answers a call itself (real_entry says the one exception).
+ * The tool puts the layer in one way, not both (it asks the loader first); should both be set and the loader
+ * initialise the layer, the exported functions only forward: the layer inside the loader records, once. The
+ * header's mechanism field says which one recorded. Either way the layer notes the OpenCL libraries mapped in
+ * the process (loaders and runtimes), so that the tool can tell a program that used no OpenCL from one whose
+ * calls did not come through the layer.
  *
  * Nothing is held in the program: every record goes into shared memory the tool created (a memfd whose
  * descriptor is named by CLMEMPROBE_TRACE_FD), a header of exact counters and two rings of fixed-size
@@ -32,6 +38,7 @@
 #include <CL/cl_icd.h>
 #include <CL/cl_layer.h>
 #include <dlfcn.h>
+#include <link.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -46,7 +53,7 @@
 #define EXPORT __attribute__((visibility("default")))
 
 #define TR_MAGIC 0x31435254504d4c43ull /* "CLMPTRC1" little-endian */
-#define TR_VERSION 3
+#define TR_VERSION 4
 #define TR_MAX_CONTEXTS 128
 #define TR_MAX_DEVICES 64
 #define TR_CTX_DEVICES 16
@@ -54,9 +61,14 @@
 #define TR_PCI 16 /* "dddd:bb:dd.f" and its NUL */
 #define PREFETCH_AHEAD 4
 #define TR_SHARDS 32 /* per-thread counters; the last is shared, with atomic operations, by threads beyond */
+#define TR_LIBS 8
+#define TR_LIB_NAME 240
 
 enum { K_CONTEXT = 1, K_BUFFER = 2, K_SUB_BUFFER = 3, K_BUFFER_PROPS = 4, K_RELEASE_MEM = 5, K_RELEASE_CONTEXT = 6, K_ENQUEUE = 7 };
 enum { M_LAYER = 1, M_PRELOAD = 2 };
+/* An OpenCL library mapped in the process: an ICD loader (it exports clGetPlatformIDs and no ICD entry), or
+ * a runtime (an ICD: it exports clIcdGetPlatformIDsKHR). */
+enum { L_LOADER = 1, L_RUNTIME = 2 };
 /* A failed command's buffer: its thread's newest memory object, an older one (0: not known). */
 enum { B_NEWEST = 1, B_OLDER = 2 };
 enum {
@@ -112,6 +124,13 @@ struct tr_shard {
 	uint64_t pad[7];
 };
 
+struct tr_library {
+	uint32_t state; /* 0 free, 1 being written, 2 ready */
+	uint32_t kind;  /* L_LOADER, L_RUNTIME */
+	char name[TR_LIB_NAME]; /* its path as the dynamic linker has it, NUL-terminated (cut to fit) */
+	uint64_t pad;
+};
+
 struct tr_header {
 	uint64_t magic;
 	uint32_t version, header_size, record_size, ring_records;
@@ -147,9 +166,18 @@ struct tr_header {
 	struct tr_device devices[TR_MAX_DEVICES];
 	struct tr_context contexts[TR_MAX_CONTEXTS];
 	struct tr_shard shards[TR_SHARDS];
+	/* What the layer learnt of the process's OpenCL, off the create path. */
+	uint32_t layer_inits;      /* loaders that took the layer's table (clInitLayer) */
+	uint32_t loaders_untraced; /* loaders after the first, given their own table back: their calls are not traced */
+	uint32_t resolved_by_map;  /* exported entry points RTLD_NEXT did not find, found in the link map */
+	uint32_t unresolved;       /* exported calls that found no definition anywhere (see real_entry) */
+	uint32_t libraries_more;   /* OpenCL libraries beyond the table */
+	uint32_t pad5[11];
+	struct tr_library libraries[TR_LIBS];
 };
 
 _Static_assert(sizeof(struct tr_record) == 64, "record layout");
+_Static_assert(sizeof(struct tr_library) == 256, "library layout");
 _Static_assert(sizeof(struct tr_shard) % 64 == 0, "shard lines");
 _Static_assert(__builtin_offsetof(struct tr_header, fast_head) == 64 && __builtin_offsetof(struct tr_header, shards_used) == 128 &&
                __builtin_offsetof(struct tr_header, tail) == 192, "header lines");
@@ -254,16 +282,25 @@ static void forked_child(void) {
 	__atomic_add_fetch(&hdr->other_processes, 1, __ATOMIC_RELAXED);
 }
 
-/* attach maps the tool's channel once per process. A missing or foreign channel leaves the layer forwarding
- * only. The descriptor is made close-on-exec: a program this one starts does not write into the trace. */
-static void attach(void) {
+/* The channel as this process mapped it (NULL: none, or not the tool's), whether or not it records into it:
+ * a process that only notes its libraries or a loader's init maps it too. */
+static struct tr_header *chan;
+static pthread_once_t map_once = PTHREAD_ONCE_INIT;
+
+/* map_channel maps the tool's channel once per process. The descriptor is checked before it is mapped (its
+ * first bytes read with pread, which moves nothing): the program may have closed it and opened something else
+ * under its number. It is made close-on-exec: a program this one starts does not write into the trace. */
+static void map_channel(void) {
 	const char *s = getenv("CLMEMPROBE_TRACE_FD");
 	if (!s || !*s) return;
 	char *end;
 	long fd = strtol(s, &end, 10);
-	if (*end || fd < 0) return;
+	if (*end || fd < 0 || fd > 1 << 20) return;
 	struct stat st;
-	if (fstat((int)fd, &st) != 0 || (size_t)st.st_size < sizeof(struct tr_header)) return;
+	uint64_t head[2];
+	if (fstat((int)fd, &st) != 0 || !S_ISREG(st.st_mode) || (size_t)st.st_size < sizeof(struct tr_header) ||
+	    pread((int)fd, head, sizeof head, 0) != (ssize_t)sizeof head || head[0] != TR_MAGIC)
+		return;
 	void *mem = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
 	if (mem == MAP_FAILED) return;
 	struct tr_header *h = mem;
@@ -274,18 +311,35 @@ static void attach(void) {
 		return;
 	}
 	fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+	__atomic_store_n(&chan, h, __ATOMIC_RELEASE);
+}
+
+static struct tr_header *mapped(void) {
+	pthread_once(&map_once, map_channel);
+	return __atomic_load_n(&chan, __ATOMIC_ACQUIRE);
+}
+
+static void note_libraries(struct tr_header *h);
+
+/* attach makes this process the one that records, once per process, where it is the first to record: the
+ * first process to make a watched call owns the channel (a program that forks before it uses OpenCL is
+ * traced in the child that uses it); others only forward, and are counted. */
+static void attach(void) {
+	struct tr_header *h = mapped();
+	if (!h) return;
 	my_pid = (uint32_t)getpid();
 	uint32_t none = 0;
 	if (!__atomic_compare_exchange_n(&h->owner_pid, &none, my_pid, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) && none != my_pid) {
 		__atomic_add_fetch(&h->other_processes, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	fast_ring = (struct tr_record *)((char *)mem + sizeof(struct tr_header));
+	fast_ring = (struct tr_record *)((char *)h + sizeof(struct tr_header));
 	ring = fast_ring + h->ring_records;
 	ring_mask = h->ring_records - 1;
 	hdr = h;
 	recording = 1;
 	pthread_atfork(NULL, NULL, forked_child);
+	note_libraries(h);
 }
 
 static int attached;
@@ -295,6 +349,134 @@ static int channel(void) {
 	pthread_once(&attach_once, attach);
 	__atomic_store_n(&attached, 1, __ATOMIC_RELEASE);
 	return recording;
+}
+
+/* ---- the process's OpenCL libraries, from the link map (cold paths only) ---- */
+
+/* Paths of the mapped objects, copied out of dl_iterate_phdr (a dlopen inside its callback could wait on the
+ * lock it holds), packed one after another; a process with more than fits is looked at as far as it fits. */
+static char object_names[1 << 16];
+static pthread_mutex_t link_map_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *self_base; /* this library's load address: its own exports are never the real entry points */
+
+struct names_fill { size_t used; };
+
+static int copy_name(struct dl_phdr_info *info, size_t size, void *data) {
+	(void)size;
+	struct names_fill *f = data;
+	const char *n = info->dlpi_name;
+	if (!n || !*n) return 0; /* the program itself: it cannot be opened by name */
+	size_t len = strlen(n) + 1;
+	if (f->used + len >= sizeof object_names) return 1;
+	memcpy(object_names + f->used, n, len);
+	f->used += len;
+	return 0;
+}
+
+/* mapped_objects lists the process's objects into object_names and returns the bytes used. */
+static size_t mapped_objects(void) {
+	struct names_fill f = {0};
+	dl_iterate_phdr(copy_name, &f);
+	return f.used;
+}
+
+/* defines says whether the object named path defines sym itself (not one of its dependencies), and where. */
+static void *defines(void *handle, const char *path, const char *sym) {
+	void *fn = dlsym(handle, sym);
+	Dl_info di;
+	if (!fn || !dladdr(fn, &di) || di.dli_fbase == self_base || !di.dli_fname || strcmp(di.dli_fname, path) != 0) return NULL;
+	return fn;
+}
+
+/* library_kind is what an object is to OpenCL: a loader (clGetPlatformIDs), a runtime (an ICD: the ICD
+ * entry, or only clGetExtensionFunctionAddress, through which loaders find the ICD entry of PoCL, say), or
+ * neither (0). A runtime that exports the whole API besides (Intel's) is a runtime. */
+static uint32_t library_kind(void *handle, const char *path) {
+	if (defines(handle, path, "clIcdGetPlatformIDsKHR")) return L_RUNTIME;
+	if (defines(handle, path, "clGetPlatformIDs")) return L_LOADER;
+	return defines(handle, path, "clGetExtensionFunctionAddress") ? L_RUNTIME : 0;
+}
+
+static void add_library(struct tr_header *h, const char *path, uint32_t kind) {
+	for (uint32_t i = 0; i < TR_LIBS; i++) {
+		struct tr_library *l = &h->libraries[i];
+		uint32_t st = __atomic_load_n(&l->state, __ATOMIC_ACQUIRE);
+		if (st == 2 && strncmp(l->name, path, TR_LIB_NAME - 1) == 0) return;
+		if (st != 0) continue;
+		uint32_t zero = 0;
+		if (!__atomic_compare_exchange_n(&l->state, &zero, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			i--; /* taken under us: look at it again */
+			continue;
+		}
+		l->kind = kind;
+		snprintf(l->name, TR_LIB_NAME, "%s", path);
+		__atomic_store_n(&l->state, 2, __ATOMIC_RELEASE);
+		return;
+	}
+	__atomic_add_fetch(&h->libraries_more, 1, __ATOMIC_RELAXED);
+}
+
+/* note_libraries writes the OpenCL libraries this process has mapped into the channel's table. */
+static void note_libraries(struct tr_header *h) {
+	if (!h) return;
+	pthread_mutex_lock(&link_map_lock);
+	size_t used = mapped_objects();
+	for (size_t at = 0; at < used; at += strlen(object_names + at) + 1) {
+		const char *path = object_names + at;
+		void *handle = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+		if (!handle) continue;
+		uint32_t kind = library_kind(handle, path);
+		dlclose(handle);
+		if (kind) add_library(h, path, kind);
+	}
+	pthread_mutex_unlock(&link_map_lock);
+}
+
+/* At the end of every process that had the layer, its libraries are noted: one that mapped an OpenCL library
+ * whose calls never reached the layer is seen by the tool all the same. */
+__attribute__((destructor)) static void noted_at_exit(void) {
+	note_libraries(mapped());
+}
+
+__attribute__((constructor)) static void find_self(void) {
+	Dl_info di;
+	if (dladdr((void *)find_self, &di)) self_base = di.dli_fbase;
+}
+
+/* real_entry is where an exported call goes on when the layer is preloaded: the next definition after this
+ * library (RTLD_NEXT), else, where that finds none (the program's OpenCL library is in a local scope: an
+ * extension module, a JNI library, a plugin opened with RTLD_LOCAL, whose calls the global scope still sends
+ * here), the definition of a loader mapped in the process, else of a runtime mapped in it, else of the
+ * loader the program would have linked (libOpenCL.so.1, opened here: the runtime's own answer rather than
+ * one made up). NULL only where none of those exists: no OpenCL library is in the process or on the library
+ * path, which a program can only meet by looking the entry up in the global scope itself. */
+static void *real_entry(const char *sym) {
+	void *fn = dlsym(RTLD_NEXT, sym);
+	Dl_info di;
+	if (fn && !(dladdr(fn, &di) && di.dli_fbase == self_base)) return fn;
+	fn = NULL;
+	pthread_mutex_lock(&link_map_lock);
+	size_t used = mapped_objects();
+	void *runtime = NULL;
+	for (size_t at = 0; at < used && !fn; at += strlen(object_names + at) + 1) {
+		const char *path = object_names + at;
+		void *handle = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+		if (!handle) continue;
+		void *def = defines(handle, path, sym);
+		if (def && library_kind(handle, path) == L_LOADER) fn = def;
+		else if (def && !runtime) runtime = def;
+		dlclose(handle); /* NOLOAD took a reference; the object stays, as before */
+	}
+	pthread_mutex_unlock(&link_map_lock);
+	if (!fn) fn = runtime;
+	if (!fn) {
+		void *loader = dlopen("libOpenCL.so.1", RTLD_LAZY | RTLD_LOCAL);
+		if (loader) fn = dlsym(loader, sym);
+		if (fn && dladdr(fn, &di) && di.dli_fbase == self_base) fn = NULL;
+	}
+	struct tr_header *h = mapped();
+	if (h) __atomic_add_fetch(fn ? &h->resolved_by_map : &h->unresolved, 1, __ATOMIC_RELAXED);
+	return fn;
 }
 
 /* put writes a record into its reserved slot, with its count, and commits it. The slots ahead were last read
@@ -741,14 +923,18 @@ static void enqueue_failed(const struct next_fns *n, int preload, cl_command_que
 
 /* ---- the two entry points into the hooks ---- */
 
-/* resolve is the next definition of an exported call (the loader's, or the runtime's own). */
+/* RESOLVE finds the real definition of an exported call once (real_entry: the loader's, or the runtime's
+ * own). A call that finds none anywhere is answered NO_ENTRY's way and counted (header.unresolved): the one
+ * answer the layer gives itself, to a program that could not have made the call untraced either. */
 #define RESOLVE(type, name)                                                                   \
 	static type real;                                                                     \
 	type fn = __atomic_load_n(&real, __ATOMIC_ACQUIRE);                                   \
 	if (!fn) {                                                                            \
-		fn = (type)dlsym(RTLD_NEXT, #name);                                           \
+		fn = (type)real_entry(#name);                                                 \
 		__atomic_store_n(&real, fn, __ATOMIC_RELEASE);                                \
 	}
+#define NO_ENTRY_ERR(e) if (!fn) { if (e) *(e) = CL_INVALID_OPERATION; return NULL; }
+#define NO_ENTRY if (!fn) return CL_INVALID_OPERATION;
 
 /* FORWARD_IF_LAYER: where the loader runs this library as its layer too (both ways in, the tool's default),
  * the layer records and the export only passes the call on, at the cost of one load and a jump. */
@@ -757,10 +943,10 @@ static void enqueue_failed(const struct next_fns *n, int preload, cl_command_que
 
 static pthread_once_t preload_once = PTHREAD_ONCE_INIT;
 static void init_preload_next(void) {
-	preload_next.get_context_info = (__typeof__(&clGetContextInfo))dlsym(RTLD_NEXT, "clGetContextInfo");
-	preload_next.get_device_info = (__typeof__(&clGetDeviceInfo))dlsym(RTLD_NEXT, "clGetDeviceInfo");
-	preload_next.get_mem_info = (__typeof__(&clGetMemObjectInfo))dlsym(RTLD_NEXT, "clGetMemObjectInfo");
-	preload_next.get_queue_info = (__typeof__(&clGetCommandQueueInfo))dlsym(RTLD_NEXT, "clGetCommandQueueInfo");
+	preload_next.get_context_info = (__typeof__(&clGetContextInfo))real_entry("clGetContextInfo");
+	preload_next.get_device_info = (__typeof__(&clGetDeviceInfo))real_entry("clGetDeviceInfo");
+	preload_next.get_mem_info = (__typeof__(&clGetMemObjectInfo))real_entry("clGetMemObjectInfo");
+	preload_next.get_queue_info = (__typeof__(&clGetCommandQueueInfo))real_entry("clGetCommandQueueInfo");
 }
 static int preload_ready;
 static const struct next_fns *pn(void) {
@@ -780,7 +966,7 @@ static cl_context CL_API_CALL layer_clCreateContext(const cl_context_properties 
 EXPORT cl_context CL_API_CALL clCreateContext(const cl_context_properties *p, cl_uint n, const cl_device_id *d, CTX_NOTIFY, void *u, cl_int *e) {
 	RESOLVE(__typeof__(&clCreateContext), clCreateContext)
 	FORWARD_IF_LAYER(fn(p, n, d, notify, u, e))
-	if (!fn) { if (e) *e = CL_INVALID_OPERATION; return NULL; }
+	NO_ENTRY_ERR(e)
 	return hook_create_context(pn(), 1, fn, p, n, d, notify, u, e);
 }
 static cl_context CL_API_CALL layer_clCreateContextFromType(const cl_context_properties *p, cl_device_type t, CTX_NOTIFY, void *u, cl_int *e) {
@@ -789,7 +975,7 @@ static cl_context CL_API_CALL layer_clCreateContextFromType(const cl_context_pro
 EXPORT cl_context CL_API_CALL clCreateContextFromType(const cl_context_properties *p, cl_device_type t, CTX_NOTIFY, void *u, cl_int *e) {
 	RESOLVE(__typeof__(&clCreateContextFromType), clCreateContextFromType)
 	FORWARD_IF_LAYER(fn(p, t, notify, u, e))
-	if (!fn) { if (e) *e = CL_INVALID_OPERATION; return NULL; }
+	NO_ENTRY_ERR(e)
 	return hook_create_context_from_type(pn(), 1, fn, p, t, notify, u, e);
 }
 static cl_int CL_API_CALL layer_clReleaseContext(cl_context c) {
@@ -798,7 +984,7 @@ static cl_int CL_API_CALL layer_clReleaseContext(cl_context c) {
 EXPORT cl_int CL_API_CALL clReleaseContext(cl_context c) {
 	RESOLVE(__typeof__(&clReleaseContext), clReleaseContext)
 	FORWARD_IF_LAYER(fn(c))
-	if (!fn) return CL_INVALID_OPERATION;
+	NO_ENTRY
 	return hook_release_context(pn(), 1, fn, c);
 }
 static cl_mem CL_API_CALL layer_clCreateBuffer(cl_context c, cl_mem_flags f, size_t s, void *h, cl_int *e) {
@@ -807,7 +993,7 @@ static cl_mem CL_API_CALL layer_clCreateBuffer(cl_context c, cl_mem_flags f, siz
 EXPORT cl_mem CL_API_CALL clCreateBuffer(cl_context c, cl_mem_flags f, size_t s, void *h, cl_int *e) {
 	RESOLVE(__typeof__(&clCreateBuffer), clCreateBuffer)
 	FORWARD_IF_LAYER(fn(c, f, s, h, e))
-	if (!fn) { if (e) *e = CL_INVALID_OPERATION; return NULL; }
+	NO_ENTRY_ERR(e)
 	return hook_create_buffer(pn(), 1, fn, c, f, s, h, e);
 }
 static cl_mem CL_API_CALL layer_clCreateBufferWithProperties(cl_context c, const cl_mem_properties *p, cl_mem_flags f, size_t s, void *h, cl_int *e) {
@@ -816,7 +1002,7 @@ static cl_mem CL_API_CALL layer_clCreateBufferWithProperties(cl_context c, const
 EXPORT cl_mem CL_API_CALL clCreateBufferWithProperties(cl_context c, const cl_mem_properties *p, cl_mem_flags f, size_t s, void *h, cl_int *e) {
 	RESOLVE(__typeof__(&clCreateBufferWithProperties), clCreateBufferWithProperties)
 	FORWARD_IF_LAYER(fn(c, p, f, s, h, e))
-	if (!fn) { if (e) *e = CL_INVALID_OPERATION; return NULL; }
+	NO_ENTRY_ERR(e)
 	return hook_create_buffer_props(pn(), 1, fn, c, p, f, s, h, e);
 }
 static cl_mem CL_API_CALL layer_clCreateSubBuffer(cl_mem m, cl_mem_flags f, cl_buffer_create_type t, const void *i, cl_int *e) {
@@ -825,7 +1011,7 @@ static cl_mem CL_API_CALL layer_clCreateSubBuffer(cl_mem m, cl_mem_flags f, cl_b
 EXPORT cl_mem CL_API_CALL clCreateSubBuffer(cl_mem m, cl_mem_flags f, cl_buffer_create_type t, const void *i, cl_int *e) {
 	RESOLVE(__typeof__(&clCreateSubBuffer), clCreateSubBuffer)
 	FORWARD_IF_LAYER(fn(m, f, t, i, e))
-	if (!fn) { if (e) *e = CL_INVALID_OPERATION; return NULL; }
+	NO_ENTRY_ERR(e)
 	return hook_create_sub_buffer(pn(), 1, fn, m, f, t, i, e);
 }
 static cl_int CL_API_CALL layer_clReleaseMemObject(cl_mem m) {
@@ -834,7 +1020,7 @@ static cl_int CL_API_CALL layer_clReleaseMemObject(cl_mem m) {
 EXPORT cl_int CL_API_CALL clReleaseMemObject(cl_mem m) {
 	RESOLVE(__typeof__(&clReleaseMemObject), clReleaseMemObject)
 	FORWARD_IF_LAYER(fn(m))
-	if (!fn) return CL_INVALID_OPERATION;
+	NO_ENTRY
 	return hook_release_mem(pn(), 1, fn, m);
 }
 
@@ -849,7 +1035,7 @@ EXPORT cl_int CL_API_CALL clReleaseMemObject(cl_mem m) {
 	EXPORT cl_int CL_API_CALL name params {                                               \
 		RESOLVE(__typeof__(&name), name)                                                  \
 		FORWARD_IF_LAYER(fn args)                                                     \
-		if (!fn) return CL_INVALID_OPERATION;                                         \
+		NO_ENTRY                                                                      \
 		cl_int rc = fn args;                                                          \
 		enqueue_failed(pn(), 1, q, cmd, rc, target);                                  \
 		return rc;                                                                    \
@@ -879,7 +1065,7 @@ static void *CL_API_CALL layer_clEnqueueMapBuffer(cl_command_queue q, cl_mem b, 
 EXPORT void *CL_API_CALL clEnqueueMapBuffer(cl_command_queue q, cl_mem b, cl_bool bl, cl_map_flags f, size_t o, size_t s, EVS, cl_int *e) {
 	RESOLVE(__typeof__(&clEnqueueMapBuffer), clEnqueueMapBuffer)
 	FORWARD_IF_LAYER(fn(q, b, bl, f, o, s, ne, wl, ev, e))
-	if (!fn) { if (e) *e = CL_INVALID_OPERATION; return NULL; }
+	NO_ENTRY_ERR(e)
 	cl_int local = CL_SUCCESS;
 	cl_int *err = e ? e : &local;
 	void *p = fn(q, b, bl, f, o, s, ne, wl, ev, err);
@@ -906,11 +1092,27 @@ EXPORT cl_int CL_API_CALL clGetLayerInfo(cl_layer_info param, size_t size, void 
 }
 
 /* clInitLayer keeps the next table and answers a copy of it with the watched entries replaced, so every call
- * the layer does not watch goes on unchanged (also with a loader that does not fill empty entries itself). */
+ * the layer does not watch goes on unchanged (also with a loader that does not fill empty entries itself).
+ * It counts the init in the channel (the tool asks a loader whether it loads layers this way) and notes the
+ * process's OpenCL libraries; neither makes this process the one that records. A second loader in the same
+ * process (a copy under another name, as a Python wheel bundles one) gets its own table back: its calls go
+ * on untraced rather than into the first loader's next table, and the channel counts it. */
+static const cl_icd_dispatch *first_target;
+
 EXPORT cl_int CL_API_CALL clInitLayer(cl_uint num_entries, const cl_icd_dispatch *target, cl_uint *num_entries_ret,
                                       const cl_icd_dispatch **layer_ret) {
 	const size_t all = sizeof(cl_icd_dispatch) / sizeof(void *);
 	if (!target || !num_entries_ret || !layer_ret) return CL_INVALID_VALUE;
+	struct tr_header *h = mapped();
+	note_libraries(h);
+	const cl_icd_dispatch *none = NULL;
+	if (!__atomic_compare_exchange_n(&first_target, &none, target, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) && none != target) {
+		if (h) __atomic_add_fetch(&h->loaders_untraced, 1, __ATOMIC_RELAXED);
+		*num_entries_ret = num_entries < all ? num_entries : (cl_uint)all;
+		*layer_ret = target;
+		return CL_SUCCESS;
+	}
+	if (h) __atomic_add_fetch(&h->layer_inits, 1, __ATOMIC_RELAXED);
 	memset(&next_dispatch, 0, sizeof next_dispatch);
 	memcpy(&next_dispatch, target, (num_entries < all ? num_entries : all) * sizeof(void *));
 	layer_dispatch = next_dispatch;
