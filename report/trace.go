@@ -59,7 +59,7 @@ func writeTraceMarkdown(w io.Writer, t *result.Trace, _ Options) error {
 			c.BuffersCreated, units.Bytes(c.BytesCreated), liveAtFailure(t, c.Index), c.LiveBuffers, units.Bytes(c.LiveBytes), units.Bytes(c.PeakBytes), c.Failures)
 	}
 	if f := t.FirstFailure; f != nil {
-		fmt.Fprintf(cw, "\nFirst failure: call #%d, `%s`, %s (%d)", f.Index, f.Call, f.CodeName, f.Code)
+		fmt.Fprintf(cw, "\nFirst failure: %s, `%s`, %s (%d)", failurePlace(f), f.Call, f.CodeName, f.Code)
 		if f.SizeBytes > 0 {
 			fmt.Fprintf(cw, ", %s, %s", units.Bytes(f.SizeBytes), f.Flags)
 		}
@@ -68,6 +68,15 @@ func writeTraceMarkdown(w io.Writer, t *result.Trace, _ Options) error {
 	fmt.Fprintf(cw, "\n%s\n", mdText(traceDeviceLine(t)))
 	fmt.Fprintf(cw, "\n%d allocation calls (%d failed), %d failed enqueues, %d records dropped.\n", t.Allocations, t.CreatesFailed, t.EnqueuesFailed, t.RecordsDropped)
 	return cw.err
+}
+
+// failurePlace is where a failure sits in the program's sequence: its buffer's number where it has one,
+// else the allocation calls before it.
+func failurePlace(f *result.TraceFailure) string {
+	if n, ok := f.BufferNumber(); ok {
+		return fmt.Sprintf("buffer #%d", n)
+	}
+	return fmt.Sprintf("after %d allocation calls", f.Index)
 }
 
 // wayIn is the way the layer went into the program; a trace made before the tool chose one way says what

@@ -43,5 +43,5 @@ func traceDeviceLine(t *result.Trace) string {
 		}
 		parts = append(parts, part)
 	}
-	return fmt.Sprintf("Device memory %s (call #%d, %.2f s; %s): %s.", when, s.Index, s.Seconds, t.DeviceSampler, strings.Join(parts, "; "))
+	return fmt.Sprintf("Device memory %s (after %d allocation calls, %.2f s; %s): %s.", when, s.Index, s.Seconds, t.DeviceSampler, strings.Join(parts, "; "))
 }

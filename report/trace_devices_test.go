@@ -27,7 +27,7 @@ func TestTraceDeviceMemoryRendered(t *testing.T) {
 		name    string
 		sampler string
 		want    string
-	}{{"measured", "NVML (test)", "Device memory at the failure (call #7, 0.00 s; NVML (test)): " + want}, {"not measured", result.DeviceNotAvailable + why, "Device memory not measured: " + why}} {
+	}{{"measured", "NVML (test)", "Device memory at the failure (after 7 allocation calls, 0.00 s; NVML (test)): " + want}, {"not measured", result.DeviceNotAvailable + why, "Device memory not measured: " + why}} {
 		tr.DeviceSampler = tc.sampler
 		for name, render := range map[string]func(*bytes.Buffer) error{
 			"table":    func(b *bytes.Buffer) error { return writeTraceTable(b, tr, Options{}) },

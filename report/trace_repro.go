@@ -75,7 +75,7 @@ func writeTraceRepro(w io.Writer, t *result.Trace, _ Options) error {
 	cw := &errWriter{w: w}
 	f := t.FirstFailure
 	fmt.Fprintf(cw, "/*\n * Reproducer written by clmemprobe %s from a trace of: %s\n", commentSafe(t.Tool.Version), commentSafe(traceCommand(t)))
-	fmt.Fprintf(cw, " * The program's first allocation failure: call #%d, %s, %s (%d).\n", f.Index, f.Call, f.CodeName, f.Code)
+	fmt.Fprintf(cw, " * The program's first allocation failure: %s, %s, %s (%d).\n", failurePlace(f), f.Call, f.CodeName, f.Code)
 	fmt.Fprint(cw, " * It repeats the program's contexts, buffer sizes and flags, and releases, to that failure (no kernels).\n")
 	fmt.Fprint(cw, " * Build: cc -O2 -o repro repro.c -lOpenCL     Run: ./repro (exit 0: it failed where the program did)\n */\n")
 	_, _ = io.WriteString(cw, traceReproHead)

@@ -8,7 +8,7 @@
 #     layer with on first use;
 #   - with --tests, also the C compiler, the OpenCL headers and libOpenCL.so that build the fault-injection
 #     runtime and the C reproducers, and promtool (Debian's prometheus package) that tests the Prometheus
-#     rules in scripts/prometheus.
+#     rules in scripts/prometheus, and Debian's python3-pyopencl (a real OpenCL client trace is tested with).
 # Run as root or with sudo. Safe to run again: it installs nothing that is already there. Afterwards,
 # `. scripts/go-path.sh` puts the fetched Go on PATH (scripts/probe.sh and scripts/test.sh do).
 set -euo pipefail
@@ -69,6 +69,9 @@ if [ $want_tests = 1 ]; then
   compgen -G "/usr/lib/*/libOpenCL.so" >/dev/null 2>&1 || [ -e /usr/lib/libOpenCL.so ] || packages+=(ocl-icd-opencl-dev)
   # Debian has no package of promtool alone: it comes with the server, in prometheus (see below).
   command -v promtool >/dev/null 2>&1 || packages+=(prometheus)
+  # trace's tests run a real Python client of OpenCL, Debian's pyopencl, whose extension module links the
+  # loader in a local scope; it is installed for Debian's own python3.
+  /usr/bin/python3 -c 'import pyopencl' >/dev/null 2>&1 || packages+=(python3-pyopencl)
   # The terminal tests draw the live line in an 80-column tmux pane and drive the zsh completion script.
   command -v tmux >/dev/null 2>&1 || packages+=(tmux)
   command -v zsh >/dev/null 2>&1 || packages+=(zsh)

@@ -175,12 +175,19 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 // oneLine keeps an error message on one line of plain text, whatever a runtime or a file name put into it.
 func oneLine(s string) string { return report.TerminalLine(s) }
 
+// abortWait is how long the command has, after a second Ctrl-C killed every child, to write what it has
+// (a trace, whose program is now dead, writes its result in milliseconds) before the tool exits anyway.
+const abortWait = 2 * time.Second
+
 // withInterrupt returns a context that the first Ctrl-C (or SIGTERM) cancels: the engine stops the child
-// in flight and the command writes what it has. A second Ctrl-C kills the children and exits at once; what
-// was written before stays (results are written after every strategy).
+// in flight (a traced program gets SIGTERM) and the command writes what it has. A second Ctrl-C kills every
+// child's process group at once (a traced program that ignores SIGTERM and SIGINT too) and gives the command
+// abortWait to finish writing, then exits; what was written before stays (results are written after every
+// strategy).
 func withInterrupt(ctx context.Context, stderr io.Writer) (context.Context, func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	sig := make(chan os.Signal, 2)
+	finished := make(chan struct{})
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
 	go func() {
 		if _, ok := <-sig; !ok {
@@ -191,11 +198,16 @@ func withInterrupt(ctx context.Context, stderr io.Writer) (context.Context, func
 			return
 		}
 		probe.Abort()
-		fmt.Fprintln(stderr, "clmemprobe: interrupted again: stopped at once; the result written so far is kept")
-		os.Exit(exitInterrupted)
+		fmt.Fprintln(stderr, "clmemprobe: interrupted again: every child is killed; the result so far is kept")
+		select {
+		case <-finished:
+		case <-time.After(abortWait):
+			os.Exit(exitInterrupted)
+		}
 	}()
 	return ctx, func() {
 		signal.Stop(sig)
+		close(finished)
 		close(sig)
 		cancel()
 	}

@@ -101,7 +101,7 @@ func TestTraceMatchesProgramAndRun(t *testing.T) {
 		tr.Contexts[0].DeviceCount != 2 || tr.Devices[1].Name != "faultcl device 1" {
 		t.Fatalf("live %+v, devices %v, contexts %+v, devices %+v", f.Live, f.Devices, tr.Contexts, tr.Devices)
 	}
-	if tr.Limit == "" || !strings.Contains(tr.Verdict[0], fmt.Sprintf("call #%d", idx)) || tr.Exit.Code == nil || *tr.Exit.Code != 0 {
+	if tr.Limit == "" || !strings.Contains(tr.Verdict[0], fmt.Sprintf("at buffer #%d ", idx)) || tr.Exit.Code == nil || *tr.Exit.Code != 0 {
 		t.Fatalf("limit %q, verdict %q, exit %+v", tr.Limit, tr.Verdict, tr.Exit)
 	}
 }
@@ -301,7 +301,7 @@ func TestTraceOfALaterFillFailure(t *testing.T) {
 func TestTraceBundleAndFolder(t *testing.T) {
 	const at = 13
 	env, dir, idx, code := tracedLoopFailure(t, at)
-	if r := runTool(t, env, "report", dir); r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("call #%d", idx)) {
+	if r := runTool(t, env, "report", dir); r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("at buffer #%d ", idx)) {
 		t.Fatalf("report DIR of a trace: exit %d: %s%s", r.code, r.stdout, r.stderr)
 	}
 	out := filepath.Join(t.TempDir(), "ticket.tar.gz")

@@ -170,14 +170,17 @@ func (sh deviceShare) othersText() string {
 	}
 	var names []string
 	for _, p := range sh.procs {
-		if p.Own || len(names) == 4 {
-			continue
+		if p.Own || p.PID == 0 || len(names) == 4 {
+			continue // the run's own, a figure for all others together (a trace's), or past the four named
 		}
 		name := p.Name
 		if name == "" {
 			name = "not visible here"
 		}
 		names = append(names, fmt.Sprintf("pid %d %s: %s", p.PID, name, units.Bytes(p.UsedBytes)))
+	}
+	if len(names) == 0 {
+		return fmt.Sprintf("other processes held %s", units.Bytes(sh.others))
 	}
 	return fmt.Sprintf("other processes held %s (%s)", units.Bytes(sh.others), strings.Join(names, ", "))
 }

@@ -107,7 +107,10 @@ func failureSentence(t *result.Trace) string {
 	if others > 0 {
 		where += fmt.Sprintf(" and %s in its other contexts", units.Bytes(others))
 	}
-	return fmt.Sprintf("The program's first allocation failure was call #%d, %s, %s: it returned %s (%d).", f.Index, what, where, f.CodeName, f.Code)
+	if n, ok := f.BufferNumber(); ok {
+		return fmt.Sprintf("The program's first allocation failure was at buffer #%d (0-based, as the program counts it): %s, %s: it returned %s (%d).", n, what, where, f.CodeName, f.Code)
+	}
+	return fmt.Sprintf("The program's first allocation failure came after %s: %s, %s: it returned %s (%d).", counted(f.Index, "allocation call"), what, where, f.CodeName, f.Code)
 }
 
 // traceLimit classifies the program's failure as a run's job. Where its first failure is a command's that was
@@ -194,10 +197,13 @@ func traceJob(t *result.Trace) (*result.StrategyResult, *result.Run, bool) {
 			dev = devs[0]
 		}
 		index := live
-		if stageOf(f.Call) != result.StageCreate && live > 0 {
-			// A failed command on the newest buffer is a loop that uses each buffer as it makes it: the probe
-			// numbers that buffer live-1 (buffers before it), as run does. A command on an older buffer, or
-			// on none the layer could name, has no number: unnumbered takes it out of the limit's words.
+		if n, ok := f.BufferNumber(); ok {
+			// The number the program and run give it (a failed command on the newest buffer is a loop that
+			// uses each buffer as it makes it), the same in every sentence.
+			index = n
+		} else if live > 0 {
+			// A command on an older buffer, or on none the layer could name, has no number: unnumbered takes
+			// it out of the limit's words.
 			index = live - 1
 		}
 		ff = &result.FirstFailure{Index: index, Stage: stageOf(f.Call), Code: f.Code, Name: f.CodeName, Call: f.Call, Device: dev, BytesBefore: liveBytes}
@@ -219,7 +225,34 @@ func traceJob(t *result.Trace) (*result.StrategyResult, *result.Run, bool) {
 	}
 	return &result.StrategyResult{Strategy: strategy, Devices: devs, SizeBytes: size, Outcome: outcome, Reason: reason, Signal: signal,
 		ExitCode: t.Exit.Code, AllocationsOK: live, BytesOK: liveBytes, FirstFailure: ff, Samples: plainSamples(samples),
-		DeviceSizes: deviceSizes(t.Devices), DeviceSampler: sampler}, traceRun(t), true
+		DeviceSizes: deviceSizes(t.Devices), DeviceSampler: sampler, Resources: othersAtFailure(t, devs)}, traceRun(t), true
+}
+
+// othersAtFailure is the devices' ledger a run's job has, from the sample that stands for the failure: on
+// each failing device where the sampler told the program's own share, the rest was other processes',
+// taken as held before the program began (what a run's ledger says of its loop), so that the limit says
+// who filled the device as run says it. nil where no sample tells.
+func othersAtFailure(t *result.Trace, devs []int) *result.Resources {
+	i := t.FailureSample()
+	if i < 0 {
+		return nil
+	}
+	s := &t.Samples[i]
+	var ledger []result.DeviceLedger
+	for _, d := range devs {
+		own, ok := s.ProgramBytes(d)
+		for _, ds := range s.DeviceSamples {
+			if ok && ds.Device == d {
+				others := ds.UsedBytes - min(own, ds.UsedBytes)
+				ledger = append(ledger, result.DeviceLedger{Device: d, UsedAtStartBytes: others,
+					ProcessesAtEnd: []result.DeviceProcess{{Own: true, UsedBytes: own}, {UsedBytes: others}}})
+			}
+		}
+	}
+	if ledger == nil {
+		return nil
+	}
+	return &result.Resources{Devices: ledger}
 }
 
 // devicesAtFailure says, for the failing context's devices, their used memory at the first failure and how
@@ -256,7 +289,7 @@ func devicesAtFailure(t *result.Trace) string {
 	if len(parts) == 0 {
 		return "Device memory at the failure: the failing context's devices were not among those measured (" + t.DeviceSampler + ")."
 	}
-	return fmt.Sprintf("At the failure (sample at call #%d, %.2f s), %s (%s).", s.Index, s.Seconds, strings.Join(parts, "; "), t.DeviceSampler)
+	return fmt.Sprintf("At the failure (the sample after %s, at %.2f s), %s (%s).", counted(s.Index, "allocation call"), s.Seconds, strings.Join(parts, "; "), t.DeviceSampler)
 }
 
 // typicalSize is the bytes of one of the failing context's live buffers on average, else the failed

@@ -89,3 +89,71 @@ func TestTraceCommandBufferInTheLimit(t *testing.T) {
 		}
 	}
 }
+
+// Beside another process that held part of the device, the trace's limit says who filled it as run does
+// (other processes held their share), with the figures in its evidence; the failure and the limit name the
+// same buffer, the number the program prints (0-based: the last of Index buffers made).
+func TestTraceLimitNamesOtherProcesses(t *testing.T) {
+	const gib = uint64(1) << 30
+	global, own, others := 140*gib, 102*gib, 37*gib
+	code := 0
+	tr := &result.Trace{Program: "./prog", Exit: result.TraceExit{Code: &code, Description: "exited with status 0"},
+		Devices:  []result.TraceDevice{{Index: 0, Name: "GPU A", GlobalMemBytes: global, MaxAllocBytes: global / 4}},
+		Contexts: []result.TraceContext{{Index: 0, Devices: []int{0}, DeviceCount: 1}},
+		FirstFailure: &result.TraceFailure{Index: 104448, Call: "clEnqueueFillBuffer", Code: -4, CodeName: "CL_MEM_OBJECT_ALLOCATION_FAILURE",
+			Context: 0, Devices: []int{0}, Buffer: result.BufferNewest, BufferBytes: 1 << 20, Live: []result.TraceLive{{Context: 0, Buffers: 104448, Bytes: own}}},
+		Samples: []result.TraceSample{{Sample: result.Sample{Index: 104440, DeviceSamples: []result.DeviceSample{{Device: 0, UsedBytes: own + others}}},
+			ProgramDevices: []result.TraceDeviceUse{{Device: 0, Bytes: own}}}},
+		DeviceSampler: "NVML (test)", Interception: result.InterceptLayer}
+	verdict, limit, ev := DeriveTrace(tr)
+	if limit != result.LimitDeviceMemory || ev["device_others_bytes"] != float64(others) || ev["device_own_bytes"] != float64(own) {
+		t.Fatalf("limit %q evidence %v; want device-memory with others %d and own %d", limit, ev, others, own)
+	}
+	all := strings.Join(verdict, "\n")
+	number := tr.FirstFailure.Index - 1
+	for _, want := range []string{"other processes held " + units.Bytes(others), fmt.Sprintf("at buffer #%d ", number), fmt.Sprintf("when buffer #%d failed", number)} {
+		if !strings.Contains(all, want) {
+			t.Errorf("verdict %q\nwant it to say %q", verdict, want)
+		}
+	}
+	if strings.Contains(all, "call #") {
+		t.Errorf("the verdict numbers a call where the buffer has a number: %q", verdict)
+	}
+}
+
+// Calls that did not reach the layer are said in the first line, by what the layer saw of the program's
+// libraries: "did not use OpenCL" only where none was mapped; what to try follows the way in.
+func TestTraceUnseenCallsFirst(t *testing.T) {
+	code := 0
+	loader := result.TraceLibrary{Path: "/opt/app/libOpenCL-bundled.so.1", Kind: result.LibraryLoader}
+	runtime := result.TraceLibrary{Path: "/usr/lib/libamdocl64.so", Kind: result.LibraryRuntime}
+	for _, tc := range []struct {
+		name   string
+		edit   func(*result.Trace)
+		starts string
+		says   string
+	}{
+		{"no library", func(*result.Trace) {}, "The program did not use OpenCL", "none of its processes"},
+		{"killed before it could be read", func(tr *result.Trace) { tr.Exit.Signal = "SIGKILL" }, "No OpenCL call reached the layer, and the program was ended", "not known"},
+		{"preload, a loader opened itself", func(tr *result.Trace) { tr.WayIn, tr.Libraries = result.WayPreload, []result.TraceLibrary{loader} },
+			"No OpenCL call reached the layer, but the program mapped the ICD loader " + loader.Path, "--via layer"},
+		{"layer, a loader without layers", func(tr *result.Trace) { tr.WayIn, tr.Libraries = result.WayLayer, []result.TraceLibrary{loader} },
+			"No OpenCL call reached the layer, but the program mapped the ICD loader " + loader.Path, "--via preload"},
+		{"a runtime called directly", func(tr *result.Trace) { tr.WayIn, tr.Libraries = result.WayLayer, []result.TraceLibrary{runtime} },
+			"No OpenCL call reached the layer, but the program mapped the OpenCL runtime " + runtime.Path, "neither"},
+		{"a second loader untraced", func(tr *result.Trace) { tr.Interception, tr.LoadersUntraced = result.InterceptLayer, 1 },
+			"Calls through 1 ICD loader after the first", "were not traced"},
+		{"calls with no library anywhere", func(tr *result.Trace) { tr.Interception, tr.CallsUnresolved = result.InterceptPreload, 3 },
+			"3 calls of the program found no OpenCL library", "-59"},
+	} {
+		tr := &result.Trace{Program: "./prog", Interception: result.InterceptNone, Exit: result.TraceExit{Code: &code, Description: "exited with status 0"}}
+		tc.edit(tr)
+		verdict, _, _ := DeriveTrace(tr)
+		if !strings.HasPrefix(verdict[0], tc.starts) || !strings.Contains(verdict[0], tc.says) {
+			t.Errorf("%s: first line %q; want it to start %q and say %q", tc.name, verdict[0], tc.starts, tc.says)
+		}
+		if tc.name != "no library" && strings.Contains(strings.Join(verdict, " "), "did not use OpenCL") {
+			t.Errorf("%s: says the program did not use OpenCL: %q", tc.name, verdict)
+		}
+	}
+}

@@ -167,6 +167,20 @@ type TraceFailure struct {
 	Live []TraceLive `json:"live"`
 }
 
+// BufferNumber is the failure's buffer as the program and run number it, 0-based, where the layer can
+// tell it: a failed create is the buffer the program was making (as many allocation calls came before
+// it); a failed command on the newest buffer is on the one the last allocation call made. A command on an
+// older buffer, or on none, has no number (false): only its place after Index allocation calls.
+func (f *TraceFailure) BufferNumber() (uint64, bool) {
+	switch {
+	case strings.HasPrefix(f.Call, "clCreate"):
+		return f.Index, true
+	case f.Buffer == BufferNewest && f.Index > 0:
+		return f.Index - 1, true
+	}
+	return 0, false
+}
+
 // What a failed command's buffer was (TraceFailure.Buffer).
 const (
 	BufferNewest = "newest"
