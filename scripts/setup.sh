@@ -53,7 +53,8 @@ elif [ -x "$toolchain/go/bin/go" ] && version_ok "$(go_version "$toolchain/go/bi
 fi
 
 packages=()
-have_icd_loader() { "$(command -v ldconfig || echo /sbin/ldconfig)" -p 2>/dev/null | grep -q 'libOpenCL\.so\.1'; }
+# grep reads the whole list: with pipefail, grep -q leaving early would end ldconfig with SIGPIPE, read as "no loader".
+have_icd_loader() { "$(command -v ldconfig || echo /sbin/ldconfig)" -p 2>/dev/null | grep 'libOpenCL\.so\.1' >/dev/null; }
 have_platform() { compgen -G "${OCL_ICD_VENDORS:-/etc/OpenCL/vendors}/*.icd" >/dev/null 2>&1 || [ -f "${OCL_ICD_VENDORS:-}" ]; }
 have_pocl() { compgen -G "/etc/OpenCL/vendors/*pocl*.icd" >/dev/null 2>&1; }
 

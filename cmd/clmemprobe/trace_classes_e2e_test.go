@@ -45,7 +45,9 @@ var loadClasses = []loadClass{
 	{name: "fork, the child calls", argv: func(d string) []string { return []string{filepath.Join(d, "classprog-linked"), "fork"} }},
 	{name: "16 threads", argv: func(d string) []string { return []string{filepath.Join(d, "classprog-linked"), "threads"} }},
 	{name: "a second loader under another name", argv: func(d string) []string { return []string{filepath.Join(d, "classprog-dlopen"), "run"} },
-		env:          func(d string) []string { return []string{"CLASSPROG_LIB=" + filepath.Join(d, "bundled", "libOpenCL-bundled.so.1")} },
+		env: func(d string) []string {
+			return []string{"CLASSPROG_LIB=" + filepath.Join(d, "bundled", "libOpenCL-bundled.so.1")}
+		},
 		preloadBlind: true},
 }
 
