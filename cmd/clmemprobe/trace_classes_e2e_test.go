@@ -274,3 +274,26 @@ func childOf(t *testing.T, parent int, name string) int {
 	t.Fatalf("no child %s of %d", name, parent)
 	return 0
 }
+
+// A plugin-loaded program that fills its buffers, on a runtime that allocates at first use (faultcl's lazy
+// model, two devices of 32 MiB): traced with the defaults and through each way in, it fails where it fails
+// untraced, and the trace names the fill on the same buffer the program prints.
+func TestTraceOfAPluginFillFailure(t *testing.T) {
+	const devMem = 32 << 20
+	env := FaultEnv(t, "FAULTCL_MODEL=lazy", fmt.Sprintf("FAULTCL_DEVICE_MEM=%d", devMem))
+	dir := filepath.Dir(Traceprog(t))
+	argv := []string{filepath.Join(dir, "classhost"), filepath.Join(dir, "classprog-plugin.so"), "fill", strconv.Itoa(mib), "1000"}
+	plain := runPlain(t, env, argv)
+	idx, code := printedFailure(t, string(plain.stdout))
+	if want := uint64(2 * devMem / mib); idx != want || code != -4 {
+		t.Fatalf("untraced the program failed at #%d with %d, want #%d with -4", idx, code, want)
+	}
+	for _, via := range []string{"auto", "layer", "preload"} {
+		tr, traced := traceQuietly(t, env, via, argv)
+		f := tr.FirstFailure
+		if !bytes.Equal(traced.stdout, plain.stdout) || !bytes.Equal(traced.stderr, plain.stderr) || f == nil || f.Call != "clEnqueueFillBuffer" ||
+			f.Code != code || f.Buffer != result.BufferNewest || !strings.Contains(tr.Verdict[0], fmt.Sprintf("at buffer #%d ", idx)) {
+			t.Errorf("--via %s: printed %q %q, first failure %+v, verdict %q; untraced %q", via, traced.stdout, traced.stderr, f, tr.Verdict, plain.stdout)
+		}
+	}
+}

@@ -18,8 +18,12 @@
  *                  parent prints "child status S".
  *                  threads: the same, with the creates made by 16 threads that take turns (a mutex and a
  *                  condition variable hand the turn on), so the order, and the index, are the program's.
+ *                  fill: N buffers (0: no limit), each filled on its device (buffer i on device i mod n)
+ *                  and waited for, as a program that uses its buffers: a runtime that allocates at first use
+ *                  fails at a fill. It prints the index of the buffer whose create or fill failed.
  */
 #define CL_TARGET_OPENCL_VERSION 300
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -38,6 +42,9 @@ API(clGetDeviceInfo)
 API(clCreateContext)
 API(clCreateBuffer)
 API(clReleaseContext)
+API(clCreateCommandQueue)
+API(clEnqueueFillBuffer)
+API(clFinish)
 
 static void load(void) {
 	const char *lib = getenv("CLASSPROG_LIB");
@@ -54,6 +61,9 @@ static void load(void) {
 	LOOKUP(clCreateContext)
 	LOOKUP(clCreateBuffer)
 	LOOKUP(clReleaseContext)
+	LOOKUP(clCreateCommandQueue)
+	LOOKUP(clEnqueueFillBuffer)
+	LOOKUP(clFinish)
 }
 #else
 #define CL(fn) fn
@@ -63,6 +73,8 @@ static void load(void) {}
 #define THREADS 16
 
 static cl_context ctx;
+static cl_device_id devs[16];
+static cl_uint ndev;
 static size_t size, over;
 static long n;
 
@@ -74,8 +86,6 @@ static void die(const char *what, cl_int code) {
 static void setup(void) {
 	load();
 	cl_platform_id platform;
-	cl_device_id devs[16];
-	cl_uint ndev = 0;
 	cl_int err = CL(clGetPlatformIDs)(1, &platform, NULL);
 	if (err != CL_SUCCESS) die("clGetPlatformIDs", err);
 	err = CL(clGetDeviceIDs)(platform, CL_DEVICE_TYPE_ALL, 16, devs, &ndev);
@@ -108,6 +118,25 @@ static void run_loop(void) {
 	cl_int code = CL_SUCCESS;
 	for (; i <= n && code == CL_SUCCESS; i++) code = create(i);
 	report(i - 1, code);
+}
+
+static void run_fill(void) {
+	setup();
+	cl_command_queue q[16];
+	for (cl_uint d = 0; d < ndev; d++) {
+		cl_int err = CL_SUCCESS;
+		q[d] = CL(clCreateCommandQueue)(ctx, devs[d], 0, &err);
+		if (!q[d]) die("clCreateCommandQueue", err);
+	}
+	const cl_uint pattern = 0xA5A5A5A5u;
+	long i = 0;
+	cl_int err = CL_SUCCESS;
+	for (; (n <= 0 || i < n) && err == CL_SUCCESS; i++) {
+		cl_mem m = CL(clCreateBuffer)(ctx, CL_MEM_READ_WRITE, size, NULL, &err);
+		if (err == CL_SUCCESS) err = CL(clEnqueueFillBuffer)(q[i % ndev], m, &pattern, sizeof pattern, 0, size, 0, NULL, NULL);
+		if (err == CL_SUCCESS) err = CL(clFinish)(q[i % ndev]);
+	}
+	report(err == CL_SUCCESS ? i : i - 1, err);
 }
 
 /* The relay: thread k makes the creates whose index is k modulo THREADS, in turn. */
@@ -148,13 +177,15 @@ int main(int argc, char **argv)
 #endif
 {
 	if (argc != 4) {
-		fprintf(stderr, "usage: %s run|fork|threads SIZE N\n", argv[0]);
+		fprintf(stderr, "usage: %s run|fork|threads|fill SIZE N\n", argv[0]);
 		return 2;
 	}
 	size = strtoull(argv[2], NULL, 0);
 	n = strtol(argv[3], NULL, 0);
 	if (strcmp(argv[1], "run") == 0) {
 		run_loop();
+	} else if (strcmp(argv[1], "fill") == 0) {
+		run_fill();
 	} else if (strcmp(argv[1], "threads") == 0) {
 		run_threads();
 	} else if (strcmp(argv[1], "fork") == 0) {
