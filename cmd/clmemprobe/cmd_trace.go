@@ -55,8 +55,10 @@ func traceCommand(stdout, stderr io.Writer) *cli.Command {
 		Name:      "trace",
 		Usage:     "run your own OpenCL program under an interception layer and diagnose its allocations",
 		ArgsUsage: "-- PROGRAM [ARGS...]",
-		Description: `Runs PROGRAM unchanged, with clmemprobe's OpenCL layer loaded into it through the ICD loader's layers
-(OPENCL_LAYERS) or, where the loader has none, LD_PRELOAD; the result says which one recorded. The layer
+		Description: `Runs PROGRAM unchanged, with clmemprobe's OpenCL layer loaded into it one way: the ICD loader's layers
+(OPENCL_LAYERS) where the loader loads them (the tool asks it first), else LD_PRELOAD; the result says which
+and why (way_in). Every call goes on to the runtime, whichever way the program loads OpenCL (linked, dlopen,
+a Python or JVM extension, a plugin), and the program sees what it would untraced. The layer
 records every context (its devices), every buffer and sub-buffer created (size, flags, context, code), every
 failed enqueue and every release into shared memory the tool reads as the program runs; the tool samples the
 program's memory and descriptors. The result names the program's first allocation failure (its index in the
@@ -66,7 +68,9 @@ context at that moment), classifies the limit as run does, and says how the prog
 The layer is C, built on first use with the machine's C compiler (cc, or $CC) into ~/.cache/clmemprobe
 ($XDG_CACHE_HOME/clmemprobe); it needs gcc and opencl-c-headers. The program's standard input, output and
 error are its own (with --format json, give --out to keep the result apart from what the program prints).
-A program that calls a vendor library it opened itself (dlopen of libamdocl64.so, say) bypasses both ways in.
+A program whose calls went around the layer (a vendor library it opened itself, say) is said so in the
+result's first line, with what to try; "did not use OpenCL" only where it mapped no OpenCL library.
+Ctrl-C sends the program SIGTERM; a second Ctrl-C kills its process group at once, and the trace is written.
 
 Example:
    clmemprobe trace --timeout 10m --out trace1 -- ./my_solver --grid 4096
@@ -76,7 +80,7 @@ Example:
 			&cli.StringFlag{Name: "timeout", Value: "0", Destination: &o.Timeout, Usage: "end the program (SIGTERM, then SIGKILL after 2 s) after this long; 0 is no limit"},
 			&cli.StringFlag{Name: "out", Destination: &o.Out, Usage: "folder to write trace.json into (created if missing; one trace at a time)"},
 			&cli.BoolFlag{Name: "force", Destination: &o.Force, Usage: "replace the trace an --out folder already holds"},
-			&cli.StringFlag{Name: "via", Value: probe.TraceViaAuto, Destination: &o.Via, Usage: "how the layer goes in: auto (the loader's layers where it has them, else LD_PRELOAD), layer, preload"},
+			&cli.StringFlag{Name: "via", Value: probe.TraceViaAuto, Destination: &o.Via, Usage: "how the layer goes in: auto (the loader's layers where the loader loads them, else LD_PRELOAD), layer, preload"},
 			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: strings.Join(report.Names(report.KindTrace), ", ")},
 			outputFlag(&o.Output, "write the --format output (what stdout would get) to this file instead; not --out, the folder of trace.json"),
 			quietFlag(&o.Quiet),

@@ -28,3 +28,5 @@ CLMEMPROBE=$B TRACEPROG=$TP/traceprog PIN_CPU=3 bash scripts/trace-bench.sh --co
 rm -f $R/*/samples.jsonl $R/*/run.png $R/*/run.svg
 tar -C $OUT -czf $OUT/h200-trace-classes.tgz r && rm -rf $R
 ls -la $OUT
+# bench.sh (run second): the layer's cost once more, this build and the one before this issue (4d5ffa9,
+# built as .device/clmemprobe-4d5ffa9), 11 repetitions each, back to back.
