@@ -38,25 +38,32 @@ type ProgramEnd struct {
 
 // RunProgram starts the program and supervises it to its end. The error is only for a program that could
 // not be started.
+//
+// The program is started from a goroutine locked to its thread, which then only waits (parked) until the
+// program is reaped: the parent-death signal fires when that thread ends. The supervision itself (the
+// ticks, the signals) runs on the caller's goroutine, so that a tick every few milliseconds (the trace's
+// drain) can run on whichever thread is free instead of waking that one each time.
 func RunProgram(ctx context.Context, p Program) (ProgramEnd, error) {
-	type answer struct {
-		e   ProgramEnd
-		err error
-	}
-	ch := make(chan answer, 1)
+	started := make(chan error, 1)
+	reaped := make(chan struct{})
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine, after the program
-		e, err := runProgramLocked(ctx, p)
-		ch <- answer{e, err}
+		err := startInGroup(p.Cmd, p.Groups)
+		started <- err
+		if err == nil {
+			<-reaped
+		}
 	}()
-	a := <-ch
-	return a.e, a.err
-}
-
-func runProgramLocked(ctx context.Context, p Program) (ProgramEnd, error) {
-	if err := startInGroup(p.Cmd, p.Groups); err != nil {
+	if err := <-started; err != nil {
 		return ProgramEnd{}, err
 	}
+	defer close(reaped)
+	return superviseProgram(ctx, p)
+}
+
+// superviseProgram waits for the started program while it ticks, and ends its group on timeout or
+// interrupt: SIGTERM, then SIGKILL after Grace.
+func superviseProgram(ctx context.Context, p Program) (ProgramEnd, error) {
 	pgid := p.Cmd.Process.Pid
 	defer p.Groups.hold(pgid, false)
 	if p.OnStart != nil {
