@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -197,19 +198,8 @@ func TestTraceOfAProgramThatIgnoresSignals(t *testing.T) {
 	script := `trap '' TERM INT; echo ready; while :; do sleep 0.05; done`
 	for _, how := range []string{"second Ctrl-C", "tool killed"} {
 		dir := t.TempDir()
-		cmd := exec.Command(Binary(t), "trace", "-q", "--out", dir, "--", "bash", "-c", script)
-		cmd.Env = env
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		line := make([]byte, len("ready\n"))
-		if _, err := out.Read(line); err != nil || string(line) != "ready\n" {
-			t.Fatalf("%s: the program printed %q: %v", how, line, err)
-		}
+		cmd, out := startTrace(t, env, dir, "ready\n", "bash", "-c", script)
+		go io.Copy(io.Discard, out)
 		prog := childOf(t, cmd.Process.Pid, "bash")
 		start := time.Now()
 		if how == "tool killed" {
@@ -222,7 +212,7 @@ func TestTraceOfAProgramThatIgnoresSignals(t *testing.T) {
 			}
 			_ = cmd.Process.Signal(os.Interrupt)
 		}
-		err = cmd.Wait()
+		err := cmd.Wait()
 		for alive(prog) && time.Since(start) < 5*time.Second {
 			time.Sleep(20 * time.Millisecond)
 		}

@@ -154,24 +154,11 @@ func TestTraceCrashAndTimeout(t *testing.T) {
 
 // Ctrl-C (SIGINT to the tool) ends the program's process group and still writes the trace, exit code 130.
 func TestTraceInterrupted(t *testing.T) {
-	env := traceEnv(FaultEnv(t))
 	dir := t.TempDir()
-	cmd := exec.Command(Binary(t), "trace", "-q", "--out", dir, "--", Traceprog(t), "forever", "1024", "2")
-	cmd.Env = env
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line := make([]byte, len("created 2\n"))
-	if _, err := io.ReadFull(out, line); err != nil || string(line) != "created 2\n" {
-		t.Fatalf("the program printed %q: %v", line, err)
-	}
+	cmd, out := startTrace(t, traceEnv(FaultEnv(t)), dir, "created 2\n", Traceprog(t), "forever", "1024", "2")
 	_ = cmd.Process.Signal(os.Interrupt)
 	go io.Copy(io.Discard, out)
-	err = cmd.Wait()
+	err := cmd.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
 		t.Fatalf("exit: %v, want %d", err, exitInterrupted)
@@ -181,6 +168,26 @@ func TestTraceInterrupted(t *testing.T) {
 	if err != nil || json.Unmarshal(b, &tr) != nil || !tr.Exit.Interrupted || tr.Allocations != 2 {
 		t.Fatalf("trace.json (%v): %.300s", err, b)
 	}
+}
+
+// startTrace starts `trace --out dir -- argv` and returns once the program has printed first: it runs, and
+// what it prints next is in out.
+func startTrace(t *testing.T, env []string, dir, first string, argv ...string) (*exec.Cmd, io.ReadCloser) {
+	t.Helper()
+	cmd := exec.Command(Binary(t), append([]string{"trace", "-q", "--out", dir, "--"}, argv...)...)
+	cmd.Env = env
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line := make([]byte, len(first))
+	if _, err := io.ReadFull(out, line); err != nil || string(line) != first {
+		t.Fatalf("the program printed %q, want %q: %v", line, first, err)
+	}
+	return cmd, out
 }
 
 // Bad input is one line and exit code 2; a machine without a compiler is one line saying what to install.
