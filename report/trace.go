@@ -33,7 +33,10 @@ func writeTraceTable(w io.Writer, t *result.Trace, _ Options) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(cw, "\n%s\n", plain(traceDeviceLine(t)))
+	if t.FirstFailure == nil {
+		// At a failure the verdict says what the devices held (findings.DeriveTrace): said once.
+		fmt.Fprintf(cw, "\n%s\n", plain(traceDeviceLine(t)))
+	}
 	if t.WayInReason != "" {
 		fmt.Fprintf(cw, "\nThe layer went in as %s: %s.\n", t.WayIn, plain(t.WayInReason))
 	}
@@ -65,7 +68,9 @@ func writeTraceMarkdown(w io.Writer, t *result.Trace, _ Options) error {
 		}
 		fmt.Fprintf(cw, ", at %.3f s.\n", f.Seconds)
 	}
-	fmt.Fprintf(cw, "\n%s\n", mdText(traceDeviceLine(t)))
+	if t.FirstFailure == nil {
+		fmt.Fprintf(cw, "\n%s\n", mdText(traceDeviceLine(t)))
+	}
 	fmt.Fprintf(cw, "\n%d allocation calls (%d failed), %d failed enqueues, %d records dropped.\n", t.Allocations, t.CreatesFailed, t.EnqueuesFailed, t.RecordsDropped)
 	return cw.err
 }

@@ -8,8 +8,9 @@ import (
 	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
-// traceDeviceLine is the devices' memory in one sentence: at the first failure (the sample that stands for
-// it), else at the last sample with device figures, per device measured, the program's own share where the
+// traceDeviceLine is the devices' memory in one sentence, which the renderers give a trace without a
+// failure (at a failure the verdict says it): at the first failure (the sample that stands for it), else at
+// the last sample with device figures, per device measured, the program's own share where the
 // sampler told it; or why device memory was not measured.
 func traceDeviceLine(t *result.Trace) string {
 	if !t.DeviceMeasured() {
@@ -43,5 +44,5 @@ func traceDeviceLine(t *result.Trace) string {
 		}
 		parts = append(parts, part)
 	}
-	return fmt.Sprintf("Device memory %s (after %d allocation calls, %.2f s; %s): %s.", when, s.Index, s.Seconds, t.DeviceSampler, strings.Join(parts, "; "))
+	return fmt.Sprintf("Device memory %s (after %d allocation calls, %.2f s): %s; read by %s.", when, s.Index, s.Seconds, strings.Join(parts, "; "), t.DeviceSampler)
 }

@@ -14,8 +14,8 @@ import (
 func DeriveTrace(t *result.Trace) ([]string, result.Limit, map[string]float64) {
 	var verdict []string
 	if t.FirstFailure == nil {
-		verdict = append(verdict, fmt.Sprintf("No allocation failed: the program made %d allocation calls in %d contexts and %s.",
-			t.Allocations, len(t.Contexts), t.Exit.Description))
+		verdict = append(verdict, fmt.Sprintf("No allocation failed: the program made %s in %s and %s.",
+			counted(t.Allocations, "allocation call"), counted(uint64(len(t.Contexts)), "context"), t.Exit.Description))
 	} else {
 		verdict = append(verdict, failureSentence(t), devicesAtFailure(t))
 	}
@@ -287,9 +287,9 @@ func devicesAtFailure(t *result.Trace) string {
 		}
 	}
 	if len(parts) == 0 {
-		return "Device memory at the failure: the failing context's devices were not among those measured (" + t.DeviceSampler + ")."
+		return "Device memory at the failure: the failing context's devices were not among those measured; read by " + t.DeviceSampler + "."
 	}
-	return fmt.Sprintf("At the failure (the sample after %s, at %.2f s), %s (%s).", counted(s.Index, "allocation call"), s.Seconds, strings.Join(parts, "; "), t.DeviceSampler)
+	return fmt.Sprintf("At the failure (the sample after %s, at %.2f s), %s; read by %s.", counted(s.Index, "allocation call"), s.Seconds, strings.Join(parts, "; "), t.DeviceSampler)
 }
 
 // typicalSize is the bytes of one of the failing context's live buffers on average, else the failed
