@@ -38,5 +38,7 @@ if [ -z "${POCL_DEVICES:-}" ] && pocl_alone bin/clmemprobe; then
   echo "probe: PoCL is the only platform with devices: giving it two (POCL_DEVICES=\"pthread pthread\")" >&2
   export POCL_DEVICES="pthread pthread"
 fi
-bin/clmemprobe devices
+# The device list is for the person watching: on stderr, so that stdout is run's output alone (a
+# `--format json > r.json` is JSON).
+bin/clmemprobe devices >&2
 exec bin/clmemprobe run "$@"

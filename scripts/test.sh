@@ -37,7 +37,14 @@ CGO_ENABLED=1 go test -race -count=1 ./probe/... ./report/...
 step "the whole suite, one package at a time"
 # One package at a time: the end-to-end tests read system-wide figures (MemAvailable, Committed_AS) that
 # another package's tests, run beside them, would move.
-go test -p 1 -count=1 -timeout 20m ./... "$@"
+# The output goes by as it comes; a failed suite ends with the names of what failed, which a long run's
+# scrollback would otherwise hide.
+log="$tools/suite.log"
+if ! go test -p 1 -count=1 -timeout 20m ./... "$@" 2>&1 | tee "$log"; then
+  echo "test: the suite failed; these failed:" >&2
+  grep -E '^(\s*--- FAIL: |FAIL\s|panic: )' "$log" | sed 's/^/test:   /' >&2 || true
+  exit 1
+fi
 [ $# -eq 0 ] || exit 0
 step "the Kubernetes recipes, built with kustomize and decoded strictly into the API types (their own module)"
 (cd scripts/kubernetes && go vet ./... && go test -count=1 ./...)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,5 +42,28 @@ func TestProbeScriptGivesPoCLTwoDevicesWhenAloneByDevices(t *testing.T) {
 				t.Errorf("pocl_alone: %v (%v), want alone %v; output: %s", alone, err, c.alone, strings.TrimSpace(string(out)))
 			}
 		})
+	}
+}
+
+// The quick start's probe with --format json writes run's JSON alone on stdout: the device list it shows
+// first goes to stderr, so `scripts/probe.sh --format json > r.json` is a JSON file.
+func TestProbeScriptJSONIsJSON(t *testing.T) {
+	PoCLEnv(t)
+	cmd := exec.Command("bash", filepath.Join(Root(), "scripts", "probe.sh"), "--format", "json", "--max-allocs", "5", "--strategies", "shared")
+	cmd.Env = Env()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		skipOrFail(t, "scripts/probe.sh: %v: %s", err, stderr.String())
+	}
+	var r struct {
+		SchemaVersion int `json:"schema_version"`
+	}
+	if err := json.Unmarshal(out, &r); err != nil || r.SchemaVersion != 1 {
+		t.Fatalf("stdout is not run's JSON (%v): %.300s", err, out)
+	}
+	if !strings.Contains(stderr.String(), "platform") {
+		t.Errorf("the device list is not on stderr: %.300s", stderr.String())
 	}
 }
