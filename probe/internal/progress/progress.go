@@ -34,7 +34,11 @@ func Create(dir string) (*Cell, *os.File, error) {
 	_ = os.Remove(f.Name())
 	if _, err := f.Write(make([]byte, size)); err != nil {
 		f.Close()
-		return nil, nil, fmt.Errorf("progress cell in %s: %w (free some space there, or point TMPDIR elsewhere)", os.TempDir(), err)
+		where, hint := dir, "free some space there"
+		if dir == "" {
+			where, hint = os.TempDir(), "free some space there, or point TMPDIR elsewhere"
+		}
+		return nil, nil, fmt.Errorf("progress cell in %s: %w (%s)", where, err, hint)
 	}
 	c, err := Map(f)
 	if err != nil {
@@ -44,8 +48,16 @@ func Create(dir string) (*Cell, *os.File, error) {
 	return c, f, nil
 }
 
-// Map maps an existing cell file (the child's side).
+// Map maps an existing cell file (the child's side). A file shorter than the page is refused: touching the
+// mapping past its end would be a SIGBUS.
 func Map(f *os.File) (*Cell, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("progress cell: %w", err)
+	}
+	if fi.Size() < size {
+		return nil, fmt.Errorf("progress cell: %s holds %d bytes, not the cell's page of %d", f.Name(), fi.Size(), size)
+	}
 	mem, err := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 	if err != nil {
 		return nil, fmt.Errorf("progress cell: mmap: %w", err)
