@@ -146,12 +146,20 @@ func decodeRun(b []byte, name string) (*Run, error) {
 		Run
 		// The outer field hides the Run's (encoding/json takes the shallower): absent is not 0.
 		SchemaVersion *int `json:"schema_version"`
+		// A run has no kind; a trace (and any later document) says its own, and is not a run.
+		Kind string `json:"kind"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
 		if _, herr := decodeHeadFirst(b, name); herr != nil {
 			return nil, herr
 		}
 		return nil, &NotAResultError{name, err.Error()}
+	}
+	if doc.Kind == TraceKind {
+		return nil, &NotAResultError{name, "a trace of a program (clmemprobe trace), not a run: report, bundle and run --like take it"}
+	}
+	if doc.Kind != "" {
+		return nil, &NotAResultError{name, fmt.Sprintf("a document of kind %q, not a run", doc.Kind)}
 	}
 	if err := checkHead(doc.SchemaVersion, doc.Tool.Name, name); err != nil {
 		return nil, err
