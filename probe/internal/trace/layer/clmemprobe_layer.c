@@ -339,7 +339,6 @@ static void attach(void) {
 	hdr = h;
 	recording = 1;
 	pthread_atfork(NULL, NULL, forked_child);
-	note_libraries(h);
 }
 
 static int attached;
@@ -351,50 +350,122 @@ static int channel(void) {
 	return recording;
 }
 
-/* ---- the process's OpenCL libraries, from the link map (cold paths only) ---- */
+/* ---- the process's OpenCL libraries, from the link map (cold paths only) ----
+ *
+ * Everything here reads the mapped objects' own dynamic symbol tables inside dl_iterate_phdr's callback: no
+ * dlopen (which would run a constructor out of order, and wait on the dynamic linker's lock), no lock of
+ * the layer's own (a fork, a signal handler that exits, a library constructor calling OpenCL while another
+ * thread is in dlopen: none can find it held), no buffer that a large process could outgrow. */
 
-/* Paths of the mapped objects, copied out of dl_iterate_phdr (a dlopen inside its callback could wait on the
- * lock it holds), packed one after another; a process with more than fits is looked at as far as it fits. */
-static char object_names[1 << 16];
-static pthread_mutex_t link_map_lock = PTHREAD_MUTEX_INITIALIZER;
-static void *self_base; /* this library's load address: its own exports are never the real entry points */
+/* dyn_ptr is a dynamic-section address: glibc relocates most in place, some loaders and the vDSO do not. */
+static uintptr_t dyn_ptr(const struct dl_phdr_info *info, ElfW(Addr) p) {
+	return p < info->dlpi_addr ? info->dlpi_addr + p : p;
+}
 
-struct names_fill { size_t used; };
+static uint32_t gnu_hash(const char *s) {
+	uint32_t h = 5381;
+	for (; *s; s++) h = h * 33 + (unsigned char)*s;
+	return h;
+}
 
-static int copy_name(struct dl_phdr_info *info, size_t size, void *data) {
-	(void)size;
-	struct names_fill *f = data;
-	const char *n = info->dlpi_name;
-	if (!n || !*n) return 0; /* the program itself: it cannot be opened by name */
-	size_t len = strlen(n) + 1;
-	if (f->used + len >= sizeof object_names) return 1;
-	memcpy(object_names + f->used, n, len);
-	f->used += len;
+static uint32_t sysv_hash(const char *s) {
+	uint32_t h = 0;
+	for (; *s; s++) {
+		h = (h << 4) + (unsigned char)*s;
+		uint32_t g = h & 0xf0000000u;
+		if (g) h ^= g >> 24;
+		h &= ~g;
+	}
+	return h;
+}
+
+struct dyn_tables {
+	const ElfW(Sym) *symtab;
+	const char *strtab;
+	const uint32_t *gnu, *sysv;
+	const ElfW(Half) *versym;
+};
+
+static int dyn_tables(const struct dl_phdr_info *info, struct dyn_tables *t) {
+	memset(t, 0, sizeof *t);
+	const ElfW(Dyn) *dyn = NULL;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+	for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
+		uintptr_t p = dyn_ptr(info, dyn->d_un.d_ptr);
+		switch (dyn->d_tag) {
+		case DT_SYMTAB: t->symtab = (const ElfW(Sym) *)p; break;
+		case DT_STRTAB: t->strtab = (const char *)p; break;
+		case DT_GNU_HASH: t->gnu = (const uint32_t *)p; break;
+		case DT_HASH: t->sysv = (const uint32_t *)p; break;
+		case DT_VERSYM: t->versym = (const ElfW(Half) *)p; break;
+		}
+	}
+	return t->symtab && t->strtab && (t->gnu || t->sysv);
+}
+
+/* defined_here is symbol i when it is a function or object the object itself defines, under its default
+ * version (a hidden version, clGetExtensionFunctionAddress@OPENCL_1.0 beside @@OPENCL_1.2, is not what a
+ * lookup by name finds), and not an IFUNC (whose address is its resolver's). */
+static void *defined_here(const struct dl_phdr_info *info, const struct dyn_tables *t, uint32_t i, const char *sym) {
+	const ElfW(Sym) *e = &t->symtab[i];
+	int type = ELF64_ST_TYPE(e->st_info), bind = ELF64_ST_BIND(e->st_info);
+	if (e->st_shndx == SHN_UNDEF || (type != STT_FUNC && type != STT_OBJECT) || (bind != STB_GLOBAL && bind != STB_WEAK) ||
+	    (t->versym && (t->versym[i] & 0x8000)) || strcmp(t->strtab + e->st_name, sym) != 0)
+		return NULL;
+	return (void *)(info->dlpi_addr + e->st_value);
+}
+
+/* elf_symbol is where the object of info defines sym itself (not a reference to another's), or NULL: the
+ * lookup the dynamic linker makes in one object, by its GNU or SysV hash table. */
+static void *elf_symbol(const struct dl_phdr_info *info, const char *sym) {
+	struct dyn_tables t;
+	if (!dyn_tables(info, &t)) return NULL;
+	if (t.gnu) {
+		uint32_t nbuckets = t.gnu[0], symoffset = t.gnu[1], bloom_size = t.gnu[2], shift = t.gnu[3];
+		if (!nbuckets || !bloom_size) return NULL;
+		const ElfW(Addr) *bloom = (const ElfW(Addr) *)&t.gnu[4];
+		const uint32_t *buckets = (const uint32_t *)&bloom[bloom_size], *chain = &buckets[nbuckets];
+		const unsigned bits = sizeof(ElfW(Addr)) * 8;
+		uint32_t h = gnu_hash(sym);
+		ElfW(Addr) word = bloom[(h / bits) % bloom_size], mask = ((ElfW(Addr))1 << (h % bits)) | ((ElfW(Addr))1 << ((h >> shift) % bits));
+		if ((word & mask) != mask) return NULL;
+		for (uint32_t i = buckets[h % nbuckets]; i >= symoffset; i++) {
+			uint32_t h2 = chain[i - symoffset];
+			void *fn = (h | 1) == (h2 | 1) ? defined_here(info, &t, i, sym) : NULL;
+			if (fn) return fn;
+			if (h2 & 1) break;
+		}
+		return NULL;
+	}
+	uint32_t nbucket = t.sysv[0];
+	const uint32_t *bucket = &t.sysv[2], *chain = &bucket[nbucket];
+	if (!nbucket) return NULL;
+	for (uint32_t i = bucket[sysv_hash(sym) % nbucket]; i != 0; i = chain[i]) {
+		void *fn = defined_here(info, &t, i, sym);
+		if (fn) return fn;
+	}
+	return NULL;
+}
+
+/* is_self says whether info is this library: its own exports are never the real entry points. */
+static int is_self(const struct dl_phdr_info *info) {
+	uintptr_t me = (uintptr_t)&is_self;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && me >= lo && me < lo + ph->p_memsz) return 1;
+	}
 	return 0;
-}
-
-/* mapped_objects lists the process's objects into object_names and returns the bytes used. */
-static size_t mapped_objects(void) {
-	struct names_fill f = {0};
-	dl_iterate_phdr(copy_name, &f);
-	return f.used;
-}
-
-/* defines says whether the object named path defines sym itself (not one of its dependencies), and where. */
-static void *defines(void *handle, const char *path, const char *sym) {
-	void *fn = dlsym(handle, sym);
-	Dl_info di;
-	if (!fn || !dladdr(fn, &di) || di.dli_fbase == self_base || !di.dli_fname || strcmp(di.dli_fname, path) != 0) return NULL;
-	return fn;
 }
 
 /* library_kind is what an object is to OpenCL: a loader (clGetPlatformIDs), a runtime (an ICD: the ICD
  * entry, or only clGetExtensionFunctionAddress, through which loaders find the ICD entry of PoCL, say), or
  * neither (0). A runtime that exports the whole API besides (Intel's) is a runtime. */
-static uint32_t library_kind(void *handle, const char *path) {
-	if (defines(handle, path, "clIcdGetPlatformIDsKHR")) return L_RUNTIME;
-	if (defines(handle, path, "clGetPlatformIDs")) return L_LOADER;
-	return defines(handle, path, "clGetExtensionFunctionAddress") ? L_RUNTIME : 0;
+static uint32_t library_kind(const struct dl_phdr_info *info) {
+	if (elf_symbol(info, "clIcdGetPlatformIDsKHR")) return L_RUNTIME;
+	if (elf_symbol(info, "clGetPlatformIDs")) return L_LOADER;
+	return elf_symbol(info, "clGetExtensionFunctionAddress") ? L_RUNTIME : 0;
 }
 
 static void add_library(struct tr_header *h, const char *path, uint32_t kind) {
@@ -416,20 +487,17 @@ static void add_library(struct tr_header *h, const char *path, uint32_t kind) {
 	__atomic_add_fetch(&h->libraries_more, 1, __ATOMIC_RELAXED);
 }
 
+static int note_one(struct dl_phdr_info *info, size_t size, void *data) {
+	(void)size;
+	if (!info->dlpi_name || !*info->dlpi_name || is_self(info)) return 0; /* the program itself, or this library */
+	uint32_t kind = library_kind(info);
+	if (kind) add_library(data, info->dlpi_name, kind);
+	return 0;
+}
+
 /* note_libraries writes the OpenCL libraries this process has mapped into the channel's table. */
 static void note_libraries(struct tr_header *h) {
-	if (!h) return;
-	pthread_mutex_lock(&link_map_lock);
-	size_t used = mapped_objects();
-	for (size_t at = 0; at < used; at += strlen(object_names + at) + 1) {
-		const char *path = object_names + at;
-		void *handle = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
-		if (!handle) continue;
-		uint32_t kind = library_kind(handle, path);
-		dlclose(handle);
-		if (kind) add_library(h, path, kind);
-	}
-	pthread_mutex_unlock(&link_map_lock);
+	if (h) dl_iterate_phdr(note_one, h);
 }
 
 /* At the end of every process that had the layer, its libraries are noted: one that mapped an OpenCL library
@@ -438,41 +506,51 @@ __attribute__((destructor)) static void noted_at_exit(void) {
 	note_libraries(mapped());
 }
 
-__attribute__((constructor)) static void find_self(void) {
-	Dl_info di;
-	if (dladdr((void *)find_self, &di)) self_base = di.dli_fbase;
+struct entry_search {
+	const char *sym;
+	void *loader, *runtime; /* the first loader's definition, the first runtime's */
+	const char *loader_name;
+};
+
+static int search_one(struct dl_phdr_info *info, size_t size, void *data) {
+	(void)size;
+	struct entry_search *e = data;
+	if (!info->dlpi_name || !*info->dlpi_name || is_self(info)) return 0;
+	void *def = elf_symbol(info, e->sym);
+	if (!def) return 0;
+	if (library_kind(info) == L_LOADER) {
+		e->loader = def, e->loader_name = info->dlpi_name;
+		return 1;
+	}
+	if (!e->runtime) e->runtime = def;
+	return 0;
+}
+
+/* pin keeps the loader whose definition real_entry hands out mapped for the life of the process: the
+ * pointer is kept, and the plugin that brought the loader may be closed and opened again. The object is
+ * mapped and initialised (a call into it reached here), so this dlopen loads and runs nothing. */
+static void pin(const char *path) {
+	void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+	(void)h; /* the reference is the pin: never closed */
 }
 
 /* real_entry is where an exported call goes on when the layer is preloaded: the next definition after this
  * library (RTLD_NEXT), else, where that finds none (the program's OpenCL library is in a local scope: an
  * extension module, a JNI library, a plugin opened with RTLD_LOCAL, whose calls the global scope still sends
- * here), the definition of a loader mapped in the process, else of a runtime mapped in it, else of the
- * loader the program would have linked (libOpenCL.so.1, opened here: the runtime's own answer rather than
+ * here), the definition of a loader mapped in the process (pinned), else of a runtime mapped in it, else of
+ * the loader the program would have linked (libOpenCL.so.1, opened here: the runtime's own answer rather than
  * one made up). NULL only where none of those exists: no OpenCL library is in the process or on the library
  * path, which a program can only meet by looking the entry up in the global scope itself. */
 static void *real_entry(const char *sym) {
-	void *fn = dlsym(RTLD_NEXT, sym);
-	Dl_info di;
-	if (fn && !(dladdr(fn, &di) && di.dli_fbase == self_base)) return fn;
-	fn = NULL;
-	pthread_mutex_lock(&link_map_lock);
-	size_t used = mapped_objects();
-	void *runtime = NULL;
-	for (size_t at = 0; at < used && !fn; at += strlen(object_names + at) + 1) {
-		const char *path = object_names + at;
-		void *handle = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
-		if (!handle) continue;
-		void *def = defines(handle, path, sym);
-		if (def && library_kind(handle, path) == L_LOADER) fn = def;
-		else if (def && !runtime) runtime = def;
-		dlclose(handle); /* NOLOAD took a reference; the object stays, as before */
-	}
-	pthread_mutex_unlock(&link_map_lock);
-	if (!fn) fn = runtime;
+	void *fn = dlsym(RTLD_NEXT, sym); /* the objects after this one: never this library's own */
+	if (fn) return fn;
+	struct entry_search e = {.sym = sym};
+	dl_iterate_phdr(search_one, &e);
+	fn = e.loader ? e.loader : e.runtime;
+	if (e.loader) pin(e.loader_name);
 	if (!fn) {
 		void *loader = dlopen("libOpenCL.so.1", RTLD_LAZY | RTLD_LOCAL);
 		if (loader) fn = dlsym(loader, sym);
-		if (fn && dladdr(fn, &di) && di.dli_fbase == self_base) fn = NULL;
 	}
 	struct tr_header *h = mapped();
 	if (h) __atomic_add_fetch(fn ? &h->resolved_by_map : &h->unresolved, 1, __ATOMIC_RELAXED);
@@ -941,17 +1019,22 @@ static void enqueue_failed(const struct next_fns *n, int preload, cl_command_que
 #define FORWARD_IF_LAYER(call) \
 	if (fn && __atomic_load_n(&layer_active, __ATOMIC_ACQUIRE)) return call;
 
-static pthread_once_t preload_once = PTHREAD_ONCE_INIT;
-static void init_preload_next(void) {
-	preload_next.get_context_info = (__typeof__(&clGetContextInfo))real_entry("clGetContextInfo");
-	preload_next.get_device_info = (__typeof__(&clGetDeviceInfo))real_entry("clGetDeviceInfo");
-	preload_next.get_mem_info = (__typeof__(&clGetMemObjectInfo))real_entry("clGetMemObjectInfo");
-	preload_next.get_queue_info = (__typeof__(&clGetCommandQueueInfo))real_entry("clGetCommandQueueInfo");
-}
+/* pn is the query entry points of the preloaded side, found once. Two threads that find them at once find
+ * the same ones and store them twice: no once-lock, which a thread inside dlopen (holding the dynamic
+ * linker's lock, its constructor calling OpenCL) could wait on while the other waits for that lock. */
 static int preload_ready;
 static const struct next_fns *pn(void) {
 	if (!__atomic_load_n(&preload_ready, __ATOMIC_ACQUIRE)) {
-		pthread_once(&preload_once, init_preload_next);
+		struct next_fns n = {
+			.get_context_info = (__typeof__(&clGetContextInfo))real_entry("clGetContextInfo"),
+			.get_device_info = (__typeof__(&clGetDeviceInfo))real_entry("clGetDeviceInfo"),
+			.get_mem_info = (__typeof__(&clGetMemObjectInfo))real_entry("clGetMemObjectInfo"),
+			.get_queue_info = (__typeof__(&clGetCommandQueueInfo))real_entry("clGetCommandQueueInfo"),
+		};
+		__atomic_store_n(&preload_next.get_context_info, n.get_context_info, __ATOMIC_RELAXED);
+		__atomic_store_n(&preload_next.get_device_info, n.get_device_info, __ATOMIC_RELAXED);
+		__atomic_store_n(&preload_next.get_mem_info, n.get_mem_info, __ATOMIC_RELAXED);
+		__atomic_store_n(&preload_next.get_queue_info, n.get_queue_info, __ATOMIC_RELAXED);
 		__atomic_store_n(&preload_ready, 1, __ATOMIC_RELEASE);
 	}
 	return &preload_next;
