@@ -305,7 +305,7 @@ static void map_channel(void) {
 	if (mem == MAP_FAILED) return;
 	struct tr_header *h = mem;
 	if (h->magic != TR_MAGIC || h->version != TR_VERSION || h->header_size != sizeof(struct tr_header) ||
-	    h->record_size != sizeof(struct tr_record) || (h->ring_records & (h->ring_records - 1)) != 0 ||
+	    h->record_size != sizeof(struct tr_record) || h->ring_records == 0 || (h->ring_records & (h->ring_records - 1)) != 0 ||
 	    (size_t)st.st_size < sizeof(struct tr_header) + 2 * (size_t)h->ring_records * sizeof(struct tr_record)) {
 		munmap(mem, (size_t)st.st_size);
 		return;
