@@ -16,7 +16,7 @@ import (
 // and repro.c where the trace has a failure to repeat.
 func bundleTrace(o bundleOptions, path string, t *result.Trace, loadErr error, stderr io.Writer) error {
 	if loadErr != nil {
-		return usageErr("%v", loadErr)
+		return inputError(loadErr)
 	}
 	original, err := os.ReadFile(path)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -105,6 +106,20 @@ func resultPath(arg string) string {
 	return arg
 }
 
+// inputError is a result file that could not be loaded, as bad input (exit 2): one that is not there named
+// as the argument it was given for, with what to give.
+func inputError(err error) error {
+	var pe *fs.PathError
+	var nr *result.NotAResultError
+	switch {
+	case errors.Is(err, os.ErrNotExist) && errors.As(err, &pe):
+		return usageErr("%s: no such file or folder (give a run.json, a trace.json, or the folder run --out or trace --out wrote)", pe.Path)
+	case errors.As(err, &nr) || errors.Is(err, os.ErrNotExist):
+		return usageErr("%v", err)
+	}
+	return usageErr("cannot read the result: %v", err)
+}
+
 // loadResult reads a run.json; what cannot be read is bad input (exit 2).
 func loadResult(path string) (*result.Run, error) {
 	r, _, err := loadResultBytes(path)
@@ -114,12 +129,8 @@ func loadResult(path string) (*result.Run, error) {
 // loadResultBytes is loadResult that also returns the bytes read.
 func loadResultBytes(path string) (*result.Run, []byte, error) {
 	r, b, err := result.LoadWithBytes(path)
-	var nr *result.NotAResultError
-	if errors.As(err, &nr) || errors.Is(err, os.ErrNotExist) {
-		return nil, nil, usageErr("%v", err)
-	}
 	if err != nil {
-		return nil, nil, usageErr("cannot read %s: %v", path, err)
+		return nil, nil, inputError(err)
 	}
 	return r, b, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -133,12 +134,18 @@ stops the strategy before it does. Ctrl-C writes a partial result; a second Ctrl
 	}
 }
 
+// sizeUnit is a unit of size alone: what is left over when a size is written with a space ("1.5 MB").
+var sizeUnit = regexp.MustCompile(`^(?i:[KMGT]i?B|B)$`)
+
 // runFormats are the formats run prints on stdout (charts go to --out).
 var runFormats = []string{"table", "json", "markdown"}
 
 // validate checks every flag that can be checked without OpenCL. It has no side effects.
 func (o runOptions) validate() (*runRequest, error) {
 	if len(o.args) > 0 {
+		if sizeUnit.MatchString(o.args[0]) {
+			return nil, usageErr("run takes no arguments, got %q: a size is written without a space (--size 1.5MB)", o.args[0])
+		}
 		return nil, usageErr("run takes no arguments, got %q (see clmemprobe run --help)", o.args[0])
 	}
 	if o.Quiet && o.Verbose {

@@ -202,12 +202,8 @@ func finishTrace(t *result.Trace, r *traceRequest, stdout, stderr io.Writer) err
 // reportTrace is `report` of a trace.json: its findings derived again by this build, then rendered in the
 // format asked for (table, json, markdown or repro).
 func reportTrace(stdout io.Writer, output string, f *report.Format, wide bool, t *result.Trace, loadErr error) error {
-	var nr *result.NotAResultError
-	switch {
-	case errors.As(loadErr, &nr) || errors.Is(loadErr, os.ErrNotExist):
-		return usageErr("%v", loadErr)
-	case loadErr != nil:
-		return usageErr("cannot read the trace: %v", loadErr)
+	if loadErr != nil {
+		return inputError(loadErr)
 	}
 	if _, err := lookupFormat(f.Name, report.KindTrace); err != nil {
 		return err

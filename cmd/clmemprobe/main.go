@@ -215,6 +215,8 @@ func withInterrupt(ctx context.Context, stderr io.Writer) (context.Context, func
 
 func newApp(stdout, stderr io.Writer) *cli.App {
 	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprintln(c.App.Writer, "clmemprobe", c.App.Version) }
+	// --version has no -v: after run and check, -v is --verbose, and one letter means one thing.
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version"}
 	cli.HelpPrinter = printHelp
 	return &cli.App{
 		Name:    "clmemprobe",

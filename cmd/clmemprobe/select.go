@@ -50,7 +50,7 @@ func selectDevices(inv result.Inventory, platform int, want []int) ([]int, error
 	}
 	for _, i := range want {
 		if i >= have {
-			return nil, usageErr("device %d does not exist: platform %q has %d device(s), numbered 0 to %d", i, p.Name, have, have-1)
+			return nil, usageErr("--devices: device %d does not exist: platform %q has %d device(s), numbered 0 to %d", i, p.Name, have, have-1)
 		}
 	}
 	for _, i := range want {
