@@ -171,7 +171,7 @@ func (o runOptions) validate() (*runRequest, error) {
 	if l := p.Like; l != nil && l.ContextDevices > 0 && !o.devicesSet {
 		r.devices = nil
 		for i := 0; i < l.ContextDevices; i++ {
-			r.devices = append(r.devices, i) // as many as the program's failing context had
+			r.devices = append(r.devices, i) // as many as the program's failing (else largest) context had
 		}
 	}
 	switch o.Attribution {

@@ -44,3 +44,20 @@ func TestRunLikeATrace(t *testing.T) {
 		t.Error("run --help does not offer --like")
 	}
 }
+
+// A traced program that used one device and never failed is run like on one device, not on every device
+// of the platform (faultcl has two).
+func TestRunLikeAProgramOfOneDevice(t *testing.T) {
+	env := FaultEnv(t)
+	dir := t.TempDir()
+	if res := runTool(t, traceEnv(env), "trace", "--out", dir, "-q", "--", Traceprog(t), "bench", "10", "4096"); res.code != 0 {
+		t.Fatalf("trace: exit %d: %s", res.code, res.stderr)
+	}
+	r, run, _ := runOut(t, env, "--like", filepath.Join(dir, "trace.json"), "--max-allocs", "5", "--strategies", "shared")
+	if run.code != 0 {
+		t.Fatalf("run --like: exit %d: %s", run.code, run.stderr)
+	}
+	if s := strategy(t, r, result.Shared); r.Config.Like == nil || r.Config.Like.Failed || r.Config.Like.ContextDevices != 1 || len(s.Devices) != 1 {
+		t.Fatalf("like %+v, shared on devices %v: want one device, as the program's one context had", r.Config.Like, s.Devices)
+	}
+}

@@ -13,7 +13,8 @@ type Like struct {
 	Sizes []uint64 `json:"sizes_bytes"`
 	Flags []string `json:"flags"`
 	// Allocations is the program's allocation calls; Failed whether one failed, then at which (its index),
-	// with which code, in a context of how many devices, holding how many bytes live.
+	// with which code, holding how many bytes live. ContextDevices is the devices of the failing context, or,
+	// in a program that did not fail, of its largest context: what the run is given as many devices as.
 	Allocations    uint64 `json:"allocations"`
 	Failed         bool   `json:"failed"`
 	FailureIndex   uint64 `json:"failure_index,omitempty"`
@@ -47,6 +48,11 @@ func LikeOf(t *Trace, max int) Like {
 	l.Sizes = mostFirst(sizes, max)
 	for _, f := range mostFirst(flags, max) {
 		l.Flags = append(l.Flags, f.String())
+	}
+	for _, c := range t.Contexts {
+		if c.DeviceCount > l.ContextDevices {
+			l.ContextDevices = c.DeviceCount
+		}
 	}
 	if f := t.FirstFailure; f != nil {
 		l.Failed, l.FailureIndex, l.FailureCode, l.ContextDevices = true, f.Index, f.CodeName, len(f.Devices)

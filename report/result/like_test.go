@@ -30,3 +30,21 @@ func TestLikeOf(t *testing.T) {
 		t.Errorf("like %+v: want the failure at #33 on 2 devices with 20 MiB live in its context", l)
 	}
 }
+
+// A program that did not fail is run like on as many devices as its largest context had, not on every
+// device of the platform: one context over one device gives 1; over 1 and another over 3 gives 3.
+func TestLikeOfWithoutFailureTakesTheLargestContext(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		contexts []int
+		want     int
+	}{{"one context over one device", []int{1}, 1}, {"one over 1, one over 3", []int{1, 3}, 3}, {"no context", nil, 0}} {
+		tr := &Trace{Program: "app", Sequence: []TraceStep{{Call: "clCreateBuffer", Size: 4096, Count: 3}}}
+		for i, n := range tc.contexts {
+			tr.Contexts = append(tr.Contexts, TraceContext{Index: i, DeviceCount: n})
+		}
+		if l := LikeOf(tr, 4); l.Failed || l.ContextDevices != tc.want {
+			t.Errorf("%s: like %+v, want %d devices and no failure", tc.name, l, tc.want)
+		}
+	}
+}
