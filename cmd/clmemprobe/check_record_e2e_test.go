@@ -2,8 +2,10 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/report/result"
@@ -31,8 +33,20 @@ func TestCheckRecordRefusesAnInconclusiveRun(t *testing.T) {
 		return path
 	}
 	complete := write("run.json", func(*result.Run) {})
-	if res := runTool(t, Env(), "check", "--record", complete); res.code != 0 {
+	res = runTool(t, Env(), "check", "--record", complete)
+	if res.code != 0 {
 		t.Fatalf("a complete run: exit %d: %s", res.code, res.stderr)
+	}
+	// Its jobs reached the budget (20 buffers, the 64 MiB staging budget far off): the record says what
+	// such expectations hold.
+	completed := 0
+	for _, s := range r.Strategies {
+		if s.Outcome == result.OutcomeCompleted {
+			completed++
+		}
+	}
+	if want := fmt.Sprintf("%d of %d jobs reached the budget of 20 buffers without a failure", completed, len(r.Strategies)); completed == 0 || !strings.Contains(res.stderr, want) {
+		t.Errorf("check --record of a run whose jobs reached the budget: stderr %q, want %q", res.stderr, want)
 	}
 	partial := write("run.json", func(c *result.Run) { c.Partial = true })
 	oneLineError(t, runTool(t, Env(), "check", "--record", partial), exitUsage, "interrupted")

@@ -130,6 +130,11 @@ func recordExpectations(req *checkRequest, stdout, stderr io.Writer) error {
 	if err := conclusive(r, req.runFile); err != nil {
 		return err
 	}
+	if !req.quiet {
+		if note := budgetOnly(r); note != "" {
+			fmt.Fprintln(stderr, "clmemprobe:", note)
+		}
+	}
 	if req.output == "" {
 		return render(stdout, "json", result.ExpectationsFrom(r))
 	}
@@ -143,6 +148,22 @@ func recordExpectations(req *checkRequest, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "clmemprobe: wrote %s\n", req.output)
 	}
 	return nil
+}
+
+// budgetOnly says what expectations recorded from jobs that never failed hold: that the budget is reached
+// again, not the runtime's own limit; "" when every job failed within it.
+func budgetOnly(r *result.Run) string {
+	n := 0
+	for i := range r.Strategies {
+		if r.Strategies[i].Outcome == result.OutcomeCompleted {
+			n++
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d jobs reached the budget of %d buffers without a failure: for them the check tests only that the budget is reached again; record a run with a larger --max-allocs (or --max-bytes) to hold them to where the runtime fails",
+		n, len(r.Strategies), r.Config.MaxAllocs)
 }
 
 // conclusive refuses, as bad input, a run whose thresholds are not the runtime's to record: one that was
