@@ -148,7 +148,7 @@ func describe(e supervise.ProgramEnd) result.TraceExit {
 	switch {
 	case ws.Signaled():
 		x.Signal = supervise.SignalName(ws.Signal())
-		x.Description = "killed by " + x.Signal
+		x.Description = "was killed by " + x.Signal
 		if ws.CoreDump() {
 			x.Description += " (core dumped)"
 		}
