@@ -24,14 +24,19 @@ func writeTraceTable(w io.Writer, t *result.Trace, _ Options) error {
 		fmt.Fprintln(cw, plain(v))
 	}
 	fmt.Fprintln(cw)
+	// Fits 80 columns: devices by index (their names in the line below), counts where the peak gives the
+	// bytes; the Markdown has every figure.
 	tw := tabwriter.NewWriter(cw, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "context\tdevices\tcreated\tlive at failure\tlive at end\tpeak\tfailures")
+	fmt.Fprintln(tw, "context\tdevices\tcreated\tlive at failure\tlive at end\tpeak\tfailed")
 	for _, c := range t.Contexts {
-		fmt.Fprintf(tw, "%d\t%s\t%d (%s)\t%s\t%d (%s)\t%s\t%d\n", c.Index, deviceNames(t, c.Devices, c.DeviceCount), c.BuffersCreated,
-			units.Bytes(c.BytesCreated), liveAtFailure(t, c.Index), c.LiveBuffers, units.Bytes(c.LiveBytes), units.Bytes(c.PeakBytes), c.Failures)
+		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%d\t%s\t%d\n", c.Index, deviceIndices(c.Devices, c.DeviceCount), c.BuffersCreated,
+			liveAtFailure(t, c.Index), c.LiveBuffers, units.Bytes(c.PeakBytes), c.Failures)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if legend := deviceLegend(t); legend != "" {
+		fmt.Fprintf(cw, "Devices: %s.\n", plain(legend))
 	}
 	if t.FirstFailure == nil {
 		// At a failure the verdict says what the devices held (findings.DeriveTrace): said once.
@@ -108,6 +113,57 @@ func deviceNames(t *result.Trace, devs []int, count int) string {
 		parts = append(parts, fmt.Sprintf("+%d more", count-len(devs)))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// deviceIndices lists a context's devices by index, runs of consecutive ones as ranges ("0-15"); count is
+// the context's own, which may exceed the devices the layer listed.
+func deviceIndices(devs []int, count int) string {
+	var parts []string
+	for i := 0; i < len(devs); {
+		j := i
+		for j+1 < len(devs) && devs[j+1] == devs[j]+1 {
+			j++
+		}
+		switch {
+		case j == i:
+			parts = append(parts, fmt.Sprint(devs[i]))
+		case j == i+1:
+			parts = append(parts, fmt.Sprint(devs[i]), fmt.Sprint(devs[j]))
+		default:
+			parts = append(parts, fmt.Sprintf("%d-%d", devs[i], devs[j]))
+		}
+		i = j + 1
+	}
+	if count > len(devs) {
+		parts = append(parts, fmt.Sprintf("+%d", count-len(devs)))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, ",")
+}
+
+// deviceLegend names the trace's devices by index, one run of devices with the same name said once
+// ("0-1 pthread-haswell-AMD EPYC").
+func deviceLegend(t *result.Trace) string {
+	var parts []string
+	for i := 0; i < len(t.Devices); {
+		j := i
+		for j+1 < len(t.Devices) && t.Devices[j+1].Name == t.Devices[i].Name && t.Devices[j+1].Index == t.Devices[j].Index+1 {
+			j++
+		}
+		name := t.Devices[i].Name
+		if name == "" {
+			name = "(no name)"
+		}
+		if j == i {
+			parts = append(parts, fmt.Sprintf("%d %s", t.Devices[i].Index, name))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d-%d %s", t.Devices[i].Index, t.Devices[j].Index, name))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, "; ")
 }
 
 func liveAtFailure(t *result.Trace, ctx int) string {
