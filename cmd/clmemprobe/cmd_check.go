@@ -130,13 +130,18 @@ func recordExpectations(req *checkRequest, stdout, stderr io.Writer) error {
 	if err := conclusive(r, req.runFile); err != nil {
 		return err
 	}
-	if !req.quiet {
-		if note := budgetOnly(r); note != "" {
-			fmt.Fprintln(stderr, "clmemprobe:", note)
+	// Said once the expectations are written: a failure says one line, and only that.
+	note := func() {
+		if n := budgetOnly(r); n != "" && !req.quiet {
+			fmt.Fprintln(stderr, "clmemprobe:", n)
 		}
 	}
 	if req.output == "" {
-		return render(stdout, "json", result.ExpectationsFrom(r))
+		if err := render(stdout, "json", result.ExpectationsFrom(r)); err != nil {
+			return err
+		}
+		note()
+		return nil
 	}
 	if err := checkOutput("--output", req.output, req.runFile); err != nil {
 		return err
@@ -147,6 +152,7 @@ func recordExpectations(req *checkRequest, stdout, stderr io.Writer) error {
 	if !req.quiet {
 		fmt.Fprintf(stderr, "clmemprobe: wrote %s\n", req.output)
 	}
+	note()
 	return nil
 }
 
