@@ -10,9 +10,8 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
 	"github.com/clmemprobe/clmemprobe/probe/internal/supervise"
-	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
-
 	"github.com/clmemprobe/clmemprobe/probe/internal/trace"
+	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
 

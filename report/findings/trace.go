@@ -15,7 +15,7 @@ func DeriveTrace(t *result.Trace) ([]string, result.Limit, map[string]float64) {
 	var verdict []string
 	if t.FirstFailure == nil {
 		verdict = append(verdict, fmt.Sprintf("No allocation failed: the program made %s in %s and %s.",
-			counted(t.Allocations, "allocation call"), counted(uint64(len(t.Contexts)), "context"), t.Exit.Description))
+			units.Counted(t.Allocations, "allocation call"), units.Counted(uint64(len(t.Contexts)), "context"), t.Exit.Description))
 	} else {
 		verdict = append(verdict, failureSentence(t), devicesAtFailure(t))
 	}
@@ -49,11 +49,11 @@ func unseenCalls(t *result.Trace) string {
 	}
 	if t.LoadersUntraced > 0 {
 		parts = append(parts, fmt.Sprintf("Calls through %s after the first in the process (a copy under another name, as a Python wheel bundles one) were not traced: the layer traces one loader per process, and gave the other its own calls back unchanged.",
-			counted(uint64(t.LoadersUntraced), "ICD loader")))
+			units.Counted(uint64(t.LoadersUntraced), "ICD loader")))
 	}
 	if t.CallsUnresolved > 0 {
 		parts = append(parts, fmt.Sprintf("%s of the program found no OpenCL library in the process or on the library path, and the preloaded layer answered CL_INVALID_OPERATION (-59) for the runtime that was not there: the program looked OpenCL up in the global scope before loading it; trace it with --via layer.",
-			counted(uint64(t.CallsUnresolved), "call")))
+			units.Counted(uint64(t.CallsUnresolved), "call")))
 	}
 	return strings.Join(parts, " ")
 }
@@ -96,7 +96,7 @@ func failureSentence(t *result.Trace) string {
 	where := "in a context the layer did not track"
 	live, liveBytes := liveIn(f)
 	if f.Context >= 0 {
-		where = fmt.Sprintf("in context %d over %s, with %s (%s) live in it", f.Context, devicesText(t, f.Devices), counted(live, "buffer"), units.Bytes(liveBytes))
+		where = fmt.Sprintf("in context %d over %s, with %s (%s) live in it", f.Context, devicesText(t, f.Devices), units.Counted(live, "buffer"), units.Bytes(liveBytes))
 	}
 	others := uint64(0)
 	for _, l := range f.Live {
@@ -110,7 +110,7 @@ func failureSentence(t *result.Trace) string {
 	if n, ok := f.BufferNumber(); ok {
 		return fmt.Sprintf("The program's first allocation failure was at buffer #%d (0-based, as the program counts it): %s, %s: it returned %s (%d).", n, what, where, f.CodeName, f.Code)
 	}
-	return fmt.Sprintf("The program's first allocation failure came after %s: %s, %s: it returned %s (%d).", counted(f.Index, "allocation call"), what, where, f.CodeName, f.Code)
+	return fmt.Sprintf("The program's first allocation failure came after %s: %s, %s: it returned %s (%d).", units.Counted(f.Index, "allocation call"), what, where, f.CodeName, f.Code)
 }
 
 // traceLimit classifies the program's failure as a run's job. Where its first failure is a command's that was
@@ -125,20 +125,12 @@ func traceLimit(t *result.Trace, run *result.Run, job *result.StrategyResult) li
 		return classify(v, nil, nil)
 	}
 	live, _ := liveIn(f)
-	v.failedWhat = fmt.Sprintf("%s (on no buffer the layer could name, %s live)", f.Call, counted(live, "buffer"))
+	v.failedWhat = fmt.Sprintf("%s (on no buffer the layer could name, %s live)", f.Call, units.Counted(live, "buffer"))
 	if f.Buffer == result.BufferOlder {
-		v.failedWhat = fmt.Sprintf("%s on a buffer made before the newest (%s live)", f.Call, counted(live, "buffer"))
-		v.givenUnknown = fmt.Sprintf("the command was on a buffer made before the newest, so how many of the %s the runtime had placed on the device is not known", counted(live, "live buffer"))
+		v.failedWhat = fmt.Sprintf("%s on a buffer made before the newest (%s live)", f.Call, units.Counted(live, "buffer"))
+		v.givenUnknown = fmt.Sprintf("the command was on a buffer made before the newest, so how many of the %s the runtime had placed on the device is not known", units.Counted(live, "live buffer"))
 	}
 	return classify(v, nil, nil)
-}
-
-// counted is n and its noun, plural unless n is 1.
-func counted(n uint64, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // liveIn is the failing context's live buffers and bytes at the first failure.
@@ -159,7 +151,7 @@ func devicesText(t *result.Trace, devs []int) string {
 	if len(names) == 0 {
 		return "no device it listed"
 	}
-	return fmt.Sprintf("%s: %s", counted(uint64(len(names)), "device"), strings.Join(names, ", "))
+	return fmt.Sprintf("%s: %s", units.Counted(uint64(len(names)), "device"), strings.Join(names, ", "))
 }
 
 // deviceName is "device 0 (its name)", the name where the runtime gave one.
@@ -289,7 +281,7 @@ func devicesAtFailure(t *result.Trace) string {
 	if len(parts) == 0 {
 		return "Device memory at the failure: the failing context's devices were not among those measured; read by " + t.DeviceSampler + "."
 	}
-	return fmt.Sprintf("At the failure (the sample after %s, at %.2f s), %s; read by %s.", counted(s.Index, "allocation call"), s.Seconds, strings.Join(parts, "; "), t.DeviceSampler)
+	return fmt.Sprintf("At the failure (the sample after %s, at %.2f s), %s; read by %s.", units.Counted(s.Index, "allocation call"), s.Seconds, strings.Join(parts, "; "), t.DeviceSampler)
 }
 
 // typicalSize is the bytes of one of the failing context's live buffers on average, else the failed

@@ -303,3 +303,11 @@ func scaled(num string, mult uint64) (v uint64, whole bool, err error) {
 	}
 	return sum, r == 0, nil
 }
+
+// Counted writes n and its noun, plural unless n is 1: "1 buffer", "2 platforms".
+func Counted(n uint64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}

@@ -132,3 +132,16 @@ func FuzzSizeReadsBack(f *testing.F) {
 		readsBack(t, n)
 	})
 }
+
+// Counted writes a count with its noun, singular for exactly one.
+func TestCounted(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		n    uint64
+		want string
+	}{{"none", 0, "0 contexts"}, {"one", 1, "1 context"}, {"many", 142627, "142627 contexts"}} {
+		if got := Counted(c.n, "context"); got != c.want {
+			t.Errorf("%s: Counted(%d) = %q, want %q", c.name, c.n, got, c.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
 // LoaderAnswer is what the tool learnt when it asked the ICD loader whether it loads layers: a child of the
@@ -40,14 +41,7 @@ func ChooseWay(via string, a LoaderAnswer) (way, reason string) {
 		return result.WayLayer, fmt.Sprintf("the ICD loader (%s) lists no platform, so whether it loads layers cannot be told (ocl-icd loads them only once a runtime loads); OPENCL_LAYERS changes nothing a loader without layers does", a.Library)
 	}
 	return result.WayPreload, fmt.Sprintf("the ICD loader (%s) listed %s but did not load the layer named in OPENCL_LAYERS (a loader without layers: ocl-icd before 2.3, the Khronos loader before 2020.06), so LD_PRELOAD",
-		a.Library, plural(a.Platforms, "platform"))
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
+		a.Library, units.Counted(uint64(a.Platforms), "platform"))
 }
 
 // LayerEnv is the environment of the loader-asking child: the layer after the user's own layers, and the
