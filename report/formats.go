@@ -39,6 +39,11 @@ type Options struct {
 	Strategy, Variant string
 	// Flags picks the job by its buffers' flags, as results write them ("use-host-ptr").
 	Flags string
+	// AllFindings lists every finding under a table, not the short verdict of findings.BriefBullets
+	// lines; MoreHint is how the user gets them there ("-v lists them"), said where the short verdict
+	// left some out.
+	AllFindings bool
+	MoreHint    string
 	// AllRows shows every node of a merge in a table, however many (else a job of more than FleetRowLimit
 	// nodes shows its outliers and a count of the others).
 	AllRows bool

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/clmemprobe/clmemprobe/report/units"
 	"github.com/olekukonko/tablewriter"
@@ -23,10 +24,27 @@ func writeTable(w io.Writer, r *result.Run, opts Options) error {
 	if err := thresholdTable(w, r, st); err != nil {
 		return err
 	}
-	for _, v := range r.Verdict {
+	lines, left := r.Verdict, 0
+	if !opts.AllFindings {
+		b := findings.BriefOf(r, findings.BriefBullets)
+		lines, left = b.Lines, b.Left
+	}
+	for _, v := range lines {
 		fmt.Fprintln(w, bullet(st.text(v), st.Width))
 	}
+	if left > 0 {
+		fmt.Fprintln(w, wrapWords("", moreFindings(left, opts.MoreHint), st.Width))
+	}
 	return nil
+}
+
+// moreFindings is the line under a short verdict that says what it left out and where to find it.
+func moreFindings(left int, hint string) string {
+	s := units.Counted(uint64(left), "more finding") + " in the Markdown report (--format markdown)"
+	if hint != "" {
+		s += "; " + hint
+	}
+	return s + "."
 }
 
 // bullet is a verdict line: one line in a pipe (scripts grep whole sentences), wrapped at word boundaries to

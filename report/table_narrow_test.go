@@ -97,7 +97,7 @@ func TestVerdictsWrapToTheTerminal(t *testing.T) {
 	findings.Apply(r)
 	for _, width := range []int{0, 60, 80} {
 		var b bytes.Buffer
-		if err := RenderWith(&b, "table", r, Options{Width: width}); err != nil {
+		if err := RenderWith(&b, "table", r, Options{Width: width, AllFindings: true}); err != nil {
 			t.Fatal(err)
 		}
 		bullets := 0

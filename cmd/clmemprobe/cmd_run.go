@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -117,7 +118,7 @@ stops the strategy before it does. Ctrl-C writes a partial result; a second Ctrl
 			outputFlag(&o.Output, "write the --format output (what stdout would get) to this file instead of stdout; not --out, the folder of run.json, samples.jsonl and run.png"),
 			&cli.BoolFlag{Name: "wide", Destination: &o.Wide, Usage: "show every column of a table, however wide the terminal"},
 			quietFlag(&o.Quiet),
-			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Destination: &o.Verbose, Usage: "print the plan (jobs, budgets, worst cases) on stderr before the run"},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Destination: &o.Verbose, Usage: "print the plan (jobs, budgets, worst cases) on stderr before the run, and every finding under the table (not only the " + strconv.Itoa(findings.BriefBullets) + " that matter most)"},
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
@@ -526,7 +527,9 @@ func (r *runRequest) emit(stdout io.Writer, format string, kind report.Kind, doc
 	if err != nil {
 		return err
 	}
-	return emit(stdout, r.output, f, doc, r.wide)
+	return emit(stdout, r.output, f, doc, r.wide, func(o *report.Options) {
+		o.AllFindings, o.MoreHint = r.verbose, "-v lists them here"
+	})
 }
 
 // finishRun writes the judged run where it goes (the --out folder, --prom, stdout) and says how it ended,

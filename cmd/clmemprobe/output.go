@@ -167,10 +167,15 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 // exit code 4.
 func render(w io.Writer, format string, doc any) error { return renderWide(w, format, doc, false) }
 
-// renderWide is render with every column of a table, however wide, when wide.
-func renderWide(w io.Writer, format string, doc any, wide bool) error {
+// renderWide is render with every column of a table, however wide, when wide; shape adjusts the options
+// further (a run's full verdict under -v).
+func renderWide(w io.Writer, format string, doc any, wide bool, shape ...func(*report.Options)) error {
 	cw := &checkedWriter{w: w}
-	err := report.RenderWith(cw, format, doc, textOptions(w, wide))
+	opts := textOptions(w, wide)
+	for _, f := range shape {
+		f(&opts)
+	}
+	err := report.RenderWith(cw, format, doc, opts)
 	if cw.err != nil {
 		err = cw.err
 	}
@@ -182,14 +187,14 @@ func renderWide(w io.Writer, format string, doc any, wide bool) error {
 
 // emit writes doc in format f to the file output, or to stdout when output is empty; a chart is never
 // written to a terminal.
-func emit(stdout io.Writer, output string, f *report.Format, doc any, wide bool) error {
+func emit(stdout io.Writer, output string, f *report.Format, doc any, wide bool, shape ...func(*report.Options)) error {
 	if output != "" {
-		return renderFile(output, f.Name, doc)
+		return renderFile(output, f.Name, doc, shape...)
 	}
 	if file, ok := stdout.(*os.File); ok && f.Binary && isatty.IsTerminal(file.Fd()) {
 		return usageErr("a %s chart is binary: give --output FILE or redirect stdout", f.Name)
 	}
-	return renderWide(stdout, f.Name, doc, wide)
+	return renderWide(stdout, f.Name, doc, wide, shape...)
 }
 
 // emitWith writes doc in format f with the given options, to the file output or stdout.
@@ -212,8 +217,12 @@ func emitWith(stdout io.Writer, output string, f *report.Format, doc any, opts r
 }
 
 // renderFile writes doc to path as a new file renamed into place.
-func renderFile(path, format string, doc any) error {
-	if err := safefile.WriteFile(path, func(w io.Writer) error { return report.Render(w, format, doc) }); err != nil {
+func renderFile(path, format string, doc any, shape ...func(*report.Options)) error {
+	var opts report.Options
+	for _, f := range shape {
+		f(&opts)
+	}
+	if err := safefile.WriteFile(path, func(w io.Writer) error { return report.RenderWith(w, format, doc, opts) }); err != nil {
 		return outputErr("cannot write %s: %v", path, err)
 	}
 	return nil

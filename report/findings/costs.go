@@ -13,7 +13,8 @@ import (
 // costs says what a buffer costs on the host, on the system and on the devices, where the samples allow a
 // fit; strategies whose costs read the same share a sentence.
 func (d *deriver) costs(views []*view, size uint64) {
-	var g, outside groups
+	var g groups
+	var outside []outsideRSS
 	for _, v := range views {
 		s := v.s
 		if s.Outcome == result.OutcomeUnsupported || s.AllocationsOK == 0 {
@@ -57,13 +58,11 @@ func (d *deriver) costs(views []*view, size uint64) {
 		}
 		g.add(result.FindingCost, body, s.Strategy, ev, "")
 		if out, signal, ok := v.outsideRSS(); ok {
-			outside.add(result.FindingOutsideRSS, fmt.Sprintf(": by %s, %s per buffer is host memory held outside the process (by the driver, shared memory, or promised and not yet touched), which its RSS (%s per buffer) does not show",
-				signal, units.SignedBytes(out), units.SignedBytes(s.HostBytesPerBuffer)), s.Strategy,
-				map[string]float64{"outside_rss_bytes_per_buffer": out}, "")
+			outside = append(outside, outsideRSS{s.Strategy, signal, out, s.HostBytesPerBuffer})
 		}
 	}
 	d.emit(&g, size, plainSubject)
-	d.emit(&outside, size, plainSubject)
+	d.outsideRSS(outside, size)
 	var shared, perDevice *view
 	for _, v := range views {
 		switch v.s.Strategy {
@@ -83,6 +82,39 @@ func (d *deriver) costs(views []*view, size uint64) {
 		d.add(result.Finding{Kind: result.FindingCost, Strategies: []result.Strategy{result.Shared, result.PerDevice},
 			Sentence: fmt.Sprintf("the shared context costs %.2fx the device memory per buffer of one context per device", r),
 			Evidence: map[string]float64{"ratio": r}}, size)
+	}
+}
+
+// outsideRSS is one strategy's host memory per buffer held outside its process, by one signal.
+type outsideRSS struct {
+	st       result.Strategy
+	signal   string
+	out, rss float64
+}
+
+// outsideRSS says what each buffer held outside the process: one finding for the strategies the same
+// signal read within variantMoved of each other, their figures as ranges.
+func (d *deriver) outsideRSS(all []outsideRSS, size uint64) {
+	for len(all) > 0 {
+		first, same, rest := all[0], all[:0:0], all[:0:0]
+		for _, o := range all {
+			if o.signal == first.signal && math.Abs(o.out-first.out) <= variantMoved*math.Abs(first.out) {
+				same = append(same, o)
+			} else {
+				rest = append(rest, o)
+			}
+		}
+		who := make([]result.Strategy, len(same))
+		outs, rsss := make([]float64, len(same)), make([]float64, len(same))
+		for i, o := range same {
+			who[i], outs[i], rsss[i] = o.st, o.out, o.rss
+		}
+		ev := map[string]float64{"outside_rss_bytes_per_buffer": first.out}
+		addRange(ev, "outside_rss_bytes_per_buffer", outs)
+		d.add(result.Finding{Kind: result.FindingOutsideRSS, Strategies: who, Evidence: ev,
+			Sentence: fmt.Sprintf("%s: by %s, %s per buffer is host memory held outside the process (by the driver, shared memory, or promised and not yet touched), which its RSS (%s per buffer) does not show",
+				names(who), first.signal, byteRange(outs), byteRange(rsss))}, size)
+		all = rest
 	}
 }
 
@@ -249,7 +281,7 @@ func (d *deriver) headline() result.Finding {
 		what = units.Size(d.first.size) + " buffers: " + what
 	}
 	return result.Finding{Kind: result.FindingHeadline, Strategies: []result.Strategy{s.Strategy}, Sizes: []uint64{d.first.size},
-		Sentence: capitalize(what + ": " + limitSummary(v, lf) + "; " + nextStep(v, lf) + "."), Evidence: lf.evidence}
+		Sentence: capitalize(what + ": " + limitSummary(v, lf) + "; " + nextStep(v, lf) + "."), Evidence: lf.evidence, About: result.FindingFailure}
 }
 
 // completedHeadline is the headline of a run in which nothing failed.
@@ -266,6 +298,10 @@ func (d *deriver) completedHeadline() result.Finding {
 			all = false
 		}
 	}
+	each := " per strategy" // "per strategy" only where there are several
+	if len(distinct(d.jobs, func(s *result.StrategyResult) result.Strategy { return s.Strategy })) == 1 {
+		each = ""
+	}
 	switch {
 	case budget == 0:
 		return result.Finding{Kind: result.FindingHeadline, Sentence: "No strategy created a buffer: see why below."}
@@ -274,9 +310,9 @@ func (d *deriver) completedHeadline() result.Finding {
 		if n := len(distinct(d.jobs, func(s *result.StrategyResult) result.Strategy { return s.Strategy })); len(deferred) < n {
 			who = "for " + names(deferred) + " memory did not grow with them"
 		}
-		return result.Finding{Kind: result.FindingHeadline, Strategies: deferred, Sentence: fmt.Sprintf("No allocation failed in %s per strategy, but %s: the runtime defers allocation to first use, so those buffers were never really allocated; run with --touch fill to place them.", budgetText(d.jobs), who)}
+		return result.Finding{Kind: result.FindingHeadline, About: result.FindingDeferred, Strategies: deferred, Sentence: fmt.Sprintf("No allocation failed in %s%s, but %s: the runtime defers allocation to first use, so those buffers were never really allocated; run with --touch fill to place them.", budgetText(d.jobs), each, who)}
 	case all:
-		return result.Finding{Kind: result.FindingHeadline, Sentence: fmt.Sprintf("No allocation failed within the budget of %s per strategy: raise --max-allocs or --max-bytes to find the limit.", budgetText(d.jobs))}
+		return result.Finding{Kind: result.FindingHeadline, About: result.FindingCompleted, Sentence: fmt.Sprintf("No allocation failed within the budget of %s%s: raise --max-allocs or --max-bytes to find the limit.", budgetText(d.jobs), each)}
 	}
 	return result.Finding{Kind: result.FindingHeadline, Sentence: "No allocation failed, but not every strategy ran to its budget: see why below."}
 }

@@ -82,6 +82,7 @@ func deriveVariants(r *result.Run, limits map[*result.StrategyResult]limitFindin
 			said[fs[k].Sentence] = true
 			fs[k].Variant, fs[k].Flags = v, g.flags
 			if label := groupLabel(r, g); label != "" {
+				fs[k].Claim, fs[k].Label = fs[k].Sentence, label
 				fs[k].Sentence = "With " + label + ": " + lowerFirst(fs[k].Sentence)
 			}
 			kept = append(kept, fs[k])

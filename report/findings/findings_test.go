@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
@@ -95,61 +96,8 @@ func TestDeferredNeedsADeviceMeasurement(t *testing.T) {
 	}
 }
 
-// randomRun makes a run from random figures: strategies at one or two sizes on one or two devices, with and
-// without a device sampler, ending in every way.
-func randomRun(rng *rand.Rand) *result.Run {
-	ndev := 1 + rng.IntN(2)
-	r := &result.Run{Environment: &result.Environment{HostMemBytes: 16 << 30}, Config: result.Config{Touch: result.Touches[rng.IntN(3)],
-		HostReserveByte: 1 << 30}}
-	var devs []int
-	for d := 0; d < ndev; d++ {
-		r.Devices = append(r.Devices, result.Device{Index: d, GlobalMemBytes: uint64(1+rng.IntN(8)) << 30, HostUnified: rng.IntN(4) == 0})
-		devs = append(devs, d)
-	}
-	sizes := []uint64{uint64(1+rng.IntN(64)) << 16}
-	if rng.IntN(3) == 0 {
-		sizes = append(sizes, sizes[0]*uint64(2+rng.IntN(8)))
-	}
-	for _, size := range sizes {
-		for _, st := range result.Strategies[:1+rng.IntN(4)] {
-			s := result.StrategyResult{Strategy: st, Devices: devs, SizeBytes: size, Outcome: result.Outcomes[rng.IntN(len(result.Outcomes))],
-				AllocationsOK: uint64(rng.IntN(20000))}
-			s.BytesOK = s.AllocationsOK * size
-			sampled := rng.IntN(2) == 0
-			if sampled {
-				s.DeviceSampler = "test sampler"
-			} else {
-				s.DeviceSampler = "not available: test"
-			}
-			for i := 0; i < rng.IntN(30); i++ {
-				smp := result.Sample{Index: s.AllocationsOK * uint64(i) / 30, RSSBytes: uint64(rng.IntN(1 << 30)), AvailBytes: uint64(rng.IntN(16 << 30)),
-					VMSBytes: uint64(rng.IntN(1 << 40))}
-				if sampled {
-					for _, d := range r.Devices {
-						smp.DeviceSamples = append(smp.DeviceSamples, result.DeviceSample{Device: d.Index, UsedBytes: uint64(rng.Float64() * 1.2 * float64(d.GlobalMemBytes))})
-					}
-				}
-				s.Samples = append(s.Samples, smp)
-			}
-			s.SamplesTotal = len(s.Samples)
-			if rng.IntN(2) == 0 {
-				s.HostBytesPerBuffer = rng.Float64() * float64(size)
-				sys := rng.Float64() * 2 * float64(size)
-				s.SystemBytesPerBuffer = &sys
-				s.DeviceBytesPerBuffer = map[string]float64{"0": rng.Float64() * float64(size)}
-			}
-			if s.Outcome == result.OutcomeFailed {
-				s.FirstFailure = &result.FirstFailure{Index: s.AllocationsOK, Stage: result.Stages[rng.IntN(5)], Code: -4 - int32(rng.IntN(3)),
-					Name: "CL_X", Device: rng.IntN(ndev), BytesBefore: s.BytesOK, HostAvail: uint64(rng.IntN(16 << 30))}
-			}
-			if rng.IntN(4) == 0 {
-				s.MaxMappings, s.MaxMapCount = uint64(rng.IntN(70000)), 65530
-			}
-			r.Strategies = append(r.Strategies, s)
-		}
-	}
-	return r
-}
+// randomRun is fixture.Random: the generated runs the findings' properties are checked over.
+func randomRun(rng *rand.Rand) *result.Run { return fixture.Random(rng) }
 
 // No sentence says a device ran out, or was full, unless its recorded use (or, unsampled, the bytes given
 // to it where the runtime stopped at its size) reached 90% of its global memory.

@@ -3,6 +3,7 @@ package findings
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/clmemprobe/clmemprobe/report/result"
@@ -44,7 +45,9 @@ func vendorNote(recorded string) string {
 
 // flagEffects compares each job run with other flags against the same job with the default read-write
 // flags: the host memory each buffer took (less, for use-host-ptr, the block the tool allocated as the
-// buffer's storage, which any program using the flag allocates too), and how far the job got.
+// buffer's storage, which any program using the flag allocates too), and how far the job got. The
+// strategies of one flag set whose reach the flags did not move share one finding, their figures given as a
+// range: the flag set is the fact, and the strategies' small differences are not news.
 func flagEffects(r *result.Run) []result.Finding {
 	type key struct {
 		st      result.Strategy
@@ -57,55 +60,139 @@ func flagEffects(r *result.Run) []result.Finding {
 			base[key{s.Strategy, s.SizeBytes, s.Variant}] = s
 		}
 	}
+	type setKey struct {
+		flags, variant string
+		size           uint64
+	}
+	var order []setKey
+	sets := map[setKey][]flagEffect{}
 	var out []result.Finding
 	for i := range r.Strategies {
 		s := &r.Strategies[i]
 		if s.Flags == "" {
 			continue
 		}
-		b := base[key{s.Strategy, s.SizeBytes, s.Variant}]
-		sentence, ev, ok := flagEffect(s, b)
+		e, ok := newFlagEffect(s, base[key{s.Strategy, s.SizeBytes, s.Variant}])
 		if !ok {
 			continue
 		}
-		if s.Variant != "" {
-			sentence = "With " + variantLabel(r, s.Variant) + ", " + sentence
+		if e.moved != "" { // a flag set that moved this job's reach is said job by job
+			out = append(out, flagFinding(r, []flagEffect{e}))
+			continue
 		}
-		if len(r.Sizes()) > 1 {
-			sentence = units.Size(s.SizeBytes) + " buffers: " + sentence
+		k := setKey{s.Flags, s.Variant, s.SizeBytes}
+		if _, seen := sets[k]; !seen {
+			order = append(order, k)
 		}
-		out = append(out, result.Finding{Kind: result.FindingFlags, Strategies: []result.Strategy{s.Strategy}, Variant: s.Variant, Flags: s.Flags,
-			Sizes: []uint64{s.SizeBytes}, Sentence: capitalize(sentence) + ".", Evidence: ev})
+		sets[k] = append(sets[k], e)
+	}
+	for _, k := range order {
+		out = append(out, flagFinding(r, sets[k]))
 	}
 	return out
 }
 
-// flagEffect is the sentence about one job with flags against its read-write job b (nil where the run has
-// none): what a buffer cost the host, and how far it got. ok is false where nothing can be said.
-func flagEffect(s, b *result.StrategyResult) (string, map[string]float64, bool) {
+// flagEffect is one job with flags against its read-write job: what a buffer cost the host, and how far
+// it got.
+type flagEffect struct {
+	s                *result.StrategyResult
+	host, runtime    float64 // host RSS per buffer; less the tool's own block (use-host-ptr)
+	block            float64 // the block the tool allocates per buffer for use-host-ptr; 0 otherwise
+	readWrite        float64 // the read-write job's host RSS per buffer, where hasReadWrite
+	hasReadWrite     bool
+	moved            string // "; it failed at #N where read-write ...", where the flags moved the reach
+	movedOK, movedRW uint64
+}
+
+// newFlagEffect measures job s against its read-write job b (nil where the run has none). ok is false
+// where nothing can be said.
+func newFlagEffect(s, b *result.StrategyResult) (flagEffect, bool) {
 	flags, err := result.JobFlags(s.Flags)
 	if err != nil || (s.Fit != nil && !s.Fit.OK) || s.AllocationsOK == 0 {
-		return "", nil, false
+		return flagEffect{}, false
 	}
-	ev := map[string]float64{"host_bytes_per_buffer": s.HostBytesPerBuffer}
-	sentence := fmt.Sprintf("flags %s: %s cost %s of host RSS per buffer", s.Flags, s.Strategy, units.SignedBytes(s.HostBytesPerBuffer))
+	e := flagEffect{s: s, host: s.HostBytesPerBuffer}
 	if flags.HostPtr() == result.HostPtrUse {
-		block := float64(pageRounded(s.SizeBytes))
-		runtime := s.HostBytesPerBuffer - block
-		ev["tool_block_bytes"], ev["runtime_host_bytes_per_buffer"] = block, runtime
-		sentence += fmt.Sprintf(": %s of it is the buffer's own host memory (the block the tool allocates, as a program would), and the runtime adds %s",
-			units.Bytes(uint64(block)), units.SignedBytes(runtime))
+		e.block = float64(pageRounded(s.SizeBytes))
+		e.runtime = s.HostBytesPerBuffer - e.block
 	}
 	if b != nil && (b.Fit == nil || b.Fit.OK) && b.AllocationsOK > 0 {
-		ev["read_write_host_bytes_per_buffer"] = b.HostBytesPerBuffer
-		sentence += fmt.Sprintf(" (read-write: %s)", units.SignedBytes(b.HostBytesPerBuffer))
+		e.readWrite, e.hasReadWrite = b.HostBytesPerBuffer, true
 		change := float64(s.AllocationsOK)/float64(b.AllocationsOK) - 1
 		if math.Abs(change) > variantMoved || s.Outcome != b.Outcome {
-			ev["read_write_allocations_ok"], ev["allocations_ok"] = float64(b.AllocationsOK), float64(s.AllocationsOK)
-			sentence += fmt.Sprintf("; it %s at #%d where read-write %s at #%d (%+.1f%%)", endVerb(s), s.AllocationsOK, endVerb(b), b.AllocationsOK, 100*change)
+			e.movedOK, e.movedRW = s.AllocationsOK, b.AllocationsOK
+			e.moved = fmt.Sprintf("; it %s at #%d where read-write %s at #%d (%+.1f%%)", endVerb(s), s.AllocationsOK, endVerb(b), b.AllocationsOK, 100*change)
 		}
 	}
-	return sentence, ev, true
+	return e, true
+}
+
+// flagFinding is the finding of one flag set's jobs (one job where its reach moved): their host cost per
+// buffer, a range where the strategies differ, against read-write's. Its evidence is the first job's
+// figures, and the range's ends where there are several.
+func flagFinding(r *result.Run, es []flagEffect) result.Finding {
+	s := es[0].s
+	who := make([]result.Strategy, len(es))
+	for i, e := range es {
+		who[i] = e.s.Strategy
+	}
+	pick := func(f func(flagEffect) float64) []float64 {
+		out := make([]float64, len(es))
+		for i, e := range es {
+			out[i] = f(e)
+		}
+		return out
+	}
+	hosts := pick(func(e flagEffect) float64 { return e.host })
+	ev := map[string]float64{"host_bytes_per_buffer": es[0].host}
+	addRange(ev, "host_bytes_per_buffer", hosts)
+	sentence := fmt.Sprintf("flags %s: %s cost %s of host RSS per buffer", s.Flags, names(who), byteRange(hosts))
+	if es[0].block > 0 {
+		runtimes := pick(func(e flagEffect) float64 { return e.runtime })
+		ev["tool_block_bytes"], ev["runtime_host_bytes_per_buffer"] = es[0].block, es[0].runtime
+		addRange(ev, "runtime_host_bytes_per_buffer", runtimes)
+		sentence += fmt.Sprintf(": %s of it is the buffer's own host memory (the block the tool allocates, as a program would), and the runtime adds %s",
+			units.Bytes(uint64(es[0].block)), byteRange(runtimes))
+	}
+	var rws []float64
+	for _, e := range es {
+		if e.hasReadWrite {
+			rws = append(rws, e.readWrite)
+		}
+	}
+	if len(rws) > 0 {
+		ev["read_write_host_bytes_per_buffer"] = rws[0]
+		addRange(ev, "read_write_host_bytes_per_buffer", rws)
+		sentence += fmt.Sprintf(" (read-write: %s)", byteRange(rws))
+	}
+	if e := es[0]; e.moved != "" {
+		ev["read_write_allocations_ok"], ev["allocations_ok"] = float64(e.movedRW), float64(e.movedOK)
+		sentence += e.moved
+	}
+	if s.Variant != "" {
+		sentence = "With " + variantLabel(r, s.Variant) + ", " + sentence
+	}
+	if len(r.Sizes()) > 1 {
+		sentence = units.Size(s.SizeBytes) + " buffers: " + sentence
+	}
+	return result.Finding{Kind: result.FindingFlags, Strategies: who, Variant: s.Variant, Flags: s.Flags,
+		Sizes: []uint64{s.SizeBytes}, Sentence: capitalize(sentence) + ".", Evidence: ev}
+}
+
+// byteRange is figures as one size where they print alike, else "least to most".
+func byteRange(vs []float64) string {
+	lo, hi := slices.Min(vs), slices.Max(vs)
+	if a, b := units.SignedBytes(lo), units.SignedBytes(hi); a != b {
+		return a + " to " + b
+	}
+	return units.SignedBytes(lo)
+}
+
+// addRange records the ends of a range of figures under key_min and key_max, where there are several.
+func addRange(ev map[string]float64, key string, vs []float64) {
+	if len(vs) > 1 {
+		ev[key+"_min"], ev[key+"_max"] = slices.Min(vs), slices.Max(vs)
+	}
 }
 
 // pageRounded is a host block's size: the tool maps whole pages. Pages are taken as 4 KiB, the size on

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
 // rejected is a job whose first buffer the runtime refused with code under flags.
@@ -45,11 +46,45 @@ func TestUseHostPtrCostNamesTheBlock(t *testing.T) {
 	rw, use := job(result.Shared, result.OutcomeCompleted, 100, 0), job(result.Shared, result.OutcomeCompleted, 100, 0)
 	rw.SizeBytes, use.SizeBytes, use.Flags = size, size, "use-host-ptr"
 	rw.HostBytesPerBuffer, use.HostBytesPerBuffer = 300, 4*4096+500
-	sentence, ev, ok := flagEffect(&use, &rw)
+	r := &result.Run{Strategies: []result.StrategyResult{rw, use}}
+	e, ok := newFlagEffect(&r.Strategies[1], &r.Strategies[0])
+	f := flagFinding(r, []flagEffect{e})
+	sentence, ev := f.Sentence, f.Evidence
 	if !ok || ev["tool_block_bytes"] != 4*4096 || ev["runtime_host_bytes_per_buffer"] != 500 {
 		t.Fatalf("%q %v: want a block of 4 pages and 500 bytes from the runtime", sentence, ev)
 	}
 	if !strings.Contains(sentence, "16 KiB of it is the buffer's own host memory") || !strings.Contains(sentence, "read-write: 300 B") {
 		t.Errorf("sentence %q", sentence)
+	}
+}
+
+// The strategies of one flag set whose reach the flags did not move share one finding, with the range of
+// their figures; a strategy whose reach moved keeps its own.
+func TestFlagSetStrategiesShareOneFinding(t *testing.T) {
+	var r result.Run
+	for _, st := range []result.Strategy{result.Shared, result.PerDevice, result.MigrateFirst} {
+		rw, alloc := job(st, result.OutcomeCompleted, 100, 0), job(st, result.OutcomeCompleted, 100, 0)
+		rw.HostBytesPerBuffer, alloc.HostBytesPerBuffer, alloc.Flags = 600, 4000, "alloc-host-ptr"
+		if st == result.PerDevice {
+			alloc.HostBytesPerBuffer = 5000
+		}
+		if st == result.MigrateFirst {
+			alloc.Outcome, alloc.AllocationsOK = result.OutcomeFailed, 50
+		}
+		r.Strategies = append(r.Strategies, rw, alloc)
+	}
+	fs := flagEffects(&r)
+	if len(fs) != 2 {
+		t.Fatalf("%d findings, want 2 (one for the unmoved pair, one for the moved job): %v", len(fs), fs)
+	}
+	moved, pair := fs[0], fs[1]
+	if len(moved.Strategies) != 1 || moved.Strategies[0] != result.MigrateFirst || moved.Evidence["allocations_ok"] != 50 {
+		t.Errorf("the moved job's finding: %+v", moved)
+	}
+	if len(pair.Strategies) != 2 || pair.Evidence["host_bytes_per_buffer_min"] != 4000 || pair.Evidence["host_bytes_per_buffer_max"] != 5000 {
+		t.Errorf("the pair's finding: %+v", pair)
+	}
+	if want := units.SignedBytes(4000) + " to " + units.SignedBytes(5000); !strings.Contains(pair.Sentence, want) {
+		t.Errorf("the pair's sentence lacks the range %q: %s", want, pair.Sentence)
 	}
 }

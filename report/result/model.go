@@ -451,6 +451,14 @@ type Finding struct {
 	// Source is where a statement about a runtime comes from (a source file, the specification, an
 	// observation), when the sentence relies on one.
 	Source string `json:"source,omitempty"`
+	// About is, for a headline, the kind of finding it states (first-failure, completed, deferred): the
+	// terminal's short verdict does not say that fact again.
+	About FindingKind `json:"about,omitempty"`
+	// Claim is the sentence without the label of its variant and flag set ("With flags X: "), and Label
+	// that label; both empty where the run has one group. The short verdict merges one claim of several
+	// groups under their labels. In memory only: findings are derived again from a loaded run.
+	Claim string `json:"-"`
+	Label string `json:"-"`
 }
 
 // DryRun is what run --dry-run prints: the jobs a run would do and the most memory each could take, with

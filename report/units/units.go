@@ -12,12 +12,13 @@ import (
 	"strings"
 )
 
-// Bytes writes n with a binary unit, short enough for a table cell.
+// Bytes writes n with a binary unit, short enough for a table cell. From 1000 of a unit up it takes the
+// next ("0.99 MiB", not "1017.53 KiB": four digits before the point read as a larger number than they are).
 func Bytes(n uint64) string {
 	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
 	v := float64(n)
 	u := 0
-	for v >= 1024 && u < len(units)-1 {
+	for (v >= 1024 || (u > 0 && v >= 999.995)) && u < len(units)-1 {
 		v /= 1024
 		u++
 	}

@@ -145,3 +145,16 @@ func TestCounted(t *testing.T) {
 		}
 	}
 }
+
+// From 1000 of a unit up, Bytes says the next unit: no figure is written with four digits before its point.
+func TestBytesNeverFourDigitsOfAUnit(t *testing.T) {
+	for _, base := range []uint64{1 << 10, 1 << 20, 1 << 30} {
+		for n := 999 * base; n < 1025*base; n += base / 7 {
+			s := Bytes(n)
+			num := strings.Fields(s)[0]
+			if whole, _, _ := strings.Cut(num, "."); len(whole) > 3 {
+				t.Errorf("Bytes(%d) = %q", n, s)
+			}
+		}
+	}
+}

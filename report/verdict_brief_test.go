@@ -1,0 +1,91 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// The terminal's verdict over generated sweeps (strategies, sizes, flag sets, variants, every outcome): at
+// most findings.BriefBullets bullets, no claim said twice under different labels, every failed job's index
+// in the table or the bullets; the Markdown keeps every finding.
+func TestBriefVerdictProperties(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 33))
+	cut := 0
+	for n := 0; n < 1000; n++ {
+		r := fixture.RandomSweep(rng)
+		findings.Apply(r)
+		var table bytes.Buffer
+		if err := writeTable(&table, r, Options{Width: 120}); err != nil {
+			t.Fatal(err)
+		}
+		bullets := bulletsOf(table.String())
+		if len(bullets) > findings.BriefBullets {
+			t.Fatalf("run %d: %d bullets:\n%s", n, len(bullets), table.String())
+		}
+		if len(bullets) < len(r.Verdict) {
+			cut++
+		}
+		claims := map[string]string{}
+		for _, b := range bullets {
+			c := claimText(b)
+			if prev, ok := claims[c]; ok {
+				t.Fatalf("run %d: one claim twice:\n  %s\n  %s", n, prev, b)
+			}
+			claims[c] = b
+		}
+		for i := range r.Strategies {
+			s := &r.Strategies[i]
+			if s.Outcome != result.OutcomeFailed || s.FirstFailure == nil {
+				continue
+			}
+			if idx := fmt.Sprintf("#%d", s.FirstFailure.Index); !strings.Contains(table.String(), idx) {
+				t.Fatalf("run %d: job %d failed at %s, which neither the table nor the bullets show:\n%s", n, i, idx, table.String())
+			}
+		}
+		var md bytes.Buffer
+		if err := writeMarkdown(&md, r, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range r.Verdict {
+			if !strings.Contains(md.String(), mdText(v)) {
+				t.Fatalf("run %d: the Markdown lacks the finding %q", n, v)
+			}
+		}
+	}
+	if cut == 0 {
+		t.Fatal("no generated run had more findings than the terminal shows: the generator does not reach the case")
+	}
+	t.Logf("%d of 1000 runs had findings left to -v and the Markdown", cut)
+}
+
+// bulletsOf is the verdict bullets of a rendered table, each joined back into one line.
+func bulletsOf(table string) []string {
+	var out []string
+	for _, line := range strings.Split(table, "\n") {
+		switch {
+		case strings.HasPrefix(line, "- "):
+			out = append(out, strings.TrimPrefix(line, "- "))
+		case strings.HasPrefix(line, "  ") && len(out) > 0:
+			out[len(out)-1] += " " + strings.TrimSpace(line)
+		}
+	}
+	return out
+}
+
+// claimText is a bullet without the label of the groups it is said of ("With flags X: "), lowercased at
+// its start: two bullets with one claim are one fact said twice.
+func claimText(b string) string {
+	if strings.HasPrefix(b, "With ") {
+		if _, rest, ok := strings.Cut(b, ": "); ok {
+			b = rest
+		}
+	}
+	return strings.ToLower(b[:1]) + b[1:]
+}
