@@ -421,29 +421,36 @@ func writeEnvironmentMarkdown(w io.Writer, e *result.Environment, _ Options) err
 }
 
 func writeEnvironment(b *strings.Builder, e *result.Environment, st style) {
-	fmt.Fprintf(b, "- OS: %s, kernel %s, %d CPUs (%s)\n", st.text(e.OS), st.text(e.Kernel), e.CPUs, st.text(e.CPU))
-	fmt.Fprintf(b, "- RAM %s, swap %s, vm.overcommit_memory %s (ratio %s), vm.max_map_count %d\n", units.Bytes(e.HostMemBytes),
-		units.Bytes(e.SwapBytes), st.text(OrDash(e.Overcommit)), st.text(OrDash(e.OvercommitPct)), e.MaxMapCount)
-	fmt.Fprintf(b, "- OpenCL library: %s; ICD vendors: %s\n", st.code(e.OpenCLLibrary), st.code(e.ICDVendorsDir))
+	fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("OS: %s, kernel %s, %d CPUs (%s)", st.text(e.OS), st.text(e.Kernel), e.CPUs, st.text(e.CPU)), st.Width))
+	fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("RAM %s, swap %s, vm.overcommit_memory %s (ratio %s), vm.max_map_count %d", units.Bytes(e.HostMemBytes),
+		units.Bytes(e.SwapBytes), st.text(OrDash(e.Overcommit)), st.text(OrDash(e.OvercommitPct)), e.MaxMapCount), st.Width))
+	fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("OpenCL library: %s; ICD vendors: %s", st.code(e.OpenCLLibrary), st.code(e.ICDVendorsDir)), st.Width))
+	said := map[string]bool{}
+	for _, s := range e.ICDStatus {
+		said[s.File] = true
+		fmt.Fprintln(b, wrapWords("  - ", st.text(s.Line()), st.Width))
+	}
 	for _, f := range sortedKeys(e.ICDFiles) {
-		fmt.Fprintf(b, "  - %s -> %s\n", st.code(f), st.code(e.ICDFiles[f]))
+		if !said[f] {
+			fmt.Fprintln(b, wrapWords("  - ", fmt.Sprintf("%s -> %s", st.code(f), st.code(e.ICDFiles[f])), st.Width))
+		}
 	}
 	for _, p := range e.Platforms {
-		fmt.Fprintf(b, "- platform %d: %s (%s), %s\n", p.Index, st.text(p.Name), st.text(p.Vendor), st.text(p.Version))
+		fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("platform %d: %s (%s), %s", p.Index, st.text(p.Name), st.text(p.Vendor), st.text(p.Version)), st.Width))
 	}
 	if e.FDLimit > 0 {
-		fmt.Fprintf(b, "- open file descriptors: the command's soft limit %d (ulimit -n), which the workers run under\n", e.FDLimit)
+		fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("open file descriptors: the command's soft limit %d (ulimit -n), which the workers run under", e.FDLimit), st.Width))
 	}
 	if cg := e.MemoryCgroup; cg != nil {
-		fmt.Fprintf(b, "- memory cgroup: %s (v%d), limit %s\n", st.code(cg.Path), cg.Version, limitOrNone(cg.LimitBytes))
+		fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("memory cgroup: %s (v%d), limit %s", st.code(cg.Path), cg.Version, limitOrNone(cg.LimitBytes)), st.Width))
 	}
 	for _, d := range e.DRIDevices {
-		fmt.Fprintf(b, "- %s\n", st.text(d))
+		fmt.Fprintln(b, wrapWords("- ", st.text(d), st.Width))
 	}
 	if len(e.EnvVars) > 0 {
 		b.WriteString("- environment variables:\n")
 		for _, k := range sortedKeys(e.EnvVars) {
-			fmt.Fprintf(b, "  - %s\n", st.code(k+"="+e.EnvVars[k]))
+			fmt.Fprintln(b, wrapWords("  - ", st.code(k+"="+e.EnvVars[k]), st.Width))
 		}
 	}
 }

@@ -135,3 +135,22 @@ func TestHiddenColumnsAreNamed(t *testing.T) {
 		}
 	}
 }
+
+// env's block wraps at the terminal's width, as the verdict does: no line of it runs past 80 columns but a
+// single word longer than a line.
+func TestEnvironmentBlockFitsTheTerminal(t *testing.T) {
+	e := &result.Environment{OS: "debian 12.11", Kernel: "6.1.0-28-amd64", CPUs: 2, CPU: "AMD EPYC 7B13 64-Core Processor",
+		OpenCLLibrary: "libOpenCL.so.1", ICDVendorsDir: "/etc/OpenCL/vendors", FDLimit: 20000,
+		ICDStatus: []result.ICDStatus{{File: "/etc/OpenCL/vendors/intel.icd", Library: "/usr/lib/x86_64-linux-gnu/intel-opencl/libigdrcl.so",
+			Outcome: result.ICDNoPlatform, Vendor: "Intel's compute-runtime (NEO)", Drivers: "i915 or xe"}},
+		EnvVars: map[string]string{"POCL_DEVICES": "pthread pthread"}}
+	var b bytes.Buffer
+	if err := writeEnvironmentText(&b, e, Options{Width: 80}); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(b.String(), "\n") {
+		if n := len([]rune(l)); n > 80 && strings.Contains(strings.TrimSpace(l), " ") {
+			t.Errorf("a line of %d columns: %q", n, l)
+		}
+	}
+}

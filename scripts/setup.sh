@@ -8,7 +8,8 @@
 #     layer with on first use;
 #   - with --tests, also the C compiler, the OpenCL headers and libOpenCL.so that build the fault-injection
 #     runtime and the C reproducers, and promtool (Debian's prometheus package) that tests the Prometheus
-#     rules in scripts/prometheus, and Debian's python3-pyopencl (a real OpenCL client trace is tested with).
+#     rules in scripts/prometheus, Debian's python3-pyopencl (a real OpenCL client trace is tested with), and
+#     Debian's intel-opencl-icd without its .icd file (a runtime that finds no device, for the setup tests).
 # Run as root or with sudo. Safe to run again: it installs nothing that is already there. Afterwards,
 # `. scripts/go-path.sh` puts the fetched Go on PATH (scripts/probe.sh and scripts/test.sh do).
 set -euo pipefail
@@ -112,6 +113,22 @@ if [ ${#packages[@]} -gt 0 ]; then
   fi
 else
   say "the OpenCL loader and a runtime are installed"
+fi
+
+# The setup-diagnosis tests load Intel's runtime (Debian's intel-opencl-icd), which finds no platform on a
+# machine without an Intel GPU, through .icd files of their own. It is installed without its .icd file
+# (dpkg leaves /etc/OpenCL/vendors/intel.icd out), so what the programs on this machine see does not change.
+neo_lib=/usr/lib/x86_64-linux-gnu/intel-opencl/libigdrcl.so
+if [ $want_tests = 1 ] && [ ! -e "$neo_lib" ] && [ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ]; then
+  say "installing intel-opencl-icd with apt-get, not registered (for the setup-diagnosis tests)"
+  log=$(mktemp)
+  if ! { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends \
+      -o DPkg::Options::=--path-exclude=/etc/OpenCL/vendors/intel.icd intel-opencl-icd; } >"$log" 2>&1; then
+    tail -n 15 "$log" >&2
+    rm -f "$log"
+    fail "apt-get could not install intel-opencl-icd (its last lines are above): check the network and /etc/apt/sources.list, then run this again"
+  fi
+  rm -f "$log"
 fi
 
 if [ $need_go = 0 ]; then

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"strings"
 	"time"
@@ -30,6 +31,7 @@ type listingRequest struct {
 	format  *report.Format
 	output  string // the file to write instead of stdout; empty: stdout
 	wide    bool
+	stderr  io.Writer
 }
 
 // emit writes doc where the listing's output goes: --output, else stdout.
@@ -72,6 +74,7 @@ func (l listing) command(stdout, stderr io.Writer) *cli.Command {
 			if err != nil {
 				return err
 			}
+			req.stderr = stderr
 			if req.output != "" {
 				if err := checkOutput("--output", req.output); err != nil {
 					return err
@@ -122,11 +125,21 @@ func devicesCommand(stdout, stderr io.Writer) *cli.Command {
 	}.command(stdout, stderr)
 }
 
-// listDevices prints every platform and device the runtime reports, listed in a child process.
+// listDevices prints every platform and device the runtime reports, listed in a child process, and says on
+// stderr, one line each, why a registered runtime gave none (where no runtime gave one, the error says it).
 func listDevices(ctx context.Context, req *listingRequest, stdout io.Writer) error {
 	inv, err := probe.Describe(ctx, req.library, req.setup)
 	if err != nil {
 		return err
 	}
-	return req.emit(stdout, &inv)
+	if err := req.emit(stdout, &inv); err != nil {
+		return err
+	}
+	_, st := probe.DiagnoseICDs(ctx, req.library, req.setup)
+	for _, s := range st {
+		if !s.Gave() {
+			fmt.Fprintf(req.stderr, "devices: a registered runtime gave no device: %s\n", s.Line())
+		}
+	}
+	return nil
 }

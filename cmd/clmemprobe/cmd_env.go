@@ -30,6 +30,7 @@ func listEnvironment(ctx context.Context, req *listingRequest, stdout io.Writer)
 	for _, p := range inv {
 		e.Platforms = append(e.Platforms, p.Platform)
 	}
+	_, e.ICDStatus = probe.DiagnoseICDs(ctx, req.library, req.setup)
 	if err := req.emit(stdout, e); err != nil {
 		return err
 	}

@@ -155,7 +155,9 @@ func main() {
 	os.Exit(realMain(os.Args, os.Stdout, os.Stderr))
 }
 
-// realMain runs the command line and returns the exit code; every error becomes one line on stderr.
+// realMain runs the command line and returns the exit code; every error becomes one line on stderr (an
+// error of several things, such as each registered runtime's reason for giving no platform, one line
+// each, indented under the first).
 func realMain(args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
 	completeFrom(app, args, stdout)
@@ -165,7 +167,16 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		var ee *exitError
-		if !errors.As(err, &ee) || ee.err != nil {
+		var lined interface{ Lines() []string }
+		switch {
+		case errors.As(err, &ee) && ee.err == nil:
+		case errors.As(err, &lined):
+			lines := lined.Lines()
+			fmt.Fprintln(stderr, "clmemprobe:", oneLine(lines[0]))
+			for _, l := range lines[1:] {
+				fmt.Fprintln(stderr, "  "+oneLine(l))
+			}
+		default:
 			fmt.Fprintln(stderr, "clmemprobe:", oneLine(err.Error()))
 		}
 	}

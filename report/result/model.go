@@ -289,6 +289,9 @@ type Environment struct {
 	OpenCLLibrary string            `json:"opencl_library"`
 	ICDVendorsDir string            `json:"icd_vendors_dir"`
 	ICDFiles      map[string]string `json:"icd_files,omitempty"` // file -> library it names
+	// ICDStatus is what each registered runtime gave when loaded on its own (env and devices ask; a run
+	// does not).
+	ICDStatus []ICDStatus `json:"icd_status,omitempty"`
 	DRIDevices    []string          `json:"dri_devices,omitempty"`
 	EnvVars       map[string]string `json:"env_vars,omitempty"`
 	Platforms     []Platform        `json:"platforms,omitempty"`

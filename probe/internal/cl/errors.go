@@ -64,6 +64,9 @@ const (
 	// The words cover both: a library that is not there, and one that is and cannot be mapped (under an
 	// address-space limit, say), which dlopen reports alike.
 	ErrLibraryNotFound = loadError("cannot load the OpenCL library")
+	// ErrNotLoadable: a runtime's library exists and the dynamic linker refuses it (a dependency missing,
+	// an unresolved symbol): its words say which.
+	ErrNotLoadable = loadError("the dynamic linker refused the library")
 	// ErrNotOpenCL: the library loads but lacks the core OpenCL entry points.
 	ErrNotOpenCL = loadError("library is not an OpenCL library")
 	// ErrNoPlatform: the library loads but reports no platform.

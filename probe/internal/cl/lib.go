@@ -123,6 +123,30 @@ func Open(path string) (*Library, error) {
 	return l, nil
 }
 
+// ProbeICD loads a vendor runtime's library on its own, as the ICD loader would (RTLD_LOCAL: nothing
+// of it is seen by what loads after), and looks for the ICD entry point. The error wraps
+// ErrLibraryNotFound where the library itself is not there, ErrNotLoadable with the dynamic linker's
+// words where it is and cannot be loaded (they name the missing dependency), ErrNotOpenCL where it lacks
+// both ways to the ICD entry point. The library stays loaded: unloading a runtime is not always safe.
+func ProbeICD(path string) error {
+	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		why := strings.TrimSpace(err.Error())
+		if strings.HasPrefix(why, path+": cannot open shared object file") {
+			return fmt.Errorf("%w: %s", ErrLibraryNotFound, why)
+		}
+		return fmt.Errorf("%w: %s", ErrNotLoadable, why)
+	}
+	// Loaders find clIcdGetPlatformIDsKHR through clGetExtensionFunctionAddress (PoCL exports no other
+	// way in); a runtime that exports neither is no ICD.
+	for _, name := range []string{"clIcdGetPlatformIDsKHR", "clGetExtensionFunctionAddress"} {
+		if p, err := purego.Dlsym(h, name); err == nil && p != 0 {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: %s exports neither clIcdGetPlatformIDsKHR nor clGetExtensionFunctionAddress", ErrNotOpenCL, path)
+}
+
 // HasCreateBufferWithProperties reports whether the library exports clCreateBufferWithProperties (OpenCL 3.0).
 func (l *Library) HasCreateBufferWithProperties() bool { return l.fn.createBufferWithProperties != 0 }
 

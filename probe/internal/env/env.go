@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/clmemprobe/clmemprobe/probe/internal/icd"
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/shirou/gopsutil/v4/cpu"
@@ -67,35 +68,17 @@ func Collect(root sample.Root, openclLibrary string) *result.Environment {
 	e.Overcommit = sample.ReadTrim(filepath.Join(root.Proc, "sys/vm/overcommit_memory"))
 	e.OvercommitPct = sample.ReadTrim(filepath.Join(root.Proc, "sys/vm/overcommit_ratio"))
 	e.MaxMapCount, _ = root.MaxMapCount()
-	e.ICDVendorsDir = os.Getenv("OCL_ICD_VENDORS")
-	dir := e.ICDVendorsDir
-	if dir == "" {
-		dir = filepath.Join(root.Etc, "OpenCL/vendors")
-		e.ICDVendorsDir = dir
+	dir, files := icd.Registered(root.Etc)
+	e.ICDVendorsDir = dir
+	for _, f := range files {
+		if e.ICDFiles == nil {
+			e.ICDFiles = map[string]string{}
+		}
+		e.ICDFiles[f.Path] = f.Library
 	}
-	e.ICDFiles = icdFiles(dir)
 	e.DRIDevices = driDevices(root)
 	e.EnvVars = relevantEnv(os.Environ())
 	return e
-}
-
-// icdFiles maps each .icd file the loader reads to the library it names. OCL_ICD_VENDORS may also name a
-// single file.
-func icdFiles(dir string) map[string]string {
-	out := map[string]string{}
-	var files []string
-	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
-		files = []string{dir}
-	} else {
-		files, _ = filepath.Glob(filepath.Join(dir, "*.icd"))
-	}
-	for _, f := range files {
-		out[f] = sample.ReadTrim(f)
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
 }
 
 // driDevices lists /dev/dri render and card nodes with the kernel driver bound to each.

@@ -45,6 +45,9 @@ const (
 	// with the trace layer in OPENCL_LAYERS and lists the platforms; the layer counts its init in the trace
 	// channel (descriptor FirstExtraFD), which the parent reads.
 	KindLayers Kind = "loader-layers"
+	// KindICD loads one registered runtime (Spec.ICDLibrary) on its own, then the loader pointed at it
+	// alone (the parent sets OCL_ICD_VENDORS to a folder of its one .icd file), and answers what each gave (ICDAnswer).
+	KindICD Kind = "icd"
 )
 
 // Spec is what the parent asks a child to do.
@@ -56,6 +59,19 @@ type Spec struct {
 	Exchange *ExchangeSpec `json:"exchange,omitempty"`
 	// GPUMemory is the job of a KindGPUMemory child.
 	GPUMemory *GPUMemorySpec `json:"gpu_memory,omitempty"`
+	// ICDLibrary is the runtime a KindICD child loads, as its .icd file names it.
+	ICDLibrary string `json:"icd_library,omitempty"`
+}
+
+// ICDAnswer is what a KindICD child answers: the dynamic linker's words where the runtime's library did
+// not load (Missing: the library itself does not exist), whether it lacks the ICD entry point, and the
+// devices of each platform the loader listed through it; Error where the loader itself failed.
+type ICDAnswer struct {
+	LoadError string `json:"load_error,omitempty"`
+	Missing   bool   `json:"missing,omitempty"`
+	NotICD    bool   `json:"not_icd,omitempty"`
+	Devices   []int  `json:"devices,omitempty"` // per platform
+	Error     string `json:"error,omitempty"`
 }
 
 // ReadSpec reads the spec from r and refuses one of another protocol version.
@@ -79,4 +95,6 @@ type DescribeAnswer struct {
 	Inventory result.Inventory `json:"inventory,omitempty"`
 	Error     string           `json:"error,omitempty"`
 	NoOpenCL  bool             `json:"no_opencl,omitempty"`
+	// NoPlatform: the loader loaded and listed no platform (the parent then asks each runtime why).
+	NoPlatform bool `json:"no_platform,omitempty"`
 }

@@ -110,6 +110,8 @@ func (c *child) run() int {
 		answer = c.gpuMemory()
 	case wire.KindLayers:
 		answer = c.askLayers()
+	case wire.KindICD:
+		answer = c.loadICD()
 	default:
 		fmt.Fprintf(os.Stderr, "clmemprobe child: unknown kind %q\n", c.spec.Kind)
 		return exitUsage

@@ -13,7 +13,7 @@ import (
 func (c *child) describe() *wire.DescribeAnswer {
 	inv, _, err := c.inventory()
 	if err != nil {
-		return &wire.DescribeAnswer{Error: err.Error(), NoOpenCL: true}
+		return &wire.DescribeAnswer{Error: err.Error(), NoOpenCL: true, NoPlatform: errors.Is(err, cl.ErrNoPlatform)}
 	}
 	return &wire.DescribeAnswer{Inventory: inv}
 }
@@ -26,7 +26,7 @@ func (c *child) inventory() (result.Inventory, [][]*cl.Device, error) {
 	}
 	ps, devs, err := c.lib.AllDevices()
 	if errors.Is(err, cl.ErrNoPlatform) {
-		return nil, nil, fmt.Errorf("%s loaded but reports no platform: no vendor runtime is registered (check /etc/OpenCL/vendors or OCL_ICD_VENDORS)", c.spec.Library)
+		return nil, nil, fmt.Errorf("%w: %s loaded but reports no platform", cl.ErrNoPlatform, c.spec.Library)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("enumerating platforms and devices failed: %v", err)
@@ -60,4 +60,31 @@ func (c *child) askLayers() *wire.LayersAnswer {
 		return &wire.LayersAnswer{Error: err.Error()}
 	}
 	return &wire.LayersAnswer{Platforms: len(ps)}
+}
+
+// loadICD is the ICD-diagnosing child: the runtime's library loaded on its own (RTLD_LOCAL, so nothing of
+// it is seen by what comes after), where the dynamic linker names what is missing; then the loader, which
+// the parent pointed at that runtime alone, listing its platforms and devices.
+func (c *child) loadICD() *wire.ICDAnswer {
+	var a wire.ICDAnswer
+	if err := cl.ProbeICD(c.spec.ICDLibrary); err != nil {
+		a.LoadError, a.Missing, a.NotICD = err.Error(), errors.Is(err, cl.ErrLibraryNotFound), errors.Is(err, cl.ErrNotOpenCL)
+		return &a
+	}
+	if err := c.open(); err != nil {
+		a.Error = err.Error()
+		return &a
+	}
+	_, devs, err := c.lib.AllDevices()
+	switch {
+	case errors.Is(err, cl.ErrNoPlatform):
+		return &a
+	case err != nil:
+		a.Error = err.Error()
+		return &a
+	}
+	for _, d := range devs {
+		a.Devices = append(a.Devices, len(d))
+	}
+	return &a
 }

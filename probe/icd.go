@@ -1,0 +1,106 @@
+package probe
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/clmemprobe/clmemprobe/probe/internal/icd"
+	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
+	"github.com/clmemprobe/clmemprobe/probe/internal/supervise"
+	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// DiagnoseICDs loads every registered runtime on its own, each in a supervised child (a runtime can crash
+// or hang at load), with the loader at libPath pointed at that runtime alone: what each gave, and for one
+// that gave nothing, why (the dynamic linker's words, the device nodes it needs and whether this user can
+// open them). dir is the folder (or file) of .icd files read: OCL_ICD_VENDORS, else /etc/OpenCL/vendors.
+func DiagnoseICDs(ctx context.Context, libPath string, setup time.Duration) (dir string, out []result.ICDStatus) {
+	dir, files := icd.Registered(sample.System.Etc)
+	if len(files) == 0 {
+		return dir, nil
+	}
+	// The loader is pointed at a folder of one .icd file naming the one runtime: it lists only that
+	// (ocl-icd and Khronos' loader both read OCL_ICD_VENDORS; ocl-icd ignores OCL_ICD_FILENAMES beside it).
+	tmp, err := os.MkdirTemp("", "clmemprobe-icd-")
+	if err != nil {
+		return dir, nil
+	}
+	defer os.RemoveAll(tmp)
+	groups, end := session()
+	defer end()
+	who := ""
+	if u, err := user.Current(); err == nil {
+		who = u.Username
+	}
+	for i, f := range files {
+		if ctx.Err() != nil {
+			break
+		}
+		alone := filepath.Join(tmp, strconv.Itoa(i))
+		if os.Mkdir(alone, 0o700) != nil || os.WriteFile(filepath.Join(alone, "runtime.icd"), []byte(f.Library+"\n"), 0o600) != nil {
+			break
+		}
+		s := diagnoseICD(ctx, f, libPath, alone, setup, groups)
+		s.User = who
+		out = append(out, s)
+	}
+	return dir, out
+}
+
+// diagnoseICD loads one runtime in a child and says what it gave.
+func diagnoseICD(ctx context.Context, f icd.File, libPath, alone string, setup time.Duration, groups *supervise.Groups) result.ICDStatus {
+	s := result.ICDStatus{File: f.Path, Library: f.Library}
+	e, err := supervise.Run(ctx, supervise.Child{Spec: wire.Spec{Kind: wire.KindICD, Library: libPath, ICDLibrary: f.Library},
+		Env: []string{"OCL_ICD_VENDORS=" + alone}, Limits: Limits{Setup: setup},
+		ReturnAtResult: true, Groups: groups})
+	if err != nil {
+		s.Outcome, s.Detail = result.ICDCrashed, "could not be asked: "+err.Error()
+		return s
+	}
+	var a wire.ICDAnswer
+	if e.Answer == nil || json.Unmarshal(e.Answer, &a) != nil {
+		s.Outcome, s.Detail = result.ICDCrashed, e.How()
+		return s
+	}
+	switch {
+	case a.Missing:
+		s.Outcome, s.Detail = result.ICDNotFound, a.LoadError
+	case a.NotICD:
+		s.Outcome, s.Detail = result.ICDNotAnICD, a.LoadError
+	case a.LoadError != "":
+		s.Outcome, s.Detail = result.ICDNotLoadable, linkerWords(a.LoadError, f.Library)
+	case a.Error != "":
+		s.Outcome, s.Detail = result.ICDNotLoadable, a.Error
+	case len(a.Devices) == 0:
+		s.Outcome = result.ICDNoPlatform
+		if need, ok := icd.NeedOf(f.Library); ok {
+			s.Vendor, s.Drivers, s.Nodes = need.Vendor, need.Drivers, icd.Nodes(sample.System.Dev, need)
+		}
+	default:
+		s.Platforms = len(a.Devices)
+		for _, n := range a.Devices {
+			s.Devices += n
+		}
+		s.Outcome = result.ICDOK
+		if s.Devices == 0 {
+			s.Outcome = result.ICDNoDevices
+		}
+	}
+	return s
+}
+
+// linkerWords is the dynamic linker's message without the error's own prefix: "libigdgmm.so.12: cannot
+// open shared object file: No such file or directory" (the library's path before it, said already, too).
+func linkerWords(msg, library string) string {
+	if _, rest, ok := strings.Cut(msg, ": "); ok {
+		msg = rest
+	}
+	return strings.TrimPrefix(msg, library+": ")
+}
