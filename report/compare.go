@@ -65,8 +65,24 @@ func comparisonTable(w io.Writer, c *comparison.Comparison, st style) error {
 			return err
 		}
 	}
-	if c.Regressed {
+	apart := 0
+	for _, r := range c.Rows {
+		if r.Change == comparison.ChangeNotComparable {
+			apart++
+		}
+	}
+	if apart > 0 {
+		if _, err := fmt.Fprintln(w, wrapWords("", fmt.Sprintf("%s of %d not comparable: the two runs asked them differently (each row says how); run both with the same --variant, --flags and --size to compare them",
+			units.Counted(uint64(apart), "job"), len(c.Rows)), st.Width)); err != nil {
+			return err
+		}
+	}
+	switch {
+	case c.Regressed:
 		_, err := fmt.Fprintf(w, "REGRESSED beyond the tolerance of %.0f%%\n", 100*c.Tolerance)
+		return err
+	case apart == len(c.Rows) && apart > 0:
+		_, err := fmt.Fprintln(w, "nothing compared: no job of one run was asked as in the other")
 		return err
 	}
 	_, err := fmt.Fprintf(w, "no regression beyond the tolerance of %.0f%%\n", 100*c.Tolerance)

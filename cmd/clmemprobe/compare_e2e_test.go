@@ -29,3 +29,24 @@ func TestCompareExitCodes(t *testing.T) {
 	}
 	oneLineError(t, runTool(t, env, "compare", j(base), notResult), exitUsage, "not a clmemprobe result")
 }
+
+// A plain run against one run only under a variant that halves the runtime's budget: the runs asked
+// different things, so every job is "not-comparable" with both settings named, the line under the table
+// counts them, and the exit code is not a regression's.
+func TestCompareAcrossVariantsIsNotComparable(t *testing.T) {
+	env := FaultEnv(t, fmt.Sprintf("FAULTCL_HOST_BUDGET=%d", 64<<20))
+	_, _, base := runOut(t, env, "--strategies", "shared,per-device", "--max-allocs", "1000")
+	_, _, variant := runOut(t, env, "--strategies", "shared,per-device", "--max-allocs", "1000", "--no-default-variant",
+		"--variant", fmt.Sprintf("small:FAULTCL_HOST_BUDGET=%d", 32<<20))
+	res := runTool(t, env, "compare", filepath.Join(base, "run.json"), filepath.Join(variant, "run.json"), "--wide")
+	if res.code != 0 || strings.Contains(res.stdout, "REGRESSED") {
+		t.Fatalf("exit %d, want 0 and no regression:\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if n := strings.Count(res.stdout, "not-comparable: the runs asked different things: the base the default settings"); n != 2 {
+		t.Errorf("%d rows say the runs asked different things, want 2 (one per strategy):\n%s", n, res.stdout)
+	}
+	if !strings.Contains(res.stdout, fmt.Sprintf("variant small (FAULTCL_HOST_BUDGET=%d)", 32<<20)) || !strings.Contains(res.stdout, "2 jobs of 2 not comparable") ||
+		!strings.Contains(res.stdout, "nothing compared") {
+		t.Errorf("the variant's settings or the count are not said:\n%s", res.stdout)
+	}
+}

@@ -2,6 +2,7 @@ package comparison
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/clmemprobe/clmemprobe/report/units"
@@ -17,6 +18,10 @@ const (
 	// ChangeInconclusive: the new run completed a smaller budget than the baseline's threshold, so it
 	// cannot say whether the threshold moved (OnlyBounded). Not a regression; the row says why.
 	ChangeInconclusive = "inconclusive"
+	// ChangeNotComparable: the two runs asked different things of one strategy (another variant, flag set
+	// or size, and not the base's): the base's job and the new one are put side by side, not judged, and it
+	// is no regression.
+	ChangeNotComparable = "not-comparable"
 )
 
 // Comparison is the result of `compare`: one row per strategy and size.
@@ -78,16 +83,81 @@ func Compare(base, next *result.Run, tolerance float64) *Comparison {
 		} else {
 			row.Change, row.Why = ChangeMissing, "not in the new run"
 		}
-		c.Regressed = c.Regressed || row.Change == ChangeRegressed || row.Change == ChangeMissing
 		c.Rows = append(c.Rows, row)
 	}
 	for i, k := range nextKeys {
-		if n := &next.Strategies[i]; !seen[k] {
+		if n := &next.Strategies[i]; !seen[k] && !pairAsked(c, base, next, k, n) {
 			c.Rows = append(c.Rows, ComparisonRow{Strategy: n.Strategy, Variant: k.JobVariant(), Flags: n.Flags, SizeBytes: n.SizeBytes, NewOutcome: n.Outcome,
 				NewAllocations: n.AllocationsOK, NewBytes: n.BytesOK, NewHostPerBuf: n.HostBytesPerBuffer, Change: ChangeAdded})
 		}
 	}
+	for _, row := range c.Rows {
+		c.Regressed = c.Regressed || row.Change == ChangeRegressed || row.Change == ChangeMissing
+	}
 	return c
+}
+
+// pairAsked puts a job only the new run has beside the base's job of the same strategy that the new run
+// lacks, where the new run asked it differently: under another variant, flag set or size, none of which
+// is the base's. That row is not comparable (the runs asked different things), and no regression. It
+// reports whether it paired n.
+func pairAsked(c *Comparison, base, next *result.Run, k Key, n *result.StrategyResult) bool {
+	asked := func(r *result.Run, s *result.StrategyResult) string {
+		return fmt.Sprintf("%s, flags %s, %s buffers", variantText(r, s.Variant), result.FlagsName(s.Flags), units.Size(s.SizeBytes))
+	}
+	for i := range c.Rows {
+		row := &c.Rows[i]
+		if row.Change != ChangeMissing || row.Strategy != k.Strategy {
+			continue
+		}
+		b := jobOf(base, row)
+		if b == nil || hasGroup(next, b) {
+			continue
+		}
+		row.NewOutcome, row.NewAllocations, row.NewBytes, row.NewHostPerBuf = n.Outcome, n.AllocationsOK, n.BytesOK, n.HostBytesPerBuffer
+		row.ThresholdChange = Change(float64(n.AllocationsOK), float64(b.AllocationsOK))
+		row.Change = ChangeNotComparable
+		row.Why = "the runs asked different things: the base " + asked(base, b) + "; the new run " + asked(next, n)
+		return true
+	}
+	return false
+}
+
+// jobOf is the base run's job of a row.
+func jobOf(r *result.Run, row *ComparisonRow) *result.StrategyResult {
+	for i := range r.Strategies {
+		s := &r.Strategies[i]
+		if s.Strategy == row.Strategy && s.SizeBytes == row.SizeBytes && s.Flags == row.Flags && result.VariantName(s.Variant) == result.VariantName(row.Variant) {
+			return s
+		}
+	}
+	return nil
+}
+
+// hasGroup reports whether run r has any job under b's variant, flags and size: then a job of b's
+// strategy missing there is missing, not asked differently.
+func hasGroup(r *result.Run, b *result.StrategyResult) bool {
+	for i := range r.Strategies {
+		s := &r.Strategies[i]
+		if s.SizeBytes == b.SizeBytes && result.FlagsName(s.Flags) == result.FlagsName(b.Flags) && result.VariantName(s.Variant) == result.VariantName(b.Variant) {
+			return true
+		}
+	}
+	return false
+}
+
+// variantText names a job's variant with its settings: "the default settings", "variant pool-off
+// (X_POOL=0)".
+func variantText(r *result.Run, v string) string {
+	if result.VariantName(v) == result.DefaultVariant {
+		return "the default settings"
+	}
+	for _, cv := range r.Config.Variants {
+		if cv.Name == v {
+			return fmt.Sprintf("variant %s (%s)", v, strings.Join(result.Assignments(cv.Settings), " "))
+		}
+	}
+	return "variant " + v
 }
 
 // incomparable says why runs of these keys are not compared, or "".

@@ -1,6 +1,7 @@
 package comparison
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
@@ -43,7 +44,8 @@ func TestCompare(t *testing.T) {
 		{"missing", cloneWith(base, func(s *result.StrategyResult) { s.Strategy += "-renamed" }), ChangeMissing, true},
 		// The default variant is one variant, however a file names it.
 		{"default variant named", cloneWith(base, func(s *result.StrategyResult) { s.Variant = result.DefaultVariant }), ChangeEqual, false},
-		{"another variant", cloneWith(base, func(s *result.StrategyResult) { s.Variant = "pool-off" }), ChangeMissing, true},
+		// Only under another variant: the runs asked different things, job by job (no regression).
+		{"another variant", cloneWith(base, func(s *result.StrategyResult) { s.Variant = "pool-off" }), ChangeNotComparable, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -72,5 +74,32 @@ func TestCompareRefusesRunsThatAreNotAlike(t *testing.T) {
 	next.Devices[0].DriverVersion = "99.0"
 	if c := Compare(base, next, 0.1); c.Incomparable != "" {
 		t.Errorf("another driver: %q, want it compared", c.Incomparable)
+	}
+}
+
+// A plain run against one of the same strategies only under a variant (--no-default-variant) asked
+// different things: each job is not comparable, said job by job with both settings, and nothing
+// regressed; a job the new run lacks under the base's own settings is still missing.
+func TestJobsAskedDifferentlyAreNotComparable(t *testing.T) {
+	mk := func(st result.Strategy, variant string, n uint64) result.StrategyResult {
+		return result.StrategyResult{Strategy: st, Variant: variant, SizeBytes: 1 << 20, Outcome: result.OutcomeFailed, AllocationsOK: n}
+	}
+	base := &result.Run{Strategies: []result.StrategyResult{mk(result.Shared, "", 1000), mk(result.PerDevice, "", 2000)}}
+	next := &result.Run{Config: result.Config{Variants: []result.Variant{{Name: "pool-off", Settings: map[string]string{"X_POOL": "0"}}}},
+		Strategies: []result.StrategyResult{mk(result.Shared, "pool-off", 500), mk(result.PerDevice, "pool-off", 100)}}
+	c := Compare(base, next, 0.1)
+	if c.Regressed || len(c.Rows) != 2 {
+		t.Fatalf("regressed %v, %d rows: %+v", c.Regressed, len(c.Rows), c.Rows)
+	}
+	for _, r := range c.Rows {
+		if r.Change != ChangeNotComparable || !strings.Contains(r.Why, "the default settings") || !strings.Contains(r.Why, "variant pool-off (X_POOL=0)") {
+			t.Errorf("%s: %s (%s)", r.Strategy, r.Change, r.Why)
+		}
+	}
+	// The new run under the base's settings too, without per-device: per-device is missing, a regression.
+	next.Strategies = append(next.Strategies, mk(result.Shared, "", 1000))
+	c = Compare(base, next, 0.1)
+	if !c.Regressed {
+		t.Errorf("a job missing under the base's own settings is no regression: %+v", c.Rows)
 	}
 }

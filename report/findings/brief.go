@@ -161,16 +161,17 @@ func threeDigits(v float64) string {
 }
 
 // briefRank orders facts as a reader asks: what failed first and why, what differs between jobs (with the
-// numbers), what a code means, what each buffer cost, what only completed.
+// numbers), what a code means and what each buffer cost (in the findings' order), what was held outside the
+// process, what only completed.
 func briefRank(f result.Finding) int {
 	switch f.Kind {
 	case result.FindingHeadline, result.FindingFailure, result.FindingOutcome, result.FindingLimit:
 		return 0
 	case result.FindingComparison, result.FindingVariant, result.FindingFlags, result.FindingLike:
 		return 1
-	case result.FindingCode, result.FindingOutsideRSS:
+	case result.FindingCode, result.FindingCost:
 		return 2
-	case result.FindingCost:
+	case result.FindingOutsideRSS:
 		return 3
 	}
 	return 4
