@@ -235,6 +235,19 @@ func (c *collector) fitCosts(res *result.StrategyResult) {
 	if b, ok := c.commFit.slope(); ok {
 		res.CommittedBytesPerBuffer = &b
 	}
+	var noise result.SlopeNoise
+	var known bool
+	for _, n := range []struct {
+		fit *slopeFit
+		to  *float64
+	}{{&c.hostFit, &noise.Host}, {&c.availFit, &noise.System}, {&c.commFit, &noise.Committed}} {
+		if v, ok := n.fit.noise(); ok {
+			*n.to, known = v, true
+		}
+	}
+	if known {
+		res.SlopeNoise = &noise
+	}
 	if rs := res.Resources; rs != nil {
 		for _, r := range []struct {
 			res *result.Resource

@@ -27,21 +27,22 @@ func (d *deriver) costs(views []*view, size uint64) {
 		}
 		ev := map[string]float64{"host_bytes_per_buffer": s.HostBytesPerBuffer}
 		body := fmt.Sprintf(" cost %s of host RSS per buffer (%s the buffer size)", units.SignedBytes(s.HostBytesPerBuffer), ratio(s.HostBytesPerBuffer, size))
+		noise := s.Noise()
 		if s.SystemBytesPerBuffer != nil {
 			ev["system_bytes_per_buffer"] = *s.SystemBytesPerBuffer
-			// The system's available memory moves with everything else on the machine: a slope within the
-			// noise, either way, is not a cost.
-			if result.IsNoise(*s.SystemBytesPerBuffer, size) {
-				body += ", no measurable system memory"
+			// The system's available memory moves with everything else on the machine: a slope below zero,
+			// or within the noise floor or the scatter of its own readings, is not a cost.
+			if result.Measured(*s.SystemBytesPerBuffer, noise.System, size) {
+				body += fmt.Sprintf(", %s of system memory%s", units.SignedBytes(*s.SystemBytesPerBuffer), plusMinus(noise.System))
 			} else {
-				body += fmt.Sprintf(", %s of system memory", units.SignedBytes(*s.SystemBytesPerBuffer))
+				body += ", no measurable system memory" + scatter(noise.System, size)
 			}
 		}
 		// Committed memory is machine-wide too: a slope below zero, or within the noise, is what the rest
 		// of the machine did, not what a buffer costs, and is left out.
-		if c := s.CommittedBytesPerBuffer; c != nil && *c > 0 && !result.IsNoise(*c, size) && math.Abs(*c-s.HostBytesPerBuffer) > cheapFraction*float64(size) {
+		if c := s.CommittedBytesPerBuffer; c != nil && result.Measured(*c, noise.Committed, size) && math.Abs(*c-s.HostBytesPerBuffer) > cheapFraction*float64(size) {
 			ev["committed_bytes_per_buffer"] = *c
-			body += fmt.Sprintf(" (%s committed)", units.SignedBytes(*c))
+			body += fmt.Sprintf(" (%s committed%s)", units.SignedBytes(*c), plusMinus(noise.Committed))
 		}
 		sum, measured := v.deviceCost()
 		rf, placed := s.Replication()
@@ -83,6 +84,23 @@ func (d *deriver) costs(views []*view, size uint64) {
 			Sentence: fmt.Sprintf("the shared context costs %.2fx the device memory per buffer of one context per device", r),
 			Evidence: map[string]float64{"ratio": r}}, size)
 	}
+}
+
+// plusMinus is a figure's noise where it was measured: " ±12.00 KiB".
+func plusMinus(noise float64) string {
+	if noise <= 0 {
+		return ""
+	}
+	return " ±" + units.SignedBytes(noise)
+}
+
+// scatter says why a machine-wide figure is not a cost where its readings scattered more than the noise
+// floor: " (its readings scattered ±96.00 KiB per buffer)".
+func scatter(noise float64, size uint64) string {
+	if !result.IsNoise(noise, size) {
+		return fmt.Sprintf(" (its readings scattered ±%s per buffer)", units.SignedBytes(noise))
+	}
+	return ""
 }
 
 // outsideRSS is one strategy's host memory per buffer held outside its process, by one signal.
@@ -160,9 +178,12 @@ func (d *deriver) deferred(views []*view, size uint64) {
 		if r.Config.Touch != result.TouchNone || s.Outcome != result.OutcomeCompleted || !v.fit.OK {
 			continue
 		}
-		hostCheap := math.Abs(s.HostBytesPerBuffer) < cheapFraction*float64(size) &&
-			(s.SystemBytesPerBuffer == nil || *s.SystemBytesPerBuffer < cheapFraction*float64(size)) &&
-			(s.CommittedBytesPerBuffer == nil || *s.CommittedBytesPerBuffer < cheapFraction*float64(size))
+		// "Did not grow" is a conclusion: it holds only where each slope, moved by its own noise, stays
+		// below the threshold (a machine-wide reading that scattered more than that cannot say it).
+		noise, cheap := s.Noise(), cheapFraction*float64(size)
+		hostCheap := math.Abs(s.HostBytesPerBuffer)+noise.Host < cheap &&
+			(s.SystemBytesPerBuffer == nil || *s.SystemBytesPerBuffer+noise.System < cheap) &&
+			(s.CommittedBytesPerBuffer == nil || *s.CommittedBytesPerBuffer+noise.Committed < cheap)
 		devCost, measured := v.deviceCost()
 		switch {
 		case measured && !result.Placed(devCost, size) && hostCheap:

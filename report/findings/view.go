@@ -137,11 +137,14 @@ func (v *view) outsideRSS() (bytes float64, signal string, ok bool) {
 	if !v.fit.OK {
 		return 0, "", false
 	}
+	// The difference rests on a machine-wide slope: it must clear the threshold by that slope's noise (and
+	// RSS's), or it is the machine, not the buffers.
 	threshold := max(cheapFraction*float64(v.s.SizeBytes), 4096)
-	if sys := v.s.SystemBytesPerBuffer; sys != nil && *sys-v.s.HostBytesPerBuffer > threshold {
+	noise := v.s.Noise()
+	if sys := v.s.SystemBytesPerBuffer; sys != nil && *sys-v.s.HostBytesPerBuffer > threshold+noise.System+noise.Host {
 		return *sys - v.s.HostBytesPerBuffer, "system available memory", true
 	}
-	if c := v.s.CommittedBytesPerBuffer; c != nil && *c-v.s.HostBytesPerBuffer > threshold {
+	if c := v.s.CommittedBytesPerBuffer; c != nil && *c-v.s.HostBytesPerBuffer > threshold+noise.Committed+noise.Host {
 		return *c - v.s.HostBytesPerBuffer, "the system's committed memory (Committed_AS)", true
 	}
 	return 0, "", false

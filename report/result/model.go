@@ -192,6 +192,9 @@ type StrategyResult struct {
 	SystemBytesPerBuffer *float64 `json:"system_bytes_per_buffer"`
 	// CommittedBytesPerBuffer is the slope of the system's Committed_AS per buffer.
 	CommittedBytesPerBuffer *float64 `json:"committed_bytes_per_buffer,omitempty"`
+	// SlopeNoise is how far each of those slopes could move within the scatter of its readings; absent in
+	// results written before it was measured.
+	SlopeNoise *SlopeNoise `json:"slope_noise,omitempty"`
 	// Fit says whether the samples allow a cost per buffer at all.
 	Fit *Fit `json:"fit,omitempty"`
 	// Limit is what ended a strategy that did not complete, as the findings classify it, with the numbers
@@ -345,6 +348,14 @@ type PlatformListing struct {
 	Platform
 	Extensions []string `json:"extensions"`
 	Devices    []Device `json:"devices"`
+}
+
+// SlopeNoise is, per signal, twice the standard error of its slope per buffer (about a 95% interval's
+// half-width), in bytes: a slope no larger than its noise is not a cost.
+type SlopeNoise struct {
+	Host      float64 `json:"host_bytes_per_buffer"`
+	System    float64 `json:"system_bytes_per_buffer"`
+	Committed float64 `json:"committed_bytes_per_buffer"`
 }
 
 // Fit says whether a strategy's samples allow a least-squares cost per buffer: enough samples, spread over

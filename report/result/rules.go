@@ -23,6 +23,21 @@ const (
 // bytes.
 func IsNoise(bytes float64, size uint64) bool { return math.Abs(bytes) <= NoiseFraction*float64(size) }
 
+// Measured reports whether a fitted cost per buffer is a measurement of something the buffers took: above
+// zero, above the noise floor of a buffer of size (IsNoise), and above its slope's own noise (the scatter
+// of its readings: 0 where a result does not record it).
+func Measured(bytes, noise float64, size uint64) bool {
+	return bytes > 0 && !IsNoise(bytes, size) && bytes > noise
+}
+
+// Noise is the recorded noise of a job's slopes, zeros where it was not recorded.
+func (s *StrategyResult) Noise() SlopeNoise {
+	if s.SlopeNoise == nil {
+		return SlopeNoise{}
+	}
+	return *s.SlopeNoise
+}
+
 // Placed reports whether device memory of bytes per buffer, summed over the devices, means a buffer of
 // size bytes was placed.
 func Placed(bytes float64, size uint64) bool {
