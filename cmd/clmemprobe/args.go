@@ -152,7 +152,7 @@ func editDistance(a, b string) int {
 func lookupFormat(name string, k report.Kind) (*report.Format, error) {
 	f, err := report.Lookup(name, k)
 	if err != nil {
-		return nil, usageErr("--format: %v%s", err, suggestion(name, report.Names(k)))
+		return nil, usageErr("--format: unknown format %q%s: choose %s", name, suggestion(name, report.Names(k)), strings.Join(report.Names(k), ", "))
 	}
 	return f, nil
 }

@@ -86,7 +86,7 @@ func completionCommand(stdout io.Writer) *cli.Command {
 				return usageErr("completion needs one argument, bash or zsh")
 			case script == "":
 				// One argument that is no shell it writes for: saying "needs one argument" would be wrong.
-				return usageErr("completion %q: that shell is not supported; clmemprobe writes completion for bash and zsh%s",
+				return usageErr("completion %q%s: that shell is not supported; clmemprobe writes completion for bash and zsh",
 					c.Args().First(), suggestion(c.Args().First(), []string{"bash", "zsh"}))
 			}
 			if _, err := fmt.Fprint(stdout, script); err != nil {

@@ -105,7 +105,7 @@ func (o traceOptions) validate() (*traceRequest, error) {
 		return nil, err
 	}
 	if !slices.Contains(probe.TraceVias, o.Via) {
-		return nil, usageErr("--via: %q is not one of %s%s", o.Via, strings.Join(probe.TraceVias, ", "), suggestion(o.Via, probe.TraceVias))
+		return nil, usageErr("--via %q%s: choose %s", o.Via, suggestion(o.Via, probe.TraceVias), strings.Join(probe.TraceVias, ", "))
 	}
 	var timeout time.Duration
 	if o.Timeout != "0" {

@@ -2,6 +2,8 @@ package main
 
 import (
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe"
@@ -16,11 +18,22 @@ func swapped(name string) string {
 	return string(r)
 }
 
+// mistyped is the argument that is a slip of want.
+func mistyped(args []string, want string) string {
+	for _, a := range args {
+		if a == swapped(want) || a == dropped(want) {
+			return a
+		}
+	}
+	return ""
+}
+
 // dropped is name without its last letter ("fill" -> "fil").
 func dropped(name string) string { return name[:len(name)-1] }
 
 // A mistyped command or value of any flag with a fixed set of values is answered with one line, exit 2,
-// naming the closest value: short words (where Jaro-Winkler sees nothing) as well as long ones.
+// naming the closest value: short words (where Jaro-Winkler sees nothing) as well as long ones. Every such
+// message puts the hint in one place: right after the value typed, before the choices.
 func TestMistypedNamesGetTheClosest(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "run.json")
 	for _, c := range []struct {
@@ -40,9 +53,13 @@ func TestMistypedNamesGetTheClosest(t *testing.T) {
 		{probe.AttributionPerBuffer, []string{"run", "--dry-run", "--attribution", dropped(probe.AttributionPerBuffer)}},
 		{probe.Presets[0].Name, []string{"run", "--dry-run", "--variant-preset", dropped(probe.Presets[0].Name)}},
 		{"bash", []string{"completion", swapped("bash")}},
+		{"layer", []string{"trace", "--via", dropped("layer"), "--", "true"}},
 	} {
 		res := inProcess(t, Env(), c.args...)
 		oneLineError(t, res, exitUsage, "(did you mean "+c.want+"?)")
+		if typed := mistyped(c.args, c.want); !strings.Contains(res.stderr, strconv.Quote(typed)+" (did you mean "+c.want+"?)") {
+			t.Errorf("%v: the hint does not follow the value typed, %q: %s", c.args, typed, res.stderr)
+		}
 	}
 	if _, err := report.Lookup("markdown", report.KindRun); err != nil {
 		t.Fatal(err) // the names above are formats this build has

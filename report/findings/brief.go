@@ -65,8 +65,11 @@ func (bf *briefFact) saidBy(other *briefFact) bool {
 		has[name+"="+threeDigits(v)] = true
 		about[st] = true
 	}
+	// A job's limit and first failure are in the table's own columns: a fact of those kinds whose figures
+	// another fact holds is said for every job it names.
+	tabled := bf.f.Kind == result.FindingLimit || bf.f.Kind == result.FindingFailure
 	for _, st := range bf.f.Strategies {
-		if !about[st] {
+		if !about[st] && !tabled {
 			return false
 		}
 	}
@@ -169,7 +172,12 @@ func briefRank(f result.Finding) int {
 		return 0
 	case result.FindingComparison, result.FindingVariant, result.FindingFlags, result.FindingLike:
 		return 1
-	case result.FindingCode, result.FindingCost:
+	case result.FindingCost:
+		if len(f.Evidence) == 0 { // no fit: a cost that was not measured says little
+			return 4
+		}
+		return 2
+	case result.FindingCode:
 		return 2
 	case result.FindingOutsideRSS:
 		return 3

@@ -148,6 +148,26 @@ func codeText(s *result.StrategyResult) string {
 	return "no code"
 }
 
+// appendSizeOnce appends size unless it is there.
+func appendSizeOnce(sizes []uint64, size uint64) []uint64 {
+	if slices.Contains(sizes, size) {
+		return sizes
+	}
+	return append(sizes, size)
+}
+
+// sizeNames is buffer sizes as a list: "4 KiB and 1 MiB".
+func sizeNames(sizes []uint64) string {
+	parts := make([]string, len(sizes))
+	for i, size := range sizes {
+		parts[i] = units.Size(size)
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
+}
+
 // appendOnce appends st unless it is there.
 func appendOnce(ss []result.Strategy, st result.Strategy) []result.Strategy {
 	if slices.Contains(ss, st) {
@@ -188,9 +208,11 @@ func (d *deriver) deferred(views []*view, size uint64) {
 		switch {
 		case measured && !result.Placed(devCost, size) && hostCheap:
 			d.noGrowth = appendOnce(d.noGrowth, s.Strategy)
+			d.noGrowthSizes = appendSizeOnce(d.noGrowthSizes, size)
 			g.add(result.FindingDeferred, ": device and host memory did not grow with the buffers created (under 5% of a buffer per buffer): the runtime defers allocation until first use; run with --touch fill to place the buffers", s.Strategy, nil, "")
 		case !measured && v.hostUnified && hostCheap:
 			d.noGrowth = appendOnce(d.noGrowth, s.Strategy)
+			d.noGrowthSizes = appendSizeOnce(d.noGrowthSizes, size)
 			g.add(result.FindingDeferred, ": host memory, which is these devices' memory, did not grow with the buffers created (under 5% of a buffer per buffer): the runtime defers allocation until first use; run with --touch fill to place the buffers", s.Strategy, nil, "")
 		case !measured && hostCheap:
 			g.add(result.FindingUnmeasured, ": host memory did not grow with the buffers created, but device memory was not measured, so whether the runtime allocates at create or at first use cannot be told; run with --touch fill to place the buffers either way", s.Strategy, nil, "")
@@ -331,6 +353,9 @@ func (d *deriver) completedHeadline() result.Finding {
 		if n := len(distinct(d.jobs, func(s *result.StrategyResult) result.Strategy { return s.Strategy })); len(deferred) < n {
 			who = "for " + names(deferred) + " memory did not grow with them"
 		}
+		if len(d.noGrowthSizes) < len(d.sizes) { // a sweep: only at the sizes where it was measured so
+			who = "at " + sizeNames(d.noGrowthSizes) + " " + who
+		}
 		return result.Finding{Kind: result.FindingHeadline, About: result.FindingDeferred, Strategies: deferred, Sentence: fmt.Sprintf("No allocation failed in %s%s, but %s: the runtime defers allocation to first use, so those buffers were never really allocated; run with --touch fill to place them.", budgetText(d.jobs), each, who)}
 	case all:
 		return result.Finding{Kind: result.FindingHeadline, About: result.FindingCompleted, Sentence: fmt.Sprintf("No allocation failed within the budget of %s%s: raise --max-allocs or --max-bytes to find the limit.", budgetText(d.jobs), each)}
@@ -452,6 +477,9 @@ func nextStep(v *view, lf limitFinding) string {
 	case result.LimitMappings:
 		return "raise vm.max_map_count (sysctl -w vm.max_map_count=N) or allocate fewer, larger buffers"
 	case result.LimitAddressSpace:
+		if set, ok := v.s.VariantSettings["RLIMIT_AS"]; ok {
+			return fmt.Sprintf("the %s set RLIMIT_AS=%s: raise it there, or allocate fewer buffers", variantLabel(v.run, v.s.Variant), set)
+		}
 		return "raise the address-space limit (ulimit -v) or allocate fewer buffers"
 	case result.LimitRuntime:
 		return "attach this report to a ticket for the runtime's vendor"

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -188,7 +189,13 @@ func deriveOne(r *result.Run, jobs []*result.StrategyResult, limits map[*result.
 	d.unmeasured(views, 0)
 	d.codeFindings()
 	head := d.headline()
-	return append(append([]result.Finding{head}, d.stopNotes()...), d.out...)
+	out := d.out
+	if head.About == result.FindingCompleted || head.About == result.FindingDeferred {
+		// The headline says no allocation failed within the budget: "reached the budget without a
+		// failure" would say it again.
+		out = slices.DeleteFunc(out, func(f result.Finding) bool { return f.Kind == result.FindingCompleted })
+	}
+	return append(append([]result.Finding{head}, d.stopNotes()...), out...)
 }
 
 // distinct returns key(s) of every job, each once, in the order they first appear.
@@ -216,8 +223,10 @@ type deriver struct {
 	// saidCount holds the strategies whose allocation cap is said: once, for every size of a sweep.
 	saidCount map[result.Strategy]bool
 	codes     codeNotes
-	// noGrowth are the strategies whose measured memory did not grow with the buffers created.
-	noGrowth []result.Strategy
+	// noGrowth are the strategies whose measured memory did not grow with the buffers created, and
+	// noGrowthSizes the buffer sizes at which it did not.
+	noGrowth      []result.Strategy
+	noGrowthSizes []uint64
 }
 
 // firstEnd is the strategy that ended first, what it ran into, and what to try.

@@ -195,6 +195,9 @@ func runtimeOrUnknown(v *view, ev map[string]float64) limitFinding {
 			body := fmt.Sprintf("the runtime crashed (%s) after %d buffers: a fault inside it, not a limit these measurements show (runtime)", s.Signal, s.AllocationsOK)
 			if rt := RuntimeOf(v.run.Platform); rt.Aborts != "" && s.Signal == "SIGABRT" {
 				body += "; on " + rt.Name + ", " + rt.Aborts
+				if set, ok := s.VariantSettings["RLIMIT_AS"]; ok {
+					body += fmt.Sprintf("; here the %s set it (RLIMIT_AS=%s)", variantLabel(v.run, s.Variant), set)
+				}
 			}
 			return limitFinding{result.LimitRuntime, ev, body}
 		}

@@ -246,3 +246,18 @@ func TestOneDeviceNamesTheStrategiesThatRan(t *testing.T) {
 		}
 	}
 }
+
+// A crash under a variant that set the address-space limit names that variant and its setting, not only
+// the shell's ulimit -v: the user set it with --variant, not in the shell.
+func TestCrashUnderAVariantsAddressLimitNamesTheVariant(t *testing.T) {
+	crash := job(result.Shared, result.OutcomeCrashed, 300)
+	crash.Signal, crash.Reason, crash.Variant = "SIGABRT", "crashed with SIGABRT", "small-as"
+	crash.VariantSettings = map[string]string{"RLIMIT_AS": "1GiB"}
+	r := &result.Run{Platform: result.Platform{Name: "Portable Computing Language"}, Devices: []result.Device{{Index: 0, GlobalMemBytes: 8 << 30}},
+		Strategies: []result.StrategyResult{crash}}
+	Apply(r)
+	v := strings.Join(r.Verdict, "\n")
+	if !strings.Contains(v, "here the variant small-as (RLIMIT_AS=1GiB) set it") {
+		t.Errorf("the verdict does not name the variant that set the limit:\n%s", v)
+	}
+}

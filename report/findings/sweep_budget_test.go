@@ -33,3 +33,24 @@ func TestSweepHeadlineStatesTheBudgetPerSize(t *testing.T) {
 		t.Errorf("the headline gives one byte figure for every size: %s", h)
 	}
 }
+
+// In a sweep where memory did not grow at one size and did at another, the headline says at which size
+// it did not: "memory did not grow" is not said of the buffers that took memory.
+func TestNoGrowthIsSaidOfItsSize(t *testing.T) {
+	const n = 200
+	fit := &result.Fit{Samples: 50, Spanned: n, OK: true}
+	r := &result.Run{Config: result.Config{Touch: result.TouchNone, MaxAllocs: n},
+		Devices: []result.Device{{Index: 0, GlobalMemBytes: 8 << 30, HostUnified: true}}}
+	for _, c := range []struct {
+		size uint64
+		host float64
+	}{{4 << 10, 4096}, {mib, 300}} {
+		j := job(result.Shared, result.OutcomeCompleted, n, 0)
+		j.SizeBytes, j.BytesOK, j.Fit, j.HostBytesPerBuffer, j.DeviceSampler = c.size, n*c.size, fit, c.host, "not available: test"
+		r.Strategies = append(r.Strategies, j)
+	}
+	Apply(r)
+	if h := r.Verdict[0]; !strings.Contains(h, "at "+units.Size(mib)+" memory did not grow") {
+		t.Errorf("the headline does not limit 'did not grow' to %s: %s", units.Size(mib), h)
+	}
+}
