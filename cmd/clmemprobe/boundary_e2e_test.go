@@ -91,40 +91,41 @@ func readMeminfo(field string) (uint64, error) {
 	return 0, fmt.Errorf("no %s in /proc/meminfo", field)
 }
 
-// The host guard keeps its own cadence: with sampling once a second, a reserve 256 MiB below what is
-// available now is crossed by less than one batch of buffers (64 of 1 MiB), as a separate sampler in this
-// test sees it every 5 ms. A guard that read memory only at the sampling interval would let a second of
-// fills through, gigabytes at PoCL's pace. The batch is the bound because the guard counts the buffers in
-// flight at its cost per buffer: even a cost off by a whole buffer size leaves at most a batch unaccounted,
-// and the rest of the batch's room covers what other processes on the machine take or give meanwhile
-// (MemAvailable is the whole system's, and on this project's VM it fell only 0.5-0.9 MiB per 1 MiB buffer as
-// page cache came and went). Before the guard measured its cost only when settled, this test once saw
-// 19 MiB past the reserve on CI; with it, 2 of 16 runs on that VM went 7 and 14 MiB past, and 14 stayed
-// 2-16 MiB above.
+// The host guard keeps its own cadence: with sampling once a second, the reserve is crossed by less than
+// one batch of buffers (64 of 1 MiB), as a separate sampler in this test sees it every 5 ms. A guard that
+// read memory only at the sampling interval would let a second of fills through, gigabytes at PoCL's pace.
+// The batch is the bound because the guard counts the buffers in flight at its cost per buffer: even a cost
+// off by a whole buffer size leaves at most a batch unaccounted. The run is in a memory cgroup of its own
+// (1 GiB, whose reserve is a sixteenth of it): what the rest of the machine does, another probe filling
+// gigabytes beside it, moves neither the guard's reading nor this test's. (Run against the machine's
+// MemAvailable, it once stopped after 111 buffers while another run filled memory beside it.)
 func TestHostGuardHoldsTheReserveWithSlowSampling(t *testing.T) {
+	const limit = 1 << 30
+	procs, version := memoryCgroup(t, limit)
 	env := PoCLEnv(t)
-	reserve := memAvailable(t) - 256<<20
-	lowestAvailable := watchLowest(t, 5*time.Millisecond, func() (uint64, bool) {
-		a, err := readMeminfo("MemAvailable")
-		return a, err == nil
-	})
-	r, res, _ := runOut(t, env, "--strategies", "shared", "--touch", "fill", "--max-allocs", "4096", "--sample-interval", "1s",
-		"--host-reserve", fmt.Sprintf("%dB", reserve))
-	lowest, _ := lowestAvailable()
+	reserve := uint64(limit / 16)
+	lowestFree := watchLowest(t, 5*time.Millisecond, cgroupFree(procs, version, limit))
+	res := inCgroup(t, procs, env, "run", "--strategies", "shared", "--touch", "fill", "--max-allocs", "4096", "--sample-interval", "1s", "--format", "json")
+	low, readings := lowestFree()
 	if res.code != 0 {
 		t.Fatalf("exit %d: %s", res.code, res.stderr)
 	}
+	r := decodeRun(t, res)
 	s := strategy(t, r, result.Shared)
-	if s.Outcome != result.OutcomeStopped || !strings.Contains(s.Reason, "host guard") {
-		t.Errorf("shared: %s (%s) after %d buffers; want stopped by the host guard", s.Outcome, s.Reason, s.AllocationsOK)
+	cg := s.Resources.CgroupOf()
+	if s.Outcome != result.OutcomeStopped || s.Guard != result.GuardCgroup || cg == nil {
+		t.Fatalf("shared: %s (%s, guard %q) after %d buffers; want stopped by the cgroup's guard", s.Outcome, s.Reason, s.Guard, s.AllocationsOK)
 	}
-	if s.AllocationsOK < 128 {
-		t.Errorf("stopped after %d buffers of 1 MiB with 256 MiB to spare: far too early", s.AllocationsOK)
+	if end := cg.Memory.AtEnd; end < limit-2*reserve-64*mib {
+		t.Errorf("stopped with %d MiB in the cgroup after %d buffers, below %d MiB: far too early", end>>20, s.AllocationsOK, (limit-2*reserve-64*mib)>>20)
 	}
-	if lowest+64<<20 < reserve {
-		t.Errorf("available memory fell to %d MiB, %d MiB below the reserve of %d MiB", lowest>>20, (reserve-lowest)>>20, reserve>>20)
+	if readings < 10 {
+		t.Fatalf("only %d readings of the cgroup's memory during the run", readings)
 	}
-	t.Logf("reserve %d MiB, lowest seen %d MiB, stopped after %d buffers", reserve>>20, lowest>>20, s.AllocationsOK)
+	if low+64*mib < reserve {
+		t.Errorf("the cgroup's free memory fell to %d MiB, %d MiB below its reserve of %d MiB", low>>20, (reserve-low)>>20, reserve>>20)
+	}
+	t.Logf("reserve %d MiB, lowest free %d MiB in %d readings, stopped after %d buffers", reserve>>20, low>>20, readings, s.AllocationsOK)
 }
 
 // A second Ctrl-C exits at once: exit code 130, no worker left, and the result written so far (marked
