@@ -57,7 +57,7 @@ func bullet(text string, width int) string { return wrapWords("- ", text, width)
 func wrapWords(lead, text string, width int) string {
 	indent := strings.Repeat(" ", utf8.RuneCountInString(lead))
 	if width <= len(indent) || utf8.RuneCountInString(lead+text) <= width {
-		return lead + text
+		return lead + strings.ReplaceAll(text, string(glue), " ")
 	}
 	var b strings.Builder
 	b.WriteString(lead)
@@ -223,13 +223,21 @@ func tableWidth(r *result.Run, st style, cols []column) int {
 func deviceSummary(r *result.Run, st style) string {
 	var names []string
 	for _, d := range r.Devices {
-		names = append(names, fmt.Sprintf("[%d] %s", d.Index, st.text(d.Name)))
+		name := fmt.Sprintf("[%d] %s", d.Index, st.text(d.Name))
+		if utf8.RuneCountInString(name) <= unbrokenName {
+			name = strings.ReplaceAll(name, " ", string(glue)) // the header wraps between names, not inside one
+		}
+		names = append(names, name)
 	}
 	if len(names) == 0 {
 		return "no devices"
 	}
 	return strings.Join(names, ", ")
 }
+
+// unbrokenName is the longest device name the run's header keeps on one line; a longer one wraps where it
+// must.
+const unbrokenName = 48
 
 func sizeSummary(r *result.Run) string {
 	var sizes []string

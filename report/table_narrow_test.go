@@ -154,3 +154,22 @@ func TestEnvironmentBlockFitsTheTerminal(t *testing.T) {
 		}
 	}
 }
+
+// The run's header wraps between device names, never inside one.
+func TestHeaderKeepsDeviceNamesWhole(t *testing.T) {
+	r := loadFixture(t)
+	findings.Apply(r)
+	r.Devices[0].Name, r.Devices[1].Name = "pthread-haswell-AMD EPYC 7B13", "NVIDIA GeForce RTX 4090 Laptop"
+	for _, width := range []int{50, 60, 80} {
+		var b bytes.Buffer
+		if err := RenderWith(&b, "table", r, Options{Width: width}); err != nil {
+			t.Fatal(err)
+		}
+		header := strings.SplitN(b.String(), "┌", 2)[0]
+		for _, d := range r.Devices {
+			if !strings.Contains(header, d.Name) {
+				t.Errorf("at %d columns the header breaks %q:\n%s", width, d.Name, header)
+			}
+		}
+	}
+}

@@ -54,10 +54,12 @@ type runRequest struct {
 	wide       bool
 	dryRun     bool
 	runtimeLog bool
-	presets    bool     // --variant-preset list: print the presets
-	notes      []string // said once on stderr before anything runs (a decimal size)
-	quiet      bool     // no progress line and no "wrote" line on stderr; errors still are
-	verbose    bool     // the plan on stderr before the run
+	// reserveTyped is --host-reserve as typed ("off" or "0"), for the warning that the guard is off.
+	reserveTyped string
+	presets      bool     // --variant-preset list: print the presets
+	notes        []string // said once on stderr before anything runs (a decimal size)
+	quiet        bool     // no progress line and no "wrote" line on stderr; errors still are
+	verbose      bool     // the plan on stderr before the run
 }
 
 func runCommand(stdout, stderr io.Writer) *cli.Command {
@@ -153,7 +155,7 @@ func (o runOptions) validate() (*runRequest, error) {
 		return nil, usageErr("--quiet and --verbose contradict each other: give one")
 	}
 	r := &runRequest{platform: o.Platform, out: o.Out, prom: o.Prom, force: o.Force, format: o.Format, output: o.Output, wide: o.Wide, dryRun: o.DryRun,
-		quiet: o.Quiet, verbose: o.Verbose}
+		quiet: o.Quiet, verbose: o.Verbose, reserveTyped: o.HostReserve}
 	p := &r.plan
 	p.Library, p.Command, p.ToolVersion = probe.LibraryPath(o.OpenCLLib), result.RedactArgs(o.commandLine), version
 	if err := o.parseJobs(p, &r.notes); err != nil {
@@ -453,7 +455,7 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 		defer out.close()
 	}
 	if req.plan.HostReserve == 0 && !req.dryRun {
-		fmt.Fprintln(stderr, "clmemprobe: --host-reserve 0: the host guard is off; the kernel's OOM killer (the machine's, or a memory cgroup's) may end the workers, and a run may leave the machine short of memory")
+		fmt.Fprintln(stderr, "clmemprobe: --host-reserve "+req.reserveTyped+": the host guard is off; the kernel's OOM killer (the machine's, or a memory cgroup's) may end the workers, and a run may leave the machine short of memory")
 	}
 	ctx, stop := withInterrupt(ctx, stderr)
 	defer stop()

@@ -29,3 +29,13 @@ func TestBadInputNamesWhatItWasFor(t *testing.T) {
 		t.Errorf("-v before a command: exit %d, stdout %q; want a usage error (it is --verbose where it exists)", res.code, res.stdout)
 	}
 }
+
+// The warning that the host guard is off names the flag as it was typed: "off" is not "0".
+func TestHostReserveOffIsSaidAsTyped(t *testing.T) {
+	for _, typed := range []string{"off", "0"} {
+		res := runTool(t, FaultEnv(t), "run", "--host-reserve", typed, "--max-allocs", "10", "--strategies", "shared", "--format", "json")
+		if !strings.Contains(res.stderr, "--host-reserve "+typed+": the host guard is off") {
+			t.Errorf("--host-reserve %s: stderr %q", typed, res.stderr)
+		}
+	}
+}
