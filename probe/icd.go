@@ -91,6 +91,9 @@ func diagnoseICD(ctx context.Context, f icd.File, libPath, alone string, setup t
 		s.Outcome = result.ICDOK
 		if s.Devices == 0 {
 			s.Outcome = result.ICDNoDevices
+			if need, ok := icd.NeedOf(f.Library); ok {
+				s.Vendor, s.Drivers, s.Nodes = need.Vendor, need.Drivers, icd.Nodes(sample.System.Dev, need)
+			}
 		}
 	}
 	return s

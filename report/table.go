@@ -224,10 +224,7 @@ func deviceSummary(r *result.Run, st style) string {
 	var names []string
 	for _, d := range r.Devices {
 		name := fmt.Sprintf("[%d] %s", d.Index, st.text(d.Name))
-		if utf8.RuneCountInString(name) <= unbrokenName {
-			name = strings.ReplaceAll(name, " ", string(glue)) // the header wraps between names, not inside one
-		}
-		names = append(names, name)
+		names = append(names, st.unbroken(name)) // the header wraps between names, not inside one
 	}
 	if len(names) == 0 {
 		return "no devices"
@@ -235,9 +232,18 @@ func deviceSummary(r *result.Run, st style) string {
 	return strings.Join(names, ", ")
 }
 
-// unbrokenName is the longest device name the run's header keeps on one line; a longer one wraps where it
-// must.
+// unbrokenName is the longest device name kept on one line (the run's header, the device table, where a
+// column is left out first), and at most half the terminal's width; a longer one wraps where it must.
 const unbrokenName = 48
+
+// unbroken is a device name that no wrapping breaks, where it is short enough and the style wraps at all
+// (the glue is turned back into spaces only where it does).
+func (st style) unbroken(name string) string {
+	if st.Width <= 0 || st.Wide || st.markdown || utf8.RuneCountInString(name) > min(unbrokenName, st.Width/2) {
+		return name
+	}
+	return strings.ReplaceAll(name, " ", string(glue))
+}
 
 func sizeSummary(r *result.Run) string {
 	var sizes []string
@@ -364,7 +370,7 @@ func writeInventory(w io.Writer, inv *result.Inventory, opts Options) error {
 		}
 		var rows [][]string
 		for _, d := range p.Devices {
-			rows = append(rows, []string{fmt.Sprint(d.Index), plain(d.Name), plain(d.Type), units.Bytes(d.GlobalMemBytes),
+			rows = append(rows, []string{fmt.Sprint(d.Index), st.unbroken(plain(d.Name)), plain(d.Type), units.Bytes(d.GlobalMemBytes),
 				units.Bytes(d.MaxAllocBytes), YesNo(d.HostUnified), plain(shortVersion(d.Version)), plain(d.DriverVersion), OrDash(plain(d.PCIBusID))})
 		}
 		if err := fittedTable(w, st, inventoryHeaders, rows, inventoryDrop, "--wide"); err != nil {
@@ -471,7 +477,7 @@ func fittedTable(w io.Writer, st style, headers []string, rows [][]string, drop 
 		if err := renderRows(st.table(&b), pickColumns(headers, keep), rows, keep); err != nil {
 			return err
 		}
-		if st.markdown || st.Width <= 0 || st.Wide || len(gone) == len(drop) || widest(b.String()) <= st.Width {
+		if st.markdown || st.Width <= 0 || st.Wide || len(gone) == len(drop) || (widest(b.String()) <= st.Width && !overWrapped(b.String(), len(rows))) {
 			if _, err := w.Write(b.Bytes()); err != nil {
 				return err
 			}
@@ -479,6 +485,14 @@ func fittedTable(w io.Writer, st style, headers []string, rows [][]string, drop 
 		}
 		gone[drop[len(gone)]] = true
 	}
+}
+
+// overWrapped reports whether a drawn table of rows rows had to wrap its cells so far that a row takes
+// more than two lines on average (its header two): a name over five lines reads worse than a column left
+// out.
+func overWrapped(table string, rows int) bool {
+	const borders, header = 3, 2
+	return strings.Count(strings.TrimSuffix(table, "\n"), "\n")+1 > borders+header+2*rows
 }
 
 // widest is the width of the longest line of s, in runes.

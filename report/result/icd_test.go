@@ -30,6 +30,8 @@ func TestICDStatusLines(t *testing.T) {
 		{locked, []string{"/dev/dri/renderD128, /dev/dri/renderD129 cannot be opened by this user", "group render", "usermod -aG render ana"}},
 		{open, []string{"/dev/dri/renderD128 can be opened, so the runtime supports none of the GPUs"}},
 		{ICDStatus{File: "f.icd", Library: "libx.so", Outcome: ICDNoDevices, Platforms: 2}, []string{"2 platform(s), none with a device"}},
+		{ICDStatus{File: "f.icd", Library: "libRusticlOpenCL.so.1", Outcome: ICDNoDevices, Platforms: 1, Vendor: "Mesa's rusticl",
+			Drivers: "a Mesa GPU driver (or RUSTICL_ENABLE=llvmpipe for the CPU)"}, []string{"RUSTICL_ENABLE=llvmpipe"}},
 		{ICDStatus{File: "f.icd", Library: "libx.so", Outcome: ICDOK, Platforms: 1, Devices: 2}, []string{"1 platform(s), 2 device(s)"}},
 	} {
 		line := c.s.Line()

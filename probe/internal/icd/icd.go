@@ -73,7 +73,7 @@ var needs = []struct {
 	{"libigdrcl", Need{Vendor: "Intel's compute-runtime (NEO)", Nodes: []string{"dri/renderD*"}, Drivers: "i915 or xe"}},
 	{"libamdocl", Need{Vendor: "AMD's ROCm", Nodes: []string{"kfd", "dri/renderD*"}, Drivers: "amdgpu"}},
 	{"libnvidia-opencl", Need{Vendor: "NVIDIA's driver", Nodes: []string{"nvidia[0-9]*", "nvidiactl"}, Drivers: "nvidia"}},
-	{"libRusticlOpenCL", Need{Vendor: "Mesa's rusticl", Nodes: []string{"dri/renderD*"}, Drivers: "a Mesa GPU driver (or RUSTICL_ENABLE=llvmpipe for the CPU)"}},
+	{"libRusticlOpenCL", Need{Vendor: "Mesa's rusticl", Nodes: []string{"dri/renderD*"}, Drivers: "a driver RUSTICL_ENABLE names (RUSTICL_ENABLE=llvmpipe for the CPU, radeonsi or iris for a GPU)"}},
 	{"libMesaOpenCL", Need{Vendor: "Mesa's Clover", Nodes: []string{"dri/renderD*"}, Drivers: "amdgpu, radeon or nouveau"}},
 }
 
