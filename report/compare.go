@@ -30,7 +30,7 @@ func comparisonTable(w io.Writer, c *comparison.Comparison, st style) error {
 	var rows [][]string
 	for _, r := range c.Rows {
 		change := "-"
-		if r.BaseAllocations > 0 && r.NewOutcome != "" {
+		if r.BaseAllocations > 0 && r.NewOutcome != "" && r.Change != comparison.ChangeNotComparable {
 			change = fmt.Sprintf("%+.1f%%", 100*r.ThresholdChange)
 		}
 		verdict := r.Change
@@ -72,17 +72,19 @@ func comparisonTable(w io.Writer, c *comparison.Comparison, st style) error {
 		}
 	}
 	if apart > 0 {
-		if _, err := fmt.Fprintln(w, wrapWords("", fmt.Sprintf("%s of %d not comparable: the two runs asked them differently (each row says how); run both with the same --variant, --flags and --size to compare them",
-			units.Counted(uint64(apart), "job"), len(c.Rows)), st.Width)); err != nil {
+		what := fmt.Sprintf("%s of %d not comparable", units.Counted(uint64(apart), "job"), len(c.Rows))
+		if apart == len(c.Rows) {
+			what = "nothing compared"
+		}
+		if _, err := fmt.Fprintln(w, wrapWords("", what+": the two runs asked them differently (each row says how); run both with the same --variant, --flags and --size to compare them", st.Width)); err != nil {
 			return err
 		}
+		if apart == len(c.Rows) {
+			return nil
+		}
 	}
-	switch {
-	case c.Regressed:
+	if c.Regressed {
 		_, err := fmt.Fprintf(w, "REGRESSED beyond the tolerance of %.0f%%\n", 100*c.Tolerance)
-		return err
-	case apart == len(c.Rows) && apart > 0:
-		_, err := fmt.Fprintln(w, "nothing compared: no job of one run was asked as in the other")
 		return err
 	}
 	_, err := fmt.Fprintf(w, "no regression beyond the tolerance of %.0f%%\n", 100*c.Tolerance)

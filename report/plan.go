@@ -13,7 +13,11 @@ import (
 // writePlanText renders a plan for a terminal.
 func writePlanText(w io.Writer, p *result.DryRun, opts Options) error {
 	st := terminal(opts)
-	if _, err := fmt.Fprintln(w, wrapWords("", fmt.Sprintf("clmemprobe run --dry-run: nothing is allocated. Platform %s, touch %s, devices:", st.text(p.Platform.Name), p.Touch), st.Width)); err != nil {
+	lead := "clmemprobe run --dry-run: nothing is allocated."
+	if p.Live {
+		lead = "clmemprobe run: the plan, then the run."
+	}
+	if _, err := fmt.Fprintln(w, wrapWords("", fmt.Sprintf("%s Platform %s, touch %s, devices:", lead, st.text(p.Platform.Name), p.Touch), st.Width)); err != nil {
 		return err
 	}
 	for _, d := range p.Devices {

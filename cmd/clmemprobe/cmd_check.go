@@ -225,6 +225,9 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) err
 		return usageErr("--expect %s is not a plain file; give the expectations file (check --record writes one)", req.expect)
 	}
 	exp, err := result.LoadExpectations(expect)
+	if errors.Is(err, os.ErrNotExist) {
+		return usageErr("--expect %s: no such file; give the expectations file check --record wrote (clmemprobe check --record --output expect.json RUN.json records one)", req.expect)
+	}
 	if err != nil {
 		return usageErr("--expect: %v", err)
 	}

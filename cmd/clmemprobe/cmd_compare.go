@@ -34,7 +34,9 @@ func compareCommand(stdout io.Writer) *cli.Command {
 		Description: `For each strategy and buffer size: buffers reached, outcome and host cost per buffer, old against new.
 Each argument is a run.json or a run's folder. A strategy regressed when it reached fewer buffers by more than --tolerance, when it now crashes or hangs,
 when its host cost per buffer grew by more than the tolerance (and by more than 1% of the buffer size), or
-when it is missing from the new run. For pipelines: exit 0 no regression, 1 regression, 2 unusable input
+when it is missing from the new run. A strategy the new run asked differently (only under another variant,
+flag set or size) is not-comparable, shown beside the base's and not judged. For pipelines: exit 0 no
+regression, 1 regression, 2 unusable input
 (a file that is not a result, another schema version, or runs on other devices or with another touch mode:
 those are not compared).
 

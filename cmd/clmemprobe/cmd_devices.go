@@ -138,7 +138,7 @@ func listDevices(ctx context.Context, req *listingRequest, stdout io.Writer) err
 	_, st := probe.DiagnoseICDs(ctx, req.library, req.setup)
 	for _, s := range st {
 		if !s.Gave() {
-			fmt.Fprintf(req.stderr, "devices: a registered runtime gave no device: %s\n", s.Line())
+			fmt.Fprintf(req.stderr, "clmemprobe: a registered runtime gave no device: %s\n", s.Line())
 		}
 	}
 	return nil

@@ -147,7 +147,7 @@ var runFormats = []string{"table", "json", "markdown"}
 func (o runOptions) validate() (*runRequest, error) {
 	if len(o.args) > 0 {
 		if sizeUnit.MatchString(o.args[0]) {
-			return nil, usageErr("run takes no arguments, got %q: a size is written without a space (--size 1.5MB)", o.args[0])
+			return nil, usageErr("run takes no arguments, got %q: a size is one argument: write it without a space (--size 1.5MB) or quote it (--size '%s %s')", o.args[0], o.Size, o.args[0])
 		}
 		return nil, usageErr("run takes no arguments, got %q (see clmemprobe run --help)", o.args[0])
 	}
@@ -485,7 +485,9 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 		return req.emit(stdout, format, report.KindPlan, plan.DryRun(inv))
 	}
 	if req.verbose {
-		if err := renderWide(stderr, "table", plan.DryRun(inv), req.wide); err != nil {
+		live := plan.DryRun(inv)
+		live.Live = true
+		if err := renderWide(stderr, "table", live, req.wide); err != nil {
 			return err
 		}
 	}

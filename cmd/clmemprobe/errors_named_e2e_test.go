@@ -20,7 +20,7 @@ func TestBadInputNamesWhatItWasFor(t *testing.T) {
 		}
 	}
 	oneLineError(t, runTool(t, env, "run", "--devices", "5", "--dry-run"), exitUsage, "--devices: device 5 does not exist")
-	oneLineError(t, runTool(t, env, "run", "--size", "1.5", "MB", "--dry-run"), exitUsage, "a size is written without a space")
+	oneLineError(t, runTool(t, env, "run", "--size", "1.5", "MB", "--dry-run"), exitUsage, "write it without a space (--size 1.5MB) or quote it (--size '1.5 MB')")
 	oneLineError(t, runTool(t, env, "run", "--dry-run", "extra"), exitUsage, "run takes no arguments")
 	if res := runTool(t, env, "--version"); res.code != 0 || !strings.HasPrefix(res.stdout, "clmemprobe ") {
 		t.Errorf("--version: exit %d, %q", res.code, res.stdout)
@@ -38,4 +38,10 @@ func TestHostReserveOffIsSaidAsTyped(t *testing.T) {
 			t.Errorf("--host-reserve %s: stderr %q", typed, res.stderr)
 		}
 	}
+}
+
+// A missing --expect file names the flag and says how to make one.
+func TestMissingExpectationsSayWhatToDo(t *testing.T) {
+	oneLineError(t, runTool(t, FaultEnv(t), "check", "--expect", filepath.Join(t.TempDir(), "nope.json")), exitUsage,
+		"no such file; give the expectations file check --record wrote")
 }

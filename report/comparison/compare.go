@@ -117,7 +117,7 @@ func pairAsked(c *Comparison, base, next *result.Run, k Key, n *result.StrategyR
 		row.NewOutcome, row.NewAllocations, row.NewBytes, row.NewHostPerBuf = n.Outcome, n.AllocationsOK, n.BytesOK, n.HostBytesPerBuffer
 		row.ThresholdChange = Change(float64(n.AllocationsOK), float64(b.AllocationsOK))
 		row.Change = ChangeNotComparable
-		row.Why = "the runs asked different things: the base " + asked(base, b) + "; the new run " + asked(next, n)
+		row.Why = "asked differently: the base ran it under " + asked(base, b) + ", the new run under " + asked(next, n)
 		return true
 	}
 	return false

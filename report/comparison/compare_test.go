@@ -92,7 +92,7 @@ func TestJobsAskedDifferentlyAreNotComparable(t *testing.T) {
 		t.Fatalf("regressed %v, %d rows: %+v", c.Regressed, len(c.Rows), c.Rows)
 	}
 	for _, r := range c.Rows {
-		if r.Change != ChangeNotComparable || !strings.Contains(r.Why, "the default settings") || !strings.Contains(r.Why, "variant pool-off (X_POOL=0)") {
+		if r.Change != ChangeNotComparable || !strings.Contains(r.Why, "the base ran it under the default settings") || !strings.Contains(r.Why, "the new run under variant pool-off (X_POOL=0)") {
 			t.Errorf("%s: %s (%s)", r.Strategy, r.Change, r.Why)
 		}
 	}

@@ -110,11 +110,21 @@ func briefFacts(fs []result.Finding) []*briefFact {
 	for _, k := range factKeys(head) {
 		by[k] = out[0]
 	}
+	// The groups whose own headline is a failure: their first failures are said by it.
+	failed := map[[2]string]bool{}
+	for _, f := range fs {
+		if f.Kind == result.FindingHeadline && f.About == result.FindingFailure {
+			failed[[2]string{f.Variant, f.Flags}] = true
+		}
+	}
 	for _, f := range fs[1:] {
 		if f.Kind == result.FindingHeadline && f.About != result.FindingFailure {
 			continue
 		}
 		if sameGroup(f, head) && (f.Kind == head.About || (head.About == result.FindingDeferred && f.Kind == result.FindingCompleted)) {
+			continue
+		}
+		if f.Kind == result.FindingFailure && failed[[2]string{f.Variant, f.Flags}] {
 			continue
 		}
 		keys := factKeys(f)

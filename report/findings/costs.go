@@ -86,6 +86,19 @@ func (d *deriver) costs(views []*view, size uint64) {
 	}
 }
 
+// furthest is the strategy that reached the most buffers at v's size, variant and flags, and how many.
+func furthest(v *view) (result.Strategy, uint64) {
+	var best result.Strategy
+	var n uint64
+	for i := range v.run.Strategies {
+		s := &v.run.Strategies[i]
+		if s.SizeBytes == v.s.SizeBytes && s.Variant == v.s.Variant && s.Flags == v.s.Flags && s.AllocationsOK > n {
+			best, n = s.Strategy, s.AllocationsOK
+		}
+	}
+	return best, n
+}
+
 // plusMinus is a figure's noise where it was measured: " ±12.00 KiB".
 func plusMinus(noise float64) string {
 	if noise <= 0 {
@@ -291,7 +304,7 @@ func (d *deriver) unmeasured(views []*view, size uint64) {
 			if len(v.s.Devices) == 1 {
 				whose = "this device's memory is"
 			}
-			body = ": " + whose + " host memory, measured above as RSS and system memory; no device sampler applied (" + why + ")"
+			body = ": " + whose + " host memory, measured as RSS and system memory (the costs per buffer, where a fit allows one); no device sampler applied (" + why + ")"
 		}
 		if key := body + "\x00" + string(v.s.Strategy); !seen[key] {
 			seen[key] = true
@@ -459,6 +472,11 @@ func nextStep(v *view, lf limitFinding) string {
 	case result.LimitDeviceMemory:
 		if _, ok := lf.evidence["device_own_bytes"]; ok {
 			return "the run had only what the other processes left of the device: free it, or probe a device nobody else uses, to see the device's own limit"
+		}
+		if other, n := furthest(v); n > v.s.AllocationsOK+v.s.AllocationsOK/10 {
+			// Another layout placed more buffers on the same devices: each buffer cost this one more device
+			// memory (a copy on every device of a shared context), so the layout does change it.
+			return fmt.Sprintf("%s reached %d buffers on the same devices, so this layout costs more device memory per buffer: use %s's layout", other, n, other)
 		}
 		if v.run.Config.Touch == result.TouchNone {
 			return "that is the device's capacity; run with --touch fill to see every strategy reach it"

@@ -82,7 +82,7 @@ func deriveVariants(r *result.Run, limits map[*result.StrategyResult]limitFindin
 			}
 			said[fs[k].Sentence] = true
 			fs[k].Variant, fs[k].Flags = v, g.flags
-			if label := groupLabel(r, g); label != "" {
+			if label := groupLabel(r, g, len(variants) > 1, len(sets) > 1); label != "" {
 				fs[k].Claim, fs[k].Label = fs[k].Sentence, label
 				fs[k].Sentence = "With " + label + ": " + lowerFirst(fs[k].Sentence)
 			}
@@ -149,15 +149,22 @@ func jobGroups(r *result.Run) []jobGroup {
 	return out
 }
 
-// groupLabel names a group's variant and flags where they are not the defaults: "variant pool-off (...)",
-// "flags use-host-ptr", or both; "" for the defaults.
-func groupLabel(r *result.Run, g jobGroup) string {
+// groupLabel names a group's variant and flags, each where the run has several: "variant pool-off
+// (...)", "flags use-host-ptr", or both; the defaults too ("the default variant", "flags read-write"), as a
+// sentence of one group must not read as the whole run's.
+func groupLabel(r *result.Run, g jobGroup, variants, sets bool) string {
 	var parts []string
-	if g.variant != "" {
+	switch {
+	case g.variant != "":
 		parts = append(parts, variantLabel(r, g.variant))
+	case variants:
+		parts = append(parts, "the default variant")
 	}
-	if g.flags != "" {
+	switch {
+	case g.flags != "":
 		parts = append(parts, "flags "+g.flags)
+	case sets:
+		parts = append(parts, "flags read-write")
 	}
 	return strings.Join(parts, " and ")
 }
@@ -191,9 +198,11 @@ func deriveOne(r *result.Run, jobs []*result.StrategyResult, limits map[*result.
 	head := d.headline()
 	out := d.out
 	if head.About == result.FindingCompleted || head.About == result.FindingDeferred {
-		// The headline says no allocation failed within the budget: "reached the budget without a
-		// failure" would say it again.
-		out = slices.DeleteFunc(out, func(f result.Finding) bool { return f.Kind == result.FindingCompleted })
+		// The headline says no allocation failed within the budget (and, deferred, that memory did not
+		// grow): "reached the budget without a failure" and "did not grow" would say it again.
+		out = slices.DeleteFunc(out, func(f result.Finding) bool {
+			return f.Kind == result.FindingCompleted || (head.About == result.FindingDeferred && f.Kind == result.FindingDeferred)
+		})
 	}
 	return append(append([]result.Finding{head}, d.stopNotes()...), out...)
 }
@@ -418,9 +427,10 @@ func (d *deriver) classifyAll(views []*view, size uint64) {
 		g.add(result.FindingLimit, body, v.s.Strategy, lf.evidence, "")
 	}
 	for _, v := range views {
-		// The headline speaks of the first size: the strategy that ended earliest there.
+		// The headline speaks of the first size at which a job ended: the strategy that ended earliest
+		// there (a sweep whose small buffers all completed fails at a larger size, and that is its news).
 		// A stop (the guard, an interrupt, a timeout) is no runtime result: it never leads the verdict.
-		if v.limit.limit != "" && !stoppedEarly(v.s) && size == d.sizes[0] && (d.first == nil || v.s.AllocationsOK < d.first.v.s.AllocationsOK) {
+		if v.limit.limit != "" && !stoppedEarly(v.s) && (d.first == nil || (d.first.size == size && v.s.AllocationsOK < d.first.v.s.AllocationsOK)) {
 			d.first = &firstEnd{v: v, limit: limitFinding{v.limit.limit, v.limit.evidence, ""}, size: size}
 		}
 	}

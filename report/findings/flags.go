@@ -46,8 +46,9 @@ func vendorNote(recorded string) string {
 // flagEffects compares each job run with other flags against the same job with the default read-write
 // flags: the host memory each buffer took (less, for use-host-ptr, the block the tool allocated as the
 // buffer's storage, which any program using the flag allocates too), and how far the job got. The
-// strategies of one flag set whose reach the flags did not move share one finding, their figures given as a
-// range: the flag set is the fact, and the strategies' small differences are not news.
+// strategies of one flag set whose reach the flags did not move, and whose costs are within variantMoved of
+// each other, share one finding, their figures given as a range: the flag set is the fact, and the
+// strategies' small differences are not news.
 func flagEffects(r *result.Run) []result.Finding {
 	type key struct {
 		st      result.Strategy
@@ -87,7 +88,20 @@ func flagEffects(r *result.Run) []result.Finding {
 		sets[k] = append(sets[k], e)
 	}
 	for _, k := range order {
-		out = append(out, flagFinding(r, sets[k]))
+		// Strategies whose costs under the set differ by more than variantMoved are told apart: a range
+		// from 313 B to 1.01 MiB would say nothing of either.
+		for rest := sets[k]; len(rest) > 0; {
+			var near, far []flagEffect
+			for _, e := range rest {
+				if math.Abs(e.host-rest[0].host) <= variantMoved*math.Abs(rest[0].host) {
+					near = append(near, e)
+				} else {
+					far = append(far, e)
+				}
+			}
+			out = append(out, flagFinding(r, near))
+			rest = far
+		}
 	}
 	return out
 }

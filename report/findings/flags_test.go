@@ -66,7 +66,7 @@ func TestFlagSetStrategiesShareOneFinding(t *testing.T) {
 		rw, alloc := job(st, result.OutcomeCompleted, 100, 0), job(st, result.OutcomeCompleted, 100, 0)
 		rw.HostBytesPerBuffer, alloc.HostBytesPerBuffer, alloc.Flags = 600, 4000, "alloc-host-ptr"
 		if st == result.PerDevice {
-			alloc.HostBytesPerBuffer = 5000
+			alloc.HostBytesPerBuffer = 4300
 		}
 		if st == result.MigrateFirst {
 			alloc.Outcome, alloc.AllocationsOK = result.OutcomeFailed, 50
@@ -81,10 +81,15 @@ func TestFlagSetStrategiesShareOneFinding(t *testing.T) {
 	if len(moved.Strategies) != 1 || moved.Strategies[0] != result.MigrateFirst || moved.Evidence["allocations_ok"] != 50 {
 		t.Errorf("the moved job's finding: %+v", moved)
 	}
-	if len(pair.Strategies) != 2 || pair.Evidence["host_bytes_per_buffer_min"] != 4000 || pair.Evidence["host_bytes_per_buffer_max"] != 5000 {
+	if len(pair.Strategies) != 2 || pair.Evidence["host_bytes_per_buffer_min"] != 4000 || pair.Evidence["host_bytes_per_buffer_max"] != 4300 {
 		t.Errorf("the pair's finding: %+v", pair)
 	}
-	if want := units.SignedBytes(4000) + " to " + units.SignedBytes(5000); !strings.Contains(pair.Sentence, want) {
+	if want := units.SignedBytes(4000) + " to " + units.SignedBytes(4300); !strings.Contains(pair.Sentence, want) {
 		t.Errorf("the pair's sentence lacks the range %q: %s", want, pair.Sentence)
+	}
+	// Costs far apart (a buffer's size against a few hundred bytes) are two findings, not one range.
+	r.Strategies[3].HostBytesPerBuffer = 1 << 20
+	if fs := flagEffects(&r); len(fs) != 3 {
+		t.Errorf("%d findings for costs 4000 B and 1 MiB under one set, want them apart (3 in all)", len(fs))
 	}
 }

@@ -54,3 +54,17 @@ func TestNoGrowthIsSaidOfItsSize(t *testing.T) {
 		t.Errorf("the headline does not limit 'did not grow' to %s: %s", units.Size(mib), h)
 	}
 }
+
+// A sweep whose small buffers all completed and whose large ones failed leads with the failure, at its
+// size: "no allocation failed" above a table of failures would be false.
+func TestSweepHeadlineIsTheFirstSizeThatFailed(t *testing.T) {
+	r := &result.Run{Config: result.Config{Touch: result.TouchNone, MaxAllocs: 100},
+		Devices: []result.Device{{Index: 0, GlobalMemBytes: 8 << 30}, {Index: 1, GlobalMemBytes: 8 << 30}}}
+	small := job(result.Shared, result.OutcomeCompleted, 100, 0, 1)
+	small.SizeBytes, small.BytesOK = 4<<10, 100*4<<10
+	r.Strategies = append(r.Strategies, small, failedAt(result.Shared, 64, 0, 0, 1))
+	Apply(r)
+	if h := r.Verdict[0]; !strings.HasPrefix(h, units.Size(mib)+" buffers: shared failed first, at buffer #64") {
+		t.Errorf("headline: %s", h)
+	}
+}

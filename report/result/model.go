@@ -487,6 +487,8 @@ type DryRun struct {
 	HostReserve    uint64      `json:"host_reserve_bytes"`
 	HostAvailable  uint64      `json:"host_available_bytes"`
 	Touch          Touch       `json:"touch"`
+	// Live is a plan printed before a run that allocates (run -v), not a dry run's.
+	Live bool `json:"-"`
 }
 
 // DryRunJob is one strategy at one size, in one worker, and the most memory it could take: on the host, if
