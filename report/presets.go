@@ -32,13 +32,16 @@ func VariantText(v result.Variant) string {
 
 func writePresetsText(w io.Writer, l *PresetList, opts Options) error {
 	st := terminal(opts)
+	// Each line wraps at the terminal's width, its continuation indented under its text; a variant, one
+	// word the user copies, is never broken.
 	for _, p := range l.Presets {
-		fmt.Fprintf(w, "%s (%s): %s\n", p.Name, st.text(p.Runtime), st.text(p.Purpose))
+		fmt.Fprintln(w, wrapWords("", fmt.Sprintf("%s (%s): %s", p.Name, st.text(p.Runtime), st.text(p.Purpose)), st.Width))
 		for _, v := range p.Variants {
 			fmt.Fprintf(w, "    --variant %s\n", st.text(VariantText(v)))
 		}
-		fmt.Fprintf(w, "    source: %s\n\n", st.text(p.Source))
+		fmt.Fprintln(w, wrapWords("    source: ", st.text(p.Source), st.Width))
+		fmt.Fprintln(w)
 	}
-	_, err := fmt.Fprintln(w, "Use one with --variant-preset NAME (repeatable); the runtime's own settings run too unless --no-default-variant.")
+	_, err := fmt.Fprintln(w, wrapWords("", "Use one with --variant-preset NAME (repeatable); the runtime's own settings run too unless --no-default-variant.", st.Width))
 	return err
 }

@@ -195,3 +195,19 @@ func TestDeviceTableKeepsNamesWhole(t *testing.T) {
 		}
 	}
 }
+
+// run --variant-preset list wraps at the terminal's width; only a word longer than a line (a URL, a
+// variant to copy) runs past it.
+func TestPresetListFitsTheTerminal(t *testing.T) {
+	l := &PresetList{Presets: []PresetEntry{{Name: "nofile", Runtime: "any", Purpose: strings.Repeat("raise the descriptor limit and see the threshold move ", 4),
+		Variants: []result.Variant{{Name: "nofile", Settings: map[string]string{"RLIMIT_NOFILE": "65536"}}}, Source: "getrlimit(2), and " + strings.Repeat("a long source ", 8)}}}
+	var b bytes.Buffer
+	if err := writePresetsText(&b, l, Options{Width: 80}); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(b.String(), "\n") {
+		if len([]rune(line)) > 80 && strings.Contains(strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "source:")), " ") {
+			t.Errorf("a line of %d columns: %q", len([]rune(line)), line)
+		}
+	}
+}

@@ -159,7 +159,7 @@ func TestLazyRuntimeFailsAtFirstUse(t *testing.T) {
 				t.Errorf("%s: %s, want completed: nothing is allocated at create", s.Strategy, s.Outcome)
 			}
 		}
-		if !hasVerdict(r, "defers allocation until first use") {
+		if !hasVerdict(r, "defers allocation to first use") {
 			t.Errorf("verdict should say allocation is deferred: %q", r.Verdict)
 		}
 	})

@@ -86,6 +86,19 @@ func (d *deriver) costs(views []*view, size uint64) {
 	}
 }
 
+// tiedWith is the strategies of the jobs at size that failed at the same buffer, stage and code as s, s
+// among them, in order.
+func (d *deriver) tiedWith(s *result.StrategyResult, size uint64) []result.Strategy {
+	var out []result.Strategy
+	for _, j := range d.jobs {
+		f, g := j.FirstFailure, s.FirstFailure
+		if j.SizeBytes == size && j.Outcome == result.OutcomeFailed && f != nil && f.Index == g.Index && f.Stage == g.Stage && f.Code == g.Code {
+			out = appendOnce(out, j.Strategy)
+		}
+	}
+	return out
+}
+
 // furthest is the strategy that reached the most buffers at v's size, variant and flags, and how many.
 func furthest(v *view) (result.Strategy, uint64) {
 	var best result.Strategy
@@ -330,6 +343,10 @@ func (d *deriver) headline() result.Finding {
 	what := fmt.Sprintf("%s %s after %d buffers", s.Strategy, s.Outcome, s.AllocationsOK)
 	if f := s.FirstFailure; f != nil && f.Stage != result.StageSetup {
 		what = fmt.Sprintf("%s failed first, at buffer #%d (after %s), with %s (%d) at %s", s.Strategy, f.Index, units.Bytes(f.BytesBefore), f.Name, f.Code, f.Stage)
+		// Where every strategy failed at one buffer, none was first.
+		if tied := d.tiedWith(s, d.first.size); len(tied) > 1 && len(tied) == len(distinct(d.jobs, func(j *result.StrategyResult) result.Strategy { return j.Strategy })) {
+			what = fmt.Sprintf("%s all failed at buffer #%d (after %s), with %s (%d) at %s", names(tied), f.Index, units.Bytes(f.BytesBefore), f.Name, f.Code, f.Stage)
+		}
 	} else if f != nil {
 		what = fmt.Sprintf("%s failed before its first buffer, with %s", s.Strategy, codeText(s))
 	}

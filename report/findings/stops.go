@@ -2,6 +2,7 @@ package findings
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/clmemprobe/clmemprobe/report/result"
@@ -202,26 +203,59 @@ func (d *deriver) overcommit(views []*view, size uint64) {
 		if s.Outcome != result.OutcomeCompleted && s.Outcome != result.OutcomeStopped {
 			continue // a failure's own limit sentence weighs what the failing device was given
 		}
+		// One sentence per job over every device given more than it reports: "devices 0 and 1", not one
+		// sentence a device.
 		n := uint64(len(s.Devices))
+		var over []int
+		var most, global uint64
 		for pos, dev := range s.Devices {
-			global := result.GlobalOf(d.run, s, dev)
+			reported := result.GlobalOf(d.run, s, dev)
 			given := (s.AllocationsOK/n + boolUint(s.AllocationsOK%n > uint64(pos))) * s.SizeBytes
-			if global == 0 || float64(given) <= overcommitted*float64(global) {
+			if reported == 0 || float64(given) <= overcommitted*float64(reported) {
 				continue
 			}
-			verb := "completed"
-			if s.Outcome == result.OutcomeStopped {
-				verb = "ran without a failure"
+			over = append(over, dev)
+			most = max(most, given)
+			if global == 0 || reported < global {
+				global = reported
 			}
-			body := fmt.Sprintf(": %d x %s (%s) %s on device %d, which reports %s of global memory: the runtime does not enforce its reported global memory",
-				given/s.SizeBytes, units.Size(s.SizeBytes), units.Bytes(given), verb, dev, units.Bytes(global))
-			if d.run.Config.Touch == result.TouchNone {
+		}
+		if len(over) == 0 {
+			continue
+		}
+		verb := "completed"
+		if s.Outcome == result.OutcomeStopped {
+			verb = "ran without a failure"
+		}
+		where := fmt.Sprintf("device %d, which reports", over[0])
+		if len(over) > 1 {
+			where = fmt.Sprintf("each of devices %s, which report at most", deviceList(over))
+		}
+		body := fmt.Sprintf(": %d x %s (%s) %s on %s %s of global memory: the runtime does not enforce its reported global memory",
+			most/s.SizeBytes, units.Size(s.SizeBytes), units.Bytes(most), verb, where, units.Bytes(global))
+		if d.run.Config.Touch == result.TouchNone {
+			if s.Strategy == result.MigrateFirst {
+				body += " (the buffers were created and migrated, never written: run with --touch fill to place them)"
+			} else {
 				body += " (the buffers were created, never used: run with --touch fill to place them)"
 			}
-			g.add(result.FindingLimit, body, s.Strategy, map[string]float64{"device": float64(dev), "given_bytes": float64(given), "global_mem_bytes": float64(global)}, "")
 		}
+		g.add(result.FindingLimit, body, s.Strategy, map[string]float64{"device": float64(over[0]), "devices_over": float64(len(over)),
+			"given_bytes": float64(most), "global_mem_bytes": float64(global)}, "")
 	}
 	d.emit(&g, size, plainSubject)
+}
+
+// deviceList is device indices as a list: "0, 1 and 2".
+func deviceList(devs []int) string {
+	parts := make([]string, len(devs))
+	for i, d := range devs {
+		parts[i] = strconv.Itoa(d)
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
 }
 
 func boolUint(b bool) uint64 {

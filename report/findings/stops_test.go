@@ -261,3 +261,39 @@ func TestCrashUnderAVariantsAddressLimitNamesTheVariant(t *testing.T) {
 		t.Errorf("the verdict does not name the variant that set the limit:\n%s", v)
 	}
 }
+
+// A job given more than both its devices report is one sentence naming both, not one a device; migrate-
+// first's buffers were migrated, so it does not say "never used" of them.
+func TestOvercommitIsOneSentenceOverTheDevices(t *testing.T) {
+	r := &result.Run{Config: result.Config{Touch: result.TouchNone}, Devices: []result.Device{{Index: 0, GlobalMemBytes: 1 << 30}, {Index: 1, GlobalMemBytes: 1 << 30}}}
+	for _, st := range []result.Strategy{result.Shared, result.MigrateFirst} {
+		r.Strategies = append(r.Strategies, job(st, result.OutcomeCompleted, 4096, 0, 1))
+	}
+	Apply(r)
+	var said []string
+	for _, f := range r.Findings {
+		if strings.Contains(f.Sentence, "does not enforce its reported global memory") {
+			said = append(said, f.Sentence)
+		}
+	}
+	if len(said) != 2 || !strings.Contains(said[0], "each of devices 0 and 1") {
+		t.Fatalf("want one sentence per job naming both devices, got %q", said)
+	}
+	for _, s := range said {
+		if strings.HasPrefix(s, "migrate-first") && strings.Contains(s, "never used") {
+			t.Errorf("migrate-first's buffers were migrated: %s", s)
+		}
+	}
+}
+
+// Where every strategy failed at the same buffer, the headline names them all and calls none first.
+func TestATieIsNoFirst(t *testing.T) {
+	r := &result.Run{Config: result.Config{Touch: result.TouchNone}, Devices: []result.Device{{Index: 0, GlobalMemBytes: 8 << 30}, {Index: 1, GlobalMemBytes: 8 << 30}}}
+	for _, st := range []result.Strategy{result.Shared, result.PerDevice} {
+		r.Strategies = append(r.Strategies, failedAt(st, 500, 0, 0, 1))
+	}
+	Apply(r)
+	if h := r.Verdict[0]; !strings.HasPrefix(h, "shared and per-device all failed at buffer #500") {
+		t.Errorf("headline: %s", h)
+	}
+}
