@@ -113,7 +113,7 @@ func inputError(err error) error {
 	var nr *result.NotAResultError
 	switch {
 	case errors.Is(err, os.ErrNotExist) && errors.As(err, &pe):
-		return usageErr("%s: no such file or folder (give a run.json, a trace.json, or the folder run --out or trace --out wrote)", pe.Path)
+		return usageErr("%s: no such file or folder (give a run.json or the folder run --out wrote; report, bundle and run --like also take a trace.json or trace --out's folder)", pe.Path)
 	case errors.As(err, &nr) || errors.Is(err, os.ErrNotExist):
 		return usageErr("%v", err)
 	}

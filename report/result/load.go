@@ -149,6 +149,13 @@ func decodeRun(b []byte, name string) (*Run, error) {
 		// A run has no kind; a trace (and any later document) says its own, and is not a run.
 		Kind string `json:"kind"`
 	}
+	// Another document of the tool's own says what it is before a run's fields fail to decode on it.
+	var kind struct {
+		Kind string `json:"kind"`
+	}
+	if json.Unmarshal(b, &kind) == nil && kind.Kind == ExpectationsKind {
+		return nil, &NotAResultError{name, "expectations that check --record wrote, not a run: check --expect takes them"}
+	}
 	if err := json.Unmarshal(b, &doc); err != nil {
 		if _, herr := decodeHeadFirst(b, name); herr != nil {
 			return nil, herr

@@ -108,3 +108,16 @@ func TestLoadNamesASchemaVersionItDoesNotRead(t *testing.T) {
 		}
 	}
 }
+
+// An expectations file given where a run belongs is named as what it is, and where it goes.
+func TestExpectationsAreNotARun(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "expect.json")
+	if err := os.WriteFile(path, []byte(`{"kind": "`+ExpectationsKind+`", "version": 1, "devices": [0, 1]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(path)
+	var nr *NotAResultError
+	if !errors.As(err, &nr) || !strings.Contains(err.Error(), "expectations that check --record wrote") {
+		t.Errorf("error %v", err)
+	}
+}
