@@ -57,6 +57,14 @@ func (d *deriver) costs(views []*view, size uint64) {
 			body += fmt.Sprintf(" and %s of device memory summed over %d device(s): replication factor %.2f", units.SignedBytes(sum),
 				len(s.DeviceBytesPerBuffer), rf)
 		}
+		if s.Flags != "" {
+			// A job with flags has its host RSS per buffer said once, in its flag set's finding against
+			// read-write (flagEffects): here only the rest of what a buffer cost.
+			rest := strings.TrimPrefix(body, fmt.Sprintf(" cost %s of host RSS per buffer (%s the buffer size)", units.SignedBytes(s.HostBytesPerBuffer), ratio(s.HostBytesPerBuffer, size)))
+			rest = strings.TrimPrefix(strings.TrimPrefix(rest, ", "), " and ")
+			delete(ev, "host_bytes_per_buffer")
+			body = ": per buffer, " + rest + " (its host RSS is said with its flag set)"
+		}
 		g.add(result.FindingCost, body, s.Strategy, ev, "")
 		if out, signal, ok := v.outsideRSS(); ok {
 			outside = append(outside, outsideRSS{s.Strategy, signal, out, s.HostBytesPerBuffer})

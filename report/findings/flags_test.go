@@ -93,3 +93,32 @@ func TestFlagSetStrategiesShareOneFinding(t *testing.T) {
 		t.Errorf("%d findings for costs 4000 B and 1 MiB under one set, want them apart (3 in all)", len(fs))
 	}
 }
+
+// A flag set's host cost per buffer is said under one label, once: in its flag set's finding against
+// read-write, not again in the group's cost finding (which keeps the rest of what a buffer cost).
+func TestAFlagSetsHostCostIsSaidOnce(t *testing.T) {
+	fit := &result.Fit{Samples: 50, Spanned: 100, OK: true}
+	sys := float64(mib)
+	var r result.Run
+	for _, flags := range []string{"", "use-host-ptr"} {
+		j := job(result.Shared, result.OutcomeCompleted, 100, 0)
+		j.Flags, j.Fit, j.SystemBytesPerBuffer = flags, fit, &sys
+		j.HostBytesPerBuffer = 700
+		if flags != "" {
+			j.HostBytesPerBuffer = mib + 1900
+		}
+		r.Strategies = append(r.Strategies, j)
+	}
+	Apply(&r)
+	host := units.SignedBytes(mib+1900) + " of host RSS"
+	n := 0
+	for _, v := range r.Verdict {
+		n += strings.Count(v, host)
+	}
+	if n != 1 {
+		t.Errorf("%q is said %d times, want once:\n%s", host, n, strings.Join(r.Verdict, "\n"))
+	}
+	if !strings.Contains(strings.Join(r.Verdict, "\n"), "With flags use-host-ptr: shared: per buffer, "+units.SignedBytes(sys)+" of system memory") {
+		t.Errorf("the group's cost finding lost its system figure:\n%s", strings.Join(r.Verdict, "\n"))
+	}
+}
