@@ -119,6 +119,11 @@ func briefFacts(fs []result.Finding) []*briefFact {
 	}
 	for _, f := range fs[1:] {
 		if f.Kind == result.FindingHeadline && f.About != result.FindingFailure {
+			// Another group's summary: where it says what the headline says, the headline holds for that
+			// group too ("With every flag set: no allocation failed ..."); else its group's findings say it.
+			if by[factKeys(f)[1]] == out[0] && !slices.Contains(out[0].labels, f.Label) {
+				out[0].labels = append(out[0].labels, f.Label)
+			}
 			continue
 		}
 		if sameGroup(f, head) && (f.Kind == head.About || (head.About == result.FindingDeferred && f.Kind == result.FindingCompleted)) {
