@@ -191,16 +191,7 @@ func appendSizeOnce(sizes []uint64, size uint64) []uint64 {
 }
 
 // sizeNames is buffer sizes as a list: "4 KiB and 1 MiB".
-func sizeNames(sizes []uint64) string {
-	parts := make([]string, len(sizes))
-	for i, size := range sizes {
-		parts[i] = units.Size(size)
-	}
-	if len(parts) == 1 {
-		return parts[0]
-	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
-}
+func sizeNames(sizes []uint64) string { return listOf(sizes, units.Size) }
 
 // appendOnce appends st unless it is there.
 func appendOnce(ss []result.Strategy, st result.Strategy) []result.Strategy {

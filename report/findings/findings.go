@@ -465,9 +465,14 @@ func eachSubject(who string, n int, body string) string {
 
 // names lists strategies as a sentence does: "shared", "shared and per-device", "a, b and c".
 func names(ss []result.Strategy) string {
-	parts := make([]string, len(ss))
-	for i, s := range ss {
-		parts[i] = string(s)
+	return listOf(ss, func(s result.Strategy) string { return string(s) })
+}
+
+// listOf writes things as a list of words: "a", "a and b", "a, b and c"; "" for none.
+func listOf[T any](xs []T, word func(T) string) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = word(x)
 	}
 	switch len(parts) {
 	case 0:

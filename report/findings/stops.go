@@ -247,16 +247,7 @@ func (d *deriver) overcommit(views []*view, size uint64) {
 }
 
 // deviceList is device indices as a list: "0, 1 and 2".
-func deviceList(devs []int) string {
-	parts := make([]string, len(devs))
-	for i, d := range devs {
-		parts[i] = strconv.Itoa(d)
-	}
-	if len(parts) == 1 {
-		return parts[0]
-	}
-	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
-}
+func deviceList(devs []int) string { return listOf(devs, strconv.Itoa) }
 
 func boolUint(b bool) uint64 {
 	if b {

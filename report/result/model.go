@@ -294,10 +294,10 @@ type Environment struct {
 	ICDFiles      map[string]string `json:"icd_files,omitempty"` // file -> library it names
 	// ICDStatus is what each registered runtime gave when loaded on its own (env and devices ask; a run
 	// does not).
-	ICDStatus []ICDStatus `json:"icd_status,omitempty"`
-	DRIDevices    []string          `json:"dri_devices,omitempty"`
-	EnvVars       map[string]string `json:"env_vars,omitempty"`
-	Platforms     []Platform        `json:"platforms,omitempty"`
+	ICDStatus  []ICDStatus       `json:"icd_status,omitempty"`
+	DRIDevices []string          `json:"dri_devices,omitempty"`
+	EnvVars    map[string]string `json:"env_vars,omitempty"`
+	Platforms  []Platform        `json:"platforms,omitempty"`
 	// FDLimit is the soft limit on open file descriptors (ulimit -n) the command was started with, which the
 	// workers run under; 0 where it could not be read.
 	FDLimit uint64 `json:"fd_limit,omitempty"`
