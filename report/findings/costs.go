@@ -58,12 +58,7 @@ func (d *deriver) costs(views []*view, size uint64) {
 				len(s.DeviceBytesPerBuffer), rf)
 		}
 		if s.Flags != "" {
-			// A job with flags has its host RSS per buffer said once, in its flag set's finding against
-			// read-write (flagEffects): here only the rest of what a buffer cost.
-			rest := strings.TrimPrefix(body, fmt.Sprintf(" cost %s of host RSS per buffer (%s the buffer size)", units.SignedBytes(s.HostBytesPerBuffer), ratio(s.HostBytesPerBuffer, size)))
-			rest = strings.TrimPrefix(strings.TrimPrefix(rest, ", "), " and ")
-			delete(ev, "host_bytes_per_buffer")
-			body = ": per buffer, " + rest + " (its host RSS is said with its flag set)"
+			body = withoutHostCost(body, s, size, ev)
 		}
 		g.add(result.FindingCost, body, s.Strategy, ev, "")
 		if out, signal, ok := v.outsideRSS(); ok {
@@ -168,6 +163,16 @@ func (d *deriver) outsideRSS(all []outsideRSS, size uint64) {
 				names(who), first.signal, byteRange(outs), byteRange(rsss))}, size)
 		all = rest
 	}
+}
+
+// withoutHostCost is a cost body without its host RSS clause, for a job with flags: that figure is said
+// once, in its flag set's finding against read-write (flagEffects); here only the rest of what a buffer
+// cost, and where the host figure is.
+func withoutHostCost(body string, s *result.StrategyResult, size uint64, ev map[string]float64) string {
+	rest := strings.TrimPrefix(body, fmt.Sprintf(" cost %s of host RSS per buffer (%s the buffer size)", units.SignedBytes(s.HostBytesPerBuffer), ratio(s.HostBytesPerBuffer, size)))
+	rest = strings.TrimPrefix(strings.TrimPrefix(rest, ", "), " and ")
+	delete(ev, "host_bytes_per_buffer")
+	return ": per buffer, " + rest + " (its host RSS is said with its flag set)"
 }
 
 // codeText names a failure by its OpenCL code, or, where the failed call was not an OpenCL one (a limit
