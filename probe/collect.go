@@ -197,6 +197,7 @@ func (c *collector) finish(e *supervise.Ending) *result.StrategyResult {
 		res.Reason = joinReason(res.Reason, fmt.Sprintf("%d line(s) of the worker's event stream did not parse and were dropped", e.BadLines))
 	}
 	res.WorkerOutput = e.Output
+	res.WorkerPID = e.PID
 	res.BytesOK = res.AllocationsOK * res.SizeBytes
 	c.endResources(res)
 	c.fitCosts(res)

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
 	"github.com/clmemprobe/clmemprobe/probe/internal/env"
+	"github.com/clmemprobe/clmemprobe/probe/internal/kernlog"
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
 	"github.com/clmemprobe/clmemprobe/probe/internal/supervise"
 	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
@@ -116,6 +118,8 @@ func Run(ctx context.Context, p Plan, inv result.Inventory, obs Observer) (*resu
 	p.startNofile = <-nofile
 	groups, end := session()
 	defer end()
+	klog := kernlog.Start(root)
+	defer func() { run.KernelLog = klog.End(workerPIDs(run), []string{workerComm()}) }()
 	for _, j := range p.jobs() {
 		if ctx.Err() != nil {
 			break
@@ -124,6 +128,13 @@ func Run(ctx context.Context, p Plan, inv result.Inventory, obs Observer) (*resu
 		sr, err := runJob(ctx, &p, j, obs, groups)
 		if err != nil {
 			return run, err
+		}
+		for n := 1; n < p.Repeat && ctx.Err() == nil; n++ {
+			again, err := runJob(ctx, &p, j, obs, groups)
+			if err != nil {
+				return run, err
+			}
+			sr.Repeats = append(sr.Repeats, result.AttemptOf(again))
 		}
 		run.Strategies = append(run.Strategies, *sr)
 		if run.StartupSeconds == 0 {
@@ -174,6 +185,9 @@ func newRun(p *Plan, root sample.Root, inv result.Inventory) *result.Run {
 	}
 	r.Config.Like = p.Like
 	r.Config.RuntimeLog = p.RuntimeLog
+	if p.Repeat > 1 {
+		r.Config.Repeat = p.Repeat
+	}
 	r.Config.Attribution = AttributionBatched
 	if p.PerBuffer {
 		r.Config.Attribution = AttributionPerBuffer
@@ -220,6 +234,28 @@ func runJob(ctx context.Context, p *Plan, j Job, obs Observer, groups *supervise
 		sr.SetupSeconds = t.Sub(jobStart).Seconds()
 	}
 	return sr, nil
+}
+
+// workerPIDs are the process ids of every worker of the run, repeats included.
+func workerPIDs(r *result.Run) []int {
+	var pids []int
+	for i := range r.Strategies {
+		for _, a := range r.Strategies[i].Attempts() {
+			if a.WorkerPID > 0 {
+				pids = append(pids, a.WorkerPID)
+			}
+		}
+	}
+	return pids
+}
+
+// workerComm is the name the kernel gives the workers: this executable's, as it re-executes itself.
+func workerComm() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return "clmemprobe"
+	}
+	return filepath.Base(exe)
 }
 
 // Environment collects the environment block of a report: the machine, the kernel's memory policy, the ICD

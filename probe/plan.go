@@ -61,6 +61,9 @@ type Plan struct {
 	// Environment is the environment block, when the caller collected it already (while the runtime was
 	// listing its devices); nil: Run collects it.
 	Environment *result.Environment
+	// Repeat is how many times each job runs, each time in its own worker (0 and 1: once): the runs after
+	// the first are recorded as the job's repeats, so that a report can say how often its failure came back.
+	Repeat int
 	// Command is the command line that reproduces the run; ToolVersion the build that ran it.
 	Command     []string
 	ToolVersion string

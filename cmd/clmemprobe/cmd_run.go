@@ -25,6 +25,7 @@ type runOptions struct {
 	OpenCLLib, Platform, Devices, Strategies string
 	Size, Sizes, MaxBytes, HostReserve       string
 	MaxAllocs                                string // a count: 1e5 as well as 100000
+	Repeat                                   string // a count: how many times each job runs
 	Touch                                    string
 	Flags, FlagSets                          string
 	Like                                     string // a trace.json whose sizes and flags the jobs take
@@ -95,6 +96,7 @@ stops the strategy before it does. Ctrl-C writes a partial result; a second Ctrl
 			&cli.StringFlag{Name: "size", Value: "1MiB", Destination: &o.Size, Usage: "buffer size: KiB, MiB, GiB, TiB are powers of 1024 (K, M, G, T and Ki, Mi, Gi, Ti too: 1M is 1 MiB), KB, MB, GB, TB powers of 1000 (1MB is 10^6 bytes, said on stderr); sums such as 1MiB+4KiB"},
 			&cli.StringFlag{Name: "sizes", Destination: &o.Sizes, Usage: "a sweep: comma-separated sizes, each run with every strategy (overrides --size)"},
 			&cli.StringFlag{Name: "max-allocs", Value: "100000", Destination: &o.MaxAllocs, Usage: "buffers per strategy (the user's loop runs 100000); 1e5 is the same"},
+			&cli.StringFlag{Name: "repeat", Value: "1", Destination: &o.Repeat, Usage: "run each job this many times, each in its own worker, and record how many runs reproduced its first failure and where (the ticket's reproduction rate); at most " + strconv.Itoa(maxRepeat)},
 			&cli.StringFlag{Name: "max-bytes", Destination: &o.MaxBytes, Usage: "stop each strategy after this many bytes of buffers (default: no byte limit)"},
 			&cli.StringFlag{Name: "flags", Destination: &o.Flags, Usage: "the cl_mem_flags of every buffer, comma-separated and combined: " + strings.Join(result.FlagNames(), ", ") +
 				"; a C name (CL_MEM_ALLOC_HOST_PTR) or a raw value for vendor flags (0x800000); read-write is implied without read-only or write-only (default: read-write, the user's loop)"},
@@ -209,9 +211,14 @@ func (o runOptions) parseJobs(p *probe.Plan, notes *[]string) error {
 	} else if err := o.parseSizesAndFlags(p, notes); err != nil {
 		return err
 	}
-	if err := parseCounts(countFlag{"max-allocs", o.MaxAllocs, &p.MaxAllocs, 1}); err != nil {
+	var repeat uint64
+	if err := parseCounts(countFlag{"max-allocs", o.MaxAllocs, &p.MaxAllocs, 1}, countFlag{"repeat", o.Repeat, &repeat, 1}); err != nil {
 		return err
 	}
+	if repeat > maxRepeat {
+		return usageErr("--repeat %s: at most %d (each run is a whole job, to its failure)", o.Repeat, maxRepeat)
+	}
+	p.Repeat = int(repeat)
 	if o.MaxBytes != "" {
 		if p.MaxBytes, err = units.ParseSize(o.MaxBytes); err != nil {
 			return usageErr("--max-bytes: %v", err)
@@ -229,6 +236,9 @@ func (o runOptions) parseJobs(p *probe.Plan, notes *[]string) error {
 	}
 	return nil
 }
+
+// maxRepeat bounds --repeat: a reproduction rate needs a few runs, not a soak test.
+const maxRepeat = 100
 
 // likeMax is how many of a traced program's sizes, and of its flag sets, run --like takes.
 const likeMax = 4

@@ -183,7 +183,7 @@ func threeDigits(v float64) string {
 // process, what only completed.
 func briefRank(f result.Finding) int {
 	switch f.Kind {
-	case result.FindingHeadline, result.FindingFailure, result.FindingOutcome, result.FindingLimit:
+	case result.FindingHeadline, result.FindingFailure, result.FindingOutcome, result.FindingLimit, result.FindingRepeated:
 		return 0
 	case result.FindingComparison, result.FindingVariant, result.FindingFlags, result.FindingLike:
 		return 1

@@ -451,7 +451,7 @@ func limitSummary(v *view, lf limitFinding) string {
 		limit := units.Bytes(uint64(lf.evidence["cgroup_limit_bytes"]))
 		switch {
 		case lf.evidence["cgroup_oom_kills"] > 0:
-			return fmt.Sprintf("its memory cgroup's OOM killer ended it at the cgroup's limit of %s (a container's or a batch job's), not for want of the machine's memory", limit)
+			return fmt.Sprintf("its memory cgroup's OOM killer ended it at the cgroup's limit of %s (a container's or a batch job's), not for want of the machine's memory%s", limit, kernelLogged(v))
 		case v.s.Guard == result.GuardCgroup:
 			return fmt.Sprintf("the host guard stopped it before its memory cgroup's limit of %s (a container's or a batch job's) ran out, not the machine's memory", limit)
 		}
@@ -460,7 +460,12 @@ func limitSummary(v *view, lf limitFinding) string {
 		if notSetUp(v.s) {
 			return "it could not be set up"
 		}
+	case result.LimitGPUFault:
+		return "the GPU faulted, hung or was reset while it ran" + kernelLogged(v) + ": a driver or hardware fault, not a memory limit"
 	case result.LimitHostMemory:
+		if _, ok := lf.evidence["kernel_oom_pid"]; ok {
+			return "the kernel's OOM killer ended it: host memory ran out" + kernelLogged(v)
+		}
 		if r, ok := lf.evidence["host_reserve_bytes"]; ok {
 			return fmt.Sprintf("the host guard stopped it at the reserve of %s", units.Bytes(uint64(r)))
 		}
@@ -482,6 +487,20 @@ func limitSummary(v *view, lf limitFinding) string {
 		return fmt.Sprintf("the runtime does not take flags %s%s; no memory was involved", v.s.Flags, vendorNote(v.s.Flags))
 	}
 	return "what ran out cannot be told from what was measured"
+}
+
+// kernelLogged quotes the kernel's line behind the job's limit (its OOM kill, its GPU fault), "" where the
+// log said nothing of it.
+func kernelLogged(v *view) string {
+	if line, ok := kernelOOMLine(v); ok {
+		return fmt.Sprintf(" (the kernel logged %q)", result.KernelQuote(line.Text))
+	}
+	if from, to, ok := v.s.Window(); ok {
+		if f := v.run.KernelLog.FaultsDuring(from, to); len(f) > 0 {
+			return fmt.Sprintf(" (the kernel logged %q)", result.KernelQuote(f[0].Text))
+		}
+	}
+	return ""
 }
 
 // nextStep is what to try, for each limit.
@@ -522,6 +541,8 @@ func nextStep(v *view, lf limitFinding) string {
 		return "raise the address-space limit (ulimit -v) or allocate fewer buffers"
 	case result.LimitRuntime:
 		return "attach this report to a ticket for the runtime's vendor"
+	case result.LimitGPUFault:
+		return "attach the bundle (clmemprobe bundle: ISSUE.md holds the kernel's lines) to a ticket for the driver's vendor; run again with --repeat 3 to see whether the fault comes back at the same buffer"
 	case result.LimitFlags:
 		return "check which flags the device takes (its extensions, clinfo) or leave them out"
 	}

@@ -314,7 +314,42 @@ func (d *deriver) size(size uint64) {
 	d.costs(views, size)
 	d.overcommit(views, size)
 	d.deferred(views, size)
+	d.repeated(views, size)
 	d.codes.note(views)
+}
+
+// repeated says, for jobs run more than once (run --repeat), how many of their runs ended as the first
+// did and where: the ticket's reproduction rate.
+func (d *deriver) repeated(views []*view, size uint64) {
+	var g groups
+	for _, v := range views {
+		same, of, at := v.s.Reproduced()
+		if of < 2 {
+			continue
+		}
+		ending := "ended as its first run did"
+		if f := v.s.FirstFailure; f != nil && v.s.Outcome == result.OutcomeFailed {
+			ending = fmt.Sprintf("failed with %d (%s) at %s", f.Code, f.Name, f.Call)
+		} else if v.s.Outcome == result.OutcomeCrashed && v.s.Signal != "" {
+			ending = fmt.Sprintf("crashed (%s)", v.s.Signal)
+		} else if v.s.Outcome == result.OutcomeCompleted {
+			ending = "completed"
+		}
+		lo, hi := slices.Min(at), slices.Max(at)
+		where := fmt.Sprintf("at #%d", lo)
+		switch {
+		case lo != hi:
+			where = fmt.Sprintf("between #%d and #%d", lo, hi)
+		case same > 1:
+			where = fmt.Sprintf("each at #%d", lo)
+		}
+		if v.s.Outcome == result.OutcomeCompleted {
+			where = fmt.Sprintf("with %d buffers", lo)
+		}
+		g.add(result.FindingRepeated, fmt.Sprintf(" %s in %d of %d runs, %s (run --repeat %d, each in its own worker)", ending, same, of, where, of), v.s.Strategy,
+			map[string]float64{"runs": float64(of), "reproduced": float64(same), "index_min": float64(lo), "index_max": float64(hi)}, "")
+	}
+	d.emit(&g, size, plainSubject)
 }
 
 // failures says where each strategy ended, earliest first, and how far the others got.

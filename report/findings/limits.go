@@ -46,6 +46,9 @@ func classify(v *view, sweep []*view, perDevice *view) limitFinding {
 	if notSetUp(s) {
 		return limitFinding{result.LimitUnknown, ev, "it could not be set up: " + s.Reason + " (unknown)"}
 	}
+	if lf, ok := gpuFault(v, ev); ok {
+		return lf
+	}
 	if lf, ok := flagsRejected(s, ev); ok {
 		return lf
 	}

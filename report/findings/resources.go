@@ -76,14 +76,65 @@ func oomKilled(s *result.StrategyResult) (*result.Cgroup, bool) {
 	return cg, cg != nil && s.Outcome == result.OutcomeCrashed && s.Signal == "SIGKILL" && cg.OOMKillsAtEnd > cg.OOMKillsAtStart
 }
 
+// kernelOOMLine is the kernel's own line saying its OOM killer ended the job's worker: a worker killed by
+// SIGKILL whose process id the log's OOM lines name.
+func kernelOOMLine(v *view) (result.KernelLine, bool) {
+	s := v.s
+	if s.Outcome != result.OutcomeCrashed || s.Signal != "SIGKILL" {
+		return result.KernelLine{}, false
+	}
+	return v.run.KernelLog.Killed(s.WorkerPID)
+}
+
+// kernelSaidIt quotes the kernel's line for a sentence, "" where it said nothing.
+func kernelSaidIt(line result.KernelLine, said bool) string {
+	if !said {
+		return ""
+	}
+	return fmt.Sprintf("; the kernel logged %q at %.3f s", result.KernelQuote(line.Text), line.Seconds)
+}
+
+// gpuFault is the rule of a GPU that faulted: the kernel logged a GPU fault, hang or reset (an NVIDIA Xid,
+// i915's GPU HANG, an amdgpu ring timeout) while the job's worker ran, so its failure or crash is that
+// fault's, not a memory limit's.
+func gpuFault(v *view, ev map[string]float64) (limitFinding, bool) {
+	from, to, ok := v.s.Window()
+	if !ok {
+		return limitFinding{}, false
+	}
+	faults := v.run.KernelLog.FaultsDuring(from, to)
+	if len(faults) == 0 {
+		return limitFinding{}, false
+	}
+	ev["kernel_gpu_faults"], ev["kernel_fault_t"] = float64(len(faults)), faults[0].Seconds
+	what := "failed"
+	if f := v.s.FirstFailure; f != nil && v.s.Outcome == result.OutcomeFailed {
+		what = fmt.Sprintf("failed with %d (%s) at #%d", f.Code, f.Name, f.Index)
+	} else if v.s.Outcome != result.OutcomeFailed {
+		what = string(v.s.Outcome)
+	}
+	return limitFinding{result.LimitGPUFault, ev, fmt.Sprintf("it %s while the kernel logged %s: %q at %.3f s; the GPU faulted, hung or was reset, so this is a driver or hardware fault to report, not a memory limit (gpu-fault)",
+		what, plural(float64(len(faults)), "GPU fault line"), result.KernelQuote(faults[0].Text), faults[0].Seconds)}, true
+}
+
 // resourceLimit classifies an end by the resource ledger: the cgroup's OOM killer, the cgroup's memory at
 // its limit, descriptors at RLIMIT_NOFILE. ok is false when no resource explains it.
 func resourceLimit(v *view, ev map[string]float64) (limitFinding, bool) {
 	s := v.s
+	line, kernelSaid := kernelOOMLine(v)
+	if kernelSaid {
+		ev["kernel_oom_pid"], ev["kernel_oom_t"] = float64(line.PID), line.Seconds
+	}
 	if cg, killed := oomKilled(s); killed {
 		ev["cgroup_limit_bytes"], ev["cgroup_oom_kills"] = float64(cg.Memory.Limit), float64(cg.OOMKillsAtEnd-cg.OOMKillsAtStart)
-		return limitFinding{result.LimitCgroupMemory, ev, fmt.Sprintf("the OOM killer of the memory cgroup %s ended it after %d buffers (its oom_kill count went from %d to %d), at %s of the cgroup's %s limit (%s): the container's or job's memory limit, not the machine's, is the limit (cgroup-memory)",
-			cg.Path, s.AllocationsOK, cg.OOMKillsAtStart, cg.OOMKillsAtEnd, units.Bytes(cg.Memory.AtEnd), limitText(cg.Memory.Limit), cg.Memory.LimitSource)}, true
+		return limitFinding{result.LimitCgroupMemory, ev, fmt.Sprintf("the OOM killer of the memory cgroup %s ended it after %d buffers (its oom_kill count went from %d to %d%s), at %s of the cgroup's %s limit (%s): the container's or job's memory limit, not the machine's, is the limit (cgroup-memory)",
+			cg.Path, s.AllocationsOK, cg.OOMKillsAtStart, cg.OOMKillsAtEnd, kernelSaidIt(line, kernelSaid), units.Bytes(cg.Memory.AtEnd), limitText(cg.Memory.Limit), cg.Memory.LimitSource)}, true
+	}
+	if kernelSaid {
+		// No memory cgroup counted it: the machine's OOM killer, which acts when the system's memory ran out.
+		ev["host_available_bytes"], ev["host_ram_bytes"] = float64(v.availAtEnd), float64(v.ram)
+		return limitFinding{result.LimitHostMemory, ev, fmt.Sprintf("the kernel's OOM killer ended it after %d buffers%s, with %s of the system's memory available at the last sample: host memory ran out (host-memory)",
+			s.AllocationsOK, kernelSaidIt(line, true), units.Bytes(v.availAtEnd))}, true
 	}
 	rs := s.Resources
 	if rs == nil || s.Outcome == result.OutcomeStopped || s.Outcome == result.OutcomeCompleted {

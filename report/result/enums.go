@@ -80,13 +80,14 @@ const (
 	LimitMappings        Limit = "mappings"         // near vm.max_map_count
 	LimitAddressSpace    Limit = "address-space"    // near the process's address-space limit
 	LimitFlags           Limit = "flags"            // the runtime rejected the buffers' flags: no buffer was made
+	LimitGPUFault        Limit = "gpu-fault"        // the kernel logged a GPU fault, hang or reset while the job ran
 	LimitRuntime         Limit = "runtime"          // a runtime-internal limit the measurements do not explain
 	LimitUnknown         Limit = "unknown"          // not enough was measured to tell
 )
 
 // Limits lists the limits.
 var Limits = []Limit{LimitDeviceMemory, LimitHostMemory, LimitContext, LimitAllocationCount, LimitFileDescriptors, LimitCgroupMemory,
-	LimitMappings, LimitAddressSpace, LimitFlags,
+	LimitMappings, LimitAddressSpace, LimitFlags, LimitGPUFault,
 	LimitRuntime, LimitUnknown}
 
 // FindingKind says what a finding is about.
@@ -108,4 +109,5 @@ const (
 	FindingVariant    FindingKind = "variant"     // what a variant's settings changed
 	FindingFlags      FindingKind = "flags"       // what a flag set costs and changes against read-write
 	FindingLike       FindingKind = "like"        // the strategies held against the traced program (run --like)
+	FindingRepeated   FindingKind = "repeated"    // how many of a job's runs (run --repeat) ended as its first
 )

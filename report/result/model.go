@@ -38,6 +38,8 @@ type Run struct {
 	// ParentPeakRSSBytes is the supervising process's own peak RSS (the workers' are per strategy): with
 	// a strategy's peak_rss_bytes it is the tool's footprint beside the runtime's.
 	ParentPeakRSSBytes uint64 `json:"parent_peak_rss_bytes,omitempty"`
+	// KernelLog is the kernel's log from the run's start to its end.
+	KernelLog *KernelLog `json:"kernel_log,omitempty"`
 }
 
 // Tool identifies the build that wrote the result.
@@ -98,6 +100,8 @@ type Config struct {
 	Attribution string `json:"attribution,omitempty"`
 	// RuntimeLog names the logging variables --runtime-log set for the workers.
 	RuntimeLog map[string]string `json:"runtime_log,omitempty"`
+	// Repeat is how many times each job ran, each time in its own worker (run --repeat); absent: once.
+	Repeat int `json:"repeat,omitempty"`
 }
 
 // Variant is a named set of environment variables that change what a runtime does, applied to the workers
@@ -234,6 +238,10 @@ type StrategyResult struct {
 	WorkerOutput       string   `json:"worker_output,omitempty"` // what the worker printed (its runtime's messages), the first 2 KiB and the last 62 KiB
 	Samples            []Sample `json:"samples"`
 	SamplesTotal       int      `json:"samples_total"` // before downsampling for this file
+	// WorkerPID is the worker's process id: the kernel's log names a process by it.
+	WorkerPID int `json:"worker_pid,omitempty"`
+	// Repeats are the job's further runs (run --repeat), each in its own worker, after this one.
+	Repeats []Attempt `json:"repeats,omitempty"`
 }
 
 // FirstFailure pinpoints the allocation that failed.
@@ -303,6 +311,8 @@ type Environment struct {
 	FDLimit uint64 `json:"fd_limit,omitempty"`
 	// MemoryCgroup is the memory cgroup the command ran in, where it is in one.
 	MemoryCgroup *CgroupInfo `json:"memory_cgroup,omitempty"`
+	// System is what a driver team's bug template asks of the machine (PCI, modules, packages).
+	System *System `json:"system,omitempty"`
 }
 
 // CgroupInfo names a memory cgroup and its limit.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/icd"
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
+	"github.com/clmemprobe/clmemprobe/probe/internal/system"
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/shirou/gopsutil/v4/cpu"
 	"github.com/shirou/gopsutil/v4/host"
@@ -78,6 +79,11 @@ func Collect(root sample.Root, openclLibrary string) *result.Environment {
 	}
 	e.DRIDevices = driDevices(root)
 	e.EnvVars = relevantEnv(os.Environ())
+	libs := []string{openclLibrary}
+	for _, f := range files {
+		libs = append(libs, f.Path, f.Library) // the .icd file's package is the runtime's too
+	}
+	e.System = system.Collect(root, libs)
 	return e
 }
 

@@ -17,17 +17,19 @@ import (
 	"github.com/shirou/gopsutil/v4/common"
 )
 
-// Root is where the host's /proc, /sys, /dev and /etc are: the real ones, or a fixture tree in tests. It is
-// the one layer through which clmemprobe reads the host: its own parsers for the files read while a loop
-// runs (fast, no allocation to speak of), and gopsutil, pointed at the same root, for the environment block.
-type Root struct{ Proc, Sys, Dev, Etc string }
+// Root is where the host's /proc, /sys, /dev, /etc and /var are: the real ones, or a fixture tree in tests.
+// It is the one layer through which clmemprobe reads the host: its own parsers for the files read while a
+// loop runs (fast, no allocation to speak of), and gopsutil, pointed at the same root, for the environment
+// block. Var holds the package database (var/lib/dpkg).
+type Root struct{ Proc, Sys, Dev, Etc, Var string }
 
 // System is the real host.
-var System = Root{Proc: "/proc", Sys: "/sys", Dev: "/dev", Etc: "/etc"}
+var System = Root{Proc: "/proc", Sys: "/sys", Dev: "/dev", Etc: "/etc", Var: "/var"}
 
-// Under is a fixture tree laid out as dir/proc, dir/sys, dir/dev and dir/etc.
+// Under is a fixture tree laid out as dir/proc, dir/sys, dir/dev, dir/etc and dir/var.
 func Under(dir string) Root {
-	return Root{Proc: filepath.Join(dir, "proc"), Sys: filepath.Join(dir, "sys"), Dev: filepath.Join(dir, "dev"), Etc: filepath.Join(dir, "etc")}
+	return Root{Proc: filepath.Join(dir, "proc"), Sys: filepath.Join(dir, "sys"), Dev: filepath.Join(dir, "dev"), Etc: filepath.Join(dir, "etc"),
+		Var: filepath.Join(dir, "var")}
 }
 
 // Context returns ctx carrying the root for gopsutil, whose readers then look under it too.

@@ -80,6 +80,7 @@ type Ending struct {
 	Stage    wire.Stage      // the cell's stage at the end
 	Took     time.Duration
 	BadLines int // event lines that did not parse
+	PID      int // the child's process id, which the kernel's log names it by
 }
 
 // Crashed reports whether the child died without a result and without being stopped by the parent.
@@ -209,7 +210,7 @@ func runLocked(ctx context.Context, c Child, onResult func(json.RawMessage)) (*E
 	pid := p.cmd.Process.Pid
 	defer c.Groups.hold(pid, false)
 
-	e := &Ending{}
+	e := &Ending{PID: pid}
 	gotResult := make(chan struct{})
 	readDone := make(chan struct{})
 	go func() {
