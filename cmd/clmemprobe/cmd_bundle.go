@@ -20,10 +20,15 @@ import (
 
 // bundleOptions are the flags of `bundle`.
 type bundleOptions struct {
-	Output string
-	Quiet  bool // no "wrote" line
-	args   []string
+	Output       string
+	Baseline     string // a run.json from a driver that worked, for the ticket's regression fields
+	KeepIdentity bool   // keep the host name, user names, UUIDs and MAC addresses
+	Quiet        bool   // no "wrote" line
+	args         []string
 }
+
+// kernelLogFile is the bundle's file of the run's whole kernel window.
+const kernelLogFile = "kernel-log.txt"
 
 // bundleDir is the folder every file of a bundle sits in, so unpacking it makes one folder.
 const bundleDir = "clmemprobe-ticket"
@@ -32,17 +37,26 @@ func bundleCommand(stderr io.Writer) *cli.Command {
 	var o bundleOptions
 	return &cli.Command{
 		Name:      "bundle",
-		Usage:     "pack a result for a bug ticket: run.json, the report, the charts, a C reproducer, the environment",
+		Usage:     "pack a result for a bug ticket: ISSUE.md (the vendor's issue form, filled in), the report, run.json, the charts, a C reproducer, the kernel log",
 		ArgsUsage: "RUN.json",
 		Description: `Writes one .tar.gz for the engineer who receives the ticket, with everything in a folder named
-clmemprobe-ticket: README.md (what this is and how to reproduce it), report.md (the Markdown report),
-run.json (the result, as given), run.png and run.svg (the charts), repro.c (the C reproducer of the job that
-failed first, where there is one) and environment.txt. Nothing from outside the result goes in: only the
-environment variables the result recorded, secrets already redacted.
+clmemprobe-ticket: ISSUE.md (the fields of the runtime vendor's bug form, in its order and with its labels,
+filled in from the result: GPU and PCI details with BAR sizes, driver and package versions, kernel and boot
+parameters, actual and expected behaviour, reproduction rate, steps, the kernel's log of the run; a field the
+result cannot fill says what to run), README.md (what this is and how to reproduce it), report.md, run.json,
+run.png and run.svg (the charts), repro.c (the C reproducer of the job that failed first, where there is one),
+kernel-log.txt (every kernel line of the run's window) and environment.txt.
+
+Nothing from outside the result goes in: the machine was read when the run started and ended. Secrets were
+redacted then; the host name, user names in paths, UUIDs and MAC addresses are taken out here (run.json
+too), unless --keep-identity. --baseline OLD/run.json, a result from a driver that worked, fills the
+regression fields (last working, first failing driver).
 
 ` + exitCodes(exitOK, exitUsage, exitOutput),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Destination: &o.Output, Usage: "the .tar.gz to write (required)"},
+			&cli.StringFlag{Name: "baseline", Destination: &o.Baseline, Usage: "a run.json (or its folder) of the same command on a driver that worked: fills the regression fields of ISSUE.md"},
+			&cli.BoolFlag{Name: "keep-identity", Destination: &o.KeepIdentity, Usage: "keep the host name, user names in paths, UUIDs and MAC addresses (taken out by default: tickets are public)"},
 			quietFlag(&o.Quiet),
 		},
 		OnUsageError: commandUsageError,
@@ -85,7 +99,21 @@ func runBundle(_ context.Context, o bundleOptions, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var baseline *result.Run
+	if o.Baseline != "" {
+		if baseline, _, err = loadResultBytes(resultPath(o.Baseline)); err != nil {
+			return err
+		}
+	}
 	findings.Apply(r)
+	if !o.KeepIdentity && result.IdentityOf(r.Environment).Scrub(r) {
+		// The result as given held the machine's identity: the bundle's copy is the scrubbed model.
+		var b bytes.Buffer
+		if err := report.Render(&b, "json", r); err != nil {
+			return outputErr("cannot render run.json: %v", err)
+		}
+		original = b.Bytes()
+	}
 	render := func(format string, opts report.Options) ([]byte, error) {
 		var b bytes.Buffer
 		err := report.RenderWith(&b, format, r, opts)
@@ -117,7 +145,12 @@ func runBundle(_ context.Context, o bundleOptions, stderr io.Writer) error {
 		}
 		files = append(files, bundleFile{"environment.txt", b.Bytes()})
 	}
-	files = append([]bundleFile{{"README.md", bundleReadme(r, reproErr)}}, files...)
+	issueOpts := report.IssueOptions{Baseline: baseline, HasRepro: reproErr == nil}
+	if r.KernelLog != nil && len(r.KernelLog.Window) > 0 {
+		issueOpts.KernelLogFile = kernelLogFile
+		files = append(files, bundleFile{kernelLogFile, report.KernelLogText(r.KernelLog)})
+	}
+	files = append([]bundleFile{{"ISSUE.md", report.IssueRun(r, issueOpts)}, {"README.md", bundleReadme(r, reproErr)}}, files...)
 	// Every file is dated by the run, so the same result gives the same bundle.
 	mtime, err := time.Parse(time.RFC3339, r.Started)
 	if err != nil {
@@ -173,6 +206,7 @@ func bundleReadme(r *result.Run, reproErr error) []byte {
 	fmt.Fprintf(b, "Platform %s, devices: %s. The run started %s.\n\n", report.MarkdownText(r.Platform.Name),
 		report.MarkdownText(result.DeviceModel(r.Devices)), report.MarkdownText(r.Started))
 	b.WriteString("| file | what it is |\n|:--|:--|\n")
+	b.WriteString("| `ISSUE.md` | the runtime vendor's bug form, filled in: paste it into a new issue |\n")
 	// The report's table is headed by what it holds ("where each strategy ended" in a run without a
 	// failure): the README says the same.
 	fmt.Fprintf(b, "| `report.md` | the report: %s, why, what each buffer cost, the environment |\n", strings.ToLower(report.ThresholdHeading(r)))
@@ -181,6 +215,9 @@ func bundleReadme(r *result.Run, reproErr error) []byte {
 	if reproErr == nil {
 		what, _ := report.ReproSubject(r) // reproErr is nil: the same job, so no error here either
 		fmt.Fprintf(b, "| `repro.c` | a C program that, with the OpenCL API alone, repeats %s |\n", report.MarkdownText(what))
+	}
+	if r.KernelLog != nil && len(r.KernelLog.Window) > 0 {
+		b.WriteString("| `kernel-log.txt` | every kernel log line from the run's start to its end |\n")
 	}
 	b.WriteString("| `environment.txt` | the machine, the kernel's memory settings, the ICD loader, the runtime's variables |\n\n")
 	if reproErr == nil {

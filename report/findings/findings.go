@@ -411,6 +411,10 @@ func (d *deriver) failures(views []*view, size uint64) {
 		switch s.Outcome {
 		case result.OutcomeCrashed:
 			body = fmt.Sprintf(" crashed after %d buffers, during %s: %s", s.AllocationsOK, s.LastStage, s.Reason)
+			if _, ok := kernelOOMLine(v); ok {
+				// The kernel's log names the sender the worker's ending could only guess at.
+				body = fmt.Sprintf(" crashed after %d buffers, during %s: the kernel's OOM killer killed the worker (%s), as the kernel's log says", s.AllocationsOK, s.LastStage, s.Signal)
+			}
 		case result.OutcomeHung:
 			body = fmt.Sprintf(" hung after %d buffers, during %s (%s)", s.AllocationsOK, s.LastStage, s.Reason)
 		case result.OutcomeStopped:
