@@ -229,9 +229,9 @@ func runCalls(r *result.Run) ([]string, string) {
 
 // regressionAnswer is what the regression fields say.
 type regressionAnswer struct {
-	known, regressed  bool
+	known, regressed   bool
 	lastGood, firstBad string
-	why               string
+	why                string
 }
 
 // regression compares the run with its baseline: the same job (strategy, size, flags, variant) that

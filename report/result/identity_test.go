@@ -9,7 +9,7 @@ func TestScrubTakesTheIdentityOutOfEveryString(t *testing.T) {
 	r := &Run{Command: []string{"clmemprobe", "run", "--out", "/home/alice/runs/a"},
 		Environment: &Environment{Hostname: "gpu-node-07.cluster.example", ICDFiles: map[string]string{"/home/alice/icd/x.icd": "/home/alice/lib/libx.so"},
 			EnvVars: map[string]string{"LD_LIBRARY_PATH": "/home/alice/lib"}},
-		KernelLog: &KernelLog{Lines: []KernelLine{{Text: "NVRM: GPU at PCI:0000:18:00: GPU-0f0e0d0c-aaaa-bbbb-cccc-000011112222 on gpu-node-07, eth0 aa:bb:cc:dd:ee:ff"}}},
+		KernelLog:  &KernelLog{Lines: []KernelLine{{Text: "NVRM: GPU at PCI:0000:18:00: GPU-0f0e0d0c-aaaa-bbbb-cccc-000011112222 on gpu-node-07, eth0 aa:bb:cc:dd:ee:ff"}}},
 		Strategies: []StrategyResult{{WorkerOutput: "loaded from /home/alice/lib"}}}
 	if !IdentityOf(r.Environment).Scrub(r) {
 		t.Fatal("nothing changed")
