@@ -6,9 +6,12 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
+	"github.com/clmemprobe/clmemprobe/probe/internal/kernlog"
+	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
 	"github.com/clmemprobe/clmemprobe/probe/internal/supervise"
 	"github.com/clmemprobe/clmemprobe/probe/internal/trace"
 	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
@@ -20,6 +23,14 @@ const (
 	TraceViaAuto    = trace.ViaAuto
 	TraceViaLayer   = trace.ViaLayer
 	TraceViaPreload = trace.ViaPreload
+)
+
+// The bounds of a trace's call log (TraceRequest.Calls): the first calls, the last before the first failure,
+// the first after it.
+const (
+	TraceCallsHead   = trace.CallsHead
+	TraceCallsBefore = trace.CallsBefore
+	TraceCallsAfter  = trace.CallsAfter
 )
 
 // TraceVias lists them, for help texts and validation.
@@ -37,6 +48,8 @@ type TraceRequest struct {
 	ToolVersion    string
 	// CacheDir is where the layer is built (default: the user's cache, $XDG_CACHE_HOME/clmemprobe).
 	CacheDir string
+	// Calls keeps a log of the program's calls around its first failure (trace --calls).
+	Calls bool
 }
 
 // layerError is a layer that cannot be built or used: the machine lacks a compiler or headers, or the cache
@@ -83,12 +96,14 @@ func Trace(ctx context.Context, req TraceRequest) (*result.Trace, error) {
 	// NVML is a vendor library: read in a child of the tool, started before the program so that its first
 	// samples have device figures, and ended with its group when the trace ends.
 	gpus := startGPUChild(ctx, trace.DefaultSampleEvery, groups)
+	klog := kernlog.Start(sample.System)
 	t, err := trace.Run(ctx, trace.Spec{Program: req.Program, Args: req.Args, Layer: layer, Via: req.Via, Way: way, WayReason: why,
-		Timeout: req.Timeout, Stdin: req.Stdin, Stdout: req.Stdout, Stderr: req.Stderr, GPUs: gpus, Groups: groups})
+		Timeout: req.Timeout, Stdin: req.Stdin, Stdout: req.Stdout, Stderr: req.Stderr, GPUs: gpus, Groups: groups, Calls: req.Calls})
 	gpus.stop()
 	if err != nil {
 		return nil, &startError{err}
 	}
+	t.KernelLog = klog.End([]int{t.ProgramPID}, []string{filepath.Base(req.Program)})
 	t.Tool = result.Tool{Name: "clmemprobe", Version: req.ToolVersion}
 	t.Environment = Environment("")
 	return t, nil

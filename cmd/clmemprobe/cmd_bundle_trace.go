@@ -23,21 +23,41 @@ func bundleTrace(o bundleOptions, path string, t *result.Trace, loadErr error, s
 		return usageErr("%v", err)
 	}
 	t.SetFindings(findings.DeriveTrace(t))
+	if !o.KeepIdentity && result.IdentityOf(t.Environment).Scrub(t) {
+		var b bytes.Buffer
+		if err := report.Render(&b, "json", t); err != nil {
+			return outputErr("cannot render %s: %v", traceFile, err)
+		}
+		original = b.Bytes()
+	}
 	var md, repro bytes.Buffer
 	if err := report.Render(&md, "markdown", t); err != nil {
 		return outputErr("cannot render report.md: %v", err)
 	}
 	reproErr := report.Render(&repro, "repro", t)
+	issueOpts := report.IssueOptions{HasRepro: reproErr == nil}
 	files := []bundleFile{{"README.md", traceReadme(t, reproErr)}, {"report.md", md.Bytes()}, {traceFile, original}}
 	if reproErr == nil {
 		files = append(files, bundleFile{"repro.c", repro.Bytes()})
 	}
+	if len(t.Calls) > 0 {
+		issueOpts.APILogFile = apiLogFile
+		files = append(files, bundleFile{apiLogFile, report.CallsLogText(t)})
+	}
+	if t.KernelLog != nil && len(t.KernelLog.Window) > 0 {
+		issueOpts.KernelLogFile = kernelLogFile
+		files = append(files, bundleFile{kernelLogFile, report.KernelLogText(t.KernelLog)})
+	}
+	files = append([]bundleFile{{"ISSUE.md", report.IssueTrace(t, issueOpts)}}, files...)
 	mtime, err := time.Parse(time.RFC3339, t.Started)
 	if err != nil {
 		mtime = time.Unix(0, 0)
 	}
 	return writeBundle(o, files, mtime, stderr)
 }
+
+// apiLogFile is a trace bundle's file of the program's logged calls (trace --calls).
+const apiLogFile = "api-calls.log"
 
 // traceReadme is the README of a trace's bundle: what the program did, and how to see it again.
 func traceReadme(t *result.Trace, reproErr error) []byte {
@@ -51,7 +71,11 @@ func traceReadme(t *result.Trace, reproErr error) []byte {
 		fmt.Fprintf(b, "**%s**\n\n", report.MarkdownText(t.Verdict[0]))
 	}
 	b.WriteString("| file | what it is |\n|:--|:--|\n")
+	b.WriteString("| `ISSUE.md` | the runtime vendor's bug form, filled in: paste it into a new issue |\n")
 	b.WriteString("| `report.md` | the report: the first failure, the limit, the buffers of every context |\n")
+	if len(t.Calls) > 0 {
+		b.WriteString("| `api-calls.log` | the program's calls (trace --calls): the first, the last before the first failure, the first after |\n")
+	}
 	b.WriteString("| `trace.json` | the trace as clmemprobe wrote it: every context, the allocation sequence, the samples |\n")
 	if reproErr == nil {
 		b.WriteString("| `repro.c` | a C program that repeats the traced allocation sequence (sizes, flags, contexts) to its first failure |\n\n")

@@ -27,7 +27,7 @@ const traceFile = "trace.json"
 type traceOptions struct {
 	Timeout, Out, Format, Via string
 	Output                    string // the rendered trace, instead of stdout
-	Force, Quiet              bool
+	Force, Quiet, Calls       bool
 	args                      []string
 }
 
@@ -80,6 +80,7 @@ Example:
 			&cli.StringFlag{Name: "timeout", Value: "0", Destination: &o.Timeout, Usage: "end the program (SIGTERM, then SIGKILL after 2 s) after this long; 0 is no limit"},
 			&cli.StringFlag{Name: "out", Destination: &o.Out, Usage: "folder to write trace.json into (created if missing; one trace at a time)"},
 			&cli.BoolFlag{Name: "force", Destination: &o.Force, Usage: "replace the trace an --out folder already holds"},
+			&cli.BoolFlag{Name: "calls", Destination: &o.Calls, Usage: "keep a log of the program's calls with their arguments and results: the first " + fmt.Sprint(probe.TraceCallsHead) + ", the last " + fmt.Sprint(probe.TraceCallsBefore) + " up to its first failure and the " + fmt.Sprint(probe.TraceCallsAfter) + " after (the API log of a bug ticket; bundle writes it to api-calls.log)"},
 			&cli.StringFlag{Name: "via", Value: probe.TraceViaAuto, Destination: &o.Via, Usage: "how the layer goes in: auto (the loader's layers where the loader loads them, else LD_PRELOAD), layer, preload"},
 			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: strings.Join(report.Names(report.KindTrace), ", ")},
 			outputFlag(&o.Output, "write the --format output (what stdout would get) to this file instead; not --out, the folder of trace.json"),
@@ -127,7 +128,7 @@ func (o traceOptions) validate() (*traceRequest, error) {
 		return nil, usageErr("trace: %s: %v", args[0], lookError(err))
 	}
 	r := &traceRequest{out: o.Out, force: o.Force, format: o.Format, output: o.Output, quiet: o.Quiet}
-	r.req = probe.TraceRequest{Program: path, Args: args[1:], Via: o.Via, Timeout: timeout, ToolVersion: version}
+	r.req = probe.TraceRequest{Program: path, Args: args[1:], Via: o.Via, Timeout: timeout, ToolVersion: version, Calls: o.Calls}
 	return r, nil
 }
 

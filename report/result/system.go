@@ -240,3 +240,23 @@ func (s *StrategyResult) Window() (from, to time.Time, ok bool) {
 	to = t.Add(time.Duration((s.Seconds + 1) * float64(time.Second))) // Seconds holds the setup too: an end late enough
 	return from, to, true
 }
+
+// TraceCall is one record of a traced program's calls (trace --calls): a call, or a run of Count identical
+// calls, with its arguments and result. T is when the tool read it from the layer's ring, seconds from the
+// trace's start (the layer stamps no time on a create: that would cost every call; reads are every 2 ms).
+// An entry with Skipped > 0 stands for that many records not kept between its neighbours.
+type TraceCall struct {
+	T        float64 `json:"t"`
+	Index    uint64  `json:"index"` // allocation calls before it
+	Call     string  `json:"call,omitempty"`
+	Context  int     `json:"context,omitempty"` // -1 where not tracked
+	Size     uint64  `json:"size,omitempty"`
+	Flags    string  `json:"flags,omitempty"`
+	Code     int32   `json:"code,omitempty"`
+	CodeName string  `json:"code_name,omitempty"`
+	Count    uint64  `json:"count,omitempty"`
+	Devices  int     `json:"devices,omitempty"` // of a context create
+	Skipped  uint64  `json:"skipped,omitempty"`
+	// Failure marks the program's first failed call.
+	Failure bool `json:"failure,omitempty"`
+}

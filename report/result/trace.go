@@ -85,6 +85,13 @@ type Trace struct {
 	LimitEvidence map[string]float64 `json:"limit_evidence,omitempty"`
 	// Verdict is the findings' sentences: what failed first, then what ran out.
 	Verdict []string `json:"verdict"`
+	// ProgramPID is the traced program's process id: the kernel's log names it by it.
+	ProgramPID int `json:"program_pid,omitempty"`
+	// KernelLog is the kernel's log from the program's start to its end.
+	KernelLog *KernelLog `json:"kernel_log,omitempty"`
+	// Calls are the program's calls as the layer recorded them (trace --calls): the first ones, the last
+	// before the first failure, the first after it, bounded.
+	Calls []TraceCall `json:"calls,omitempty"`
 }
 
 // TraceLibrary is an OpenCL library a process of the program mapped.

@@ -31,6 +31,9 @@ type collector struct {
 	seq       []result.TraceStep
 	truncated bool
 	samples   []result.TraceSample
+	calls     *callLog // nil: no call log (trace without --calls)
+	allocs    uint64   // allocation calls read so far, for the call log's indexes
+	readAt    float64  // when the drain in progress began, seconds from the start
 }
 
 func newCollector(ch *Channel, spec Spec, started time.Time) *collector {
@@ -38,7 +41,11 @@ func newCollector(ch *Channel, spec Spec, started time.Time) *collector {
 	if every <= 0 {
 		every = DefaultSampleEvery
 	}
-	return &collector{ch: ch, every: every, started: started, next: started}
+	c := &collector{ch: ch, every: every, started: started, next: started}
+	if spec.Calls {
+		c.calls = &callLog{}
+	}
+	return c
 }
 
 // attach starts sampling the program's process: its host memory and descriptors, and its devices' memory.
@@ -49,6 +56,7 @@ func (c *collector) attach(root sample.Root, pid int, gpus GPUSource) {
 
 // tick drains the ring, and samples when a period has passed.
 func (c *collector) tick() {
+	c.readAt = time.Since(c.started).Seconds()
 	c.ch.drain(false, c.record)
 	if now := time.Now(); c.host != nil && !now.Before(c.next) {
 		c.sample(now)
@@ -58,6 +66,7 @@ func (c *collector) tick() {
 
 // finish reads what the program left in the ring and closes the sampler.
 func (c *collector) finish() {
+	c.readAt = time.Since(c.started).Seconds()
 	c.ch.drain(true, c.record)
 	if c.host != nil {
 		_ = c.host.Close()
@@ -101,7 +110,28 @@ func (c *collector) record(r *record) {
 			c.live[r.Context] -= min(r.Count*r.Size, c.live[r.Context])
 		}
 	}
+	if c.calls != nil {
+		c.logCall(r)
+	}
 	c.step(r)
+}
+
+// logCall adds a record to the call log, with the allocation calls before it.
+func (c *collector) logCall(r *record) {
+	call := result.TraceCall{T: c.readAt, Index: c.allocs, Call: callName(r), Context: int(r.Context) - 1, Code: r.Code, Count: r.Count}
+	switch r.Kind {
+	case kindContext:
+		call.Devices = int(r.Aux)
+	case kindBuffer, kindBufferProps, kindSubBuffer:
+		call.Size, call.Flags = r.Size, result.MemFlags(r.Flags).String()
+		c.allocs += r.Count
+	case kindReleaseMem:
+		call.Size = r.Size
+	}
+	if r.Code != 0 {
+		call.CodeName = clcode.Name(r.Code)
+	}
+	c.calls.add(call, r.Code != 0 && r.Kind != kindReleaseMem && r.Kind != kindReleaseContext)
 }
 
 // step merges a record into the last step when it repeats it (same call, context, size, flags and code).
@@ -184,7 +214,7 @@ func (c *collector) trace(spec Spec, e supervise.ProgramEnd, started time.Time) 
 		Allocations: k.seq, CreatesOK: k.seq - min(k.seq, k.createsFailed), CreatesFailed: k.createsFailed, EnqueuesFailed: k.enqueuesFailed,
 		RecordsDropped: k.drops, RecordsLost: c.ch.lost, OtherProcesses: k.otherProcesses,
 		ContextsUntracked: k.contextsUntracked, DevicesUntracked: k.devicesUntracked,
-		Sequence: c.seq, SequenceTruncated: c.truncated, Samples: c.samples}
+		Sequence: c.seq, SequenceTruncated: c.truncated, Samples: c.samples, Calls: c.calls.list()}
 	rc := c.ch.reach()
 	t.Libraries, t.LibrariesMore = rc.libraries, rc.librariesMore
 	t.LoadersUntraced, t.EntriesFromLinkMap, t.CallsUnresolved = rc.loadersUntraced, rc.resolvedByMap, rc.unresolved

@@ -47,6 +47,8 @@ type Spec struct {
 	// GPUs is NVML's reading of the GPUs, from a child of the tool; nil leaves only the program's DRM
 	// fdinfo counters for device memory.
 	GPUs GPUSource
+	// Calls keeps the log of the program's calls (trace --calls).
+	Calls bool
 }
 
 // DefaultSampleEvery is the sampling period where the spec names none: the GPU memory child reads at it.
@@ -80,18 +82,22 @@ func Run(ctx context.Context, spec Spec) (*result.Trace, error) {
 		root = sample.System
 	}
 	var c *collector
+	pid := 0
 	started := time.Now()
 	end, err := supervise.RunProgram(ctx, supervise.Program{Cmd: cmd, Timeout: spec.Timeout, Grace: termGrace, Groups: spec.Groups,
 		Every: drainEvery, OnTick: func() { c.tick() },
-		OnStart: func(pid int) {
+		OnStart: func(p int) {
+			pid = p
 			c = newCollector(ch, spec, started)
-			c.attach(root, pid, spec.GPUs)
+			c.attach(root, p, spec.GPUs)
 		}})
 	if err != nil {
 		return nil, fmt.Errorf("cannot start %s: %w", spec.Program, err)
 	}
 	c.finish()
-	return c.trace(spec, end, started), nil
+	t := c.trace(spec, end, started)
+	t.ProgramPID = pid
+	return t, nil
 }
 
 // environ is the program's environment with the layer's variables: the channel's descriptor, and the layer

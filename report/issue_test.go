@@ -1,0 +1,162 @@
+package report_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/clmemprobe/clmemprobe/report"
+	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// fields are the "### Label" headings of a rendered ticket, in order, with the text under each.
+func fields(md string) ([]string, map[string]string) {
+	var labels []string
+	body := map[string]string{}
+	for _, part := range strings.Split(md, "\n### ")[1:] {
+		label, text, _ := strings.Cut(part, "\n")
+		labels = append(labels, label)
+		body[label] = strings.TrimSpace(text)
+	}
+	return labels, body
+}
+
+// ticketRun is the fixture run with the evidence a run records for a ticket.
+func ticketRun(t *testing.T) *result.Run {
+	r := fixture.Run(t)
+	r.Platform = result.Platform{Name: "Intel(R) OpenCL Graphics", Vendor: "Intel(R) Corporation", Version: "OpenCL 3.0 "}
+	r.Devices[0].PCIBusID = "0000:03:00.0"
+	r.Devices[0].GlobalMemBytes, r.Devices[0].HostUnified = 16<<30, false
+	r.Environment.System = &result.System{Distribution: "Ubuntu 24.04.1 LTS", BootParameters: "ro quiet i915.enable_guc=3",
+		PCI: []result.PCIDevice{{Address: "0000:03:00.0", Class: "0x030000", Vendor: "0x8086", Device: "0x56a0", Driver: "i915",
+			BARs: []result.PCIBar{{Index: 2, Bytes: 256 << 20, Prefetchable: true, Bits64: true}}}},
+		PackageManager: "dpkg", Packages: []result.Package{{Name: "intel-opencl-icd", Version: "24.35.30872.22", Owns: "/etc/OpenCL/vendors/intel.icd"},
+			{Name: "evil|pkg", Version: "1`2"}}}
+	r.KernelLog = &result.KernelLog{Source: "/dev/kmsg", Lines: []result.KernelLine{{Seconds: 12.5, Kind: result.KernelGPUFault, Text: "i915 0000:03:00.0: [drm] GPU HANG: ecode 12:1:85dffffb ```"}}}
+	findings.Apply(r)
+	return r
+}
+
+func TestIssueFollowsIntelsFormInOrder(t *testing.T) {
+	r := ticketRun(t)
+	md := string(report.IssueRun(r, report.IssueOptions{HasRepro: true}))
+	labels, body := fields(md)
+	want := []string{"GPU Hardware", "DRI Devices Information", "GPU Detailed Information (lspci output)", "Driver Version",
+		"Installed GPU Driver Packages", "Driver Installation Details", "Linux Distribution", "Kernel Version & Boot Parameters",
+		"Actual Behavior", "Expected Behavior", "Reproduction Rate", "Steps to Reproduce", "Is this a regression?",
+		"Last Known Working Driver Version", "First Known Failing Driver Version", "API Call Logs", "strace Logs",
+		"System Logs / dmesg Output", "Backtrace (if crash or hang occurred)", "Source Code / Reproducer",
+		"Command Line / Application Details", "oneAPI Version (if applicable)", "Screenshots / Video", "Additional Notes"}
+	if strings.Join(labels, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("fields:\n%s\nwant Intel's:\n%s", strings.Join(labels, "\n"), strings.Join(want, "\n"))
+	}
+	if !strings.Contains(body["GPU Detailed Information (lspci output)"], "Region 2: Memory, 64-bit, prefetchable [size=256 MiB]") ||
+		!strings.Contains(body["GPU Detailed Information (lspci output)"], "Kernel driver in use: i915") {
+		t.Errorf("lspci field:\n%s", body["GPU Detailed Information (lspci output)"])
+	}
+	// A BAR of 256 MiB in front of the device's memory is named: no resizable BAR.
+	if !strings.Contains(body["GPU Detailed Information (lspci output)"], "no resizable BAR") {
+		t.Errorf("the small BAR is not named:\n%s", body["GPU Detailed Information (lspci output)"])
+	}
+	if !strings.Contains(body["Kernel Version & Boot Parameters"], "i915.enable_guc=3") {
+		t.Errorf("kernel field: %s", body["Kernel Version & Boot Parameters"])
+	}
+	// The run ran once: the rate says how to measure it, in one line.
+	if rate := body["Reproduction Rate"]; !strings.HasPrefix(rate, "_Not filled in by clmemprobe:_") || strings.Count(rate, "\n") != 0 || !strings.Contains(rate, "--repeat") {
+		t.Errorf("rate: %q", rate)
+	}
+	// What came from the machine cannot break the Markdown: the pipe in a package name, the backticks in a
+	// version and a kernel line.
+	if !strings.Contains(body["Installed GPU Driver Packages"], `evil\|pkg`) || !strings.Contains(body["Installed GPU Driver Packages"], "1\\`2") {
+		t.Errorf("packages not escaped:\n%s", body["Installed GPU Driver Packages"])
+	}
+	if !strings.Contains(body["System Logs / dmesg Output"], "````") {
+		t.Errorf("the kernel line's backticks can close its block:\n%s", body["System Logs / dmesg Output"])
+	}
+	// Every field is filled, or says in one line what to run.
+	for _, l := range labels {
+		if b := body[l]; b == "" || (strings.HasPrefix(b, "_Not filled in") && strings.Contains(b, "\n")) {
+			t.Errorf("field %q: %q", l, b)
+		}
+	}
+}
+
+func TestIssuePicksTheVendorsTracker(t *testing.T) {
+	for _, c := range []struct {
+		platform, first string
+	}{
+		{"NVIDIA CUDA", "NVIDIA Open GPU Kernel Modules Version"},
+		{"AMD Accelerated Parallel Processing", "Problem Description"},
+		{"Portable Computing Language", "Description"},
+		{"rusticl", "System information"},
+		{"Intel(R) OpenCL Graphics", "GPU Hardware"},
+		{"Some Other Runtime", "GPU Hardware"},
+	} {
+		r := ticketRun(t)
+		r.Platform.Name, r.Platform.Vendor = c.platform, ""
+		r.Devices = nil
+		labels, _ := fields(string(report.IssueRun(r, report.IssueOptions{})))
+		if len(labels) == 0 || labels[0] != c.first {
+			t.Errorf("%s: first field %v, want %q", c.platform, labels, c.first)
+		}
+	}
+}
+
+func TestIssueRateAndRegressionFromTheRuns(t *testing.T) {
+	r := ticketRun(t)
+	s := firstFailed(r)
+	if s == nil {
+		t.Fatal("the fixture has no failed job")
+	}
+	// Two repeats: one failed the same way at another index, one did not fail.
+	again := result.AttemptOf(s)
+	again.FirstFailure = &result.FirstFailure{Index: s.FirstFailure.Index + 3, Code: s.FirstFailure.Code, Call: s.FirstFailure.Call}
+	other := result.AttemptOf(s)
+	other.Outcome, other.FirstFailure = result.OutcomeCompleted, nil
+	s.Repeats = []result.Attempt{again, other}
+	baseline := fixture.Run(t)
+	baseline.Devices[0].DriverVersion = "older-1.0"
+	for i := range baseline.Strategies {
+		baseline.Strategies[i].Outcome, baseline.Strategies[i].AllocationsOK, baseline.Strategies[i].FirstFailure = result.OutcomeCompleted, 100000, nil
+	}
+	_, body := fields(string(report.IssueRun(r, report.IssueOptions{Baseline: baseline})))
+	wantRate := regexp.MustCompile(`^Sometimes reproduces \\~ 50% - 74%: 2 of 3 runs, at #\d+ to #\d+`) // Markdown's escape of ~, shown as ~
+	if !wantRate.MatchString(body["Reproduction Rate"]) {
+		t.Errorf("rate: %q", body["Reproduction Rate"])
+	}
+	if !strings.HasPrefix(body["Is this a regression?"], "- [x] Yes") || !strings.Contains(body["Last Known Working Driver Version"], "older-1.0") ||
+		!strings.Contains(body["First Known Failing Driver Version"], r.Devices[0].DriverVersion) {
+		t.Errorf("regression fields: %q / %q / %q", body["Is this a regression?"], body["Last Known Working Driver Version"], body["First Known Failing Driver Version"])
+	}
+	// A baseline that failed the same way says it is not a regression.
+	_, body = fields(string(report.IssueRun(r, report.IssueOptions{Baseline: fixture.Run(t)})))
+	if !strings.HasPrefix(body["Is this a regression?"], "- [ ] Yes") {
+		t.Errorf("a baseline that failed too: %q", body["Is this a regression?"])
+	}
+}
+
+func firstFailed(r *result.Run) *result.StrategyResult {
+	for i := range r.Strategies {
+		if r.Strategies[i].Outcome == result.OutcomeFailed && r.Strategies[i].FirstFailure != nil {
+			return &r.Strategies[i]
+		}
+	}
+	return nil
+}
+
+func TestIssueOfATraceShowsTheCallsAroundTheFailure(t *testing.T) {
+	tr := &result.Trace{Program: "/home/alice/solver", Environment: &result.Environment{Kernel: "6.1.0"},
+		Libraries:    []result.TraceLibrary{{Path: "/usr/lib/x86_64-linux-gnu/libpocl.so.2", Kind: result.LibraryRuntime}},
+		FirstFailure: &result.TraceFailure{Index: 41, Call: "clCreateBuffer", Code: -6, CodeName: "CL_OUT_OF_HOST_MEMORY", SizeBytes: 1 << 20},
+		Calls: []result.TraceCall{{T: 0.001, Call: "clCreateContext", Devices: 2}, {T: 0.002, Call: "clCreateBuffer", Size: 1 << 20, Flags: "read-write", Count: 41},
+			{T: 0.004, Index: 41, Call: "clCreateBuffer", Size: 1 << 20, Flags: "read-write", Code: -6, CodeName: "CL_OUT_OF_HOST_MEMORY", Count: 1, Failure: true}},
+		Verdict: []string{"clCreateBuffer failed"}}
+	md := string(report.IssueTrace(tr, report.IssueOptions{APILogFile: "api-calls.log"}))
+	_, body := fields(md)
+	api := body["API call log"] // PoCL's tracker, by the runtime the program mapped
+	if !strings.Contains(api, "#41") || !strings.Contains(api, "-6 (CL_OUT_OF_HOST_MEMORY)   <- the first failure") || !strings.Contains(api, "x41") || !strings.Contains(api, "api-calls.log") {
+		t.Errorf("API log:\n%s\n(the ticket:\n%s)", api, md)
+	}
+}

@@ -1,0 +1,155 @@
+package report
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
+)
+
+// IssueTrace renders ISSUE.md for a trace whose findings are set: the traced program's first failure, with
+// the calls around it where the trace kept them (trace --calls).
+func IssueTrace(t *result.Trace, o IssueOptions) []byte {
+	tk := &ticket{env: t.Environment, klog: t.KernelLog, verdict: t.Verdict, o: o, subjectOf: "The traced program, run under clmemprobe trace",
+		command: ShellQuote(append([]string{"clmemprobe", "trace", "--calls", "--"}, append([]string{filepath.Base(t.Program)}, t.Args...)...))}
+	if t.Environment != nil {
+		tk.sys = t.Environment.System
+	}
+	var libs []string
+	for _, d := range t.Devices {
+		tk.devices = append(tk.devices, result.Device{Index: d.Index, Name: d.Name, Type: d.Type, GlobalMemBytes: d.GlobalMemBytes,
+			MaxAllocBytes: d.MaxAllocBytes, PCIBusID: d.PCIBusID})
+	}
+	for _, l := range t.Libraries {
+		if l.Kind == result.LibraryRuntime {
+			libs = append(libs, filepath.Base(l.Path))
+		}
+	}
+	tk.platform = result.Platform{Name: runtimeName(libs)}
+	if f := t.FirstFailure; f != nil {
+		tk.failed = true
+		tk.headline = fmt.Sprintf("%s failed with %d (%s) after %d allocation calls", f.Call, f.Code, f.CodeName, f.Index)
+		if f.SizeBytes > 0 {
+			tk.headline += fmt.Sprintf(" (a buffer of %s, %s)", units.Size(f.SizeBytes), OrDash(f.Flags))
+		}
+		tk.expected = []string{fmt.Sprintf("%s to succeed while the context's devices have memory for it, or its code to name what ran out; the findings above say what the measurements show.", f.Call)}
+	}
+	tk.crashed = t.Exit.Signal != "" || t.Exit.TimedOut
+	for _, v := range t.Verdict {
+		tk.findings = append(tk.findings, result.Finding{Kind: result.FindingFailure, Sentence: v})
+	}
+	tk.steps = []string{"Trace the program with clmemprobe (https://github.com/clmemprobe/clmemprobe):\n\n" + indent(mdBlock(tk.command, "sh"), "   ")}
+	if o.HasRepro {
+		tk.steps = append(tk.steps, "Or without clmemprobe: repro.c repeats the program's allocation sequence (sizes, flags, contexts) to its first failure:\n\n"+
+			indent(mdBlock("cc repro.c -lOpenCL -o repro && ./repro", "sh"), "   "))
+	}
+	tk.apiLog, tk.apiWhat = traceCalls(t)
+	return tk.render(trackerFor(tk.platform, nil))
+}
+
+// runtimeName names the runtime by the ICD libraries the program mapped, for the tracker's choice.
+func runtimeName(libs []string) string {
+	joined := strings.ToLower(strings.Join(libs, " "))
+	switch {
+	case strings.Contains(joined, "pocl"):
+		return "Portable Computing Language"
+	case strings.Contains(joined, "nvidia"):
+		return "NVIDIA CUDA"
+	case strings.Contains(joined, "igdrcl") || strings.Contains(joined, "intel"):
+		return "Intel(R) OpenCL Graphics"
+	case strings.Contains(joined, "amdocl") || strings.Contains(joined, "rocm"):
+		return "AMD Accelerated Parallel Processing"
+	case strings.Contains(joined, "rusticl") || strings.Contains(joined, "mesa"):
+		return "rusticl"
+	}
+	return strings.Join(libs, ", ")
+}
+
+// traceAround is how many logged calls before and after the failure ISSUE.md shows.
+const traceAround = 20
+
+// traceCalls are the program's calls around its first failure: from the call log where the trace kept one,
+// else from its allocation sequence (runs of identical calls, without times).
+func traceCalls(t *result.Trace) ([]string, string) {
+	if len(t.Calls) > 0 {
+		at := len(t.Calls) - 1
+		for i, c := range t.Calls {
+			if c.Failure {
+				at = i
+				break
+			}
+		}
+		from, to := max(0, at-traceAround), min(len(t.Calls), at+traceAround/4+1)
+		var lines []string
+		for _, c := range t.Calls[from:to] {
+			lines = append(lines, CallLine(c))
+		}
+		return lines, fmt.Sprintf("The program's calls as the layer recorded them (trace --calls), up to %d before its first failure and %d after; the time is when the tool read the call (every 2 ms), seconds from the start:", traceAround, traceAround/4)
+	}
+	if len(t.Sequence) == 0 {
+		return nil, ""
+	}
+	from := max(0, len(t.Sequence)-traceAround)
+	var lines []string
+	for _, s := range t.Sequence[from:] {
+		lines = append(lines, stepLine(s))
+	}
+	return lines, "The program's allocation sequence (runs of identical calls), its last steps; trace again with --calls for each call with its time:"
+}
+
+// CallLine is one logged call as the API log writes it.
+func CallLine(c result.TraceCall) string {
+	if c.Skipped > 0 {
+		return fmt.Sprintf("... %d records not kept ...", c.Skipped)
+	}
+	var args string
+	switch {
+	case c.Devices > 0:
+		args = fmt.Sprintf("%d devices", c.Devices)
+	case c.Flags != "":
+		args = fmt.Sprintf("context %d, %s, %d", c.Context, c.Flags, c.Size)
+	case c.Size > 0:
+		args = fmt.Sprintf("context %d, a buffer of %d", c.Context, c.Size)
+	default:
+		args = fmt.Sprintf("context %d", c.Context)
+	}
+	res := "CL_SUCCESS"
+	if c.Code != 0 {
+		res = fmt.Sprintf("%d (%s)", c.Code, c.CodeName)
+	}
+	line := fmt.Sprintf("%9.3f #%-8d %s(%s) = %s", c.T, c.Index, c.Call, args, res)
+	if c.Count > 1 {
+		line += fmt.Sprintf(" x%d", c.Count)
+	}
+	if c.Failure {
+		line += "   <- the first failure"
+	}
+	return plain(line)
+}
+
+func stepLine(s result.TraceStep) string {
+	line := fmt.Sprintf("%s(context %d", s.Call, s.Context)
+	if s.Size > 0 {
+		line += fmt.Sprintf(", %d bytes, %s", s.Size, result.MemFlags(s.Flags).String())
+	}
+	line += ")"
+	if s.Code != 0 {
+		line += fmt.Sprintf(" = %d (%s)", s.Code, result.CodeName(s.Code))
+	}
+	if s.Count > 1 {
+		line += fmt.Sprintf(" x%d", s.Count)
+	}
+	return plain(line)
+}
+
+// CallsLogText is a trace's whole call log as a text file.
+func CallsLogText(t *result.Trace) []byte {
+	var b strings.Builder
+	b.WriteString("# the program's calls as clmemprobe's layer recorded them: time read (s), allocation calls before, call, result\n")
+	for _, c := range t.Calls {
+		b.WriteString(CallLine(c) + "\n")
+	}
+	return []byte(b.String())
+}
