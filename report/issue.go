@@ -349,6 +349,9 @@ func fillPackages(t *ticket) (string, string) {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s |\n", mdText(p.Name), mdText(p.Version), mdText(why))
 	}
+	if len(t.sys.Unowned) > 0 {
+		fmt.Fprintf(&b, "\nNo package owns %s: installed by hand, by a vendor's installer or by a container runtime.\n", mdText(strings.Join(t.sys.Unowned, ", ")))
+	}
 	return b.String(), ""
 }
 
@@ -405,7 +408,14 @@ func fillKernel(t *ticket) (string, string) {
 
 func fillActual(t *ticket) (string, string) {
 	var b strings.Builder
+	headFailure := false // a headline about the first failure says it: its first-failure finding would again
 	for _, f := range t.findings {
+		headFailure = headFailure || (f.Kind == result.FindingHeadline && f.About == result.FindingFailure)
+	}
+	for _, f := range t.findings {
+		if f.Kind == result.FindingFailure && headFailure {
+			continue
+		}
 		switch f.Kind {
 		case result.FindingHeadline, result.FindingLimit, result.FindingFailure, result.FindingOutcome, result.FindingRepeated, result.FindingCode:
 			fmt.Fprintf(&b, "- %s\n", mdText(f.Sentence))
@@ -674,9 +684,9 @@ func fillStableKernel(t *ticket) (string, string) {
 		return "", "check that `uname -r` is not a -rc kernel"
 	}
 	if strings.Contains(t.env.Kernel, "-rc") {
-		return mdText("- [ ] I am running on a stable kernel release. (" + t.env.Kernel + " is a release candidate)"), ""
+		return "- [ ] I am running on a stable kernel release. (" + mdText(t.env.Kernel) + " is a release candidate)", ""
 	}
-	return mdText("- [x] I am running on a stable kernel release. (" + t.env.Kernel + ")"), ""
+	return "- [x] I am running on a stable kernel release. (" + mdText(t.env.Kernel) + ")", ""
 }
 
 func fillDescribe(t *ticket) (string, string) {

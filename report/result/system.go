@@ -28,6 +28,9 @@ type System struct {
 	// PackageManager is the package database the packages were read from: dpkg or rpm.
 	PackageManager string    `json:"package_manager,omitempty"`
 	Packages       []Package `json:"packages,omitempty"`
+	// Unowned are the run's OpenCL files (the loader, the ICD files and their libraries) that no package
+	// owns: installed by hand, by a vendor's installer, or mounted by a container runtime.
+	Unowned []string `json:"unowned,omitempty"`
 	// Unread names, per collector, what could not be read and why.
 	Unread map[string]string `json:"unread,omitempty"`
 }

@@ -28,6 +28,9 @@ var driverPackages = []string{
 	// NVIDIA: the driver and its OpenCL, compute and management libraries, the kernel modules
 	"nvidia-driver", "nvidia-opencl", "nvidia-kernel", "nvidia-dkms", "nvidia-open", "nvidia-utils", "nvidia-compute",
 	"libnvidia-compute", "libnvidia-ml", "libnvidia-gl", "libcuda1", "cuda-drivers", "nvidia-fabricmanager",
+	// CUDA's user-space driver pieces: cuda-compat carries a driver's libraries of its own version, which may
+	// differ from the kernel module's
+	"cuda-compat", "cuda-opencl", "cuda-driver", "cuda-nvml", "cuda-cudart",
 	// PoCL, Mesa (rusticl, clover)
 	"pocl-opencl-icd", "libpocl", "mesa-opencl-icd", "libgl1-mesa-dri", "mesa-libopencl", "mesa-vulkan-drivers",
 	// ICD loaders and clinfo
@@ -54,15 +57,16 @@ func collectPackages(root sample.Root, libs []string, s *result.System) string {
 		defer f.Close()
 		installed := parseDpkgStatus(io.LimitReader(f, 64<<20))
 		s.PackageManager = "dpkg"
-		s.Packages = dpkgPackages(installed, dpkgOwners(filepath.Join(root.Var, "lib/dpkg/info"), libs))
+		owners := dpkgOwners(filepath.Join(root.Var, "lib/dpkg/info"), libs)
+		s.Packages, s.Unowned = dpkgPackages(installed, owners), unowned(libs, owners)
 		return ""
 	}
 	if root.Var != sample.System.Var {
 		return "no package database under " + root.Var + " (" + errText(err) + ")"
 	}
 	if _, lerr := exec.LookPath("rpm"); lerr == nil {
-		pkgs, why := rpmPackages(libs)
-		s.PackageManager, s.Packages = "rpm", pkgs
+		pkgs, owners, why := rpmPackages(libs)
+		s.PackageManager, s.Packages, s.Unowned = "rpm", pkgs, unowned(libs, owners)
 		return why
 	}
 	return "no package database: neither " + status + " nor rpm (list the driver's packages with your package manager)"
@@ -170,8 +174,20 @@ func dpkgPackages(installed map[string]string, owners map[string]string) []resul
 // rpmTimeout bounds each rpm query: a locked or broken database must not hold the run.
 const rpmTimeout = 10 * time.Second
 
+// unowned are the run's OpenCL files no package owns: installed by hand, by a vendor's installer or by a
+// container runtime (NVIDIA's mounts its driver's libraries), which a ticket should say.
+func unowned(libs []string, owners map[string]string) []string {
+	var out []string
+	for _, l := range libs {
+		if _, ok := owners[l]; !ok && l != "" && !slices.Contains(out, clean(l)) && len(out) < maxItems {
+			out = append(out, clean(l))
+		}
+	}
+	return out
+}
+
 // rpmPackages asks rpm for the installed driver packages and the owners of the run's libraries.
-func rpmPackages(libs []string) ([]result.Package, string) {
+func rpmPackages(libs []string) ([]result.Package, map[string]string, string) {
 	query := func(args ...string) (string, error) {
 		ctx, cancel := context.WithTimeout(context.Background(), rpmTimeout)
 		defer cancel()
@@ -183,7 +199,7 @@ func rpmPackages(libs []string) ([]result.Package, string) {
 	}
 	all, err := query("-qa", "--qf", `%{NAME}\t%{VERSION}-%{RELEASE}\n`)
 	if err != nil {
-		return nil, "rpm -qa failed: " + clean(err.Error())
+		return nil, nil, "rpm -qa failed: " + clean(err.Error())
 	}
 	installed := parseRPMList(all)
 	owners := map[string]string{}
@@ -197,7 +213,7 @@ func rpmPackages(libs []string) ([]result.Package, string) {
 			}
 		}
 	}
-	return dpkgPackages(installed, owners), ""
+	return dpkgPackages(installed, owners), owners, ""
 }
 
 // parseRPMList reads rpm -qa's "NAME\tVERSION-RELEASE" lines.

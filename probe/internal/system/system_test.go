@@ -91,7 +91,7 @@ Version: 2.36-9
 `
 
 func TestCollectReadsAnH200Machine(t *testing.T) {
-	s := Collect(tree(t, h200), []string{"libOpenCL.so.1", "libnvidia-opencl.so.1"})
+	s := Collect(tree(t, h200), []string{"libOpenCL.so.1", "libnvidia-opencl.so.1", "/usr/local/nvidia/lib64/libcuda.so.1"})
 	if len(s.Unread) != 0 {
 		t.Errorf("unread: %v", s.Unread)
 	}
@@ -143,6 +143,9 @@ func TestCollectReadsAnH200Machine(t *testing.T) {
 	}
 	if _, ok := got["libc6"]; ok {
 		t.Error("libc6 is not a driver package")
+	}
+	if len(s.Unowned) != 1 || s.Unowned[0] != "/usr/local/nvidia/lib64/libcuda.so.1" {
+		t.Errorf("unowned = %v, want the library no package lists", s.Unowned)
 	}
 	if s.PackageManager != "dpkg" {
 		t.Errorf("package manager = %q", s.PackageManager)
