@@ -453,6 +453,46 @@ func writeEnvironment(b *strings.Builder, e *result.Environment, st style) {
 			fmt.Fprintln(b, wrapWords("  - ", st.code(k+"="+e.EnvVars[k]), st.Width))
 		}
 	}
+	writeSystem(b, e.System, st)
+}
+
+// writeSystem renders what the ticket collectors read: distribution, GPUs on the PCI bus, modules and the
+// driver packages (ISSUE.md has them in its vendor's fields).
+func writeSystem(b *strings.Builder, s *result.System, st style) {
+	if s == nil {
+		return
+	}
+	if s.Distribution != "" {
+		fmt.Fprintln(b, wrapWords("- ", "distribution: "+st.text(s.Distribution), st.Width))
+	}
+	for _, d := range s.PCI {
+		var bars []string
+		for _, bar := range d.BARs {
+			bars = append(bars, fmt.Sprintf("BAR %d %s", bar.Index, units.Size(bar.Bytes)))
+		}
+		fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("PCI %s [%s:%s] driver %s, %s", st.text(d.Address), st.text(hexID(d.Vendor)), st.text(hexID(d.Device)),
+			st.text(OrDash(d.Driver)), strings.Join(bars, ", ")), st.Width))
+	}
+	if s.NVIDIADriver != "" {
+		fmt.Fprintln(b, wrapWords("- ", st.text(s.NVIDIADriver), st.Width))
+	}
+	var mods []string
+	for _, m := range s.Modules {
+		mods = append(mods, strings.TrimSpace(m.Name+" "+m.Version))
+	}
+	if len(mods) > 0 {
+		fmt.Fprintln(b, wrapWords("- ", "GPU modules: "+st.text(strings.Join(mods, ", ")), st.Width))
+	}
+	var pkgs []string
+	for _, p := range s.Packages {
+		pkgs = append(pkgs, p.Name+" "+p.Version)
+	}
+	if len(pkgs) > 0 {
+		fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("driver packages (%s): %s", st.text(s.PackageManager), st.text(strings.Join(pkgs, ", "))), st.Width))
+	}
+	for _, k := range sortedKeys(s.Unread) {
+		fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("not read (%s): %s", k, st.text(s.Unread[k])), st.Width))
+	}
 }
 
 // limitOrNone is a limit in bytes, or "none".
