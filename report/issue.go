@@ -217,11 +217,7 @@ func fillDRI(t *ticket) (string, string) {
 
 func fillLspci(t *ticket) (string, string) {
 	if t.sys == nil || len(t.sys.PCI) == 0 {
-		why := "no display controller or accelerator was found on the PCI bus"
-		if t.sys != nil && t.sys.Unread["pci"] != "" {
-			why = t.sys.Unread["pci"]
-		}
-		return "", why + "; run `lspci -vvv -k -d ::0300 -d ::0302 -d ::0380 -d ::1200`"
+		return "", t.unread("pci", "no display controller or accelerator was found on the PCI bus") + "; run `lspci -vvv -k -d ::0300 -d ::0302 -d ::0380 -d ::1200`"
 	}
 	var b strings.Builder
 	for _, d := range t.sys.PCI {
@@ -287,6 +283,14 @@ func (t *ticket) barNotes() []string {
 	return notes
 }
 
+// unread is why a collector read nothing, as it said, else the fallback.
+func (t *ticket) unread(collector, fallback string) string {
+	if t.sys != nil && t.sys.Unread[collector] != "" {
+		return t.sys.Unread[collector]
+	}
+	return fallback
+}
+
 // pciOf is the PCI device of an OpenCL device, by its bus id; with one GPU-class device and one OpenCL
 // device that tells none, that one.
 func (t *ticket) pciOf(d result.Device) *result.PCIDevice {
@@ -334,11 +338,7 @@ func fillDriverVersion(t *ticket) (string, string) {
 
 func fillPackages(t *ticket) (string, string) {
 	if t.sys == nil || len(t.sys.Packages) == 0 {
-		why := "no package database was read"
-		if t.sys != nil && t.sys.Unread["packages"] != "" {
-			why = t.sys.Unread["packages"]
-		}
-		return "", why + "; run `dpkg -l | grep -Ei 'opencl|icd|igc|gmm|level-zero|nvidia|rocm|hsa|pocl|mesa'` (or `rpm -qa` with the same pattern)"
+		return "", t.unread("packages", "no package database was read") + "; run `dpkg -l | grep -Ei 'opencl|icd|igc|gmm|level-zero|nvidia|rocm|hsa|pocl|mesa'` (or `rpm -qa` with the same pattern)"
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "From %s:\n\n| package | version | why |\n|:--|:--|:--|\n", t.sys.PackageManager)

@@ -297,7 +297,7 @@ func TestResultThroughAPipe(t *testing.T) {
 	}
 	feed(fifo, b)
 	tarball := filepath.Join(dir, "t.tar.gz")
-	if res := runTool(t, Env(), "bundle", "--output", tarball, fifo); res.code != 0 {
+	if res := runTool(t, Env(), "bundle", "--keep-identity", "--output", tarball, fifo); res.code != 0 {
 		t.Fatalf("bundle from a pipe: exit %d: %s", res.code, res.stderr)
 	}
 	found := false

@@ -5,10 +5,7 @@ package main
 // runtime through the real ICD loader for a traced program's API log.
 
 import (
-	"archive/tar"
-	"compress/gzip"
 	"encoding/json"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -26,28 +23,11 @@ func bundleFiles(t *testing.T, env []string, args ...string) map[string]string {
 	if res := runTool(t, env, append([]string{"bundle", "-q", "-o", out}, args...)...); res.code != 0 {
 		t.Fatalf("bundle %v: exit %d, %s", args, res.code, res.stderr)
 	}
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	files := map[string]string{}
-	tr := tar.NewReader(zr)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return files
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(tr)
-		files[strings.TrimPrefix(h.Name, bundleDir+"/")] = string(b)
+	for name, body := range untar(t, out) {
+		files[name] = string(body)
 	}
+	return files
 }
 
 // dpkgVersion is the version dpkg-query gives for an installed package.
@@ -150,8 +130,23 @@ func TestTicketOfATraceHasTheAPILog(t *testing.T) {
 	if !strings.Contains(line, failed) || !strings.Contains(line, "clCreateBuffer(context 0, read-write, 4096) = "+strconv.Itoa(int(code))) {
 		t.Errorf("the failed call's line %q; the program printed index %d code %d", line, idx, code)
 	}
-	if !strings.Contains(issue, "clCreateContext(2 devices) = CL_SUCCESS") || !strings.Contains(issue, "x"+strconv.FormatUint(idx, 10)) {
-		t.Errorf("the calls before the failure are not in the ticket:\n%s", issue)
+	if !strings.Contains(issue, "clCreateContext(2 devices) = CL_SUCCESS") {
+		t.Errorf("the context's create is not in the ticket:\n%s", issue)
+	}
+	// The log counts every create before the failure, however the tool's reads cut them into runs.
+	var before uint64
+	for _, l := range strings.Split(files["api-calls.log"], "\n") {
+		if !strings.Contains(l, "clCreateBuffer(context 0, read-write, 4096) = CL_SUCCESS") {
+			continue
+		}
+		n := uint64(1)
+		if _, count, ok := strings.Cut(l, " x"); ok {
+			n, _ = strconv.ParseUint(strings.TrimSpace(count), 10, 64)
+		}
+		before += n
+	}
+	if before != idx {
+		t.Errorf("api-calls.log counts %d creates before the failure, the program %d:\n%s", before, idx, files["api-calls.log"])
 	}
 	if !strings.Contains(files["api-calls.log"], "<- the first failure") {
 		t.Errorf("api-calls.log:\n%s", files["api-calls.log"])

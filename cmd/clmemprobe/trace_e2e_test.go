@@ -312,7 +312,7 @@ func TestTraceBundleAndFolder(t *testing.T) {
 		t.Fatalf("report DIR of a trace: exit %d: %s%s", r.code, r.stdout, r.stderr)
 	}
 	out := filepath.Join(t.TempDir(), "ticket.tar.gz")
-	if r := runTool(t, env, "bundle", "-q", "-o", out, dir); r.code != 0 {
+	if r := runTool(t, env, "bundle", "-q", "--keep-identity", "-o", out, dir); r.code != 0 {
 		t.Fatalf("bundle of a trace: exit %d: %s", r.code, r.stderr)
 	}
 	files := untar(t, out)

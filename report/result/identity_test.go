@@ -14,7 +14,7 @@ func TestScrubTakesTheIdentityOutOfEveryString(t *testing.T) {
 	if !IdentityOf(r.Environment).Scrub(r) {
 		t.Fatal("nothing changed")
 	}
-	all := strings.Join(append(append([]string{r.Environment.Hostname, r.KernelLog.Lines[0].Text, r.Strategies[0].WorkerOutput, r.Environment.EnvVars["LD_LIBRARY_PATH"]}, r.Command...)), " ")
+	all := strings.Join(append([]string{r.Environment.Hostname, r.KernelLog.Lines[0].Text, r.Strategies[0].WorkerOutput, r.Environment.EnvVars["LD_LIBRARY_PATH"]}, r.Command...), " ")
 	for k, v := range r.Environment.ICDFiles {
 		all += " " + k + " " + v
 	}

@@ -127,6 +127,31 @@ func TestUnreadableLogSaysWhy(t *testing.T) {
 	}
 }
 
+// A restricted log names the sysctl that closes it and what opens it.
+func TestRestrictedLogSaysWhatGivesAccess(t *testing.T) {
+	dir := t.TempDir()
+	root := sample.Under(dir)
+	if err := os.MkdirAll(filepath.Join(root.Proc, "sys/kernel"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root.Proc, "sys/kernel/dmesg_restrict"), []byte("1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	msg := restricted(root).Error()
+	for _, want := range []string{"kernel.dmesg_restrict=1", "CAP_SYSLOG", "sysctl kernel.dmesg_restrict=0"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("%q lacks %q", msg, want)
+		}
+	}
+	// A /dev/kmsg that is a folder is not readable either: said, not guessed at.
+	if err := os.MkdirAll(filepath.Join(root.Dev, "kmsg"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if kl := Start(root).End(nil, nil); !strings.Contains(kl.Unreadable, "not readable") {
+		t.Errorf("a folder for /dev/kmsg: %+v", kl)
+	}
+}
+
 func TestParseSyslogAndJournal(t *testing.T) {
 	recs := parseSyslog([]byte("<6>[  240.743926] Memory cgroup out of memory: Killed process 5668 (clmemprobe)\n<4>[    1.0] x\nnot a line\n"))
 	if len(recs) != 2 || recs[0].seconds != 240.743926 || !strings.HasPrefix(recs[0].text, "Memory cgroup") {

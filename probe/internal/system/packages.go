@@ -55,10 +55,13 @@ func collectPackages(root sample.Root, libs []string, s *result.System) string {
 	f, err := os.Open(status)
 	if err == nil {
 		defer f.Close()
-		installed := parseDpkgStatus(io.LimitReader(f, 64<<20))
+		installed, err := parseDpkgStatus(io.LimitReader(f, 64<<20))
 		s.PackageManager = "dpkg"
 		owners := dpkgOwners(filepath.Join(root.Var, "lib/dpkg/info"), libs)
 		s.Packages, s.Unowned = dpkgPackages(installed, owners), unowned(libs, owners)
+		if err != nil { // what was read before the error is kept
+			return "cannot read all of " + status + ": " + errText(err)
+		}
 		return ""
 	}
 	if root.Var != sample.System.Var {
@@ -74,7 +77,7 @@ func collectPackages(root sample.Root, libs []string, s *result.System) string {
 
 // parseDpkgStatus reads dpkg's status file: the installed packages' versions, by name (an architecture
 // qualified name, libfoo:amd64, keeps its plain name).
-func parseDpkgStatus(r io.Reader) map[string]string {
+func parseDpkgStatus(r io.Reader) (map[string]string, error) {
 	out := map[string]string{}
 	var name, version, state string
 	flush := func() {
@@ -99,7 +102,7 @@ func parseDpkgStatus(r io.Reader) map[string]string {
 		}
 	}
 	flush()
-	return out
+	return out, sc.Err()
 }
 
 // dpkgOwners finds which package's file list holds each library: the exact path for an absolute one,

@@ -221,6 +221,24 @@ func TestCollectSurvivesHostileFiles(t *testing.T) {
 	}
 }
 
+// Files that cannot be read (a folder where the file belongs) leave their part empty and say so.
+func TestCollectSaysWhatItCouldNotRead(t *testing.T) {
+	s := Collect(tree(t, map[string]string{
+		"etc/os-release/x":      "a folder",
+		"var/lib/dpkg/status/x": "a folder",
+		"proc/modules/x":        "a folder",
+		"sys/bus/pci/x":         "no devices folder",
+	}), []string{"libOpenCL.so.1"})
+	for _, c := range []string{"distribution", "packages", "modules", "pci"} {
+		if !strings.Contains(s.Unread[c], "cannot read") {
+			t.Errorf("%s: %q", c, s.Unread[c])
+		}
+	}
+	if s.Distribution != "" || len(s.Packages) != 0 || len(s.Modules) != 0 || len(s.PCI) != 0 {
+		t.Errorf("read from nothing: %+v", s)
+	}
+}
+
 func TestParseRPMList(t *testing.T) {
 	got := parseRPMList("intel-opencl\t24.52.32224.5-1.fc41\nkernel\t6.12.4-200.fc41\nbroken line\n")
 	if got["intel-opencl"] != "24.52.32224.5-1.fc41" || len(got) != 2 {
