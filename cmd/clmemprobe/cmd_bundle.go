@@ -102,7 +102,7 @@ func runBundle(_ context.Context, o bundleOptions, stderr io.Writer) error {
 	var baseline *result.Run
 	if o.Baseline != "" {
 		if baseline, _, err = loadResultBytes(resultPath(o.Baseline)); err != nil {
-			return err
+			return usageErr("--baseline: %v", err) // the run's own errors name no flag: this one does
 		}
 	}
 	findings.Apply(r)

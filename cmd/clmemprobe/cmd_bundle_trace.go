@@ -18,6 +18,9 @@ func bundleTrace(o bundleOptions, path string, t *result.Trace, loadErr error, s
 	if loadErr != nil {
 		return inputError(loadErr)
 	}
+	if o.Baseline != "" {
+		return usageErr("--baseline compares two runs of clmemprobe run; %s is a trace: leave --baseline out", path)
+	}
 	original, err := os.ReadFile(path)
 	if err != nil {
 		return usageErr("%v", err)
