@@ -199,7 +199,7 @@ type Progress struct {
 // each device, every buffer of a context over several devices (a runtime that replicates), else the buffers
 // meant for it, capped at the device's memory.
 func (p *Plan) DryRun(inv result.Inventory) *result.DryRun {
-	d := &result.DryRun{Touch: p.Touch, SetupSeconds: p.Limits.Setup.Seconds(), HangSeconds: p.Limits.Hang.Seconds(),
+	d := &result.DryRun{Touch: p.Touch, Repeat: p.Repeat, SetupSeconds: p.Limits.Setup.Seconds(), HangSeconds: p.Limits.Hang.Seconds(),
 		TimeoutSeconds: p.Limits.Total.Seconds(), HostReserve: p.HostReserve}
 	if mi, err := p.hostRoot().Meminfo(); err == nil {
 		d.HostAvailable = mi.Available

@@ -59,8 +59,12 @@ func writePlanText(w io.Writer, p *result.DryRun, opts Options) error {
 		guard = fmt.Sprintf("The host guard is off (--host-reserve 0): nothing stops a job before the kernel's OOM killer does (%s of system memory available now).",
 			units.Bytes(p.HostAvailable))
 	}
-	_, err := fmt.Fprintln(w, wrapWords("", fmt.Sprintf("Each job runs in its own worker, one after the other, and frees its memory when it ends: at worst one holds %s of host memory and %s on each device. "+
-		"%s Time limits: set-up %s, no progress %s, each job %s.", units.Bytes(worstHost), units.Bytes(worstDev), guard, seconds(p.SetupSeconds),
+	each := "Each job runs"
+	if p.Repeat > 1 {
+		each = fmt.Sprintf("Each job runs %d times (--repeat), each time", p.Repeat)
+	}
+	_, err := fmt.Fprintln(w, wrapWords("", fmt.Sprintf("%s in its own worker, one after the other, and frees its memory when it ends: at worst one holds %s of host memory and %s on each device. "+
+		"%s Time limits: set-up %s, no progress %s, each job %s.", each, units.Bytes(worstHost), units.Bytes(worstDev), guard, seconds(p.SetupSeconds),
 		seconds(p.HangSeconds), seconds(p.TimeoutSeconds)), st.Width))
 	return err
 }

@@ -497,6 +497,8 @@ type DryRun struct {
 	HostReserve    uint64      `json:"host_reserve_bytes"`
 	HostAvailable  uint64      `json:"host_available_bytes"`
 	Touch          Touch       `json:"touch"`
+	// Repeat is how many times each job runs (run --repeat); absent: once.
+	Repeat int `json:"repeat,omitempty"`
 	// Live is a plan printed before a run that allocates (run -v), not a dry run's.
 	Live bool `json:"-"`
 }
