@@ -125,12 +125,12 @@ func Run(ctx context.Context, p Plan, inv result.Inventory, obs Observer) (*resu
 			break
 		}
 		obs.JobStarted(j)
-		sr, err := runJob(ctx, &p, j, obs, groups)
+		sr, err := runJob(ctx, &p, j, 1, obs, groups)
 		if err != nil {
 			return run, err
 		}
 		for n := 1; n < p.Repeat && ctx.Err() == nil; n++ {
-			again, err := runJob(ctx, &p, j, obs, groups)
+			again, err := runJob(ctx, &p, j, n+1, obs, groups)
 			if err != nil {
 				return run, err
 			}
@@ -198,8 +198,8 @@ func newRun(p *Plan, root sample.Root, inv result.Inventory) *result.Run {
 // progressEvery is how often at most the observer hears a job's progress.
 const progressEvery = 200 * time.Millisecond
 
-// runJob runs one strategy in a worker and turns how it ended into its result.
-func runJob(ctx context.Context, p *Plan, j Job, obs Observer, groups *supervise.Groups) (*result.StrategyResult, error) {
+// runJob runs one strategy in a worker (its n-th run, 1-based) and turns how it ended into its result.
+func runJob(ctx context.Context, p *Plan, j Job, n int, obs Observer, groups *supervise.Groups) (*result.StrategyResult, error) {
 	jobStart := time.Now()
 	col := newCollector(j, func(s *result.Sample) { obs.Sample(j, s) })
 	limits, err := p.limits(j)
@@ -217,7 +217,7 @@ func runJob(ctx context.Context, p *Plan, j Job, obs Observer, groups *supervise
 				return
 			}
 			lastReport = time.Now()
-			obs.Progress(Progress{Job: j, Allocations: count, RSSBytes: col.lastRSS(), Elapsed: elapsed})
+			obs.Progress(Progress{Job: j, Run: n, Runs: max(p.Repeat, 1), Allocations: count, RSSBytes: col.lastRSS(), Elapsed: elapsed})
 		}})
 	if err != nil {
 		return nil, err

@@ -188,7 +188,9 @@ type Observer interface {
 
 // Progress is a job's state, reported a few times a second.
 type Progress struct {
-	Job         Job
+	Job Job
+	// Run is which run of the job this is (1-based) of Runs (run --repeat); Runs is 1 without repeats.
+	Run, Runs   int
 	Allocations uint64
 	RSSBytes    uint64
 	Elapsed     time.Duration

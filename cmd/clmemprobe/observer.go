@@ -64,6 +64,9 @@ func (o *runObserver) Progress(p probe.Progress) {
 		if o.tagged {
 			parts = append(lineParts{parts[0], {text: " " + jobTag(p.Job), rank: 2}}, parts[1:]...)
 		}
+		if p.Runs > 1 {
+			parts = append(lineParts{parts[0], {text: fmt.Sprintf(" run %d/%d", p.Run, p.Runs), rank: 2}}, parts[1:]...)
+		}
 		o.line(parts)
 	}
 }

@@ -32,3 +32,17 @@ func TestProgressNamesTheJobInASweep(t *testing.T) {
 		}
 	}
 }
+
+// A repeated job's live line says which run it is; a job that runs once says nothing of runs.
+func TestProgressNamesTheRunOfARepeatedJob(t *testing.T) {
+	job := probe.Job{Strategy: result.Shared, Size: 1 << 20, Budget: 100}
+	for _, p := range []probe.Progress{{Job: job, Run: 2, Runs: 3, Allocations: 10}, {Job: job, Run: 1, Runs: 1, Allocations: 10}} {
+		var b bytes.Buffer
+		o := &runObserver{w: &b, live: true}
+		o.RunStarted(&result.Run{})
+		o.Progress(p)
+		if got, want := strings.Contains(b.String(), "run 2/3"), p.Runs > 1; got != want {
+			t.Errorf("runs %d: line %q says the run: %v", p.Runs, b.String(), got)
+		}
+	}
+}
