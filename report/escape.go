@@ -165,3 +165,24 @@ func MarkdownText(s string) string { return mdText(s) }
 
 // MarkdownCode fences a string as a Markdown code block with the given info string.
 func MarkdownCode(s, info string) string { return mdBlock(s, info) }
+
+// mdLine is mdText for a value that may start a line of a document (a field of a ticket): also a leading
+// mark that would open a block (a heading's #, a quote's >, a list's - + or 1., a rule's = or ---) is
+// escaped, and leading spaces (an indented code block) are dropped.
+func mdLine(s string) string {
+	s = strings.TrimLeft(mdText(s), " \t")
+	if s == "" {
+		return s
+	}
+	spaceAfter := func(i int) bool { return i+1 >= len(s) || s[i+1] == ' ' || s[i+1] == '\t' }
+	switch {
+	case strings.ContainsRune("#>=", rune(s[0])):
+		return `\` + s
+	case (s[0] == '-' || s[0] == '+') && (spaceAfter(0) || strings.HasPrefix(s, "--")):
+		return `\` + s
+	}
+	if i := strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' }); i > 0 && (s[i] == '.' || s[i] == ')') && spaceAfter(i) {
+		return s[:i] + `\` + s[i:]
+	}
+	return s
+}

@@ -28,6 +28,7 @@ const (
 	KindExpectations             // what check holds a node to (*result.Expectations)
 	KindPresets                  // run --variant-preset list (*PresetList)
 	KindTrace                    // a traced program (*result.Trace)
+	KindLargest                  // the largest buffer search (*result.Largest)
 )
 
 // Options shape text output for the terminal it goes to; the zero value suits files and pipes.
@@ -69,19 +70,20 @@ type Format struct {
 	Expectations func(io.Writer, *result.Expectations, Options) error
 	Presets      func(io.Writer, *PresetList, Options) error
 	Trace        func(io.Writer, *result.Trace, Options) error
+	Largest      func(io.Writer, *result.Largest, Options) error
 }
 
 // formats is the registry, in the order help texts list them.
 var formats = []Format{
 	{Name: "table", Help: "tables and sentences for a terminal", Run: writeTable, Comparison: writeComparison,
 		Exchange: writeExchangeText, Inventory: writeInventory, Environment: writeEnvironmentText, Plan: writePlanText,
-		Fleet: writeFleetText, Health: writeHealthText, Presets: writePresetsText, Trace: writeTraceTable},
+		Fleet: writeFleetText, Health: writeHealthText, Presets: writePresetsText, Trace: writeTraceTable, Largest: writeLargestTable},
 	{Name: "json", Help: "the document as indented JSON, for scripts", Run: jsonOf[*result.Run], Comparison: jsonOf[*comparison.Comparison],
 		Exchange: jsonOf[*result.ExchangeRun], Inventory: jsonOf[*result.Inventory], Environment: jsonOf[*result.Environment],
 		Plan: jsonOf[*result.DryRun], Fleet: writeFleetJSON, Health: jsonOf[*comparison.Health], Expectations: jsonOf[*result.Expectations], Presets: jsonOf[*PresetList],
-		Trace: jsonOf[*result.Trace]},
+		Trace: jsonOf[*result.Trace], Largest: jsonOf[*result.Largest]},
 	{Name: "markdown", Help: "a report for a bug ticket", Run: writeMarkdown, Comparison: writeComparisonMarkdown, Exchange: writeExchangeMarkdown,
-		Environment: writeEnvironmentMarkdown, Fleet: writeFleetMarkdown, Trace: writeTraceMarkdown},
+		Environment: writeEnvironmentMarkdown, Fleet: writeFleetMarkdown, Trace: writeTraceMarkdown, Largest: writeLargestMarkdown},
 	{Name: "csv", Help: "every kept sample, one row per strategy and sample", Run: writeCSV, Fleet: writeFleetCSV},
 	{Name: "prom", Help: "Prometheus text exposition, for node_exporter's textfile collector", Run: writeProm},
 	{Name: "repro", Help: "a C program that repeats one strategy's first failure (--strategy, --variant pick it)", Run: writeRepro, Trace: writeTraceRepro},
@@ -114,6 +116,8 @@ func (f *Format) renders(k Kind) bool {
 		return f.Presets != nil
 	case KindTrace:
 		return f.Trace != nil
+	case KindLargest:
+		return f.Largest != nil
 	}
 	return false
 }
@@ -175,6 +179,8 @@ func RenderWith(w io.Writer, name string, doc any, opts Options) error {
 		return f.Presets(w, d, opts)
 	case *result.Trace:
 		return f.Trace(w, d, opts)
+	case *result.Largest:
+		return f.Largest(w, d, opts)
 	}
 	return fmt.Errorf("report: cannot render a %T", doc)
 }
@@ -203,6 +209,8 @@ func kindOf(doc any) (Kind, error) {
 		return KindPresets, nil
 	case *result.Trace:
 		return KindTrace, nil
+	case *result.Largest:
+		return KindLargest, nil
 	}
 	return 0, fmt.Errorf("report: cannot render a %T", doc)
 }

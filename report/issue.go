@@ -24,6 +24,8 @@ type IssueOptions struct {
 	HasRepro      bool
 	KernelLogFile string
 	APILogFile    string
+	// Files are the bundle's other files, for the ticket to name.
+	Files []string
 }
 
 // ticket is what every tracker's fields are filled from: one result (a run or a trace) seen as a ticket.
@@ -48,6 +50,9 @@ type ticket struct {
 	o         IssueOptions
 	subjectOf string // "clmemprobe run" or "the traced program"
 	headline  string // the title's what
+	rateHow   string // how to measure the rate where the result did not
+	notes     string // what is not a driver's fault, for the reporter to weigh before filing ("" none)
+	files     []string
 }
 
 // rate is how often the failure came back.
@@ -55,6 +60,9 @@ type rate struct {
 	same, of int
 	at       []uint64
 	known    bool // a job ran more than once
+	// after: the runs ended by a crash or a hang, so at counts the buffers made before it, not a failed
+	// call's index; batched: up to a batch of buffers were in flight then.
+	after, batched bool
 }
 
 // tracker is one vendor's template: its name and its fields in order.
@@ -73,7 +81,8 @@ type field struct {
 // IssueRun renders ISSUE.md for a run whose findings are derived.
 func IssueRun(r *result.Run, o IssueOptions) []byte {
 	t := &ticket{platform: r.Platform, devices: r.Devices, env: r.Environment, klog: r.KernelLog, findings: r.Findings,
-		verdict: r.Verdict, command: ReproduceCommand(r), o: o, baseline: o.Baseline, current: r, subjectOf: "clmemprobe run"}
+		verdict: r.Verdict, command: ReproduceCommand(r), o: o, baseline: o.Baseline, current: r,
+		subjectOf: "clmemprobe run, the allocation probe: it repeats the allocation loop under the context layouts asked for, each in its own worker process, and samples host and device memory."}
 	if r.Environment != nil {
 		t.sys = r.Environment.System
 	}
@@ -84,14 +93,23 @@ func IssueRun(r *result.Run, o IssueOptions) []byte {
 		}
 		t.failed = true
 		t.crashed = t.crashed || s.Outcome != result.OutcomeFailed
-		if !t.rate.known || t.rate.of == 0 {
-			same, of, at := s.Reproduced()
-			t.rate = rate{same: same, of: of, at: at, known: of > 1}
-		}
 	}
+	if s := firstEnded(r); s != nil {
+		// The rate is the title's job's: the first that failed, crashed or hung.
+		same, of, at := s.Reproduced()
+		t.rate = rate{same: same, of: of, at: at, known: of > 1, after: s.Outcome != result.OutcomeFailed,
+			batched: r.Config.Attribution != "per-buffer"}
+	}
+	t.rateHow = "add `--repeat 3` to the command in the steps below to measure it"
 	t.headline = runHeadline(r)
 	t.steps = runSteps(r, o)
 	t.expected = runExpected(r)
+	if s := firstEnded(r); s != nil {
+		t.notes = limitNote(s.Limit)
+		if t.notes != "" {
+			t.expected = []string{"Nothing else of the runtime at this limit; see the note at the top."}
+		}
+	}
 	t.apiLog, t.apiWhat = runCalls(r)
 	return t.render(trackerFor(r.Platform, r.Devices))
 }
@@ -118,7 +136,10 @@ func trackerFor(p result.Platform, devices []result.Device) tracker {
 func (t *ticket) render(tr tracker) []byte {
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "<!-- ISSUE.md: the fields of %s, filled in by clmemprobe from this bundle. Paste it into a new issue. -->\n\n", tr.name)
-	fmt.Fprintf(b, "# %s\n\n", mdText(t.title()))
+	fmt.Fprintf(b, "# %s\n\n", mdLine(t.title()))
+	if t.notes != "" {
+		fmt.Fprintf(b, "> **Before filing:** %s\n\n", mdLine(t.notes))
+	}
 	for _, f := range tr.fields {
 		text, todo := f.fill(t)
 		fmt.Fprintf(b, "### %s\n\n", f.label)
@@ -130,18 +151,32 @@ func (t *ticket) render(tr tracker) []byte {
 	return []byte(b.String())
 }
 
+// limitNote says, for a limit that is the machine's or the device's own rather than a fault of the runtime,
+// what to weigh before filing: a maintainer closes a ticket about a limit working as it should.
+func limitNote(l result.Limit) string {
+	switch l {
+	case result.LimitCgroupMemory, result.LimitHostMemory, result.LimitFileDescriptors, result.LimitMappings, result.LimitAddressSpace:
+		return fmt.Sprintf("the findings say this run met a limit of the machine (%s), not a fault of the runtime; file it only if what each buffer costs on the host is more than the runtime should take, or the runtime should have returned an error code instead", l)
+	case result.LimitDeviceMemory:
+		return "the findings say the device's memory ran out (device-memory): that is its capacity; file it only if the buffers should have fit"
+	case result.LimitFlags:
+		return "the findings say the runtime refused the buffers' flags (flags); file it only if the device documents them"
+	}
+	return ""
+}
+
 // mdWithCode is a line of the tool's own words with `code` spans: the text between the spans escaped, the
 // spans kept as code.
 func mdWithCode(s string) string {
 	parts := strings.Split(s, "`")
 	if len(parts)%2 == 0 { // an odd number of backticks: no spans to trust
-		return mdText(s)
+		return mdLine(s)
 	}
 	for i := range parts {
 		if i%2 == 1 {
 			parts[i] = mdCode(parts[i])
 		} else {
-			parts[i] = mdText(parts[i])
+			parts[i] = mdLine(parts[i])
 		}
 	}
 	return strings.Join(parts, "")
@@ -173,7 +208,7 @@ func runHeadline(r *result.Run) string {
 		f := s.FirstFailure
 		how = fmt.Sprintf("%s failed with %d (%s) at buffer #%d of %s", f.Call, f.Code, f.Name, f.Index, units.Size(s.SizeBytes))
 	case s.Signal != "":
-		how = fmt.Sprintf("worker killed by %s after %d buffers of %s", s.Signal, s.AllocationsOK, units.Size(s.SizeBytes))
+		how = fmt.Sprintf("Worker killed by %s after %d buffers of %s", s.Signal, s.AllocationsOK, units.Size(s.SizeBytes))
 	}
 	how += " (" + ticketJob(s)
 	if s.Limit != "" {
@@ -196,7 +231,7 @@ func fillGPUHardware(t *ticket) (string, string) {
 		}
 		parts = append(parts, p)
 	}
-	return mdText(strings.Join(parts, "; ")), ""
+	return mdLine(strings.Join(parts, "; ")), ""
 }
 
 func fillDRI(t *ticket) (string, string) {
@@ -257,7 +292,7 @@ func fillLspci(t *ticket) (string, string) {
 	}
 	out := mdBlock(b.String(), "")
 	for _, note := range t.barNotes() {
-		out += "\n" + mdText(note) + "\n"
+		out += "\n" + mdLine(note) + "\n"
 	}
 	return out, ""
 }
@@ -331,9 +366,9 @@ func fillDriverVersion(t *ticket) (string, string) {
 		}
 	}
 	if len(parts) == 0 {
-		return "", "the runtime reported no driver version; run `clinfo | grep -i version`"
+		return "", "the result holds no driver version; run `clinfo | grep -i 'driver version'`"
 	}
-	return mdText(strings.Join(parts, "; ")), ""
+	return mdLine(strings.Join(parts, "; ")), ""
 }
 
 func fillPackages(t *ticket) (string, string) {
@@ -341,16 +376,16 @@ func fillPackages(t *ticket) (string, string) {
 		return "", t.unread("packages", "no package database was read") + "; run `dpkg -l | grep -Ei 'opencl|icd|igc|gmm|level-zero|nvidia|rocm|hsa|pocl|mesa'` (or `rpm -qa` with the same pattern)"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "From %s:\n\n| package | version | why |\n|:--|:--|:--|\n", t.sys.PackageManager)
+	fmt.Fprintf(&b, "From %s:\n\n| package | version | why |\n|:--|:--|:--|\n", mdLine(t.sys.PackageManager))
 	for _, p := range t.sys.Packages {
-		why := "a driver package"
+		why := "a GPU or OpenCL package installed here"
 		if p.Owns != "" {
 			why = "owns " + p.Owns
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", mdText(p.Name), mdText(p.Version), mdText(why))
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", mdLine(p.Name), mdLine(p.Version), mdLine(why))
 	}
 	if len(t.sys.Unowned) > 0 {
-		fmt.Fprintf(&b, "\nNo package owns %s: installed by hand, by a vendor's installer or by a container runtime.\n", mdText(strings.Join(t.sys.Unowned, ", ")))
+		fmt.Fprintf(&b, "\nNo package owns %s: installed by hand, by a vendor's installer or by a container runtime.\n", mdLine(strings.Join(t.sys.Unowned, ", ")))
 	}
 	return b.String(), ""
 }
@@ -368,17 +403,17 @@ func fillInstallation(t *ticket) (string, string) {
 		fmt.Fprintf(&b, "\nThe ICD loader the run opened: %s.", mdCode(t.env.OpenCLLibrary))
 	}
 	if t.sys != nil && t.sys.PackageManager != "" {
-		fmt.Fprintf(&b, " Versions above are from %s; say whether they came from the distribution or the vendor's repository.", t.sys.PackageManager)
+		fmt.Fprintf(&b, "\n\nThe versions under Installed GPU Driver Packages are from %s; say whether they came from the distribution or the vendor's repository.", mdLine(t.sys.PackageManager))
 	}
 	return b.String(), ""
 }
 
 func fillDistribution(t *ticket) (string, string) {
 	if t.sys != nil && t.sys.Distribution != "" {
-		return mdText(t.sys.Distribution), ""
+		return mdLine(t.sys.Distribution), ""
 	}
 	if t.env != nil && t.env.OS != "" {
-		return mdText(t.env.OS), ""
+		return mdLine(t.env.OS), ""
 	}
 	return "", "run `cat /etc/os-release`"
 }
@@ -418,12 +453,12 @@ func fillActual(t *ticket) (string, string) {
 		}
 		switch f.Kind {
 		case result.FindingHeadline, result.FindingLimit, result.FindingFailure, result.FindingOutcome, result.FindingRepeated, result.FindingCode:
-			fmt.Fprintf(&b, "- %s\n", mdText(f.Sentence))
+			fmt.Fprintf(&b, "- %s\n", mdLine(f.Sentence))
 		}
 	}
 	if b.Len() == 0 {
 		for _, v := range t.verdict {
-			fmt.Fprintf(&b, "- %s\n", mdText(v))
+			fmt.Fprintf(&b, "- %s\n", mdLine(v))
 		}
 	}
 	if b.Len() == 0 {
@@ -438,7 +473,7 @@ func fillExpected(t *ticket) (string, string) {
 	}
 	var b strings.Builder
 	for _, e := range t.expected {
-		fmt.Fprintf(&b, "- %s\n", mdText(e))
+		fmt.Fprintf(&b, "- %s\n", mdLine(e))
 	}
 	return b.String(), ""
 }
@@ -459,12 +494,21 @@ func intelRate(same, of int) string {
 	return "Sporadic ~ 0% - 25%"
 }
 
-// rateDetail says the rate in numbers: "2 of 2 runs, each at #482".
+// rateDetail says the rate in numbers: "2 of 2 runs, each at #482"; a crash's "after 482 to 495 buffers".
 func (t *ticket) rateDetail() string {
 	lo, hi := slices.Min(t.rate.at), slices.Max(t.rate.at)
 	where := fmt.Sprintf("each at #%d", lo)
 	if lo != hi {
 		where = fmt.Sprintf("at #%d to #%d", lo, hi)
+	}
+	if t.rate.after {
+		where = fmt.Sprintf("each after %d buffers", lo)
+		if lo != hi {
+			where = fmt.Sprintf("after %d to %d buffers", lo, hi)
+		}
+		if t.rate.batched {
+			where += " were made (with up to a batch of 64 in flight; --attribution per-buffer counts them one by one)"
+		}
 	}
 	return fmt.Sprintf("%d of %d runs, %s (clmemprobe run --repeat %d, each run in its own process)", t.rate.same, t.rate.of, where, t.rate.of)
 }
@@ -474,9 +518,9 @@ func fillRate(t *ticket) (string, string) {
 		return "", "nothing failed in this run"
 	}
 	if !t.rate.known {
-		return "", "the run ran once; add `--repeat 3` to the command in the steps below to measure it"
+		return "", "it ran once; " + t.rateHow
 	}
-	return mdText(intelRate(t.rate.same, t.rate.of) + ": " + t.rateDetail()), ""
+	return mdLine(intelRate(t.rate.same, t.rate.of) + ": " + t.rateDetail()), ""
 }
 
 func fillIncidence(t *ticket) (string, string) {
@@ -487,7 +531,7 @@ func fillIncidence(t *ticket) (string, string) {
 	if t.rate.same == t.rate.of {
 		word = "Always"
 	}
-	return mdText(word + ": " + t.rateDetail()), ""
+	return mdLine(word + ": " + t.rateDetail()), ""
 }
 
 func fillSteps(t *ticket) (string, string) {
@@ -508,30 +552,45 @@ func fillIsRegression(t *ticket) (string, string) {
 		if r.regressed {
 			mark = "x"
 		}
-		return fmt.Sprintf("- [%s] Yes, this is a regression - functionality that previously worked is now broken\n\n%s\n", mark, mdText(r.why)), ""
+		return fmt.Sprintf("- [%s] Yes, this is a regression - functionality that previously worked is now broken\n\n%s\n", mark, mdLine(r.why)), ""
 	}
 	return "", r.why
 }
 
 func fillLastWorking(t *ticket) (string, string) {
-	if r := t.regression(); r.regressed {
-		return mdText(r.lastGood), ""
+	r := t.regression()
+	switch {
+	case r.regressed:
+		return mdLine(r.lastGood), ""
+	case t.baseline != nil:
+		return "Not known: " + mdLine(lowerFirst(r.why)), ""
 	}
 	return "", "not known: give a result from the last driver that worked with `clmemprobe bundle --baseline OLD/run.json`"
 }
 
 func fillFirstFailing(t *ticket) (string, string) {
-	if r := t.regression(); r.regressed {
-		return mdText(r.firstBad), ""
+	r := t.regression()
+	switch {
+	case r.regressed:
+		return mdLine(r.firstBad), ""
+	case t.baseline != nil:
+		return "Not known: " + mdLine(lowerFirst(r.why)), ""
 	}
 	return "", "not known: this driver fails; bundle with --baseline to compare an earlier one"
+}
+
+func lowerFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToLower(s[:1]) + s[1:]
 }
 
 func fillAPILog(t *ticket) (string, string) {
 	if len(t.apiLog) == 0 {
 		return "", "trace the program with `clmemprobe trace --calls -- PROGRAM`"
 	}
-	out := mdText(t.apiWhat) + "\n\n" + mdBlock(strings.Join(t.apiLog, "\n"), "")
+	out := mdLine(t.apiWhat) + "\n\n" + mdBlock(strings.Join(t.apiLog, "\n"), "")
 	if t.o.APILogFile != "" {
 		out += "\nEvery recorded call: " + mdCode(t.o.APILogFile) + " in the bundle.\n"
 	}
@@ -550,7 +609,7 @@ func fillKernelLog(t *ticket) (string, string) {
 		return "", t.klog.Unreadable + "; then run it again, or attach `sudo dmesg -T | tail -200` from right after it"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "The kernel's log from the start of the run to its end (%s, %d lines", t.klog.Source, len(t.klog.Window)+t.klog.WindowDropped)
+	fmt.Fprintf(&b, "The kernel's log from the start of the run to its end (%s, %d lines", mdLine(t.klog.Source), len(t.klog.Window)+t.klog.WindowDropped)
 	if t.klog.Lost {
 		b.WriteString("; the kernel's ring overwrote some before they were read")
 	}
@@ -614,14 +673,14 @@ func fillReproducer(t *ticket) (string, string) {
 }
 
 func fillCommand(t *ticket) (string, string) {
-	return mdBlock(t.command, "sh") + fmt.Sprintf("\n%s, clmemprobe's allocation probe: it repeats the allocation loop under several context layouts, each in its own worker process, and samples host and device memory.\n", t.subjectOf), ""
+	return mdBlock(t.command, "sh") + "\n" + t.subjectOf + "\n", ""
 }
 
 func fillOneAPI(t *ticket) (string, string) {
 	if t.sys != nil {
 		for _, p := range t.sys.Packages {
 			if strings.HasPrefix(p.Name, "intel-oneapi") {
-				return mdText(p.Name + " " + p.Version), ""
+				return mdLine(p.Name + " " + p.Version), ""
 			}
 		}
 	}
@@ -635,19 +694,21 @@ func fillNone(string) func(*ticket) (string, string) {
 func fillNotes(t *ticket) (string, string) {
 	var b strings.Builder
 	if t.env != nil {
-		fmt.Fprintf(&b, "- Host: %s, %d CPUs, %s RAM, %s swap, overcommit_memory %s\n", mdText(t.env.CPU), t.env.CPUs,
-			units.Bytes(t.env.HostMemBytes), units.Bytes(t.env.SwapBytes), mdText(OrDash(t.env.Overcommit)))
+		fmt.Fprintf(&b, "- Host: %s, %d CPUs, %s RAM, %s swap, overcommit_memory %s\n", mdLine(t.env.CPU), t.env.CPUs,
+			units.Bytes(t.env.HostMemBytes), units.Bytes(t.env.SwapBytes), mdLine(OrDash(t.env.Overcommit)))
 		if cg := t.env.MemoryCgroup; cg != nil && cg.LimitBytes > 0 {
-			fmt.Fprintf(&b, "- Run in the memory cgroup %s (v%d) with a limit of %s\n", mdText(cg.Path), cg.Version, units.Bytes(cg.LimitBytes))
+			fmt.Fprintf(&b, "- Run in the memory cgroup %s (v%d) with a limit of %s\n", mdLine(cg.Path), cg.Version, units.Bytes(cg.LimitBytes))
 		}
 		if t.env.FDLimit > 0 {
 			fmt.Fprintf(&b, "- Open file limit (ulimit -n): %d\n", t.env.FDLimit)
 		}
 		if vars := t.env.EnvVars; len(vars) > 0 {
-			fmt.Fprintf(&b, "- Environment variables that change runtimes (secrets redacted): %s\n", mdText(strings.Join(result.Assignments(vars), " ")))
+			fmt.Fprintf(&b, "- Environment variables that change runtimes (secrets redacted): %s\n", mdLine(strings.Join(result.Assignments(vars), " ")))
 		}
 	}
-	b.WriteString("- The bundle also holds report.md (every finding with its numbers), the result as JSON, charts and environment.txt.\n")
+	if len(t.o.Files) > 0 {
+		fmt.Fprintf(&b, "- The bundle also holds %s.\n", mdLine(strings.Join(t.o.Files, ", ")))
+	}
 	return b.String(), ""
 }
 
@@ -662,13 +723,16 @@ func fillGPUSummary(t *ticket) (string, string) {
 
 func fillNVIDIAModule(t *ticket) (string, string) {
 	if t.sys != nil && t.sys.NVIDIADriver != "" {
-		return mdText(t.sys.NVIDIADriver), ""
+		return mdLine(t.sys.NVIDIADriver), ""
 	}
 	return fillDriverVersion(t)
 }
 
 func fillProprietary(t *ticket) (string, string) {
-	if t.sys != nil && strings.Contains(t.sys.NVIDIADriver, "Open Kernel Module") {
+	switch {
+	case t.sys == nil || t.sys.NVIDIADriver == "":
+		return "", "say whether this ran on the open or the proprietary kernel modules (`cat /proc/driver/nvidia/version`), and whether it reproduces on the other of the same version"
+	case strings.Contains(t.sys.NVIDIADriver, "Open Kernel Module"):
 		return "", "this ran on the open kernel modules; run the same command on the proprietary modules of the same version and say whether it reproduces"
 	}
 	return "", "this ran on the proprietary kernel modules; say whether it reproduces on the open ones of the same version"
@@ -684,9 +748,9 @@ func fillStableKernel(t *ticket) (string, string) {
 		return "", "check that `uname -r` is not a -rc kernel"
 	}
 	if strings.Contains(t.env.Kernel, "-rc") {
-		return "- [ ] I am running on a stable kernel release. (" + mdText(t.env.Kernel) + " is a release candidate)", ""
+		return "- [ ] I am running on a stable kernel release. (" + mdLine(t.env.Kernel) + " is a release candidate)", ""
 	}
-	return "- [x] I am running on a stable kernel release. (" + mdText(t.env.Kernel) + ")", ""
+	return "- [x] I am running on a stable kernel release. (" + mdLine(t.env.Kernel) + ")", ""
 }
 
 func fillDescribe(t *ticket) (string, string) {
@@ -704,7 +768,7 @@ func fillNVIDIABugReport(*ticket) (string, string) {
 
 func fillMoreInfo(t *ticket) (string, string) {
 	var parts []string
-	for _, f := range []func(*ticket) (string, string){fillPackages, fillKernelLog, fillAPILog, fillNotes} {
+	for _, f := range []func(*ticket) (string, string){fillPackages, fillKernelLog, fillAPILog, fillBaseline, fillNotes} {
 		if text, _ := f(t); text != "" {
 			parts = append(parts, text)
 		}
@@ -712,18 +776,27 @@ func fillMoreInfo(t *ticket) (string, string) {
 	return strings.Join(parts, "\n"), ""
 }
 
+// fillBaseline is the regression's answer for forms without fields of their own, where a baseline was given.
+func fillBaseline(t *ticket) (string, string) {
+	if t.baseline == nil {
+		return "", ""
+	}
+	text, _ := fillRegressionText(t)
+	return "Regression (against the baseline given): " + text, ""
+}
+
 func fillCPU(t *ticket) (string, string) {
 	if t.env == nil || t.env.CPU == "" {
 		return "", "run `grep -m1 'model name' /proc/cpuinfo`"
 	}
-	return mdText(t.env.CPU), ""
+	return mdLine(t.env.CPU), ""
 }
 
 func fillROCmVersion(t *ticket) (string, string) {
 	if t.sys != nil {
 		for _, p := range t.sys.Packages {
 			if p.Name == "rocm-core" || strings.HasPrefix(p.Name, "rocm-opencl") {
-				return mdText(p.Name + " " + p.Version), ""
+				return mdLine(p.Name + " " + p.Version), ""
 			}
 		}
 	}
@@ -758,9 +831,9 @@ func fillRegressionText(t *ticket) (string, string) {
 		return "", r.why
 	}
 	if r.regressed {
-		return mdText(fmt.Sprintf("Yes: it worked with %s and fails with %s. %s", r.lastGood, r.firstBad, r.why)), ""
+		return mdLine(fmt.Sprintf("Yes: it worked with %s and fails with %s. %s", r.lastGood, r.firstBad, r.why)), ""
 	}
-	return mdText(r.why), ""
+	return mdLine(r.why), ""
 }
 
 func fillLogAttachments(t *ticket) (string, string) {

@@ -29,12 +29,12 @@ func ticketRun(t *testing.T) *result.Run {
 	r.Platform = result.Platform{Name: "Intel(R) OpenCL Graphics", Vendor: "Intel(R) Corporation", Version: "OpenCL 3.0 "}
 	r.Devices[0].PCIBusID = "0000:03:00.0"
 	r.Devices[0].GlobalMemBytes, r.Devices[0].HostUnified = 16<<30, false
-	r.Environment.System = &result.System{Distribution: "Ubuntu 24.04.1 LTS", BootParameters: "ro quiet i915.enable_guc=3",
+	r.Environment.System = &result.System{Distribution: "### Injected from os-release", BootParameters: "ro quiet i915.enable_guc=3",
 		PCI: []result.PCIDevice{{Address: "0000:03:00.0", Class: "0x030000", Vendor: "0x8086", Device: "0x56a0", Driver: "i915",
 			BARs: []result.PCIBar{{Index: 2, Bytes: 256 << 20, Prefetchable: true, Bits64: true}}}},
-		PackageManager: "dpkg", Packages: []result.Package{{Name: "intel-opencl-icd", Version: "24.35.30872.22", Owns: "/etc/OpenCL/vendors/intel.icd"},
+		PackageManager: "dpkg\n\n### PM <script>x</script>", Packages: []result.Package{{Name: "intel-opencl-icd", Version: "24.35.30872.22", Owns: "/etc/OpenCL/vendors/intel.icd"},
 			{Name: "evil|pkg", Version: "1`2"}}}
-	r.KernelLog = &result.KernelLog{Source: "/dev/kmsg", Lines: []result.KernelLine{{Seconds: 12.5, Kind: result.KernelGPUFault, Text: "i915 0000:03:00.0: [drm] GPU HANG: ecode 12:1:85dffffb ```"}}}
+	r.KernelLog = &result.KernelLog{Source: "kmsg\n\n### SRC <img src=x onerror=alert(1)>", Lines: []result.KernelLine{{Seconds: 12.5, Kind: result.KernelGPUFault, Text: "i915 0000:03:00.0: [drm] GPU HANG: ecode 12:1:85dffffb ```"}}}
 	findings.Apply(r)
 	return r
 }
@@ -43,8 +43,8 @@ func TestIssueFollowsIntelsFormInOrder(t *testing.T) {
 	r := ticketRun(t)
 	md := string(report.IssueRun(r, report.IssueOptions{HasRepro: true}))
 	labels, body := fields(md)
-	want := []string{"GPU Hardware", "DRI Devices Information", "GPU Detailed Information (lspci output)", "Driver Version",
-		"Installed GPU Driver Packages", "Driver Installation Details", "Linux Distribution", "Kernel Version & Boot Parameters",
+	want := []string{"Pre-submission Checklist", "GPU Hardware", "DRI Devices Information", "GPU Detailed Information (lspci output)", "Driver Version",
+		"Installed GPU Driver Packages", "Driver Installation Details", "Linux Distribution", "Other Linux Distribution", "Kernel Version & Boot Parameters",
 		"Actual Behavior", "Expected Behavior", "Reproduction Rate", "Steps to Reproduce", "Is this a regression?",
 		"Last Known Working Driver Version", "First Known Failing Driver Version", "API Call Logs", "strace Logs",
 		"System Logs / dmesg Output", "Backtrace (if crash or hang occurred)", "Source Code / Reproducer",
@@ -60,6 +60,10 @@ func TestIssueFollowsIntelsFormInOrder(t *testing.T) {
 	if !strings.Contains(body["GPU Detailed Information (lspci output)"], "no resizable BAR") {
 		t.Errorf("the small BAR is not named:\n%s", body["GPU Detailed Information (lspci output)"])
 	}
+	// Intel's dropdown has no such distribution: Other, with the name in the field after it.
+	if body["Linux Distribution"] != "Other (please specify below)" || body["Other Linux Distribution"] != `\### Injected from os-release` {
+		t.Errorf("distribution fields %q / %q", body["Linux Distribution"], body["Other Linux Distribution"])
+	}
 	if !strings.Contains(body["Kernel Version & Boot Parameters"], "i915.enable_guc=3") {
 		t.Errorf("kernel field: %s", body["Kernel Version & Boot Parameters"])
 	}
@@ -74,6 +78,19 @@ func TestIssueFollowsIntelsFormInOrder(t *testing.T) {
 	}
 	if !strings.Contains(body["System Logs / dmesg Output"], "````") {
 		t.Errorf("the kernel line's backticks can close its block:\n%s", body["System Logs / dmesg Output"])
+	}
+	// Nothing from the machine starts a heading of its own, or carries HTML.
+	headings, fenced := 0, false
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			fenced = !fenced
+		}
+		if !fenced && strings.HasPrefix(line, "#") {
+			headings++
+		}
+	}
+	if headings != len(want)+1 || regexp.MustCompile(`[^\\]<(script|img)`).MatchString(md) { // the fields and the title
+		t.Errorf("%d lines start with #, want %d; or HTML got through:\n%s", headings, len(want)+1, md)
 	}
 	// Every field is filled, or says in one line what to run.
 	for _, l := range labels {
@@ -91,8 +108,8 @@ func TestIssuePicksTheVendorsTracker(t *testing.T) {
 		{"AMD Accelerated Parallel Processing", "Problem Description"},
 		{"Portable Computing Language", "Description"},
 		{"rusticl", "System information"},
-		{"Intel(R) OpenCL Graphics", "GPU Hardware"},
-		{"Some Other Runtime", "GPU Hardware"},
+		{"Intel(R) OpenCL Graphics", "Pre-submission Checklist"},
+		{"Some Other Runtime", "Pre-submission Checklist"},
 	} {
 		r := ticketRun(t)
 		r.Platform.Name, r.Platform.Vendor = c.platform, ""

@@ -12,8 +12,13 @@ import (
 // IssueTrace renders ISSUE.md for a trace whose findings are set: the traced program's first failure, with
 // the calls around it where the trace kept them (trace --calls).
 func IssueTrace(t *result.Trace, o IssueOptions) []byte {
-	tk := &ticket{env: t.Environment, klog: t.KernelLog, verdict: t.Verdict, o: o, subjectOf: "The traced program, run under clmemprobe trace",
-		command: ShellQuote(append([]string{"clmemprobe", "trace", "--calls", "--"}, append([]string{filepath.Base(t.Program)}, t.Args...)...))}
+	command := ShellQuote(append([]string{"clmemprobe", "trace", "--calls", "--"}, append([]string{t.Program}, t.Args...)...))
+	if env := envWords(t.Environment); len(env) > 0 {
+		command = strings.Join(env, " ") + " " + command
+	}
+	tk := &ticket{env: t.Environment, klog: t.KernelLog, verdict: t.Verdict, o: o, command: command,
+		subjectOf: "The user's own program, run unchanged under clmemprobe trace, which records its OpenCL calls through an interception layer and samples its memory.",
+		rateHow:   "trace it again to see whether it fails at the same call (clmemprobe trace runs the program once)", notes: limitNote(t.Limit)}
 	if t.Environment != nil {
 		tk.sys = t.Environment.System
 	}
@@ -35,6 +40,12 @@ func IssueTrace(t *result.Trace, o IssueOptions) []byte {
 			tk.headline += fmt.Sprintf(" (a buffer of %s, %s)", units.Size(f.SizeBytes), OrDash(f.Flags))
 		}
 		tk.expected = []string{fmt.Sprintf("%s to succeed while the context's devices have memory for it, or its code to name what ran out; the findings above say what the measurements show.", f.Call)}
+		if f.Code == -61 {
+			tk.notes = "CL_INVALID_BUFFER_SIZE is what the specification asks for a buffer larger than the device's CL_DEVICE_MAX_MEM_ALLOC_SIZE; file it only if the size is within the device's maximum"
+		}
+		if tk.notes != "" {
+			tk.expected = []string{"Nothing else of the runtime; see the note at the top."}
+		}
 	}
 	tk.crashed = t.Exit.Signal != "" || t.Exit.TimedOut
 	for _, v := range t.Verdict {

@@ -12,13 +12,15 @@ import (
 var (
 	// Intel compute-runtime, .github/ISSUE_TEMPLATE/1-linux-gpu-driver-issue.yml.
 	intelTracker = tracker{"Intel compute-runtime's Linux GPU driver issue form", []field{
+		{"Pre-submission Checklist", fillChecklist},
 		{"GPU Hardware", fillGPUHardware},
 		{"DRI Devices Information", fillDRI},
 		{"GPU Detailed Information (lspci output)", fillLspci},
 		{"Driver Version", fillDriverVersion},
 		{"Installed GPU Driver Packages", fillPackages},
 		{"Driver Installation Details", fillInstallation},
-		{"Linux Distribution", fillDistribution},
+		{"Linux Distribution", fillIntelDistro},
+		{"Other Linux Distribution", fillOtherDistro},
 		{"Kernel Version & Boot Parameters", fillKernel},
 		{"Actual Behavior", fillActual},
 		{"Expected Behavior", fillExpected},
@@ -90,6 +92,47 @@ var (
 	}}
 )
 
+// fillChecklist leaves Intel's checklist for the reporter: only they can say it.
+func fillChecklist(*ticket) (string, string) {
+	return "- [ ] I am using the latest GPU driver version\n- [ ] I have searched for similar issues and found none\n\n(For the reporter to check: clmemprobe cannot.)", ""
+}
+
+// intelDistros are the options of Intel's Linux Distribution dropdown, by what os-release's name starts with.
+var intelDistros = []struct{ prefix, option string }{
+	{"Ubuntu 24.04", "Ubuntu 24.04 LTS"}, {"Ubuntu 22.04", "Ubuntu 22.04 LTS"}, {"Fedora", "Fedora / RHEL"},
+	{"Red Hat", "Fedora / RHEL"}, {"SUSE", "SLES / openSUSE"}, {"openSUSE", "SLES / openSUSE"}, {"Arch Linux", "Arch Linux"},
+}
+
+// intelDistro is the dropdown's option for the machine's distribution, "" for Other.
+func (t *ticket) intelDistro() string {
+	if t.sys == nil {
+		return ""
+	}
+	for _, d := range intelDistros {
+		if strings.HasPrefix(t.sys.Distribution, d.prefix) {
+			return d.option
+		}
+	}
+	return ""
+}
+
+func fillIntelDistro(t *ticket) (string, string) {
+	if t.sys == nil || t.sys.Distribution == "" {
+		return fillDistribution(t)
+	}
+	if o := t.intelDistro(); o != "" {
+		return o, ""
+	}
+	return "Other (please specify below)", ""
+}
+
+func fillOtherDistro(t *ticket) (string, string) {
+	if t.sys != nil && t.sys.Distribution != "" && t.intelDistro() == "" {
+		return mdLine(t.sys.Distribution), ""
+	}
+	return "Not needed: the distribution is one of the list's.", ""
+}
+
 func fillGPUHardwareAndVersion(t *ticket) (string, string) {
 	hw, todo := fillGPUHardware(t)
 	if hw == "" {
@@ -113,13 +156,13 @@ func runSteps(r *result.Run, o IssueOptions) []string {
 	var steps []string
 	if e := r.Environment; e != nil {
 		if cg := e.MemoryCgroup; cg != nil && cg.LimitBytes > 0 {
-			steps = append(steps, mdText(fmt.Sprintf("In a memory cgroup with a limit of %s (a container's or batch job's limit, here %s, cgroup v%d):", units.Bytes(cg.LimitBytes), cg.Path, cg.Version)))
+			steps = append(steps, mdLine(fmt.Sprintf("In a memory cgroup with a limit of %s (a container's or batch job's limit, here %s, cgroup v%d):", units.Bytes(cg.LimitBytes), cg.Path, cg.Version)))
 		}
 	}
 	steps = append(steps, "Run clmemprobe (https://github.com/clmemprobe/clmemprobe) as the run did:\n\n"+indent(mdBlock(ReproduceCommand(r), "sh"), "   "))
 	if o.HasRepro {
 		what, _ := ReproSubject(r)
-		steps = append(steps, mdText("Or without clmemprobe, with the OpenCL API alone ("+what+"):")+"\n\n"+indent(mdBlock("cc repro.c -lOpenCL -o repro && ./repro", "sh"), "   "))
+		steps = append(steps, mdLine("Or without clmemprobe, with the OpenCL API alone ("+what+"):")+"\n\n"+indent(mdBlock("cc repro.c -lOpenCL -o repro && ./repro", "sh"), "   "))
 	}
 	return steps
 }
@@ -213,7 +256,7 @@ func runCalls(r *result.Run) ([]string, string) {
 		n = f.Index
 		last = fmt.Sprintf("#%d: %s = %d (%s), device %d, %s already allocated", f.Index, f.Call, f.Code, f.Name, f.Device, units.Bytes(f.BytesBefore))
 	} else {
-		last = fmt.Sprintf("#%d: the worker %s during %s (%s)", n, s.Outcome, OrDash(string(s.LastStage)), OrDash(s.Signal))
+		last = fmt.Sprintf("then the worker %s during %s (%s), with the commands of up to a batch of buffers in flight", s.Outcome, OrDash(string(s.LastStage)), OrDash(s.Signal))
 	}
 	var lines []string
 	if n > 0 {
@@ -254,6 +297,9 @@ func (t *ticket) regression() regressionAnswer {
 	oldV, newV := driverOf(t.baseline), driverOf(t.current)
 	if base == nil {
 		return regressionAnswer{why: fmt.Sprintf("not known: the baseline (driver %s) did not run %s at %s", oldV, ticketJob(cur), units.Size(cur.SizeBytes))}
+	}
+	if base.Outcome == result.OutcomeCompleted && base.AllocationsOK <= cur.AllocationsOK {
+		return regressionAnswer{why: fmt.Sprintf("not known: the baseline's budget ended it after %d buffers, before this run ended at %d; run the baseline with a larger --max-allocs", base.AllocationsOK, cur.AllocationsOK)}
 	}
 	if base.Outcome != result.OutcomeCompleted && base.AllocationsOK <= cur.AllocationsOK+cur.AllocationsOK/10 {
 		return regressionAnswer{known: true, why: fmt.Sprintf("No, by the baseline: with driver %s the same job ended too (%s after %d buffers, here %d).", oldV, base.Outcome, base.AllocationsOK, cur.AllocationsOK)}

@@ -525,15 +525,20 @@ func OrDash(s string) string {
 // ReproduceCommand is the run's command line with the recorded environment variables in front of it (the
 // ones that change what loaders and runtimes do, secrets left out), ready to paste into a shell.
 func ReproduceCommand(r *result.Run) string {
+	return strings.Join(append(envWords(r.Environment), ShellQuote(PortableCommand(r.Command))), " ")
+}
+
+// envWords are the recorded environment variables as a command line's assignments, secrets left out.
+func envWords(e *result.Environment) []string {
 	var words []string
-	if r.Environment != nil {
-		for _, k := range sortedKeys(r.Environment.EnvVars) {
-			if v := r.Environment.EnvVars[k]; v != result.Redacted {
+	if e != nil {
+		for _, k := range sortedKeys(e.EnvVars) {
+			if v := e.EnvVars[k]; v != result.Redacted {
 				words = append(words, k+"="+ShellQuote([]string{v})) // the value quoted, so the shell still sees an assignment
 			}
 		}
 	}
-	return strings.Join(append(words, ShellQuote(PortableCommand(r.Command))), " ")
+	return words
 }
 
 // portableDrops are the flags a reproduce line leaves out, by name, with whether each takes a value: they

@@ -38,14 +38,16 @@ func bundleCommand(stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:      "bundle",
 		Usage:     "pack a result for a bug ticket: ISSUE.md (the vendor's issue form, filled in), the report, run.json, the charts, a C reproducer, the kernel log",
-		ArgsUsage: "RUN.json",
+		ArgsUsage: "RUN.json|TRACE.json",
 		Description: `Writes one .tar.gz for the engineer who receives the ticket, with everything in a folder named
 clmemprobe-ticket: ISSUE.md (the fields of the runtime vendor's bug form, in its order and with its labels,
 filled in from the result: GPU and PCI details with BAR sizes, driver and package versions, kernel and boot
 parameters, actual and expected behaviour, reproduction rate, steps, the kernel's log of the run; a field the
 result cannot fill says what to run), README.md (what this is and how to reproduce it), report.md, run.json,
 run.png and run.svg (the charts), repro.c (the C reproducer of the job that failed first, where there is one),
-kernel-log.txt (every kernel line of the run's window) and environment.txt.
+kernel-log.txt (every kernel line of the run's window) and environment.txt. A trace's bundle (trace.json or
+trace --out's folder) has ISSUE.md, README.md, report.md, trace.json, repro.c and, for trace --calls,
+api-calls.log.
 
 Nothing from outside the result goes in: the machine was read when the run started and ended. Secrets were
 redacted then; the host name, user names in paths, UUIDs and MAC addresses are taken out here (run.json
@@ -69,7 +71,7 @@ regression fields (last working, first failing driver).
 
 func (o bundleOptions) validate() error {
 	if len(o.args) != 1 {
-		return usageErr("bundle needs exactly one RUN.json argument (see clmemprobe bundle --help)")
+		return usageErr("bundle needs exactly one RUN.json or TRACE.json argument (see clmemprobe bundle --help)")
 	}
 	if o.Output == "" {
 		return usageErr("bundle needs --output FILE.tar.gz")
@@ -101,13 +103,29 @@ func runBundle(_ context.Context, o bundleOptions, stderr io.Writer) error {
 	}
 	var baseline *result.Run
 	if o.Baseline != "" {
+		if t, _ := result.LoadTrace(resultPath(o.Baseline)); t != nil {
+			return usageErr("--baseline %s is a trace: give the run.json of the same clmemprobe run on the driver that worked", o.Baseline)
+		}
 		if baseline, _, err = loadResultBytes(resultPath(o.Baseline)); err != nil {
 			return usageErr("--baseline: %v", err) // the run's own errors name no flag: this one does
 		}
+		if err := comparableBaseline(baseline, r); err != nil {
+			return err
+		}
 	}
 	findings.Apply(r)
-	if !o.KeepIdentity && result.IdentityOf(r.Environment).Scrub(r) {
-		// The result as given held the machine's identity: the bundle's copy is the scrubbed model.
+	if !o.KeepIdentity {
+		// The bundle's result is the scrubbed model, written again: fields this build does not know cannot
+		// carry the machine's identity past it.
+		var base *result.Environment
+		if baseline != nil {
+			base = baseline.Environment
+		}
+		id := result.IdentityOf(r.Environment, base)
+		id.Scrub(r)
+		if baseline != nil {
+			id.Scrub(baseline)
+		}
 		var b bytes.Buffer
 		if err := report.Render(&b, "json", r); err != nil {
 			return outputErr("cannot render run.json: %v", err)
@@ -150,6 +168,10 @@ func runBundle(_ context.Context, o bundleOptions, stderr io.Writer) error {
 		issueOpts.KernelLogFile = kernelLogFile
 		files = append(files, bundleFile{kernelLogFile, report.KernelLogText(r.KernelLog)})
 	}
+	issueOpts.Files = append([]string{"README.md"}, fileNames(files)...)
+	if !o.Quiet && firstFailedOrCrashed(r) == "" {
+		fmt.Fprintln(stderr, "clmemprobe: nothing failed, crashed or hung in this run: ISSUE.md describes a run without a failure")
+	}
 	files = append([]bundleFile{{"ISSUE.md", report.IssueRun(r, issueOpts)}, {"README.md", bundleReadme(r, reproErr)}}, files...)
 	// Every file is dated by the run, so the same result gives the same bundle.
 	mtime, err := time.Parse(time.RFC3339, r.Started)
@@ -157,6 +179,38 @@ func runBundle(_ context.Context, o bundleOptions, stderr io.Writer) error {
 		mtime = time.Unix(0, 0)
 	}
 	return writeBundle(o, files, mtime, stderr)
+}
+
+// fileNames are the names of a bundle's files.
+func fileNames(files []bundleFile) []string {
+	names := make([]string, len(files))
+	for i, f := range files {
+		names[i] = f.name
+	}
+	return names
+}
+
+// firstFailedOrCrashed is the outcome of the run's first job that did not end well, "" where all did.
+func firstFailedOrCrashed(r *result.Run) result.Outcome {
+	for _, s := range r.Strategies {
+		switch s.Outcome {
+		case result.OutcomeFailed, result.OutcomeCrashed, result.OutcomeHung:
+			return s.Outcome
+		}
+	}
+	return ""
+}
+
+// comparableBaseline refuses a baseline that did not measure what the run did: other devices, another
+// touch, or none of the run's jobs: its numbers could not say whether a driver regressed.
+func comparableBaseline(base, r *result.Run) error {
+	if a, b := result.DeviceModel(base.Devices), result.DeviceModel(r.Devices); a != b {
+		return usageErr("--baseline ran on %s, this run on %s: a regression is told on the same devices", report.TerminalLine(a), report.TerminalLine(b))
+	}
+	if base.Config.Touch != r.Config.Touch {
+		return usageErr("--baseline ran with --touch %s, this run with --touch %s: run the baseline with the same flags", base.Config.Touch, r.Config.Touch)
+	}
+	return nil
 }
 
 // writeBundle writes the bundle's files into one .tar.gz, every file in bundleDir and dated mtime, and says
@@ -188,11 +242,7 @@ func writeBundle(o bundleOptions, files []bundleFile, mtime time.Time, stderr io
 	if o.Quiet {
 		return nil
 	}
-	names := make([]string, len(files))
-	for i, f := range files {
-		names[i] = f.name
-	}
-	fmt.Fprintf(stderr, "clmemprobe: wrote %s (%s)\n", o.Output, strings.Join(names, ", "))
+	fmt.Fprintf(stderr, "clmemprobe: wrote %s (%s)\n", o.Output, strings.Join(fileNames(files), ", "))
 	return nil
 }
 

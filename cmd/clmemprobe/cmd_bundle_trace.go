@@ -26,7 +26,9 @@ func bundleTrace(o bundleOptions, path string, t *result.Trace, loadErr error, s
 		return usageErr("%v", err)
 	}
 	t.SetFindings(findings.DeriveTrace(t))
-	if !o.KeepIdentity && result.IdentityOf(t.Environment).Scrub(t) {
+	if !o.KeepIdentity {
+		id := result.IdentityOf(t.Environment)
+		id.Scrub(t)
 		var b bytes.Buffer
 		if err := report.Render(&b, "json", t); err != nil {
 			return outputErr("cannot render %s: %v", traceFile, err)
@@ -38,17 +40,22 @@ func bundleTrace(o bundleOptions, path string, t *result.Trace, loadErr error, s
 		return outputErr("cannot render report.md: %v", err)
 	}
 	reproErr := report.Render(&repro, "repro", t)
-	issueOpts := report.IssueOptions{HasRepro: reproErr == nil}
+	issueOpts := report.IssueOptions{HasRepro: reproErr == nil, Files: []string{"README.md", "report.md", traceFile}}
+	if reproErr == nil {
+		issueOpts.Files = append(issueOpts.Files, "repro.c")
+	}
 	files := []bundleFile{{"README.md", traceReadme(t, reproErr)}, {"report.md", md.Bytes()}, {traceFile, original}}
 	if reproErr == nil {
 		files = append(files, bundleFile{"repro.c", repro.Bytes()})
 	}
 	if len(t.Calls) > 0 {
 		issueOpts.APILogFile = apiLogFile
+		issueOpts.Files = append(issueOpts.Files, apiLogFile)
 		files = append(files, bundleFile{apiLogFile, report.CallsLogText(t)})
 	}
 	if t.KernelLog != nil && len(t.KernelLog.Window) > 0 {
 		issueOpts.KernelLogFile = kernelLogFile
+		issueOpts.Files = append(issueOpts.Files, kernelLogFile)
 		files = append(files, bundleFile{kernelLogFile, report.KernelLogText(t.KernelLog)})
 	}
 	files = append([]bundleFile{{"ISSUE.md", report.IssueTrace(t, issueOpts)}}, files...)

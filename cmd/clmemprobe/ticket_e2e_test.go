@@ -152,3 +152,19 @@ func TestTicketOfATraceHasTheAPILog(t *testing.T) {
 		t.Errorf("api-calls.log:\n%s", files["api-calls.log"])
 	}
 }
+
+// --baseline fills the regression fields from an earlier run of the same jobs on faultcl: one where the
+// loop completed is the last working one; one of another touch is refused, as it measured something else.
+func TestTicketRegressionFromABaseline(t *testing.T) {
+	_, _, good := runOut(t, FaultEnv(t), "--strategies", "shared", "--max-allocs", "300", "-q")
+	_, _, bad := runOut(t, FaultEnv(t, "FAULTCL_OOR_AT=100"), "--strategies", "shared", "--max-allocs", "300", "-q")
+	_, _, other := runOut(t, FaultEnv(t), "--strategies", "shared", "--max-allocs", "300", "--touch", "fill", "-q")
+	issue := bundleFiles(t, Env(), "--baseline", good, bad)["ISSUE.md"]
+	// Both ran the same driver: the ticket says so rather than claim a regression.
+	if !strings.Contains(issue, "Not a driver regression: the baseline ran the same driver") {
+		t.Errorf("regression fields:\n%s", issue)
+	}
+	out := filepath.Join(t.TempDir(), "x.tar.gz")
+	oneLineError(t, runTool(t, Env(), "bundle", "-o", out, "--baseline", other, bad), exitUsage, "--touch fill")
+	oneLineError(t, runTool(t, Env(), "bundle", "-o", out, "--baseline", filepath.Join(t.TempDir(), "none"), bad), exitUsage, "--baseline")
+}

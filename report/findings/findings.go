@@ -343,8 +343,15 @@ func (d *deriver) repeated(views []*view, size uint64) {
 		case same > 1:
 			where = fmt.Sprintf("each at #%d", lo)
 		}
-		if v.s.Outcome == result.OutcomeCompleted {
+		switch v.s.Outcome {
+		case result.OutcomeCompleted:
 			where = fmt.Sprintf("with %d buffers", lo)
+		case result.OutcomeCrashed, result.OutcomeHung, result.OutcomeStopped:
+			// No call failed: what is known is how many buffers were made by then.
+			where = fmt.Sprintf("each after %d buffers", lo)
+			if lo != hi {
+				where = fmt.Sprintf("after %d to %d buffers", lo, hi)
+			}
 		}
 		g.add(result.FindingRepeated, fmt.Sprintf(" %s in %d of %d runs, %s (run --repeat %d, each in its own worker)", ending, same, of, where, of), v.s.Strategy,
 			map[string]float64{"runs": float64(of), "reproduced": float64(same), "index_min": float64(lo), "index_max": float64(hi)}, "")

@@ -110,7 +110,38 @@ func (s *StrategyResult) check() error {
 			return err
 		}
 	}
+	if len(s.Repeats) > maxRepeats {
+		return fmt.Errorf("%d repeats, more than %d", len(s.Repeats), maxRepeats)
+	}
+	for i := range s.Repeats {
+		if err := s.Repeats[i].check(); err != nil {
+			return fmt.Errorf("repeat %d: %v", i+1, err)
+		}
+	}
 	return s.checkFigures()
+}
+
+// maxRepeats bounds a job's repeats (run --repeat takes at most 100 runs).
+const maxRepeats = 99
+
+// check refuses a repeat that says what no run writes, as a job's own ending is checked.
+func (a *Attempt) check() error {
+	switch {
+	case !slices.Contains(Outcomes, a.Outcome):
+		return fmt.Errorf("outcome %q is not one clmemprobe writes", a.Outcome)
+	case a.Limit != "" && !slices.Contains(Limits, a.Limit):
+		return fmt.Errorf("limit %q is not one clmemprobe writes", a.Limit)
+	case a.Signal != "" && !codeWord.MatchString(a.Signal):
+		return fmt.Errorf("signal %q is not a signal's name", a.Signal)
+	case a.AllocationsOK > maxExact:
+		return fmt.Errorf("allocations_ok %d is beyond what a run can reach", a.AllocationsOK)
+	case math.IsNaN(a.Seconds) || math.IsInf(a.Seconds, 0) || a.Seconds < 0:
+		return fmt.Errorf("seconds %v", a.Seconds)
+	}
+	if a.FirstFailure != nil {
+		return a.FirstFailure.check()
+	}
+	return nil
 }
 
 // check refuses a first failure that names what no run writes: renderers and the reproducer print its words.

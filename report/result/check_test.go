@@ -171,3 +171,17 @@ func TestCheckRefusesAJobNoRunWrites(t *testing.T) {
 		t.Errorf("a failed job with its failure and a device cost: %v", err)
 	}
 }
+
+// A repeat is checked as the job's own ending is: an index no run reaches, an outcome no run writes.
+func TestCheckRefusesAHostileRepeat(t *testing.T) {
+	for _, bad := range []Attempt{
+		{Outcome: OutcomeFailed, FirstFailure: &FirstFailure{Index: 1 << 62, Stage: StageCreate}},
+		{Outcome: "### injected"},
+		{Outcome: OutcomeCrashed, Signal: "### SIG"},
+	} {
+		r := &Run{SchemaVersion: SchemaVersion, Strategies: []StrategyResult{{Strategy: Shared, SizeBytes: 1 << 20, Outcome: OutcomeCompleted, Repeats: []Attempt{bad}}}}
+		if err := r.Strategies[0].check(); err == nil || !strings.Contains(err.Error(), "repeat 1") {
+			t.Errorf("repeat %+v: %v", bad, err)
+		}
+	}
+}

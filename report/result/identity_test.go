@@ -7,33 +7,50 @@ import (
 
 func TestScrubTakesTheIdentityOutOfEveryString(t *testing.T) {
 	r := &Run{Command: []string{"clmemprobe", "run", "--out", "/home/alice/runs/a"},
-		Environment: &Environment{Hostname: "gpu-node-07.cluster.example", ICDFiles: map[string]string{"/home/alice/icd/x.icd": "/home/alice/lib/libx.so"},
-			EnvVars: map[string]string{"LD_LIBRARY_PATH": "/home/alice/lib"}},
-		KernelLog:  &KernelLog{Lines: []KernelLine{{Text: "NVRM: GPU at PCI:0000:18:00: GPU-0f0e0d0c-aaaa-bbbb-cccc-000011112222 on gpu-node-07, eth0 aa:bb:cc:dd:ee:ff"}}},
-		Strategies: []StrategyResult{{WorkerOutput: "loaded from /home/alice/lib"}}}
-	if !IdentityOf(r.Environment).Scrub(r) {
-		t.Fatal("nothing changed")
-	}
-	all := strings.Join(append([]string{r.Environment.Hostname, r.KernelLog.Lines[0].Text, r.Strategies[0].WorkerOutput, r.Environment.EnvVars["LD_LIBRARY_PATH"]}, r.Command...), " ")
+		Environment: &Environment{Hostname: "gpu-node-07", ICDFiles: map[string]string{"/home/alice/icd/x.icd": "/home/bob/lib/libx.so"},
+			EnvVars: map[string]string{"POCL_CACHE_DIR": "/scratch/GPU-NODE-07.cluster.example.org/cache", "OCL_ICD_VENDORS": "/slurm/gpu-node-07_/job"},
+			MemoryCgroup: &CgroupInfo{Path: "/kubepods/pod0f0e/4c5b97271035748bd8b04f8f4b146c76"}},
+		KernelLog: &KernelLog{Lines: []KernelLine{{Kind: KernelGPU, Text: "NVRM: GPU GPU-0f0e0d0c-aaaa-bbbb-cccc-000011112222 on gpu-node-07, eth0 aa:bb:cc:dd:ee:ff; nfs gpu-node-07.example.org."}}},
+		Strategies: []StrategyResult{{Strategy: Shared, WorkerOutput: "loaded from /home/alice/lib"}}}
+	id := IdentityOf(r.Environment)
+	id.Scrub(r)
+	all := strings.Join(append([]string{r.Environment.Hostname, r.KernelLog.Lines[0].Text, r.Strategies[0].WorkerOutput, r.Environment.MemoryCgroup.Path,
+		r.Environment.EnvVars["POCL_CACHE_DIR"], r.Environment.EnvVars["OCL_ICD_VENDORS"]}, r.Command...), " ")
 	for k, v := range r.Environment.ICDFiles {
 		all += " " + k + " " + v
 	}
-	for _, leak := range []string{"alice", "gpu-node-07", "0f0e0d0c", "aa:bb:cc"} {
+	for _, leak := range []string{"alice", "bob", "gpu-node-07", "GPU-NODE-07", "cluster.example", "0f0e0d0c", "aa:bb:cc", "4c5b9727"} {
 		if strings.Contains(all, leak) {
 			t.Errorf("%q is still in %s", leak, all)
 		}
 	}
-	for _, kept := range []string{"/home/<user>/lib/libx.so", "<hostname>", "<uuid>", "<mac>", "PCI:0000:18:00"} {
-		if !strings.Contains(all, kept) {
+	// Two users stay two; the first by name order is <user>.
+	for _, kept := range []string{"/home/<user>/icd/x.icd", "/home/<user2>/lib/libx.so", "<hostname>", "<uuid>", "<mac>", "<id>", "PCI"} {
+		if !strings.Contains(all+" PCI", kept) {
 			t.Errorf("%q is not in %s", kept, all)
 		}
 	}
-	if (Identity{}).Scrub(&Run{Command: []string{"clmemprobe", "run"}}) {
-		t.Error("a run without identity changed")
-	}
-	// A short host name is replaced where it stands as a name, never inside another word.
-	short := Identity{Hostname: "vm"}
-	if got := short.Text("total-vm:2534116kB nested_pvm=1 on vm, vm.example vm"); got != "total-vm:2534116kB nested_pvm=1 on <hostname>, vm.example <hostname>" {
-		t.Errorf("short host name: %q", got)
+}
+
+// A host name that is also a word of the tool or the runtime leaves those words alone: strategy names and
+// other values of the model's own types, versions and device names; it is replaced where it names the
+// host.
+func TestScrubLeavesTheToolsAndRuntimesWords(t *testing.T) {
+	for _, host := range []string{"shared", "debian", "vm", "runtime", "fill"} {
+		r := &Run{Config: Config{Touch: TouchFill}, Environment: &Environment{Hostname: host, OS: "debian 12"},
+			Devices:    []Device{{Name: "pthread-debian", DriverVersion: "3.1+debian"}},
+			Strategies: []StrategyResult{{Strategy: Shared, Reason: "on " + host + ", total-vm:25kB nested_pvm=1"}}}
+		id := IdentityOf(r.Environment)
+		id.Scrub(r)
+		if r.Strategies[0].Strategy != Shared || r.Config.Touch != TouchFill || r.Devices[0].DriverVersion != "3.1+debian" ||
+			r.Devices[0].Name != "pthread-debian" || r.Environment.OS != "debian 12" {
+			t.Errorf("host %q changed the tool's or the runtime's words: %+v %+v %q", host, r.Strategies[0].Strategy, r.Devices[0], r.Environment.OS)
+		}
+		if got := r.Strategies[0].Reason; got != "on <hostname>, total-vm:25kB nested_pvm=1" {
+			t.Errorf("host %q: reason %q", host, got)
+		}
+		if r.Environment.Hostname != HostPlaceholder {
+			t.Errorf("host %q: the host name field is %q", host, r.Environment.Hostname)
+		}
 	}
 }

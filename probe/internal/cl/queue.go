@@ -2,6 +2,7 @@ package cl
 
 import (
 	"fmt"
+	"runtime"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -176,4 +177,14 @@ func (l *Library) Profile(ev Event) (start, end uint64, err error) {
 	r, _, _ = purego.SyscallN(l.fn.getEventProfilingInfo, uintptr(ev), PROFILING_COMMAND_END, 8, uintptr(unsafe.Pointer(&end)), 0)
 	err = check(int32(r), "clGetEventProfilingInfo")
 	return
+}
+
+// FillWith enqueues clEnqueueFillBuffer of size bytes of m with a pattern of its own (1 to 128 bytes, a
+// power of two that divides size), off the hot path: the runtime copies the pattern before the call
+// returns, as the specification says it may reuse the memory then.
+func (q *Queue) FillWith(m Mem, pattern []byte, size uint64) error {
+	r, _, _ := purego.SyscallN(q.lib.fn.enqueueFillBuffer, q.id, uintptr(m), uintptr(unsafe.Pointer(&pattern[0])), uintptr(len(pattern)),
+		0, uintptr(size), 0, 0, 0)
+	runtime.KeepAlive(pattern)
+	return check(int32(r), "clEnqueueFillBuffer")
 }

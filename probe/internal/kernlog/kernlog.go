@@ -187,7 +187,16 @@ func readKmsg(path string) (b []byte, lost bool, err error) {
 	defer syscall.Close(fd)
 	var out bytes.Buffer
 	buf := make([]byte, 64<<10)
-	for out.Len() < maxLogBytes {
+	for {
+		if out.Len() > maxLogBytes {
+			// Keep the newest records: the window is at the end. What goes is older than the window's start
+			// unless the window itself is longer, and the sequence numbers show that gap.
+			b := out.Bytes()
+			cut := bytes.IndexByte(b[len(b)/2:], '\n') + len(b)/2 + 1
+			rest := append([]byte(nil), b[cut:]...)
+			out.Reset()
+			out.Write(rest)
+		}
 		n, err := syscall.Read(fd, buf)
 		switch {
 		case err == syscall.EPIPE:
@@ -207,7 +216,6 @@ func readKmsg(path string) (b []byte, lost bool, err error) {
 		}
 		out.Write(buf[:n])
 	}
-	return out.Bytes(), lost, nil
 }
 
 // readSyslog reads the kernel's ring through syslog(2), as dmesg does.

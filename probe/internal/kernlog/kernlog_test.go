@@ -97,6 +97,26 @@ func TestWindowSaysWhenTheRingOverwroteIt(t *testing.T) {
 	}
 }
 
+// A log larger than what one read keeps loses its oldest records, never the window's newest lines.
+func TestWindowKeepsTheNewestOfAHugeLog(t *testing.T) {
+	root, path := kmsgRoot(t, bootRecords)
+	w := Start(root)
+	var b strings.Builder
+	b.WriteString(bootRecords)
+	line := strings.Repeat("y", 900)
+	for i := 0; b.Len() < maxLogBytes+(1<<20); i++ {
+		b.WriteString("6," + strconv.Itoa(102+i) + ",300000000,-;" + line + "\n")
+	}
+	b.WriteString("3,999999,400000000,-;Memory cgroup out of memory: Killed process 5668 (clmemprobe)\n")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	kl := w.End([]int{5668}, nil)
+	if _, ok := kl.Killed(5668); !ok || !kl.Lost {
+		t.Errorf("the newest line is gone (%d lines kept) or the gap unsaid (lost %v)", len(kl.Lines), kl.Lost)
+	}
+}
+
 func TestWindowBoundsWhatItKeeps(t *testing.T) {
 	root, path := kmsgRoot(t, bootRecords)
 	w := Start(root)

@@ -1,6 +1,7 @@
 package system
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -100,7 +101,7 @@ func readBARs(path string) []result.PCIBar {
 		start, err1 := strconv.ParseUint(f[0], 0, 64)
 		end, err2 := strconv.ParseUint(f[1], 0, 64)
 		flags, err3 := strconv.ParseUint(f[2], 0, 64)
-		if err1 != nil || err2 != nil || err3 != nil || end <= start || flags&ioresourceMem == 0 {
+		if err1 != nil || err2 != nil || err3 != nil || end <= start || end-start == math.MaxUint64 || flags&ioresourceMem == 0 {
 			return false
 		}
 		bars = append(bars, result.PCIBar{Index: i, Bytes: end - start + 1, Prefetchable: flags&ioresourcePrefetch != 0,

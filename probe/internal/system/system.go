@@ -142,15 +142,42 @@ func collectKernel(root sample.Root, _ []string, s *result.System) string {
 }
 
 // redactBootParameters takes the values of secret-looking parameters out (a password on the command line
-// is rare, but a ticket is public).
+// is rare, but a ticket is public): a parameter's name in any case, its value quoted or not, as the
+// kernel splits its command line.
 func redactBootParameters(cmdline string) string {
-	words := strings.Fields(cmdline)
-	for i, w := range words {
-		if k, _, ok := strings.Cut(w, "="); ok && result.IsSecret(k) {
-			words[i] = k + "=" + result.Redacted
+	var out []string
+	for _, w := range cmdlineWords(cmdline) {
+		if k, _, ok := strings.Cut(w, "="); ok && result.IsSecret(strings.ToUpper(k)) {
+			w = k + "=" + result.Redacted
+		}
+		out = append(out, w)
+	}
+	return strings.Join(out, " ")
+}
+
+// cmdlineWords splits a kernel command line at spaces outside double quotes.
+func cmdlineWords(s string) []string {
+	var words []string
+	var cur strings.Builder
+	quoted := false
+	for _, r := range s {
+		switch {
+		case r == '"':
+			quoted = !quoted
+			cur.WriteRune(r)
+		case r == ' ' && !quoted:
+			if cur.Len() > 0 {
+				words = append(words, cur.String())
+				cur.Reset()
+			}
+		default:
+			cur.WriteRune(r)
 		}
 	}
-	return strings.Join(words, " ")
+	if cur.Len() > 0 {
+		words = append(words, cur.String())
+	}
+	return words
 }
 
 // errText is an error's text without the path it repeats.

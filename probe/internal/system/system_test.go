@@ -239,6 +239,25 @@ func TestCollectSaysWhatItCouldNotRead(t *testing.T) {
 	}
 }
 
+func TestBootParametersHideSecretsQuotedOrNot(t *testing.T) {
+	got := redactBootParameters(`ro foo.password="hunter2 s3cr3t-part" Password=Hunter3 quiet`)
+	if want := "ro foo.password=" + result.Redacted + " Password=" + result.Redacted + " quiet"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if bars := readBARs(writeFile(t, "0x0 0xffffffffffffffff 0x200\n")); len(bars) != 0 {
+		t.Errorf("a region spanning the whole address space: %+v", bars)
+	}
+}
+
+func writeFile(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
 func TestParseRPMList(t *testing.T) {
 	got := parseRPMList("intel-opencl\t24.52.32224.5-1.fc41\nkernel\t6.12.4-200.fc41\nbroken line\n")
 	if got["intel-opencl"] != "24.52.32224.5-1.fc41" || len(got) != 2 {

@@ -161,6 +161,9 @@ func (c *collector) step(r *record) {
 	c.seq = append(c.seq, st)
 }
 
+// ctxFromType is a context record's flags when clCreateContextFromType made it (the layer's CTX_FROM_TYPE).
+const ctxFromType = 1
+
 var commandNames = map[uint32]string{1: "clEnqueueReadBuffer", 2: "clEnqueueWriteBuffer", 3: "clEnqueueCopyBuffer",
 	4: "clEnqueueFillBuffer", 5: "clEnqueueMapBuffer", 6: "clEnqueueMigrateMemObjects", 7: "clEnqueueNDRangeKernel",
 	8: "clEnqueueTask", 9: "clEnqueueReadBufferRect", 10: "clEnqueueWriteBufferRect", 11: "clEnqueueCopyBufferRect",
@@ -170,6 +173,9 @@ var commandNames = map[uint32]string{1: "clEnqueueReadBuffer", 2: "clEnqueueWrit
 func callName(r *record) string {
 	switch r.Kind {
 	case kindContext:
+		if r.Flags == ctxFromType {
+			return "clCreateContextFromType"
+		}
 		return "clCreateContext"
 	case kindBuffer:
 		return "clCreateBuffer"

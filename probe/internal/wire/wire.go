@@ -48,6 +48,9 @@ const (
 	// KindICD loads one registered runtime (Spec.ICDLibrary) on its own, then the loader pointed at it
 	// alone (the parent sets OCL_ICD_VENDORS to a folder of its one .icd file), and answers what each gave (ICDAnswer).
 	KindICD Kind = "icd"
+	// KindLargestTry makes one buffer of LargestSpec's size on one device, fills it with a pattern of the
+	// given size and reads its first and last page back (clmemprobe largest): one try of the search.
+	KindLargestTry Kind = "largest-try"
 )
 
 // Spec is what the parent asks a child to do.
@@ -57,6 +60,8 @@ type Spec struct {
 	Library  string        `json:"library"`
 	Strategy *StrategySpec `json:"strategy,omitempty"`
 	Exchange *ExchangeSpec `json:"exchange,omitempty"`
+	// Largest is the job of a KindLargestTry child.
+	Largest *LargestSpec `json:"largest,omitempty"`
 	// GPUMemory is the job of a KindGPUMemory child.
 	GPUMemory *GPUMemorySpec `json:"gpu_memory,omitempty"`
 	// ICDLibrary is the runtime a KindICD child loads, as its .icd file names it.

@@ -112,6 +112,8 @@ func (c *child) run() int {
 		answer = c.askLayers()
 	case wire.KindICD:
 		answer = c.loadICD()
+	case wire.KindLargestTry:
+		answer = c.largestTry()
 	default:
 		fmt.Fprintf(os.Stderr, "clmemprobe child: unknown kind %q\n", c.spec.Kind)
 		return exitUsage

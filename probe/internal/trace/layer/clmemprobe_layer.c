@@ -748,6 +748,10 @@ static uint32_t add_context(const struct next_fns *n, cl_context c, cl_uint ndev
 
 /* context_devices registers a context from its own device list: for clCreateContextFromType, and for a
  * context the layer first meets at a buffer (made before the channel was attached). */
+/* A context record's flags say which call made it: 0 clCreateContext, CTX_FROM_TYPE clCreateContextFromType. */
+#define CTX_FROM_TYPE 1
+
+/* register_context tracks a context; kind_record 1 records its create, 2 its create by clCreateContextFromType. */
 static uint32_t register_context(const struct next_fns *n, cl_context c, int kind_record) {
 	cl_device_id devs[TR_CTX_DEVICES];
 	cl_uint ndev = 0;
@@ -761,7 +765,7 @@ static uint32_t register_context(const struct next_fns *n, cl_context c, int kin
 	}
 	uint32_t slot = add_context(n, c, ndev, devs);
 	if (kind_record) {
-		struct tr_record r = {.context = slot, .kind = K_CONTEXT, .aux = ndev};
+		struct tr_record r = {.context = slot, .kind = K_CONTEXT, .aux = ndev, .flags = kind_record == 2 ? CTX_FROM_TYPE : 0};
 		emit(&r);
 	}
 	return slot;
@@ -953,9 +957,9 @@ static cl_context hook_create_context_from_type(const struct next_fns *n, int pr
 	if (PRELOAD_DONE(preload) || !channel()) return c;
 	mark(preload);
 	if (c) {
-		register_context(n, c, 1);
+		register_context(n, c, 2);
 	} else {
-		struct tr_record r = {.kind = K_CONTEXT, .code = *e};
+		struct tr_record r = {.kind = K_CONTEXT, .code = *e, .flags = CTX_FROM_TYPE};
 		emit(&r);
 	}
 	return c;

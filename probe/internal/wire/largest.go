@@ -1,0 +1,25 @@
+package wire
+
+import "github.com/clmemprobe/clmemprobe/report/result"
+
+// LargestSpec is one try of `largest`: a buffer of Size bytes on one device, filled with a pattern of
+// PatternBytes bytes, its first and last page read back.
+type LargestSpec struct {
+	Platform     int    `json:"platform"`
+	Device       int    `json:"device"`
+	Size         uint64 `json:"size"`
+	PatternBytes int    `json:"pattern_bytes"`
+	Flags        uint64 `json:"flags"`
+}
+
+// LargestAnswer is how the try ended: its outcome, the code and the call where it failed, the time the fill
+// took, and for a wrong read-back where it differed.
+type LargestAnswer struct {
+	Outcome     result.TryOutcome `json:"outcome"`
+	Code        int32             `json:"code,omitempty"`
+	Call        string            `json:"call,omitempty"`
+	FillSeconds float64           `json:"fill_seconds,omitempty"`
+	// WrongAt is the offset of the first byte the read-back did not hold the fill's at.
+	WrongAt uint64 `json:"wrong_at,omitempty"`
+	Error   string `json:"error,omitempty"` // a set-up that failed: the device or its context
+}

@@ -1,0 +1,103 @@
+package probe
+
+import (
+	"testing"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// enforcing is a runtime that refuses any buffer above its maximum allocation, as PoCL does.
+func enforcing(maxAlloc uint64) func(uint64, int) result.LargestTry {
+	return func(size uint64, p int) result.LargestTry {
+		if size > maxAlloc {
+			return result.LargestTry{SizeBytes: size, PatternBytes: p, Outcome: result.TryRefused, Code: -61}
+		}
+		return result.LargestTry{SizeBytes: size, PatternBytes: p, Outcome: result.TryVerified}
+	}
+}
+
+// moduloFill is the fill the H200's driver was measured to do: the element count taken modulo 2^32 as a
+// signed 32-bit number, hanging where that is negative and writing only that many elements otherwise; the
+// device's memory ends at capacity.
+func moduloFill(capacity uint64) func(uint64, int) result.LargestTry {
+	return func(size uint64, p int) result.LargestTry {
+		t := result.LargestTry{SizeBytes: size, PatternBytes: p}
+		n := size / uint64(p)
+		switch c := int32(uint32(n)); {
+		case size > capacity:
+			t.Outcome, t.Code = result.TryFailed, -4
+		case c < 0:
+			t.Outcome = result.TryHung
+		case uint64(c) != n:
+			t.Outcome = result.TryWrong
+		default:
+			t.Outcome = result.TryVerified
+		}
+		return t
+	}
+}
+
+func TestSearchFindsAnEnforcedMaximum(t *testing.T) {
+	const maxAlloc = 1 << 30
+	v, tries := searchLargest(3<<30+512*mib, 128, enforcing(maxAlloc))
+	if v > maxAlloc || float64(v) < 0.99*maxAlloc {
+		t.Errorf("largest verified %d, want within 1%% below %d", v, maxAlloc)
+	}
+	refusedAbove := false
+	for _, tr := range tries {
+		refusedAbove = refusedAbove || (tr.SizeBytes > maxAlloc && tr.Outcome == result.TryRefused && tr.Code == -61)
+		if tr.SizeBytes%mib != 0 {
+			t.Errorf("a try of %d bytes: not whole MiB", tr.SizeBytes)
+		}
+	}
+	if !refusedAbove || len(tries) > 30 {
+		t.Errorf("%d tries, a refusal above the maximum: %v", len(tries), refusedAbove)
+	}
+}
+
+func TestSearchUnderTheModuloFill(t *testing.T) {
+	const capacity = 139 << 30
+	for _, c := range []struct {
+		pattern      int
+		below        uint64 // the first size whose element count reaches 2^31
+		wantHungAt   uint64 // a doubling step that hangs
+		wantWrongAt  uint64 // one that writes only part
+		wantVerified bool   // whether the capacity itself verifies
+	}{
+		{1, 2 << 30, 2 << 30, 4 << 30, false},
+		{4, 8 << 30, 8 << 30, 16 << 30, false},
+		{128, 256 << 30, 0, 0, true},
+	} {
+		v, tries := searchLargest(capacity, c.pattern, moduloFill(capacity))
+		outcome := map[uint64]result.TryOutcome{}
+		for _, tr := range tries {
+			outcome[tr.SizeBytes] = tr.Outcome
+		}
+		if c.wantVerified {
+			if v != capacity {
+				t.Errorf("pattern %d: largest %d, want the capacity %d", c.pattern, v, uint64(capacity))
+			}
+			continue
+		}
+		if v >= c.below || float64(v) < 0.99*float64(c.below) {
+			t.Errorf("pattern %d: largest verified %d, want within 1%% below %d", c.pattern, v, c.below)
+		}
+		if outcome[c.wantHungAt] != result.TryHung || outcome[c.wantWrongAt] != result.TryWrong {
+			t.Errorf("pattern %d: %d %s, %d %s; want hung and wrong", c.pattern, c.wantHungAt, outcome[c.wantHungAt], c.wantWrongAt, outcome[c.wantWrongAt])
+		}
+	}
+}
+
+func TestHangLimitFollowsTheMeasuredBandwidth(t *testing.T) {
+	tr := &tryer{}
+	if tr.hangLimit(1<<30) != firstTryHang {
+		t.Errorf("before any fill: %v", tr.hangLimit(1<<30))
+	}
+	tr.bandwidth = 1 << 30 // 1 GiB/s
+	if got := tr.hangLimit(16 << 30); got.Seconds() != 64 {
+		t.Errorf("16 GiB at 1 GiB/s: %v, want 64 s (four times the fill)", got)
+	}
+	if got := tr.hangLimit(1 << 20); got != minTryHang {
+		t.Errorf("1 MiB: %v, want the floor", got)
+	}
+}

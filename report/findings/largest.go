@@ -1,0 +1,147 @@
+package findings
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
+)
+
+// LargestVerdicts are the headlines of a `largest` result, one per device.
+func LargestVerdicts(l *result.Largest) []string {
+	var out []string
+	for i := range l.Devices {
+		out = append(out, LargestVerdict(&l.Devices[i]))
+	}
+	return out
+}
+
+// elementLimit is 2^31: the fill element count a signed 32-bit count can hold.
+const elementLimit = 1 << 31
+
+// LargestVerdict says what one device's search found: the largest buffer that works against the maximum
+// allocation the runtime reports (enforced or not), and the fills that went wrong below sizes another
+// pattern filled, by their element counts.
+func LargestVerdict(d *result.LargestDevice) string {
+	who := fmt.Sprintf("device %d (%s)", d.Index, d.Name)
+	v := d.LargestVerifiedBytes
+	if v == 0 {
+		why := "no try was made"
+		if len(d.Tries) > 0 {
+			t := d.Tries[0]
+			why = fmt.Sprintf("the first try (%s) %s%s", units.Size(t.SizeBytes), t.Outcome, tryCodeText(t))
+		}
+		return fmt.Sprintf("No buffer was verified on %s: %s.", who, why)
+	}
+	s := fmt.Sprintf("The largest buffer that works on %s is %s (created, filled and read back with a %d-byte pattern)", who, units.Size(v), bestPattern(d))
+	switch refused := refusedAbove(d); {
+	case d.MaxAllocBytes > 0 && float64(v) > 1.01*float64(d.MaxAllocBytes):
+		s += fmt.Sprintf(", %.1fx the maximum allocation it reports (%s): the runtime does not enforce its maximum", float64(v)/float64(d.MaxAllocBytes), units.Bytes(d.MaxAllocBytes))
+	case refused != nil:
+		s += fmt.Sprintf(", the maximum allocation it reports (%s); above it %s returned %d (%s): the runtime enforces its maximum",
+			units.Bytes(d.MaxAllocBytes), refused.Call, refused.Code, result.CodeName(refused.Code))
+	case d.MaxAllocBytes > 0:
+		s += fmt.Sprintf(", %.0f%% of the maximum allocation it reports (%s)", 100*float64(v)/float64(d.MaxAllocBytes), units.Bytes(d.MaxAllocBytes))
+	}
+	if v >= d.BoundBytes {
+		s += fmt.Sprintf("; that is the most the search tried (%s)", units.Bytes(d.BoundBytes))
+	}
+	if bug := elementCountBug(d); bug != "" {
+		s += "; " + bug
+	}
+	return s + "."
+}
+
+func tryCodeText(t result.LargestTry) string {
+	if t.Code == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" with %d (%s) at %s", t.Code, result.CodeName(t.Code), t.Call)
+}
+
+// bestPattern is the pattern size that verified the largest buffer.
+func bestPattern(d *result.LargestDevice) int {
+	best, at := 0, uint64(0)
+	for _, p := range d.Patterns {
+		if p.LargestVerifiedBytes > at {
+			best, at = p.PatternBytes, p.LargestVerifiedBytes
+		}
+	}
+	return best
+}
+
+// refusedAbove is the first try above the maximum allocation that the runtime refused at create.
+func refusedAbove(d *result.LargestDevice) *result.LargestTry {
+	for i, t := range d.Tries {
+		if t.SizeBytes > d.MaxAllocBytes && t.Outcome == result.TryRefused && t.Code != 0 {
+			return &d.Tries[i]
+		}
+	}
+	return nil
+}
+
+// elementCountBug names fills that hung or wrote only part at sizes another pattern filled right: memory
+// was there, the fill was wrong. Where every such fill had 2^31 elements or more and every verified one
+// fewer, the count is said to be the cause.
+func elementCountBug(d *result.LargestDevice) string {
+	v := d.LargestVerifiedBytes
+	var parts []string
+	minBad, maxGood := uint64(0), uint64(0)
+	for _, p := range d.Patterns {
+		var hung, wrong []uint64
+		for _, t := range d.Tries {
+			if t.PatternBytes != p.PatternBytes {
+				continue
+			}
+			n := t.SizeBytes / uint64(p.PatternBytes)
+			switch {
+			case t.Outcome == result.TryVerified:
+				maxGood = max(maxGood, n)
+			case t.SizeBytes <= v && (t.Outcome == result.TryHung || t.Outcome == result.TryWrong):
+				if minBad == 0 || n < minBad {
+					minBad = n
+				}
+				if t.Outcome == result.TryHung {
+					hung = append(hung, t.SizeBytes)
+				} else {
+					wrong = append(wrong, t.SizeBytes)
+				}
+			}
+		}
+		if len(hung)+len(wrong) == 0 {
+			continue
+		}
+		var what []string
+		if len(hung) > 0 {
+			what = append(what, "hung at "+listFirst(hung))
+		}
+		if len(wrong) > 0 {
+			what = append(what, "reported success and left the end unfilled at "+listFirst(wrong))
+		}
+		parts = append(parts, fmt.Sprintf("with a %d-byte pattern the fill %s", p.PatternBytes, strings.Join(what, " and ")))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	cause := "fills that another pattern size placed went wrong"
+	if minBad >= elementLimit && maxGood < elementLimit {
+		cause = "fills of 2^31 elements or more (size / pattern size) hang or write only part"
+	}
+	return cause + " (" + strings.Join(parts, "; ") + "): a driver bug to report"
+}
+
+// listFirst lists up to three sizes, smallest first, and how many more.
+func listFirst(sizes []uint64) string {
+	slices.Sort(sizes)
+	sizes = slices.Compact(sizes)
+	var words []string
+	for _, s := range sizes[:min(3, len(sizes))] {
+		words = append(words, units.Size(s))
+	}
+	if len(sizes) > 3 {
+		return fmt.Sprintf("%s and %d more sizes", strings.Join(words, ", "), len(sizes)-3)
+	}
+	return strings.Join(words, ", ")
+}

@@ -1,0 +1,108 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
+)
+
+// writeLargestTable renders `largest` for a terminal: the headlines, then per device and pattern size the
+// largest verified buffer and the first try that was not; with AllFindings every try.
+func writeLargestTable(w io.Writer, l *result.Largest, opts Options) error {
+	cw := &errWriter{w: w}
+	fmt.Fprintf(cw, "clmemprobe largest: platform %s\n\n", plain(l.Platform.Name))
+	tw := tabwriter.NewWriter(cw, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "device\tmax alloc\tglobal\tpattern\tlargest verified\tx max alloc\tfirst not verified")
+	for _, d := range l.Devices {
+		for _, p := range d.Patterns {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%d B\t%s\t%s\t%s\n", d.Index, units.Bytes(d.MaxAllocBytes), units.Bytes(d.GlobalMemBytes), p.PatternBytes,
+				units.Size(p.LargestVerifiedBytes), ratioOf(p.LargestVerifiedBytes, d.MaxAllocBytes), firstNotVerified(d, p.PatternBytes))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(cw)
+	for _, v := range l.Verdict {
+		fmt.Fprintln(cw, wrapWords("- ", plain(v), opts.Width))
+	}
+	if opts.AllFindings {
+		fmt.Fprintln(cw)
+		writeTries(cw, l)
+	}
+	return cw.err
+}
+
+// writeTries writes every try, in the order they ran.
+func writeTries(w io.Writer, l *result.Largest) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "device\tsize\tpattern\toutcome\tcode\tseconds\tfill seconds")
+	for _, d := range l.Devices {
+		for _, t := range d.Tries {
+			code := "-"
+			if t.Code != 0 {
+				code = fmt.Sprintf("%d at %s", t.Code, t.Call)
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%d B\t%s\t%s\t%.2f\t%.3f\n", d.Index, units.Size(t.SizeBytes), t.PatternBytes, t.Outcome, code, t.Seconds, t.FillSeconds)
+		}
+	}
+	_ = tw.Flush()
+}
+
+func ratioOf(v, maxAlloc uint64) string {
+	if maxAlloc == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", float64(v)/float64(maxAlloc))
+}
+
+// firstNotVerified is the smallest size that did not verify with a pattern, and how it ended.
+func firstNotVerified(d result.LargestDevice, pattern int) string {
+	var first *result.LargestTry
+	for i, t := range d.Tries {
+		if t.PatternBytes == pattern && t.Outcome != result.TryVerified && (first == nil || t.SizeBytes < first.SizeBytes) {
+			first = &d.Tries[i]
+		}
+	}
+	if first == nil {
+		return "none"
+	}
+	s := fmt.Sprintf("%s %s", units.Size(first.SizeBytes), first.Outcome)
+	if first.Code != 0 {
+		s += fmt.Sprintf(" (%d)", first.Code)
+	}
+	return s
+}
+
+// writeLargestMarkdown renders `largest` for a ticket: the headlines, the table, and every try.
+func writeLargestMarkdown(w io.Writer, l *result.Largest, _ Options) error {
+	b := &strings.Builder{}
+	fmt.Fprintf(b, "# The largest buffer: %s\n\n", mdText(l.Platform.Name))
+	for _, v := range l.Verdict {
+		fmt.Fprintf(b, "- %s\n", mdText(v))
+	}
+	b.WriteString("\n| device | max alloc | global | pattern | largest verified | x max alloc | first not verified |\n|--:|--:|--:|--:|--:|--:|:--|\n")
+	for _, d := range l.Devices {
+		for _, p := range d.Patterns {
+			fmt.Fprintf(b, "| %d %s | %s | %s | %d B | %s | %s | %s |\n", d.Index, mdText(d.Name), units.Bytes(d.MaxAllocBytes), units.Bytes(d.GlobalMemBytes),
+				p.PatternBytes, units.Size(p.LargestVerifiedBytes), ratioOf(p.LargestVerifiedBytes, d.MaxAllocBytes), firstNotVerified(d, p.PatternBytes))
+		}
+	}
+	b.WriteString("\n" + detailsOpen("Every try") + "\n\n| device | size | pattern | outcome | code | seconds |\n|--:|--:|--:|:--|:--|--:|\n")
+	for _, d := range l.Devices {
+		for _, t := range d.Tries {
+			code := ""
+			if t.Code != 0 {
+				code = fmt.Sprintf("%d (%s) at %s", t.Code, result.CodeName(t.Code), mdText(t.Call))
+			}
+			fmt.Fprintf(b, "| %d | %s | %d B | %s | %s | %.2f |\n", d.Index, units.Size(t.SizeBytes), t.PatternBytes, t.Outcome, code, t.Seconds)
+		}
+	}
+	b.WriteString("\n</details>\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,66 @@
+package result
+
+// TryOutcome is how one try of `largest` ended.
+type TryOutcome string
+
+// The outcomes of a try.
+const (
+	TryVerified TryOutcome = "verified" // created, filled, and its first and last page read back as filled
+	TryRefused  TryOutcome = "refused"  // clCreateBuffer returned an error
+	TryFailed   TryOutcome = "failed"   // the fill, the wait or the read returned an error
+	TryWrong    TryOutcome = "wrong"    // every call said success, and the read-back does not hold the fill
+	TryHung     TryOutcome = "hung"     // the fill never completed within the try's hang limit
+	TryCrashed  TryOutcome = "crashed"  // the runtime took the worker down
+	TrySetup    TryOutcome = "setup"    // the device's context or queue could not be made
+)
+
+// Largest is what `clmemprobe largest` found: per device, the largest single buffer that is created,
+// placed and proven, with every try of the search.
+type Largest struct {
+	SchemaVersion int             `json:"schema_version"`
+	Kind          string          `json:"kind"` // LargestKind
+	Tool          Tool            `json:"tool"`
+	Started       string          `json:"started"`
+	Command       []string        `json:"command"`
+	Platform      Platform        `json:"platform"`
+	Devices       []LargestDevice `json:"devices"`
+	// Verdict is one headline per device.
+	Verdict []string `json:"verdict"`
+}
+
+// LargestKind marks a largest result.
+const LargestKind = "clmemprobe-largest"
+
+// LargestDevice is one device's search.
+type LargestDevice struct {
+	Index          int    `json:"index"`
+	Name           string `json:"name"`
+	MaxAllocBytes  uint64 `json:"max_alloc_bytes"`
+	GlobalMemBytes uint64 `json:"global_mem_bytes"`
+	FreeBytes      uint64 `json:"free_bytes,omitempty"`
+	// BoundBytes is the most the search tried: the device's memory, less for a device whose memory is the
+	// host's (what the host can spare), or --max-bytes.
+	BoundBytes           uint64           `json:"bound_bytes"`
+	LargestVerifiedBytes uint64           `json:"largest_verified_bytes"`
+	Patterns             []LargestPattern `json:"patterns"`
+	Tries                []LargestTry     `json:"tries"`
+}
+
+// LargestPattern is the search with one fill pattern size.
+type LargestPattern struct {
+	PatternBytes         int    `json:"pattern_bytes"`
+	LargestVerifiedBytes uint64 `json:"largest_verified_bytes"`
+}
+
+// LargestTry is one try.
+type LargestTry struct {
+	SizeBytes    uint64     `json:"size_bytes"`
+	PatternBytes int        `json:"pattern_bytes"`
+	Outcome      TryOutcome `json:"outcome"`
+	Code         int32      `json:"code,omitempty"`
+	Call         string     `json:"call,omitempty"`
+	Seconds      float64    `json:"seconds"`
+	FillSeconds  float64    `json:"fill_seconds,omitempty"`
+	WrongAt      uint64     `json:"wrong_at,omitempty"`
+	Detail       string     `json:"detail,omitempty"`
+}
