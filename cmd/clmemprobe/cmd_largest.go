@@ -19,7 +19,7 @@ import (
 // largestOptions are the flags of `largest`, as given.
 type largestOptions struct {
 	OpenCLLib, Platform, Devices, Flags, MaxBytes, Patterns string
-	SetupTimeout, HostReserve, Format, Output                string
+	SetupTimeout, HostReserve, Format, Output               string
 	Quiet, Verbose                                          bool
 	args, commandLine                                       []string
 }

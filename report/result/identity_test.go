@@ -8,9 +8,9 @@ import (
 func TestScrubTakesTheIdentityOutOfEveryString(t *testing.T) {
 	r := &Run{Command: []string{"clmemprobe", "run", "--out", "/home/alice/runs/a"},
 		Environment: &Environment{Hostname: "gpu-node-07", ICDFiles: map[string]string{"/home/alice/icd/x.icd": "/home/bob/lib/libx.so"},
-			EnvVars: map[string]string{"POCL_CACHE_DIR": "/scratch/GPU-NODE-07.cluster.example.org/cache", "OCL_ICD_VENDORS": "/slurm/gpu-node-07_/job"},
+			EnvVars:      map[string]string{"POCL_CACHE_DIR": "/scratch/GPU-NODE-07.cluster.example.org/cache", "OCL_ICD_VENDORS": "/slurm/gpu-node-07_/job"},
 			MemoryCgroup: &CgroupInfo{Path: "/kubepods/pod0f0e/4c5b97271035748bd8b04f8f4b146c76"}},
-		KernelLog: &KernelLog{Lines: []KernelLine{{Kind: KernelGPU, Text: "NVRM: GPU GPU-0f0e0d0c-aaaa-bbbb-cccc-000011112222 on gpu-node-07, eth0 aa:bb:cc:dd:ee:ff; nfs gpu-node-07.example.org."}}},
+		KernelLog:  &KernelLog{Lines: []KernelLine{{Kind: KernelGPU, Text: "NVRM: GPU GPU-0f0e0d0c-aaaa-bbbb-cccc-000011112222 on gpu-node-07, eth0 aa:bb:cc:dd:ee:ff; nfs gpu-node-07.example.org."}}},
 		Strategies: []StrategyResult{{Strategy: Shared, WorkerOutput: "loaded from /home/alice/lib"}}}
 	id := IdentityOf(r.Environment)
 	id.Scrub(r)
