@@ -118,9 +118,9 @@ func elementCountBug(d *result.LargestDevice) string {
 			what = append(what, "hung at "+listFirst(hung))
 		}
 		if len(wrong) > 0 {
-			what = append(what, "reported success and left the end unfilled at "+listFirst(wrong))
+			what = append(what, "reported success with the end unfilled at "+listFirst(wrong))
 		}
-		parts = append(parts, fmt.Sprintf("with a %d-byte pattern the fill %s", p.PatternBytes, strings.Join(what, " and ")))
+		parts = append(parts, fmt.Sprintf("with a %d-byte pattern the fill %s", p.PatternBytes, strings.Join(what, "; it ")))
 	}
 	if len(parts) == 0 {
 		return ""
@@ -142,6 +142,9 @@ func listFirst(sizes []uint64) string {
 	}
 	if len(sizes) > 3 {
 		return fmt.Sprintf("%s and %d more sizes", strings.Join(words, ", "), len(sizes)-3)
+	}
+	if n := len(words); n > 1 {
+		return strings.Join(words[:n-1], ", ") + " and " + words[n-1]
 	}
 	return strings.Join(words, ", ")
 }

@@ -96,7 +96,7 @@ struct _cl_context {
 	void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *);
 	void *user;
 };
-struct _cl_command_queue { cl_icd_dispatch *dispatch; cl_context ctx; int dev; cl_int pending; };
+struct _cl_command_queue { cl_icd_dispatch *dispatch; cl_context ctx; int dev; cl_int pending; int hang; };
 struct _cl_mem {
 	cl_icd_dispatch *dispatch;
 	cl_context ctx;
@@ -108,6 +108,10 @@ struct _cl_mem {
 	size_t mapped_len;
 	int *fds; /* FAULTCL_FDS_PER_EXTRA_DEVICE's descriptors, nfds of them */
 	int nfds;
+	/* What a fill wrote, without storing it: the pattern, and the bytes [fill_from, fill_to) it covers. A read
+	 * answers the pattern there and zeros elsewhere, as a buffer whose fill stopped short reads back. */
+	unsigned char pattern[128];
+	size_t psize, fill_from, fill_to;
 };
 struct _cl_program { cl_icd_dispatch *dispatch; cl_context ctx; };
 struct _cl_kernel { cl_icd_dispatch *dispatch; cl_mem arg0; };
@@ -127,6 +131,10 @@ static struct {
 	long pci_bus; /* -1: no PCI bus info */
 	const char *crash_in, *hang_in;
 	long linger, max_allocs, map_per_buffer, overcommit;
+	/* FAULTCL_FILL=modulo: a fill takes its element count modulo 2^32 as a signed 32-bit number, hanging
+	 * where that is negative and writing only that many elements otherwise (as one driver was measured to);
+	 * FAULTCL_ENFORCE_MAX_ALLOC=1: a create above the reported maximum allocation fails with -61. */
+	int fill_modulo, enforce_max_alloc;
 	int staging_memfd;
 	cl_ulong reserve_per_buffer;
 	int log, no_event_status;
@@ -182,6 +190,9 @@ static void init_config(void) {
 	cfg.no_event_status = (int)env_long("FAULTCL_NO_EVENT_STATUS", 0);
 	cfg.fds_per_extra = env_long("FAULTCL_FDS_PER_EXTRA_DEVICE", 0);
 	cfg.accept_flags = env_u64("FAULTCL_ACCEPT_FLAGS", 0);
+	const char *fill = getenv("FAULTCL_FILL");
+	cfg.fill_modulo = fill && strcmp(fill, "modulo") == 0;
+	cfg.enforce_max_alloc = (int)env_long("FAULTCL_ENFORCE_MAX_ALLOC", 0);
 	const char *staging = getenv("FAULTCL_STAGING");
 	cfg.staging_memfd = -1;
 	if (staging && strcmp(staging, "memfd") == 0) cfg.staging_memfd = memfd_create("faultcl-staging", 0);
@@ -342,6 +353,7 @@ static cl_int CL_API_CALL GetCommandQueueInfo(cl_command_queue q, cl_command_que
 }
 static cl_int CL_API_CALL Flush(cl_command_queue q) { (void)q; return CL_SUCCESS; }
 static cl_int CL_API_CALL Finish(cl_command_queue q) {
+	if (q->hang) for (;;) pause(); /* a fill that never completes */
 	cl_int e = q->pending;
 	q->pending = CL_SUCCESS;
 	return e;
@@ -406,7 +418,7 @@ static cl_mem create_common(cl_context c, const int *devs, int n, size_t size, c
 		if (err) *err = CL_OUT_OF_RESOURCES;
 		return NULL;
 	}
-	if (size == 0) { if (err) *err = CL_INVALID_BUFFER_SIZE; return NULL; }
+	if (size == 0 || (cfg.enforce_max_alloc && size > cfg.dev_mem / 4)) { if (err) *err = CL_INVALID_BUFFER_SIZE; return NULL; }
 	cl_int bad = check_flags(flags, host);
 	if (bad != CL_SUCCESS) { if (err) *err = bad; return NULL; }
 	if (flags & CL_MEM_USE_HOST_PTR) {
@@ -589,9 +601,23 @@ static cl_int check_wait(cl_uint n, const cl_event *w) {
 
 static cl_int CL_API_CALL EnqueueFillBuffer(cl_command_queue q, cl_mem m, const void *pat, size_t psize, size_t off, size_t size,
 		cl_uint nw, const cl_event *w, cl_event *ev) {
-	(void)pat; (void)psize; (void)off; (void)size;
 	CHECK_WAIT(nw, w);
-	return enqueued(first_use(q, m), ev);
+	if (!pat || psize == 0 || psize > sizeof m->pattern || (psize & (psize - 1)) || off % psize || size % psize || off + size > m->size)
+		return CL_INVALID_VALUE;
+	cl_int e = first_use(q, m);
+	if (e == CL_SUCCESS) {
+		size_t bytes = size;
+		if (cfg.fill_modulo) {
+			int32_t count = (int32_t)(uint32_t)(size / psize);
+			if (count < 0) q->hang = 1;
+			bytes = count < 0 ? 0 : (size_t)count * psize;
+		}
+		memcpy(m->pattern, pat, psize);
+		m->psize = psize;
+		m->fill_from = off;
+		m->fill_to = off + bytes;
+	}
+	return enqueued(e, ev);
 }
 static cl_int CL_API_CALL EnqueueWriteBuffer(cl_command_queue q, cl_mem m, cl_bool b, size_t off, size_t size, const void *p,
 		cl_uint nw, const cl_event *w, cl_event *ev) {
@@ -601,9 +627,14 @@ static cl_int CL_API_CALL EnqueueWriteBuffer(cl_command_queue q, cl_mem m, cl_bo
 }
 static cl_int CL_API_CALL EnqueueReadBuffer(cl_command_queue q, cl_mem m, cl_bool b, size_t off, size_t size, void *p,
 		cl_uint nw, const cl_event *w, cl_event *ev) {
-	(void)b; (void)off;
+	(void)b;
 	CHECK_WAIT(nw, w);
-	memset(p, 0, size);
+	if (!p || off + size > m->size) return CL_INVALID_VALUE;
+	unsigned char *out = p;
+	for (size_t i = 0; i < size; i++) {
+		size_t at = off + i;
+		out[i] = m->psize && at >= m->fill_from && at < m->fill_to ? m->pattern[(at - m->fill_from) % m->psize] : 0;
+	}
 	return enqueued(first_use(q, m), ev);
 }
 static cl_int CL_API_CALL EnqueueCopyBuffer(cl_command_queue q, cl_mem s, cl_mem d, size_t so, size_t dof, size_t size,

@@ -1,0 +1,78 @@
+package main
+
+// End-to-end tests of `clmemprobe largest`: the real binary on PoCL, which enforces the maximum allocation
+// it reports, and on the fault-injection runtime through the real ICD loader modelling a driver whose fill
+// takes its element count modulo 2^32 (FAULTCL_FILL=modulo), as the H200's was measured to.
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// largestOf runs largest --format json and decodes it.
+func largestOf(t *testing.T, env []string, args ...string) *result.Largest {
+	t.Helper()
+	res := runTool(t, env, append([]string{"largest", "--format", "json", "-q"}, args...)...)
+	if res.code != 0 {
+		t.Fatalf("largest %v: exit %d: %s", args, res.code, res.stderr)
+	}
+	var l result.Largest
+	if err := json.Unmarshal([]byte(res.stdout), &l); err != nil || l.Kind != result.LargestKind || len(l.Devices) == 0 {
+		t.Fatalf("largest's JSON: %v: %s", err, res.stdout)
+	}
+	return &l
+}
+
+// PoCL refuses a buffer over its reported maximum with -61: the largest verified is within 1% of it, a try
+// above it is refused with -61, and the headline says the maximum is enforced.
+func TestLargestOnPoCLFindsItsEnforcedMaximum(t *testing.T) {
+	l := largestOf(t, PoCLEnv(t), "--devices", "0", "--patterns", "128")
+	d := l.Devices[0]
+	if d.LargestVerifiedBytes > d.MaxAllocBytes || float64(d.LargestVerifiedBytes) < 0.99*float64(d.MaxAllocBytes) {
+		t.Errorf("largest verified %d, reported maximum %d: want within 1%% below it", d.LargestVerifiedBytes, d.MaxAllocBytes)
+	}
+	refused := false
+	for _, tr := range d.Tries {
+		refused = refused || (tr.SizeBytes > d.MaxAllocBytes && tr.Outcome == result.TryRefused && tr.Code == -61)
+	}
+	if !refused || !strings.Contains(l.Verdict[0], "the runtime enforces its maximum") {
+		t.Errorf("a try above the maximum refused with -61: %v; verdict %q", refused, l.Verdict[0])
+	}
+}
+
+// On faultcl's modulo fill with 20 GiB of device memory, a 1-byte fill of 2 GiB (2^31 elements) hangs and
+// one of 4 GiB reports success with nothing written; with 128 bytes every size up to the device's memory
+// verifies, 4x the maximum faultcl reports (a quarter of its memory), which it does not enforce.
+func TestLargestNamesTheElementCountBug(t *testing.T) {
+	const mem = 20 << 30
+	env := FaultEnv(t, "FAULTCL_MODEL=lazy", "FAULTCL_FILL=modulo", "FAULTCL_DEVICES=1", "FAULTCL_DEVICE_MEM=21474836480")
+	l := largestOf(t, env, "--patterns", "1,128")
+	d := l.Devices[0]
+	outcome := map[[2]uint64]result.TryOutcome{}
+	for _, tr := range d.Tries {
+		outcome[[2]uint64{tr.SizeBytes, uint64(tr.PatternBytes)}] = tr.Outcome
+	}
+	if outcome[[2]uint64{2 << 30, 1}] != result.TryHung || outcome[[2]uint64{4 << 30, 1}] != result.TryWrong {
+		t.Errorf("1-byte fills of 2 and 4 GiB: %s and %s, want hung and wrong", outcome[[2]uint64{2 << 30, 1}], outcome[[2]uint64{4 << 30, 1}])
+	}
+	if d.LargestVerifiedBytes != mem {
+		t.Errorf("largest verified %d, want the device's %d", d.LargestVerifiedBytes, uint64(mem))
+	}
+	for _, want := range []string{"4.0x the maximum allocation", "does not enforce", "fills of 2^31 elements or more", "a driver bug to report"} {
+		if !strings.Contains(l.Verdict[0], want) {
+			t.Errorf("verdict lacks %q: %s", want, l.Verdict[0])
+		}
+	}
+}
+
+func TestLargestBadInput(t *testing.T) {
+	env := FaultEnv(t)
+	oneLineError(t, runTool(t, env, "largest", "--patterns", "3"), exitUsage, "powers of two")
+	oneLineError(t, runTool(t, env, "largest", "--patterns", "4,4"), exitUsage, "twice")
+	oneLineError(t, runTool(t, env, "largest", "--max-bytes", "1KiB"), exitUsage, "at least 1MiB")
+	oneLineError(t, runTool(t, env, "largest", "--devices", "7"), exitUsage, "7")
+	oneLineError(t, runTool(t, env, "largest", "extra"), exitUsage, "no arguments")
+}
