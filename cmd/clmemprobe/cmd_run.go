@@ -440,7 +440,7 @@ func (r *runRequest) planFor(inv result.Inventory) (probe.Plan, error) {
 	if p.Devices, err = selectDevices(inv, p.Platform, r.devices); err != nil {
 		return p, err
 	}
-	return p, checkSizes(inv, p.Platform, p.Devices, p.Sizes, p.FlagSets)
+	return p, nil
 }
 
 func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
@@ -479,6 +479,9 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 	plan, err := req.planFor(inv)
 	if err != nil {
 		return err
+	}
+	for _, note := range sizeNotes(inv, plan.Platform, plan.Devices, plan.Sizes, plan.FlagSets) {
+		fmt.Fprintln(stderr, "clmemprobe:", note)
 	}
 	plan.Began, plan.Environment = began, <-envc
 	if req.runtimeLog {

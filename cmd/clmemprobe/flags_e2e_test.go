@@ -239,3 +239,14 @@ func TestCheckAndCompareKeepFlagSetsApart(t *testing.T) {
 		t.Errorf("compare: exit %d; want the flag set's job added, nothing regressed:\n%s", cmp.code, cmp.stdout)
 	}
 }
+
+// PoCL enforces its maximum: a size one MiB over it is tried and refused with -61 at create, and the
+// limit says the runtime enforces it.
+func TestSizeOverPoCLsMaximumIsRefusedByPoCL(t *testing.T) {
+	env := PoCLEnv(t)
+	r, _, _ := runOut(t, env, "--size", overMaxAlloc(t, env), "--max-allocs", "1", "--strategies", "shared", "--devices", "0")
+	s := r.Strategies[0]
+	if s.Outcome != result.OutcomeFailed || s.FirstFailure == nil || s.FirstFailure.Code != -61 || !strings.Contains(strings.Join(r.Verdict, " "), "it enforces that maximum") {
+		t.Errorf("%s %+v; verdict %q", s.Outcome, s.FirstFailure, r.Verdict)
+	}
+}

@@ -61,26 +61,38 @@ func selectDevices(inv result.Inventory, platform int, want []int) ([]int, error
 	return want, nil
 }
 
-// checkSizes rejects buffer sizes over a selected device's maximum allocation, unless every flag set holds
-// a vendor flag documented to lift that limit: then the runtime's answer is the result.
-func checkSizes(inv result.Inventory, platform int, devices []int, sizes []uint64, flagSets []result.MemFlags) error {
+// sizeNotes are the lines said before a run whose buffer sizes are over a selected device's reported
+// maximum allocation: such a size is tried, not refused (some runtimes take buffers far over what they
+// report), and the runtime's answer is the result. A vendor flag documented to lift the limit is named only
+// where the platform is that vendor's, and only where no flag set already holds it.
+func sizeNotes(inv result.Inventory, platform int, devices []int, sizes []uint64, flagSets []result.MemFlags) []string {
 	lifted := len(flagSets) > 0
 	for _, f := range flagSets {
 		lifted = lifted && f.LiftsMaxAlloc() != nil
 	}
-	if lifted {
-		return nil
-	}
+	var notes []string
+	pl := inv[platform].Platform
 	for _, i := range devices {
 		d := inv[platform].Devices[i]
 		for _, s := range sizes {
-			if d.MaxAllocBytes > 0 && s > d.MaxAllocBytes {
-				return usageErr("size %s is over device %d's maximum allocation of %s (%q); a vendor flag documented to lift the limit (--flags %s, %s) lets the runtime answer",
-					units.Bytes(s), i, units.Bytes(d.MaxAllocBytes), d.Name, liftingFlag().C, fmt.Sprintf("%#x", uint64(liftingFlag().Value)))
+			if d.MaxAllocBytes == 0 || s <= d.MaxAllocBytes {
+				continue
 			}
+			note := fmt.Sprintf("size %s is over device %d's reported maximum allocation of %s (%q): tried all the same; the runtime may refuse it (-61, CL_INVALID_BUFFER_SIZE), and clmemprobe largest finds what it really takes",
+				units.Size(s), i, units.Bytes(d.MaxAllocBytes), d.Name)
+			if f := liftingFlag(); !lifted && f.C != "" && vendorIs(pl, d, f.Vendor) {
+				note += fmt.Sprintf("; %s documents %s (--flags %#x) to lift it", f.Vendor, f.C, uint64(f.Value))
+			}
+			return append(notes, note) // once: the first device and size say it for all
 		}
 	}
-	return nil
+	return notes
+}
+
+// vendorIs says whether a platform or its device is the named vendor's.
+func vendorIs(p result.Platform, d result.Device, vendor string) bool {
+	v := strings.ToLower(vendor)
+	return strings.Contains(strings.ToLower(p.Name+" "+p.Vendor+" "+d.Vendor), v)
 }
 
 // liftingFlag is a vendor flag documented to lift the maximum allocation, for the refusal to name.

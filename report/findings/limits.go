@@ -52,6 +52,9 @@ func classify(v *view, sweep []*view, perDevice *view) limitFinding {
 	if lf, ok := flagsRejected(s, ev); ok {
 		return lf
 	}
+	if lf, ok := refusedOverMaxAlloc(v, ev); ok {
+		return lf
+	}
 	if s.MaxMapCount > 0 && float64(s.MaxMappings) >= mapFraction*float64(s.MaxMapCount) {
 		ev["mappings"], ev["max_map_count"] = float64(s.MaxMappings), float64(s.MaxMapCount)
 		return limitFinding{result.LimitMappings, ev, fmt.Sprintf("the process held %d memory mappings, %.0f%% of vm.max_map_count (%d), when it ended: the limit on mappings, not memory, ended the loop; raise vm.max_map_count or allocate fewer buffers (mappings)",
@@ -87,6 +90,22 @@ func classify(v *view, sweep []*view, perDevice *view) limitFinding {
 		return lf
 	}
 	return runtimeOrUnknown(v, ev)
+}
+
+// refusedOverMaxAlloc is the rule of a buffer size over the device's reported maximum allocation that the
+// runtime refused at create with CL_INVALID_BUFFER_SIZE: it enforces the maximum it reports.
+func refusedOverMaxAlloc(v *view, ev map[string]float64) (limitFinding, bool) {
+	f := v.s.FirstFailure
+	if f == nil || v.s.Outcome != result.OutcomeFailed || f.Stage != result.StageCreate || f.Code != -61 {
+		return limitFinding{}, false
+	}
+	limit := result.MaxAllocOf(v.run, v.s, f.Device)
+	if limit == 0 || v.s.SizeBytes <= limit {
+		return limitFinding{}, false
+	}
+	ev["max_alloc_bytes"], ev["size_bytes"] = float64(limit), float64(v.s.SizeBytes)
+	return limitFinding{result.LimitRuntime, ev, fmt.Sprintf("the runtime refused a buffer of %s, over the maximum allocation of %s it reports, with -61 (CL_INVALID_BUFFER_SIZE) at create: it enforces that maximum; clmemprobe largest finds the largest buffer it takes (runtime)",
+		units.Size(v.s.SizeBytes), units.Bytes(limit))}, true
 }
 
 // deviceFull is the rule of a full device: the failing device's sampled use at 90% of its global memory,

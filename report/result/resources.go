@@ -110,6 +110,22 @@ func GlobalOf(r *Run, s *StrategyResult, dev int) uint64 {
 	return 0
 }
 
+// MaxAllocOf is a device's maximum allocation as the job saw it, else as the run listed it; 0 when
+// neither tells.
+func MaxAllocOf(r *Run, s *StrategyResult, dev int) uint64 {
+	for _, d := range s.DeviceSizes {
+		if d.Device == dev {
+			return d.MaxAllocBytes
+		}
+	}
+	for _, d := range r.Devices {
+		if d.Index == dev {
+			return d.MaxAllocBytes
+		}
+	}
+	return 0
+}
+
 // Guard is what the host guard stopped a job before: the system's available memory or the cgroup's.
 type Guard string
 
