@@ -88,7 +88,7 @@ func IssueRun(r *result.Run, o IssueOptions) []byte {
 	}
 	for i := range r.Strategies {
 		s := &r.Strategies[i]
-		if s.Outcome != result.OutcomeFailed && s.Outcome != result.OutcomeCrashed && s.Outcome != result.OutcomeHung {
+		if s.Outcome != result.OutcomeFailed && s.Outcome != result.OutcomeCrashed && s.Outcome != result.OutcomeHung && s.Outcome != result.OutcomeWrong {
 			continue
 		}
 		t.failed = true

@@ -315,7 +315,7 @@ func (t *ticket) regression() regressionAnswer {
 func firstEnded(r *result.Run) *result.StrategyResult {
 	for i := range r.Strategies {
 		switch r.Strategies[i].Outcome {
-		case result.OutcomeFailed, result.OutcomeCrashed, result.OutcomeHung:
+		case result.OutcomeFailed, result.OutcomeCrashed, result.OutcomeHung, result.OutcomeWrong:
 			return &r.Strategies[i]
 		}
 	}

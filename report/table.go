@@ -294,6 +294,9 @@ func failureCell(s *result.StrategyResult, st style) string {
 	if s.Outcome == result.OutcomeCrashed || s.Outcome == result.OutcomeHung {
 		return fmt.Sprintf("#%d during %s", s.AllocationsOK, st.text(string(s.LastStage)))
 	}
+	if s.Outcome == result.OutcomeWrong {
+		return "#0 fill not written"
+	}
 	if s.Outcome == result.OutcomeUnsupported {
 		return "-"
 	}

@@ -194,7 +194,7 @@ func fileNames(files []bundleFile) []string {
 func firstFailedOrCrashed(r *result.Run) result.Outcome {
 	for _, s := range r.Strategies {
 		switch s.Outcome {
-		case result.OutcomeFailed, result.OutcomeCrashed, result.OutcomeHung:
+		case result.OutcomeFailed, result.OutcomeCrashed, result.OutcomeHung, result.OutcomeWrong:
 			return s.Outcome
 		}
 	}

@@ -184,7 +184,7 @@ func conclusive(r *result.Run, file string) error {
 		switch s.Outcome {
 		case result.OutcomeStopped:
 			stopped = append(stopped, fmt.Sprintf("%s %s (%s)", s.Strategy, units.Size(s.SizeBytes), firstWords(s.Reason)))
-		case result.OutcomeCrashed, result.OutcomeHung:
+		case result.OutcomeCrashed, result.OutcomeHung, result.OutcomeWrong:
 			broken = append(broken, fmt.Sprintf("%s %s (%s)", s.Strategy, units.Size(s.SizeBytes), s.Outcome))
 		}
 	}

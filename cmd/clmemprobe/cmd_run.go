@@ -583,7 +583,7 @@ func finishRun(run *result.Run, req *runRequest, out *outputDir, interrupted boo
 	case interrupted:
 		fmt.Fprintln(stderr, "clmemprobe: interrupted; the result holds the strategies run so far")
 		return &exitError{exitInterrupted, nil}
-	case anyOutcome(run, result.OutcomeCrashed, result.OutcomeHung):
+	case anyOutcome(run, result.OutcomeCrashed, result.OutcomeHung, result.OutcomeWrong):
 		return &exitError{exitWorkerFault, nil}
 	}
 	return nil

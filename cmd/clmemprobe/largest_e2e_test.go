@@ -76,3 +76,22 @@ func TestLargestBadInput(t *testing.T) {
 	oneLineError(t, runTool(t, env, "largest", "--devices", "7"), exitUsage, "7")
 	oneLineError(t, runTool(t, env, "largest", "extra"), exitUsage, "no arguments")
 }
+
+// run --touch fill proves placement: on faultcl's modulo fill, a 16 GiB buffer is filled with a pattern
+// that keeps the count under 2^31 (16 bytes) and reads back right; on a runtime whose fills write nothing
+// (FAULTCL_FILL=none), the job is wrong after 0 buffers, never placed ones, and the run exits 5.
+func TestTouchFillProvesPlacement(t *testing.T) {
+	lazy := []string{"FAULTCL_MODEL=lazy", "FAULTCL_DEVICES=1", "FAULTCL_DEVICE_MEM=34359738368"}
+	r, res, _ := runOut(t, FaultEnv(t, append(lazy, "FAULTCL_FILL=modulo")...), "--touch", "fill", "--size", "16GiB", "--strategies", "shared", "--max-allocs", "1", "--host-reserve", "0", "-q")
+	if s := r.Strategies[0]; s.Outcome != result.OutcomeCompleted || s.AllocationsOK != 1 {
+		t.Errorf("16 GiB on the modulo fill: %s after %d (%s), want the one buffer placed and proven: %s", s.Outcome, s.AllocationsOK, s.Reason, res.stderr)
+	}
+	r, res, _ = runOut(t, FaultEnv(t, append(lazy, "FAULTCL_FILL=none")...), "--touch", "fill", "--strategies", "shared", "--max-allocs", "100", "-q")
+	s := r.Strategies[0]
+	if res.code != exitWorkerFault || s.Outcome != result.OutcomeWrong || s.AllocationsOK != 0 || s.Limit != result.LimitRuntime {
+		t.Errorf("fills that write nothing: exit %d, %s after %d, limit %s", res.code, s.Outcome, s.AllocationsOK, s.Limit)
+	}
+	if !strings.Contains(s.Reason, "reads back 0x00") || !strings.Contains(res.stdout+strings.Join(r.Verdict, " "), "did not take") {
+		t.Errorf("reason %q; verdict %q", s.Reason, r.Verdict)
+	}
+}

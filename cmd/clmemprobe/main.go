@@ -44,7 +44,7 @@ var exitMeanings = map[int]string{
 	exitUsage:       "bad input: a flag, an argument or an input file",
 	exitNoOpenCL:    "no OpenCL: the library, a platform or a device is missing, or the runtime failed while setting up",
 	exitOutput:      "the tool could not write its results or its output",
-	exitWorkerFault: "a worker crashed or hung (the runtime died; the result is written)",
+	exitWorkerFault: "a worker crashed or hung, or its runtime reported a fill it did not write (the result is written)",
 	exitInterrupted: "interrupted with Ctrl-C (what was written so far stays)",
 }
 

@@ -50,7 +50,9 @@ func costBeyond(d, ref, tol float64, size uint64) bool {
 func OnlyBounded(s *result.StrategyResult) bool { return s.Outcome == result.OutcomeCompleted }
 
 // Broken reports whether an outcome is a fault of the runtime, not a threshold: the worker crashed or hung.
-func Broken(o result.Outcome) bool { return o == result.OutcomeCrashed || o == result.OutcomeHung }
+func Broken(o result.Outcome) bool {
+	return o == result.OutcomeCrashed || o == result.OutcomeHung || o == result.OutcomeWrong
+}
 
 // outcomeRank orders outcomes from healthy to broken: completed, then the ends of a threshold (failed,
 // stopped, unsupported), then the broken ones.

@@ -116,7 +116,7 @@ func headGroup(groups []jobGroup, flagSweep bool) int {
 	for i, g := range groups {
 		for _, s := range g.jobs {
 			switch s.Outcome {
-			case result.OutcomeFailed, result.OutcomeCrashed, result.OutcomeHung:
+			case result.OutcomeFailed, result.OutcomeCrashed, result.OutcomeHung, result.OutcomeWrong:
 				return i
 			}
 		}
@@ -431,6 +431,8 @@ func (d *deriver) failures(views []*view, size uint64) {
 			}
 		case result.OutcomeUnsupported:
 			body = fmt.Sprintf(" is not supported here: %s", s.Reason)
+		case result.OutcomeWrong:
+			body = " placed nothing that could be proven: " + s.Reason
 		default:
 			continue
 		}

@@ -230,6 +230,8 @@ func runtimeOrUnknown(v *view, ev map[string]float64) limitFinding {
 		return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("the worker died (%s) after %d buffers with memory to spare: what killed it was not measured; check dmesg (unknown)", firstClause(s.Reason), s.AllocationsOK)}
 	case result.OutcomeHung:
 		return limitFinding{result.LimitRuntime, ev, fmt.Sprintf("the runtime hung in a call after %d buffers (runtime)", s.AllocationsOK)}
+	case result.OutcomeWrong:
+		return limitFinding{result.LimitRuntime, ev, "the runtime reported the first buffer's fill done and it did not take: a fault of the runtime at this size, to report (clmemprobe largest shows at which sizes and pattern sizes) (runtime)"}
 	}
 	hostPlenty := v.ram > 0 && v.availAtEnd > 0 && float64(v.availAtEnd) >= hostLowFraction*float64(v.ram)
 	devFar, devWhy := false, "device memory was not measured"

@@ -45,10 +45,13 @@ const (
 	OutcomeHung        Outcome = "hung"        // the watchdog saw no progress
 	OutcomeStopped     Outcome = "stopped"     // host guard, timeout or interrupt
 	OutcomeUnsupported Outcome = "unsupported" // the runtime lacks what the strategy needs
+	// OutcomeWrong: the runtime reported a fill done and the read-back does not hold it, so nothing was
+	// proven placed (--touch fill reads back its first buffer's last page).
+	OutcomeWrong Outcome = "wrong"
 )
 
 // Outcomes lists the outcomes.
-var Outcomes = []Outcome{OutcomeCompleted, OutcomeFailed, OutcomeCrashed, OutcomeHung, OutcomeStopped, OutcomeUnsupported}
+var Outcomes = []Outcome{OutcomeCompleted, OutcomeFailed, OutcomeCrashed, OutcomeHung, OutcomeStopped, OutcomeUnsupported, OutcomeWrong}
 
 // Stage is where in the loop a failure surfaced, or where a worker was when it crashed or hung.
 type Stage string

@@ -134,7 +134,7 @@ static struct {
 	/* FAULTCL_FILL=modulo: a fill takes its element count modulo 2^32 as a signed 32-bit number, hanging
 	 * where that is negative and writing only that many elements otherwise (as one driver was measured to);
 	 * FAULTCL_ENFORCE_MAX_ALLOC=1: a create above the reported maximum allocation fails with -61. */
-	int fill_modulo, enforce_max_alloc;
+	int fill_modulo, fill_none, enforce_max_alloc; /* FAULTCL_FILL=none: every fill reports success, writes nothing */
 	int staging_memfd;
 	cl_ulong reserve_per_buffer;
 	int log, no_event_status;
@@ -192,6 +192,7 @@ static void init_config(void) {
 	cfg.accept_flags = env_u64("FAULTCL_ACCEPT_FLAGS", 0);
 	const char *fill = getenv("FAULTCL_FILL");
 	cfg.fill_modulo = fill && strcmp(fill, "modulo") == 0;
+	cfg.fill_none = fill && strcmp(fill, "none") == 0;
 	cfg.enforce_max_alloc = (int)env_long("FAULTCL_ENFORCE_MAX_ALLOC", 0);
 	const char *staging = getenv("FAULTCL_STAGING");
 	cfg.staging_memfd = -1;
@@ -607,6 +608,7 @@ static cl_int CL_API_CALL EnqueueFillBuffer(cl_command_queue q, cl_mem m, const 
 	cl_int e = first_use(q, m);
 	if (e == CL_SUCCESS) {
 		size_t bytes = size;
+		if (cfg.fill_none) bytes = 0;
 		if (cfg.fill_modulo) {
 			int32_t count = (int32_t)(uint32_t)(size / psize);
 			if (count < 0) q->hang = 1;

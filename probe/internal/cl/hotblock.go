@@ -18,7 +18,7 @@ type hotBlock struct {
 	status      int32
 	u32         uint32  // a kernel argument passed by address
 	global      uintptr // a kernel's global work size, passed by address
-	pattern     [8]byte // the fill pattern
+	pattern     [128]byte // the fill pattern: up to 128 bytes, the most clEnqueueFillBuffer takes
 	patternSize uintptr
 	event       Event // an event out-parameter
 	// mems is a list of buffers passed by address (a migration's), mems[0] also a kernel argument; wait a

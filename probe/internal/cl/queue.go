@@ -70,7 +70,7 @@ func (q *Queue) ReleaseEvent(ev Event) {
 	}
 }
 
-// SetFillPattern sets the pattern Fill writes (1 to 8 bytes, a power of two that divides the sizes).
+// SetFillPattern sets the pattern Fill writes (1 to 128 bytes, a power of two that divides the sizes).
 func (q *Queue) SetFillPattern(p []byte) {
 	q.hot.patternSize = uintptr(copy(q.hot.pattern[:], p))
 }

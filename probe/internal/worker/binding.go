@@ -20,6 +20,7 @@ type commands interface {
 	Migrate(mems []cl.Mem, wait []cl.Event, wantEvent bool) (cl.Event, error)
 	RunKernel(k *cl.Kernel, global uint64, wantEvent bool) (cl.Event, error)
 	Finish() error
+	Read(m cl.Mem, offset uint64, data []byte, wait []cl.Event, wantEvent bool) (cl.Event, error)
 	CommandStatus(ev cl.Event) (int32, error)
 	ReleaseEvent(ev cl.Event)
 }

@@ -3,6 +3,7 @@ package worker
 import (
 	"fmt"
 
+	"github.com/clmemprobe/clmemprobe/kernels"
 	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
@@ -58,6 +59,10 @@ type fakeRuntime struct {
 	flags    map[cl.Mem]uint64
 	hosts    map[cl.Mem]cl.HostPtr
 	problems []string // what the loop did that a runtime would not accept
+	// size is the buffers' size, as the loop made them; wrongFill makes fills report success and write
+	// nothing, as a runtime that miscounts a fill's elements does.
+	size      uint64
+	wrongFill bool
 }
 
 func newFakeRuntime(faults ...fault) *fakeRuntime {
@@ -103,6 +108,7 @@ func (c fakeContext) create(call string, flags uint64, host cl.HostPtr) (cl.Mem,
 }
 
 func (c fakeContext) CreateBuffer(flags, size uint64, host cl.HostPtr) (cl.Mem, error) {
+	c.rt.size = size
 	return c.create("clCreateBuffer", flags, host)
 }
 
@@ -110,6 +116,7 @@ func (c fakeContext) CreateBufferWithProperties(p *cl.Properties, flags, size ui
 	if p == nil {
 		c.rt.problem("clCreateBufferWithProperties without properties")
 	}
+	c.rt.size = size
 	return c.create("clCreateBufferWithProperties", flags, host)
 }
 
@@ -229,3 +236,19 @@ var (
 	_ commands   = (*fakeQueue)(nil)
 	_ kernelArgs = fakeKernel{}
 )
+
+// Read answers what a fill wrote: the loop's fill pattern, unless the runtime is set to report fills it
+// did not do (wrongFill), which read back zeros.
+func (q *fakeQueue) Read(m cl.Mem, offset uint64, data []byte, wait []cl.Event, wantEvent bool) (cl.Event, error) {
+	if _, ok := q.rt.mems[m]; !ok {
+		q.rt.problem("clEnqueueReadBuffer of buffer %d, which is not live", m)
+	}
+	clear(data)
+	if !q.rt.wrongFill {
+		p := kernels.FillPattern(q.rt.size)
+		for i := range data {
+			data[i] = p[(offset+uint64(i))%uint64(len(p))]
+		}
+	}
+	return 0, nil
+}

@@ -7,9 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clmemprobe/clmemprobe/kernels"
 	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
 	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
 	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
 // A batch ends after this many buffers or this long, whichever comes first: long enough to take the wait
@@ -104,6 +106,8 @@ type loop struct {
 	// migrating is the list of one buffer a migration names: it lives here, with the loop, so that passing
 	// it allocates nothing.
 	migrating [1]cl.Mem
+	// pattern is what a fill writes (kernels.FillPattern): the first buffer's last page is read back against it.
+	pattern []byte
 }
 
 func newLoop(spec *wire.StrategySpec, targets []target, platform string, t *tally, g *hostGuard, sample func(uint64)) *loop {
@@ -112,7 +116,7 @@ func newLoop(spec *wire.StrategySpec, targets []target, platform string, t *tall
 		flags = result.DefaultFlags
 	}
 	l := &loop{size: spec.Size, count: spec.Count, flags: uint64(flags), host: newHostBlocks(flags, spec.Size), touch: spec.Touch, migrate: spec.Strategy == result.MigrateFirst,
-		targets: targets, tally: t, guard: g, sample: sample, batch: make([]pending, 0, batchBuffers)}
+		targets: targets, tally: t, guard: g, sample: sample, batch: make([]pending, 0, batchBuffers), pattern: kernels.FillPattern(spec.Size)}
 	l.batched = targets[0].queue != nil && !spec.PerBuffer
 	if l.batched {
 		l.events, l.why = eventsNeeded(platform)
@@ -218,8 +222,51 @@ func (l *loop) buffer(i uint64, t *target) (settlement, *wire.StrategyAnswer) {
 			}
 			return l.fail(i, result.StageTouch, err, t)
 		}
+		if i == 0 && l.touch == result.TouchFill {
+			if s, ans := l.proveFill(p); s != confirmed || ans != nil {
+				return s, ans
+			}
+		}
 	}
 	return l.done(p)
+}
+
+// proveFill waits for the first buffer's fill and reads its last page back: a runtime that reports a fill
+// done that it did not write (one driver miscounts fills of 2^31 elements or more) has placed nothing, and
+// the job says so instead of counting buffers. An error of the wait or the read is the buffer's failure.
+func (l *loop) proveFill(p pending) (settlement, *wire.StrategyAnswer) {
+	cell := l.tally.cell
+	cell.SetStage(wire.StageFinish)
+	if err := p.t.queue.Finish(); err != nil {
+		l.releaseEvents(p)
+		return l.fail(p.i, result.StageFinish, err, p.t)
+	}
+	page := make([]byte, min(uint64(4096), l.size))
+	off := l.size - uint64(len(page))
+	if _, err := p.t.queue.Read(p.m, off, page, nil, false); err != nil {
+		l.releaseEvents(p)
+		return l.fail(p.i, result.StageFinish, err, p.t)
+	}
+	n := uint64(len(l.pattern))
+	for j, b := range page {
+		if o := off + uint64(j); b != l.pattern[o%n] {
+			l.releaseEvents(p)
+			return confirmed, &wire.StrategyAnswer{Outcome: result.OutcomeWrong, Reason: fmt.Sprintf(
+				"the runtime reported the fill of buffer #0 (%s, a %d-byte pattern: %d elements) done, and its byte at offset %d reads back %#02x, not the fill's %#02x",
+				units.Size(l.size), n, l.size/n, o, b, l.pattern[o%n])}
+		}
+	}
+	cell.SetStage(wire.StageTouch)
+	return confirmed, nil
+}
+
+// releaseEvents releases the events of a buffer that ends the loop outside a batch.
+func (l *loop) releaseEvents(p pending) {
+	for _, ev := range p.events {
+		if ev != 0 {
+			p.t.queue.ReleaseEvent(ev)
+		}
+	}
 }
 
 // touchBuffer writes every byte of p's buffer: a fill, or the touch kernel, which takes the buffer and its

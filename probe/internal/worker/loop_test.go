@@ -126,8 +126,12 @@ func (c loopCase) expect() expectation {
 		return e
 	}
 	e.stage, e.call = result.StageFinish, "clFinish"
-	// A batch's wait that failed is attributed by the events where they say which command failed; else the
-	// batch is made again with a wait after each buffer.
+	// With --touch fill the first buffer's fill is waited for on its own (its read-back proves it), so a
+	// failure there is pinned by that wait. Otherwise a batch's wait that failed is attributed by the events
+	// where they say which command failed; else the batch is made again with a wait after each buffer.
+	if c.touch == result.TouchFill && f.index == 0 {
+		return e
+	}
 	if c.batched() && !(events && f.way == atWaitNamed) {
 		e.attribution, e.note, e.replay = wire.AttributionPerBuffer, "", true
 	}
@@ -388,5 +392,20 @@ func TestLoopCasesCoverEveryPath(t *testing.T) {
 		if !paths[want] {
 			t.Errorf("no case takes the path %q; the cases take %v", want, strings.Join(slices.Sorted(maps.Keys(paths)), ", "))
 		}
+	}
+}
+
+// A runtime that reports the first buffer's fill done and did not write it has placed nothing: the job is
+// wrong after 0 buffers, whatever came after, and says what it read.
+func TestLoopWithAFillThatDidNotTake(t *testing.T) {
+	c := loopCase{shape: shapes[0], touch: result.TouchFill, platform: eventsPlatform}
+	r := newLoopRun(t, c, nil)
+	r.rt.wrongFill = true
+	ans := r.l.run()
+	if ans.Outcome != result.OutcomeWrong || ans.AllocationsOK != 0 || !strings.Contains(ans.Reason, "reads back 0x00") {
+		t.Errorf("answer %+v, want wrong after 0 buffers", ans)
+	}
+	if len(r.rt.problems) > 0 {
+		t.Errorf("the loop did what a runtime would not take: %v", r.rt.problems)
 	}
 }
