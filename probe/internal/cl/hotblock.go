@@ -16,8 +16,8 @@ type hotBlock struct {
 	args        [9]uintptr
 	ret         uintptr
 	status      int32
-	u32         uint32  // a kernel argument passed by address
-	global      uintptr // a kernel's global work size, passed by address
+	u32         uint32    // a kernel argument passed by address
+	global      uintptr   // a kernel's global work size, passed by address
 	pattern     [128]byte // the fill pattern: up to 128 bytes, the most clEnqueueFillBuffer takes
 	patternSize uintptr
 	event       Event // an event out-parameter
