@@ -188,6 +188,7 @@ func newRun(p *Plan, root sample.Root, inv result.Inventory) *result.Run {
 	if p.Repeat > 1 {
 		r.Config.Repeat = p.Repeat
 	}
+	r.Config.PoolSize = p.PoolSize
 	r.Config.Attribution = AttributionBatched
 	if p.PerBuffer {
 		r.Config.Attribution = AttributionPerBuffer
@@ -208,7 +209,7 @@ func runJob(ctx context.Context, p *Plan, j Job, n int, obs Observer, groups *su
 	}
 	spec := wire.Spec{Kind: wire.KindStrategy, Library: p.Library, Strategy: &wire.StrategySpec{Platform: p.Platform, Devices: j.Devices,
 		Strategy: j.Strategy, Size: j.Size, Flags: j.Flags, Count: j.Budget, Touch: p.Touch, HostReserve: p.HostReserve, SampleInterval: p.SampleInterval,
-		PerBuffer: p.PerBuffer, Limits: limits}}
+		PerBuffer: p.PerBuffer, Limits: limits, PoolSize: p.PoolSize}}
 	lastReport := time.Time{}
 	e, err := supervise.Run(ctx, supervise.Child{Spec: spec, Env: append(p.env(j), noAsyncPreemption()), Limits: p.Limits,
 		HostReserve: p.HostReserve, Root: p.hostRoot(), Cgroup: p.cgroup, OnEvent: col.handle, Groups: groups,

@@ -64,6 +64,8 @@ type Plan struct {
 	// Repeat is how many times each job runs, each time in its own worker (0 and 1: once): the runs after
 	// the first are recorded as the job's repeats, so that a report can say how often its failure came back.
 	Repeat int
+	// PoolSize is the pool strategy's pool buffer size; 0: each device's maximum allocation.
+	PoolSize uint64
 	// Command is the command line that reproduces the run; ToolVersion the build that ran it.
 	Command     []string
 	ToolVersion string

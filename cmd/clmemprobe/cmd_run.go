@@ -26,6 +26,7 @@ type runOptions struct {
 	Size, Sizes, MaxBytes, HostReserve       string
 	MaxAllocs                                string // a count: 1e5 as well as 100000
 	Repeat                                   string // a count: how many times each job runs
+	PoolSize                                 string
 	Touch                                    string
 	Flags, FlagSets                          string
 	Like                                     string // a trace.json whose sizes and flags the jobs take
@@ -75,6 +76,8 @@ of the selected devices, until --max-allocs (or --max-bytes) is reached or a cal
    migrate-first   shared context; each buffer is migrated to its device (clEnqueueMigrateMemObjects) at once
    device-list     shared context; clCreateBufferWithProperties with CL_MEM_DEVICE_HANDLE_LIST_KHR naming
                    the buffer's device (cl_khr_external_memory; reported unsupported where absent)
+   pool            one context per device; each buffer a sub-buffer (clCreateSubBuffer) of a pool buffer of
+                   --pool-size (default: the device's maximum allocation), a new pool when one is full
 Touch modes: none (create only: the user's loop), fill (clEnqueueFillBuffer), kernel (a kernel writes it).
 Runtimes that allocate at first use fail at the touch, not at create: the first failure is reported with
 the exact buffer index and the stage where it surfaced (setup, create, touch, migrate, finish).
@@ -92,7 +95,8 @@ stops the strategy before it does. Ctrl-C writes a partial result; a second Ctrl
 			openclLibFlag(&o.OpenCLLib),
 			&cli.StringFlag{Name: "platform", Destination: &o.Platform, Usage: "platform index or part of its name (default: the first platform with devices)"},
 			&cli.StringFlag{Name: "devices", Value: "all", Destination: &o.Devices, Usage: "device indices within the platform: all, 0,1 or 0-3"},
-			&cli.StringFlag{Name: "strategies", Value: "shared,per-device,migrate-first", Destination: &o.Strategies, Usage: "comma-separated: shared, per-device, migrate-first, device-list, or all"},
+			&cli.StringFlag{Name: "strategies", Value: "shared,per-device,migrate-first", Destination: &o.Strategies, Usage: "comma-separated: shared, per-device, migrate-first, device-list, pool, or all"},
+			&cli.StringFlag{Name: "pool-size", Destination: &o.PoolSize, Usage: "the pool strategy's pool buffer size (default: each device's maximum allocation; see clmemprobe largest for what a device really takes)"},
 			&cli.StringFlag{Name: "size", Value: "1MiB", Destination: &o.Size, Usage: "buffer size: KiB, MiB, GiB, TiB are powers of 1024 (K, M, G, T and Ki, Mi, Gi, Ti too: 1M is 1 MiB), KB, MB, GB, TB powers of 1000 (1MB is 10^6 bytes, said on stderr); sums such as 1MiB+4KiB"},
 			&cli.StringFlag{Name: "sizes", Destination: &o.Sizes, Usage: "a sweep: comma-separated sizes, each run with every strategy (overrides --size)"},
 			&cli.StringFlag{Name: "max-allocs", Value: "100000", Destination: &o.MaxAllocs, Usage: "buffers per strategy (the user's loop runs 100000); 1e5 is the same"},
@@ -219,6 +223,19 @@ func (o runOptions) parseJobs(p *probe.Plan, notes *[]string) error {
 		return usageErr("--repeat %s: at most %d (each run is a whole job, to its failure)", o.Repeat, maxRepeat)
 	}
 	p.Repeat = int(repeat)
+	if o.PoolSize != "" {
+		if p.PoolSize, err = units.ParseSize(o.PoolSize); err != nil {
+			return usageErr("--pool-size: %v", err)
+		}
+		if !slices.Contains(p.Strategies, result.Pool) {
+			return usageErr("--pool-size is the pool strategy's: add pool to --strategies")
+		}
+		for _, size := range p.Sizes {
+			if p.PoolSize < size {
+				return usageErr("--pool-size %s is smaller than one buffer of %s", o.PoolSize, units.Size(size))
+			}
+		}
+	}
 	if o.MaxBytes != "" {
 		if p.MaxBytes, err = units.ParseSize(o.MaxBytes); err != nil {
 			return usageErr("--max-bytes: %v", err)

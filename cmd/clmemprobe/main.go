@@ -234,7 +234,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 		Usage:   "find where and why OpenCL allocations fail, strategy by strategy, on your own runtime",
 		Version: version,
 		Description: "clmemprobe repeats the clCreateBuffer loop that fails in your program under several context\n" +
-			"strategies (one context over all devices, one per device, migrate-first, device-list), each in its own\n" +
+			"strategies (one context over all devices, one per device, migrate-first, device-list, pool), each in its own\n" +
 			"worker process, samples host and device memory, and reports the first failure of each: the buffer's\n" +
 			"index, the call and stage that failed, the code (-4, -5, -6), and what a buffer costs.\n" +
 			"clmemprobe help COMMAND (or COMMAND --help) shows a command's flags and exit codes.\n\n" + exitCodesHelp,

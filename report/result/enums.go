@@ -10,16 +10,19 @@ const (
 	PerDevice    Strategy = "per-device"    // one context per device
 	MigrateFirst Strategy = "migrate-first" // shared context, each buffer migrated to its device at once
 	DeviceList   Strategy = "device-list"   // shared context, buffer placed on its device by CL_MEM_DEVICE_HANDLE_LIST_KHR
+	// Pool: one context per device, each buffer a sub-buffer (clCreateSubBuffer) carved from a pool buffer
+	// of the device's, a new pool when one is full: the way programs pool to escape per-allocation costs.
+	Pool Strategy = "pool"
 )
 
 // Strategies lists every strategy in the order they run.
-var Strategies = []Strategy{Shared, PerDevice, MigrateFirst, DeviceList}
+var Strategies = []Strategy{Shared, PerDevice, MigrateFirst, DeviceList, Pool}
 
 // DefaultStrategies are run when none is asked for.
 var DefaultStrategies = []Strategy{Shared, PerDevice, MigrateFirst}
 
 // SharesContext reports whether the strategy puts every device in one context.
-func (s Strategy) SharesContext() bool { return s != PerDevice }
+func (s Strategy) SharesContext() bool { return s != PerDevice && s != Pool }
 
 // Touch is what the loop does to each buffer after creating it.
 type Touch string

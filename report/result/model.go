@@ -102,6 +102,9 @@ type Config struct {
 	RuntimeLog map[string]string `json:"runtime_log,omitempty"`
 	// Repeat is how many times each job ran, each time in its own worker (run --repeat); absent: once.
 	Repeat int `json:"repeat,omitempty"`
+	// PoolSize is the pool strategy's pool buffer size (run --pool-size); absent: each device's maximum
+	// allocation.
+	PoolSize uint64 `json:"pool_size_bytes,omitempty"`
 }
 
 // Variant is a named set of environment variables that change what a runtime does, applied to the workers

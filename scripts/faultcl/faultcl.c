@@ -95,6 +95,7 @@ struct _cl_context {
 	int devs[MAXDEV];
 	void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *);
 	void *user;
+	long buffers; /* buffers made in it, for FAULTCL_SHARED_LIMIT */
 };
 struct _cl_command_queue { cl_icd_dispatch *dispatch; cl_context ctx; int dev; cl_int pending; int hang; };
 struct _cl_mem {
@@ -112,6 +113,7 @@ struct _cl_mem {
 	 * answers the pattern there and zeros elsewhere, as a buffer whose fill stopped short reads back. */
 	unsigned char pattern[128];
 	size_t psize, fill_from, fill_to;
+	cl_mem parent; /* a sub-buffer's pool: it is placed, and holds memory, as its parent does */
 };
 struct _cl_program { cl_icd_dispatch *dispatch; cl_context ctx; };
 struct _cl_kernel { cl_icd_dispatch *dispatch; cl_mem arg0; };
@@ -134,7 +136,11 @@ static struct {
 	/* FAULTCL_FILL=modulo: a fill takes its element count modulo 2^32 as a signed 32-bit number, hanging
 	 * where that is negative and writing only that many elements otherwise (as one driver was measured to);
 	 * FAULTCL_ENFORCE_MAX_ALLOC=1: a create above the reported maximum allocation fails with -61. */
-	int fill_modulo, fill_none, enforce_max_alloc; /* FAULTCL_FILL=none: every fill reports success, writes nothing */
+	int fill_modulo, fill_none, enforce_max_alloc;
+	/* FAULTCL_SHARED_LIMIT=N: a context over more than one device refuses its buffers after the N-th with
+	 * FAULTCL_CREATE_ERROR (-6 by default), as NEO reports any allocation failure inside clCreateBuffer; a
+	 * context over one device is not limited. */
+	long shared_limit; /* FAULTCL_FILL=none: every fill reports success, writes nothing */
 	int staging_memfd;
 	cl_ulong reserve_per_buffer;
 	int log, no_event_status;
@@ -194,6 +200,7 @@ static void init_config(void) {
 	cfg.fill_modulo = fill && strcmp(fill, "modulo") == 0;
 	cfg.fill_none = fill && strcmp(fill, "none") == 0;
 	cfg.enforce_max_alloc = (int)env_long("FAULTCL_ENFORCE_MAX_ALLOC", 0);
+	cfg.shared_limit = env_long("FAULTCL_SHARED_LIMIT", 0);
 	const char *staging = getenv("FAULTCL_STAGING");
 	cfg.staging_memfd = -1;
 	if (staging && strcmp(staging, "memfd") == 0) cfg.staging_memfd = memfd_create("faultcl-staging", 0);
@@ -281,6 +288,7 @@ static cl_int CL_API_CALL GetDeviceInfo(cl_device_id d, cl_device_info param, si
 	case CL_DEVICE_TYPE: u64 = CL_DEVICE_TYPE_GPU; return info(&u64, 8, size, out, ret);
 	case CL_DEVICE_GLOBAL_MEM_SIZE: u64 = cfg.zero_mem ? 0 : cfg.dev_mem; return info(&u64, 8, size, out, ret);
 	case CL_DEVICE_MAX_MEM_ALLOC_SIZE: u64 = cfg.zero_mem ? 0 : cfg.dev_mem / 4; return info(&u64, 8, size, out, ret);
+	case CL_DEVICE_MEM_BASE_ADDR_ALIGN: { cl_uint bits = 4096; return info(&bits, sizeof bits, size, out, ret); }
 	case CL_DEVICE_HOST_UNIFIED_MEMORY: u32 = CL_FALSE; return info(&u32, 4, size, out, ret);
 	case CL_DEVICE_MAX_COMPUTE_UNITS: u32 = 1; return info(&u32, 4, size, out, ret);
 	case CL_DEVICE_GLOBAL_FREE_MEMORY_AMD: {
@@ -420,6 +428,11 @@ static cl_mem create_common(cl_context c, const int *devs, int n, size_t size, c
 		return NULL;
 	}
 	if (size == 0 || (cfg.enforce_max_alloc && size > cfg.dev_mem / 4)) { if (err) *err = CL_INVALID_BUFFER_SIZE; return NULL; }
+	if (cfg.shared_limit && c->ndev > 1 && __atomic_add_fetch(&c->buffers, 1, __ATOMIC_SEQ_CST) > cfg.shared_limit) {
+		say(c, "faultcl: the multi-device context's buffer limit is reached");
+		if (err) *err = cfg.create_error;
+		return NULL;
+	}
 	cl_int bad = check_flags(flags, host);
 	if (bad != CL_SUCCESS) { if (err) *err = bad; return NULL; }
 	if (flags & CL_MEM_USE_HOST_PTR) {
@@ -511,6 +524,27 @@ static cl_mem CL_API_CALL CreateBuffer(cl_context c, cl_mem_flags flags, size_t 
 	return create_common(c, c->devs, c->ndev, size, flags, host, err);
 }
 
+/* CreateSubBuffer makes a region of a buffer (CL_BUFFER_CREATE_TYPE_REGION), aligned to the devices'
+ * CL_DEVICE_MEM_BASE_ADDR_ALIGN (4096 bits, 512 bytes): it holds its parent's memory, none of its own. */
+static cl_mem CL_API_CALL CreateSubBuffer(cl_mem parent, cl_mem_flags flags, cl_buffer_create_type type, const void *info, cl_int *err) {
+	const cl_buffer_region *r = info;
+	cl_int e = CL_SUCCESS;
+	if (!parent || parent->parent) e = CL_INVALID_MEM_OBJECT;
+	else if (type != CL_BUFFER_CREATE_TYPE_REGION || !r || r->size == 0) e = CL_INVALID_VALUE;
+	else if (r->origin + r->size > parent->size || r->origin + r->size < r->origin) e = CL_INVALID_VALUE;
+	else if (r->origin % 512) e = CL_MISALIGNED_SUB_BUFFER_OFFSET;
+	if (e != CL_SUCCESS) { if (err) *err = e; return NULL; }
+	cl_mem m = calloc(1, sizeof *m);
+	m->dispatch = &dispatch;
+	m->ctx = parent->ctx;
+	m->flags = flags ? flags : parent->flags;
+	m->size = r->size;
+	m->parent = parent;
+	__atomic_add_fetch(&live_buffers, 1, __ATOMIC_SEQ_CST);
+	if (err) *err = CL_SUCCESS;
+	return m;
+}
+
 static cl_mem CL_API_CALL CreateBufferWithProperties(cl_context c, const cl_mem_properties *props, cl_mem_flags flags,
 		size_t size, void *host, cl_int *err) {
 	int devs[MAXDEV], n = 0;
@@ -537,13 +571,18 @@ static cl_int CL_API_CALL GetMemObjectInfo(cl_mem m, cl_mem_info param, size_t s
 	case CL_MEM_CONTEXT: return info(&m->ctx, sizeof m->ctx, size, out, ret);
 	case CL_MEM_FLAGS: return info(&m->flags, sizeof m->flags, size, out, ret);
 	case CL_MEM_REFERENCE_COUNT: return info(&one, sizeof one, size, out, ret);
-	case CL_MEM_ASSOCIATED_MEMOBJECT: return info(&none, sizeof none, size, out, ret);
+	case CL_MEM_ASSOCIATED_MEMOBJECT: return info(m->parent ? &m->parent : &none, sizeof none, size, out, ret);
 	default: return CL_INVALID_VALUE;
 	}
 }
 
 static cl_int CL_API_CALL ReleaseMemObject(cl_mem m) {
 	if (cfg.leak) return CL_SUCCESS;
+	if (m->parent) { /* a sub-buffer holds no memory of its own */
+		__atomic_sub_fetch(&live_buffers, 1, __ATOMIC_SEQ_CST);
+		free(m);
+		return CL_SUCCESS;
+	}
 	pthread_mutex_lock(&mu);
 	for (int d = 0; d < MAXDEV; d++)
 		if (m->resident & (1u << d)) dev_used[d] -= m->size;
@@ -561,8 +600,9 @@ static cl_int CL_API_CALL ReleaseMemObject(cl_mem m) {
  * set by first_use, taken by enqueued. */
 static __thread cl_int deferred;
 
-/* first_use places a buffer on the queue's device in the lazy model. */
+/* first_use places a buffer on the queue's device in the lazy model (a sub-buffer: its parent). */
 static cl_int first_use(cl_command_queue q, cl_mem m) {
+	if (m->parent) m = m->parent;
 	if (!cfg.lazy || (m->resident & (1u << q->dev))) return CL_SUCCESS;
 	pthread_mutex_lock(&mu);
 	int ok = cfg.overcommit || dev_used[q->dev] + m->size <= cfg.dev_mem;
@@ -737,6 +777,7 @@ EXPORT cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint n, cl_platform_id *out,
 	dispatch.clFlush = Flush;
 	dispatch.clFinish = Finish;
 	dispatch.clCreateBuffer = CreateBuffer;
+	dispatch.clCreateSubBuffer = CreateSubBuffer;
 	dispatch.clCreateBufferWithProperties = CreateBufferWithProperties;
 	dispatch.clReleaseMemObject = ReleaseMemObject;
 	dispatch.clGetMemObjectInfo = GetMemObjectInfo;

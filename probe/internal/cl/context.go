@@ -107,6 +107,30 @@ func (c *Context) CreateBufferWithProperties(p *Properties, flags, size uint64, 
 	return Mem(m), nil
 }
 
+// bufferRegion is cl_buffer_region: a sub-buffer's origin and size within its parent.
+type bufferRegion struct{ origin, size uintptr }
+
+// bufferCreateTypeRegion is CL_BUFFER_CREATE_TYPE_REGION.
+const bufferCreateTypeRegion = 0x1220
+
+// CreateSubBuffer is clCreateSubBuffer of the region [origin, origin+size) of parent, off the hot path (a
+// pool's buffers; a region is made per call). The origin must be a multiple of the device's
+// CL_DEVICE_MEM_BASE_ADDR_ALIGN.
+func (c *Context) CreateSubBuffer(parent Mem, flags, origin, size uint64) (Mem, error) {
+	if c.lib.fn.createSubBuffer == 0 {
+		return 0, fmt.Errorf("clCreateSubBuffer: %w", ErrUnsupported)
+	}
+	region := &bufferRegion{origin: uintptr(origin), size: uintptr(size)}
+	var status int32
+	r, _, _ := purego.SyscallN(c.lib.fn.createSubBuffer, uintptr(parent), uintptr(flags), bufferCreateTypeRegion,
+		uintptr(unsafe.Pointer(region)), uintptr(unsafe.Pointer(&status)))
+	runtime.KeepAlive(region)
+	if err := check(status, "clCreateSubBuffer"); err != nil {
+		return 0, err
+	}
+	return Mem(r), nil
+}
+
 // ReleaseMem releases a buffer.
 func (c *Context) ReleaseMem(m Mem) error {
 	return check(call(c.lib.fn.releaseMemObject, uintptr(m)), "clReleaseMemObject")

@@ -23,6 +23,7 @@ const (
 	DEVICE_TYPE                          = 0x1000
 	DEVICE_MAX_COMPUTE_UNITS             = 0x1002
 	DEVICE_MAX_MEM_ALLOC_SIZE            = 0x1010
+	DEVICE_MEM_BASE_ADDR_ALIGN           = 0x1019 // bits
 	DEVICE_GLOBAL_MEM_SIZE               = 0x101F
 	DEVICE_HOST_UNIFIED_MEMORY           = 0x1035
 	DEVICE_NAME                          = 0x102B
@@ -304,4 +305,10 @@ func (l *Library) AllDevices() ([]*Platform, [][]*Device, error) {
 		}
 	}
 	return ps, devs, nil
+}
+
+// BaseAddrAlign is CL_DEVICE_MEM_BASE_ADDR_ALIGN in bytes: what a sub-buffer's origin must be a multiple of.
+func (d *Device) BaseAddrAlign() (uint64, error) {
+	bits, err := d.infoUint32(DEVICE_MEM_BASE_ADDR_ALIGN)
+	return uint64(bits) / 8, err
 }

@@ -56,6 +56,7 @@ type entryPoints struct {
 	createProgramWithSource, buildProgram, getProgramBuildInfo, releaseProgram  uintptr
 	createKernel, setKernelArg, enqueueNDRangeKernel                            uintptr
 	createBufferWithProperties                                                  uintptr // OpenCL 3.0, optional
+	createSubBuffer                                                             uintptr // OpenCL 1.1, optional
 }
 
 // ResolveLibraryPath picks the library to open: the flag value, else CLMEMPROBE_OPENCL_LIB, else the default.
@@ -120,6 +121,9 @@ func Open(path string) (*Library, error) {
 	if p, err := purego.Dlsym(h, "clCreateBufferWithProperties"); err == nil {
 		l.fn.createBufferWithProperties = p
 	}
+	if p, err := purego.Dlsym(h, "clCreateSubBuffer"); err == nil {
+		l.fn.createSubBuffer = p
+	}
 	return l, nil
 }
 
@@ -149,6 +153,9 @@ func ProbeICD(path string) error {
 
 // HasCreateBufferWithProperties reports whether the library exports clCreateBufferWithProperties (OpenCL 3.0).
 func (l *Library) HasCreateBufferWithProperties() bool { return l.fn.createBufferWithProperties != 0 }
+
+// HasCreateSubBuffer says whether the library has clCreateSubBuffer (OpenCL 1.1).
+func (l *Library) HasCreateSubBuffer() bool { return l.fn.createSubBuffer != 0 }
 
 // call makes a foreign call whose arguments are all plain values (handles, sizes, flags): none is a Go
 // pointer. Calls that pass a Go pointer call purego.SyscallN themselves (the package's rule).

@@ -23,6 +23,8 @@ type StrategySpec struct {
 	PerBuffer bool `json:"per_buffer,omitempty"`
 	// Limits are the soft limits the worker sets before anything else, by name (RLIMIT_NOFILE).
 	Limits map[string]uint64 `json:"limits,omitempty"`
+	// PoolSize is the pool strategy's pool buffer size; 0: each device's maximum allocation.
+	PoolSize uint64 `json:"pool_size,omitempty"`
 }
 
 // StrategyInfo is sent once the worker has set up its contexts, before the loop.

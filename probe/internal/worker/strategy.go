@@ -123,6 +123,11 @@ func (w *worker) prepare() (*wire.StrategyInfo, *wire.StrategyAnswer) {
 			return nil, &wire.StrategyAnswer{Outcome: result.OutcomeUnsupported, Reason: reason}
 		}
 	}
+	if w.spec.Strategy == result.Pool {
+		if reason := poolUnsupported(w.lib, w.spec.Flags); reason != "" {
+			return nil, &wire.StrategyAnswer{Outcome: result.OutcomeUnsupported, Reason: reason}
+		}
+	}
 	// The device sampler (NVML, sysfs, the runtime's own query) is found while the contexts are made: both
 	// can take a while on a GPU, and neither needs the other.
 	type found struct {
@@ -229,7 +234,7 @@ func deviceListUnsupported(lib *cl.Library, devs []*cl.Device) string {
 // uses them, so touch=none runs exactly the user's loop.
 func (w *worker) setUp(devs []*cl.Device) error {
 	w.tally.noQueues = w.spec.Touch == result.TouchNone && w.spec.Strategy != result.MigrateFirst
-	if w.spec.Strategy == result.PerDevice {
+	if w.spec.Strategy == result.PerDevice || w.spec.Strategy == result.Pool {
 		for i, d := range devs {
 			ctx, err := w.lib.CreateContext([]*cl.Device{d}, i)
 			if err != nil {
@@ -278,6 +283,13 @@ func (w *worker) addTargets(ctx *cl.Context, ds []*cl.Device, idx []int) error {
 		}
 		if w.spec.Strategy == result.DeviceList {
 			t.props = ctx.DeviceListProperties(d)
+		}
+		if w.spec.Strategy == result.Pool {
+			pool, err := newPoolBuffers(ctx, d, w.spec.Size, w.spec.PoolSize)
+			if err != nil {
+				return err
+			}
+			t.buffers = pool
 		}
 		w.targets = append(w.targets, t)
 	}
