@@ -1,6 +1,7 @@
 package probe
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/report/result"
@@ -99,5 +100,48 @@ func TestHangLimitFollowsTheMeasuredBandwidth(t *testing.T) {
 	}
 	if got := tr.hangLimit(1 << 20); got != minTryHang {
 		t.Errorf("1 MiB: %v, want the floor", got)
+	}
+}
+
+// The changes to a shared job over two devices on Intel's platform: the layouts first, the sizes over the
+// same bytes, the host-pointer flags, Intel's documented flags, NEO's settings after their control arm.
+func TestRemedyChangesOfASharedJobOnNEO(t *testing.T) {
+	base := Plan{Devices: []int{0, 1}, Strategies: []result.Strategy{result.Shared}, Sizes: []uint64{1 << 20}, MaxAllocs: 1000}
+	cs := RemedyChanges(base, result.Platform{Name: "Intel(R) OpenCL Graphics"})
+	names := map[string]Plan{}
+	var order []string
+	for _, c := range cs {
+		names[c.Name], order = c.Plan, append(order, c.Name)
+	}
+	if order[0] != "one context per device" || names["one context per device"].Strategies[0] != result.PerDevice {
+		t.Errorf("first change %q", order[0])
+	}
+	if p := names["buffers 4x as large, the same bytes"]; p.Sizes[0] != 4<<20 || p.MaxAllocs != 250 || p.MaxBytes != 1000<<20 {
+		t.Errorf("larger buffers: %+v", p)
+	}
+	control, pool := -1, -1
+	for i, n := range order {
+		switch {
+		case n == "NEOReadDebugKeys=1 alone (the control arm of NEO's keys)":
+			control = i
+		case n == "settings ExperimentalSmallBufferPoolAllocator=0 NEOReadDebugKeys=1":
+			pool = i
+		}
+	}
+	if control < 0 || pool < control {
+		t.Errorf("NEO's keys without a control arm first: %v", order)
+	}
+	if _, ok := names["CL_MEM_ALLOW_UNRESTRICTED_SIZE_INTEL (Intel's flag)"]; !ok {
+		t.Errorf("no Intel flag among %v", order)
+	}
+	// The base plan is left as it was: each change has its own copy.
+	if base.Strategies[0] != result.Shared || base.Sizes[0] != 1<<20 {
+		t.Errorf("the base plan changed: %+v", base)
+	}
+	// On another vendor's platform neither Intel's flags nor NEO's keys are tried.
+	for _, c := range RemedyChanges(base, result.Platform{Name: "NVIDIA CUDA"}) {
+		if strings.Contains(c.Name, "INTEL") || strings.Contains(c.Name, "NEO") {
+			t.Errorf("on NVIDIA: %q", c.Name)
+		}
 	}
 }

@@ -29,6 +29,7 @@ const (
 	KindPresets                  // run --variant-preset list (*PresetList)
 	KindTrace                    // a traced program (*result.Trace)
 	KindLargest                  // the largest buffer search (*result.Largest)
+	KindRemedy                   // the remedy search (*result.Remedy)
 )
 
 // Options shape text output for the terminal it goes to; the zero value suits files and pipes.
@@ -71,19 +72,22 @@ type Format struct {
 	Presets      func(io.Writer, *PresetList, Options) error
 	Trace        func(io.Writer, *result.Trace, Options) error
 	Largest      func(io.Writer, *result.Largest, Options) error
+	Remedy       func(io.Writer, *result.Remedy, Options) error
 }
 
 // formats is the registry, in the order help texts list them.
 var formats = []Format{
 	{Name: "table", Help: "tables and sentences for a terminal", Run: writeTable, Comparison: writeComparison,
 		Exchange: writeExchangeText, Inventory: writeInventory, Environment: writeEnvironmentText, Plan: writePlanText,
-		Fleet: writeFleetText, Health: writeHealthText, Presets: writePresetsText, Trace: writeTraceTable, Largest: writeLargestTable},
+		Fleet: writeFleetText, Health: writeHealthText, Presets: writePresetsText, Trace: writeTraceTable, Largest: writeLargestTable,
+		Remedy: writeRemedyTable},
 	{Name: "json", Help: "the document as indented JSON, for scripts", Run: jsonOf[*result.Run], Comparison: jsonOf[*comparison.Comparison],
 		Exchange: jsonOf[*result.ExchangeRun], Inventory: jsonOf[*result.Inventory], Environment: jsonOf[*result.Environment],
 		Plan: jsonOf[*result.DryRun], Fleet: writeFleetJSON, Health: jsonOf[*comparison.Health], Expectations: jsonOf[*result.Expectations], Presets: jsonOf[*PresetList],
-		Trace: jsonOf[*result.Trace], Largest: jsonOf[*result.Largest]},
+		Trace: jsonOf[*result.Trace], Largest: jsonOf[*result.Largest], Remedy: jsonOf[*result.Remedy]},
 	{Name: "markdown", Help: "a report for a bug ticket", Run: writeMarkdown, Comparison: writeComparisonMarkdown, Exchange: writeExchangeMarkdown,
-		Environment: writeEnvironmentMarkdown, Fleet: writeFleetMarkdown, Trace: writeTraceMarkdown, Largest: writeLargestMarkdown},
+		Environment: writeEnvironmentMarkdown, Fleet: writeFleetMarkdown, Trace: writeTraceMarkdown, Largest: writeLargestMarkdown,
+		Remedy: writeRemedyMarkdown},
 	{Name: "csv", Help: "every kept sample, one row per strategy and sample", Run: writeCSV, Fleet: writeFleetCSV},
 	{Name: "prom", Help: "Prometheus text exposition, for node_exporter's textfile collector", Run: writeProm},
 	{Name: "repro", Help: "a C program that repeats one strategy's first failure (--strategy, --variant pick it)", Run: writeRepro, Trace: writeTraceRepro},
@@ -118,6 +122,8 @@ func (f *Format) renders(k Kind) bool {
 		return f.Trace != nil
 	case KindLargest:
 		return f.Largest != nil
+	case KindRemedy:
+		return f.Remedy != nil
 	}
 	return false
 }
@@ -181,6 +187,8 @@ func RenderWith(w io.Writer, name string, doc any, opts Options) error {
 		return f.Trace(w, d, opts)
 	case *result.Largest:
 		return f.Largest(w, d, opts)
+	case *result.Remedy:
+		return f.Remedy(w, d, opts)
 	}
 	return fmt.Errorf("report: cannot render a %T", doc)
 }
@@ -211,6 +219,8 @@ func kindOf(doc any) (Kind, error) {
 		return KindTrace, nil
 	case *result.Largest:
 		return KindLargest, nil
+	case *result.Remedy:
+		return KindRemedy, nil
 	}
 	return 0, fmt.Errorf("report: cannot render a %T", doc)
 }

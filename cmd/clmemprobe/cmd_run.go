@@ -91,43 +91,7 @@ stops the strategy before it does. Ctrl-C writes a partial result; a second Ctrl
 ` + withOutFolder(exitCodesWith(map[int]string{exitOK: "the run did what was asked; " + runExitOK,
 			exitInterrupted: "interrupted with Ctrl-C: " + runInterrupted + " (what was written so far stays)"},
 			exitOK, exitUsage, exitNoOpenCL, exitOutput, exitWorkerFault, exitInterrupted), "an "),
-		Flags: []cli.Flag{
-			openclLibFlag(&o.OpenCLLib),
-			&cli.StringFlag{Name: "platform", Destination: &o.Platform, Usage: "platform index or part of its name (default: the first platform with devices)"},
-			&cli.StringFlag{Name: "devices", Value: "all", Destination: &o.Devices, Usage: "device indices within the platform: all, 0,1 or 0-3"},
-			&cli.StringFlag{Name: "strategies", Value: "shared,per-device,migrate-first", Destination: &o.Strategies, Usage: "comma-separated: shared, per-device, migrate-first, device-list, pool, or all"},
-			&cli.StringFlag{Name: "pool-size", Destination: &o.PoolSize, Usage: "the pool strategy's pool buffer size (default: each device's maximum allocation; see clmemprobe largest for what a device really takes)"},
-			&cli.StringFlag{Name: "size", Value: "1MiB", Destination: &o.Size, Usage: "buffer size: KiB, MiB, GiB, TiB are powers of 1024 (K, M, G, T and Ki, Mi, Gi, Ti too: 1M is 1 MiB), KB, MB, GB, TB powers of 1000 (1MB is 10^6 bytes, said on stderr); sums such as 1MiB+4KiB"},
-			&cli.StringFlag{Name: "sizes", Destination: &o.Sizes, Usage: "a sweep: comma-separated sizes, each run with every strategy (overrides --size)"},
-			&cli.StringFlag{Name: "max-allocs", Value: "100000", Destination: &o.MaxAllocs, Usage: "buffers per strategy (the user's loop runs 100000); 1e5 is the same"},
-			&cli.StringFlag{Name: "repeat", Value: "1", Destination: &o.Repeat, Usage: "run each job this many times, each in its own worker, and record how many runs reproduced its first failure and where (the ticket's reproduction rate); at most " + strconv.Itoa(maxRepeat)},
-			&cli.StringFlag{Name: "max-bytes", Destination: &o.MaxBytes, Usage: "stop each strategy after this many bytes of buffers (default: no byte limit)"},
-			&cli.StringFlag{Name: "flags", Destination: &o.Flags, Usage: "the cl_mem_flags of every buffer, comma-separated and combined: " + strings.Join(result.FlagNames(), ", ") +
-				"; a C name (CL_MEM_ALLOC_HOST_PTR) or a raw value for vendor flags (0x800000); read-write is implied without read-only or write-only (default: read-write, the user's loop)"},
-			&cli.StringFlag{Name: "flag-sets", Destination: &o.FlagSets, Usage: "a sweep: flag sets separated by ';', flags within a set by '+' or ',' (\"read-write;use-host-ptr;alloc-host-ptr\"), each run with every strategy"},
-			&cli.StringFlag{Name: "like", Destination: &o.Like, Usage: "a trace.json of your program (clmemprobe trace --out): run every strategy with its buffer sizes and flag sets (the most created first, up to " +
-				fmt.Sprint(likeMax) + " of each) on as many devices as its failing context had, and hold the strategies against where it failed"},
-			&cli.StringFlag{Name: "touch", Value: "none", Destination: &o.Touch, Usage: "what to do to each buffer after creating it: none, fill, kernel"},
-			&cli.StringFlag{Name: "timeout", Value: "10m", Destination: &o.Timeout, Usage: "time limit per strategy; past it the strategy is stopped"},
-			&cli.StringFlag{Name: "hang-timeout", Value: "60s", Destination: &o.HangTimeout, Usage: "a loop without progress for this long is declared hung"},
-			setupTimeoutFlag(&o.SetupTimeout),
-			&cli.StringFlag{Name: "host-reserve", Destination: &o.HostReserve, Usage: "stop a strategy before system available memory falls below this, and in a memory cgroup with a limit before its free memory falls below the smaller of this and a sixteenth of the limit; at least 64MiB (less cannot protect anything: the kernel acts first), or 0 to turn the guard off (default: the larger of 1GiB and 5% of RAM)"},
-			&cli.StringFlag{Name: "sample-interval", Value: "10ms", Destination: &o.SampleInterval, Usage: "least time between memory samples (the host guard keeps its own 5 ms cadence)"},
-			&cli.StringFlag{Name: "out", Destination: &o.Out, Usage: "folder to write run.json, samples.jsonl (every sample, as it comes) and run.png into (created if missing; one run at a time)"},
-			&cli.StringFlag{Name: "prom", Destination: &o.Prom, Usage: "also write the result as Prometheus metrics to this file, replaced atomically (for node_exporter's textfile collector, name it *.prom)"},
-			&cli.BoolFlag{Name: "force", Destination: &o.Force, Usage: "replace the result a --out folder already holds"},
-			&cli.BoolFlag{Name: "dry-run", Destination: &o.DryRun, Usage: "print the plan (jobs, budgets, the most host and device memory each could take) and allocate nothing"},
-			&cli.StringSliceFlag{Name: "variant", Usage: "run every strategy also under these runtime settings, in its own workers: NAME:KEY=VALUE[,KEY=VALUE...] (repeatable)"},
-			&cli.BoolFlag{Name: "no-default-variant", Destination: &o.NoDefaultVariant, Usage: "leave out the runtime's own settings (the variant named default)"},
-			&cli.StringSliceFlag{Name: "variant-preset", Usage: "add the documented variants of a known runtime switch (repeatable); list shows them"},
-			&cli.StringFlag{Name: "attribution", Value: probe.AttributionBatched, Destination: &o.Attribution, Usage: "how a failure the runtime reports late is pinned to its buffer: batched (one wait per batch of up to 64 buffers, the failed command found by its event) or per-buffer (a wait after every buffer)"},
-			&cli.BoolFlag{Name: "runtime-log", Destination: &o.RuntimeLog, Usage: "turn on the runtime's documented logging in the workers and keep what it prints (bounded)"},
-			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: "output on stdout: table, json or markdown"},
-			outputFlag(&o.Output, "write the --format output (what stdout would get) to this file instead of stdout; not --out, the folder of run.json, samples.jsonl and run.png"),
-			&cli.BoolFlag{Name: "wide", Destination: &o.Wide, Usage: "show every column of a table, however wide the terminal"},
-			quietFlag(&o.Quiet),
-			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Destination: &o.Verbose, Usage: "print the plan (jobs, budgets, worst cases) on stderr before the run, and every finding under the table (not only the " + strconv.Itoa(findings.BriefBullets) + " that matter most)"},
-		},
+		Flags:        runFlags(&o),
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
 			o.args, o.commandLine = c.Args().Slice(), os.Args
@@ -140,6 +104,47 @@ stops the strategy before it does. Ctrl-C writes a partial result; a second Ctrl
 			o.Variants, o.Presets = c.StringSlice("variant"), c.StringSlice("variant-preset")
 			return runRun(c.Context, o, stdout, stderr)
 		},
+	}
+}
+
+// runFlags are run's flags, bound to o: remedy takes the same ones, to start from the job they describe.
+func runFlags(o *runOptions) []cli.Flag {
+	return []cli.Flag{
+		openclLibFlag(&o.OpenCLLib),
+		&cli.StringFlag{Name: "platform", Destination: &o.Platform, Usage: "platform index or part of its name (default: the first platform with devices)"},
+		&cli.StringFlag{Name: "devices", Value: "all", Destination: &o.Devices, Usage: "device indices within the platform: all, 0,1 or 0-3"},
+		&cli.StringFlag{Name: "strategies", Value: "shared,per-device,migrate-first", Destination: &o.Strategies, Usage: "comma-separated: shared, per-device, migrate-first, device-list, pool, or all"},
+		&cli.StringFlag{Name: "pool-size", Destination: &o.PoolSize, Usage: "the pool strategy's pool buffer size (default: each device's maximum allocation; see clmemprobe largest for what a device really takes)"},
+		&cli.StringFlag{Name: "size", Value: "1MiB", Destination: &o.Size, Usage: "buffer size: KiB, MiB, GiB, TiB are powers of 1024 (K, M, G, T and Ki, Mi, Gi, Ti too: 1M is 1 MiB), KB, MB, GB, TB powers of 1000 (1MB is 10^6 bytes, said on stderr); sums such as 1MiB+4KiB"},
+		&cli.StringFlag{Name: "sizes", Destination: &o.Sizes, Usage: "a sweep: comma-separated sizes, each run with every strategy (overrides --size)"},
+		&cli.StringFlag{Name: "max-allocs", Value: "100000", Destination: &o.MaxAllocs, Usage: "buffers per strategy (the user's loop runs 100000); 1e5 is the same"},
+		&cli.StringFlag{Name: "repeat", Value: "1", Destination: &o.Repeat, Usage: "run each job this many times, each in its own worker, and record how many runs reproduced its first failure and where (the ticket's reproduction rate); at most " + strconv.Itoa(maxRepeat)},
+		&cli.StringFlag{Name: "max-bytes", Destination: &o.MaxBytes, Usage: "stop each strategy after this many bytes of buffers (default: no byte limit)"},
+		&cli.StringFlag{Name: "flags", Destination: &o.Flags, Usage: "the cl_mem_flags of every buffer, comma-separated and combined: " + strings.Join(result.FlagNames(), ", ") +
+			"; a C name (CL_MEM_ALLOC_HOST_PTR) or a raw value for vendor flags (0x800000); read-write is implied without read-only or write-only (default: read-write, the user's loop)"},
+		&cli.StringFlag{Name: "flag-sets", Destination: &o.FlagSets, Usage: "a sweep: flag sets separated by ';', flags within a set by '+' or ',' (\"read-write;use-host-ptr;alloc-host-ptr\"), each run with every strategy"},
+		&cli.StringFlag{Name: "like", Destination: &o.Like, Usage: "a trace.json of your program (clmemprobe trace --out): run every strategy with its buffer sizes and flag sets (the most created first, up to " +
+			fmt.Sprint(likeMax) + " of each) on as many devices as its failing context had, and hold the strategies against where it failed"},
+		&cli.StringFlag{Name: "touch", Value: "none", Destination: &o.Touch, Usage: "what to do to each buffer after creating it: none, fill, kernel"},
+		&cli.StringFlag{Name: "timeout", Value: "10m", Destination: &o.Timeout, Usage: "time limit per strategy; past it the strategy is stopped"},
+		&cli.StringFlag{Name: "hang-timeout", Value: "60s", Destination: &o.HangTimeout, Usage: "a loop without progress for this long is declared hung"},
+		setupTimeoutFlag(&o.SetupTimeout),
+		&cli.StringFlag{Name: "host-reserve", Destination: &o.HostReserve, Usage: "stop a strategy before system available memory falls below this, and in a memory cgroup with a limit before its free memory falls below the smaller of this and a sixteenth of the limit; at least 64MiB (less cannot protect anything: the kernel acts first), or 0 to turn the guard off (default: the larger of 1GiB and 5% of RAM)"},
+		&cli.StringFlag{Name: "sample-interval", Value: "10ms", Destination: &o.SampleInterval, Usage: "least time between memory samples (the host guard keeps its own 5 ms cadence)"},
+		&cli.StringFlag{Name: "out", Destination: &o.Out, Usage: "folder to write run.json, samples.jsonl (every sample, as it comes) and run.png into (created if missing; one run at a time)"},
+		&cli.StringFlag{Name: "prom", Destination: &o.Prom, Usage: "also write the result as Prometheus metrics to this file, replaced atomically (for node_exporter's textfile collector, name it *.prom)"},
+		&cli.BoolFlag{Name: "force", Destination: &o.Force, Usage: "replace the result a --out folder already holds"},
+		&cli.BoolFlag{Name: "dry-run", Destination: &o.DryRun, Usage: "print the plan (jobs, budgets, the most host and device memory each could take) and allocate nothing"},
+		&cli.StringSliceFlag{Name: "variant", Usage: "run every strategy also under these runtime settings, in its own workers: NAME:KEY=VALUE[,KEY=VALUE...] (repeatable)"},
+		&cli.BoolFlag{Name: "no-default-variant", Destination: &o.NoDefaultVariant, Usage: "leave out the runtime's own settings (the variant named default)"},
+		&cli.StringSliceFlag{Name: "variant-preset", Usage: "add the documented variants of a known runtime switch (repeatable); list shows them"},
+		&cli.StringFlag{Name: "attribution", Value: probe.AttributionBatched, Destination: &o.Attribution, Usage: "how a failure the runtime reports late is pinned to its buffer: batched (one wait per batch of up to 64 buffers, the failed command found by its event) or per-buffer (a wait after every buffer)"},
+		&cli.BoolFlag{Name: "runtime-log", Destination: &o.RuntimeLog, Usage: "turn on the runtime's documented logging in the workers and keep what it prints (bounded)"},
+		&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: "output on stdout: table, json or markdown"},
+		outputFlag(&o.Output, "write the --format output (what stdout would get) to this file instead of stdout; not --out, the folder of run.json, samples.jsonl and run.png"),
+		&cli.BoolFlag{Name: "wide", Destination: &o.Wide, Usage: "show every column of a table, however wide the terminal"},
+		quietFlag(&o.Quiet),
+		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Destination: &o.Verbose, Usage: "print the plan (jobs, budgets, worst cases) on stderr before the run, and every finding under the table (not only the " + strconv.Itoa(findings.BriefBullets) + " that matter most)"},
 	}
 }
 

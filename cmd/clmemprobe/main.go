@@ -239,7 +239,7 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 			"index, the call and stage that failed, the code (-4, -5, -6), and what a buffer costs.\n" +
 			"clmemprobe help COMMAND (or COMMAND --help) shows a command's flags and exit codes.\n\n" + exitCodesHelp,
 		Commands: []*cli.Command{devicesCommand(stdout, stderr), runCommand(stdout, stderr), reportCommand(stdout),
-			compareCommand(stdout), mergeCommand(stdout, stderr), checkCommand(stdout, stderr), bundleCommand(stderr), exchangeCommand(stdout, stderr), largestCommand(stdout, stderr), traceCommand(stdout, stderr), envCommand(stdout, stderr), versionCommand(stdout), completionCommand(stdout)},
+			compareCommand(stdout), mergeCommand(stdout, stderr), checkCommand(stdout, stderr), bundleCommand(stderr), exchangeCommand(stdout, stderr), largestCommand(stdout, stderr), remedyCommand(stdout, stderr), traceCommand(stdout, stderr), envCommand(stdout, stderr), versionCommand(stdout), completionCommand(stdout)},
 		Writer:          stdout,
 		ErrWriter:       stderr,
 		HideHelpCommand: true,

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/clmemprobe/clmemprobe/probe"
+	"github.com/clmemprobe/clmemprobe/report"
+	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
+	"github.com/urfave/cli/v2"
+)
+
+func remedyCommand(stdout, stderr io.Writer) *cli.Command {
+	var o runOptions
+	return &cli.Command{
+		Name:      "remedy",
+		Usage:     "from a failing job, try the known changes, each in its own job, and rank them by how far each goes",
+		ArgsUsage: "[RUN.json | DIR]",
+		Description: `Starts from a failing job: the first that failed (or crashed, hung, wrote a wrong fill) in a run.json,
+or the job run's flags describe (its first strategy, size, flag set and variant). It runs that job again as
+the baseline, then each known change to it in its own job, with the same touch and budget:
+   one context per device, each buffer placed on its device (device-list), pooled allocations (pool);
+   buffers 4x as large and a quarter the size, over the same bytes;
+   the host-pointer flags alloc-host-ptr and use-host-ptr, and the flags the platform's vendor documents;
+   the runtime's documented settings (Intel NEO's small-buffer pool keys, with a control arm that sets only
+   NEOReadDebugKeys=1, which alone changes behaviour; ROCm's DISABLE_DEFERRED_ALLOC), and a raised
+   descriptor limit.
+It ranks them: those that lift the failure (reach the budget where the baseline failed) first, then by
+gain (bytes placed against the baseline's), then the smallest change. The headline names the smallest
+change that lifts the failure and how far it goes, and the changes that did not help (within 10%).
+
+` + exitCodes(exitOK, exitUsage, exitNoOpenCL, exitOutput, exitInterrupted),
+		Flags:        runFlags(&o),
+		OnUsageError: commandUsageError,
+		Action: func(c *cli.Context) error {
+			o.args, o.commandLine = c.Args().Slice(), os.Args
+			for _, name := range []string{"out", "prom", "dry-run", "repeat", "like", "force"} {
+				if c.IsSet(name) {
+					return usageErr("--%s is run's, not remedy's: remedy prints its ranking (--format, -o)", name)
+				}
+			}
+			o.Variants, o.Presets = c.StringSlice("variant"), c.StringSlice("variant-preset")
+			return runRemedy(c.Context, o, stdout, stderr)
+		},
+	}
+}
+
+func runRemedy(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
+	var from *result.Run
+	if len(o.args) > 1 {
+		return usageErr("remedy takes one RUN.json (or run's flags), got %d arguments", len(o.args))
+	}
+	if len(o.args) == 1 {
+		r, _, err := loadResultBytes(resultPath(o.args[0]))
+		if err != nil {
+			return err
+		}
+		from, o.args = r, nil
+	}
+	req, err := o.validate()
+	if err != nil {
+		return err
+	}
+	if req.output != "" {
+		if err := checkOutput("--output", req.output); err != nil {
+			return err
+		}
+	}
+	ctx, stop := withInterrupt(ctx, stderr)
+	defer stop()
+	if from != nil {
+		req.plan.Library = from.Config.OpenCLLibrary
+	}
+	inv, err := probe.Describe(ctx, req.plan.Library, req.plan.Limits.Setup)
+	if err != nil {
+		return err
+	}
+	base, err := remedyBase(req, inv, from)
+	if err != nil {
+		return err
+	}
+	rem := &result.Remedy{SchemaVersion: result.SchemaVersion, Kind: result.RemedyKind, Tool: result.Tool{Name: "clmemprobe", Version: version},
+		Started: time.Now().UTC().Format(time.RFC3339), Command: result.RedactArgs(o.commandLine), Platform: inv[base.Platform].Platform, Touch: base.Touch}
+	for _, i := range base.Devices {
+		rem.Devices = append(rem.Devices, inv[base.Platform].Devices[i])
+	}
+	changes := probe.RemedyChanges(base, rem.Platform)
+	say := func(k int, what string, j result.RemedyJob) {
+		if !req.quiet {
+			fmt.Fprintf(stderr, "clmemprobe: %d/%d %s: %s after %d buffers (%s)\n", k, len(changes)+1, what, j.Outcome, j.AllocationsOK, units.Bytes(j.BytesOK))
+		}
+	}
+	if rem.Baseline, err = remedyJob(ctx, base, inv, "the baseline"); err != nil {
+		return err
+	}
+	say(1, "the baseline", rem.Baseline)
+	for k, ch := range changes {
+		if ctx.Err() != nil {
+			break
+		}
+		j, err := remedyJob(ctx, ch.Plan, inv, ch.Name)
+		if err != nil && ctx.Err() == nil {
+			return err
+		}
+		rem.Remedies = append(rem.Remedies, j)
+		say(k+2, ch.Name, j)
+	}
+	findings.RankRemedies(rem)
+	f, err := lookupFormat(req.format, report.KindRemedy)
+	if err != nil {
+		return err
+	}
+	if err := emit(stdout, req.output, f, rem, req.wide); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return &exitError{exitInterrupted, nil}
+	}
+	return nil
+}
+
+// remedyBase is the plan of the one job remedy starts from: the run's first job that did not end well
+// (else its first), or the first job of run's flags, on the devices the runtime has.
+func remedyBase(req *runRequest, inv result.Inventory, from *result.Run) (probe.Plan, error) {
+	p, err := req.planFor(inv)
+	if err != nil {
+		return p, err
+	}
+	p.Strategies, p.Sizes = p.Strategies[:1], p.Sizes[:1]
+	if len(p.FlagSets) > 1 {
+		p.FlagSets = p.FlagSets[:1]
+	}
+	if len(p.Variants) > 1 {
+		p.Variants = p.Variants[:1]
+	}
+	if from == nil {
+		return p, nil
+	}
+	c := from.Config
+	if c.Platform >= len(inv) {
+		return p, usageErr("the run was on platform %d; this machine has %d", c.Platform, len(inv))
+	}
+	for _, d := range c.Devices {
+		if d >= len(inv[c.Platform].Devices) {
+			return p, usageErr("the run used device %d of platform %d; this machine's platform has %d", d, c.Platform, len(inv[c.Platform].Devices))
+		}
+	}
+	s := &from.Strategies[0]
+	for i := range from.Strategies {
+		if o := from.Strategies[i].Outcome; o != result.OutcomeCompleted && o != result.OutcomeUnsupported && o != result.OutcomeStopped {
+			s = &from.Strategies[i]
+			break
+		}
+	}
+	flags, err := result.JobFlags(s.Flags)
+	if err != nil {
+		return p, usageErr("the run's flags %q: %v", s.Flags, err)
+	}
+	p.Platform, p.Devices, p.Touch, p.MaxAllocs, p.MaxBytes, p.PoolSize = c.Platform, c.Devices, c.Touch, c.MaxAllocs, c.MaxBytes, c.PoolSize
+	p.Strategies, p.Sizes, p.FlagSets, p.Variants = []result.Strategy{s.Strategy}, []uint64{s.SizeBytes}, nil, nil
+	if s.Flags != "" {
+		p.FlagSets = []result.MemFlags{flags}
+	}
+	if s.Variant != "" {
+		p.Variants = []result.Variant{{Name: s.Variant, Settings: s.VariantSettings}}
+	}
+	if c.TimeoutSeconds > 0 {
+		p.Limits.Total = time.Duration(c.TimeoutSeconds * float64(time.Second))
+	}
+	if c.HangSeconds > 0 {
+		p.Limits.Hang = time.Duration(c.HangSeconds * float64(time.Second))
+	}
+	p.HostReserve = c.HostReserveByte
+	return p, nil
+}
+
+// remedyJob runs a plan of one job and says how it went.
+func remedyJob(ctx context.Context, p probe.Plan, inv result.Inventory, change string) (result.RemedyJob, error) {
+	run, err := probe.Run(ctx, p, inv, nil)
+	j := result.RemedyJob{Change: change, Strategy: p.Strategies[0], SizeBytes: p.Sizes[0]}
+	if run != nil && len(run.Strategies) > 0 {
+		s := run.Strategies[0]
+		j.Flags, j.Variant, j.VariantSettings = s.Flags, s.Variant, s.VariantSettings
+		j.AllocationsOK, j.BytesOK, j.Outcome, j.FirstFailure, j.Reason = s.AllocationsOK, s.BytesOK, s.Outcome, s.FirstFailure, s.Reason
+	}
+	return j, err
+}

@@ -1,0 +1,132 @@
+package findings
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
+)
+
+// helpsBy is how much further than the baseline a change must go to count as helping: within it, the
+// run-to-run scatter of a runtime's limits.
+const helpsBy = 1.10
+
+// RankRemedies judges a remedy search: each change's gain against the baseline and whether it lifts the
+// failure, the changes ordered by that (lifting first, then the largest gain, then the smallest change),
+// and the headline.
+func RankRemedies(r *result.Remedy) {
+	base := r.Baseline
+	failed := base.Outcome != result.OutcomeCompleted
+	for i := range r.Remedies {
+		j := &r.Remedies[i]
+		j.Order = i
+		j.Gain = gainOf(*j, base)
+		j.Lifts = failed && j.Outcome == result.OutcomeCompleted
+	}
+	sort.SliceStable(r.Remedies, func(a, b int) bool {
+		x, y := r.Remedies[a], r.Remedies[b]
+		if x.Lifts != y.Lifts {
+			return x.Lifts
+		}
+		if x.Gain != y.Gain {
+			return x.Gain > y.Gain
+		}
+		return x.Order < y.Order
+	})
+	r.Verdict = []string{remedyHeadline(r)}
+}
+
+// gainOf is a job's bytes placed over the baseline's; against a baseline that placed nothing, over one of
+// its buffers.
+func gainOf(j, base result.RemedyJob) float64 {
+	if base.BytesOK > 0 {
+		return float64(j.BytesOK) / float64(base.BytesOK)
+	}
+	if base.SizeBytes == 0 {
+		return 0
+	}
+	return float64(j.BytesOK) / float64(base.SizeBytes)
+}
+
+func remedyHeadline(r *result.Remedy) string {
+	base := r.Baseline
+	if base.Outcome == result.OutcomeCompleted {
+		return fmt.Sprintf("Nothing to lift: the baseline (%s) reached its budget of %d buffers (%s) without a failure; raise --max-allocs to find its limit first.",
+			jobWords(base), base.AllocationsOK, units.Bytes(base.BytesOK))
+	}
+	s := fmt.Sprintf("The baseline (%s) %s after %d buffers (%s)", jobWords(base), endWords(base), base.AllocationsOK, units.Bytes(base.BytesOK))
+	var lifts, helps, none, unsupported []result.RemedyJob
+	for _, j := range r.Remedies {
+		switch {
+		case j.Outcome == result.OutcomeUnsupported:
+			unsupported = append(unsupported, j)
+		case j.Lifts:
+			lifts = append(lifts, j)
+		case j.Gain >= helpsBy:
+			helps = append(helps, j)
+		default:
+			none = append(none, j)
+		}
+	}
+	switch {
+	case len(lifts) > 0:
+		first := lifts[0]
+		for _, j := range lifts[1:] { // the smallest change among those that lift it
+			if j.Order < first.Order {
+				first = j
+			}
+		}
+		s += fmt.Sprintf("; the smallest change that lifts the failure is %s: it reached its budget of %d buffers (%s, %.2fx the baseline's bytes)",
+			first.Change, first.AllocationsOK, units.Bytes(first.BytesOK), first.Gain)
+		if others := changeNames(lifts, first.Change); others != "" {
+			s += "; " + others + " lift it too"
+		}
+		if len(helps) > 0 {
+			s += "; " + changeNames(helps, "") + " go further without lifting it"
+		}
+	case len(helps) > 0:
+		s += fmt.Sprintf("; no change lifts the failure: %s goes furthest, %d buffers (%.2fx the baseline's bytes) before it %s", helps[0].Change,
+			helps[0].AllocationsOK, helps[0].Gain, endWords(helps[0]))
+	default:
+		s += "; no change lifts it or goes 10% further"
+	}
+	if len(none) > 0 {
+		s += "; did not help: " + changeNames(none, "")
+	}
+	for _, j := range unsupported {
+		s += fmt.Sprintf("; %s could not run here: %s", j.Change, j.Reason)
+	}
+	return s + "."
+}
+
+func changeNames(js []result.RemedyJob, except string) string {
+	var names []string
+	for _, j := range js {
+		if j.Change != except {
+			names = append(names, fmt.Sprintf("%s (%.2fx)", j.Change, j.Gain))
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
+// jobWords names a job: its strategy, size, flags and settings.
+func jobWords(j result.RemedyJob) string {
+	s := fmt.Sprintf("%s, %s buffers", j.Strategy, units.Size(j.SizeBytes))
+	if j.Flags != "" {
+		s += ", flags " + j.Flags
+	}
+	if len(j.VariantSettings) > 0 {
+		s += ", " + strings.Join(result.Assignments(j.VariantSettings), " ")
+	}
+	return s
+}
+
+// endWords says how a job ended: "failed with -6 (CL_OUT_OF_HOST_MEMORY)", "crashed".
+func endWords(j result.RemedyJob) string {
+	if f := j.FirstFailure; f != nil && j.Outcome == result.OutcomeFailed {
+		return fmt.Sprintf("failed with %d (%s)", f.Code, f.Name)
+	}
+	return string(j.Outcome)
+}

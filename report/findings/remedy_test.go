@@ -1,0 +1,63 @@
+package findings
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+func remedyJob(change string, st result.Strategy, outcome result.Outcome, n uint64) result.RemedyJob {
+	return result.RemedyJob{Change: change, Strategy: st, SizeBytes: 1 << 20, AllocationsOK: n, BytesOK: n << 20, Outcome: outcome}
+}
+
+// Changes that lift the failure come first, the smallest of equal gains first; then by gain; unsupported
+// ones are said apart; the headline names the smallest that lifts it with its reach.
+func TestRankRemediesLiftingFirstThenGainThenSmallest(t *testing.T) {
+	r := &result.Remedy{Baseline: remedyJob("the baseline", result.Shared, result.OutcomeFailed, 1000), Remedies: []result.RemedyJob{
+		remedyJob("one context per device", result.PerDevice, result.OutcomeCompleted, 3000),
+		remedyJob("device-list", result.DeviceList, result.OutcomeUnsupported, 0),
+		remedyJob("pool", result.Pool, result.OutcomeCompleted, 3000),
+		remedyJob("flags alloc-host-ptr", result.Shared, result.OutcomeFailed, 1050),
+		remedyJob("buffers a quarter the size", result.Shared, result.OutcomeFailed, 2000),
+	}}
+	r.Remedies[1].Reason = "no cl_khr_external_memory"
+	RankRemedies(r)
+	var order []string
+	for _, j := range r.Remedies {
+		order = append(order, j.Change)
+	}
+	want := []string{"one context per device", "pool", "buffers a quarter the size", "flags alloc-host-ptr", "device-list"}
+	if strings.Join(order, "|") != strings.Join(want, "|") {
+		t.Errorf("order %v, want %v", order, want)
+	}
+	if !r.Remedies[0].Lifts || r.Remedies[0].Gain != 3 || r.Remedies[2].Lifts || r.Remedies[2].Gain != 2 {
+		t.Errorf("gains %+v", r.Remedies)
+	}
+	h := r.Verdict[0]
+	for _, want := range []string{"the smallest change that lifts the failure is one context per device: it reached its budget of 3000 buffers",
+		"pool (3.00x) lift it too", "buffers a quarter the size (2.00x) go further without lifting it", "did not help: flags alloc-host-ptr (1.05x)", "device-list could not run here: no cl_khr_external_memory"} {
+		if !strings.Contains(h, want) {
+			t.Errorf("headline lacks %q: %s", want, h)
+		}
+	}
+	// Without a change that lifts it, the one that goes furthest is named first.
+	r2 := &result.Remedy{Baseline: remedyJob("the baseline", result.Shared, result.OutcomeFailed, 1000), Remedies: []result.RemedyJob{
+		remedyJob("flags alloc-host-ptr", result.Shared, result.OutcomeFailed, 1050),
+		remedyJob("buffers a quarter the size", result.Shared, result.OutcomeFailed, 2000),
+	}}
+	RankRemedies(r2)
+	if h := r2.Verdict[0]; !strings.Contains(h, "no change lifts the failure: buffers a quarter the size goes furthest, 2000 buffers (2.00x") ||
+		!strings.Contains(h, "did not help: flags alloc-host-ptr (1.05x)") {
+		t.Errorf("headline: %s", h)
+	}
+}
+
+func TestRankRemediesOfABaselineThatCompleted(t *testing.T) {
+	r := &result.Remedy{Baseline: remedyJob("the baseline", result.Shared, result.OutcomeCompleted, 100), Remedies: []result.RemedyJob{
+		remedyJob("pool", result.Pool, result.OutcomeCompleted, 100)}}
+	RankRemedies(r)
+	if r.Remedies[0].Lifts || !strings.HasPrefix(r.Verdict[0], "Nothing to lift") {
+		t.Errorf("%+v %q", r.Remedies[0], r.Verdict[0])
+	}
+}
