@@ -49,6 +49,8 @@ func TestPromMetricsForEveryOutcome(t *testing.T) {
 		{"timeout", []string{"FAULTCL_SLOW_US=20000"}, []string{"--strategies", "per-device", "--max-allocs", "1000", "--timeout", "1s"}},
 		// 64 MiB of host staging: each 1 MiB buffer of a two-device context stages 1 MiB, so create fails at 64.
 		{"failed", []string{fmt.Sprintf("FAULTCL_HOST_BUDGET=%d", 64*mib)}, []string{"--strategies", "shared", "--max-allocs", "100"}},
+		// Fills that report success and write nothing: the first buffer's read-back makes the job wrong.
+		{"wrong", []string{"FAULTCL_FILL=none"}, []string{"--strategies", "shared", "--max-allocs", "100", "--touch", "fill"}},
 	}
 	seen := map[result.Outcome]bool{}
 	for _, c := range cases {

@@ -76,10 +76,11 @@ func TestStopsAreToldApartByGuardAndReason(t *testing.T) {
 	}
 }
 
-// Every strategy but per-device puts all devices in one context, as the strategies' descriptions say.
-func TestSharesContextIsFalseOnlyForPerDevice(t *testing.T) {
+// Every strategy but per-device and pool (one context per device, its pools in it) puts all devices in one
+// context, as the strategies' descriptions say.
+func TestSharesContextIsFalseOnlyForPerDeviceAndPool(t *testing.T) {
 	for _, s := range Strategies {
-		if got, want := s.SharesContext(), s != PerDevice; got != want {
+		if got, want := s.SharesContext(), s != PerDevice && s != Pool; got != want {
 			t.Errorf("%s: SharesContext() = %v, want %v", s, got, want)
 		}
 	}

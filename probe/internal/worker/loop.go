@@ -222,7 +222,7 @@ func (l *loop) buffer(i uint64, t *target) (settlement, *wire.StrategyAnswer) {
 			}
 			return l.fail(i, result.StageTouch, err, t)
 		}
-		if i == 0 && l.touch == result.TouchFill {
+		if i == 0 && l.touch == result.TouchFill && l.flags&uint64(result.MemHostWriteOnly|result.MemHostNoAccess) == 0 {
 			if s, ans := l.proveFill(p); s != confirmed || ans != nil {
 				return s, ans
 			}
@@ -234,6 +234,7 @@ func (l *loop) buffer(i uint64, t *target) (settlement, *wire.StrategyAnswer) {
 // proveFill waits for the first buffer's fill and reads its last page back: a runtime that reports a fill
 // done that it did not write (one driver miscounts fills of 2^31 elements or more) has placed nothing, and
 // the job says so instead of counting buffers. An error of the wait or the read is the buffer's failure.
+// Buffers the host may not read (host-write-only, host-no-access) cannot be proven so, and are not read.
 func (l *loop) proveFill(p pending) (settlement, *wire.StrategyAnswer) {
 	cell := l.tally.cell
 	cell.SetStage(wire.StageFinish)
