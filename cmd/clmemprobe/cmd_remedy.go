@@ -35,19 +35,29 @@ gain (bytes placed against the baseline's), then the smallest change. The headli
 change that lifts the failure and how far it goes, and the changes that did not help (within 10%).
 
 ` + exitCodes(exitOK, exitUsage, exitNoOpenCL, exitOutput, exitInterrupted),
-		Flags:        runFlags(&o),
+		Flags:        remedyFlags(&o),
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
 			o.args, o.commandLine = c.Args().Slice(), os.Args
-			for _, name := range []string{"out", "prom", "dry-run", "repeat", "like", "force"} {
-				if c.IsSet(name) {
-					return usageErr("--%s is run's, not remedy's: remedy prints its ranking (--format, -o)", name)
-				}
-			}
 			o.Variants, o.Presets = c.StringSlice("variant"), c.StringSlice("variant-preset")
 			return runRemedy(c.Context, o, stdout, stderr)
 		},
 	}
+}
+
+// runOnly are run's flags that remedy leaves out: its own files, a dry run, repeats and a traced program's
+// jobs are not a remedy's.
+var runOnly = map[string]bool{"out": true, "prom": true, "force": true, "dry-run": true, "repeat": true, "like": true, "wide": true}
+
+// remedyFlags are run's flags but runOnly, bound to o.
+func remedyFlags(o *runOptions) []cli.Flag {
+	var out []cli.Flag
+	for _, f := range runFlags(o) {
+		if !runOnly[f.Names()[0]] {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func runRemedy(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
@@ -62,6 +72,7 @@ func runRemedy(ctx context.Context, o runOptions, stdout, stderr io.Writer) erro
 		}
 		from, o.args = r, nil
 	}
+	o.Repeat = "1" // run's flag, not remedy's: each job runs once
 	req, err := o.validate()
 	if err != nil {
 		return err

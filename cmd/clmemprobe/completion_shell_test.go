@@ -42,8 +42,8 @@ func completionCases(dir string) []completionCase {
 		{words: []string{"run", "--touch", ""}, want: []string{"none", "fill", "kernel"}, exactly: true},
 		{words: []string{"run", "--touch", "f"}, want: []string{"fill"}, exactly: true},
 		// A list item comes also with its comma, so that the shell stops after it without a space.
-		{words: []string{"run", "--strategies", "shared,p"}, want: []string{"shared,per-device", "shared,per-device,"}, exactly: true},
-		{words: []string{"run", "--strategies", "shared,per-device,migrate-first,d"}, want: []string{"shared,per-device,migrate-first,device-list"}, exactly: true},
+		{words: []string{"run", "--strategies", "shared,p"}, want: []string{"shared,per-device", "shared,per-device,", "shared,pool", "shared,pool,"}, exactly: true},
+		{words: []string{"run", "--strategies", "shared,per-device,migrate-first,device-list,p"}, want: []string{"shared,per-device,migrate-first,device-list,pool"}, exactly: true},
 		{words: []string{"run", "--strategies", ""}, want: []string{"shared", "per-device,", "migrate-first", "device-list", "all"}},
 		{words: []string{"run", "--format", ""}, want: []string{"table", "json", "markdown"}, exactly: true},
 		{words: []string{"report", "--format", ""}, want: []string{"table", "csv", "repro", "png"}},

@@ -139,19 +139,29 @@ func TestRejectedVendorFlagIsAResult(t *testing.T) {
 	}
 }
 
-// A size over the device's maximum allocation is refused before anything runs, unless a flag documented to
-// lift the limit is given: then the runtime answers.
-func TestMaxAllocationLiftedOnlyByADocumentedFlag(t *testing.T) {
+// A size over the device's maximum allocation is tried, not refused: the note before the run says the
+// runtime may refuse it, and names the vendor flag documented to lift the limit only on that vendor's
+// platform; a runtime that enforces its maximum refuses it with -61, and the limit says so.
+func TestSizeOverTheMaximumIsTried(t *testing.T) {
 	const devMem = 1 << 30 // faultcl reports a quarter of it as the largest allocation
-	env := FaultEnv(t, fmt.Sprintf("FAULTCL_DEVICE_MEM=%d", devMem), "FAULTCL_ACCEPT_FLAGS=0x800000")
 	size := fmt.Sprintf("%dB", devMem/4+4096)
-	oneLineError(t, runTool(t, env, "run", "--size", size, "--max-allocs", "2", "--strategies", "shared"), exitUsage, "CL_MEM_ALLOW_UNRESTRICTED_SIZE_INTEL")
-	r, res, _ := runOut(t, env, "--size", size, "--max-allocs", "2", "--strategies", "shared", "--flags", "0x800000")
-	if res.code != 0 {
-		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	args := []string{"--size", size, "--max-allocs", "2", "--strategies", "shared"}
+	mem := fmt.Sprintf("FAULTCL_DEVICE_MEM=%d", devMem)
+	r, res, _ := runOut(t, FaultEnv(t, mem), args...)
+	if s := r.Strategies[0]; res.code != 0 || s.Outcome != result.OutcomeCompleted || s.AllocationsOK != 2 {
+		t.Fatalf("exit %d, %s after %d: want the runtime's answer, both buffers (%s)", res.code, s.Outcome, s.AllocationsOK, res.stderr)
 	}
-	if s := flagJob(t, r, result.Shared, "0x800000"); s.Outcome != result.OutcomeCompleted || s.AllocationsOK != 2 {
-		t.Errorf("%s after %d, want the runtime's answer: both buffers", s.Outcome, s.AllocationsOK)
+	if !strings.Contains(res.stderr, "over device 0's reported maximum allocation") || strings.Contains(res.stderr, "CL_MEM_ALLOW_UNRESTRICTED_SIZE_INTEL") {
+		t.Errorf("the note on faultcl: %q", res.stderr)
+	}
+	_, res, _ = runOut(t, FaultEnv(t, mem, "FAULTCL_PLATFORM_NAME=Intel(R) OpenCL Graphics"), args...)
+	if !strings.Contains(res.stderr, "Intel documents CL_MEM_ALLOW_UNRESTRICTED_SIZE_INTEL (--flags 0x800000)") {
+		t.Errorf("the note on an Intel platform: %q", res.stderr)
+	}
+	r, _, _ = runOut(t, FaultEnv(t, mem, "FAULTCL_ENFORCE_MAX_ALLOC=1"), args...)
+	if s := r.Strategies[0]; s.Outcome != result.OutcomeFailed || s.FirstFailure == nil || s.FirstFailure.Code != -61 || s.Limit != result.LimitRuntime ||
+		!strings.Contains(strings.Join(r.Verdict, " "), "it enforces that maximum") {
+		t.Errorf("enforced: %s %+v limit %s; verdict %q", s.Outcome, s.FirstFailure, s.Limit, r.Verdict)
 	}
 }
 

@@ -49,5 +49,5 @@ func TestRemedyRanksOneContextPerDeviceFirst(t *testing.T) {
 			}
 		}
 	}
-	oneLineError(t, runTool(t, env, "remedy", "--out", t.TempDir()), exitUsage, "run's, not remedy's")
+	oneLineError(t, runTool(t, env, "remedy", "--out", t.TempDir()), exitUsage, "--out")
 }

@@ -2,6 +2,8 @@ package worker
 
 import (
 	"fmt"
+	"slices"
+	"sort"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
 	"github.com/clmemprobe/clmemprobe/report/result"
@@ -19,6 +21,17 @@ type poolBuffers struct {
 	parent   cl.Mem // the pool being carved; 0 before the first
 	next     uint64 // the origin of the next sub-buffer in it
 	parents  []cl.Mem
+	// carved are the live sub-buffers' places; free the places of released ones, made again first, oldest
+	// first: a batch the loop makes again (one wait per buffer) takes the same places, and so the same
+	// memory, as the first time.
+	carved map[cl.Mem]slot
+	free   []slot
+}
+
+// slot is a sub-buffer's place: its pool and origin.
+type slot struct {
+	parent cl.Mem
+	origin uint64
 }
 
 var _ buffers = (*poolBuffers)(nil)
@@ -50,12 +63,22 @@ func newPoolBuffers(ctx *cl.Context, d *cl.Device, size, poolSize uint64) (*pool
 		return nil, fmt.Errorf("the pool size %s is smaller than one buffer of %s", units.Size(poolSize), units.Size(size))
 	}
 	n := max(1, (poolSize-size)/stride+1) // sub-buffers that fit: the last needs only size, not a stride
-	return &poolBuffers{ctx: ctx, stride: stride, poolSize: (n-1)*stride + size}, nil
+	return &poolBuffers{ctx: ctx, stride: stride, poolSize: (n-1)*stride + size, carved: map[cl.Mem]slot{}}, nil
 }
 
 // CreateBuffer makes the next sub-buffer, and a new pool buffer first where the current one is full. The
 // pool strategy takes no host-pointer flags (the worker refuses them), so there is no host memory to pass.
 func (p *poolBuffers) CreateBuffer(flags, size uint64, _ cl.HostPtr) (cl.Mem, error) {
+	if len(p.free) > 0 {
+		s := p.free[0]
+		m, err := p.ctx.CreateSubBuffer(s.parent, 0, s.origin, size)
+		if err != nil {
+			return 0, err
+		}
+		p.free = p.free[1:]
+		p.carved[m] = s
+		return m, nil
+	}
 	if p.parent == 0 || p.next+size > p.poolSize {
 		parent, err := p.ctx.CreateBuffer(flags, p.poolSize, 0)
 		if err != nil {
@@ -68,6 +91,7 @@ func (p *poolBuffers) CreateBuffer(flags, size uint64, _ cl.HostPtr) (cl.Mem, er
 	if err != nil {
 		return 0, err
 	}
+	p.carved[m] = slot{p.parent, p.next}
 	p.next += p.stride
 	return m, nil
 }
@@ -77,5 +101,21 @@ func (p *poolBuffers) CreateBufferWithProperties(*cl.Properties, uint64, uint64,
 	return 0, fmt.Errorf("clCreateBufferWithProperties: %w", cl.ErrUnsupported)
 }
 
-// ReleaseMem releases a sub-buffer; the pools stay until the worker ends, as a program's do.
-func (p *poolBuffers) ReleaseMem(m cl.Mem) error { return p.ctx.ReleaseMem(m) }
+// ReleaseMem releases a sub-buffer, its place free for the next; the pools stay until the worker ends, as a
+// program's do.
+func (p *poolBuffers) ReleaseMem(m cl.Mem) error {
+	if s, ok := p.carved[m]; ok {
+		delete(p.carved, m)
+		i := sort.Search(len(p.free), func(i int) bool { return p.less(s, p.free[i]) })
+		p.free = slices.Insert(p.free, i, s)
+	}
+	return p.ctx.ReleaseMem(m)
+}
+
+// less orders places: by pool in the order the pools were made, then origin.
+func (p *poolBuffers) less(a, b slot) bool {
+	if a.parent != b.parent {
+		return slices.Index(p.parents, a.parent) < slices.Index(p.parents, b.parent)
+	}
+	return a.origin < b.origin
+}
