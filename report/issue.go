@@ -52,7 +52,6 @@ type ticket struct {
 	headline  string // the title's what
 	rateHow   string // how to measure the rate where the result did not
 	notes     string // what is not a driver's fault, for the reporter to weigh before filing ("" none)
-	files     []string
 }
 
 // rate is how often the failure came back.

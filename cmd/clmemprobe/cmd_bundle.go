@@ -101,36 +101,15 @@ func runBundle(_ context.Context, o bundleOptions, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var baseline *result.Run
-	if o.Baseline != "" {
-		if t, _ := result.LoadTrace(resultPath(o.Baseline)); t != nil {
-			return usageErr("--baseline %s is a trace: give the run.json of the same clmemprobe run on the driver that worked", o.Baseline)
-		}
-		if baseline, _, err = loadResultBytes(resultPath(o.Baseline)); err != nil {
-			return usageErr("--baseline: %v", err) // the run's own errors name no flag: this one does
-		}
-		if err := comparableBaseline(baseline, r); err != nil {
-			return err
-		}
+	baseline, err := loadBaseline(o.Baseline, r)
+	if err != nil {
+		return err
 	}
 	findings.Apply(r)
 	if !o.KeepIdentity {
-		// The bundle's result is the scrubbed model, written again: fields this build does not know cannot
-		// carry the machine's identity past it.
-		var base *result.Environment
-		if baseline != nil {
-			base = baseline.Environment
+		if original, err = scrubbed(r, baseline); err != nil {
+			return err
 		}
-		id := result.IdentityOf(r.Environment, base)
-		id.Scrub(r)
-		if baseline != nil {
-			id.Scrub(baseline)
-		}
-		var b bytes.Buffer
-		if err := report.Render(&b, "json", r); err != nil {
-			return outputErr("cannot render run.json: %v", err)
-		}
-		original = b.Bytes()
 	}
 	render := func(format string, opts report.Options) ([]byte, error) {
 		var b bytes.Buffer
@@ -179,6 +158,40 @@ func runBundle(_ context.Context, o bundleOptions, stderr io.Writer) error {
 		mtime = time.Unix(0, 0)
 	}
 	return writeBundle(o, files, mtime, stderr)
+}
+
+// loadBaseline loads --baseline, where given, and refuses one that measured something else.
+func loadBaseline(path string, r *result.Run) (*result.Run, error) {
+	if path == "" {
+		return nil, nil
+	}
+	if t, _ := result.LoadTrace(resultPath(path)); t != nil {
+		return nil, usageErr("--baseline %s is a trace: give the run.json of the same clmemprobe run on the driver that worked", path)
+	}
+	baseline, _, err := loadResultBytes(resultPath(path))
+	if err != nil {
+		return nil, usageErr("--baseline: %v", err) // the run's own errors name no flag: this one does
+	}
+	return baseline, comparableBaseline(baseline, r)
+}
+
+// scrubbed takes the identity out of the run and its baseline and writes the run again: the bundle's
+// result is the scrubbed model, so fields this build does not know cannot carry the identity past it.
+func scrubbed(r, baseline *result.Run) ([]byte, error) {
+	var base *result.Environment
+	if baseline != nil {
+		base = baseline.Environment
+	}
+	id := result.IdentityOf(r.Environment, base)
+	id.Scrub(r)
+	if baseline != nil {
+		id.Scrub(baseline)
+	}
+	var b bytes.Buffer
+	if err := report.Render(&b, "json", r); err != nil {
+		return nil, outputErr("cannot render run.json: %v", err)
+	}
+	return b.Bytes(), nil
 }
 
 // fileNames are the names of a bundle's files.
