@@ -20,7 +20,7 @@ const keptSamples = 1000
 // goroutine, the end from the caller: a mutex orders them.
 type collector struct {
 	mu       sync.Mutex
-	res      *result.StrategyResult
+	res      *result.JobResult
 	hostFit  slopeFit
 	availFit slopeFit // of MemAvailable, negated: the system's memory taken
 	commFit  slopeFit // of Committed_AS
@@ -40,7 +40,7 @@ type collector struct {
 const maxNotices = 100
 
 func newCollector(j Job, onSample func(*result.Sample)) *collector {
-	return &collector{res: &result.StrategyResult{Strategy: j.Strategy, Variant: j.Variant.Name, VariantSettings: j.Variant.Settings, Flags: j.recordedFlags(),
+	return &collector{res: &result.JobResult{Strategy: j.Strategy, Variant: j.Variant.Name, VariantSettings: j.Variant.Settings, Flags: j.recordedFlags(),
 		Devices: j.Devices, SizeBytes: j.Size, Samples: []result.Sample{}},
 		devFits: map[int]*slopeFit{}, stride: 1, onSample: onSample}
 }
@@ -149,7 +149,7 @@ func cgroupMemory(rs *result.Resources) *result.Resource {
 }
 
 // endResources sets the ledger's values at the end from the last sample.
-func (c *collector) endResources(res *result.StrategyResult) {
+func (c *collector) endResources(res *result.JobResult) {
 	rs, last := res.Resources, c.last
 	if rs == nil || last == nil {
 		return
@@ -166,7 +166,7 @@ func (c *collector) endResources(res *result.StrategyResult) {
 }
 
 // finish turns how the worker ended into the strategy's result.
-func (c *collector) finish(e *supervise.Ending) *result.StrategyResult {
+func (c *collector) finish(e *supervise.Ending) *result.JobResult {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	res := c.res
@@ -222,7 +222,7 @@ func joinReason(a, b string) string {
 
 // fitCosts sets the costs per buffer where the fit rule allows them: host RSS, system memory, committed
 // memory, and device memory per device, with the replication factor where device memory was placed.
-func (c *collector) fitCosts(res *result.StrategyResult) {
+func (c *collector) fitCosts(res *result.JobResult) {
 	res.Fit = result.JudgeFit(c.total, c.lo, c.hi, res.AllocationsOK)
 	if !res.Fit.OK {
 		return

@@ -136,7 +136,7 @@ func Run(ctx context.Context, p Plan, inv result.Inventory, obs Observer) (*resu
 			}
 			sr.Repeats = append(sr.Repeats, result.AttemptOf(again))
 		}
-		run.Strategies = append(run.Strategies, *sr)
+		run.Jobs = append(run.Jobs, *sr)
 		if run.StartupSeconds == 0 {
 			if t, err := time.Parse(time.RFC3339Nano, sr.LoopStarted); err == nil {
 				run.StartupSeconds = t.Sub(p.Began).Seconds()
@@ -158,7 +158,7 @@ func newRun(p *Plan, root sample.Root, inv result.Inventory) *result.Run {
 	}
 	r := &result.Run{SchemaVersion: result.SchemaVersion, Tool: result.Tool{Name: "clmemprobe", Version: p.ToolVersion},
 		Started: time.Now().UTC().Format(time.RFC3339), Command: p.Command, Environment: env,
-		Strategies: []result.StrategyResult{}, Partial: true}
+		Jobs: []result.JobResult{}, Partial: true}
 	for _, pl := range inv {
 		r.Environment.Platforms = append(r.Environment.Platforms, pl.Platform)
 	}
@@ -200,7 +200,7 @@ func newRun(p *Plan, root sample.Root, inv result.Inventory) *result.Run {
 const progressEvery = 200 * time.Millisecond
 
 // runJob runs one strategy in a worker (its n-th run, 1-based) and turns how it ended into its result.
-func runJob(ctx context.Context, p *Plan, j Job, n int, obs Observer, groups *supervise.Groups) (*result.StrategyResult, error) {
+func runJob(ctx context.Context, p *Plan, j Job, n int, obs Observer, groups *supervise.Groups) (*result.JobResult, error) {
 	jobStart := time.Now()
 	col := newCollector(j, func(s *result.Sample) { obs.Sample(j, s) })
 	limits, err := p.limits(j)
@@ -240,8 +240,8 @@ func runJob(ctx context.Context, p *Plan, j Job, n int, obs Observer, groups *su
 // workerPIDs are the process ids of every worker of the run, repeats included.
 func workerPIDs(r *result.Run) []int {
 	var pids []int
-	for i := range r.Strategies {
-		for _, a := range r.Strategies[i].Attempts() {
+	for i := range r.Jobs {
+		for _, a := range r.Jobs[i].Attempts() {
 			if a.WorkerPID > 0 {
 				pids = append(pids, a.WorkerPID)
 			}

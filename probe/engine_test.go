@@ -77,7 +77,7 @@ func (r *recorder) Sample(Job, *result.Sample) {
 }
 func (r *recorder) JobDone(_ Job, run *result.Run) {
 	r.mu.Lock()
-	r.done = append(r.done, len(run.Strategies))
+	r.done = append(r.done, len(run.Jobs))
 	r.mu.Unlock()
 }
 
@@ -94,11 +94,11 @@ func TestRunOnTheRuntime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(run.Strategies) != 4 || run.Partial || run.Config.Attribution != AttributionBatched || len(run.Devices) != 2 {
-		t.Fatalf("%d strategies, partial %v, attribution %s, %d devices; want 4 whole, batched, 2", len(run.Strategies), run.Partial,
+	if len(run.Jobs) != 4 || run.Partial || run.Config.Attribution != AttributionBatched || len(run.Devices) != 2 {
+		t.Fatalf("%d strategies, partial %v, attribution %s, %d devices; want 4 whole, batched, 2", len(run.Jobs), run.Partial,
 			run.Config.Attribution, len(run.Devices))
 	}
-	for _, s := range run.Strategies {
+	for _, s := range run.Jobs {
 		if s.Outcome != result.OutcomeCompleted || s.AllocationsOK != 40 || s.Attribution != AttributionBatched || !s.Fit.OK ||
 			s.LoopStarted == "" || s.Resources == nil {
 			t.Errorf("%s %s: %s after %d (%s), attribution %s, fit %+v", s.Strategy, s.Variant, s.Outcome, s.AllocationsOK, s.Reason,
@@ -122,8 +122,8 @@ func TestRunInterrupted(t *testing.T) {
 	p := Plan{Library: lib, Platform: platform, Devices: []int{0}, Strategies: []result.Strategy{result.Shared}, Sizes: []uint64{4096},
 		MaxAllocs: 10, Limits: Limits{Setup: time.Minute}, PerBuffer: true}
 	run, err := Run(ctx, p, inv, nil)
-	if !errors.Is(err, context.Canceled) || !run.Partial || len(run.Strategies) != 0 || run.Config.Attribution != AttributionPerBuffer {
-		t.Errorf("%v, partial %v, %d strategies, attribution %s", err, run.Partial, len(run.Strategies), run.Config.Attribution)
+	if !errors.Is(err, context.Canceled) || !run.Partial || len(run.Jobs) != 0 || run.Config.Attribution != AttributionPerBuffer {
+		t.Errorf("%v, partial %v, %d strategies, attribution %s", err, run.Partial, len(run.Jobs), run.Config.Attribution)
 	}
 }
 

@@ -101,7 +101,7 @@ func byteUnit(maxBytes float64) (float64, string) {
 // while devices fill up shows both.
 func memoryCharts(r *result.Run) ([]*plot.Plot, error) {
 	hasDevice := false
-	for _, s := range r.Strategies {
+	for _, s := range r.Jobs {
 		for _, smp := range s.Samples {
 			hasDevice = hasDevice || len(smp.DeviceSamples) > 0
 		}
@@ -130,7 +130,7 @@ func memoryPanel(r *result.Run, what string, value func(result.Sample) (float64,
 	p.Legend.YOffs, p.Legend.XOffs = vg.Points(6), -vg.Points(6)
 	p.X.Tick.Marker = plot.TickerFunc(countTicks)
 	var maxY float64
-	for _, s := range r.Strategies {
+	for _, s := range r.Jobs {
 		for _, smp := range s.Samples {
 			if v, ok := value(smp); ok {
 				maxY = math.Max(maxY, v)
@@ -142,7 +142,7 @@ func memoryPanel(r *result.Run, what string, value func(result.Sample) (float64,
 	p.Y.Min = 0
 	p.Y.Tick.Marker = plot.TickerFunc(countTicks)
 	p.Add(plotter.NewGrid())
-	for i, s := range r.Strategies {
+	for i, s := range r.Jobs {
 		c := palette[i%len(palette)]
 		pts := make(plotter.XYs, 0, len(s.Samples))
 		for _, smp := range s.Samples {
@@ -183,7 +183,7 @@ func memoryPanel(r *result.Run, what string, value func(result.Sample) (float64,
 
 // markEnd puts a cross where a strategy ended other than by completing (first failure, crash, hang); the
 // legend says what happened there.
-func markEnd(p *plot.Plot, s *result.StrategyResult, c color.RGBA, pts plotter.XYs) (*plotter.Scatter, error) {
+func markEnd(p *plot.Plot, s *result.JobResult, c color.RGBA, pts plotter.XYs) (*plotter.Scatter, error) {
 	if s.Outcome == result.OutcomeCompleted || s.Outcome == result.OutcomeUnsupported {
 		return nil, nil
 	}
@@ -196,7 +196,7 @@ func markEnd(p *plot.Plot, s *result.StrategyResult, c color.RGBA, pts plotter.X
 	return sc, nil
 }
 
-func endLabel(s *result.StrategyResult) string {
+func endLabel(s *result.JobResult) string {
 	if f := s.FirstFailure; f != nil {
 		return fmt.Sprintf("%s at #%d (%s)", f.Name, f.Index, f.Stage)
 	}
@@ -231,7 +231,7 @@ func thresholdChart(r *result.Run) (*plot.Plot, error) {
 	p.Add(plotter.NewGrid())
 	for i, name := range r.StrategyNames() {
 		var pts plotter.XYs
-		for _, s := range r.Strategies {
+		for _, s := range r.Jobs {
 			if s.Strategy == name && s.Outcome != result.OutcomeUnsupported {
 				pts = append(pts, plotter.XY{X: float64(s.SizeBytes), Y: math.Max(1, float64(s.AllocationsOK))}) // log axis
 			}

@@ -21,7 +21,7 @@ func writeCSV(w io.Writer, r *result.Run, _ Options) error {
 		return err
 	}
 	u := func(v uint64) string { return strconv.FormatUint(v, 10) }
-	for _, s := range r.Strategies {
+	for _, s := range r.Jobs {
 		for _, smp := range s.Samples {
 			row := []string{string(s.Strategy), csvText(result.VariantName(s.Variant)), csvText(result.FlagsName(s.Flags)), u(s.SizeBytes), u(smp.Index), strconv.FormatFloat(smp.Seconds, 'f', 6, 64), u(smp.RSSBytes),
 				u(smp.VMSBytes), u(smp.HWMBytes), u(smp.AvailBytes), u(smp.Mappings)}

@@ -85,8 +85,8 @@ func IssueRun(r *result.Run, o IssueOptions) []byte {
 	if r.Environment != nil {
 		t.sys = r.Environment.System
 	}
-	for i := range r.Strategies {
-		s := &r.Strategies[i]
+	for i := range r.Jobs {
+		s := &r.Jobs[i]
 		if s.Outcome != result.OutcomeFailed && s.Outcome != result.OutcomeCrashed && s.Outcome != result.OutcomeHung && s.Outcome != result.OutcomeWrong {
 			continue
 		}

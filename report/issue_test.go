@@ -135,8 +135,8 @@ func TestIssueRateAndRegressionFromTheRuns(t *testing.T) {
 	s.Repeats = []result.Attempt{again, other}
 	baseline := fixture.Run(t)
 	baseline.Devices[0].DriverVersion = "older-1.0"
-	for i := range baseline.Strategies {
-		baseline.Strategies[i].Outcome, baseline.Strategies[i].AllocationsOK, baseline.Strategies[i].FirstFailure = result.OutcomeCompleted, 100000, nil
+	for i := range baseline.Jobs {
+		baseline.Jobs[i].Outcome, baseline.Jobs[i].AllocationsOK, baseline.Jobs[i].FirstFailure = result.OutcomeCompleted, 100000, nil
 	}
 	_, body := fields(string(report.IssueRun(r, report.IssueOptions{Baseline: baseline})))
 	wantRate := regexp.MustCompile(`^Sometimes reproduces \\~ 50% - 74%: 2 of 3 runs, at #\d+ to #\d+`) // Markdown's escape of ~, shown as ~
@@ -154,10 +154,10 @@ func TestIssueRateAndRegressionFromTheRuns(t *testing.T) {
 	}
 }
 
-func firstFailed(r *result.Run) *result.StrategyResult {
-	for i := range r.Strategies {
-		if r.Strategies[i].Outcome == result.OutcomeFailed && r.Strategies[i].FirstFailure != nil {
-			return &r.Strategies[i]
+func firstFailed(r *result.Run) *result.JobResult {
+	for i := range r.Jobs {
+		if r.Jobs[i].Outcome == result.OutcomeFailed && r.Jobs[i].FirstFailure != nil {
+			return &r.Jobs[i]
 		}
 	}
 	return nil

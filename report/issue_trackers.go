@@ -179,15 +179,15 @@ func indent(s, by string) string {
 // and the devices' capacity against what the failing jobs placed.
 func runExpected(r *result.Run) []string {
 	var out []string
-	var best *result.StrategyResult
-	for i := range r.Strategies {
-		s := &r.Strategies[i]
+	var best *result.JobResult
+	for i := range r.Jobs {
+		s := &r.Jobs[i]
 		if best == nil || s.AllocationsOK > best.AllocationsOK {
 			best = s
 		}
 	}
-	for i := range r.Strategies {
-		s := &r.Strategies[i]
+	for i := range r.Jobs {
+		s := &r.Jobs[i]
 		if s.Outcome == result.OutcomeCompleted || s == best {
 			continue
 		}
@@ -209,8 +209,8 @@ func runExpected(r *result.Run) []string {
 			global += d.GlobalMemBytes
 		}
 	}
-	for i := range r.Strategies {
-		s := &r.Strategies[i]
+	for i := range r.Jobs {
+		s := &r.Jobs[i]
 		if s.Outcome == result.OutcomeCompleted {
 			continue
 		}
@@ -229,7 +229,7 @@ func runExpected(r *result.Run) []string {
 	return out
 }
 
-func ticketJob(s *result.StrategyResult) string {
+func ticketJob(s *result.JobResult) string {
 	name := string(s.Strategy)
 	if s.Flags != "" {
 		name += " (" + s.Flags + ")"
@@ -287,9 +287,9 @@ func (t *ticket) regression() regressionAnswer {
 	if cur == nil {
 		return regressionAnswer{known: true, why: "No: nothing failed in this run."}
 	}
-	var base *result.StrategyResult
-	for i := range t.baseline.Strategies {
-		b := &t.baseline.Strategies[i]
+	var base *result.JobResult
+	for i := range t.baseline.Jobs {
+		b := &t.baseline.Jobs[i]
 		if b.Strategy == cur.Strategy && b.SizeBytes == cur.SizeBytes && b.Flags == cur.Flags && b.Variant == cur.Variant {
 			base = b
 		}
@@ -312,11 +312,11 @@ func (t *ticket) regression() regressionAnswer {
 }
 
 // firstEnded is the run's first job that failed, crashed or hung.
-func firstEnded(r *result.Run) *result.StrategyResult {
-	for i := range r.Strategies {
-		switch r.Strategies[i].Outcome {
+func firstEnded(r *result.Run) *result.JobResult {
+	for i := range r.Jobs {
+		switch r.Jobs[i].Outcome {
 		case result.OutcomeFailed, result.OutcomeCrashed, result.OutcomeHung, result.OutcomeWrong:
-			return &r.Strategies[i]
+			return &r.Jobs[i]
 		}
 	}
 	return nil

@@ -13,7 +13,7 @@ import (
 // encoded at once: merged fleets, an empty one, and lists that are empty or null.
 func TestFleetJSONIsTheDocumentEncodedWhole(t *testing.T) {
 	in := inputs(fixture.Nodes(t, map[string][]float64{"1.0": {1, 1.02, 0.5}, "2.0": {1}})...)
-	st := &in[1].Run.Strategies[1]
+	st := &in[1].Run.Jobs[1]
 	st.Fit, st.HostBytesPerBuffer = &result.Fit{OK: true}, 0.6*float64(st.SizeBytes)
 	merged := comparison.Merge(in, 0.1)
 	odd := &comparison.Fleet{Tolerance: 0.5, Results: 2, Groups: []comparison.FleetGroup{{Platform: "p", Nodes: 1}, {Platform: "q", Jobs: []comparison.FleetJob{{Strategy: result.Shared}}}}}

@@ -51,12 +51,12 @@ func writeMarkdown(w io.Writer, r *result.Run, opts Options) error {
 	if common != "" {
 		fmt.Fprintf(b, "Device memory source of every strategy: %s.\n\n", st.text(samplerText(r, common)))
 	}
-	for i := range r.Strategies {
+	for i := range r.Jobs {
 		source := ""
 		if common == "" {
-			source = samplerText(r, r.Strategies[i].DeviceSampler)
+			source = samplerText(r, r.Jobs[i].DeviceSampler)
 		}
-		writeStrategyMarkdown(b, &r.Strategies[i], st, source)
+		writeStrategyMarkdown(b, &r.Jobs[i], st, source)
 	}
 	writeDevicesMarkdown(b, r, st)
 	if e := r.Environment; e != nil {
@@ -163,7 +163,7 @@ func samplerText(r *result.Run, sampler string) string {
 // ThresholdHeading names the threshold table by what it holds: where the strategies failed, or, where none
 // did, where they ended.
 func ThresholdHeading(r *result.Run) string {
-	for _, s := range r.Strategies {
+	for _, s := range r.Jobs {
 		if s.Outcome == result.OutcomeFailed {
 			return "Where each strategy failed"
 		}
@@ -176,7 +176,7 @@ func ThresholdHeading(r *result.Run) string {
 // they differ.
 func commonSampler(r *result.Run) string {
 	common, n := "", 0
-	for _, s := range r.Strategies {
+	for _, s := range r.Jobs {
 		switch {
 		case s.DeviceSampler == "":
 		case common == "" || s.DeviceSampler == common:
@@ -225,8 +225,8 @@ func writeVariantDevicesMarkdown(b *strings.Builder, r *result.Run, st style) {
 	}
 	for _, v := range variants {
 		var sizes []result.DeviceSize
-		for i := range r.Strategies {
-			if s := &r.Strategies[i]; s.Variant == v && len(s.DeviceSizes) > 0 {
+		for i := range r.Jobs {
+			if s := &r.Jobs[i]; s.Variant == v && len(s.DeviceSizes) > 0 {
 				sizes = s.DeviceSizes
 				break
 			}
@@ -256,7 +256,7 @@ func writeVariantDevicesMarkdown(b *strings.Builder, r *result.Run, st style) {
 
 // writeStrategyMarkdown is one strategy's section of the Markdown report.
 // source is the job's device memory source as written, empty where the report said it for all.
-func writeStrategyMarkdown(b *strings.Builder, s *result.StrategyResult, st style, source string) {
+func writeStrategyMarkdown(b *strings.Builder, s *result.JobResult, st style, source string) {
 	variant := ""
 	if s.Flags != "" {
 		variant = ", flags " + st.text(s.Flags)

@@ -27,7 +27,7 @@ func TestMarkdownSaysTheHeadlineAndTheSamplerOnce(t *testing.T) {
 	if n := strings.Count(md, mdText(r.Verdict[0])); n != 1 {
 		t.Errorf("the headline %q appears %d times; want once", r.Verdict[0], n)
 	}
-	why := strings.TrimPrefix(r.Strategies[0].DeviceSampler, "not available: ")
+	why := strings.TrimPrefix(r.Jobs[0].DeviceSampler, "not available: ")
 	if !hasVerdict(r, why) {
 		t.Fatalf("the verdict does not say why no sampler applied (%q):\n%s", why, strings.Join(r.Verdict, "\n"))
 	}
@@ -83,20 +83,20 @@ func TestMarkdownReproSaysWhatTheRunFound(t *testing.T) {
 func TestSweepSaysTheSamplerOnce(t *testing.T) {
 	for _, hostUnified := range []bool{false, true} {
 		r := ticketRun()
-		var jobs []result.StrategyResult
+		var jobs []result.JobResult
 		sizes := []uint64{4 << 10, 1 << 20}
 		for _, size := range sizes {
-			for _, s := range r.Strategies {
+			for _, s := range r.Jobs {
 				s.SizeBytes = size
 				jobs = append(jobs, s)
 			}
 		}
-		r.Strategies, r.Config.Sizes = jobs, sizes
+		r.Jobs, r.Config.Sizes = jobs, sizes
 		for i := range r.Devices {
 			r.Devices[i].HostUnified = hostUnified
 		}
 		findings.Apply(r)
-		why := strings.TrimPrefix(r.Strategies[0].DeviceSampler, "not available: ")
+		why := strings.TrimPrefix(r.Jobs[0].DeviceSampler, "not available: ")
 		if !hasVerdict(r, why) {
 			t.Fatalf("host-unified %v: the verdict does not say why no sampler applied (%q):\n%s", hostUnified, why, strings.Join(r.Verdict, "\n"))
 		}

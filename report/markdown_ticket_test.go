@@ -19,11 +19,11 @@ func ticketRun() *result.Run {
 		Config:  result.Config{Touch: result.TouchFill, MaxAllocs: 100},
 		Devices: []result.Device{{Index: 0, Name: model, GlobalMemBytes: 8 << 30}, {Index: 1, Name: model, GlobalMemBytes: 8 << 30}}}
 	for _, st := range result.Strategies {
-		r.Strategies = append(r.Strategies, result.StrategyResult{Strategy: st, Devices: []int{0, 1}, SizeBytes: 1 << 20,
+		r.Jobs = append(r.Jobs, result.JobResult{Strategy: st, Devices: []int{0, 1}, SizeBytes: 1 << 20,
 			Outcome: result.OutcomeCompleted, AllocationsOK: 100, BytesOK: 100 << 20, DeviceSampler: sampler})
 	}
-	r.Strategies[1].Outcome, r.Strategies[1].Limit = result.OutcomeStopped, result.LimitCgroupMemory
-	r.Strategies[1].LimitEvidence = map[string]float64{"allocations_ok": 1031, "cgroup_limit_bytes": 1 << 30, "host_available_bytes": 22796900000, "some_new_count": 12345678}
+	r.Jobs[1].Outcome, r.Jobs[1].Limit = result.OutcomeStopped, result.LimitCgroupMemory
+	r.Jobs[1].LimitEvidence = map[string]float64{"allocations_ok": 1031, "cgroup_limit_bytes": 1 << 30, "host_available_bytes": 22796900000, "some_new_count": 12345678}
 	return r
 }
 
@@ -48,7 +48,7 @@ func TestMarkdownReadsAsATicket(t *testing.T) {
 	if strings.Contains(md, "Where each strategy failed") {
 		t.Errorf("no strategy failed, yet the table is headed \"Where each strategy failed\"")
 	}
-	ev := r.Strategies[1].LimitEvidence
+	ev := r.Jobs[1].LimitEvidence
 	for _, want := range []string{
 		fmt.Sprintf("%d buffers that succeeded", int(ev["allocations_ok"])),
 		"cgroup limit " + units.Bytes(uint64(ev["cgroup_limit_bytes"])),
@@ -64,9 +64,9 @@ func TestMarkdownReadsAsATicket(t *testing.T) {
 			t.Errorf("the report writes %q: evidence should be in words and units", raw)
 		}
 	}
-	sampler := strings.TrimPrefix(r.Strategies[0].DeviceSampler, "not available: ")
+	sampler := strings.TrimPrefix(r.Jobs[0].DeviceSampler, "not available: ")
 	if n := strings.Count(md, sampler); n != 1 {
-		t.Errorf("the device sampler's sentence, shared by %d strategies, appears %d times; want once", len(r.Strategies), n)
+		t.Errorf("the device sampler's sentence, shared by %d strategies, appears %d times; want once", len(r.Jobs), n)
 	}
 	if !strings.Contains(md, "bin/clmemprobe run --touch fill\n") || strings.Contains(md, "/tmp/u1") || strings.Contains(md, "--force") {
 		t.Errorf("the reproduce line should be the command without the user's paths, --out and --force:\n%s", md[strings.Index(md, "## Reproduce"):])
@@ -96,11 +96,11 @@ func TestMarkdownDevicesUnderAVariant(t *testing.T) {
 	r := ticketRun()
 	const variant = "limit-1g"
 	r.Config.Variants = []result.Variant{{Name: result.DefaultVariant}, {Name: variant, Settings: map[string]string{"POCL_MEMORY_LIMIT": "1"}}}
-	job := r.Strategies[0]
+	job := r.Jobs[0]
 	job.Variant = variant
 	global, maxAlloc := uint64(1)<<30, uint64(256)<<20
 	job.DeviceSizes = []result.DeviceSize{{Device: r.Devices[0].Index, GlobalMemBytes: global, MaxAllocBytes: maxAlloc}}
-	r.Strategies = append(r.Strategies, job)
+	r.Jobs = append(r.Jobs, job)
 	md := renderMarkdown(t, r, Options{})
 	want := fmt.Sprintf("under variant %s, device %d reports global memory %s, max allocation %s", variant, r.Devices[0].Index, units.Bytes(global), units.Bytes(maxAlloc))
 	if !strings.Contains(md, want) || strings.Contains(md, "Under variant "+variant+" the runtime may report other sizes") {

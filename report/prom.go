@@ -91,8 +91,8 @@ func writeProm(w io.Writer, r *result.Run, _ Options) error {
 	setTimestamp(m.started, r.Started)
 	setTimestamp(m.ended, r.Ended)
 	m.partial.WithLabelValues().Set(boolGauge(r.Partial))
-	for i := range r.Strategies {
-		m.addJob(r, &r.Strategies[i])
+	for i := range r.Jobs {
+		m.addJob(r, &r.Jobs[i])
 	}
 	families, err := reg.Gather()
 	if err != nil {
@@ -107,7 +107,7 @@ func writeProm(w io.Writer, r *result.Run, _ Options) error {
 }
 
 // addJob sets the series of one strategy at one size.
-func (m *promMetrics) addJob(r *result.Run, s *result.StrategyResult) {
+func (m *promMetrics) addJob(r *result.Run, s *result.JobResult) {
 	job := prometheus.Labels{"strategy": string(s.Strategy), "size_bytes": strconv.FormatUint(s.SizeBytes, 10), "flags": result.FlagsName(s.Flags),
 		"variant": result.VariantName(s.Variant)}
 	with := func(k, v string) prometheus.Labels {

@@ -25,15 +25,15 @@ func parseProm(t *testing.T, text []byte) promcheck.Families {
 	return fam
 }
 
-func jobOf(s *result.StrategyResult) map[string]string {
+func jobOf(s *result.JobResult) map[string]string {
 	return map[string]string{"strategy": string(s.Strategy), "size_bytes": strconv.FormatUint(s.SizeBytes, 10), "variant": result.VariantName(s.Variant)}
 }
 
 // A run with a job of every outcome: each job's series say what the job's fields say, and nothing else.
 func TestPromEveryOutcome(t *testing.T) {
 	r := loadFixture(t)
-	base := r.Strategies[0]
-	r.Strategies = nil
+	base := r.Jobs[0]
+	r.Jobs = nil
 	for i, o := range result.Outcomes {
 		s := base
 		s.Outcome, s.AllocationsOK, s.BytesOK = o, uint64(100+i), uint64(100+i)*base.SizeBytes
@@ -46,7 +46,7 @@ func TestPromEveryOutcome(t *testing.T) {
 		}
 		s.Strategy = result.Strategies[i%len(result.Strategies)]
 		s.SizeBytes = base.SizeBytes << i // every job its own size: no two jobs share labels
-		r.Strategies = append(r.Strategies, s)
+		r.Jobs = append(r.Jobs, s)
 	}
 	findings.Apply(r)
 	var b bytes.Buffer
@@ -54,8 +54,8 @@ func TestPromEveryOutcome(t *testing.T) {
 		t.Fatal(err)
 	}
 	fam := parseProm(t, b.Bytes())
-	for i := range r.Strategies {
-		s := &r.Strategies[i]
+	for i := range r.Jobs {
+		s := &r.Jobs[i]
 		job := jobOf(s)
 		if v, n := fam.Value("clmemprobe_allocations_ok", job); n != 1 || v != float64(s.AllocationsOK) {
 			t.Errorf("%v: allocations_ok %v in %d series, want %d in 1", job, v, n, s.AllocationsOK)
@@ -104,8 +104,8 @@ func TestPromEveryOutcome(t *testing.T) {
 func TestPromLeavesOutWhatWasNotMeasured(t *testing.T) {
 	r := loadFixture(t)
 	r.Ended = ""
-	r.Strategies = r.Strategies[:1]
-	s := &r.Strategies[0]
+	r.Jobs = r.Jobs[:1]
+	s := &r.Jobs[0]
 	s.Fit = &result.Fit{OK: false, Why: "too few samples"}
 	var b bytes.Buffer
 	if err := Render(&b, "prom", r); err != nil {

@@ -88,11 +88,11 @@ func TestChartsDecode(t *testing.T) {
 	}
 	// A sweep draws the threshold against the size.
 	sweep := *r
-	sweep.Strategies = append([]result.StrategyResult{}, r.Strategies...)
-	for _, s := range r.Strategies {
+	sweep.Jobs = append([]result.JobResult{}, r.Jobs...)
+	for _, s := range r.Jobs {
 		s.SizeBytes *= 2
 		s.AllocationsOK /= 2
-		sweep.Strategies = append(sweep.Strategies, s)
+		sweep.Jobs = append(sweep.Jobs, s)
 	}
 	b.Reset()
 	if err := Render(&b, "svg", &sweep); err != nil || !bytes.Contains(b.Bytes(), []byte("against buffer size")) {
@@ -120,9 +120,9 @@ func TestDownsampleKeepsEnds(t *testing.T) {
 // has (added).
 func changedRuns(r *result.Run) (*result.Run, *result.Run, float64) {
 	base, next := *r, *r
-	base.Strategies, next.Strategies = nil, nil
-	for _, s := range r.Strategies {
-		base.Strategies = append(base.Strategies, s)
+	base.Jobs, next.Jobs = nil, nil
+	for _, s := range r.Jobs {
+		base.Jobs = append(base.Jobs, s)
 		switch s.Strategy {
 		case result.Shared:
 			s.AllocationsOK /= 2
@@ -131,16 +131,16 @@ func changedRuns(r *result.Run) (*result.Run, *result.Run, float64) {
 		case result.MigrateFirst:
 			continue
 		}
-		next.Strategies = append(next.Strategies, s)
+		next.Jobs = append(next.Jobs, s)
 	}
-	big := r.Strategies[0]
+	big := r.Jobs[0]
 	big.SizeBytes, big.Outcome, big.AllocationsOK = 2<<20, result.OutcomeFailed, 100
-	base.Strategies = append(base.Strategies, big)
+	base.Jobs = append(base.Jobs, big)
 	big.Outcome, big.AllocationsOK, big.FirstFailure = result.OutcomeCompleted, 50, nil
-	next.Strategies = append(next.Strategies, big)
-	added := r.Strategies[0]
+	next.Jobs = append(next.Jobs, big)
+	added := r.Jobs[0]
 	added.SizeBytes = 4 << 20
-	next.Strategies = append(next.Strategies, added)
+	next.Jobs = append(next.Jobs, added)
 	return &base, &next, 0.10
 }
 

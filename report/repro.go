@@ -26,9 +26,9 @@ var ErrNothingToReproduce = errors.New("nothing to reproduce")
 // ReproJob picks the job a reproducer repeats: the named strategy (variant, flags) where given, else the job
 // the verdict's headline names, else the most informative one: the earliest failure, else a crash or a
 // hang, else the first job that ran.
-func ReproJob(r *result.Run, strategy, variant, flag string) (*result.StrategyResult, error) {
-	var best *result.StrategyResult
-	rank := func(s *result.StrategyResult) int {
+func ReproJob(r *result.Run, strategy, variant, flag string) (*result.JobResult, error) {
+	var best *result.JobResult
+	rank := func(s *result.JobResult) int {
 		switch s.Outcome {
 		case result.OutcomeFailed:
 			return 0
@@ -45,8 +45,8 @@ func ReproJob(r *result.Run, strategy, variant, flag string) (*result.StrategyRe
 			return s, nil
 		}
 	}
-	for i := range r.Strategies {
-		s := &r.Strategies[i]
+	for i := range r.Jobs {
+		s := &r.Jobs[i]
 		if strategy != "" && string(s.Strategy) != strategy || variant != "" && result.VariantName(s.Variant) != variant ||
 			flag != "" && result.FlagsName(s.Flags) != flag {
 			continue
@@ -70,13 +70,13 @@ func ReproJob(r *result.Run, strategy, variant, flag string) (*result.StrategyRe
 
 // headlineJob is the job the headline finding names (its first strategy, at its size, variant and flags), when
 // it names one that ran on devices; nil otherwise.
-func headlineJob(r *result.Run) *result.StrategyResult {
+func headlineJob(r *result.Run) *result.JobResult {
 	if len(r.Findings) == 0 || len(r.Findings[0].Strategies) == 0 {
 		return nil
 	}
 	h := r.Findings[0]
-	for i := range r.Strategies {
-		s := &r.Strategies[i]
+	for i := range r.Jobs {
+		s := &r.Jobs[i]
 		if s.Strategy != h.Strategies[0] || s.Variant != h.Variant && len(r.VariantNames()) > 1 || len(h.Sizes) > 0 && s.SizeBytes != h.Sizes[0] ||
 			s.Flags != h.Flags && len(r.FlagNames()) > 1 {
 			continue
@@ -469,7 +469,7 @@ func pickText(strategy, variant, flags string) string {
 // jobList names the run's jobs as --strategy, --variant and --flags pick them, each once.
 func jobList(r *result.Run) string {
 	var names []string
-	for _, s := range r.Strategies {
+	for _, s := range r.Jobs {
 		name := fmt.Sprintf("%s (flags %s, variant %s)", s.Strategy, result.FlagsName(s.Flags), result.VariantName(s.Variant))
 		if !slices.Contains(names, name) {
 			names = append(names, name)

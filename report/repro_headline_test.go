@@ -15,13 +15,13 @@ import (
 func TestReproFollowsTheHeadline(t *testing.T) {
 	fit := &result.Fit{Samples: 50, Spanned: 1000, OK: true}
 	zero := 0.0
-	mk := func(st result.Strategy, devicePerBuffer float64) result.StrategyResult {
-		return result.StrategyResult{Strategy: st, Devices: []int{0, 1}, SizeBytes: 1 << 20, Outcome: result.OutcomeCompleted, AllocationsOK: 1000,
+	mk := func(st result.Strategy, devicePerBuffer float64) result.JobResult {
+		return result.JobResult{Strategy: st, Devices: []int{0, 1}, SizeBytes: 1 << 20, Outcome: result.OutcomeCompleted, AllocationsOK: 1000,
 			BytesOK: 1000 << 20, Fit: fit, SystemBytesPerBuffer: &zero, DeviceSampler: "test", DeviceBytesPerBuffer: map[string]float64{"0": devicePerBuffer}}
 	}
 	deferred := &result.Run{Config: result.Config{Touch: result.TouchNone, MaxAllocs: 1000},
-		Devices:    []result.Device{{Index: 0, GlobalMemBytes: 8 << 30}, {Index: 1, GlobalMemBytes: 8 << 30}},
-		Strategies: []result.StrategyResult{mk(result.Shared, 1<<20), mk(result.PerDevice, 0)}}
+		Devices: []result.Device{{Index: 0, GlobalMemBytes: 8 << 30}, {Index: 1, GlobalMemBytes: 8 << 30}},
+		Jobs:    []result.JobResult{mk(result.Shared, 1<<20), mk(result.PerDevice, 0)}}
 	for name, r := range map[string]*result.Run{"no failure": deferred, "fixture": loadFixture(t)} {
 		t.Run(name, func(t *testing.T) {
 			findings.Apply(r)
@@ -45,7 +45,7 @@ func TestReproFollowsTheHeadline(t *testing.T) {
 func TestReproSubjectOfAJobThatEndedEarly(t *testing.T) {
 	for _, o := range []result.Outcome{result.OutcomeStopped, result.OutcomeCrashed, result.OutcomeHung} {
 		const n = 383
-		r := &result.Run{Strategies: []result.StrategyResult{{Strategy: result.Shared, Devices: []int{0}, SizeBytes: 1 << 20, Outcome: o, AllocationsOK: n}}}
+		r := &result.Run{Jobs: []result.JobResult{{Strategy: result.Shared, Devices: []int{0}, SizeBytes: 1 << 20, Outcome: o, AllocationsOK: n}}}
 		what, err := ReproSubject(r)
 		if err != nil {
 			t.Fatalf("%s: %v", o, err)

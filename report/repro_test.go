@@ -12,7 +12,7 @@ import (
 // them itself: they go on the command that runs it, and the other settings are set inside.
 func TestReproPutsLoaderSettingsOnItsCommandLine(t *testing.T) {
 	r := loadFixture(t)
-	s := &r.Strategies[0]
+	s := &r.Jobs[0]
 	s.Variant = "driver-b"
 	s.VariantSettings = map[string]string{"LD_LIBRARY_PATH": "/opt/driver b/lib", "POCL_MEMORY_LIMIT": "1"}
 	var b bytes.Buffer

@@ -84,32 +84,32 @@ type column struct {
 	header  string
 	align   tw.Align
 	compact bool
-	cell    func(s *result.StrategyResult, st style) string
+	cell    func(s *result.JobResult, st style) string
 	// short is the column's header and cell on a narrow terminal, where they differ.
 	shortHeader string
-	short       func(s *result.StrategyResult, st style) string
+	short       func(s *result.JobResult, st style) string
 }
 
 // flagsColumn is shown after the strategy when the run's buffers had other flags than read-write.
 var flagsColumn = column{header: "Flags", align: tw.AlignLeft, compact: true,
-	cell: func(s *result.StrategyResult, st style) string { return st.text(result.FlagsName(s.Flags)) }}
+	cell: func(s *result.JobResult, st style) string { return st.text(result.FlagsName(s.Flags)) }}
 
 // variantColumn is shown after the strategy when the run has variants.
 var variantColumn = column{header: "Variant", align: tw.AlignLeft, compact: true,
-	cell: func(s *result.StrategyResult, st style) string { return st.text(result.VariantName(s.Variant)) }}
+	cell: func(s *result.JobResult, st style) string { return st.text(result.VariantName(s.Variant)) }}
 
 var thresholdColumns = []column{
-	{header: "Strategy", align: tw.AlignLeft, compact: true, cell: func(s *result.StrategyResult, st style) string { return st.text(string(s.Strategy)) }},
-	{header: "Size", align: tw.AlignLeft, compact: true, cell: func(s *result.StrategyResult, _ style) string { return units.Size(s.SizeBytes) }},
-	{header: "Devices", align: tw.AlignLeft, cell: func(s *result.StrategyResult, _ style) string { return joinInts(s.Devices) }},
+	{header: "Strategy", align: tw.AlignLeft, compact: true, cell: func(s *result.JobResult, st style) string { return st.text(string(s.Strategy)) }},
+	{header: "Size", align: tw.AlignLeft, compact: true, cell: func(s *result.JobResult, _ style) string { return units.Size(s.SizeBytes) }},
+	{header: "Devices", align: tw.AlignLeft, cell: func(s *result.JobResult, _ style) string { return joinInts(s.Devices) }},
 	{header: "Outcome", align: tw.AlignLeft, compact: true, cell: outcomeCell},
 	{header: "Buffers OK", shortHeader: "Buffers", align: tw.AlignRight, compact: true,
-		cell: func(s *result.StrategyResult, _ style) string { return fmt.Sprint(s.AllocationsOK) }},
-	{header: "Bytes OK", align: tw.AlignRight, cell: func(s *result.StrategyResult, _ style) string { return units.Bytes(s.BytesOK) }},
+		cell: func(s *result.JobResult, _ style) string { return fmt.Sprint(s.AllocationsOK) }},
+	{header: "Bytes OK", align: tw.AlignRight, cell: func(s *result.JobResult, _ style) string { return units.Bytes(s.BytesOK) }},
 	{header: "First failure", align: tw.AlignLeft, compact: true, cell: failureCell, short: shortFailureCell},
-	{header: "Limit", align: tw.AlignLeft, compact: true, cell: func(s *result.StrategyResult, st style) string { return st.text(OrDash(string(s.Limit))) }},
-	{header: "Host/buffer", align: tw.AlignRight, cell: func(s *result.StrategyResult, _ style) string { return hostCostCell(s) }},
-	{header: "Device/buffer", align: tw.AlignRight, cell: func(s *result.StrategyResult, _ style) string { return deviceCostCell(s) }},
+	{header: "Limit", align: tw.AlignLeft, compact: true, cell: func(s *result.JobResult, st style) string { return st.text(OrDash(string(s.Limit))) }},
+	{header: "Host/buffer", align: tw.AlignRight, cell: func(s *result.JobResult, _ style) string { return hostCostCell(s) }},
+	{header: "Device/buffer", align: tw.AlignRight, cell: func(s *result.JobResult, _ style) string { return deviceCostCell(s) }},
 }
 
 // thresholdTable writes the table of strategies, as box drawing or as Markdown. On a terminal narrower than
@@ -185,10 +185,10 @@ func strategyRows(w io.Writer, r *result.Run, st style, cols []column) error {
 	}
 	t := st.table(w, tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: aligns}))
 	t.Header(headers)
-	for i := range r.Strategies {
+	for i := range r.Jobs {
 		row := make([]string, len(cols))
 		for j, c := range cols {
-			row[j] = c.cell(&r.Strategies[i], st)
+			row[j] = c.cell(&r.Jobs[i], st)
 		}
 		if err := t.Append(row); err != nil {
 			return err
@@ -212,8 +212,8 @@ func tableWidth(r *result.Run, st style, cols []column) int {
 	width := 1
 	for _, c := range cols {
 		w := utf8.RuneCountInString(c.header)
-		for i := range r.Strategies {
-			w = max(w, utf8.RuneCountInString(c.cell(&r.Strategies[i], st)))
+		for i := range r.Jobs {
+			w = max(w, utf8.RuneCountInString(c.cell(&r.Jobs[i], st)))
 		}
 		width += w + 3
 	}
@@ -264,7 +264,7 @@ func joinInts(xs []int) string {
 	return strings.Join(s, ",")
 }
 
-func outcomeCell(s *result.StrategyResult, st style) string {
+func outcomeCell(s *result.JobResult, st style) string {
 	switch s.Outcome {
 	case result.OutcomeCrashed:
 		if s.Signal != "" {
@@ -284,7 +284,7 @@ func outcomeCell(s *result.StrategyResult, st style) string {
 	return st.text(string(s.Outcome))
 }
 
-func failureCell(s *result.StrategyResult, st style) string {
+func failureCell(s *result.JobResult, st style) string {
 	if f := s.FirstFailure; f != nil {
 		if f.Name == "" {
 			return fmt.Sprintf("#%d at %s", f.Index, st.text(string(f.Stage)))
@@ -304,7 +304,7 @@ func failureCell(s *result.StrategyResult, st style) string {
 }
 
 // shortFailureCell is the first failure with its code's number only, for narrow terminals.
-func shortFailureCell(s *result.StrategyResult, st style) string {
+func shortFailureCell(s *result.JobResult, st style) string {
 	if f := s.FirstFailure; f != nil && f.Name != "" {
 		return fmt.Sprintf("#%d: %d at %s, dev %d", f.Index, f.Code, st.text(string(f.Stage)), f.Device)
 	}
@@ -315,7 +315,7 @@ func shortFailureCell(s *result.StrategyResult, st style) string {
 const tooFewSamples = "too few samples"
 
 // hostCostCell is the fitted host cost per buffer, or why there is none.
-func hostCostCell(s *result.StrategyResult) string {
+func hostCostCell(s *result.JobResult) string {
 	if s.Outcome == result.OutcomeUnsupported {
 		return "-"
 	}
@@ -327,7 +327,7 @@ func hostCostCell(s *result.StrategyResult) string {
 
 // deviceCostCell is the fitted device cost per buffer of each device with the replication factor, labelled,
 // or why there is none.
-func deviceCostCell(s *result.StrategyResult) string {
+func deviceCostCell(s *result.JobResult) string {
 	switch {
 	case s.Outcome == result.OutcomeUnsupported:
 		return "-"

@@ -17,16 +17,16 @@ import (
 // default), as run --flags and --variant record them.
 func withJobs(t *testing.T, flags, variants []string) *result.Run {
 	r := fixture.Run(t)
-	var jobs []result.StrategyResult
+	var jobs []result.JobResult
 	for _, v := range variants {
 		for _, f := range flags {
-			for _, s := range r.Strategies {
+			for _, s := range r.Jobs {
 				s.Flags, s.Variant = f, v
 				jobs = append(jobs, s)
 			}
 		}
 	}
-	r.Strategies = jobs
+	r.Jobs = jobs
 	for _, f := range flags {
 		if f != "" {
 			r.Config.FlagSets = append(r.Config.FlagSets, f)

@@ -40,8 +40,8 @@ func TestBriefVerdictProperties(t *testing.T) {
 			}
 			claims[c] = b
 		}
-		for i := range r.Strategies {
-			s := &r.Strategies[i]
+		for i := range r.Jobs {
+			s := &r.Jobs[i]
 			if s.Outcome != result.OutcomeFailed || s.FirstFailure == nil {
 				continue
 			}

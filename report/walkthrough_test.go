@@ -19,7 +19,7 @@ func TestLedgerCountsReadAsCounts(t *testing.T) {
 	}{{-6.62e-06, "0 per buffer"}, {1, "1.00 per buffer"}, {0.5, "0.50 per buffer"}} {
 		r := ticketRun()
 		per := c.per
-		r.Strategies[0].Resources = &result.Resources{FDs: &result.Resource{AtStart: 12, AtEnd: 12, PerBuffer: &per, Limit: 1024, LimitSource: "ulimit -n"}}
+		r.Jobs[0].Resources = &result.Resources{FDs: &result.Resource{AtStart: 12, AtEnd: 12, PerBuffer: &per, Limit: 1024, LimitSource: "ulimit -n"}}
 		md := renderMarkdown(t, r, Options{})
 		if !strings.Contains(md, "open file descriptors: 12 at the start, 12 at the end, "+c.want) || strings.Contains(md, "e-0") {
 			t.Errorf("a slope of %g descriptors per buffer: want %q in\n%s", c.per, c.want, md)

@@ -38,8 +38,8 @@ func TestBatchedAttributionIsExact(t *testing.T) {
 			if bat.Config.Attribution != "batched" || per.Config.Attribution != "per-buffer" {
 				t.Errorf("config.attribution %q and %q", bat.Config.Attribution, per.Config.Attribution)
 			}
-			for i := range per.Strategies {
-				p, b := &per.Strategies[i], &bat.Strategies[i]
+			for i := range per.Jobs {
+				p, b := &per.Jobs[i], &bat.Jobs[i]
 				if p.Outcome == result.OutcomeUnsupported {
 					continue
 				}
@@ -89,13 +89,13 @@ func where(f *result.FirstFailure) string {
 func TestBatchesWithoutEventsWhereTheRuntimeReportsAtTheEnqueue(t *testing.T) {
 	lazy := []string{"FAULTCL_MODEL=lazy", fmt.Sprintf("FAULTCL_DEVICE_MEM=%d", 250*mib), "FAULTCL_PLATFORM_NAME=NVIDIA CUDA (faultcl standing in)"}
 	r, _, _ := runOut(t, FaultEnv(t, lazy...), "--touch", "fill", "--max-allocs", "2000", "--strategies", "per-device")
-	s := r.Strategies[0]
+	s := r.Jobs[0]
 	if s.FirstFailure == nil || s.FirstFailure.Index != 500 || s.FirstFailure.Stage != result.StageTouch || s.Attribution != "batched" ||
 		!strings.HasPrefix(s.AttributionNote, "batches without an event per command") {
 		t.Errorf("failed at %s, attribution %q (%q); want #500 at touch, batched without events", where(s.FirstFailure), s.Attribution, s.AttributionNote)
 	}
 	r, _, _ = runOut(t, FaultEnv(t, append(lazy, "FAULTCL_LAZY_AT_FINISH=1")...), "--touch", "fill", "--max-allocs", "2000", "--strategies", "per-device")
-	s = r.Strategies[0]
+	s = r.Jobs[0]
 	if s.FirstFailure == nil || s.FirstFailure.Index != 500 || s.FirstFailure.Stage != result.StageFinish || s.Attribution != "per-buffer" ||
 		!strings.Contains(s.AttributionNote, "made again with a wait after each") {
 		t.Errorf("failed at %s, attribution %q (%q); want #500 at finish after the batch was done again", where(s.FirstFailure), s.Attribution, s.AttributionNote)

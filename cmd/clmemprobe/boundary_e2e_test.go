@@ -52,7 +52,7 @@ func TestLingeringHelperKeepsTheResult(t *testing.T) {
 	if s := strategy(t, r, result.PerDevice); s.Outcome != result.OutcomeCompleted || s.AllocationsOK != 1000 {
 		t.Errorf("per-device: %s after %d, want completed 1000", s.Outcome, s.AllocationsOK)
 	}
-	for _, s := range r.Strategies {
+	for _, s := range r.Jobs {
 		if s.Seconds > 5 {
 			t.Errorf("%s took %.1f s: the helper's %d s were waited for", s.Strategy, s.Seconds, linger)
 		}

@@ -14,7 +14,7 @@ func TestBundleOfARunWithoutAFailure(t *testing.T) {
 	env := FaultEnv(t, hostBudget(64))
 	const budget = 40 // far below the 64 MiB host budget: every strategy completes
 	r, _, dir := runOut(t, env, "--strategies", "shared,per-device", "--max-allocs", "40")
-	for _, s := range r.Strategies {
+	for _, s := range r.Jobs {
 		if s.AllocationsOK != budget {
 			t.Fatalf("%s reached %d buffers, want the budget of %d", s.Strategy, s.AllocationsOK, budget)
 		}

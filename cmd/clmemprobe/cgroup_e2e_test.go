@@ -148,7 +148,7 @@ func TestCgroupMemoryLimit(t *testing.T) {
 	}
 	t.Logf("the cgroup's free memory fell to %.1f MiB in %d readings; its reserve is %d MiB", float64(low)/mib, readings, reserve>>20)
 	r := decodeRun(t, res)
-	for _, s := range r.Strategies {
+	for _, s := range r.Jobs {
 		cg := s.Resources.CgroupOf()
 		if cg == nil || cg.Version != version || cg.Memory.Limit != limit {
 			t.Fatalf("%s: the ledger's cgroup %+v, want version %d with a limit of %d", s.Strategy, cg, version, limit)
@@ -173,7 +173,7 @@ func TestCgroupMemoryLimit(t *testing.T) {
 	if res.code != exitWorkerFault || !strings.Contains(res.stderr, "the host guard is off") {
 		t.Errorf("guard off: exit %d, stderr %q; want %d and a line saying the guard is off", res.code, res.stderr, exitWorkerFault)
 	}
-	for _, s := range r.Strategies {
+	for _, s := range r.Jobs {
 		cg := s.Resources.CgroupOf()
 		if s.Outcome != result.OutcomeCrashed || s.Signal != "SIGKILL" || s.Limit != result.LimitCgroupMemory || cg == nil || cg.OOMKillsAtEnd <= cg.OOMKillsAtStart {
 			t.Errorf("%s, guard off: %s by %q, limit %q, ledger %+v; want killed by the cgroup's OOM killer", s.Strategy, s.Outcome, s.Signal, s.Limit, cg)

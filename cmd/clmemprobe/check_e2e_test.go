@@ -45,7 +45,7 @@ func TestCheckOnPoCL(t *testing.T) {
 	if len(lines) != 1 || !strings.HasPrefix(lines[0], "clmemprobe check: healthy: ") {
 		t.Errorf("want one summary line, got %q", res.stdout)
 	}
-	for _, s := range r.Strategies {
+	for _, s := range r.Jobs {
 		if !strings.Contains(lines[0], fmt.Sprintf("%s 1 MiB %d (expected %d)", s.Strategy, s.AllocationsOK, s.AllocationsOK)) {
 			t.Errorf("the line does not give %s's threshold against the expected one: %q", s.Strategy, lines[0])
 		}

@@ -40,27 +40,27 @@ func TestCheckRecordRefusesAnInconclusiveRun(t *testing.T) {
 	// Its jobs reached the budget (20 buffers, the 64 MiB staging budget far off): the record says what
 	// such expectations hold.
 	completed := 0
-	for _, s := range r.Strategies {
+	for _, s := range r.Jobs {
 		if s.Outcome == result.OutcomeCompleted {
 			completed++
 		}
 	}
-	if want := fmt.Sprintf("%d of %d jobs reached the budget of 20 buffers without a failure", completed, len(r.Strategies)); completed == 0 || !strings.Contains(res.stderr, want) {
+	if want := fmt.Sprintf("%d of %d jobs reached the budget of 20 buffers without a failure", completed, len(r.Jobs)); completed == 0 || !strings.Contains(res.stderr, want) {
 		t.Errorf("check --record of a run whose jobs reached the budget: stderr %q, want %q", res.stderr, want)
 	}
 	partial := write("run.json", func(c *result.Run) { c.Partial = true })
 	oneLineError(t, runTool(t, Env(), "check", "--record", partial), exitUsage, "interrupted")
 	guarded := write("run.json", func(c *result.Run) {
-		s := &c.Strategies[len(c.Strategies)-1]
+		s := &c.Jobs[len(c.Jobs)-1]
 		s.Outcome, s.Guard, s.Reason = result.OutcomeStopped, result.GuardSystem, "host guard: system available memory fell below the reserve"
 	})
 	oneLineError(t, runTool(t, Env(), "check", "--record", "--output", filepath.Join(t.TempDir(), "e.json"), guarded), exitUsage,
-		string(r.Strategies[len(r.Strategies)-1].Strategy)+" "+units.Size(r.Strategies[len(r.Strategies)-1].SizeBytes)+" (host guard)")
+		string(r.Jobs[len(r.Jobs)-1].Strategy)+" "+units.Size(r.Jobs[len(r.Jobs)-1].SizeBytes)+" (host guard)")
 	// A crash or a hang is below expectation in every check, whatever was recorded: a baseline holding one
 	// would fail every later check, so it is refused, naming the job.
 	for _, outcome := range []result.Outcome{result.OutcomeCrashed, result.OutcomeHung} {
-		broken := write("run.json", func(c *result.Run) { c.Strategies[0].Outcome = outcome })
-		s := r.Strategies[0]
+		broken := write("run.json", func(c *result.Run) { c.Jobs[0].Outcome = outcome })
+		s := r.Jobs[0]
 		oneLineError(t, runTool(t, Env(), "check", "--record", broken), exitUsage,
 			string(s.Strategy)+" "+units.Size(s.SizeBytes)+" ("+string(outcome)+")")
 	}

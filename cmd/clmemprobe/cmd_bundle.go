@@ -205,7 +205,7 @@ func fileNames(files []bundleFile) []string {
 
 // firstFailedOrCrashed is the outcome of the run's first job that did not end well, "" where all did.
 func firstFailedOrCrashed(r *result.Run) result.Outcome {
-	for _, s := range r.Strategies {
+	for _, s := range r.Jobs {
 		switch s.Outcome {
 		case result.OutcomeFailed, result.OutcomeCrashed, result.OutcomeHung, result.OutcomeWrong:
 			return s.Outcome
@@ -297,7 +297,7 @@ func bundleReadme(r *result.Run, reproErr error) []byte {
 // bundleTitle says what the run found, by its jobs' outcomes: a failure only where an allocation failed.
 func bundleTitle(r *result.Run) string {
 	title := "An OpenCL allocation probe without a failure"
-	for _, s := range r.Strategies {
+	for _, s := range r.Jobs {
 		switch s.Outcome {
 		case result.OutcomeFailed:
 			return "An OpenCL allocation failure"

@@ -160,8 +160,8 @@ func recordExpectations(req *checkRequest, stdout, stderr io.Writer) error {
 // again, not the runtime's own limit; "" when every job failed within it.
 func budgetOnly(r *result.Run) string {
 	n := 0
-	for i := range r.Strategies {
-		if r.Strategies[i].Outcome == result.OutcomeCompleted {
+	for i := range r.Jobs {
+		if r.Jobs[i].Outcome == result.OutcomeCompleted {
 			n++
 		}
 	}
@@ -169,7 +169,7 @@ func budgetOnly(r *result.Run) string {
 		return ""
 	}
 	return fmt.Sprintf("%d of %d jobs reached the budget of %d buffers without a failure: for them the check tests only that the budget is reached again; record a run with a larger --max-allocs (or --max-bytes) to hold them to where the runtime fails",
-		n, len(r.Strategies), r.Config.MaxAllocs)
+		n, len(r.Jobs), r.Config.MaxAllocs)
 }
 
 // conclusive refuses, as bad input, a run whose thresholds are not the runtime's to record: one that was
@@ -180,7 +180,7 @@ func budgetOnly(r *result.Run) string {
 // node that crashes the same way.
 func conclusive(r *result.Run, file string) error {
 	var stopped, broken []string
-	for _, s := range r.Strategies {
+	for _, s := range r.Jobs {
 		switch s.Outcome {
 		case result.OutcomeStopped:
 			stopped = append(stopped, fmt.Sprintf("%s %s (%s)", s.Strategy, units.Size(s.SizeBytes), firstWords(s.Reason)))

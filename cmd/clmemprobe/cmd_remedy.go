@@ -161,10 +161,10 @@ func remedyBase(req *runRequest, inv result.Inventory, from *result.Run) (probe.
 			return p, usageErr("the run used device %d of platform %d; this machine's platform has %d", d, c.Platform, len(inv[c.Platform].Devices))
 		}
 	}
-	s := &from.Strategies[0]
-	for i := range from.Strategies {
-		if o := from.Strategies[i].Outcome; o != result.OutcomeCompleted && o != result.OutcomeUnsupported && o != result.OutcomeStopped {
-			s = &from.Strategies[i]
+	s := &from.Jobs[0]
+	for i := range from.Jobs {
+		if o := from.Jobs[i].Outcome; o != result.OutcomeCompleted && o != result.OutcomeUnsupported && o != result.OutcomeStopped {
+			s = &from.Jobs[i]
 			break
 		}
 	}
@@ -194,8 +194,8 @@ func remedyBase(req *runRequest, inv result.Inventory, from *result.Run) (probe.
 func remedyJob(ctx context.Context, p probe.Plan, inv result.Inventory, change string) (result.RemedyJob, error) {
 	run, err := probe.Run(ctx, p, inv, nil)
 	j := result.RemedyJob{Change: change, Strategy: p.Strategies[0], SizeBytes: p.Sizes[0]}
-	if run != nil && len(run.Strategies) > 0 {
-		s := run.Strategies[0]
+	if run != nil && len(run.Jobs) > 0 {
+		s := run.Jobs[0]
 		j.Flags, j.Variant, j.VariantSettings = s.Flags, s.Variant, s.VariantSettings
 		j.AllocationsOK, j.BytesOK, j.Outcome, j.FirstFailure, j.Reason = s.AllocationsOK, s.BytesOK, s.Outcome, s.FirstFailure, s.Reason
 	}

@@ -155,8 +155,8 @@ func runReport(_ context.Context, o reportOptions, stdout io.Writer) error {
 	// The verdict is derived from the numbers, so it is derived again: a result keeps what this build says.
 	findings.Apply(r)
 	if req.maxSamples > 0 {
-		for i := range r.Strategies {
-			r.Strategies[i].Samples = report.Downsample(r.Strategies[i].Samples, req.maxSamples)
+		for i := range r.Jobs {
+			r.Jobs[i].Samples = report.Downsample(r.Jobs[i].Samples, req.maxSamples)
 		}
 	}
 	if req.format.Name == "repro" {

@@ -612,7 +612,7 @@ func finishRun(run *result.Run, req *runRequest, out *outputDir, interrupted boo
 }
 
 func anyOutcome(r *result.Run, outcomes ...result.Outcome) bool {
-	for _, s := range r.Strategies {
+	for _, s := range r.Jobs {
 		if slices.Contains(outcomes, s.Outcome) {
 			return true
 		}

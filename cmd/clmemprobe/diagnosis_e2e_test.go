@@ -26,7 +26,7 @@ func noSentence(t *testing.T, r *result.Run, phrases ...string) {
 	}
 }
 
-func wantLimit(t *testing.T, s *result.StrategyResult, limit result.Limit) {
+func wantLimit(t *testing.T, s *result.JobResult, limit result.Limit) {
 	t.Helper()
 	if s.Limit != limit {
 		t.Errorf("%s at %d bytes: limit %q, want %q (evidence %v)", s.Strategy, s.SizeBytes, s.Limit, limit, s.LimitEvidence)
@@ -153,11 +153,11 @@ func TestLimitAllocationCountInASweep(t *testing.T) {
 	const cap = 3000
 	r, _, _ := runOut(t, FaultEnv(t, fmt.Sprintf("FAULTCL_MAX_ALLOCS=%d", cap), "FAULTCL_FREE_QUERY=0"), "--sizes", "4KiB,16KiB,64KiB",
 		"--strategies", "shared", "--max-allocs", "100000")
-	if len(r.Strategies) != 3 {
-		t.Fatalf("%d results, want 3", len(r.Strategies))
+	if len(r.Jobs) != 3 {
+		t.Fatalf("%d results, want 3", len(r.Jobs))
 	}
-	for i := range r.Strategies {
-		s := &r.Strategies[i]
+	for i := range r.Jobs {
+		s := &r.Jobs[i]
 		wantFailure(t, s, cap, result.StageCreate, -6, 0)
 		wantLimit(t, s, result.LimitAllocationCount)
 	}

@@ -46,7 +46,7 @@ func shellLimit(t *testing.T, flag string) uint64 {
 }
 
 // fdLedger is a job's descriptor ledger, which must be there.
-func fdLedger(t *testing.T, s *result.StrategyResult) *result.Resource {
+func fdLedger(t *testing.T, s *result.JobResult) *result.Resource {
 	t.Helper()
 	if s.Resources == nil || s.Resources.FDs == nil {
 		t.Fatalf("%s/%s: no file_descriptors in the ledger (%+v)", s.Strategy, result.VariantName(s.Variant), s.Resources)

@@ -109,7 +109,7 @@ func TestTwoRunsIntoOneFolder(t *testing.T) {
 		t.Fatalf("the first run: %v\n%s", err, out)
 	}
 	r, err := result.Load(filepath.Join(dir, "run.json"))
-	if err != nil || len(r.Strategies) != 1 || r.Strategies[0].AllocationsOK != 1500 {
+	if err != nil || len(r.Jobs) != 1 || r.Jobs[0].AllocationsOK != 1500 {
 		t.Fatalf("the first run's result: %v %+v", err, r)
 	}
 	lines, _ := os.ReadFile(filepath.Join(dir, "samples.jsonl"))

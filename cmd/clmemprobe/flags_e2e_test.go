@@ -11,10 +11,10 @@ import (
 )
 
 // flagJob is the run's job of a strategy with the flags as results write them ("" for read-write).
-func flagJob(t *testing.T, r *result.Run, st result.Strategy, flags string) *result.StrategyResult {
+func flagJob(t *testing.T, r *result.Run, st result.Strategy, flags string) *result.JobResult {
 	t.Helper()
-	for i := range r.Strategies {
-		if s := &r.Strategies[i]; s.Strategy == st && s.Flags == flags {
+	for i := range r.Jobs {
+		if s := &r.Jobs[i]; s.Strategy == st && s.Flags == flags {
 			return s
 		}
 	}
@@ -148,7 +148,7 @@ func TestSizeOverTheMaximumIsTried(t *testing.T) {
 	args := []string{"--size", size, "--max-allocs", "2", "--strategies", "shared"}
 	mem := fmt.Sprintf("FAULTCL_DEVICE_MEM=%d", devMem)
 	r, res, _ := runOut(t, FaultEnv(t, mem), args...)
-	if s := r.Strategies[0]; res.code != 0 || s.Outcome != result.OutcomeCompleted || s.AllocationsOK != 2 {
+	if s := r.Jobs[0]; res.code != 0 || s.Outcome != result.OutcomeCompleted || s.AllocationsOK != 2 {
 		t.Fatalf("exit %d, %s after %d: want the runtime's answer, both buffers (%s)", res.code, s.Outcome, s.AllocationsOK, res.stderr)
 	}
 	if !strings.Contains(res.stderr, "over device 0's reported maximum allocation") || strings.Contains(res.stderr, "CL_MEM_ALLOW_UNRESTRICTED_SIZE_INTEL") {
@@ -159,7 +159,7 @@ func TestSizeOverTheMaximumIsTried(t *testing.T) {
 		t.Errorf("the note on an Intel platform: %q", res.stderr)
 	}
 	r, _, _ = runOut(t, FaultEnv(t, mem, "FAULTCL_ENFORCE_MAX_ALLOC=1"), args...)
-	if s := r.Strategies[0]; s.Outcome != result.OutcomeFailed || s.FirstFailure == nil || s.FirstFailure.Code != -61 || s.Limit != result.LimitRuntime ||
+	if s := r.Jobs[0]; s.Outcome != result.OutcomeFailed || s.FirstFailure == nil || s.FirstFailure.Code != -61 || s.Limit != result.LimitRuntime ||
 		!strings.Contains(strings.Join(r.Verdict, " "), "it enforces that maximum") {
 		t.Errorf("enforced: %s %+v limit %s; verdict %q", s.Outcome, s.FirstFailure, s.Limit, r.Verdict)
 	}
@@ -172,11 +172,11 @@ func TestEveryStandardFlagOnPoCL(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("exit %d: %s", res.code, res.stderr)
 	}
-	if len(r.Strategies) != len(sets) {
-		t.Fatalf("%d jobs, want one per flag set (%d)", len(r.Strategies), len(sets))
+	if len(r.Jobs) != len(sets) {
+		t.Fatalf("%d jobs, want one per flag set (%d)", len(r.Jobs), len(sets))
 	}
 	for i, name := range sets {
-		s := &r.Strategies[i]
+		s := &r.Jobs[i]
 		if result.FlagsName(s.Flags) != name {
 			t.Errorf("job %d has flags %q, want %q", i, s.Flags, name)
 		}
@@ -255,7 +255,7 @@ func TestCheckAndCompareKeepFlagSetsApart(t *testing.T) {
 func TestSizeOverPoCLsMaximumIsRefusedByPoCL(t *testing.T) {
 	env := PoCLEnv(t)
 	r, _, _ := runOut(t, env, "--size", overMaxAlloc(t, env), "--max-allocs", "1", "--strategies", "shared", "--devices", "0")
-	s := r.Strategies[0]
+	s := r.Jobs[0]
 	if s.Outcome != result.OutcomeFailed || s.FirstFailure == nil || s.FirstFailure.Code != -61 || !strings.Contains(strings.Join(r.Verdict, " "), "it enforces that maximum") {
 		t.Errorf("%s %+v; verdict %q", s.Outcome, s.FirstFailure, r.Verdict)
 	}

@@ -292,8 +292,8 @@ func TestResultThroughAPipe(t *testing.T) {
 		t.Fatalf("exit %d: %s", res.code, res.stderr)
 	}
 	var r result.Run
-	if err := json.Unmarshal([]byte(res.stdout), &r); err != nil || len(r.Strategies) != 2 {
-		t.Errorf("the result through the pipe: %v, %d strategies", err, len(r.Strategies))
+	if err := json.Unmarshal([]byte(res.stdout), &r); err != nil || len(r.Jobs) != 2 {
+		t.Errorf("the result through the pipe: %v, %d strategies", err, len(r.Jobs))
 	}
 	feed(fifo, b)
 	tarball := filepath.Join(dir, "t.tar.gz")

@@ -83,11 +83,11 @@ func TestLargestBadInput(t *testing.T) {
 func TestTouchFillProvesPlacement(t *testing.T) {
 	lazy := []string{"FAULTCL_MODEL=lazy", "FAULTCL_DEVICES=1", "FAULTCL_DEVICE_MEM=34359738368"}
 	r, res, _ := runOut(t, FaultEnv(t, append(lazy, "FAULTCL_FILL=modulo")...), "--touch", "fill", "--size", "16GiB", "--strategies", "shared", "--max-allocs", "1", "--host-reserve", "0", "-q")
-	if s := r.Strategies[0]; s.Outcome != result.OutcomeCompleted || s.AllocationsOK != 1 {
+	if s := r.Jobs[0]; s.Outcome != result.OutcomeCompleted || s.AllocationsOK != 1 {
 		t.Errorf("16 GiB on the modulo fill: %s after %d (%s), want the one buffer placed and proven: %s", s.Outcome, s.AllocationsOK, s.Reason, res.stderr)
 	}
 	r, res, _ = runOut(t, FaultEnv(t, append(lazy, "FAULTCL_FILL=none")...), "--touch", "fill", "--strategies", "shared", "--max-allocs", "100", "-q")
-	s := r.Strategies[0]
+	s := r.Jobs[0]
 	if res.code != exitWorkerFault || s.Outcome != result.OutcomeWrong || s.AllocationsOK != 0 || s.Limit != result.LimitRuntime {
 		t.Errorf("fills that write nothing: exit %d, %s after %d, limit %s", res.code, s.Outcome, s.AllocationsOK, s.Limit)
 	}

@@ -180,7 +180,7 @@ func (o *runObserver) Sample(j probe.Job, s *result.Sample) {
 }
 
 func (o *runObserver) JobDone(j probe.Job, run *result.Run) {
-	r := &run.Strategies[len(run.Strategies)-1]
+	r := &run.Jobs[len(run.Jobs)-1]
 	if o.live {
 		o.line(plainParts(fmt.Sprintf("%-13s %9d buffers", r.Strategy, r.AllocationsOK), fmt.Sprintf("  %10s", units.Bytes(r.BytesOK)),
 			fmt.Sprintf("  %s in %s", r.Outcome, (time.Duration(r.Seconds*float64(time.Second))).Round(time.Millisecond))))

@@ -10,7 +10,7 @@ import (
 )
 
 // lastDeviceUse is what device d held at a job's last sample, and whether a sample said.
-func lastDeviceUse(s *result.StrategyResult, d int) (uint64, bool) {
+func lastDeviceUse(s *result.JobResult, d int) (uint64, bool) {
 	for i := len(s.Samples) - 1; i >= 0; i-- {
 		for _, ds := range s.Samples[i].DeviceSamples {
 			if ds.Device == d {
@@ -30,13 +30,13 @@ func TestPoolCarvesSubBuffersFromPools(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("exit %d: %s", res.code, res.stderr)
 	}
-	var shared, pool *result.StrategyResult
-	for i := range r.Strategies {
-		switch r.Strategies[i].Strategy {
+	var shared, pool *result.JobResult
+	for i := range r.Jobs {
+		switch r.Jobs[i].Strategy {
 		case result.Shared:
-			shared = &r.Strategies[i]
+			shared = &r.Jobs[i]
 		case result.Pool:
-			pool = &r.Strategies[i]
+			pool = &r.Jobs[i]
 		}
 	}
 	if shared.Outcome != result.OutcomeFailed || shared.FirstFailure.Index != 50 || shared.FirstFailure.Code != -6 {
@@ -62,11 +62,11 @@ func TestPoolCarvesSubBuffersFromPools(t *testing.T) {
 func TestPoolOnPoCL(t *testing.T) {
 	env := PoCLEnv(t)
 	r, res, _ := runOut(t, env, "--strategies", "pool", "--pool-size", "32MiB", "--max-allocs", "100", "--touch", "fill", "-q")
-	if s := r.Strategies[0]; res.code != 0 || s.Outcome != result.OutcomeCompleted || s.AllocationsOK != 100 {
+	if s := r.Jobs[0]; res.code != 0 || s.Outcome != result.OutcomeCompleted || s.AllocationsOK != 100 {
 		t.Fatalf("exit %d, %s after %d: %s", res.code, s.Outcome, s.AllocationsOK, s.Reason)
 	}
 	r, _, _ = runOut(t, env, "--strategies", "pool", "--max-allocs", "10", "--flags", "use-host-ptr", "-q")
-	if s := r.Strategies[0]; s.Outcome != result.OutcomeUnsupported || s.Reason == "" {
+	if s := r.Jobs[0]; s.Outcome != result.OutcomeUnsupported || s.Reason == "" {
 		t.Errorf("use-host-ptr: %s (%q), want unsupported with the reason", s.Outcome, s.Reason)
 	}
 }

@@ -61,8 +61,8 @@ func TestPromMetricsForEveryOutcome(t *testing.T) {
 				t.Errorf("the line naming the files written does not name %s: %q", prom, res.stderr)
 			}
 			fam := lintedProm(t, prom)
-			for i := range r.Strategies {
-				s := &r.Strategies[i]
+			for i := range r.Jobs {
+				s := &r.Jobs[i]
 				job := map[string]string{"strategy": string(s.Strategy), "size_bytes": strconv.FormatUint(s.SizeBytes, 10), "variant": result.VariantName(s.Variant)}
 				if v, n := fam.Value("clmemprobe_allocations_ok", job); n != 1 || v != float64(s.AllocationsOK) {
 					t.Errorf("%s: allocations_ok %v in %d series, run.json says %d", s.Strategy, v, n, s.AllocationsOK)
@@ -107,9 +107,9 @@ func TestPromFileIsReplacedAtomically(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := range r.Strategies {
-		r.Strategies[i].AllocationsOK++
-		r.Strategies[i].BytesOK += r.Strategies[i].SizeBytes
+	for i := range r.Jobs {
+		r.Jobs[i].AllocationsOK++
+		r.Jobs[i].BytesOK += r.Jobs[i].SizeBytes
 	}
 	b := filepath.Join(t.TempDir(), "other.json")
 	var buf bytes.Buffer

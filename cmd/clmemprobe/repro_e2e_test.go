@@ -48,7 +48,7 @@ func compileC(t *testing.T, source string) string {
 var reproLine = regexp.MustCompile(`(?m)^failed at buffer #(\d+): (\S+) \((-?\d+)\) at (\w+) \((\w+)\), meant for device (\d+)$`)
 
 // runRepro runs a compiled reproducer and checks that it reports exactly the failure the tool recorded.
-func runRepro(t *testing.T, bin string, env []string, s *result.StrategyResult) {
+func runRepro(t *testing.T, bin string, env []string, s *result.JobResult) {
 	t.Helper()
 	cmd := exec.Command(bin)
 	cmd.Env = env

@@ -154,7 +154,7 @@ func TestLazyRuntimeFailsAtFirstUse(t *testing.T) {
 
 	t.Run("touch none defers", func(t *testing.T) {
 		r, _, _ := runOut(t, FaultEnv(t, lazy...), "--max-allocs", strconv.FormatUint(failAt+100, 10), "--strategies", "shared,per-device")
-		for _, s := range r.Strategies {
+		for _, s := range r.Jobs {
 			if s.Outcome != result.OutcomeCompleted {
 				t.Errorf("%s: %s, want completed: nothing is allocated at create", s.Strategy, s.Outcome)
 			}
@@ -310,10 +310,10 @@ func TestInterruptLeavesAValidPartialResult(t *testing.T) {
 	if lerr != nil {
 		t.Fatalf("run.json after Ctrl-C: %v", lerr)
 	}
-	if !r.Partial || len(r.Strategies) != 1 {
-		t.Fatalf("partial %v with %d strategies; want a partial result with the one strategy that ran", r.Partial, len(r.Strategies))
+	if !r.Partial || len(r.Jobs) != 1 {
+		t.Fatalf("partial %v with %d strategies; want a partial result with the one strategy that ran", r.Partial, len(r.Jobs))
 	}
-	if s := r.Strategies[0]; s.Outcome != result.OutcomeStopped || s.Reason != "interrupted" || s.AllocationsOK == 0 {
+	if s := r.Jobs[0]; s.Outcome != result.OutcomeStopped || s.Reason != "interrupted" || s.AllocationsOK == 0 {
 		t.Errorf("interrupted strategy: %s (%s) after %d buffers", s.Outcome, s.Reason, s.AllocationsOK)
 	}
 	if alive(worker) {
@@ -365,7 +365,7 @@ func TestTouchKernelOnPoCL(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("exit %d: %s", res.code, res.stderr)
 	}
-	for _, s := range r.Strategies {
+	for _, s := range r.Jobs {
 		// The kernel writes every byte, and PoCL's device memory is host memory.
 		if s.Outcome != result.OutcomeCompleted || s.AllocationsOK != n || s.HostBytesPerBuffer < 0.9*size {
 			t.Errorf("%s: %s after %d, host cost %.0f per buffer; want completed %d at about %d", s.Strategy, s.Outcome, s.AllocationsOK, s.HostBytesPerBuffer, n, size)
@@ -379,7 +379,7 @@ func TestHostGuardStops(t *testing.T) {
 	if res.code != 0 {
 		t.Errorf("exit %d: a guard stop is a result, not an error", res.code)
 	}
-	for _, s := range r.Strategies {
+	for _, s := range r.Jobs {
 		if s.Outcome != result.OutcomeStopped || !strings.Contains(s.Reason, "host guard") || s.AllocationsOK != 0 {
 			t.Errorf("%s: %s (%s) after %d buffers; want stopped by the host guard before the first", s.Strategy, s.Outcome, s.Reason, s.AllocationsOK)
 		}
@@ -393,10 +393,10 @@ func TestSweepOverSizes(t *testing.T) {
 	sizes := []uint64{64 << 10, 1 << 20, 1<<20 + 4<<10}
 	r, _, _ := runOut(t, FaultEnv(t, fmt.Sprintf("FAULTCL_HOST_BUDGET=%d", budget)), "--sizes", "64KiB,1MiB,1MiB+4KiB",
 		"--strategies", "shared", "--max-allocs", "100000")
-	if len(r.Strategies) != len(sizes) {
-		t.Fatalf("%d results, want one per size", len(r.Strategies))
+	if len(r.Jobs) != len(sizes) {
+		t.Fatalf("%d results, want one per size", len(r.Jobs))
 	}
-	for i, s := range r.Strategies {
+	for i, s := range r.Jobs {
 		if s.SizeBytes != sizes[i] || s.FirstFailure == nil || s.FirstFailure.Index != budget/sizes[i] {
 			t.Errorf("size %d: first failure %+v, want index %d", s.SizeBytes, s.FirstFailure, budget/sizes[i])
 		}

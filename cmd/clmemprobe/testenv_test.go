@@ -204,18 +204,18 @@ func runOut(t *testing.T, env []string, args ...string) (*result.Run, invocation
 	return r, res, dir
 }
 
-func strategy(t *testing.T, r *result.Run, name result.Strategy) *result.StrategyResult {
+func strategy(t *testing.T, r *result.Run, name result.Strategy) *result.JobResult {
 	t.Helper()
-	for i := range r.Strategies {
-		if r.Strategies[i].Strategy == name {
-			return &r.Strategies[i]
+	for i := range r.Jobs {
+		if r.Jobs[i].Strategy == name {
+			return &r.Jobs[i]
 		}
 	}
-	t.Fatalf("no strategy %q in result (have %d)", name, len(r.Strategies))
+	t.Fatalf("no strategy %q in result (have %d)", name, len(r.Jobs))
 	return nil
 }
 
-func wantFailure(t *testing.T, s *result.StrategyResult, index uint64, stage result.Stage, code int32, device int) {
+func wantFailure(t *testing.T, s *result.JobResult, index uint64, stage result.Stage, code int32, device int) {
 	t.Helper()
 	if s.Outcome != result.OutcomeFailed || s.FirstFailure == nil {
 		t.Fatalf("%s: outcome %q (%s), want failed", s.Strategy, s.Outcome, s.Reason)

@@ -64,7 +64,7 @@ func TestTicketOfACgroupOOMKill(t *testing.T) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatal(err)
 	}
-	s := r.Strategies[0]
+	s := r.Jobs[0]
 	if len(s.Repeats) != 1 || s.WorkerPID <= 0 || s.Repeats[0].WorkerPID <= 0 || s.Repeats[0].WorkerPID == s.WorkerPID {
 		t.Fatalf("job: pid %d, repeats %+v; want one repeat in another worker", s.WorkerPID, s.Repeats)
 	}

@@ -10,11 +10,11 @@ import (
 	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
-func job(t *testing.T, r *result.Run, st result.Strategy, variant string) *result.StrategyResult {
+func job(t *testing.T, r *result.Run, st result.Strategy, variant string) *result.JobResult {
 	t.Helper()
-	for i := range r.Strategies {
-		if r.Strategies[i].Strategy == st && r.Strategies[i].Variant == variant {
-			return &r.Strategies[i]
+	for i := range r.Jobs {
+		if r.Jobs[i].Strategy == st && r.Jobs[i].Variant == variant {
+			return &r.Jobs[i]
 		}
 	}
 	t.Fatalf("no %s under variant %q in the result", st, variant)
@@ -44,11 +44,11 @@ func TestVariantsGiveEachTheirOwnThreshold(t *testing.T) {
 		{result.Shared, "cap", base, result.OutcomeFailed}, // both the budget and the cap end it at the same buffer
 		{result.PerDevice, "cap", base, result.OutcomeFailed},
 	}
-	if len(r.Strategies) != len(want) {
-		t.Fatalf("%d jobs, want %d", len(r.Strategies), len(want))
+	if len(r.Jobs) != len(want) {
+		t.Fatalf("%d jobs, want %d", len(r.Jobs), len(want))
 	}
 	for i, w := range want {
-		s := &r.Strategies[i]
+		s := &r.Jobs[i]
 		if s.Strategy != w.st || s.Variant != w.variant || s.AllocationsOK != w.allocs || s.Outcome != w.outcome {
 			t.Errorf("job %d: %s/%q %s at %d, want %s/%q %s at %d (jobs run variant by variant)", i, s.Strategy, s.Variant, s.Outcome, s.AllocationsOK,
 				w.st, w.variant, w.outcome, w.allocs)
@@ -99,7 +99,7 @@ func TestRuntimeLogIsKeptBounded(t *testing.T) {
 	if r.Config.RuntimeLog["FAULTCL_LOG"] != "1" {
 		t.Errorf("config.runtime_log %v, want FAULTCL_LOG=1 for the faultcl platform", r.Config.RuntimeLog)
 	}
-	out := r.Strategies[0].WorkerOutput
+	out := r.Jobs[0].WorkerOutput
 	// 3000 lines of the runtime's own log: far more than the 64 KiB kept; the first and the last stay.
 	if !strings.HasPrefix(out, "faultcl: buffer of 1048576 bytes on 1 device(s), 1 live") || !strings.Contains(out, "3000 live") {
 		t.Errorf("the worker output does not hold the runtime's first and last lines: %.200q ... %.200q", out, out[max(0, len(out)-200):])
@@ -115,7 +115,7 @@ func TestDriverDiagnosticsAreTurnedOnAndKept(t *testing.T) {
 	if res.code != 0 {
 		t.Fatalf("exit %d: %s", res.code, res.stderr)
 	}
-	s := r.Strategies[0]
+	s := r.Jobs[0]
 	if !strings.HasPrefix(s.RuntimeDiagnostics, "cl_intel_driver_diagnostics") || len(s.Notices) != 2 ||
 		s.Notices[0] != "faultcl diagnostics: context over 2 device(s); buffers of several devices are staged in host memory" ||
 		!strings.Contains(s.Notices[1], "allocation failed") {
@@ -127,8 +127,8 @@ func TestDriverDiagnosticsAreTurnedOnAndKept(t *testing.T) {
 	}
 	// Without the extension, nothing is asked of the runtime.
 	r, _, _ = runOut(t, FaultEnv(t, hostBudget(16)), "--max-allocs", "100", "--strategies", "shared")
-	if r.Strategies[0].RuntimeDiagnostics != "" {
-		t.Errorf("diagnostics %q on a runtime without the extension", r.Strategies[0].RuntimeDiagnostics)
+	if r.Jobs[0].RuntimeDiagnostics != "" {
+		t.Errorf("diagnostics %q on a runtime without the extension", r.Jobs[0].RuntimeDiagnostics)
 	}
 }
 
@@ -136,16 +136,16 @@ func TestDriverDiagnosticsAreTurnedOnAndKept(t *testing.T) {
 // devices report less global memory than under its defaults, and the Markdown report says so per variant.
 func TestJobsRecordTheirDevicesUnderTheirVariant(t *testing.T) {
 	r, _, dir := runOut(t, PoCLEnv(t), "--strategies", "shared", "--max-allocs", "10", "--variant-preset", "pocl-limit")
-	var base, limited *result.StrategyResult
-	for i := range r.Strategies {
-		if s := &r.Strategies[i]; s.Variant == "" {
+	var base, limited *result.JobResult
+	for i := range r.Jobs {
+		if s := &r.Jobs[i]; s.Variant == "" {
 			base = s
 		} else {
 			limited = s
 		}
 	}
 	if base == nil || limited == nil || len(base.DeviceSizes) != len(r.Devices) || len(limited.DeviceSizes) != len(r.Devices) {
-		t.Fatalf("want a default and a pocl-limit job, each with the sizes of the %d devices: %+v", len(r.Devices), r.Strategies)
+		t.Fatalf("want a default and a pocl-limit job, each with the sizes of the %d devices: %+v", len(r.Devices), r.Jobs)
 	}
 	for i, d := range r.Devices {
 		if got := base.DeviceSizes[i]; got.Device != d.Index || got.GlobalMemBytes != d.GlobalMemBytes || got.MaxAllocBytes != d.MaxAllocBytes {

@@ -63,13 +63,13 @@ func Compare(base, next *result.Run, tolerance float64) *Comparison {
 		return c
 	}
 	baseKeys, nextKeys := Keys(base), Keys(next)
-	nextBy := make(map[Key]*result.StrategyResult, len(nextKeys))
+	nextBy := make(map[Key]*result.JobResult, len(nextKeys))
 	for i, k := range nextKeys {
-		nextBy[k] = &next.Strategies[i]
+		nextBy[k] = &next.Jobs[i]
 	}
 	seen := map[Key]bool{}
 	for i, k := range baseKeys {
-		b := &base.Strategies[i]
+		b := &base.Jobs[i]
 		seen[k] = true
 		row := ComparisonRow{Strategy: b.Strategy, Variant: k.JobVariant(), Flags: b.Flags, SizeBytes: b.SizeBytes, BaseOutcome: b.Outcome, BaseAllocations: b.AllocationsOK,
 			BaseBytes: b.BytesOK, BaseHostPerBuf: b.HostBytesPerBuffer}
@@ -86,7 +86,7 @@ func Compare(base, next *result.Run, tolerance float64) *Comparison {
 		c.Rows = append(c.Rows, row)
 	}
 	for i, k := range nextKeys {
-		if n := &next.Strategies[i]; !seen[k] && !pairAsked(c, base, next, k, n) {
+		if n := &next.Jobs[i]; !seen[k] && !pairAsked(c, base, next, k, n) {
 			c.Rows = append(c.Rows, ComparisonRow{Strategy: n.Strategy, Variant: k.JobVariant(), Flags: n.Flags, SizeBytes: n.SizeBytes, NewOutcome: n.Outcome,
 				NewAllocations: n.AllocationsOK, NewBytes: n.BytesOK, NewHostPerBuf: n.HostBytesPerBuffer, Change: ChangeAdded})
 		}
@@ -101,8 +101,8 @@ func Compare(base, next *result.Run, tolerance float64) *Comparison {
 // lacks, where the new run asked it differently: under another variant, flag set or size, none of which
 // is the base's. That row is not comparable (the runs asked different things), and no regression. It
 // reports whether it paired n.
-func pairAsked(c *Comparison, base, next *result.Run, k Key, n *result.StrategyResult) bool {
-	asked := func(r *result.Run, s *result.StrategyResult) string {
+func pairAsked(c *Comparison, base, next *result.Run, k Key, n *result.JobResult) bool {
+	asked := func(r *result.Run, s *result.JobResult) string {
 		return fmt.Sprintf("%s, flags %s, %s buffers", variantText(r, s.Variant), result.FlagsName(s.Flags), units.Size(s.SizeBytes))
 	}
 	for i := range c.Rows {
@@ -124,9 +124,9 @@ func pairAsked(c *Comparison, base, next *result.Run, k Key, n *result.StrategyR
 }
 
 // jobOf is the base run's job of a row.
-func jobOf(r *result.Run, row *ComparisonRow) *result.StrategyResult {
-	for i := range r.Strategies {
-		s := &r.Strategies[i]
+func jobOf(r *result.Run, row *ComparisonRow) *result.JobResult {
+	for i := range r.Jobs {
+		s := &r.Jobs[i]
 		if s.Strategy == row.Strategy && s.SizeBytes == row.SizeBytes && s.Flags == row.Flags && result.VariantName(s.Variant) == result.VariantName(row.Variant) {
 			return s
 		}
@@ -136,9 +136,9 @@ func jobOf(r *result.Run, row *ComparisonRow) *result.StrategyResult {
 
 // hasGroup reports whether run r has any job under b's variant, flags and size: then a job of b's
 // strategy missing there is missing, not asked differently.
-func hasGroup(r *result.Run, b *result.StrategyResult) bool {
-	for i := range r.Strategies {
-		s := &r.Strategies[i]
+func hasGroup(r *result.Run, b *result.JobResult) bool {
+	for i := range r.Jobs {
+		s := &r.Jobs[i]
 		if s.SizeBytes == b.SizeBytes && result.FlagsName(s.Flags) == result.FlagsName(b.Flags) && result.VariantName(s.Variant) == result.VariantName(b.Variant) {
 			return true
 		}
@@ -174,7 +174,7 @@ func incomparable(base, next Key) string {
 }
 
 // judge is one job's verdict and why.
-func judge(b, n *result.StrategyResult, tol float64) (string, string) {
+func judge(b, n *result.JobResult, tol float64) (string, string) {
 	got, ref := float64(n.AllocationsOK), float64(b.AllocationsOK)
 	switch {
 	case b.GuardStopped() || n.GuardStopped():
@@ -202,7 +202,7 @@ func judge(b, n *result.StrategyResult, tol float64) (string, string) {
 }
 
 // guardWhy says which run's job the host guard stopped, and at how many buffers.
-func guardWhy(b, n *result.StrategyResult) string {
+func guardWhy(b, n *result.JobResult) string {
 	which, s := "the new run", n
 	if b.GuardStopped() {
 		which, s = "the baseline", b

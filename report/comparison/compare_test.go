@@ -9,11 +9,11 @@ import (
 )
 
 // cloneWith is the fixture with f applied to every strategy of a copy.
-func cloneWith(base *result.Run, f func(s *result.StrategyResult)) *result.Run {
+func cloneWith(base *result.Run, f func(s *result.JobResult)) *result.Run {
 	n := *base
-	n.Strategies = append([]result.StrategyResult{}, base.Strategies...)
-	for i := range n.Strategies {
-		f(&n.Strategies[i])
+	n.Jobs = append([]result.JobResult{}, base.Jobs...)
+	for i := range n.Jobs {
+		f(&n.Jobs[i])
 	}
 	return &n
 }
@@ -35,17 +35,17 @@ func TestCompare(t *testing.T) {
 		change    string
 		regressed bool
 	}{
-		{"equal", cloneWith(base, func(*result.StrategyResult) {}), ChangeEqual, false},
-		{"within tolerance", cloneWith(base, func(s *result.StrategyResult) { s.AllocationsOK = s.AllocationsOK * 95 / 100 }), ChangeEqual, false},
-		{"improved", cloneWith(base, func(s *result.StrategyResult) { s.AllocationsOK *= 2 }), ChangeImproved, false},
-		{"regressed threshold", cloneWith(base, func(s *result.StrategyResult) { s.AllocationsOK /= 2 }), ChangeRegressed, true},
-		{"now crashes", cloneWith(base, func(s *result.StrategyResult) { s.Outcome = result.OutcomeCrashed }), ChangeRegressed, true},
-		{"host cost grew", cloneWith(base, func(s *result.StrategyResult) { s.HostBytesPerBuffer *= 2 }), ChangeRegressed, true},
-		{"missing", cloneWith(base, func(s *result.StrategyResult) { s.Strategy += "-renamed" }), ChangeMissing, true},
+		{"equal", cloneWith(base, func(*result.JobResult) {}), ChangeEqual, false},
+		{"within tolerance", cloneWith(base, func(s *result.JobResult) { s.AllocationsOK = s.AllocationsOK * 95 / 100 }), ChangeEqual, false},
+		{"improved", cloneWith(base, func(s *result.JobResult) { s.AllocationsOK *= 2 }), ChangeImproved, false},
+		{"regressed threshold", cloneWith(base, func(s *result.JobResult) { s.AllocationsOK /= 2 }), ChangeRegressed, true},
+		{"now crashes", cloneWith(base, func(s *result.JobResult) { s.Outcome = result.OutcomeCrashed }), ChangeRegressed, true},
+		{"host cost grew", cloneWith(base, func(s *result.JobResult) { s.HostBytesPerBuffer *= 2 }), ChangeRegressed, true},
+		{"missing", cloneWith(base, func(s *result.JobResult) { s.Strategy += "-renamed" }), ChangeMissing, true},
 		// The default variant is one variant, however a file names it.
-		{"default variant named", cloneWith(base, func(s *result.StrategyResult) { s.Variant = result.DefaultVariant }), ChangeEqual, false},
+		{"default variant named", cloneWith(base, func(s *result.JobResult) { s.Variant = result.DefaultVariant }), ChangeEqual, false},
 		// Only under another variant: the runs asked different things, job by job (no regression).
-		{"another variant", cloneWith(base, func(s *result.StrategyResult) { s.Variant = "pool-off" }), ChangeNotComparable, false},
+		{"another variant", cloneWith(base, func(s *result.JobResult) { s.Variant = "pool-off" }), ChangeNotComparable, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -81,12 +81,12 @@ func TestCompareRefusesRunsThatAreNotAlike(t *testing.T) {
 // different things: each job is not comparable, said job by job with both settings, and nothing
 // regressed; a job the new run lacks under the base's own settings is still missing.
 func TestJobsAskedDifferentlyAreNotComparable(t *testing.T) {
-	mk := func(st result.Strategy, variant string, n uint64) result.StrategyResult {
-		return result.StrategyResult{Strategy: st, Variant: variant, SizeBytes: 1 << 20, Outcome: result.OutcomeFailed, AllocationsOK: n}
+	mk := func(st result.Strategy, variant string, n uint64) result.JobResult {
+		return result.JobResult{Strategy: st, Variant: variant, SizeBytes: 1 << 20, Outcome: result.OutcomeFailed, AllocationsOK: n}
 	}
-	base := &result.Run{Strategies: []result.StrategyResult{mk(result.Shared, "", 1000), mk(result.PerDevice, "", 2000)}}
+	base := &result.Run{Jobs: []result.JobResult{mk(result.Shared, "", 1000), mk(result.PerDevice, "", 2000)}}
 	next := &result.Run{Config: result.Config{Variants: []result.Variant{{Name: "pool-off", Settings: map[string]string{"X_POOL": "0"}}}},
-		Strategies: []result.StrategyResult{mk(result.Shared, "pool-off", 500), mk(result.PerDevice, "pool-off", 100)}}
+		Jobs: []result.JobResult{mk(result.Shared, "pool-off", 500), mk(result.PerDevice, "pool-off", 100)}}
 	c := Compare(base, next, 0.1)
 	if c.Regressed || len(c.Rows) != 2 {
 		t.Fatalf("regressed %v, %d rows: %+v", c.Regressed, len(c.Rows), c.Rows)
@@ -97,7 +97,7 @@ func TestJobsAskedDifferentlyAreNotComparable(t *testing.T) {
 		}
 	}
 	// The new run under the base's settings too, without per-device: per-device is missing, a regression.
-	next.Strategies = append(next.Strategies, mk(result.Shared, "", 1000))
+	next.Jobs = append(next.Jobs, mk(result.Shared, "", 1000))
 	c = Compare(base, next, 0.1)
 	if !c.Regressed {
 		t.Errorf("a job missing under the base's own settings is no regression: %+v", c.Rows)

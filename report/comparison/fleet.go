@@ -96,14 +96,14 @@ type groupKey struct {
 func NodeOf(source string, r *result.Run) FleetNode {
 	n := FleetNode{
 		group: groupKey{RunKey(r), r.Platform.Name, result.DriverVersions(r.Devices), r.Config.MaxAllocs, r.Config.MaxBytes},
-		jobs:  make([]nodeJob, len(r.Strategies)),
+		jobs:  make([]nodeJob, len(r.Jobs)),
 	}
 	node := "(unknown)"
 	if e := r.Environment; e != nil && e.Hostname != "" {
 		node = e.Hostname
 	}
 	for i, k := range Keys(r) {
-		n.jobs[i] = nodeJob{k, fleetRow(node, source, &r.Strategies[i])}
+		n.jobs[i] = nodeJob{k, fleetRow(node, source, &r.Jobs[i])}
 	}
 	return n
 }
@@ -176,7 +176,7 @@ func (m *FleetMerger) Fleet(tolerance float64) *Fleet {
 	return f
 }
 
-func fleetRow(node, source string, s *result.StrategyResult) FleetRow {
+func fleetRow(node, source string, s *result.JobResult) FleetRow {
 	row := FleetRow{Node: node, Source: source, Outcome: intern(result.Outcomes, s.Outcome), AllocationsOK: s.AllocationsOK}
 	if s.Outcome != result.OutcomeUnsupported && s.JudgedFit().OK {
 		h := s.HostBytesPerBuffer

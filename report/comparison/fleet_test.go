@@ -54,12 +54,12 @@ func TestMergeFindsTheNodeThatDiffers(t *testing.T) {
 	if g.DeviceModel != result.DeviceModel(base.Devices) || g.DriverVersion != base.Devices[0].DriverVersion || g.Touch != base.Config.Touch {
 		t.Errorf("group %q driver %q touch %s, want the fixture's", g.DeviceModel, g.DriverVersion, g.Touch)
 	}
-	if len(g.Jobs) != len(base.Strategies) {
-		t.Fatalf("%d jobs, want one per strategy of the fixture (%d)", len(g.Jobs), len(base.Strategies))
+	if len(g.Jobs) != len(base.Jobs) {
+		t.Fatalf("%d jobs, want one per strategy of the fixture (%d)", len(g.Jobs), len(base.Jobs))
 	}
 	for _, j := range g.Jobs {
 		var want uint64
-		for _, s := range base.Strategies {
+		for _, s := range base.Jobs {
 			if s.Strategy == j.Strategy {
 				want = s.AllocationsOK
 			}
@@ -77,7 +77,7 @@ func TestMergeFindsTheNodeThatDiffers(t *testing.T) {
 			}
 		}
 	}
-	first := base.Strategies[0]
+	first := base.Jobs[0]
 	dev := fmt.Sprintf("%+.1f%%", 100*(math.Round(float64(first.AllocationsOK)*0.8)/float64(first.AllocationsOK)-1))
 	if r := rowOf(f, first.Strategy, "slow"); r == nil || !strings.Contains(r.Why, dev) {
 		t.Errorf("the outlier's reason must say how far it is (%s): %+v", dev, r)
@@ -99,8 +99,8 @@ func TestMergeNeverGroupsRunsThatAskedForDifferentThings(t *testing.T) {
 	}
 	// The size is part of every job: a job at another size is another row, never another node of the same job.
 	e := node(t, "e", 1)
-	for i := range e.Run.Strategies {
-		e.Run.Strategies[i].SizeBytes *= 2
+	for i := range e.Run.Jobs {
+		e.Run.Jobs[i].SizeBytes *= 2
 	}
 	f = Merge([]FleetInput{a, e}, 0.1)
 	for _, j := range f.Groups[0].Jobs {
@@ -112,18 +112,18 @@ func TestMergeNeverGroupsRunsThatAskedForDifferentThings(t *testing.T) {
 
 func TestMergeOutcomeAndCostOutliers(t *testing.T) {
 	in := []FleetInput{node(t, "a", 1), node(t, "b", 1), node(t, "c", 1)}
-	st := &in[2].Run.Strategies[0]
+	st := &in[2].Run.Jobs[0]
 	st.Outcome, st.FirstFailure, st.Signal = result.OutcomeCrashed, nil, "SIGSEGV"
-	size := float64(in[1].Run.Strategies[1].SizeBytes)
-	in[1].Run.Strategies[1].HostBytesPerBuffer += 0.5 * size // half a buffer more host memory per buffer
+	size := float64(in[1].Run.Jobs[1].SizeBytes)
+	in[1].Run.Jobs[1].HostBytesPerBuffer += 0.5 * size // half a buffer more host memory per buffer
 	for i := range in {
-		in[i].Run.Strategies[1].Fit = &result.Fit{OK: true}
+		in[i].Run.Jobs[1].Fit = &result.Fit{OK: true}
 	}
 	f := Merge(in, 0.1)
 	if r := rowOf(f, st.Strategy, "c"); r == nil || !r.Outlier || !strings.Contains(r.Why, "crashed where the group") {
 		t.Errorf("a crash among failures must be an outlier: %+v", r)
 	}
-	if r := rowOf(f, in[1].Run.Strategies[1].Strategy, "b"); r == nil || !r.Outlier || !strings.Contains(r.Why, "host cost per buffer") {
+	if r := rowOf(f, in[1].Run.Jobs[1].Strategy, "b"); r == nil || !r.Outlier || !strings.Contains(r.Why, "host cost per buffer") {
 		t.Errorf("a node that costs half a buffer more per buffer must be an outlier: %+v", r)
 	}
 	if f.Outliers != 2 {
@@ -135,8 +135,8 @@ func TestMergeOutcomeAndCostOutliers(t *testing.T) {
 // each, in one job named "default".
 func TestMergeKeysTheDefaultVariantOnce(t *testing.T) {
 	in := []FleetInput{node(t, "a", 1), node(t, "b", 1)}
-	for i := range in[1].Run.Strategies {
-		in[1].Run.Strategies[i].Variant = result.DefaultVariant
+	for i := range in[1].Run.Jobs {
+		in[1].Run.Jobs[i].Variant = result.DefaultVariant
 	}
 	f := Merge(in, 0.1)
 	for _, j := range f.Groups[0].Jobs {
@@ -171,8 +171,8 @@ func TestFleetMergerAgreesWithItsInputs(t *testing.T) {
 	}
 	outliers := 0
 	for _, g := range want.Groups {
-		if g.Nodes != len(scales[g.DriverVersion]) || len(g.Jobs) != len(in[0].Run.Strategies) {
-			t.Errorf("driver %s: %d nodes and %d jobs, want %d and %d", g.DriverVersion, g.Nodes, len(g.Jobs), len(scales[g.DriverVersion]), len(in[0].Run.Strategies))
+		if g.Nodes != len(scales[g.DriverVersion]) || len(g.Jobs) != len(in[0].Run.Jobs) {
+			t.Errorf("driver %s: %d nodes and %d jobs, want %d and %d", g.DriverVersion, g.Nodes, len(g.Jobs), len(scales[g.DriverVersion]), len(in[0].Run.Jobs))
 		}
 		for _, j := range g.Jobs {
 			outliers += agreesWithInputs(t, g.DriverVersion, &j, in)
@@ -189,7 +189,7 @@ func agreesWithInputs(t *testing.T, driver string, j *FleetJob, in []FleetInput)
 	t.Helper()
 	var counts []float64
 	for _, in := range in {
-		for _, s := range in.Run.Strategies {
+		for _, s := range in.Run.Jobs {
 			if s.Strategy == j.Strategy && in.Run.Devices[0].DriverVersion == driver {
 				counts = append(counts, float64(s.AllocationsOK))
 			}

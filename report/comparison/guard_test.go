@@ -11,7 +11,7 @@ import (
 // buffers it reached, against either run, it is no regression.
 func TestGuardStopIsNoRegression(t *testing.T) {
 	base := fixture.Run(t)
-	guarded := func(s *result.StrategyResult) {
+	guarded := func(s *result.JobResult) {
 		s.Outcome, s.Guard, s.Reason, s.FirstFailure = result.OutcomeStopped, result.GuardSystem, "host guard: below the reserve", nil
 		s.AllocationsOK /= 4
 	}
@@ -43,13 +43,13 @@ func wantInconclusive(t *testing.T, what string, pairs map[string][2]*result.Run
 // not reach, are inconclusive against the baseline, whichever side was interrupted.
 func TestInterruptedRunIsNoRegression(t *testing.T) {
 	base := fixture.Run(t)
-	stopped := func(s *result.StrategyResult) {
+	stopped := func(s *result.JobResult) {
 		s.Outcome, s.Reason, s.FirstFailure = result.OutcomeStopped, "interrupted", nil
 		s.AllocationsOK /= 3
 	}
 	partial := cloneWith(base, stopped)
 	partial.Partial = true
-	partial.Strategies = partial.Strategies[:1] // the others never ran
+	partial.Jobs = partial.Jobs[:1] // the others never ran
 	wantInconclusive(t, "an interrupted run", map[string][2]*result.Run{
 		"new run interrupted":  {base, partial},
 		"baseline interrupted": {cloneWith(base, stopped), base},

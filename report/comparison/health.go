@@ -43,9 +43,9 @@ func CheckHealth(e *result.Expectations, r *result.Run, tol float64, budget floa
 	if d := result.DriverVersions(r.Devices); d != e.DriverVersion {
 		h.Notes = append(h.Notes, fmt.Sprintf("driver %s, recorded with %s", d, e.DriverVersion))
 	}
-	ran := map[Key]*result.StrategyResult{}
+	ran := map[Key]*result.JobResult{}
 	for i, k := range Keys(r) {
-		ran[k] = &r.Strategies[i] // the last of a key, should a run hold one twice
+		ran[k] = &r.Jobs[i] // the last of a key, should a run hold one twice
 	}
 	for i, k := range ExpectedKeys(e) {
 		ej := &e.Jobs[i]
@@ -61,7 +61,7 @@ func CheckHealth(e *result.Expectations, r *result.Run, tol float64, budget floa
 	return h
 }
 
-func judgeHealth(e *result.ExpectedJob, s *result.StrategyResult, tol float64, budget uint64) (bool, string) {
+func judgeHealth(e *result.ExpectedJob, s *result.JobResult, tol float64, budget uint64) (bool, string) {
 	switch {
 	case s == nil:
 		return false, "did not run within the time budget"

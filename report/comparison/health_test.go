@@ -14,16 +14,16 @@ func TestCheckHealth(t *testing.T) {
 	exp := result.ExpectationsFrom(rec)
 	for _, c := range []struct {
 		name    string
-		now     func(s *result.StrategyResult)
+		now     func(s *result.JobResult)
 		healthy bool
 		why     string
 	}{
-		{name: "the same", now: func(*result.StrategyResult) {}, healthy: true},
-		{name: "within the tolerance", now: func(s *result.StrategyResult) { s.AllocationsOK = s.AllocationsOK * 95 / 100 }, healthy: true},
-		{name: "half", now: func(s *result.StrategyResult) { s.AllocationsOK /= 2 }, why: "buffers, expected"},
-		{name: "now crashes", now: func(s *result.StrategyResult) { s.Outcome, s.Reason = result.OutcomeCrashed, "" }, why: "crashed after"},
-		{name: "the default variant named", now: func(s *result.StrategyResult) { s.Variant = result.DefaultVariant }, healthy: true},
-		{name: "another variant", now: func(s *result.StrategyResult) { s.Variant = "pool-off" }, why: "did not run"},
+		{name: "the same", now: func(*result.JobResult) {}, healthy: true},
+		{name: "within the tolerance", now: func(s *result.JobResult) { s.AllocationsOK = s.AllocationsOK * 95 / 100 }, healthy: true},
+		{name: "half", now: func(s *result.JobResult) { s.AllocationsOK /= 2 }, why: "buffers, expected"},
+		{name: "now crashes", now: func(s *result.JobResult) { s.Outcome, s.Reason = result.OutcomeCrashed, "" }, why: "crashed after"},
+		{name: "the default variant named", now: func(s *result.JobResult) { s.Variant = result.DefaultVariant }, healthy: true},
+		{name: "another variant", now: func(s *result.JobResult) { s.Variant = "pool-off" }, why: "did not run"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := CheckHealth(exp, cloneWith(rec, c.now), 0.1, 50)

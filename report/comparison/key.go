@@ -34,9 +34,9 @@ func RunKey(r *result.Run) Key {
 // Keys returns the key of each of the run's jobs, in the run's order.
 func Keys(r *result.Run) []Key {
 	run := RunKey(r)
-	out := make([]Key, len(r.Strategies))
-	for i := range r.Strategies {
-		s := &r.Strategies[i]
+	out := make([]Key, len(r.Jobs))
+	for i := range r.Jobs {
+		s := &r.Jobs[i]
 		out[i] = run.job(s.Strategy, s.SizeBytes, s.Variant, s.Flags)
 	}
 	return out

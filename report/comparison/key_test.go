@@ -11,7 +11,7 @@ import (
 // the expectations recorded from it key every job alike.
 func TestKeysOfTheDefaultVariant(t *testing.T) {
 	r := fixture.Run(t)
-	named := cloneWith(r, func(s *result.StrategyResult) { s.Variant = result.DefaultVariant })
+	named := cloneWith(r, func(s *result.JobResult) { s.Variant = result.DefaultVariant })
 	plain, keyed := Keys(r), Keys(named)
 	expected := ExpectedKeys(result.ExpectationsFrom(r))
 	for i := range plain {
@@ -22,7 +22,7 @@ func TestKeysOfTheDefaultVariant(t *testing.T) {
 			t.Errorf("job %d: variant %q (job %q), want %q (\"\")", i, plain[i].Variant, plain[i].JobVariant(), result.DefaultVariant)
 		}
 	}
-	if k := Keys(cloneWith(r, func(s *result.StrategyResult) { s.Variant = "pool-off" }))[0]; k == plain[0] || k.Variant != "pool-off" {
+	if k := Keys(cloneWith(r, func(s *result.JobResult) { s.Variant = "pool-off" }))[0]; k == plain[0] || k.Variant != "pool-off" {
 		t.Errorf("another variant keyed as the default: %+v", k)
 	}
 }

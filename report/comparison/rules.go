@@ -47,7 +47,7 @@ func costBeyond(d, ref, tol float64, size uint64) bool {
 // budget without a failure, so the threshold lies somewhere past the count. Against a reference above it,
 // it says nothing either way (compare's inconclusive); at or past its own whole budget, it meets any
 // expectation (check).
-func OnlyBounded(s *result.StrategyResult) bool { return s.Outcome == result.OutcomeCompleted }
+func OnlyBounded(s *result.JobResult) bool { return s.Outcome == result.OutcomeCompleted }
 
 // Broken reports whether an outcome is a fault of the runtime, not a threshold: the worker crashed or hung.
 func Broken(o result.Outcome) bool {

@@ -21,9 +21,9 @@ func TestGuardSentencesAgreeWithTheirSubject(t *testing.T) {
 		for _, st := range []result.Strategy{result.Shared, result.PerDevice}[:stopped] {
 			j := guarded
 			j.Strategy = st
-			r.Strategies, who = append(r.Strategies, j), append(who, st)
+			r.Jobs, who = append(r.Jobs, j), append(who, st)
 		}
-		r.Strategies = append(r.Strategies, job(result.MigrateFirst, result.OutcomeCompleted, 100, 0, 1))
+		r.Jobs = append(r.Jobs, job(result.MigrateFirst, result.OutcomeCompleted, 100, 0, 1))
 		v := verdictOf(r)
 		subject := names(who)
 		if stopped > 1 {

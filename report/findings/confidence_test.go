@@ -71,10 +71,10 @@ func TestNoFigureInsideItsNoise(t *testing.T) {
 }
 
 // jobsOfFinding is the jobs a finding is about: its strategies at its size.
-func jobsOfFinding(r *result.Run, f result.Finding) []*result.StrategyResult {
-	var out []*result.StrategyResult
-	for i := range r.Strategies {
-		s := &r.Strategies[i]
+func jobsOfFinding(r *result.Run, f result.Finding) []*result.JobResult {
+	var out []*result.JobResult
+	for i := range r.Jobs {
+		s := &r.Jobs[i]
 		for _, st := range f.Strategies {
 			if s.Strategy == st && (len(f.Sizes) == 0 || s.SizeBytes == f.Sizes[0]) {
 				out = append(out, s)

@@ -91,7 +91,7 @@ func (d *deriver) costs(views []*view, size uint64) {
 
 // tiedWith is the strategies of the jobs at size that failed at the same buffer, stage and code as s, s
 // among them, in order.
-func (d *deriver) tiedWith(s *result.StrategyResult, size uint64) []result.Strategy {
+func (d *deriver) tiedWith(s *result.JobResult, size uint64) []result.Strategy {
 	var out []result.Strategy
 	for _, j := range d.jobs {
 		f, g := j.FirstFailure, s.FirstFailure
@@ -106,8 +106,8 @@ func (d *deriver) tiedWith(s *result.StrategyResult, size uint64) []result.Strat
 func furthest(v *view) (result.Strategy, uint64) {
 	var best result.Strategy
 	var n uint64
-	for i := range v.run.Strategies {
-		s := &v.run.Strategies[i]
+	for i := range v.run.Jobs {
+		s := &v.run.Jobs[i]
 		if s.SizeBytes == v.s.SizeBytes && s.Variant == v.s.Variant && s.Flags == v.s.Flags && s.AllocationsOK > n {
 			best, n = s.Strategy, s.AllocationsOK
 		}
@@ -168,7 +168,7 @@ func (d *deriver) outsideRSS(all []outsideRSS, size uint64) {
 // withoutHostCost is a cost body without its host RSS clause, for a job with flags: that figure is said
 // once, in its flag set's finding against read-write (flagEffects); here only the rest of what a buffer
 // cost, and where the host figure is.
-func withoutHostCost(body string, s *result.StrategyResult, size uint64, ev map[string]float64) string {
+func withoutHostCost(body string, s *result.JobResult, size uint64, ev map[string]float64) string {
 	rest := strings.TrimPrefix(body, fmt.Sprintf(" cost %s of host RSS per buffer (%s the buffer size)", units.SignedBytes(s.HostBytesPerBuffer), ratio(s.HostBytesPerBuffer, size)))
 	rest = strings.TrimPrefix(strings.TrimPrefix(rest, ", "), " and ")
 	delete(ev, "host_bytes_per_buffer")
@@ -177,7 +177,7 @@ func withoutHostCost(body string, s *result.StrategyResult, size uint64, ev map[
 
 // codeText names a failure by its OpenCL code, or, where the failed call was not an OpenCL one (a limit
 // the worker could not set), by its reason.
-func codeText(s *result.StrategyResult) string {
+func codeText(s *result.JobResult) string {
 	if f := s.FirstFailure; f != nil && f.Name != "" {
 		return fmt.Sprintf("%s (%d)", f.Name, f.Code)
 	}
@@ -348,7 +348,7 @@ func (d *deriver) headline() result.Finding {
 	if f := s.FirstFailure; f != nil && f.Stage != result.StageSetup {
 		what = fmt.Sprintf("%s failed first, at buffer #%d (after %s), with %s (%d) at %s", s.Strategy, f.Index, units.Bytes(f.BytesBefore), f.Name, f.Code, f.Stage)
 		// Where every strategy failed at one buffer, none was first.
-		if tied := d.tiedWith(s, d.first.size); len(tied) > 1 && len(tied) == len(distinct(d.jobs, func(j *result.StrategyResult) result.Strategy { return j.Strategy })) {
+		if tied := d.tiedWith(s, d.first.size); len(tied) > 1 && len(tied) == len(distinct(d.jobs, func(j *result.JobResult) result.Strategy { return j.Strategy })) {
 			what = fmt.Sprintf("%s all failed at buffer #%d (after %s), with %s (%d) at %s", names(tied), f.Index, units.Bytes(f.BytesBefore), f.Name, f.Code, f.Stage)
 		}
 	} else if f != nil {
@@ -376,7 +376,7 @@ func (d *deriver) completedHeadline() result.Finding {
 		}
 	}
 	each := " per strategy" // "per strategy" only where there are several
-	if len(distinct(d.jobs, func(s *result.StrategyResult) result.Strategy { return s.Strategy })) == 1 {
+	if len(distinct(d.jobs, func(s *result.JobResult) result.Strategy { return s.Strategy })) == 1 {
 		each = ""
 	}
 	switch {
@@ -384,7 +384,7 @@ func (d *deriver) completedHeadline() result.Finding {
 		return result.Finding{Kind: result.FindingHeadline, Sentence: "No strategy created a buffer: see why below."}
 	case len(deferred) > 0:
 		who := "memory did not grow with them"
-		if n := len(distinct(d.jobs, func(s *result.StrategyResult) result.Strategy { return s.Strategy })); len(deferred) < n {
+		if n := len(distinct(d.jobs, func(s *result.JobResult) result.Strategy { return s.Strategy })); len(deferred) < n {
 			who = "for " + names(deferred) + " memory did not grow with them"
 		}
 		if len(d.noGrowthSizes) < len(d.sizes) { // a sweep: only at the sizes where it was measured so
@@ -400,7 +400,7 @@ func (d *deriver) completedHeadline() result.Finding {
 // budgetText is the budget the completed jobs ran, in buffers and bytes: "200 buffers (200 MiB)" at one
 // size; in a sweep the bytes of each size, as one count of buffers is many byte counts ("200 buffers (800
 // KiB at 4 KiB, 200 MiB at 1 MiB)"), or each size's own count where they differ (--max-bytes).
-func budgetText(jobs []*result.StrategyResult) string {
+func budgetText(jobs []*result.JobResult) string {
 	var sizes []uint64
 	most, bytes := map[uint64]uint64{}, map[uint64]uint64{}
 	for _, s := range jobs {

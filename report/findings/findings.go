@@ -31,19 +31,19 @@ func Judged(r *result.Run) *result.Run {
 // run's order; it writes nothing into the run. A run under several variants is judged variant by variant
 // (each variant's findings say which), and then variant against variant: which settings moved which
 // threshold.
-func Derive(r *result.Run) ([]result.Finding, []result.StrategyLimit) {
-	limits := map[*result.StrategyResult]limitFinding{}
+func Derive(r *result.Run) ([]result.Finding, []result.JobLimit) {
+	limits := map[*result.JobResult]limitFinding{}
 	fs := derive(r, limits)
-	out := make([]result.StrategyLimit, len(r.Strategies))
-	for i := range r.Strategies {
-		lf := limits[&r.Strategies[i]]
-		out[i] = result.StrategyLimit{Limit: lf.limit, Evidence: lf.evidence}
+	out := make([]result.JobLimit, len(r.Jobs))
+	for i := range r.Jobs {
+		lf := limits[&r.Jobs[i]]
+		out[i] = result.JobLimit{Limit: lf.limit, Evidence: lf.evidence}
 	}
 	return fs, out
 }
 
 // derive returns the run's findings and puts each strategy's limit in limits.
-func derive(r *result.Run, limits map[*result.StrategyResult]limitFinding) []result.Finding {
+func derive(r *result.Run, limits map[*result.JobResult]limitFinding) []result.Finding {
 	fs := deriveVariants(r, limits)
 	// What holds for the whole run, once, right after the headline: a single device, jobs that did not run.
 	var notes []result.Finding
@@ -60,8 +60,8 @@ func derive(r *result.Run, limits map[*result.StrategyResult]limitFinding) []res
 }
 
 // deriveVariants returns the findings of every variant and flag set, the first one's headline first.
-func deriveVariants(r *result.Run, limits map[*result.StrategyResult]limitFinding) []result.Finding {
-	variants, sets := r.VariantNames(), distinct(jobsOf(r, nil), func(s *result.StrategyResult) string { return s.Flags })
+func deriveVariants(r *result.Run, limits map[*result.JobResult]limitFinding) []result.Finding {
+	variants, sets := r.VariantNames(), distinct(jobsOf(r, nil), func(s *result.JobResult) string { return s.Flags })
 	if len(variants) <= 1 && len(sets) <= 1 {
 		return deriveOne(r, jobsOf(r, nil), limits)
 	}
@@ -128,15 +128,15 @@ func headGroup(groups []jobGroup, flagSweep bool) int {
 // of a group differ only by strategy and size.
 type jobGroup struct {
 	variant, flags string
-	jobs           []*result.StrategyResult
+	jobs           []*result.JobResult
 }
 
 // jobGroups are the run's groups in the order their first job ran.
 func jobGroups(r *result.Run) []jobGroup {
 	var out []jobGroup
 	at := map[[2]string]int{}
-	for i := range r.Strategies {
-		s := &r.Strategies[i]
+	for i := range r.Jobs {
+		s := &r.Jobs[i]
 		k := [2]string{s.Variant, s.Flags}
 		n, ok := at[k]
 		if !ok {
@@ -170,19 +170,19 @@ func groupLabel(r *result.Run, g jobGroup, variants, sets bool) string {
 }
 
 // jobsOf is the run's strategies under one variant (every strategy where variant is nil), in order.
-func jobsOf(r *result.Run, variant *string) []*result.StrategyResult {
-	var out []*result.StrategyResult
-	for i := range r.Strategies {
-		if variant == nil || r.Strategies[i].Variant == *variant {
-			out = append(out, &r.Strategies[i])
+func jobsOf(r *result.Run, variant *string) []*result.JobResult {
+	var out []*result.JobResult
+	for i := range r.Jobs {
+		if variant == nil || r.Jobs[i].Variant == *variant {
+			out = append(out, &r.Jobs[i])
 		}
 	}
 	return out
 }
 
 // deriveOne returns the findings of the jobs of a run under one variant, and puts their limits in limits.
-func deriveOne(r *result.Run, jobs []*result.StrategyResult, limits map[*result.StrategyResult]limitFinding) []result.Finding {
-	d := &deriver{run: r, jobs: jobs, sizes: distinct(jobs, func(s *result.StrategyResult) uint64 { return s.SizeBytes }),
+func deriveOne(r *result.Run, jobs []*result.JobResult, limits map[*result.JobResult]limitFinding) []result.Finding {
+	d := &deriver{run: r, jobs: jobs, sizes: distinct(jobs, func(s *result.JobResult) uint64 { return s.SizeBytes }),
 		limits: limits, saidCount: map[result.Strategy]bool{}}
 	for _, size := range d.sizes {
 		d.size(size)
@@ -208,7 +208,7 @@ func deriveOne(r *result.Run, jobs []*result.StrategyResult, limits map[*result.
 }
 
 // distinct returns key(s) of every job, each once, in the order they first appear.
-func distinct[K comparable](jobs []*result.StrategyResult, key func(*result.StrategyResult) K) []K {
+func distinct[K comparable](jobs []*result.JobResult, key func(*result.JobResult) K) []K {
 	var out []K
 	seen := map[K]bool{}
 	for _, s := range jobs {
@@ -223,10 +223,10 @@ func distinct[K comparable](jobs []*result.StrategyResult, key func(*result.Stra
 // deriver collects the findings of a run, size by size.
 type deriver struct {
 	run   *result.Run
-	jobs  []*result.StrategyResult // the strategies judged together: the run's, under one variant
-	sizes []uint64                 // the jobs' buffer sizes, each once, in order
+	jobs  []*result.JobResult // the strategies judged together: the run's, under one variant
+	sizes []uint64            // the jobs' buffer sizes, each once, in order
 	// limits is where the deriver puts each job's limit; the run itself is only read.
-	limits map[*result.StrategyResult]limitFinding
+	limits map[*result.JobResult]limitFinding
 	out    []result.Finding
 	first  *firstEnd // the earliest end of all, for the headline
 	// saidCount holds the strategies whose allocation cap is said: once, for every size of a sweep.
@@ -546,7 +546,7 @@ func capitalize(s string) string {
 
 // variantLabel names a variant with its settings: "pool-off (ExperimentalSmallBufferPoolAllocator=0, NEOReadDebugKeys=1)".
 func variantLabel(r *result.Run, v string) string {
-	for _, s := range r.Strategies {
+	for _, s := range r.Jobs {
 		if s.Variant == v && len(s.VariantSettings) > 0 {
 			return fmt.Sprintf("variant %s (%s)", v, strings.Join(result.Assignments(s.VariantSettings), ", "))
 		}
@@ -573,11 +573,11 @@ func variantEffects(r *result.Run, variants []string) []result.Finding {
 		size  uint64
 		flags string
 	}
-	byVariant := map[string]map[key]*result.StrategyResult{}
-	for i := range r.Strategies {
-		s := &r.Strategies[i]
+	byVariant := map[string]map[key]*result.JobResult{}
+	for i := range r.Jobs {
+		s := &r.Jobs[i]
 		if byVariant[s.Variant] == nil {
-			byVariant[s.Variant] = map[key]*result.StrategyResult{}
+			byVariant[s.Variant] = map[key]*result.JobResult{}
 		}
 		byVariant[s.Variant][key{s.Strategy, s.SizeBytes, s.Flags}] = s
 	}
@@ -589,7 +589,7 @@ func variantEffects(r *result.Run, variants []string) []result.Finding {
 	var out []result.Finding
 	for _, v := range variants[1:] {
 		moved := 0
-		for _, s := range r.Strategies {
+		for _, s := range r.Jobs {
 			if s.Variant != v {
 				continue
 			}
@@ -615,7 +615,7 @@ func variantEffects(r *result.Run, variants []string) []result.Finding {
 			sentence := fmt.Sprintf("with %s, %s %s at #%d where %s %s at #%d (%+.1f%%)", variantLabel(r, v), s.Strategy, endVerb(&s), s.AllocationsOK,
 				baseName, endVerb(b), b.AllocationsOK, 100*change)
 			// Does the variant make it reach what another strategy reaches, where under the base they differed?
-			for _, o := range r.Strategies {
+			for _, o := range r.Jobs {
 				if o.Variant != v || o.Strategy == s.Strategy || o.SizeBytes != s.SizeBytes || o.Flags != s.Flags {
 					continue
 				}
@@ -647,7 +647,7 @@ func variantEffects(r *result.Run, variants []string) []result.Finding {
 }
 
 // endVerb says how a strategy ended, for a comparison: "failed", "completed its budget".
-func endVerb(s *result.StrategyResult) string {
+func endVerb(s *result.JobResult) string {
 	switch s.Outcome {
 	case result.OutcomeFailed:
 		return "fails"

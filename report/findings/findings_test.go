@@ -46,7 +46,7 @@ func TestFindingsOfTheFixture(t *testing.T) {
 	}
 	want := map[result.Strategy]result.Limit{result.Shared: result.LimitContext, result.PerDevice: result.LimitDeviceMemory,
 		result.MigrateFirst: result.LimitContext, result.DeviceList: ""}
-	for _, s := range r.Strategies {
+	for _, s := range r.Jobs {
 		if s.Limit != want[s.Strategy] {
 			t.Errorf("%s: limit %q, want %q", s.Strategy, s.Limit, want[s.Strategy])
 		}
@@ -61,12 +61,12 @@ func TestFindingsOfTheFixture(t *testing.T) {
 func TestCostSentences(t *testing.T) {
 	fit := &result.Fit{Samples: 50, Spanned: 1000, OK: true}
 	sys := float64(0)
-	mk := func(st result.Strategy, dev float64) result.StrategyResult {
-		return result.StrategyResult{Strategy: st, SizeBytes: 1 << 20, Outcome: result.OutcomeCompleted, AllocationsOK: 1000, Fit: fit,
+	mk := func(st result.Strategy, dev float64) result.JobResult {
+		return result.JobResult{Strategy: st, SizeBytes: 1 << 20, Outcome: result.OutcomeCompleted, AllocationsOK: 1000, Fit: fit,
 			HostBytesPerBuffer: 300, SystemBytesPerBuffer: &sys, DeviceBytesPerBuffer: map[string]float64{"0": dev}, DeviceSampler: "test"}
 	}
 	r := &result.Run{Config: result.Config{Touch: result.TouchNone}, Devices: []result.Device{{Index: 0, GlobalMemBytes: 1 << 30}},
-		Strategies: []result.StrategyResult{mk(result.Shared, 0), mk(result.PerDevice, 0)}}
+		Jobs: []result.JobResult{mk(result.Shared, 0), mk(result.PerDevice, 0)}}
 	Apply(r)
 	v := strings.Join(r.Verdict, "\n")
 	for _, want := range []string{
@@ -87,7 +87,7 @@ func TestCostSentences(t *testing.T) {
 func TestDeferredNeedsADeviceMeasurement(t *testing.T) {
 	fit := &result.Fit{Samples: 50, Spanned: 1000, OK: true}
 	r := &result.Run{Config: result.Config{Touch: result.TouchNone}, Devices: []result.Device{{Index: 0, GlobalMemBytes: 1 << 30}},
-		Strategies: []result.StrategyResult{{Strategy: result.PerDevice, SizeBytes: 1 << 20, Outcome: result.OutcomeCompleted, AllocationsOK: 1000,
+		Jobs: []result.JobResult{{Strategy: result.PerDevice, SizeBytes: 1 << 20, Outcome: result.OutcomeCompleted, AllocationsOK: 1000,
 			Fit: fit, HostBytesPerBuffer: 100, DeviceSampler: "not available: no sampler for these devices"}}}
 	Apply(r)
 	v := strings.Join(r.Verdict, "\n")
@@ -117,8 +117,8 @@ func TestNoDeviceRanOutBelowNinetyPercent(t *testing.T) {
 			}
 			claims++
 			for _, name := range f.Strategies {
-				for i := range r.Strategies {
-					s := &r.Strategies[i]
+				for i := range r.Jobs {
+					s := &r.Jobs[i]
 					if s.Strategy != name || (len(f.Sizes) > 0 && s.SizeBytes != f.Sizes[0]) || s.FirstFailure == nil {
 						continue
 					}
@@ -173,7 +173,7 @@ func TestCommittedNoiseIsLeftOut(t *testing.T) {
 	}{{-1006.37 * 1024, false}, {-21.49 * 1024, false}, {result.NoiseFraction * size / 2, false}, {3 * size, true}} {
 		committed, sys := c.committed, float64(0)
 		r := &result.Run{Config: result.Config{Touch: result.TouchFill}, Devices: []result.Device{{Index: 0, GlobalMemBytes: 1 << 30}},
-			Strategies: []result.StrategyResult{{Strategy: result.Shared, Devices: []int{0}, SizeBytes: size, Outcome: result.OutcomeCompleted, AllocationsOK: 1000, Fit: fit,
+			Jobs: []result.JobResult{{Strategy: result.Shared, Devices: []int{0}, SizeBytes: size, Outcome: result.OutcomeCompleted, AllocationsOK: 1000, Fit: fit,
 				HostBytesPerBuffer: 300, SystemBytesPerBuffer: &sys, CommittedBytesPerBuffer: &committed, DeviceBytesPerBuffer: map[string]float64{"0": size}, DeviceSampler: "test"}}}
 		v := verdictOf(r)
 		if got := strings.Contains(v, "committed)"); got != c.shown {

@@ -16,7 +16,7 @@ var rejectedCodes = map[int32]bool{-30: true, -37: true}
 
 // flagsRejected is the limit of a job whose very first buffer the runtime refused with a code that says
 // the flags are wrong, under flags other than the default: no memory was involved.
-func flagsRejected(s *result.StrategyResult, ev map[string]float64) (limitFinding, bool) {
+func flagsRejected(s *result.JobResult, ev map[string]float64) (limitFinding, bool) {
 	f := s.FirstFailure
 	if f == nil || f.Index != 0 || f.Stage != result.StageCreate || !rejectedCodes[f.Code] || s.Flags == "" {
 		return limitFinding{}, false
@@ -55,9 +55,9 @@ func flagEffects(r *result.Run) []result.Finding {
 		size    uint64
 		variant string
 	}
-	base := map[key]*result.StrategyResult{}
-	for i := range r.Strategies {
-		if s := &r.Strategies[i]; s.Flags == "" {
+	base := map[key]*result.JobResult{}
+	for i := range r.Jobs {
+		if s := &r.Jobs[i]; s.Flags == "" {
 			base[key{s.Strategy, s.SizeBytes, s.Variant}] = s
 		}
 	}
@@ -68,8 +68,8 @@ func flagEffects(r *result.Run) []result.Finding {
 	var order []setKey
 	sets := map[setKey][]flagEffect{}
 	var out []result.Finding
-	for i := range r.Strategies {
-		s := &r.Strategies[i]
+	for i := range r.Jobs {
+		s := &r.Jobs[i]
 		if s.Flags == "" {
 			continue
 		}
@@ -109,7 +109,7 @@ func flagEffects(r *result.Run) []result.Finding {
 // flagEffect is one job with flags against its read-write job: what a buffer cost the host, and how far
 // it got.
 type flagEffect struct {
-	s                *result.StrategyResult
+	s                *result.JobResult
 	host, runtime    float64 // host RSS per buffer; less the tool's own block (use-host-ptr)
 	block            float64 // the block the tool allocates per buffer for use-host-ptr; 0 otherwise
 	readWrite        float64 // the read-write job's host RSS per buffer, where hasReadWrite
@@ -120,7 +120,7 @@ type flagEffect struct {
 
 // newFlagEffect measures job s against its read-write job b (nil where the run has none). ok is false
 // where nothing can be said.
-func newFlagEffect(s, b *result.StrategyResult) (flagEffect, bool) {
+func newFlagEffect(s, b *result.JobResult) (flagEffect, bool) {
 	flags, err := result.JobFlags(s.Flags)
 	if err != nil || (s.Fit != nil && !s.Fit.OK) || s.AllocationsOK == 0 {
 		return flagEffect{}, false

@@ -9,7 +9,7 @@ import (
 )
 
 // rejected is a job whose first buffer the runtime refused with code under flags.
-func rejected(st result.Strategy, flags string, code int32, name string) result.StrategyResult {
+func rejected(st result.Strategy, flags string, code int32, name string) result.JobResult {
 	s := job(st, result.OutcomeFailed, 0, 0, 1)
 	s.Flags = flags
 	s.FirstFailure = &result.FirstFailure{Index: 0, Stage: result.StageCreate, Code: code, Name: name, Call: "clCreateBuffer"}
@@ -21,10 +21,10 @@ func rejected(st result.Strategy, flags string, code int32, name string) result.
 func TestRejectedFlagsLeadTheSweep(t *testing.T) {
 	devs := []result.Device{{Index: 0, Name: "d", GlobalMemBytes: 8 << 30}, {Index: 1, Name: "d", GlobalMemBytes: 8 << 30}}
 	r := &result.Run{Config: result.Config{Touch: result.TouchFill, MaxAllocs: 100, FlagSets: []string{"read-write", "0x800000"}}, Devices: devs,
-		Strategies: []result.StrategyResult{job(result.Shared, result.OutcomeCompleted, 100, 0, 1), rejected(result.Shared, "0x800000", -30, "CL_INVALID_VALUE")}}
+		Jobs: []result.JobResult{job(result.Shared, result.OutcomeCompleted, 100, 0, 1), rejected(result.Shared, "0x800000", -30, "CL_INVALID_VALUE")}}
 	verdictOf(r)
-	if r.Strategies[1].Limit != result.LimitFlags {
-		t.Errorf("limit %q, want flags", r.Strategies[1].Limit)
+	if r.Jobs[1].Limit != result.LimitFlags {
+		t.Errorf("limit %q, want flags", r.Jobs[1].Limit)
 	}
 	if !strings.HasPrefix(r.Verdict[0], "With flags 0x800000: shared failed first") || !strings.Contains(r.Verdict[0], "CL_MEM_ALLOW_UNRESTRICTED_SIZE_INTEL") {
 		t.Errorf("headline %q: want the refused set, with the vendor's name", r.Verdict[0])
@@ -33,8 +33,8 @@ func TestRejectedFlagsLeadTheSweep(t *testing.T) {
 		t.Errorf("the headline finding's flags %q", r.Findings[0].Flags)
 	}
 	plain := &result.Run{Config: result.Config{Touch: result.TouchFill, MaxAllocs: 100}, Devices: devs,
-		Strategies: []result.StrategyResult{rejected(result.Shared, "", -30, "CL_INVALID_VALUE")}}
-	if v := verdictOf(plain); plain.Strategies[0].Limit == result.LimitFlags {
+		Jobs: []result.JobResult{rejected(result.Shared, "", -30, "CL_INVALID_VALUE")}}
+	if v := verdictOf(plain); plain.Jobs[0].Limit == result.LimitFlags {
 		t.Errorf("read-write refused at #0 was called a flags limit: %s", v)
 	}
 }
@@ -46,8 +46,8 @@ func TestUseHostPtrCostNamesTheBlock(t *testing.T) {
 	rw, use := job(result.Shared, result.OutcomeCompleted, 100, 0), job(result.Shared, result.OutcomeCompleted, 100, 0)
 	rw.SizeBytes, use.SizeBytes, use.Flags = size, size, "use-host-ptr"
 	rw.HostBytesPerBuffer, use.HostBytesPerBuffer = 300, 4*4096+500
-	r := &result.Run{Strategies: []result.StrategyResult{rw, use}}
-	e, ok := newFlagEffect(&r.Strategies[1], &r.Strategies[0])
+	r := &result.Run{Jobs: []result.JobResult{rw, use}}
+	e, ok := newFlagEffect(&r.Jobs[1], &r.Jobs[0])
 	f := flagFinding(r, []flagEffect{e})
 	sentence, ev := f.Sentence, f.Evidence
 	if !ok || ev["tool_block_bytes"] != 4*4096 || ev["runtime_host_bytes_per_buffer"] != 500 {
@@ -71,7 +71,7 @@ func TestFlagSetStrategiesShareOneFinding(t *testing.T) {
 		if st == result.MigrateFirst {
 			alloc.Outcome, alloc.AllocationsOK = result.OutcomeFailed, 50
 		}
-		r.Strategies = append(r.Strategies, rw, alloc)
+		r.Jobs = append(r.Jobs, rw, alloc)
 	}
 	fs := flagEffects(&r)
 	if len(fs) != 2 {
@@ -88,7 +88,7 @@ func TestFlagSetStrategiesShareOneFinding(t *testing.T) {
 		t.Errorf("the pair's sentence lacks the range %q: %s", want, pair.Sentence)
 	}
 	// Costs far apart (a buffer's size against a few hundred bytes) are two findings, not one range.
-	r.Strategies[3].HostBytesPerBuffer = 1 << 20
+	r.Jobs[3].HostBytesPerBuffer = 1 << 20
 	if fs := flagEffects(&r); len(fs) != 3 {
 		t.Errorf("%d findings for costs 4000 B and 1 MiB under one set, want them apart (3 in all)", len(fs))
 	}
@@ -107,7 +107,7 @@ func TestAFlagSetsHostCostIsSaidOnce(t *testing.T) {
 		if flags != "" {
 			j.HostBytesPerBuffer = mib + 1900
 		}
-		r.Strategies = append(r.Strategies, j)
+		r.Jobs = append(r.Jobs, j)
 	}
 	Apply(&r)
 	host := units.SignedBytes(mib+1900) + " of host RSS"

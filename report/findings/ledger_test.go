@@ -14,8 +14,8 @@ import (
 // limit whose OOM killer may have ended the worker, devices that other processes may have shared, and a
 // guard for stopped strategies.
 func withLedger(rng *rand.Rand, r *result.Run) {
-	for i := range r.Strategies {
-		s := &r.Strategies[i]
+	for i := range r.Jobs {
+		s := &r.Jobs[i]
 		rs := &result.Resources{}
 		if rng.IntN(2) == 0 {
 			per := []float64{0, 0.5, 1, 2}[rng.IntN(4)]
@@ -70,8 +70,8 @@ func TestLedgerFindingsAgreeWithTheRun(t *testing.T) {
 		if r.Config.Touch != result.TouchNone && strings.Contains(all, "with --touch fill") {
 			t.Fatalf("run %d (touch %s) is told to run with --touch fill:\n%s", n, r.Config.Touch, all)
 		}
-		for i := range r.Strategies {
-			s := &r.Strategies[i]
+		for i := range r.Jobs {
+			s := &r.Jobs[i]
 			seen[s.Limit]++
 			checkLedgerLimit(t, n, r, s)
 		}
@@ -84,7 +84,7 @@ func TestLedgerFindingsAgreeWithTheRun(t *testing.T) {
 	t.Logf("limits classified: %v", seen)
 }
 
-func checkLedgerLimit(t *testing.T, n int, r *result.Run, s *result.StrategyResult) {
+func checkLedgerLimit(t *testing.T, n int, r *result.Run, s *result.JobResult) {
 	t.Helper()
 	rs := s.Resources
 	switch s.Limit {
@@ -135,7 +135,7 @@ func checkLedgerLimit(t *testing.T, n int, r *result.Run, s *result.StrategyResu
 }
 
 // mentions says whether a finding is about s.
-func mentions(f result.Finding, s *result.StrategyResult) bool {
+func mentions(f result.Finding, s *result.JobResult) bool {
 	for _, st := range f.Strategies {
 		if st == s.Strategy && (len(f.Sizes) == 0 || f.Sizes[0] == s.SizeBytes) {
 			return true

@@ -20,10 +20,10 @@ func likeFinding(r *result.Run) (result.Finding, bool) {
 	if len(l.Flags) > 0 && l.Flags[0] != result.FlagsName("") {
 		flags = l.Flags[0]
 	}
-	jobs := map[result.Strategy]*result.StrategyResult{}
+	jobs := map[result.Strategy]*result.JobResult{}
 	var reached []string
-	for i := range r.Strategies {
-		s := &r.Strategies[i]
+	for i := range r.Jobs {
+		s := &r.Jobs[i]
 		if s.SizeBytes != l.Sizes[0] || s.Flags != flags || s.Variant != "" {
 			continue
 		}

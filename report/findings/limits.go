@@ -181,7 +181,7 @@ func contextLimit(v *view, perDevice *view, ev map[string]float64) (limitFinding
 
 // notSetUp says whether a job failed before its runtime did anything: its own settings could not be applied
 // (a limit above the hard one), which is no finding about the runtime.
-func notSetUp(s *result.StrategyResult) bool {
+func notSetUp(s *result.JobResult) bool {
 	f := s.FirstFailure
 	return f != nil && f.Stage == result.StageSetup && f.Name == "" && s.Reason != ""
 }

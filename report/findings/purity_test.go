@@ -17,7 +17,7 @@ import (
 )
 
 // The package only reads runs: no statement of its own code writes into a result.Run or a
-// result.StrategyResult, through a pointer or on a copy (result.Run.SetFindings is the one place that stores
+// result.JobResult, through a pointer or on a copy (result.Run.SetFindings is the one place that stores
 // what Derive returns). This is the vet-style half of the rule: every assignment, increment, delete and
 // clear whose target is reached through a value of those types is refused.
 func TestFindingsNeverWriteIntoARun(t *testing.T) {
@@ -105,7 +105,7 @@ func runValueIn(info *types.Info, e ast.Expr) string {
 	}
 }
 
-// runType is "result.Run" or "result.StrategyResult" (or a pointer to one) for t, else "".
+// runType is "result.Run" or "result.JobResult" (or a pointer to one) for t, else "".
 func runType(t types.Type) string {
 	if t == nil {
 		return ""
@@ -118,7 +118,7 @@ func runType(t types.Type) string {
 		return ""
 	}
 	switch n.Obj().Name() {
-	case "Run", "StrategyResult":
+	case "Run", "JobResult":
 		return "result." + n.Obj().Name()
 	}
 	return ""
@@ -133,7 +133,7 @@ func TestDeriveLeavesTheRunAsItWas(t *testing.T) {
 		r := randomRun(rng)
 		withLedger(rng, r)
 		if n%2 == 0 {
-			r.Strategies = append(r.Strategies, underVariant(r.Strategies, "pool-off", rng)...)
+			r.Jobs = append(r.Jobs, underVariant(r.Jobs, "pool-off", rng)...)
 		}
 		runs = append(runs, r)
 	}
@@ -153,8 +153,8 @@ func TestDeriveLeavesTheRunAsItWas(t *testing.T) {
 		if !reflect.DeepEqual(judged, want) {
 			t.Fatalf("run %d: Derive changed the run it read", n)
 		}
-		if len(fs) == 0 || len(limits) != len(want.Strategies) {
-			t.Fatalf("run %d: %d findings and %d limits for %d strategies", n, len(fs), len(limits), len(want.Strategies))
+		if len(fs) == 0 || len(limits) != len(want.Jobs) {
+			t.Fatalf("run %d: %d findings and %d limits for %d strategies", n, len(fs), len(limits), len(want.Jobs))
 		}
 		// Judged leaves the run as it was too, and gives what Apply stores.
 		copied := Judged(&judged)
@@ -169,8 +169,8 @@ func TestDeriveLeavesTheRunAsItWas(t *testing.T) {
 }
 
 // underVariant is the strategies again, under a variant that moved their thresholds at random.
-func underVariant(ss []result.StrategyResult, name string, rng *rand.Rand) []result.StrategyResult {
-	var out []result.StrategyResult
+func underVariant(ss []result.JobResult, name string, rng *rand.Rand) []result.JobResult {
+	var out []result.JobResult
 	for _, s := range ss {
 		s.Variant, s.VariantSettings = name, map[string]string{"POOL": "0"}
 		s.AllocationsOK = uint64(float64(s.AllocationsOK) * 2 * rng.Float64())

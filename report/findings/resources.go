@@ -62,7 +62,7 @@ func (p prediction) predictedText() string {
 }
 
 // endIndex is where a strategy ended: its failed buffer, or the buffers it reached.
-func endIndex(s *result.StrategyResult) uint64 {
+func endIndex(s *result.JobResult) uint64 {
 	if f := s.FirstFailure; f != nil && s.Outcome == result.OutcomeFailed {
 		return f.Index
 	}
@@ -71,7 +71,7 @@ func endIndex(s *result.StrategyResult) uint64 {
 
 // oomKilled says whether the worker's memory cgroup's OOM killer ended it: the worker died by SIGKILL and
 // the cgroup's count of OOM kills grew while it ran.
-func oomKilled(s *result.StrategyResult) (*result.Cgroup, bool) {
+func oomKilled(s *result.JobResult) (*result.Cgroup, bool) {
 	cg := s.Resources.CgroupOf()
 	return cg, cg != nil && s.Outcome == result.OutcomeCrashed && s.Signal == "SIGKILL" && cg.OOMKillsAtEnd > cg.OOMKillsAtStart
 }

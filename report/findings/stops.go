@@ -15,12 +15,12 @@ import (
 // stoppedEarly reports whether a job ended for a reason of this run's own, not of the runtime or the
 // machine: an interrupt, a timeout, the host reserve. A guard stop before a memory cgroup's limit is not
 // one: that limit (a container's, a batch job's) is what the run ran into.
-func stoppedEarly(s *result.StrategyResult) bool {
+func stoppedEarly(s *result.JobResult) bool {
 	return s.Outcome == result.OutcomeStopped && s.Guard != result.GuardCgroup
 }
 
 // reserveStopped reports whether the host guard stopped a job to keep the host reserve (--host-reserve).
-func reserveStopped(s *result.StrategyResult) bool {
+func reserveStopped(s *result.JobResult) bool {
 	return s.GuardStopped() && s.Guard != result.GuardCgroup
 }
 
@@ -114,7 +114,7 @@ func notRun(r *result.Run) (result.Finding, bool) {
 		}
 	}
 	have := map[jobKey]bool{}
-	for _, s := range r.Strategies {
+	for _, s := range r.Jobs {
 		have[jobKey{s.Strategy, s.SizeBytes, result.JobVariant(result.VariantName(s.Variant))}] = true
 	}
 	var missing []string
@@ -152,7 +152,7 @@ func notRun(r *result.Run) (result.Finding, bool) {
 // with one device a shared context, one context per device and migrating first are the same thing.
 func oneDevice(r *result.Run) (result.Finding, bool) {
 	devs := map[int]bool{}
-	for _, s := range r.Strategies {
+	for _, s := range r.Jobs {
 		for _, d := range s.Devices {
 			devs[d] = true
 		}
@@ -178,7 +178,7 @@ func oneDevice(r *result.Run) (result.Finding, bool) {
 	// The strategies named are those that ran (else those asked for): a run of one strategy compared no
 	// layouts at all, and naming the others would suggest it had.
 	var ran []result.Strategy
-	for _, s := range r.Strategies {
+	for _, s := range r.Jobs {
 		ran = appendOnce(ran, s.Strategy)
 	}
 	if len(ran) == 0 {

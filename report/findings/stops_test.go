@@ -14,13 +14,13 @@ import (
 const mib = 1 << 20
 
 // job is a strategy result of n buffers of 1 MiB over devs, ending as outcome.
-func job(st result.Strategy, outcome result.Outcome, n uint64, devs ...int) result.StrategyResult {
-	return result.StrategyResult{Strategy: st, Devices: devs, SizeBytes: mib, Outcome: outcome, AllocationsOK: n, BytesOK: n * mib,
+func job(st result.Strategy, outcome result.Outcome, n uint64, devs ...int) result.JobResult {
+	return result.JobResult{Strategy: st, Devices: devs, SizeBytes: mib, Outcome: outcome, AllocationsOK: n, BytesOK: n * mib,
 		DeviceSampler: "test sampler"}
 }
 
 // failedAt is a job that failed with -4 at create at buffer n, meant for device dev.
-func failedAt(st result.Strategy, n uint64, dev int, devs ...int) result.StrategyResult {
+func failedAt(st result.Strategy, n uint64, dev int, devs ...int) result.JobResult {
 	s := job(st, result.OutcomeFailed, n, devs...)
 	s.FirstFailure = &result.FirstFailure{Index: n, Stage: result.StageCreate, Code: -4, Name: "CL_MEM_OBJECT_ALLOCATION_FAILURE",
 		Call: "clCreateBuffer", Device: dev, BytesBefore: n * mib}
@@ -37,7 +37,7 @@ func verdictOf(r *result.Run) string {
 func TestOneDeviceIsSaidAfterTheHeadline(t *testing.T) {
 	const name = "pthread-cpu"
 	one := &result.Run{Config: result.Config{Touch: result.TouchFill}, Devices: []result.Device{{Index: 0, Name: name, GlobalMemBytes: 8 << 30}},
-		Strategies: []result.StrategyResult{job(result.Shared, result.OutcomeCompleted, 100, 0), job(result.PerDevice, result.OutcomeCompleted, 100, 0),
+		Jobs: []result.JobResult{job(result.Shared, result.OutcomeCompleted, 100, 0), job(result.PerDevice, result.OutcomeCompleted, 100, 0),
 			job(result.MigrateFirst, result.OutcomeCompleted, 100, 0)}}
 	Apply(one)
 	want := "cannot differ on one device"
@@ -49,13 +49,13 @@ func TestOneDeviceIsSaidAfterTheHeadline(t *testing.T) {
 	}
 	// Under two variants it is still said once: it is a fact of the run, not of a variant.
 	two := *one
-	two.Strategies = append(two.Strategies[:3:3], job(result.Shared, result.OutcomeCompleted, 50, 0))
-	two.Strategies[3].Variant = "limit"
+	two.Jobs = append(two.Jobs[:3:3], job(result.Shared, result.OutcomeCompleted, 50, 0))
+	two.Jobs[3].Variant = "limit"
 	if n := strings.Count(verdictOf(&two), want); n != 1 {
 		t.Errorf("with two variants, said %d times, want once", n)
 	}
 	pair := &result.Run{Config: result.Config{Touch: result.TouchFill}, Devices: []result.Device{{Index: 0}, {Index: 1}},
-		Strategies: []result.StrategyResult{job(result.Shared, result.OutcomeCompleted, 100, 0, 1)}}
+		Jobs: []result.JobResult{job(result.Shared, result.OutcomeCompleted, 100, 0, 1)}}
 	if v := verdictOf(pair); strings.Contains(v, want) {
 		t.Errorf("said on two devices:\n%s", v)
 	}
@@ -67,7 +67,7 @@ func TestCompletedPastTheReportedGlobalMemory(t *testing.T) {
 	const global = 2 << 30
 	const n = 3000 // 3000 MiB, past 2 GiB on one device; 1500 MiB each on two
 	r := &result.Run{Config: result.Config{Touch: result.TouchFill}, Devices: []result.Device{{Index: 0, GlobalMemBytes: global}},
-		Strategies: []result.StrategyResult{job(result.Shared, result.OutcomeCompleted, n, 0)}}
+		Jobs: []result.JobResult{job(result.Shared, result.OutcomeCompleted, n, 0)}}
 	v := verdictOf(r)
 	want := fmt.Sprintf("%d x 1 MiB (%s) completed on device 0, which reports %s of global memory: the runtime does not enforce its reported global memory",
 		n, units.Bytes(n*mib), units.Bytes(global))
@@ -82,12 +82,12 @@ func TestCompletedPastTheReportedGlobalMemory(t *testing.T) {
 	variant := job(result.Shared, result.OutcomeCompleted, n, 0)
 	variant.DeviceSizes = []result.DeviceSize{{Device: 0, GlobalMemBytes: 1 << 30}}
 	listed := &result.Run{Config: result.Config{Touch: result.TouchFill}, Devices: []result.Device{{Index: 0, GlobalMemBytes: 8 << 30}},
-		Strategies: []result.StrategyResult{variant}}
+		Jobs: []result.JobResult{variant}}
 	if v := verdictOf(listed); !strings.Contains(v, "which reports "+units.Bytes(1<<30)+" of global memory") {
 		t.Errorf("a job whose worker saw 1 GiB, given %d MiB, is judged by the listing:\n%s", n, v)
 	}
 	two := &result.Run{Config: result.Config{Touch: result.TouchFill}, Devices: []result.Device{{Index: 0, GlobalMemBytes: global}, {Index: 1, GlobalMemBytes: global}},
-		Strategies: []result.StrategyResult{job(result.Shared, result.OutcomeCompleted, n, 0, 1)}}
+		Jobs: []result.JobResult{job(result.Shared, result.OutcomeCompleted, n, 0, 1)}}
 	if v := verdictOf(two); strings.Contains(v, "does not enforce") {
 		t.Errorf("1500 MiB per device is within 2 GiB, yet:\n%s", v)
 	}
@@ -101,8 +101,8 @@ func TestGuardStopIsNotFailingFirst(t *testing.T) {
 	guarded := job(result.Shared, result.OutcomeStopped, 40, 0, 1)
 	guarded.Guard, guarded.Reason = result.GuardSystem, "host guard: system available memory fell below the reserve"
 	r := &result.Run{Config: result.Config{Touch: result.TouchFill, HostReserveByte: reserve}, Environment: &result.Environment{HostMemBytes: 64 << 30},
-		Devices:    []result.Device{{Index: 0, GlobalMemBytes: 1 << 30}, {Index: 1, GlobalMemBytes: 1 << 30}},
-		Strategies: []result.StrategyResult{guarded, failedAt(result.PerDevice, 900, 0, 0, 1)}}
+		Devices: []result.Device{{Index: 0, GlobalMemBytes: 1 << 30}, {Index: 1, GlobalMemBytes: 1 << 30}},
+		Jobs:    []result.JobResult{guarded, failedAt(result.PerDevice, 900, 0, 0, 1)}}
 	Apply(r)
 	if !strings.HasPrefix(r.Verdict[0], "per-device failed first") {
 		t.Errorf("headline should name per-device's failure, not the guard stop: %s", r.Verdict[0])
@@ -113,8 +113,8 @@ func TestGuardStopIsNotFailingFirst(t *testing.T) {
 		t.Errorf("second sentence should be %q:\n%s", want, strings.Join(r.Verdict, "\n"))
 	}
 	only := &result.Run{Config: r.Config, Environment: r.Environment, Devices: r.Devices,
-		Strategies: []result.StrategyResult{guarded, guarded, job(result.MigrateFirst, result.OutcomeCompleted, 100, 0, 1)}}
-	only.Strategies[1].Strategy = result.PerDevice
+		Jobs: []result.JobResult{guarded, guarded, job(result.MigrateFirst, result.OutcomeCompleted, 100, 0, 1)}}
+	only.Jobs[1].Strategy = result.PerDevice
 	Apply(only)
 	want = fmt.Sprintf("The host guard stopped 2 strategies (shared and per-device) before any runtime limit, to keep the reserve of %s", reserveText)
 	if !strings.HasPrefix(only.Verdict[0], want) || strings.Contains(only.Verdict[0], "first") {
@@ -129,9 +129,9 @@ func TestInterruptedRunSaysSoAndListsWhatDidNotRun(t *testing.T) {
 	stopped.Reason, stopped.DeviceSampler = "interrupted", "not available: test"
 	sizes := []uint64{mib, 4 * mib}
 	r := &result.Run{Partial: true, Environment: &result.Environment{HostMemBytes: 64 << 30},
-		Config:     result.Config{Touch: result.TouchFill, TimeoutSeconds: 600, Strategies: []result.Strategy{result.Shared, result.PerDevice, result.MigrateFirst}, Sizes: sizes},
-		Devices:    []result.Device{{Index: 0, GlobalMemBytes: 8 << 30}, {Index: 1, GlobalMemBytes: 8 << 30}},
-		Strategies: []result.StrategyResult{job(result.Shared, result.OutcomeCompleted, 1000, 0, 1), stopped}}
+		Config:  result.Config{Touch: result.TouchFill, TimeoutSeconds: 600, Strategies: []result.Strategy{result.Shared, result.PerDevice, result.MigrateFirst}, Sizes: sizes},
+		Devices: []result.Device{{Index: 0, GlobalMemBytes: 8 << 30}, {Index: 1, GlobalMemBytes: 8 << 30}},
+		Jobs:    []result.JobResult{job(result.Shared, result.OutcomeCompleted, 1000, 0, 1), stopped}}
 	v := verdictOf(r)
 	if !strings.Contains(r.Verdict[0], "interrupted") {
 		t.Errorf("headline should say the run was interrupted: %s", r.Verdict[0])
@@ -150,7 +150,7 @@ func TestInterruptedRunSaysSoAndListsWhatDidNotRun(t *testing.T) {
 	if !strings.Contains(v, want) {
 		t.Errorf("verdict lacks %q:\n%s", want, v)
 	}
-	for _, s := range r.Strategies {
+	for _, s := range r.Jobs {
 		if s.Strategy == result.PerDevice && s.Limit != "" {
 			t.Errorf("an interrupted job has limit %q; nothing but the user ended it", s.Limit)
 		}
@@ -168,8 +168,8 @@ func TestNoSentenceSuggestsWhatTheRunDid(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for n := 0; n < 5000; n++ {
 		r := randomRun(rng)
-		for i := range r.Strategies {
-			if s := &r.Strategies[i]; s.Outcome == result.OutcomeStopped {
+		for i := range r.Jobs {
+			if s := &r.Jobs[i]; s.Outcome == result.OutcomeStopped {
 				s.Reason = []string{"interrupted", "timeout: the strategy ran longer than 10m0s", "host guard: below the reserve"}[rng.IntN(3)]
 			}
 		}
@@ -178,7 +178,7 @@ func TestNoSentenceSuggestsWhatTheRunDid(t *testing.T) {
 		if r.Config.Touch != result.TouchNone && strings.Contains(v, "--touch fill") {
 			t.Fatalf("run %d (touch %s) is told to use --touch fill:\n%s", n, r.Config.Touch, v)
 		}
-		for _, s := range r.Strategies {
+		for _, s := range r.Jobs {
 			if s.Outcome == result.OutcomeStopped && strings.Contains(r.Verdict[0], string(s.Strategy)+" stopped after") {
 				t.Fatalf("run %d: a stopped job leads the verdict: %s", n, r.Verdict[0])
 			}
@@ -197,7 +197,7 @@ func TestStopSentencesAgreeInNumber(t *testing.T) {
 		for _, st := range []result.Strategy{result.Shared, result.PerDevice}[:n] {
 			j := guarded
 			j.Strategy = st
-			r.Strategies = append(r.Strategies, j)
+			r.Jobs = append(r.Jobs, j)
 		}
 		pronoun := map[int]string{1: "it", 2: "them"}[n]
 		want := "to let " + pronoun + " reach the runtime's own limit"
@@ -208,8 +208,8 @@ func TestStopSentencesAgreeInNumber(t *testing.T) {
 	for _, missing := range []int{1, 2} {
 		asked := []result.Strategy{result.Shared, result.PerDevice, result.MigrateFirst}[:1+missing]
 		r := &result.Run{Partial: true, Config: result.Config{Touch: result.TouchFill, Strategies: asked, SizeBytes: mib},
-			Devices:    []result.Device{{Index: 0, GlobalMemBytes: 8 << 30}, {Index: 1, GlobalMemBytes: 8 << 30}},
-			Strategies: []result.StrategyResult{job(result.Shared, result.OutcomeCompleted, 10, 0, 1)}}
+			Devices: []result.Device{{Index: 0, GlobalMemBytes: 8 << 30}, {Index: 1, GlobalMemBytes: 8 << 30}},
+			Jobs:    []result.JobResult{job(result.Shared, result.OutcomeCompleted, 10, 0, 1)}}
 		want := "Not run (the run was interrupted before " + map[int]string{1: "it", 2: "them"}[missing] + "): "
 		if v := verdictOf(r); !strings.Contains(v, want) {
 			t.Errorf("%d not run: want %q in\n%s", missing, want, v)
@@ -224,7 +224,7 @@ func TestOneDeviceNamesTheStrategiesThatRan(t *testing.T) {
 	for _, ran := range [][]result.Strategy{{result.Shared}, {result.Shared, result.DeviceList}} {
 		r := &result.Run{Config: result.Config{Touch: result.TouchFill, Strategies: result.DefaultStrategies}, Devices: dev}
 		for _, st := range ran {
-			r.Strategies = append(r.Strategies, job(st, result.OutcomeCompleted, 100, 0))
+			r.Jobs = append(r.Jobs, job(st, result.OutcomeCompleted, 100, 0))
 		}
 		v := verdictOf(r)
 		var line string
@@ -254,7 +254,7 @@ func TestCrashUnderAVariantsAddressLimitNamesTheVariant(t *testing.T) {
 	crash.Signal, crash.Reason, crash.Variant = "SIGABRT", "crashed with SIGABRT", "small-as"
 	crash.VariantSettings = map[string]string{"RLIMIT_AS": "1GiB"}
 	r := &result.Run{Platform: result.Platform{Name: "Portable Computing Language"}, Devices: []result.Device{{Index: 0, GlobalMemBytes: 8 << 30}},
-		Strategies: []result.StrategyResult{crash}}
+		Jobs: []result.JobResult{crash}}
 	Apply(r)
 	v := strings.Join(r.Verdict, "\n")
 	if !strings.Contains(v, "here the variant small-as (RLIMIT_AS=1GiB) set it") {
@@ -267,7 +267,7 @@ func TestCrashUnderAVariantsAddressLimitNamesTheVariant(t *testing.T) {
 func TestOvercommitIsOneSentenceOverTheDevices(t *testing.T) {
 	r := &result.Run{Config: result.Config{Touch: result.TouchNone}, Devices: []result.Device{{Index: 0, GlobalMemBytes: 1 << 30}, {Index: 1, GlobalMemBytes: 1 << 30}}}
 	for _, st := range []result.Strategy{result.Shared, result.MigrateFirst} {
-		r.Strategies = append(r.Strategies, job(st, result.OutcomeCompleted, 4096, 0, 1))
+		r.Jobs = append(r.Jobs, job(st, result.OutcomeCompleted, 4096, 0, 1))
 	}
 	Apply(r)
 	var said []string
@@ -290,7 +290,7 @@ func TestOvercommitIsOneSentenceOverTheDevices(t *testing.T) {
 func TestATieIsNoFirst(t *testing.T) {
 	r := &result.Run{Config: result.Config{Touch: result.TouchNone}, Devices: []result.Device{{Index: 0, GlobalMemBytes: 8 << 30}, {Index: 1, GlobalMemBytes: 8 << 30}}}
 	for _, st := range []result.Strategy{result.Shared, result.PerDevice} {
-		r.Strategies = append(r.Strategies, failedAt(st, 500, 0, 0, 1))
+		r.Jobs = append(r.Jobs, failedAt(st, 500, 0, 0, 1))
 	}
 	Apply(r)
 	if h := r.Verdict[0]; !strings.HasPrefix(h, "shared and per-device all failed at buffer #500") {

@@ -19,7 +19,7 @@ func TestSweepHeadlineStatesTheBudgetPerSize(t *testing.T) {
 		for _, st := range []result.Strategy{result.Shared, result.PerDevice} {
 			j := job(st, result.OutcomeCompleted, n, 0, 1)
 			j.SizeBytes, j.BytesOK = size, n*size
-			r.Strategies = append(r.Strategies, j)
+			r.Jobs = append(r.Jobs, j)
 		}
 	}
 	Apply(r)
@@ -47,7 +47,7 @@ func TestNoGrowthIsSaidOfItsSize(t *testing.T) {
 	}{{4 << 10, 4096}, {mib, 300}} {
 		j := job(result.Shared, result.OutcomeCompleted, n, 0)
 		j.SizeBytes, j.BytesOK, j.Fit, j.HostBytesPerBuffer, j.DeviceSampler = c.size, n*c.size, fit, c.host, "not available: test"
-		r.Strategies = append(r.Strategies, j)
+		r.Jobs = append(r.Jobs, j)
 	}
 	Apply(r)
 	if h := r.Verdict[0]; !strings.Contains(h, "at "+units.Size(mib)+" memory did not grow") {
@@ -62,7 +62,7 @@ func TestSweepHeadlineIsTheFirstSizeThatFailed(t *testing.T) {
 		Devices: []result.Device{{Index: 0, GlobalMemBytes: 8 << 30}, {Index: 1, GlobalMemBytes: 8 << 30}}}
 	small := job(result.Shared, result.OutcomeCompleted, 100, 0, 1)
 	small.SizeBytes, small.BytesOK = 4<<10, 100*4<<10
-	r.Strategies = append(r.Strategies, small, failedAt(result.Shared, 64, 0, 0, 1))
+	r.Jobs = append(r.Jobs, small, failedAt(result.Shared, 64, 0, 0, 1))
 	Apply(r)
 	if h := r.Verdict[0]; !strings.HasPrefix(h, units.Size(mib)+" buffers: shared failed first, at buffer #64") {
 		t.Errorf("headline: %s", h)

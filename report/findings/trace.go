@@ -118,7 +118,7 @@ func failureSentence(t *result.Trace) string {
 // far as the layer knew it, and the buffers live instead of a buffer number; on an older buffer, the bytes
 // placed on the device before it are not known either (the buffers made after it may never have been
 // placed, on a runtime that allocates at first use), so only device figures can say the device was full.
-func traceLimit(t *result.Trace, run *result.Run, job *result.StrategyResult) limitFinding {
+func traceLimit(t *result.Trace, run *result.Run, job *result.JobResult) limitFinding {
 	v := newView(run, job)
 	f := t.FirstFailure
 	if f == nil || job.FirstFailure == nil || job.FirstFailure.Stage == result.StageCreate || f.Buffer == result.BufferNewest {
@@ -166,7 +166,7 @@ func deviceName(t *result.Trace, d int) string {
 // traceJob is the program as one job of a run, for classify: the failing context's devices and live
 // buffers, the program's samples, how it ended. A program that ended without failing and by itself has no
 // limit to classify.
-func traceJob(t *result.Trace) (*result.StrategyResult, *result.Run, bool) {
+func traceJob(t *result.Trace) (*result.JobResult, *result.Run, bool) {
 	outcome, signal, reason := result.OutcomeFailed, t.Exit.Signal, t.Exit.Description
 	f := t.FirstFailure
 	switch {
@@ -215,7 +215,7 @@ func traceJob(t *result.Trace) (*result.StrategyResult, *result.Run, bool) {
 	if sampler == "" {
 		sampler = result.DeviceNotAvailable + "trace samples the host only" // a trace made before device sampling
 	}
-	return &result.StrategyResult{Strategy: strategy, Devices: devs, SizeBytes: size, Outcome: outcome, Reason: reason, Signal: signal,
+	return &result.JobResult{Strategy: strategy, Devices: devs, SizeBytes: size, Outcome: outcome, Reason: reason, Signal: signal,
 		ExitCode: t.Exit.Code, AllocationsOK: live, BytesOK: liveBytes, FirstFailure: ff, Samples: plainSamples(samples),
 		DeviceSizes: deviceSizes(t.Devices), DeviceSampler: sampler, Resources: othersAtFailure(t, devs)}, traceRun(t), true
 }

@@ -25,7 +25,7 @@ const (
 // view is one strategy with what the findings derive from it: the fit, the failing device and how full it
 // was, by measurement where there is one.
 type view struct {
-	s   *result.StrategyResult
+	s   *result.JobResult
 	run *result.Run
 	fit *result.Fit
 	// limit is what ended the strategy, once the limits of its size are classified.
@@ -49,7 +49,7 @@ type view struct {
 	ram          uint64
 }
 
-func newView(r *result.Run, s *result.StrategyResult) *view {
+func newView(r *result.Run, s *result.JobResult) *view {
 	v := &view{s: s, run: r, failDev: -1, fit: s.JudgedFit()}
 	if r.Environment != nil {
 		v.ram = r.Environment.HostMemBytes

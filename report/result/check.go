@@ -25,8 +25,8 @@ const (
 // Check reports the first figure of the run that contradicts another or lies beyond what a run can
 // produce; renderers and findings may assume a checked run.
 func (r *Run) Check() error {
-	if len(r.Strategies) > maxStrategies {
-		return fmt.Errorf("%d strategies, more than %d", len(r.Strategies), maxStrategies)
+	if len(r.Jobs) > maxStrategies {
+		return fmt.Errorf("%d strategies, more than %d", len(r.Jobs), maxStrategies)
 	}
 	if len(r.Devices) > maxDevices {
 		return fmt.Errorf("%d devices, more than %d", len(r.Devices), maxDevices)
@@ -56,15 +56,15 @@ func (r *Run) Check() error {
 			return err
 		}
 	}
-	for i := range r.Strategies {
-		if err := r.Strategies[i].check(); err != nil {
-			return fmt.Errorf("strategy %d (%q): %v", i, r.Strategies[i].Strategy, err)
+	for i := range r.Jobs {
+		if err := r.Jobs[i].check(); err != nil {
+			return fmt.Errorf("strategy %d (%q): %v", i, r.Jobs[i].Strategy, err)
 		}
 	}
 	return nil
 }
 
-func (s *StrategyResult) check() error {
+func (s *JobResult) check() error {
 	switch {
 	case s.SizeBytes == 0:
 		return fmt.Errorf("size_bytes is 0")
@@ -162,7 +162,7 @@ func (f *FirstFailure) check() error {
 
 // checkFigures checks the strategy's durations, fitted costs and samples: finite, and within what a run
 // can produce.
-func (s *StrategyResult) checkFigures() error {
+func (s *JobResult) checkFigures() error {
 	for _, v := range []float64{s.Seconds, s.NanosPerAlloc} {
 		if !finite(v, maxSeconds*1e9) || v < 0 {
 			return fmt.Errorf("a duration of %g", v)

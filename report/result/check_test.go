@@ -85,8 +85,8 @@ func TestLimitValueReadsEachLimitsSyntax(t *testing.T) {
 // checkedRun is a run every check passes: one completed job on device 0.
 func checkedRun() *Run {
 	return &Run{SchemaVersion: SchemaVersion, Tool: Tool{Name: "clmemprobe"},
-		Config:     Config{Devices: []int{0}, Touch: TouchNone},
-		Strategies: []StrategyResult{{Strategy: Shared, Devices: []int{0}, SizeBytes: 1 << 20, Outcome: OutcomeCompleted, AllocationsOK: 10}}}
+		Config: Config{Devices: []int{0}, Touch: TouchNone},
+		Jobs:   []JobResult{{Strategy: Shared, Devices: []int{0}, SizeBytes: 1 << 20, Outcome: OutcomeCompleted, AllocationsOK: 10}}}
 }
 
 // Check refuses a run whose configuration or environment names what no run writes: device indices out of
@@ -126,37 +126,37 @@ func TestCheckRefusesAJobNoRunWrites(t *testing.T) {
 	failure := func() *FirstFailure { return &FirstFailure{Stage: StageCreate, Name: "CL_OUT_OF_RESOURCES"} }
 	for _, c := range []struct {
 		name string
-		edit func(s *StrategyResult)
+		edit func(s *JobResult)
 	}{
-		{"size 0", func(s *StrategyResult) { s.SizeBytes = 0 }},
-		{"size beyond any device", func(s *StrategyResult) { s.SizeBytes = maxExact + 1 }},
-		{"allocations beyond a run", func(s *StrategyResult) { s.AllocationsOK = math.MaxUint64 }},
-		{"failed without a failure", func(s *StrategyResult) { s.Outcome = OutcomeFailed }},
-		{"unknown strategy", func(s *StrategyResult) { s.Strategy = "scatter" }},
-		{"unknown outcome", func(s *StrategyResult) { s.Outcome = "fine" }},
-		{"unknown limit", func(s *StrategyResult) { s.Limit = "moon-phase" }},
-		{"variant name", func(s *StrategyResult) { s.Variant = "../x" }},
-		{"job device", func(s *StrategyResult) { s.Devices = []int{-3} }},
-		{"device key not a number", func(s *StrategyResult) { s.DeviceBytesPerBuffer = map[string]float64{"gpu": 1} }},
-		{"device key with a leading zero", func(s *StrategyResult) { s.DeviceBytesPerBuffer = map[string]float64{"01": 1} }},
-		{"unknown last stage", func(s *StrategyResult) { s.LastStage = "lunch" }},
-		{"negative samples total", func(s *StrategyResult) { s.SamplesTotal = -1 }},
-		{"variant setting", func(s *StrategyResult) { s.VariantSettings = map[string]string{"RLIMIT_AS": "lots"} }},
-		{"failure without a stage", func(s *StrategyResult) { s.FirstFailure = failure(); s.FirstFailure.Stage = "" }},
-		{"failure at an unknown stage", func(s *StrategyResult) { s.FirstFailure = failure(); s.FirstFailure.Stage = `create"); system("id` }},
-		{"failure on a negative device", func(s *StrategyResult) { s.FirstFailure = failure(); s.FirstFailure.Device = -1 }},
-		{"failure index beyond a run", func(s *StrategyResult) { s.FirstFailure = failure(); s.FirstFailure.Index = maxExact + 1 }},
-		{"failure name not a code's", func(s *StrategyResult) { s.FirstFailure = failure(); s.FirstFailure.Name = "out of memory" }},
-		{"seconds not a number", func(s *StrategyResult) { s.Seconds = nan }},
-		{"negative seconds", func(s *StrategyResult) { s.Seconds = -1 }},
-		{"host cost infinite", func(s *StrategyResult) { s.HostBytesPerBuffer = math.Inf(1) }},
-		{"device cost beyond a PiB", func(s *StrategyResult) { s.DeviceBytesPerBuffer = map[string]float64{"0": huge} }},
-		{"replication not a number", func(s *StrategyResult) { s.ReplicationFactor = &nan }},
-		{"sample index beyond a run", func(s *StrategyResult) { s.Samples = []Sample{{Index: maxExact + 1}} }},
-		{"sample time not a number", func(s *StrategyResult) { s.Samples = []Sample{{Seconds: nan}} }},
+		{"size 0", func(s *JobResult) { s.SizeBytes = 0 }},
+		{"size beyond any device", func(s *JobResult) { s.SizeBytes = maxExact + 1 }},
+		{"allocations beyond a run", func(s *JobResult) { s.AllocationsOK = math.MaxUint64 }},
+		{"failed without a failure", func(s *JobResult) { s.Outcome = OutcomeFailed }},
+		{"unknown strategy", func(s *JobResult) { s.Strategy = "scatter" }},
+		{"unknown outcome", func(s *JobResult) { s.Outcome = "fine" }},
+		{"unknown limit", func(s *JobResult) { s.Limit = "moon-phase" }},
+		{"variant name", func(s *JobResult) { s.Variant = "../x" }},
+		{"job device", func(s *JobResult) { s.Devices = []int{-3} }},
+		{"device key not a number", func(s *JobResult) { s.DeviceBytesPerBuffer = map[string]float64{"gpu": 1} }},
+		{"device key with a leading zero", func(s *JobResult) { s.DeviceBytesPerBuffer = map[string]float64{"01": 1} }},
+		{"unknown last stage", func(s *JobResult) { s.LastStage = "lunch" }},
+		{"negative samples total", func(s *JobResult) { s.SamplesTotal = -1 }},
+		{"variant setting", func(s *JobResult) { s.VariantSettings = map[string]string{"RLIMIT_AS": "lots"} }},
+		{"failure without a stage", func(s *JobResult) { s.FirstFailure = failure(); s.FirstFailure.Stage = "" }},
+		{"failure at an unknown stage", func(s *JobResult) { s.FirstFailure = failure(); s.FirstFailure.Stage = `create"); system("id` }},
+		{"failure on a negative device", func(s *JobResult) { s.FirstFailure = failure(); s.FirstFailure.Device = -1 }},
+		{"failure index beyond a run", func(s *JobResult) { s.FirstFailure = failure(); s.FirstFailure.Index = maxExact + 1 }},
+		{"failure name not a code's", func(s *JobResult) { s.FirstFailure = failure(); s.FirstFailure.Name = "out of memory" }},
+		{"seconds not a number", func(s *JobResult) { s.Seconds = nan }},
+		{"negative seconds", func(s *JobResult) { s.Seconds = -1 }},
+		{"host cost infinite", func(s *JobResult) { s.HostBytesPerBuffer = math.Inf(1) }},
+		{"device cost beyond a PiB", func(s *JobResult) { s.DeviceBytesPerBuffer = map[string]float64{"0": huge} }},
+		{"replication not a number", func(s *JobResult) { s.ReplicationFactor = &nan }},
+		{"sample index beyond a run", func(s *JobResult) { s.Samples = []Sample{{Index: maxExact + 1}} }},
+		{"sample time not a number", func(s *JobResult) { s.Samples = []Sample{{Seconds: nan}} }},
 	} {
 		r := checkedRun()
-		c.edit(&r.Strategies[0])
+		c.edit(&r.Jobs[0])
 		err := r.Check()
 		if err == nil {
 			t.Errorf("%s: Check() accepted the job", c.name)
@@ -165,8 +165,8 @@ func TestCheckRefusesAJobNoRunWrites(t *testing.T) {
 		}
 	}
 	r := checkedRun()
-	r.Strategies[0].Outcome, r.Strategies[0].FirstFailure = OutcomeFailed, failure()
-	r.Strategies[0].DeviceBytesPerBuffer = map[string]float64{"0": 1 << 20}
+	r.Jobs[0].Outcome, r.Jobs[0].FirstFailure = OutcomeFailed, failure()
+	r.Jobs[0].DeviceBytesPerBuffer = map[string]float64{"0": 1 << 20}
 	if err := r.Check(); err != nil {
 		t.Errorf("a failed job with its failure and a device cost: %v", err)
 	}
@@ -179,8 +179,8 @@ func TestCheckRefusesAHostileRepeat(t *testing.T) {
 		{Outcome: "### injected"},
 		{Outcome: OutcomeCrashed, Signal: "### SIG"},
 	} {
-		r := &Run{SchemaVersion: SchemaVersion, Strategies: []StrategyResult{{Strategy: Shared, SizeBytes: 1 << 20, Outcome: OutcomeCompleted, Repeats: []Attempt{bad}}}}
-		if err := r.Strategies[0].check(); err == nil || !strings.Contains(err.Error(), "repeat 1") {
+		r := &Run{SchemaVersion: SchemaVersion, Jobs: []JobResult{{Strategy: Shared, SizeBytes: 1 << 20, Outcome: OutcomeCompleted, Repeats: []Attempt{bad}}}}
+		if err := r.Jobs[0].check(); err == nil || !strings.Contains(err.Error(), "repeat 1") {
 			t.Errorf("repeat %+v: %v", bad, err)
 		}
 	}

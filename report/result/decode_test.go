@@ -104,7 +104,7 @@ func TestLoaderKeepsNothingOfTheFileBefore(t *testing.T) {
 			t.Errorf("%s through a loader that read other files first differs from Load", filepath.Base(path))
 		}
 	}
-	if r, _ := l.Load(small); r.Environment != nil || len(r.Strategies) != 0 {
+	if r, _ := l.Load(small); r.Environment != nil || len(r.Jobs) != 0 {
 		t.Errorf("the small file picked up the big one's environment or strategies")
 	}
 	for content, says := range map[string]string{"": "empty", " \n ": "empty", "  [1]": "does not start with {", "\x00{}": "does not start with {"} {

@@ -53,7 +53,7 @@ func ExpectationsFrom(r *Run) *Expectations {
 		Platform: r.Platform.Name, DeviceModel: DeviceModel(r.Devices), DriverVersion: DriverVersions(r.Devices),
 		Devices: r.Config.Devices, Touch: r.Config.Touch, MaxAllocs: r.Config.MaxAllocs, MaxBytes: r.Config.MaxBytes,
 		Variants: r.Config.Variants, FlagSets: r.Config.FlagSets, Jobs: []ExpectedJob{}}
-	for _, s := range r.Strategies {
+	for _, s := range r.Jobs {
 		e.Jobs = append(e.Jobs, ExpectedJob{Strategy: s.Strategy, SizeBytes: s.SizeBytes, Variant: s.Variant, Flags: s.Flags, Outcome: s.Outcome,
 			AllocationsOK: s.AllocationsOK, Seconds: s.Seconds})
 	}

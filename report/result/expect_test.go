@@ -44,11 +44,11 @@ func TestExpectationsFromTakesWhatACheckNeeds(t *testing.T) {
 	if !slices.Equal(e.Devices, r.Config.Devices) || e.Touch != r.Config.Touch || e.MaxAllocs != r.Config.MaxAllocs || e.MaxBytes != r.Config.MaxBytes {
 		t.Errorf("devices %v touch %q budget %d/%d, want the run's configuration", e.Devices, e.Touch, e.MaxAllocs, e.MaxBytes)
 	}
-	if len(e.Jobs) != len(r.Strategies) {
-		t.Fatalf("%d jobs for %d strategy results", len(e.Jobs), len(r.Strategies))
+	if len(e.Jobs) != len(r.Jobs) {
+		t.Fatalf("%d jobs for %d strategy results", len(e.Jobs), len(r.Jobs))
 	}
 	for i, j := range e.Jobs {
-		s := r.Strategies[i]
+		s := r.Jobs[i]
 		want := ExpectedJob{Strategy: s.Strategy, SizeBytes: s.SizeBytes, Variant: s.Variant, Flags: s.Flags, Outcome: s.Outcome,
 			AllocationsOK: s.AllocationsOK, Seconds: s.Seconds}
 		if j != want {

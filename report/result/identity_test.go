@@ -10,11 +10,11 @@ func TestScrubTakesTheIdentityOutOfEveryString(t *testing.T) {
 		Environment: &Environment{Hostname: "gpu-node-07", ICDFiles: map[string]string{"/home/alice/icd/x.icd": "/home/bob/lib/libx.so"},
 			EnvVars:      map[string]string{"POCL_CACHE_DIR": "/scratch/GPU-NODE-07.cluster.example.org/cache", "OCL_ICD_VENDORS": "/slurm/gpu-node-07_/job"},
 			MemoryCgroup: &CgroupInfo{Path: "/kubepods/pod0f0e/4c5b97271035748bd8b04f8f4b146c76"}},
-		KernelLog:  &KernelLog{Lines: []KernelLine{{Kind: KernelGPU, Text: "NVRM: GPU GPU-0f0e0d0c-aaaa-bbbb-cccc-000011112222 on gpu-node-07, eth0 aa:bb:cc:dd:ee:ff; nfs gpu-node-07.example.org."}}},
-		Strategies: []StrategyResult{{Strategy: Shared, WorkerOutput: "loaded from /home/alice/lib"}}}
+		KernelLog: &KernelLog{Lines: []KernelLine{{Kind: KernelGPU, Text: "NVRM: GPU GPU-0f0e0d0c-aaaa-bbbb-cccc-000011112222 on gpu-node-07, eth0 aa:bb:cc:dd:ee:ff; nfs gpu-node-07.example.org."}}},
+		Jobs:      []JobResult{{Strategy: Shared, WorkerOutput: "loaded from /home/alice/lib"}}}
 	id := IdentityOf(r.Environment)
 	id.Scrub(r)
-	all := strings.Join(append([]string{r.Environment.Hostname, r.KernelLog.Lines[0].Text, r.Strategies[0].WorkerOutput, r.Environment.MemoryCgroup.Path,
+	all := strings.Join(append([]string{r.Environment.Hostname, r.KernelLog.Lines[0].Text, r.Jobs[0].WorkerOutput, r.Environment.MemoryCgroup.Path,
 		r.Environment.EnvVars["POCL_CACHE_DIR"], r.Environment.EnvVars["OCL_ICD_VENDORS"]}, r.Command...), " ")
 	for k, v := range r.Environment.ICDFiles {
 		all += " " + k + " " + v
@@ -38,15 +38,15 @@ func TestScrubTakesTheIdentityOutOfEveryString(t *testing.T) {
 func TestScrubLeavesTheToolsAndRuntimesWords(t *testing.T) {
 	for _, host := range []string{"shared", "debian", "vm", "runtime", "fill"} {
 		r := &Run{Config: Config{Touch: TouchFill}, Environment: &Environment{Hostname: host, OS: "debian 12"},
-			Devices:    []Device{{Name: "pthread-debian", DriverVersion: "3.1+debian"}},
-			Strategies: []StrategyResult{{Strategy: Shared, Reason: "on " + host + ", total-vm:25kB nested_pvm=1"}}}
+			Devices: []Device{{Name: "pthread-debian", DriverVersion: "3.1+debian"}},
+			Jobs:    []JobResult{{Strategy: Shared, Reason: "on " + host + ", total-vm:25kB nested_pvm=1"}}}
 		id := IdentityOf(r.Environment)
 		id.Scrub(r)
-		if r.Strategies[0].Strategy != Shared || r.Config.Touch != TouchFill || r.Devices[0].DriverVersion != "3.1+debian" ||
+		if r.Jobs[0].Strategy != Shared || r.Config.Touch != TouchFill || r.Devices[0].DriverVersion != "3.1+debian" ||
 			r.Devices[0].Name != "pthread-debian" || r.Environment.OS != "debian 12" {
-			t.Errorf("host %q changed the tool's or the runtime's words: %+v %+v %q", host, r.Strategies[0].Strategy, r.Devices[0], r.Environment.OS)
+			t.Errorf("host %q changed the tool's or the runtime's words: %+v %+v %q", host, r.Jobs[0].Strategy, r.Devices[0], r.Environment.OS)
 		}
-		if got := r.Strategies[0].Reason; got != "on <hostname>, total-vm:25kB nested_pvm=1" {
+		if got := r.Jobs[0].Reason; got != "on <hostname>, total-vm:25kB nested_pvm=1" {
 			t.Errorf("host %q: reason %q", host, got)
 		}
 		if r.Environment.Hostname != HostPlaceholder {

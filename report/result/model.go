@@ -16,16 +16,16 @@ const SchemaVersion = 1
 
 // Run is one probe run: what was asked, where, and what each strategy did.
 type Run struct {
-	SchemaVersion int              `json:"schema_version"`
-	Tool          Tool             `json:"tool"`
-	Started       string           `json:"started"`         // RFC 3339
-	Ended         string           `json:"ended,omitempty"` // RFC 3339; absent while the run is being written
-	Command       []string         `json:"command"`         // the command line that reproduces the run
-	Environment   *Environment     `json:"environment,omitempty"`
-	Platform      Platform         `json:"platform"`
-	Devices       []Device         `json:"devices"`
-	Config        Config           `json:"config"`
-	Strategies    []StrategyResult `json:"strategies"`
+	SchemaVersion int          `json:"schema_version"`
+	Tool          Tool         `json:"tool"`
+	Started       string       `json:"started"`         // RFC 3339
+	Ended         string       `json:"ended,omitempty"` // RFC 3339; absent while the run is being written
+	Command       []string     `json:"command"`         // the command line that reproduces the run
+	Environment   *Environment `json:"environment,omitempty"`
+	Platform      Platform     `json:"platform"`
+	Devices       []Device     `json:"devices"`
+	Config        Config       `json:"config"`
+	Jobs          []JobResult  `json:"strategies"`
 	// Verdict is the findings' sentences, in order: the first says what happened and what to try next.
 	Verdict []string `json:"verdict"`
 	// Findings are the verdict's sentences with what they rest on, for scripts.
@@ -125,8 +125,8 @@ func Assignments(settings map[string]string) []string {
 
 // HasFlags says whether any job's buffers had other flags than the default read-write.
 func (r *Run) HasFlags() bool {
-	for i := range r.Strategies {
-		if r.Strategies[i].Flags != "" {
+	for i := range r.Jobs {
+		if r.Jobs[i].Flags != "" {
 			return true
 		}
 	}
@@ -136,14 +136,14 @@ func (r *Run) HasFlags() bool {
 // FlagNames are the recorded flags of the run's jobs, each once, in the order they ran ("" for the
 // default).
 func (r *Run) FlagNames() []string {
-	return distinct(r.Strategies, func(s *StrategyResult) string { return s.Flags })
+	return distinct(r.Jobs, func(s *JobResult) string { return s.Flags })
 }
 
 // DefaultVariant is the name of the runtime's own settings.
 //
 // The default variant has one representation, its name, in everything that keys or compares variants
 // (VariantName): configurations, the command line, tables, merge's and check's answers, and the keys of
-// report/comparison. Jobs write it "" on the wire (a StrategyResult's and an ExpectedJob's variant is
+// report/comparison. Jobs write it "" on the wire (a JobResult's and an ExpectedJob's variant is
 // empty, and omitted), as results always have; JobVariant turns a name into that form, and only the
 // writers of jobs and of compare's rows use it.
 const DefaultVariant = "default"
@@ -165,8 +165,8 @@ func VariantName(v string) string {
 	return v
 }
 
-// StrategyResult is the result of one strategy at one buffer size, run in its own worker process.
-type StrategyResult struct {
+// JobResult is the result of one strategy at one buffer size, run in its own worker process.
+type JobResult struct {
 	Strategy Strategy `json:"strategy"`
 	// Variant names the runtime settings the job ran under (run --variant); empty is the runtime's defaults.
 	Variant string `json:"variant,omitempty"`
@@ -327,17 +327,17 @@ type CgroupInfo struct {
 
 // Sizes returns the buffer sizes of the run's strategies, each once, in the order they ran.
 func (r *Run) Sizes() []uint64 {
-	return distinct(r.Strategies, func(s *StrategyResult) uint64 { return s.SizeBytes })
+	return distinct(r.Jobs, func(s *JobResult) uint64 { return s.SizeBytes })
 }
 
 // VariantNames returns the variants of the run, each once, in the order they ran ("" is the default).
 func (r *Run) VariantNames() []string {
-	return distinct(r.Strategies, func(s *StrategyResult) string { return s.Variant })
+	return distinct(r.Jobs, func(s *JobResult) string { return s.Variant })
 }
 
 // StrategyNames returns the strategies of the run, each once, in the order they ran.
 func (r *Run) StrategyNames() []Strategy {
-	return distinct(r.Strategies, func(s *StrategyResult) Strategy { return s.Strategy })
+	return distinct(r.Jobs, func(s *JobResult) Strategy { return s.Strategy })
 }
 
 // distinct returns key(e) of every element, each once, in the order they first appear.
@@ -408,7 +408,7 @@ func JudgeFit(samples int, lo, hi, reached uint64) *Fit {
 
 // Replication is the replication factor where device memory was placed (PlacedFraction); results written
 // before that rule may hold a factor near 0, which is no replication at all.
-func (s *StrategyResult) Replication() (float64, bool) {
+func (s *JobResult) Replication() (float64, bool) {
 	if s.ReplicationFactor == nil || *s.ReplicationFactor < PlacedFraction {
 		return 0, false
 	}
@@ -417,7 +417,7 @@ func (s *StrategyResult) Replication() (float64, bool) {
 
 // JudgedFit is the strategy's fit, judged from its kept samples for results written before fits were
 // judged (those kept their first and last samples, so the span is right; the count is what was kept).
-func (s *StrategyResult) JudgedFit() *Fit {
+func (s *JobResult) JudgedFit() *Fit {
 	if s.Fit != nil {
 		return s.Fit
 	}
@@ -431,9 +431,9 @@ func (s *StrategyResult) JudgedFit() *Fit {
 	return JudgeFit(len(s.Samples), lo, hi, s.AllocationsOK)
 }
 
-// StrategyLimit is what ended one strategy, as the findings classify it, with the numbers the
+// JobLimit is what ended one strategy, as the findings classify it, with the numbers the
 // classification rests on: what SetFindings stores in the strategy's Limit and LimitEvidence.
-type StrategyLimit struct {
+type JobLimit struct {
 	Limit    Limit
 	Evidence map[string]float64
 }
@@ -441,13 +441,13 @@ type StrategyLimit struct {
 // SetFindings stores what the findings derived from the run: each strategy's limit and its evidence (limits
 // holds one per strategy, in the run's order), the findings, and the verdict (their sentences, the headline
 // first). It is the one place these fields are written: the findings themselves only read a run.
-func (r *Run) SetFindings(findings []Finding, limits []StrategyLimit) {
-	for i := range r.Strategies {
-		var l StrategyLimit
+func (r *Run) SetFindings(findings []Finding, limits []JobLimit) {
+	for i := range r.Jobs {
+		var l JobLimit
 		if i < len(limits) {
 			l = limits[i]
 		}
-		r.Strategies[i].Limit, r.Strategies[i].LimitEvidence = l.Limit, l.Evidence
+		r.Jobs[i].Limit, r.Jobs[i].LimitEvidence = l.Limit, l.Evidence
 	}
 	r.Findings = findings
 	r.Verdict = make([]string, len(findings))
@@ -459,9 +459,9 @@ func (r *Run) SetFindings(findings []Finding, limits []StrategyLimit) {
 // WithFindings returns a copy of the run with the findings stored as SetFindings stores them, and leaves
 // the run as it is: a checkpoint renders a run the engine is still writing. The copy has strategies of its
 // own; what SetFindings never writes (samples, devices, the environment) it shares with the run.
-func (r *Run) WithFindings(findings []Finding, limits []StrategyLimit) *Run {
+func (r *Run) WithFindings(findings []Finding, limits []JobLimit) *Run {
 	cp := *r
-	cp.Strategies = slices.Clone(r.Strategies)
+	cp.Jobs = slices.Clone(r.Jobs)
 	cp.SetFindings(findings, limits)
 	return &cp
 }

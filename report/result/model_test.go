@@ -42,7 +42,7 @@ func TestVariantNamesConvertBetweenJobAndKey(t *testing.T) {
 
 // A run's sizes, variants, strategies and flags are each listed once, in the order the jobs first ran them.
 func TestRunListsDistinctValuesInRunOrder(t *testing.T) {
-	r := &Run{Strategies: []StrategyResult{
+	r := &Run{Jobs: []JobResult{
 		{Strategy: PerDevice, SizeBytes: 4096, Variant: "", Flags: ""},
 		{Strategy: Shared, SizeBytes: 1 << 20, Variant: "v2", Flags: "use-host-ptr"},
 		{Strategy: PerDevice, SizeBytes: 1 << 20, Variant: "", Flags: "use-host-ptr"},
@@ -73,8 +73,8 @@ func TestHasFlags(t *testing.T) {
 		r    Run
 		want bool
 	}{
-		{"default only", Run{Strategies: []StrategyResult{{Strategy: Shared}, {Strategy: PerDevice}}}, false},
-		{"a job's flags", Run{Strategies: []StrategyResult{{Strategy: Shared}, {Strategy: Shared, Flags: "read-only"}}}, true},
+		{"default only", Run{Jobs: []JobResult{{Strategy: Shared}, {Strategy: PerDevice}}}, false},
+		{"a job's flags", Run{Jobs: []JobResult{{Strategy: Shared}, {Strategy: Shared, Flags: "read-only"}}}, true},
 		{"configured flag sets, no job yet", Run{Config: Config{FlagSets: []string{"use-host-ptr"}}}, true},
 		{"no jobs at all", Run{}, false},
 	} {
@@ -115,14 +115,14 @@ func TestJudgeFitAppliesTheFitRule(t *testing.T) {
 // count, the span from the lowest to the highest index, and the buffers the job reached.
 func TestJudgedFitJudgesOlderResults(t *testing.T) {
 	recorded := &Fit{Samples: 3, OK: true}
-	if got := (&StrategyResult{Fit: recorded}).JudgedFit(); got != recorded {
+	if got := (&JobResult{Fit: recorded}).JudgedFit(); got != recorded {
 		t.Errorf("JudgedFit() = %+v, want the recorded fit", got)
 	}
 	var smp []Sample
 	for _, i := range []uint64{40, 5, 10, 20, 30, 60, 50, 45} {
 		smp = append(smp, Sample{Index: i})
 	}
-	s := &StrategyResult{Samples: smp, AllocationsOK: 100}
+	s := &JobResult{Samples: smp, AllocationsOK: 100}
 	want := JudgeFit(len(smp), 5, 60, 100)
 	if got := s.JudgedFit(); !reflect.DeepEqual(got, want) {
 		t.Errorf("JudgedFit() = %+v, want %+v (8 samples from 5 to 60 of 100)", got, want)
@@ -130,7 +130,7 @@ func TestJudgedFitJudgesOlderResults(t *testing.T) {
 	if got := s.JudgedFit(); got.Spanned != 55 || !got.OK {
 		t.Errorf("JudgedFit() = %+v, want a good fit spanning 55 buffers", got)
 	}
-	if got := (&StrategyResult{}).JudgedFit(); got.OK || got.Samples != 0 {
+	if got := (&JobResult{}).JudgedFit(); got.OK || got.Samples != 0 {
 		t.Errorf("a job without samples judged %+v, want no fit", got)
 	}
 }
@@ -150,7 +150,7 @@ func TestReplicationNeedsPlacedMemory(t *testing.T) {
 		{"at the placed fraction", f(PlacedFraction), PlacedFraction, true},
 		{"one replica per device of two", f(2), 2, true},
 	} {
-		got, ok := (&StrategyResult{ReplicationFactor: c.factor}).Replication()
+		got, ok := (&JobResult{ReplicationFactor: c.factor}).Replication()
 		if got != c.want || ok != c.ok {
 			t.Errorf("%s: Replication() = %g, %v; want %g, %v", c.name, got, ok, c.want, c.ok)
 		}
@@ -160,15 +160,15 @@ func TestReplicationNeedsPlacedMemory(t *testing.T) {
 // SetFindings stores each strategy's limit from the list in order (strategies past its end get none), the
 // findings as given, and their sentences as the verdict.
 func TestSetFindingsStoresLimitsFindingsAndVerdict(t *testing.T) {
-	r := &Run{Strategies: []StrategyResult{{Strategy: Shared, Limit: LimitUnknown}, {Strategy: PerDevice, Limit: LimitUnknown}}}
+	r := &Run{Jobs: []JobResult{{Strategy: Shared, Limit: LimitUnknown}, {Strategy: PerDevice, Limit: LimitUnknown}}}
 	ev := map[string]float64{"allocations": 64}
 	findings := []Finding{{Kind: FindingHeadline, Sentence: "first"}, {Kind: FindingLimit, Sentence: "second"}}
-	r.SetFindings(findings, []StrategyLimit{{Limit: LimitDeviceMemory, Evidence: ev}})
-	if r.Strategies[0].Limit != LimitDeviceMemory || !maps.Equal(r.Strategies[0].LimitEvidence, ev) {
-		t.Errorf("strategy 0: limit %q evidence %v, want %q %v", r.Strategies[0].Limit, r.Strategies[0].LimitEvidence, LimitDeviceMemory, ev)
+	r.SetFindings(findings, []JobLimit{{Limit: LimitDeviceMemory, Evidence: ev}})
+	if r.Jobs[0].Limit != LimitDeviceMemory || !maps.Equal(r.Jobs[0].LimitEvidence, ev) {
+		t.Errorf("strategy 0: limit %q evidence %v, want %q %v", r.Jobs[0].Limit, r.Jobs[0].LimitEvidence, LimitDeviceMemory, ev)
 	}
-	if r.Strategies[1].Limit != "" || r.Strategies[1].LimitEvidence != nil {
-		t.Errorf("strategy 1 has no limit in the list, yet keeps %q %v", r.Strategies[1].Limit, r.Strategies[1].LimitEvidence)
+	if r.Jobs[1].Limit != "" || r.Jobs[1].LimitEvidence != nil {
+		t.Errorf("strategy 1 has no limit in the list, yet keeps %q %v", r.Jobs[1].Limit, r.Jobs[1].LimitEvidence)
 	}
 	if !reflect.DeepEqual(r.Findings, findings) || !slices.Equal(r.Verdict, []string{"first", "second"}) {
 		t.Errorf("findings %v verdict %q, want the findings and their sentences in order", r.Findings, r.Verdict)
@@ -182,13 +182,13 @@ func TestSetFindingsStoresLimitsFindingsAndVerdict(t *testing.T) {
 // WithFindings gives a copy holding the findings and leaves the run it copied as it was, strategies
 // included.
 func TestWithFindingsLeavesTheRunAlone(t *testing.T) {
-	r := &Run{Strategies: []StrategyResult{{Strategy: Shared}}, Verdict: []string{"old"}}
-	cp := r.WithFindings([]Finding{{Kind: FindingHeadline, Sentence: "new"}}, []StrategyLimit{{Limit: LimitContext}})
-	if cp == r || !slices.Equal(cp.Verdict, []string{"new"}) || cp.Strategies[0].Limit != LimitContext {
-		t.Errorf("copy: verdict %q limit %q, want the new findings in a copy", cp.Verdict, cp.Strategies[0].Limit)
+	r := &Run{Jobs: []JobResult{{Strategy: Shared}}, Verdict: []string{"old"}}
+	cp := r.WithFindings([]Finding{{Kind: FindingHeadline, Sentence: "new"}}, []JobLimit{{Limit: LimitContext}})
+	if cp == r || !slices.Equal(cp.Verdict, []string{"new"}) || cp.Jobs[0].Limit != LimitContext {
+		t.Errorf("copy: verdict %q limit %q, want the new findings in a copy", cp.Verdict, cp.Jobs[0].Limit)
 	}
-	if !slices.Equal(r.Verdict, []string{"old"}) || r.Findings != nil || r.Strategies[0].Limit != "" {
-		t.Errorf("run: verdict %q findings %v limit %q, want it as it was", r.Verdict, r.Findings, r.Strategies[0].Limit)
+	if !slices.Equal(r.Verdict, []string{"old"}) || r.Findings != nil || r.Jobs[0].Limit != "" {
+		t.Errorf("run: verdict %q findings %v limit %q, want it as it was", r.Verdict, r.Findings, r.Jobs[0].Limit)
 	}
 }
 

@@ -96,7 +96,7 @@ type DeviceSize struct {
 }
 
 // GlobalOf is a device's global memory as the job saw it, else as the run listed it; 0 when neither tells.
-func GlobalOf(r *Run, s *StrategyResult, dev int) uint64 {
+func GlobalOf(r *Run, s *JobResult, dev int) uint64 {
 	for _, d := range s.DeviceSizes {
 		if d.Device == dev {
 			return d.GlobalMemBytes
@@ -112,7 +112,7 @@ func GlobalOf(r *Run, s *StrategyResult, dev int) uint64 {
 
 // MaxAllocOf is a device's maximum allocation as the job saw it, else as the run listed it; 0 when
 // neither tells.
-func MaxAllocOf(r *Run, s *StrategyResult, dev int) uint64 {
+func MaxAllocOf(r *Run, s *JobResult, dev int) uint64 {
 	for _, d := range s.DeviceSizes {
 		if d.Device == dev {
 			return d.MaxAllocBytes

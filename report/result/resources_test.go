@@ -47,7 +47,7 @@ func TestOthersBytesSumsOtherProcesses(t *testing.T) {
 // run's listing, else 0.
 func TestGlobalOfPrefersTheJobsReading(t *testing.T) {
 	run := &Run{Devices: []Device{{Index: 0, GlobalMemBytes: 8 << 30}, {Index: 1, GlobalMemBytes: 16 << 30}}}
-	job := &StrategyResult{DeviceSizes: []DeviceSize{{Device: 1, GlobalMemBytes: 1 << 30}}}
+	job := &JobResult{DeviceSizes: []DeviceSize{{Device: 1, GlobalMemBytes: 1 << 30}}}
 	for _, c := range []struct {
 		name string
 		dev  int

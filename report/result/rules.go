@@ -31,7 +31,7 @@ func Measured(bytes, noise float64, size uint64) bool {
 }
 
 // Noise is the recorded noise of a job's slopes, zeros where it was not recorded.
-func (s *StrategyResult) Noise() SlopeNoise {
+func (s *JobResult) Noise() SlopeNoise {
 	if s.SlopeNoise == nil {
 		return SlopeNoise{}
 	}
@@ -46,12 +46,12 @@ func Placed(bytes float64, size uint64) bool {
 
 // Interrupted reports whether a job was stopped by an interrupt (Ctrl-C) rather than by the guard or its
 // time limit: the supervisor and the worker both write the reason "interrupted".
-func (s *StrategyResult) Interrupted() bool {
+func (s *JobResult) Interrupted() bool {
 	return s.Outcome == OutcomeStopped && !s.GuardStopped() && strings.HasPrefix(s.Reason, "interrupted")
 }
 
 // GuardStopped reports whether the host guard stopped the job, before the memory it keeps a reserve of ran
 // out. Results written before the guard was recorded say so only in the reason.
-func (s *StrategyResult) GuardStopped() bool {
+func (s *JobResult) GuardStopped() bool {
 	return s.Outcome == OutcomeStopped && (s.Guard != "" || strings.HasPrefix(s.Reason, "host guard"))
 }

@@ -56,16 +56,16 @@ func TestPlacedNeedsAFractionOfTheBuffer(t *testing.T) {
 func TestStopsAreToldApartByGuardAndReason(t *testing.T) {
 	for _, c := range []struct {
 		name        string
-		s           StrategyResult
+		s           JobResult
 		guard, intr bool
 	}{
-		{"guard recorded", StrategyResult{Outcome: OutcomeStopped, Guard: GuardSystem, Reason: "host guard: 1 GiB left"}, true, false},
-		{"guard recorded, any reason", StrategyResult{Outcome: OutcomeStopped, Guard: GuardCgroup, Reason: "interrupted"}, true, false},
-		{"guard only in the reason", StrategyResult{Outcome: OutcomeStopped, Reason: "host guard: memory low"}, true, false},
-		{"interrupted", StrategyResult{Outcome: OutcomeStopped, Reason: "interrupted (SIGINT)"}, false, true},
-		{"time limit", StrategyResult{Outcome: OutcomeStopped, Reason: "timeout after 600 s"}, false, false},
-		{"failed with a guard-like reason", StrategyResult{Outcome: OutcomeFailed, Reason: "host guard"}, false, false},
-		{"crashed with an interrupt-like reason", StrategyResult{Outcome: OutcomeCrashed, Reason: "interrupted"}, false, false},
+		{"guard recorded", JobResult{Outcome: OutcomeStopped, Guard: GuardSystem, Reason: "host guard: 1 GiB left"}, true, false},
+		{"guard recorded, any reason", JobResult{Outcome: OutcomeStopped, Guard: GuardCgroup, Reason: "interrupted"}, true, false},
+		{"guard only in the reason", JobResult{Outcome: OutcomeStopped, Reason: "host guard: memory low"}, true, false},
+		{"interrupted", JobResult{Outcome: OutcomeStopped, Reason: "interrupted (SIGINT)"}, false, true},
+		{"time limit", JobResult{Outcome: OutcomeStopped, Reason: "timeout after 600 s"}, false, false},
+		{"failed with a guard-like reason", JobResult{Outcome: OutcomeFailed, Reason: "host guard"}, false, false},
+		{"crashed with an interrupt-like reason", JobResult{Outcome: OutcomeCrashed, Reason: "interrupted"}, false, false},
 	} {
 		if got := c.s.GuardStopped(); got != c.guard {
 			t.Errorf("%s: GuardStopped() = %v, want %v", c.name, got, c.guard)

@@ -138,20 +138,20 @@ type Attempt struct {
 }
 
 // AttemptOf is how a job's own (first) run ended, in an Attempt.
-func AttemptOf(s *StrategyResult) Attempt {
+func AttemptOf(s *JobResult) Attempt {
 	return Attempt{WorkerPID: s.WorkerPID, Outcome: s.Outcome, Signal: s.Signal, AllocationsOK: s.AllocationsOK,
 		FirstFailure: s.FirstFailure, Limit: s.Limit, Seconds: s.Seconds, LoopStarted: s.LoopStarted}
 }
 
 // Attempts are every run of the job: its own first, then its repeats.
-func (s *StrategyResult) Attempts() []Attempt {
+func (s *JobResult) Attempts() []Attempt {
 	return append([]Attempt{AttemptOf(s)}, s.Repeats...)
 }
 
 // Reproduced says how many of the job's runs ended as its first did (the same outcome, and for a failure
 // the same code at the same call; for a crash the same signal), of how many, with the index each
 // reproducing run failed or ended at. A job that ran once has 1 of 1.
-func (s *StrategyResult) Reproduced() (same, of int, at []uint64) {
+func (s *JobResult) Reproduced() (same, of int, at []uint64) {
 	all := s.Attempts()
 	first := all[0]
 	for _, a := range all {
@@ -234,7 +234,7 @@ func KernelQuote(text string) string {
 
 // Window is when the job's worker ran: from its loop's start less its setup to its end, with a second's
 // slack for the kernel's clock against the wall clock. ok is false where the job recorded no start.
-func (s *StrategyResult) Window() (from, to time.Time, ok bool) {
+func (s *JobResult) Window() (from, to time.Time, ok bool) {
 	t, err := time.Parse(time.RFC3339Nano, s.LoopStarted)
 	if err != nil {
 		return time.Time{}, time.Time{}, false

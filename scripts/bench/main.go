@@ -194,7 +194,7 @@ func runC(cloop string, platform, devices int, sc scenario) (cResult, error) {
 	return c, nil
 }
 
-func runTool(tool string, platform, devices int, sc scenario) (*result.StrategyResult, *result.Run, error) {
+func runTool(tool string, platform, devices int, sc scenario) (*result.JobResult, *result.Run, error) {
 	args := []string{"run", "--platform", strconv.Itoa(platform), "--strategies", "shared", "--touch", sc.Touch,
 		"--size", fmt.Sprintf("%dB", sc.Size), "--max-allocs", strconv.FormatUint(sc.Count, 10), "--format", "json"}
 	if devices > 0 {
@@ -205,10 +205,10 @@ func runTool(tool string, platform, devices int, sc scenario) (*result.StrategyR
 		return nil, nil, fmt.Errorf("clmemprobe %v: %v", args, err)
 	}
 	var run result.Run
-	if err := json.Unmarshal(out, &run); err != nil || len(run.Strategies) != 1 {
+	if err := json.Unmarshal(out, &run); err != nil || len(run.Jobs) != 1 {
 		return nil, nil, fmt.Errorf("clmemprobe output: %v", err)
 	}
-	s := &run.Strategies[0]
+	s := &run.Jobs[0]
 	if s.AllocationsOK != sc.Count && !sc.ToFailure {
 		return nil, nil, fmt.Errorf("clmemprobe stopped at %d of %d (%s): lower the count for this runtime", s.AllocationsOK, sc.Count, s.Outcome)
 	}

@@ -132,10 +132,10 @@ func shape(r *result.Run, i int, rng *rand.Rand) {
 	r.Config.MaxAllocs += r.Config.MaxAllocs / 3
 	odd := -1 // the strategy that is off on this node, if any
 	if i%shortEvery == 0 || i%crashEvery == 0 {
-		odd = i % len(r.Strategies)
+		odd = i % len(r.Jobs)
 	}
-	for k := range r.Strategies {
-		s := &r.Strategies[k]
+	for k := range r.Jobs {
+		s := &r.Jobs[k]
 		n := uint64(float64(s.AllocationsOK) * (1 + 0.01*rng.NormFloat64()))
 		if k == odd && i%shortEvery == 0 {
 			n = n * 7 / 10

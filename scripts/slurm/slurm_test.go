@@ -290,8 +290,8 @@ func checkFleet(t *testing.T, f *comparison.Fleet, runs map[string]*result.Run, 
 		g.Touch != result.TouchFill || g.MaxAllocs != budget || g.MaxBytes != 0 || g.Nodes != len(runs) {
 		t.Errorf("group %+v does not match the runs (platform %q, devices %q)", g, any.Platform.Name, result.DeviceModel(any.Devices))
 	}
-	if len(g.Jobs) != len(any.Strategies) {
-		t.Fatalf("%d jobs, want %d", len(g.Jobs), len(any.Strategies))
+	if len(g.Jobs) != len(any.Jobs) {
+		t.Fatalf("%d jobs, want %d", len(g.Jobs), len(any.Jobs))
 	}
 	for _, j := range g.Jobs {
 		var allocs []float64
@@ -305,10 +305,10 @@ func checkFleet(t *testing.T, f *comparison.Fleet, runs map[string]*result.Run, 
 				t.Errorf("%s: a row from %s, which is not one of the runs", j.Strategy, row.Source)
 				continue
 			}
-			var s *result.StrategyResult
-			for i := range r.Strategies {
-				if r.Strategies[i].Strategy == j.Strategy && r.Strategies[i].SizeBytes == j.SizeBytes {
-					s = &r.Strategies[i]
+			var s *result.JobResult
+			for i := range r.Jobs {
+				if r.Jobs[i].Strategy == j.Strategy && r.Jobs[i].SizeBytes == j.SizeBytes {
+					s = &r.Jobs[i]
 				}
 			}
 			if s == nil {

@@ -48,7 +48,7 @@ func main() {
 	check(err)
 	fmt.Println("| Strategy | Device | nvidia-smi readings | median abs. difference | 95th pct abs. difference | peak tool | peak nvidia-smi |")
 	fmt.Println("|:--|:--|--:|--:|--:|--:|--:|")
-	for _, s := range run.Strategies {
+	for _, s := range run.Jobs {
 		start, err := time.Parse(time.RFC3339Nano, s.LoopStarted)
 		if err != nil {
 			continue
