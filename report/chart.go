@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/clmemprobe/clmemprobe/report/units"
 	"gonum.org/v1/plot"
@@ -27,10 +28,10 @@ var palette = []color.RGBA{
 }
 
 // writePNG draws the run's chart as PNG.
-func writePNG(w io.Writer, r *result.Run, _ Options) error { return writeChart(w, r, "png") }
+func writePNG(w io.Writer, j findings.Judged, _ Options) error { return writeChart(w, j.Run(), "png") }
 
 // writeSVG draws the run's chart as SVG.
-func writeSVG(w io.Writer, r *result.Run, _ Options) error { return writeChart(w, r, "svg") }
+func writeSVG(w io.Writer, j findings.Judged, _ Options) error { return writeChart(w, j.Run(), "svg") }
 
 // writeChart draws the run as PNG or SVG (format "png" or "svg"). The plotting library panics on some
 // degenerate data; that becomes an error here, never a crash of the command. A run at one buffer size shows host memory

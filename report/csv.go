@@ -5,12 +5,14 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 // writeCSV writes every kept sample, one row per strategy and sample; device columns hold used bytes per
 // device where a device sampler applied.
-func writeCSV(w io.Writer, r *result.Run, _ Options) error {
+func writeCSV(w io.Writer, j findings.Judged, _ Options) error {
+	r := j.Run()
 	cw := csv.NewWriter(w)
 	header := []string{"strategy", "variant", "flags", "size_bytes", "index", "seconds", "host_rss_bytes", "host_vms_bytes", "host_hwm_bytes",
 		"host_available_bytes", "mappings"}

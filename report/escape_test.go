@@ -54,7 +54,7 @@ var ownHTML = regexp.MustCompile(`^(<details><summary>[^<>]*</summary>|</details
 // beyond the report's own, and every hostile payload stays text or code.
 func TestMarkdownEscapesForeignStrings(t *testing.T) {
 	var b bytes.Buffer
-	if err := Render(&b, "markdown", hostileRun()); err != nil {
+	if err := Render(&b, "markdown", judged(hostileRun())); err != nil {
 		t.Fatal(err)
 	}
 	src := b.Bytes()
@@ -99,7 +99,7 @@ func TestMarkdownEscapesForeignStrings(t *testing.T) {
 func TestOutputHasNoControlCharacters(t *testing.T) {
 	for _, format := range []string{"table", "markdown", "prom"} {
 		var b bytes.Buffer
-		if err := Render(&b, format, hostileRun()); err != nil {
+		if err := Render(&b, format, judged(hostileRun())); err != nil {
 			t.Fatal(err)
 		}
 		for _, c := range []string{"\x1b", "\r", "\u202e", "\u2066"} {

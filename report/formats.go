@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/clmemprobe/clmemprobe/report/comparison"
+	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
@@ -17,7 +18,7 @@ type Kind int
 
 // The documents the tool renders.
 const (
-	KindRun          Kind = iota // a probe run (*result.Run)
+	KindRun          Kind = iota // a probe run, judged (findings.Judged)
 	KindComparison               // compare's answer (*comparison.Comparison)
 	KindExchange                 // the halo exchange (*result.ExchangeRun)
 	KindInventory                // the device listing (*result.Inventory)
@@ -27,7 +28,7 @@ const (
 	KindHealth                   // check's answer (*comparison.Health)
 	KindExpectations             // what check holds a node to (*result.Expectations)
 	KindPresets                  // run --variant-preset list (*PresetList)
-	KindTrace                    // a traced program (*result.Trace)
+	KindTrace                    // a traced program, judged (findings.JudgedTrace)
 	KindLargest                  // the largest buffer search (*result.Largest)
 	KindRemedy                   // the remedy search (*result.Remedy)
 )
@@ -60,7 +61,7 @@ type Format struct {
 	Help string
 	// Binary formats (charts) are never written to a terminal.
 	Binary       bool
-	Run          func(io.Writer, *result.Run, Options) error
+	Run          func(io.Writer, findings.Judged, Options) error
 	Comparison   func(io.Writer, *comparison.Comparison, Options) error
 	Exchange     func(io.Writer, *result.ExchangeRun, Options) error
 	Inventory    func(io.Writer, *result.Inventory, Options) error
@@ -70,7 +71,7 @@ type Format struct {
 	Health       func(io.Writer, *comparison.Health, Options) error
 	Expectations func(io.Writer, *result.Expectations, Options) error
 	Presets      func(io.Writer, *PresetList, Options) error
-	Trace        func(io.Writer, *result.Trace, Options) error
+	Trace        func(io.Writer, findings.JudgedTrace, Options) error
 	Largest      func(io.Writer, *result.Largest, Options) error
 	Remedy       func(io.Writer, *result.Remedy, Options) error
 }
@@ -81,10 +82,10 @@ var formats = []Format{
 		Exchange: writeExchangeText, Inventory: writeInventory, Environment: writeEnvironmentText, Plan: writePlanText,
 		Fleet: writeFleetText, Health: writeHealthText, Presets: writePresetsText, Trace: writeTraceTable, Largest: writeLargestTable,
 		Remedy: writeRemedyTable},
-	{Name: "json", Help: "the document as indented JSON, for scripts", Run: jsonOf[*result.Run], Comparison: jsonOf[*comparison.Comparison],
+	{Name: "json", Help: "the document as indented JSON, for scripts", Run: jsonOf[findings.Judged], Comparison: jsonOf[*comparison.Comparison],
 		Exchange: jsonOf[*result.ExchangeRun], Inventory: jsonOf[*result.Inventory], Environment: jsonOf[*result.Environment],
 		Plan: jsonOf[*result.DryRun], Fleet: writeFleetJSON, Health: jsonOf[*comparison.Health], Expectations: jsonOf[*result.Expectations], Presets: jsonOf[*PresetList],
-		Trace: jsonOf[*result.Trace], Largest: jsonOf[*result.Largest], Remedy: jsonOf[*result.Remedy]},
+		Trace: jsonOf[findings.JudgedTrace], Largest: jsonOf[*result.Largest], Remedy: jsonOf[*result.Remedy]},
 	{Name: "markdown", Help: "a report for a bug ticket", Run: writeMarkdown, Comparison: writeComparisonMarkdown, Exchange: writeExchangeMarkdown,
 		Environment: writeEnvironmentMarkdown, Fleet: writeFleetMarkdown, Trace: writeTraceMarkdown, Largest: writeLargestMarkdown,
 		Remedy: writeRemedyMarkdown},
@@ -163,7 +164,7 @@ func RenderWith(w io.Writer, name string, doc any, opts Options) error {
 		return err
 	}
 	switch d := doc.(type) {
-	case *result.Run:
+	case findings.Judged:
 		return f.Run(w, d, opts)
 	case *comparison.Comparison:
 		return f.Comparison(w, d, opts)
@@ -183,7 +184,7 @@ func RenderWith(w io.Writer, name string, doc any, opts Options) error {
 		return f.Expectations(w, d, opts)
 	case *PresetList:
 		return f.Presets(w, d, opts)
-	case *result.Trace:
+	case findings.JudgedTrace:
 		return f.Trace(w, d, opts)
 	case *result.Largest:
 		return f.Largest(w, d, opts)
@@ -195,8 +196,11 @@ func RenderWith(w io.Writer, name string, doc any, opts Options) error {
 
 func kindOf(doc any) (Kind, error) {
 	switch doc.(type) {
-	case *result.Run:
+	case findings.Judged:
 		return KindRun, nil
+	case *result.Run, *result.Trace:
+		// A bare run would be rendered with whatever verdict it holds: the caller judges it first.
+		return 0, fmt.Errorf("report: a %T is rendered judged (findings.Judge, findings.JudgeTrace)", doc)
 	case *comparison.Comparison:
 		return KindComparison, nil
 	case *result.ExchangeRun:
@@ -215,7 +219,7 @@ func kindOf(doc any) (Kind, error) {
 		return KindExpectations, nil
 	case *PresetList:
 		return KindPresets, nil
-	case *result.Trace:
+	case findings.JudgedTrace:
 		return KindTrace, nil
 	case *result.Largest:
 		return KindLargest, nil

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/clmemprobe/clmemprobe/report/units"
 )
@@ -77,10 +78,11 @@ type field struct {
 	fill  func(t *ticket) (text, todo string)
 }
 
-// IssueRun renders ISSUE.md for a run whose findings are derived.
-func IssueRun(r *result.Run, o IssueOptions) []byte {
-	t := &ticket{platform: r.Platform, devices: r.Devices, env: r.Environment, klog: r.KernelLog, findings: r.Findings,
-		verdict: r.Verdict, command: ReproduceCommand(r), o: o, baseline: o.Baseline, current: r,
+// IssueRun renders ISSUE.md for a judged run.
+func IssueRun(j findings.Judged, o IssueOptions) []byte {
+	r := j.Run()
+	t := &ticket{platform: r.Platform, devices: r.Devices, env: r.Environment, klog: r.KernelLog, findings: j.Findings(),
+		verdict: j.Verdict(), command: ReproduceCommand(r), o: o, baseline: o.Baseline, current: r,
 		subjectOf: "clmemprobe run, the allocation probe: it repeats the allocation loop under the context layouts asked for, each in its own worker process, and samples host and device memory."}
 	if r.Environment != nil {
 		t.sys = r.Environment.System
@@ -100,11 +102,11 @@ func IssueRun(r *result.Run, o IssueOptions) []byte {
 			batched: r.Config.Attribution != "per-buffer"}
 	}
 	t.rateHow = "add `--repeat 3` to the command in the steps below to measure it"
-	t.headline = runHeadline(r)
-	t.steps = runSteps(r, o)
+	t.headline = runHeadline(j)
+	t.steps = runSteps(j, o)
 	t.expected = runExpected(r)
 	if s := firstEnded(r); s != nil {
-		t.notes = limitNote(s.Limit)
+		t.notes = limitNote(j.Limit(s).Limit)
 		if t.notes != "" {
 			t.expected = []string{"Nothing else of the runtime at this limit; see the note at the top."}
 		}
@@ -196,7 +198,8 @@ func (t *ticket) title() string {
 
 // runHeadline says in a title's words how the run's first ended job ended: "clCreateBuffer failed with -6
 // (CL_OUT_OF_HOST_MEMORY) at buffer #1024 of 1 MiB (shared context; limit: context)".
-func runHeadline(r *result.Run) string {
+func runHeadline(j findings.Judged) string {
+	r := j.Run()
 	s := firstEnded(r)
 	if s == nil {
 		return ""
@@ -210,8 +213,8 @@ func runHeadline(r *result.Run) string {
 		how = fmt.Sprintf("Worker killed by %s after %d buffers of %s", s.Signal, s.AllocationsOK, units.Size(s.SizeBytes))
 	}
 	how += " (" + ticketJob(s)
-	if s.Limit != "" {
-		how += "; limit: " + string(s.Limit)
+	if l := j.Limit(s).Limit; l != "" {
+		how += "; limit: " + string(l)
 	}
 	return how + ")"
 }

@@ -35,13 +35,12 @@ func ticketRun(t *testing.T) *result.Run {
 		PackageManager: "dpkg\n\n### PM <script>x</script>", Packages: []result.Package{{Name: "intel-opencl-icd", Version: "24.35.30872.22", Owns: "/etc/OpenCL/vendors/intel.icd"},
 			{Name: "evil|pkg", Version: "1`2"}}}
 	r.KernelLog = &result.KernelLog{Source: "kmsg\n\n### SRC <img src=x onerror=alert(1)>", Lines: []result.KernelLine{{Seconds: 12.5, Kind: result.KernelGPUFault, Text: "i915 0000:03:00.0: [drm] GPU HANG: ecode 12:1:85dffffb ```"}}}
-	findings.Apply(r)
 	return r
 }
 
 func TestIssueFollowsIntelsFormInOrder(t *testing.T) {
 	r := ticketRun(t)
-	md := string(report.IssueRun(r, report.IssueOptions{HasRepro: true}))
+	md := string(report.IssueRun(findings.Judge(r), report.IssueOptions{HasRepro: true}))
 	labels, body := fields(md)
 	want := []string{"Pre-submission Checklist", "GPU Hardware", "DRI Devices Information", "GPU Detailed Information (lspci output)", "Driver Version",
 		"Installed GPU Driver Packages", "Driver Installation Details", "Linux Distribution", "Other Linux Distribution", "Kernel Version & Boot Parameters",
@@ -114,7 +113,7 @@ func TestIssuePicksTheVendorsTracker(t *testing.T) {
 		r := ticketRun(t)
 		r.Platform.Name, r.Platform.Vendor = c.platform, ""
 		r.Devices = nil
-		labels, _ := fields(string(report.IssueRun(r, report.IssueOptions{})))
+		labels, _ := fields(string(report.IssueRun(findings.Judge(r), report.IssueOptions{})))
 		if len(labels) == 0 || labels[0] != c.first {
 			t.Errorf("%s: first field %v, want %q", c.platform, labels, c.first)
 		}
@@ -138,7 +137,7 @@ func TestIssueRateAndRegressionFromTheRuns(t *testing.T) {
 	for i := range baseline.Jobs {
 		baseline.Jobs[i].Outcome, baseline.Jobs[i].AllocationsOK, baseline.Jobs[i].FirstFailure = result.OutcomeCompleted, 100000, nil
 	}
-	_, body := fields(string(report.IssueRun(r, report.IssueOptions{Baseline: baseline})))
+	_, body := fields(string(report.IssueRun(findings.Judge(r), report.IssueOptions{Baseline: baseline})))
 	wantRate := regexp.MustCompile(`^Sometimes reproduces \\~ 50% - 74%: 2 of 3 runs, at #\d+ to #\d+`) // Markdown's escape of ~, shown as ~
 	if !wantRate.MatchString(body["Reproduction Rate"]) {
 		t.Errorf("rate: %q", body["Reproduction Rate"])
@@ -148,7 +147,7 @@ func TestIssueRateAndRegressionFromTheRuns(t *testing.T) {
 		t.Errorf("regression fields: %q / %q / %q", body["Is this a regression?"], body["Last Known Working Driver Version"], body["First Known Failing Driver Version"])
 	}
 	// A baseline that failed the same way says it is not a regression.
-	_, body = fields(string(report.IssueRun(r, report.IssueOptions{Baseline: fixture.Run(t)})))
+	_, body = fields(string(report.IssueRun(findings.Judge(r), report.IssueOptions{Baseline: fixture.Run(t)})))
 	if !strings.HasPrefix(body["Is this a regression?"], "- [ ] Yes") {
 		t.Errorf("a baseline that failed too: %q", body["Is this a regression?"])
 	}
@@ -170,7 +169,7 @@ func TestIssueOfATraceShowsTheCallsAroundTheFailure(t *testing.T) {
 		Calls: []result.TraceCall{{T: 0.001, Call: "clCreateContext", Devices: 2}, {T: 0.002, Call: "clCreateBuffer", Size: 1 << 20, Flags: "read-write", Count: 41},
 			{T: 0.004, Index: 41, Call: "clCreateBuffer", Size: 1 << 20, Flags: "read-write", Code: -6, CodeName: "CL_OUT_OF_HOST_MEMORY", Count: 1, Failure: true}},
 		Verdict: []string{"clCreateBuffer failed"}}
-	md := string(report.IssueTrace(tr, report.IssueOptions{APILogFile: "api-calls.log"}))
+	md := string(report.IssueTrace(findings.JudgeTrace(tr), report.IssueOptions{APILogFile: "api-calls.log"}))
 	_, body := fields(md)
 	api := body["API call log"] // PoCL's tracker, by the runtime the program mapped
 	if !strings.Contains(api, "#41") || !strings.Contains(api, "-6 (CL_OUT_OF_HOST_MEMORY)   <- the first failure") || !strings.Contains(api, "x41") || !strings.Contains(api, "api-calls.log") {

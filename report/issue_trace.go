@@ -5,20 +5,22 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
-// IssueTrace renders ISSUE.md for a trace whose findings are set: the traced program's first failure, with
-// the calls around it where the trace kept them (trace --calls).
-func IssueTrace(t *result.Trace, o IssueOptions) []byte {
+// IssueTrace renders ISSUE.md for a judged trace: the traced program's first failure, with the calls around
+// it where the trace kept them (trace --calls).
+func IssueTrace(j findings.JudgedTrace, o IssueOptions) []byte {
+	t := j.Trace()
 	command := ShellQuote(append([]string{"clmemprobe", "trace", "--calls", "--"}, append([]string{t.Program}, t.Args...)...))
 	if env := envWords(t.Environment); len(env) > 0 {
 		command = strings.Join(env, " ") + " " + command
 	}
-	tk := &ticket{env: t.Environment, klog: t.KernelLog, verdict: t.Verdict, o: o, command: command,
+	tk := &ticket{env: t.Environment, klog: t.KernelLog, verdict: j.Verdict(), o: o, command: command,
 		subjectOf: "The user's own program, run unchanged under clmemprobe trace, which records its OpenCL calls through an interception layer and samples its memory.",
-		rateHow:   "trace it again to see whether it fails at the same call (clmemprobe trace runs the program once)", notes: limitNote(t.Limit)}
+		rateHow:   "trace it again to see whether it fails at the same call (clmemprobe trace runs the program once)", notes: limitNote(j.Limit().Limit)}
 	if t.Environment != nil {
 		tk.sys = t.Environment.System
 	}
@@ -48,7 +50,7 @@ func IssueTrace(t *result.Trace, o IssueOptions) []byte {
 		}
 	}
 	tk.crashed = t.Exit.Signal != "" || t.Exit.TimedOut
-	for _, v := range t.Verdict {
+	for _, v := range j.Verdict() {
 		tk.findings = append(tk.findings, result.Finding{Kind: result.FindingFailure, Sentence: v})
 	}
 	tk.steps = []string{"Trace the program with clmemprobe (https://github.com/clmemprobe/clmemprobe):\n\n" + indent(mdBlock(tk.command, "sh"), "   ")}

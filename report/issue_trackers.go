@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/clmemprobe/clmemprobe/report/units"
 )
@@ -152,7 +153,8 @@ func fillDistroAndKernel(t *ticket) (string, string) {
 }
 
 // runSteps are the steps that reproduce a run: the preconditions it recorded, the command, the reproducer.
-func runSteps(r *result.Run, o IssueOptions) []string {
+func runSteps(j findings.Judged, o IssueOptions) []string {
+	r := j.Run()
 	var steps []string
 	if e := r.Environment; e != nil {
 		if cg := e.MemoryCgroup; cg != nil && cg.LimitBytes > 0 {
@@ -161,7 +163,7 @@ func runSteps(r *result.Run, o IssueOptions) []string {
 	}
 	steps = append(steps, "Run clmemprobe (https://github.com/clmemprobe/clmemprobe) as the run did:\n\n"+indent(mdBlock(ReproduceCommand(r), "sh"), "   "))
 	if o.HasRepro {
-		what, _ := ReproSubject(r)
+		what, _ := ReproSubject(j)
 		steps = append(steps, mdLine("Or without clmemprobe, with the OpenCL API alone ("+what+"):")+"\n\n"+indent(mdBlock("cc repro.c -lOpenCL -o repro && ./repro", "sh"), "   "))
 	}
 	return steps

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/clmemprobe/clmemprobe/report/units"
 )
@@ -27,7 +28,7 @@ func writeLargestTable(w io.Writer, l *result.Largest, opts Options) error {
 		return err
 	}
 	fmt.Fprintln(cw)
-	for _, v := range l.Verdict {
+	for _, v := range findings.LargestVerdicts(l) {
 		fmt.Fprintln(cw, wrapWords("- ", plain(v), opts.Width))
 	}
 	if opts.AllFindings {
@@ -82,7 +83,7 @@ func firstNotVerified(d result.LargestDevice, pattern int) string {
 func writeLargestMarkdown(w io.Writer, l *result.Largest, _ Options) error {
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "# The largest buffer: %s\n\n", mdText(l.Platform.Name))
-	for _, v := range l.Verdict {
+	for _, v := range findings.LargestVerdicts(l) {
 		fmt.Fprintf(b, "- %s\n", mdText(v))
 	}
 	b.WriteString("\n| device | max alloc | global | pattern | largest verified | x max alloc | first not verified |\n|--:|--:|--:|--:|--:|--:|:--|\n")

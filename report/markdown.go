@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/clmemprobe/clmemprobe/report/units"
 )
@@ -19,20 +20,21 @@ import (
 // writeMarkdown renders a self-contained report for a bug ticket: the answer in one sentence, the threshold
 // table, the verdict, per-strategy figures, what the runtime said, the environment and the command that
 // reproduces the run. Every string that came from elsewhere is escaped (escape.go).
-func writeMarkdown(w io.Writer, r *result.Run, opts Options) error {
+func writeMarkdown(w io.Writer, j findings.Judged, opts Options) error {
+	r, verdict := j.Run(), j.Verdict()
 	st := markdown
 	b := &strings.Builder{}
 	// The title names each device model once, with its count: "2x NVIDIA H200".
 	fmt.Fprintf(b, "# clmemprobe report: %s\n\n", st.text(result.DeviceModel(r.Devices)))
-	if len(r.Verdict) > 0 {
-		fmt.Fprintf(b, "**%s**\n\n", st.text(r.Verdict[0]))
+	if len(verdict) > 0 {
+		fmt.Fprintf(b, "**%s**\n\n", st.text(verdict[0]))
 	}
 	if r.Partial {
 		b.WriteString("> This run was interrupted: the result holds only the strategies that ran.\n\n")
 	}
 	writeRunSummary(b, r, st)
 	fmt.Fprintf(b, "## %s\n\n", ThresholdHeading(r))
-	if err := thresholdTable(b, r, st); err != nil {
+	if err := thresholdTable(b, j, st); err != nil {
 		return err
 	}
 	if opts.Chart != "" {
@@ -40,23 +42,23 @@ func writeMarkdown(w io.Writer, r *result.Run, opts Options) error {
 		fmt.Fprintf(b, "\n![Host and device memory against buffers allocated](%s)\n", opts.Chart)
 	}
 	// The headline, in bold above, is the verdict's first sentence: the list holds the rest, so it is read once.
-	if len(r.Verdict) > 1 {
+	if len(verdict) > 1 {
 		b.WriteString("\n## Verdict\n\n")
-		for _, v := range r.Verdict[1:] {
+		for _, v := range verdict[1:] {
 			fmt.Fprintf(b, "- %s\n", st.text(v))
 		}
 	}
 	b.WriteString("\n## Per strategy\n\n")
 	common := commonSampler(r)
 	if common != "" {
-		fmt.Fprintf(b, "Device memory source of every strategy: %s.\n\n", st.text(samplerText(r, common)))
+		fmt.Fprintf(b, "Device memory source of every strategy: %s.\n\n", st.text(samplerText(j, "", common)))
 	}
 	for i := range r.Jobs {
 		source := ""
 		if common == "" {
-			source = samplerText(r, r.Jobs[i].DeviceSampler)
+			source = samplerText(j, r.Jobs[i].Strategy, r.Jobs[i].DeviceSampler)
 		}
-		writeStrategyMarkdown(b, &r.Jobs[i], st, source)
+		writeStrategyMarkdown(b, &r.Jobs[i], j.Limit(&r.Jobs[i]), st, source)
 	}
 	writeDevicesMarkdown(b, r, st)
 	if e := r.Environment; e != nil {
@@ -64,7 +66,7 @@ func writeMarkdown(w io.Writer, r *result.Run, opts Options) error {
 		writeEnvironment(b, e, st)
 	}
 	fmt.Fprintf(b, "\n## Reproduce\n\nWith clmemprobe:\n\n%s\n", mdBlock(ReproduceCommand(r), "bash"))
-	if what, err := ReproSubject(r); err != nil {
+	if what, err := ReproSubject(j); err != nil {
 		fmt.Fprintf(b, "There is no C reproducer: %s.\n", st.text(err.Error()))
 	} else {
 		fmt.Fprintf(b, "With a C program of a few dozen lines that repeats %s, for the runtime's developers "+
@@ -125,8 +127,8 @@ func writeRunSummary(b *strings.Builder, r *result.Run, st style) {
 // ReproSubject says what the C reproducer of a run repeats, in the run's own terms: the first failure of
 // the job it follows, or, where that job did not fail, its loop and how it ended. The error says why there
 // is no reproducer.
-func ReproSubject(r *result.Run) (string, error) {
-	s, err := ReproJob(r, "", "", "")
+func ReproSubject(j findings.Judged) (string, error) {
+	s, err := ReproJob(j, "", "", "")
 	switch {
 	case err != nil:
 		return "", err
@@ -150,12 +152,17 @@ func endedVerb(o result.Outcome) string {
 	return "ended " + string(o)
 }
 
-// samplerText is a job's device memory source as the report writes it: where the verdict already says why
-// no sampler applied, only that none did, so the reasons are read once.
-func samplerText(r *result.Run, sampler string) string {
-	why, unavailable := strings.CutPrefix(sampler, "not available: ")
-	if unavailable && slices.ContainsFunc(r.Verdict, func(v string) bool { return strings.Contains(v, why) }) {
-		return "not available (the verdict says why)"
+// samplerText is a job's device memory source as the report writes it (of strategy s; "" for the source
+// every job shares): where a finding already says that device memory was not measured and why, only that
+// no sampler applied, so the reasons are read once.
+func samplerText(j findings.Judged, s result.Strategy, sampler string) string {
+	if !strings.HasPrefix(sampler, result.DeviceNotAvailable) {
+		return sampler
+	}
+	for _, f := range j.Findings() {
+		if f.Kind == result.FindingUnmeasured && (s == "" || slices.Contains(f.Strategies, s)) {
+			return "not available (the verdict says why)"
+		}
 	}
 	return sampler
 }
@@ -256,7 +263,7 @@ func writeVariantDevicesMarkdown(b *strings.Builder, r *result.Run, st style) {
 
 // writeStrategyMarkdown is one strategy's section of the Markdown report.
 // source is the job's device memory source as written, empty where the report said it for all.
-func writeStrategyMarkdown(b *strings.Builder, s *result.JobResult, st style, source string) {
+func writeStrategyMarkdown(b *strings.Builder, s *result.JobResult, limit result.JobLimit, st style, source string) {
 	variant := ""
 	if s.Flags != "" {
 		variant = ", flags " + st.text(s.Flags)
@@ -285,8 +292,8 @@ func writeStrategyMarkdown(b *strings.Builder, s *result.JobResult, st style, so
 	if s.LastStage != "" && s.FirstFailure == nil {
 		fmt.Fprintf(b, "- last stage entered: %s\n", st.text(string(s.LastStage)))
 	}
-	if s.Limit != "" {
-		fmt.Fprintf(b, "- limit: **%s**%s\n", st.text(string(s.Limit)), evidenceList(s.LimitEvidence))
+	if limit.Limit != "" {
+		fmt.Fprintf(b, "- limit: **%s**%s\n", st.text(string(limit.Limit)), evidenceList(limit.Evidence))
 	}
 	fit := s.JudgedFit()
 	if fit.OK {

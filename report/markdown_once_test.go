@@ -15,7 +15,6 @@ func hostUnifiedRun() *result.Run {
 	for i := range r.Devices {
 		r.Devices[i].HostUnified = true
 	}
-	findings.Apply(r)
 	return r
 }
 
@@ -23,13 +22,13 @@ func hostUnifiedRun() *result.Run {
 // device sampler applied, which the verdict gives, is not repeated under Per strategy.
 func TestMarkdownSaysTheHeadlineAndTheSamplerOnce(t *testing.T) {
 	r := hostUnifiedRun()
-	md := renderMarkdown(t, r, Options{})
-	if n := strings.Count(md, mdText(r.Verdict[0])); n != 1 {
-		t.Errorf("the headline %q appears %d times; want once", r.Verdict[0], n)
+	md, verdict := renderMarkdown(t, r, Options{}), findings.Judge(r).Verdict()
+	if n := strings.Count(md, mdText(verdict[0])); n != 1 {
+		t.Errorf("the headline %q appears %d times; want once", verdict[0], n)
 	}
 	why := strings.TrimPrefix(r.Jobs[0].DeviceSampler, "not available: ")
 	if !hasVerdict(r, why) {
-		t.Fatalf("the verdict does not say why no sampler applied (%q):\n%s", why, strings.Join(r.Verdict, "\n"))
+		t.Fatalf("the verdict does not say why no sampler applied (%q):\n%s", why, strings.Join(verdict, "\n"))
 	}
 	if n := strings.Count(md, why); n != 1 {
 		t.Errorf("why no device sampler applied (%q) appears %d times; want once:\n%s", why, n, md)
@@ -37,7 +36,7 @@ func TestMarkdownSaysTheHeadlineAndTheSamplerOnce(t *testing.T) {
 }
 
 func hasVerdict(r *result.Run, part string) bool {
-	for _, v := range r.Verdict {
+	for _, v := range findings.Judge(r).Verdict() {
 		if strings.Contains(v, part) {
 			return true
 		}
@@ -69,7 +68,7 @@ func TestReproduceLineKeepsOnlyWhatIsMeasured(t *testing.T) {
 func TestMarkdownReproSaysWhatTheRunFound(t *testing.T) {
 	r := hostUnifiedRun()
 	md := renderMarkdown(t, r, Options{})
-	s, err := ReproJob(r, "", "", "")
+	s, err := ReproJob(findings.Judge(r), "", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,10 +94,9 @@ func TestSweepSaysTheSamplerOnce(t *testing.T) {
 		for i := range r.Devices {
 			r.Devices[i].HostUnified = hostUnified
 		}
-		findings.Apply(r)
 		why := strings.TrimPrefix(r.Jobs[0].DeviceSampler, "not available: ")
 		if !hasVerdict(r, why) {
-			t.Fatalf("host-unified %v: the verdict does not say why no sampler applied (%q):\n%s", hostUnified, why, strings.Join(r.Verdict, "\n"))
+			t.Fatalf("host-unified %v: the verdict does not say why no sampler applied (%q):\n%s", hostUnified, why, strings.Join(findings.Judge(r).Verdict(), "\n"))
 		}
 		if md := renderMarkdown(t, r, Options{}); strings.Count(md, why) != 1 {
 			t.Errorf("host-unified %v: why no device sampler applied (%q) appears %d times over %d sizes; want once:\n%s", hostUnified, why, strings.Count(md, why), len(sizes), md)

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
@@ -79,7 +80,8 @@ func newPromMetrics(reg *prometheus.Registry) *promMetrics {
 }
 
 // writeProm renders the run in the Prometheus text exposition format.
-func writeProm(w io.Writer, r *result.Run, _ Options) error {
+func writeProm(w io.Writer, j findings.Judged, _ Options) error {
+	r := j.Run()
 	reg := prometheus.NewPedanticRegistry()
 	m := newPromMetrics(reg)
 	m.info.WithLabelValues(plain(r.Tool.Version), plain(r.Platform.Name), plain(r.Platform.Version), string(r.Config.Touch)).Set(1)
@@ -92,7 +94,7 @@ func writeProm(w io.Writer, r *result.Run, _ Options) error {
 	setTimestamp(m.ended, r.Ended)
 	m.partial.WithLabelValues().Set(boolGauge(r.Partial))
 	for i := range r.Jobs {
-		m.addJob(r, &r.Jobs[i])
+		m.addJob(r, &r.Jobs[i], j.Limit(&r.Jobs[i]).Limit)
 	}
 	families, err := reg.Gather()
 	if err != nil {
@@ -107,7 +109,7 @@ func writeProm(w io.Writer, r *result.Run, _ Options) error {
 }
 
 // addJob sets the series of one strategy at one size.
-func (m *promMetrics) addJob(r *result.Run, s *result.JobResult) {
+func (m *promMetrics) addJob(r *result.Run, s *result.JobResult, limit result.Limit) {
 	job := prometheus.Labels{"strategy": string(s.Strategy), "size_bytes": strconv.FormatUint(s.SizeBytes, 10), "flags": result.FlagsName(s.Flags),
 		"variant": result.VariantName(s.Variant)}
 	with := func(k, v string) prometheus.Labels {
@@ -125,9 +127,9 @@ func (m *promMetrics) addJob(r *result.Run, s *result.JobResult) {
 	for _, o := range result.Outcomes {
 		m.outcome.With(with("outcome", string(o))).Set(boolGauge(s.Outcome == o))
 	}
-	if s.Limit != "" {
+	if limit != "" {
 		for _, l := range result.Limits {
-			m.limit.With(with("limit", string(l))).Set(boolGauge(s.Limit == l))
+			m.limit.With(with("limit", string(l))).Set(boolGauge(limit == l))
 		}
 	}
 	if ff := s.FirstFailure; ff != nil && s.Outcome == result.OutcomeFailed {

@@ -48,14 +48,14 @@ func TestPromEveryOutcome(t *testing.T) {
 		s.SizeBytes = base.SizeBytes << i // every job its own size: no two jobs share labels
 		r.Jobs = append(r.Jobs, s)
 	}
-	findings.Apply(r)
 	var b bytes.Buffer
-	if err := Render(&b, "prom", r); err != nil {
+	j := findings.Judge(r)
+	if err := Render(&b, "prom", j); err != nil {
 		t.Fatal(err)
 	}
 	fam := parseProm(t, b.Bytes())
-	for i := range r.Jobs {
-		s := &r.Jobs[i]
+	for i := range j.Run().Jobs {
+		s := &j.Run().Jobs[i]
 		job := jobOf(s)
 		if v, n := fam.Value("clmemprobe_allocations_ok", job); n != 1 || v != float64(s.AllocationsOK) {
 			t.Errorf("%v: allocations_ok %v in %d series, want %d in 1", job, v, n, s.AllocationsOK)
@@ -85,8 +85,8 @@ func TestPromEveryOutcome(t *testing.T) {
 			t.Errorf("%v (%s): a first failure series (%v) for a job that did not fail", job, s.Outcome, v)
 		}
 		_, nl := fam.Value("clmemprobe_limit", job)
-		if s.Limit == "" && nl != 0 || s.Limit != "" && nl != len(result.Limits) {
-			t.Errorf("%v: %d limit series for limit %q", job, nl, s.Limit)
+		if l := j.Limit(s).Limit; l == "" && nl != 0 || l != "" && nl != len(result.Limits) {
+			t.Errorf("%v: %d limit series for limit %q", job, nl, l)
 		}
 	}
 	if v, n := fam.Value("clmemprobe_info", map[string]string{"version": r.Tool.Version, "platform": r.Platform.Name, "touch": string(r.Config.Touch)}); n != 1 || v != 1 {
@@ -108,7 +108,7 @@ func TestPromLeavesOutWhatWasNotMeasured(t *testing.T) {
 	s := &r.Jobs[0]
 	s.Fit = &result.Fit{OK: false, Why: "too few samples"}
 	var b bytes.Buffer
-	if err := Render(&b, "prom", r); err != nil {
+	if err := Render(&b, "prom", judged(r)); err != nil {
 		t.Fatal(err)
 	}
 	fam := parseProm(t, b.Bytes())
@@ -129,7 +129,7 @@ func TestPromEscapesLabelValues(t *testing.T) {
 	hostile := "dev\"ice\\\nname} 1\nclmemprobe_fake 2"
 	r.Devices[0].Name, r.Platform.Name = hostile, hostile
 	var b bytes.Buffer
-	if err := Render(&b, "prom", r); err != nil {
+	if err := Render(&b, "prom", judged(r)); err != nil {
 		t.Fatal(err)
 	}
 	fam := parseProm(t, b.Bytes())

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/clmemprobe/clmemprobe/report/units"
 )
@@ -32,7 +33,7 @@ func writeRemedyTable(w io.Writer, r *result.Remedy, opts Options) error {
 		return err
 	}
 	fmt.Fprintln(cw)
-	for _, v := range r.Verdict {
+	for _, v := range findings.RemedyVerdict(r) {
 		fmt.Fprintln(cw, wrapWords("- ", plain(v), opts.Width))
 	}
 	return cw.err
@@ -50,7 +51,7 @@ func remedyOutcome(j result.RemedyJob) string {
 func writeRemedyMarkdown(w io.Writer, r *result.Remedy, _ Options) error {
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "# What lifts the failure: %s\n\n", mdText(r.Platform.Name))
-	for _, v := range r.Verdict {
+	for _, v := range findings.RemedyVerdict(r) {
 		fmt.Fprintf(b, "- %s\n", mdText(v))
 	}
 	b.WriteString("\n| change | strategy | size | flags | settings | outcome | buffers | bytes | gain |\n|:--|:--|--:|:--|:--|:--|--:|--:|--:|\n")

@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/clmemprobe/clmemprobe/report/comparison"
-	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
@@ -40,20 +39,20 @@ func golden(t *testing.T, name string, got []byte) {
 
 func TestRenderersMatchGoldenFiles(t *testing.T) {
 	r := loadFixture(t)
-	findings.Apply(r) // as report does: the goldens show what this build says of the numbers
+	// Rendered judged, as report does: the goldens show what this build says of the numbers.
 	for _, c := range []struct {
 		name   string
 		render func(*bytes.Buffer) error
 	}{
-		{"table", func(b *bytes.Buffer) error { return Render(b, "table", r) }},
-		{"markdown", func(b *bytes.Buffer) error { return Render(b, "markdown", r) }},
-		{"csv", func(b *bytes.Buffer) error { return Render(b, "csv", r) }},
+		{"table", func(b *bytes.Buffer) error { return Render(b, "table", judged(r)) }},
+		{"markdown", func(b *bytes.Buffer) error { return Render(b, "markdown", judged(r)) }},
+		{"csv", func(b *bytes.Buffer) error { return Render(b, "csv", judged(r)) }},
 		{"compare", func(b *bytes.Buffer) error { return Render(b, "table", comparison.Compare(r, r, 0.1)) }},
 		{"compare-changes", func(b *bytes.Buffer) error { return Render(b, "table", comparison.Compare(changedRuns(r))) }},
 		// A terminal 100 columns wide keeps the columns that say where and why, and wraps; --wide keeps all.
-		{"table-narrow", func(b *bytes.Buffer) error { return RenderWith(b, "table", r, Options{Width: 100}) }},
-		{"table-narrow-wide", func(b *bytes.Buffer) error { return RenderWith(b, "table", r, Options{Width: 100, Wide: true}) }},
-		{"table-ascii", func(b *bytes.Buffer) error { return RenderWith(b, "table", r, Options{ASCII: true}) }},
+		{"table-narrow", func(b *bytes.Buffer) error { return RenderWith(b, "table", judged(r), Options{Width: 100}) }},
+		{"table-narrow-wide", func(b *bytes.Buffer) error { return RenderWith(b, "table", judged(r), Options{Width: 100, Wide: true}) }},
+		{"table-ascii", func(b *bytes.Buffer) error { return RenderWith(b, "table", judged(r), Options{ASCII: true}) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var b bytes.Buffer
@@ -68,7 +67,7 @@ func TestRenderersMatchGoldenFiles(t *testing.T) {
 func TestChartsDecode(t *testing.T) {
 	r := loadFixture(t)
 	var b bytes.Buffer
-	if err := Render(&b, "png", r); err != nil {
+	if err := Render(&b, "png", judged(r)); err != nil {
 		t.Fatal(err)
 	}
 	img, err := png.Decode(bytes.NewReader(b.Bytes()))
@@ -80,7 +79,7 @@ func TestChartsDecode(t *testing.T) {
 		t.Errorf("PNG %dx%d, %d bytes: want 1126 wide, two panels tall, not empty", w, h, b.Len())
 	}
 	b.Reset()
-	if err := Render(&b, "svg", r); err != nil {
+	if err := Render(&b, "svg", judged(r)); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Contains(b.Bytes(), []byte("<svg")) || !bytes.Contains(b.Bytes(), []byte("CL_OUT_OF_HOST_MEMORY at #64")) {
@@ -95,7 +94,7 @@ func TestChartsDecode(t *testing.T) {
 		sweep.Jobs = append(sweep.Jobs, s)
 	}
 	b.Reset()
-	if err := Render(&b, "svg", &sweep); err != nil || !bytes.Contains(b.Bytes(), []byte("against buffer size")) {
+	if err := Render(&b, "svg", judged(&sweep)); err != nil || !bytes.Contains(b.Bytes(), []byte("against buffer size")) {
 		t.Errorf("sweep chart: %v", err)
 	}
 }
@@ -147,10 +146,9 @@ func changedRuns(r *result.Run) (*result.Run, *result.Run, float64) {
 // On a terminal of a given width, the threshold table fits in it.
 func TestNarrowTableFits(t *testing.T) {
 	r := loadFixture(t)
-	findings.Apply(r)
 	for _, width := range []int{80, 100, 120} {
 		var b bytes.Buffer
-		if err := RenderWith(&b, "table", r, Options{Width: width}); err != nil {
+		if err := RenderWith(&b, "table", judged(r), Options{Width: width}); err != nil {
 			t.Fatal(err)
 		}
 		for _, line := range strings.Split(b.String(), "\n") {

@@ -11,6 +11,7 @@ import (
 	"text/template"
 
 	"github.com/clmemprobe/clmemprobe/kernels"
+	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/clmemprobe/clmemprobe/report/units"
 )
@@ -26,7 +27,8 @@ var ErrNothingToReproduce = errors.New("nothing to reproduce")
 // ReproJob picks the job a reproducer repeats: the named strategy (variant, flags) where given, else the job
 // the verdict's headline names, else the most informative one: the earliest failure, else a crash or a
 // hang, else the first job that ran.
-func ReproJob(r *result.Run, strategy, variant, flag string) (*result.JobResult, error) {
+func ReproJob(j findings.Judged, strategy, variant, flag string) (*result.JobResult, error) {
+	r := j.Run()
 	var best *result.JobResult
 	rank := func(s *result.JobResult) int {
 		switch s.Outcome {
@@ -41,7 +43,7 @@ func ReproJob(r *result.Run, strategy, variant, flag string) (*result.JobResult,
 	}
 	if strategy == "" && variant == "" && flag == "" {
 		// The reproducer repeats the job the verdict's headline names, so the two tell one story.
-		if s := headlineJob(r); s != nil {
+		if s := headlineJob(j); s != nil {
 			return s, nil
 		}
 	}
@@ -70,11 +72,12 @@ func ReproJob(r *result.Run, strategy, variant, flag string) (*result.JobResult,
 
 // headlineJob is the job the headline finding names (its first strategy, at its size, variant and flags), when
 // it names one that ran on devices; nil otherwise.
-func headlineJob(r *result.Run) *result.JobResult {
-	if len(r.Findings) == 0 || len(r.Findings[0].Strategies) == 0 {
+func headlineJob(j findings.Judged) *result.JobResult {
+	r := j.Run()
+	h, ok := j.Headline()
+	if !ok || len(h.Strategies) == 0 {
 		return nil
 	}
-	h := r.Findings[0]
 	for i := range r.Jobs {
 		s := &r.Jobs[i]
 		if s.Strategy != h.Strategies[0] || s.Variant != h.Variant && len(r.VariantNames()) > 1 || len(h.Sizes) > 0 && s.SizeBytes != h.Sizes[0] ||
@@ -113,8 +116,9 @@ type reproData struct {
 }
 
 // writeRepro writes the C reproducer of the job opts names (or the most informative one).
-func writeRepro(w io.Writer, r *result.Run, opts Options) error {
-	s, err := ReproJob(r, opts.Strategy, opts.Variant, opts.Flags)
+func writeRepro(w io.Writer, j findings.Judged, opts Options) error {
+	r := j.Run()
+	s, err := ReproJob(j, opts.Strategy, opts.Variant, opts.Flags)
 	if err != nil {
 		return err
 	}

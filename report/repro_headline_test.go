@@ -24,12 +24,11 @@ func TestReproFollowsTheHeadline(t *testing.T) {
 		Jobs:    []result.JobResult{mk(result.Shared, 1<<20), mk(result.PerDevice, 0)}}
 	for name, r := range map[string]*result.Run{"no failure": deferred, "fixture": loadFixture(t)} {
 		t.Run(name, func(t *testing.T) {
-			findings.Apply(r)
-			h := r.Findings[0]
+			h, _ := findings.Judge(r).Headline()
 			if len(h.Strategies) == 0 {
 				t.Fatalf("the headline names no strategy: %s", h.Sentence)
 			}
-			s, err := ReproJob(r, "", "", "")
+			s, err := ReproJob(findings.Judge(r), "", "", "")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -46,7 +45,7 @@ func TestReproSubjectOfAJobThatEndedEarly(t *testing.T) {
 	for _, o := range []result.Outcome{result.OutcomeStopped, result.OutcomeCrashed, result.OutcomeHung} {
 		const n = 383
 		r := &result.Run{Jobs: []result.JobResult{{Strategy: result.Shared, Devices: []int{0}, SizeBytes: 1 << 20, Outcome: o, AllocationsOK: n}}}
-		what, err := ReproSubject(r)
+		what, err := ReproSubject(findings.Judge(r))
 		if err != nil {
 			t.Fatalf("%s: %v", o, err)
 		}

@@ -16,7 +16,7 @@ func TestReproPutsLoaderSettingsOnItsCommandLine(t *testing.T) {
 	s.Variant = "driver-b"
 	s.VariantSettings = map[string]string{"LD_LIBRARY_PATH": "/opt/driver b/lib", "POCL_MEMORY_LIMIT": "1"}
 	var b bytes.Buffer
-	if err := RenderWith(&b, "repro", r, Options{Strategy: string(s.Strategy), Variant: "driver-b"}); err != nil {
+	if err := RenderWith(&b, "repro", judged(r), Options{Strategy: string(s.Strategy), Variant: "driver-b"}); err != nil {
 		t.Fatal(err)
 	}
 	c := b.String()

@@ -17,16 +17,17 @@ import (
 
 // writeTable renders the threshold table a person reads in five seconds: one row per strategy (and size),
 // then the verdict sentences.
-func writeTable(w io.Writer, r *result.Run, opts Options) error {
+func writeTable(w io.Writer, j findings.Judged, opts Options) error {
+	r := j.Run()
 	st := terminal(opts)
 	fmt.Fprintln(w, wrapWords("", fmt.Sprintf("clmemprobe %s: %s, platform %s, %s buffers, touch %s", st.text(r.Tool.Version), deviceSummary(r, st),
 		st.text(r.Platform.Name), sizeSummary(r), st.text(string(r.Config.Touch))), st.Width))
-	if err := thresholdTable(w, r, st); err != nil {
+	if err := thresholdTable(w, j, st); err != nil {
 		return err
 	}
-	lines, left := r.Verdict, 0
+	lines, left := j.Verdict(), 0
 	if !opts.AllFindings {
-		b := findings.BriefOf(r, findings.BriefBullets)
+		b := findings.BriefOf(j, findings.BriefBullets)
 		lines, left = b.Lines, b.Left
 	}
 	for _, v := range lines {
@@ -84,39 +85,58 @@ type column struct {
 	header  string
 	align   tw.Align
 	compact bool
-	cell    func(s *result.JobResult, st style) string
+	cell    func(s jobRow, st style) string
 	// short is the column's header and cell on a narrow terminal, where they differ.
 	shortHeader string
-	short       func(s *result.JobResult, st style) string
+	short       func(s jobRow, st style) string
+}
+
+// jobRow is one job of a judged run as a table row: the job's measurements and what the findings said ended
+// it (the judgement's, never a limit stored in the job).
+type jobRow struct {
+	*result.JobResult
+	limit result.JobLimit
+}
+
+// jobRows is the judged run's jobs as rows, in the run's order.
+func jobRows(j findings.Judged) []jobRow {
+	r := j.Run()
+	rows := make([]jobRow, len(r.Jobs))
+	for i := range r.Jobs {
+		rows[i] = jobRow{JobResult: &r.Jobs[i], limit: j.Limit(&r.Jobs[i])}
+	}
+	return rows
 }
 
 // flagsColumn is shown after the strategy when the run's buffers had other flags than read-write.
 var flagsColumn = column{header: "Flags", align: tw.AlignLeft, compact: true,
-	cell: func(s *result.JobResult, st style) string { return st.text(result.FlagsName(s.Flags)) }}
+	cell: func(s jobRow, st style) string { return st.text(result.FlagsName(s.Flags)) }}
 
 // variantColumn is shown after the strategy when the run has variants.
 var variantColumn = column{header: "Variant", align: tw.AlignLeft, compact: true,
-	cell: func(s *result.JobResult, st style) string { return st.text(result.VariantName(s.Variant)) }}
+	cell: func(s jobRow, st style) string { return st.text(result.VariantName(s.Variant)) }}
 
 var thresholdColumns = []column{
-	{header: "Strategy", align: tw.AlignLeft, compact: true, cell: func(s *result.JobResult, st style) string { return st.text(string(s.Strategy)) }},
-	{header: "Size", align: tw.AlignLeft, compact: true, cell: func(s *result.JobResult, _ style) string { return units.Size(s.SizeBytes) }},
-	{header: "Devices", align: tw.AlignLeft, cell: func(s *result.JobResult, _ style) string { return joinInts(s.Devices) }},
-	{header: "Outcome", align: tw.AlignLeft, compact: true, cell: outcomeCell},
+	{header: "Strategy", align: tw.AlignLeft, compact: true, cell: func(s jobRow, st style) string { return st.text(string(s.Strategy)) }},
+	{header: "Size", align: tw.AlignLeft, compact: true, cell: func(s jobRow, _ style) string { return units.Size(s.SizeBytes) }},
+	{header: "Devices", align: tw.AlignLeft, cell: func(s jobRow, _ style) string { return joinInts(s.Devices) }},
+	{header: "Outcome", align: tw.AlignLeft, compact: true, cell: func(s jobRow, st style) string { return outcomeCell(s.JobResult, st) }},
 	{header: "Buffers OK", shortHeader: "Buffers", align: tw.AlignRight, compact: true,
-		cell: func(s *result.JobResult, _ style) string { return fmt.Sprint(s.AllocationsOK) }},
-	{header: "Bytes OK", align: tw.AlignRight, cell: func(s *result.JobResult, _ style) string { return units.Bytes(s.BytesOK) }},
-	{header: "First failure", align: tw.AlignLeft, compact: true, cell: failureCell, short: shortFailureCell},
-	{header: "Limit", align: tw.AlignLeft, compact: true, cell: func(s *result.JobResult, st style) string { return st.text(OrDash(string(s.Limit))) }},
-	{header: "Host/buffer", align: tw.AlignRight, cell: func(s *result.JobResult, _ style) string { return hostCostCell(s) }},
-	{header: "Device/buffer", align: tw.AlignRight, cell: func(s *result.JobResult, _ style) string { return deviceCostCell(s) }},
+		cell: func(s jobRow, _ style) string { return fmt.Sprint(s.AllocationsOK) }},
+	{header: "Bytes OK", align: tw.AlignRight, cell: func(s jobRow, _ style) string { return units.Bytes(s.BytesOK) }},
+	{header: "First failure", align: tw.AlignLeft, compact: true, cell: func(s jobRow, st style) string { return failureCell(s.JobResult, st) },
+		short: func(s jobRow, st style) string { return shortFailureCell(s.JobResult, st) }},
+	{header: "Limit", align: tw.AlignLeft, compact: true, cell: func(s jobRow, st style) string { return st.text(OrDash(string(s.limit.Limit))) }},
+	{header: "Host/buffer", align: tw.AlignRight, cell: func(s jobRow, _ style) string { return hostCostCell(s.JobResult) }},
+	{header: "Device/buffer", align: tw.AlignRight, cell: func(s jobRow, _ style) string { return deviceCostCell(s.JobResult) }},
 }
 
 // thresholdTable writes the table of strategies, as box drawing or as Markdown. On a terminal narrower than
 // the whole table, it keeps the columns that say where and why each strategy ended (--wide keeps them all),
 // and wraps long cells; where a Flags or a Variant column still leaves it too wide, it leaves out more, by
 // narrowDrops' order.
-func thresholdTable(w io.Writer, r *result.Run, st style) error {
+func thresholdTable(w io.Writer, j findings.Judged, st style) error {
+	r, rows := j.Run(), jobRows(j)
 	cols := thresholdColumns
 	if len(r.VariantNames()) > 1 || len(r.Config.Variants) > 0 {
 		cols = append([]column{cols[0], variantColumn}, cols[1:]...)
@@ -126,7 +146,7 @@ func thresholdTable(w io.Writer, r *result.Run, st style) error {
 	}
 	narrow := !st.markdown && st.Width > 0 && !st.Wide
 	hidden := 0
-	if narrow && tableWidth(r, st, cols) > st.Width {
+	if narrow && tableWidth(rows, st, cols) > st.Width {
 		var keep []column
 		for _, c := range cols {
 			if !c.compact {
@@ -143,13 +163,13 @@ func thresholdTable(w io.Writer, r *result.Run, st style) error {
 		hidden = len(cols) - len(keep)
 		cols = keep
 	}
-	if tableWidth(r, st, cols) <= st.Width {
+	if tableWidth(rows, st, cols) <= st.Width {
 		st.Width = 0 // it fits: nothing to wrap
 	}
 	var b bytes.Buffer
 	for drops := narrowDrops(r); ; drops = drops[1:] {
 		b.Reset()
-		if err := strategyRows(&b, r, st, cols); err != nil {
+		if err := strategyRows(&b, rows, st, cols); err != nil {
 			return err
 		}
 		if !narrow || st.Width == 0 || widest(b.String()) <= st.Width || len(drops) == 0 {
@@ -177,7 +197,7 @@ func narrowDrops(r *result.Run) []string {
 }
 
 // strategyRows draws the threshold table of these columns, one row per job.
-func strategyRows(w io.Writer, r *result.Run, st style, cols []column) error {
+func strategyRows(w io.Writer, rows []jobRow, st style, cols []column) error {
 	headers := make([]string, len(cols))
 	aligns := make([]tw.Align, len(cols))
 	for i, c := range cols {
@@ -185,10 +205,10 @@ func strategyRows(w io.Writer, r *result.Run, st style, cols []column) error {
 	}
 	t := st.table(w, tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: aligns}))
 	t.Header(headers)
-	for i := range r.Jobs {
+	for _, jr := range rows {
 		row := make([]string, len(cols))
 		for j, c := range cols {
-			row[j] = c.cell(&r.Jobs[i], st)
+			row[j] = c.cell(jr, st)
 		}
 		if err := t.Append(row); err != nil {
 			return err
@@ -208,12 +228,12 @@ func hiddenNote(w io.Writer, hidden int, shows string) error {
 }
 
 // tableWidth is how wide the table of these columns would be, borders and padding included.
-func tableWidth(r *result.Run, st style, cols []column) int {
+func tableWidth(rows []jobRow, st style, cols []column) int {
 	width := 1
 	for _, c := range cols {
 		w := utf8.RuneCountInString(c.header)
-		for i := range r.Jobs {
-			w = max(w, utf8.RuneCountInString(c.cell(&r.Jobs[i], st)))
+		for _, jr := range rows {
+			w = max(w, utf8.RuneCountInString(c.cell(jr, st)))
 		}
 		width += w + 3
 	}

@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/clmemprobe/clmemprobe/report/comparison"
-	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
@@ -37,7 +36,6 @@ func withJobs(t *testing.T, flags, variants []string) *result.Run {
 			r.Config.Variants = append(r.Config.Variants, result.Variant{Name: v, Settings: map[string]string{"POCL_MEMORY_LIMIT": "1"}})
 		}
 	}
-	findings.Apply(r)
 	return r
 }
 
@@ -71,7 +69,7 @@ func TestEveryTableFitsEightyColumns(t *testing.T) {
 	}
 	for name, doc := range docs {
 		var b bytes.Buffer
-		if err := RenderWith(&b, "table", doc, Options{Width: width}); err != nil {
+		if err := RenderWith(&b, "table", judged(doc), Options{Width: width}); err != nil {
 			t.Fatal(err)
 		}
 		out := b.String()
@@ -82,7 +80,7 @@ func TestEveryTableFitsEightyColumns(t *testing.T) {
 			}
 		}
 		var wide bytes.Buffer
-		if err := RenderWith(&wide, "table", doc, Options{Width: width, Wide: true}); err != nil {
+		if err := RenderWith(&wide, "table", judged(doc), Options{Width: width, Wide: true}); err != nil {
 			t.Fatal(err)
 		}
 		if hiddenLine.MatchString(wide.String()) {

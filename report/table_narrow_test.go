@@ -16,7 +16,6 @@ import (
 // narrowDocs are the documents with tables a terminal shows: a run, a dry run's plan, a device listing.
 func narrowDocs(t *testing.T) map[string]any {
 	r := loadFixture(t)
-	findings.Apply(r)
 	gib := uint64(1) << 30
 	plan := &result.DryRun{Platform: r.Platform, Devices: r.Devices, Touch: result.TouchNone, HostReserve: gib, HostAvailable: 20 * gib}
 	for _, s := range []result.Strategy{result.Shared, result.PerDevice, result.MigrateFirst, result.DeviceList} {
@@ -37,7 +36,7 @@ func TestNarrowTablesKeepHeadersAndNumbersWhole(t *testing.T) {
 	for name, doc := range narrowDocs(t) {
 		for width := 30; width <= 120; width += 10 {
 			var b bytes.Buffer
-			if err := RenderWith(&b, "table", doc, Options{Width: width}); err != nil {
+			if err := RenderWith(&b, "table", judged(doc), Options{Width: width}); err != nil {
 				t.Fatal(err)
 			}
 			out := b.String()
@@ -94,10 +93,9 @@ func TestMergeRowsNameTheirFileWhereNodesRepeat(t *testing.T) {
 // one line, as scripts reading a pipe expect.
 func TestVerdictsWrapToTheTerminal(t *testing.T) {
 	r := loadFixture(t)
-	findings.Apply(r)
 	for _, width := range []int{0, 60, 80} {
 		var b bytes.Buffer
-		if err := RenderWith(&b, "table", r, Options{Width: width, AllFindings: true}); err != nil {
+		if err := RenderWith(&b, "table", judged(r), Options{Width: width, AllFindings: true}); err != nil {
 			t.Fatal(err)
 		}
 		bullets := 0
@@ -110,8 +108,8 @@ func TestVerdictsWrapToTheTerminal(t *testing.T) {
 				bullets++
 			}
 		}
-		if bullets != len(r.Verdict) {
-			t.Errorf("at %d columns %d lines start a bullet, want one per verdict (%d)", width, bullets, len(r.Verdict))
+		if n := len(findings.Judge(r).Verdict()); bullets != n {
+			t.Errorf("at %d columns %d lines start a bullet, want one per verdict (%d)", width, bullets, n)
 		}
 	}
 }
@@ -126,7 +124,7 @@ func TestHiddenColumnsAreNamed(t *testing.T) {
 			want bool
 		}{{Options{Width: 100}, true}, {Options{Width: 100, Wide: true}, false}, {Options{}, false}} {
 			var b bytes.Buffer
-			if err := RenderWith(&b, "table", doc, c.opts); err != nil {
+			if err := RenderWith(&b, "table", judged(doc), c.opts); err != nil {
 				t.Fatal(err)
 			}
 			if got := strings.Contains(b.String(), "4 columns hidden: --wide\n"); got != c.want {
@@ -158,11 +156,10 @@ func TestEnvironmentBlockFitsTheTerminal(t *testing.T) {
 // The run's header wraps between device names, never inside one (up to half the terminal's width).
 func TestHeaderKeepsDeviceNamesWhole(t *testing.T) {
 	r := loadFixture(t)
-	findings.Apply(r)
 	r.Devices[0].Name, r.Devices[1].Name = "pthread-haswell-AMD EPYC 7B13", "NVIDIA GeForce RTX 4090 Laptop"
 	for _, width := range []int{70, 80, 100} {
 		var b bytes.Buffer
-		if err := RenderWith(&b, "table", r, Options{Width: width}); err != nil {
+		if err := RenderWith(&b, "table", judged(r), Options{Width: width}); err != nil {
 			t.Fatal(err)
 		}
 		header := strings.SplitN(b.String(), "┌", 2)[0]

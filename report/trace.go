@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/clmemprobe/clmemprobe/report/units"
 )
@@ -17,10 +18,11 @@ func traceCommand(t *result.Trace) string {
 
 // writeTraceTable writes a trace for a terminal: what was traced and how, the verdict, the contexts with
 // their buffers, the first failure's live buffers per context, and how the program ended.
-func writeTraceTable(w io.Writer, t *result.Trace, _ Options) error {
+func writeTraceTable(w io.Writer, j findings.JudgedTrace, _ Options) error {
+	t := j.Trace()
 	cw := &errWriter{w: w}
 	fmt.Fprintf(cw, "Trace of %s (way in: %s)\n\n", plain(traceCommand(t)), wayIn(t))
-	for _, v := range t.Verdict {
+	for _, v := range j.Verdict() {
 		fmt.Fprintln(cw, plain(v))
 	}
 	fmt.Fprintln(cw)
@@ -51,14 +53,15 @@ func writeTraceTable(w io.Writer, t *result.Trace, _ Options) error {
 }
 
 // writeTraceMarkdown writes a trace for a bug ticket.
-func writeTraceMarkdown(w io.Writer, t *result.Trace, _ Options) error {
+func writeTraceMarkdown(w io.Writer, j findings.JudgedTrace, _ Options) error {
+	t := j.Trace()
 	cw := &errWriter{w: w}
 	fmt.Fprintf(cw, "# clmemprobe trace\n\n%s\n\n", mdBlock(traceCommand(t), "sh"))
 	fmt.Fprintf(cw, "Way in: %s (asked: %s). Recorded by: %s. The program %s after %.2f s.\n\n", wayIn(t), t.Via, t.Interception, mdText(t.Exit.Description), t.Seconds)
 	if t.WayInReason != "" {
 		fmt.Fprintf(cw, "Why that way: %s.\n\n", mdText(t.WayInReason))
 	}
-	for _, v := range t.Verdict {
+	for _, v := range j.Verdict() {
 		fmt.Fprintf(cw, "- %s\n", mdText(v))
 	}
 	fmt.Fprint(cw, "\n| context | devices | created | live at failure | live at end | peak | failures |\n|--:|:--|--:|--:|--:|--:|--:|\n")

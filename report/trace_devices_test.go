@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/clmemprobe/clmemprobe/report/units"
 )
@@ -24,8 +25,8 @@ func TestTraceDeviceMemoryRendered(t *testing.T) {
 	want := "device 0 " + units.Bytes(79*gib) + " used of " + units.Bytes(80*gib) + ", the program's own " + units.Bytes(77*gib)
 	const why = "NVML: libnvidia-ml.so.1 not found"
 	renderers := map[string]func(*bytes.Buffer) error{
-		"table":    func(b *bytes.Buffer) error { return writeTraceTable(b, tr, Options{}) },
-		"markdown": func(b *bytes.Buffer) error { return writeTraceMarkdown(b, tr, Options{}) },
+		"table":    func(b *bytes.Buffer) error { return writeTraceTable(b, findings.JudgeTrace(tr), Options{}) },
+		"markdown": func(b *bytes.Buffer) error { return writeTraceMarkdown(b, findings.JudgeTrace(tr), Options{}) },
 	}
 	for _, tc := range []struct {
 		name    string

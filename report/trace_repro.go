@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
@@ -67,7 +68,8 @@ func reproSteps(t *result.Trace) ([]result.TraceStep, []int, error) {
 // failure: the same contexts (over as many devices of platform 0), the same sizes and flags in the same
 // order, releases of as many of a context's latest buffers, and prints the first failure as the program's
 // own index in its sequence, "first failure: index I code C".
-func writeTraceRepro(w io.Writer, t *result.Trace, _ Options) error {
+func writeTraceRepro(w io.Writer, j findings.JudgedTrace, _ Options) error {
+	t := j.Trace()
 	steps, kinds, err := reproSteps(t)
 	if err != nil {
 		return err

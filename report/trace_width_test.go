@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
@@ -29,7 +30,7 @@ func TestTraceTableFits80Columns(t *testing.T) {
 		FirstFailure: &result.TraceFailure{Index: 142627, Call: "clEnqueueFillBuffer", Context: 0, Devices: all,
 			Live: []result.TraceLive{{Context: 0, Buffers: 142627, Bytes: 139 * gib}}}}
 	var b bytes.Buffer
-	if err := writeTraceTable(&b, tr, Options{}); err != nil {
+	if err := writeTraceTable(&b, findings.JudgeTrace(tr), Options{}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()

@@ -20,16 +20,16 @@ func TestBriefVerdictProperties(t *testing.T) {
 	cut := 0
 	for n := 0; n < 1000; n++ {
 		r := fixture.RandomSweep(rng)
-		findings.Apply(r)
 		var table bytes.Buffer
-		if err := writeTable(&table, r, Options{Width: 120}); err != nil {
+		j := findings.Judge(r)
+		if err := writeTable(&table, j, Options{Width: 120}); err != nil {
 			t.Fatal(err)
 		}
 		bullets := bulletsOf(table.String())
 		if len(bullets) > findings.BriefBullets {
 			t.Fatalf("run %d: %d bullets:\n%s", n, len(bullets), table.String())
 		}
-		if len(bullets) < len(r.Verdict) {
+		if len(bullets) < len(j.Verdict()) {
 			cut++
 		}
 		claims := map[string]string{}
@@ -50,10 +50,10 @@ func TestBriefVerdictProperties(t *testing.T) {
 			}
 		}
 		var md bytes.Buffer
-		if err := writeMarkdown(&md, r, Options{}); err != nil {
+		if err := writeMarkdown(&md, j, Options{}); err != nil {
 			t.Fatal(err)
 		}
-		for _, v := range r.Verdict {
+		for _, v := range j.Verdict() {
 			if !strings.Contains(md.String(), mdText(v)) {
 				t.Fatalf("run %d: the Markdown lacks the finding %q", n, v)
 			}

@@ -105,15 +105,22 @@ func runBundle(_ context.Context, o bundleOptions, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	findings.Apply(r)
 	if !o.KeepIdentity {
-		if original, err = scrubbed(r, baseline); err != nil {
-			return err
+		scrub(r, baseline)
+	}
+	// Judged after the scrub, so that no sentence can quote what the scrub took out.
+	j := findings.Judge(r)
+	if !o.KeepIdentity {
+		// The scrubbed run.json is written again from the model, with this build's findings.
+		var b bytes.Buffer
+		if err := report.Render(&b, "json", j); err != nil {
+			return outputErr("cannot render run.json: %v", err)
 		}
+		original = b.Bytes()
 	}
 	render := func(format string, opts report.Options) ([]byte, error) {
 		var b bytes.Buffer
-		err := report.RenderWith(&b, format, r, opts)
+		err := report.RenderWith(&b, format, j, opts)
 		return b.Bytes(), err
 	}
 	files := []bundleFile{{"run.json", original}}
@@ -151,7 +158,7 @@ func runBundle(_ context.Context, o bundleOptions, stderr io.Writer) error {
 	if !o.Quiet && firstFailedOrCrashed(r) == "" {
 		fmt.Fprintln(stderr, "clmemprobe: nothing failed, crashed or hung in this run: ISSUE.md describes a run without a failure")
 	}
-	files = append([]bundleFile{{"ISSUE.md", report.IssueRun(r, issueOpts)}, {"README.md", bundleReadme(r, reproErr)}}, files...)
+	files = append([]bundleFile{{"ISSUE.md", report.IssueRun(j, issueOpts)}, {"README.md", bundleReadme(j, reproErr)}}, files...)
 	// Every file is dated by the run, so the same result gives the same bundle.
 	mtime, err := time.Parse(time.RFC3339, r.Started)
 	if err != nil {
@@ -177,7 +184,7 @@ func loadBaseline(path string, r *result.Run) (*result.Run, error) {
 
 // scrubbed takes the identity out of the run and its baseline and writes the run again: the bundle's
 // result is the scrubbed model, so fields this build does not know cannot carry the identity past it.
-func scrubbed(r, baseline *result.Run) ([]byte, error) {
+func scrub(r, baseline *result.Run) {
 	var base *result.Environment
 	if baseline != nil {
 		base = baseline.Environment
@@ -187,11 +194,6 @@ func scrubbed(r, baseline *result.Run) ([]byte, error) {
 	if baseline != nil {
 		id.Scrub(baseline)
 	}
-	var b bytes.Buffer
-	if err := report.Render(&b, "json", r); err != nil {
-		return nil, outputErr("cannot render run.json: %v", err)
-	}
-	return b.Bytes(), nil
 }
 
 // fileNames are the names of a bundle's files.
@@ -260,11 +262,11 @@ func writeBundle(o bundleOptions, files []bundleFile, mtime time.Time, stderr io
 }
 
 // bundleReadme is the README of a bundle: what happened, in the tool's words, and how to see it again.
-func bundleReadme(r *result.Run, reproErr error) []byte {
-	b := &bytes.Buffer{}
+func bundleReadme(j findings.Judged, reproErr error) []byte {
+	r, b := j.Run(), &bytes.Buffer{}
 	fmt.Fprintf(b, "# %s, packed by clmemprobe %s\n\n", bundleTitle(r), report.MarkdownText(r.Tool.Version))
-	if len(r.Verdict) > 0 {
-		fmt.Fprintf(b, "**%s**\n\n", report.MarkdownText(r.Verdict[0]))
+	if h, ok := j.Headline(); ok {
+		fmt.Fprintf(b, "**%s**\n\n", report.MarkdownText(h.Sentence))
 	}
 	fmt.Fprintf(b, "Platform %s, devices: %s. The run started %s.\n\n", report.MarkdownText(r.Platform.Name),
 		report.MarkdownText(result.DeviceModel(r.Devices)), report.MarkdownText(r.Started))
@@ -276,7 +278,7 @@ func bundleReadme(r *result.Run, reproErr error) []byte {
 	b.WriteString("| `run.json` | the result as clmemprobe wrote it (schema 1: every figure the report rests on) |\n")
 	b.WriteString("| `run.png`, `run.svg` | host and device memory against buffers allocated |\n")
 	if reproErr == nil {
-		what, _ := report.ReproSubject(r) // reproErr is nil: the same job, so no error here either
+		what, _ := report.ReproSubject(j) // reproErr is nil: the same job, so no error here either
 		fmt.Fprintf(b, "| `repro.c` | a C program that, with the OpenCL API alone, repeats %s |\n", report.MarkdownText(what))
 	}
 	if r.KernelLog != nil && len(r.KernelLog.Window) > 0 {

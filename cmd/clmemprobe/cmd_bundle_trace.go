@@ -25,26 +25,29 @@ func bundleTrace(o bundleOptions, path string, t *result.Trace, loadErr error, s
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	t.SetFindings(findings.DeriveTrace(t))
 	if !o.KeepIdentity {
 		id := result.IdentityOf(t.Environment)
 		id.Scrub(t)
+	}
+	// Judged after the scrub, so that no sentence can quote what the scrub took out.
+	j := findings.JudgeTrace(t)
+	if !o.KeepIdentity {
 		var b bytes.Buffer
-		if err := report.Render(&b, "json", t); err != nil {
+		if err := report.Render(&b, "json", j); err != nil {
 			return outputErr("cannot render %s: %v", traceFile, err)
 		}
 		original = b.Bytes()
 	}
 	var md, repro bytes.Buffer
-	if err := report.Render(&md, "markdown", t); err != nil {
+	if err := report.Render(&md, "markdown", j); err != nil {
 		return outputErr("cannot render report.md: %v", err)
 	}
-	reproErr := report.Render(&repro, "repro", t)
+	reproErr := report.Render(&repro, "repro", j)
 	issueOpts := report.IssueOptions{HasRepro: reproErr == nil, Files: []string{"README.md", "report.md", traceFile}}
 	if reproErr == nil {
 		issueOpts.Files = append(issueOpts.Files, "repro.c")
 	}
-	files := []bundleFile{{"README.md", traceReadme(t, reproErr)}, {"report.md", md.Bytes()}, {traceFile, original}}
+	files := []bundleFile{{"README.md", traceReadme(j, reproErr)}, {"report.md", md.Bytes()}, {traceFile, original}}
 	if reproErr == nil {
 		files = append(files, bundleFile{"repro.c", repro.Bytes()})
 	}
@@ -58,7 +61,7 @@ func bundleTrace(o bundleOptions, path string, t *result.Trace, loadErr error, s
 		issueOpts.Files = append(issueOpts.Files, kernelLogFile)
 		files = append(files, bundleFile{kernelLogFile, report.KernelLogText(t.KernelLog)})
 	}
-	files = append([]bundleFile{{"ISSUE.md", report.IssueTrace(t, issueOpts)}}, files...)
+	files = append([]bundleFile{{"ISSUE.md", report.IssueTrace(j, issueOpts)}}, files...)
 	mtime, err := time.Parse(time.RFC3339, t.Started)
 	if err != nil {
 		mtime = time.Unix(0, 0)
@@ -70,15 +73,15 @@ func bundleTrace(o bundleOptions, path string, t *result.Trace, loadErr error, s
 const apiLogFile = "api-calls.log"
 
 // traceReadme is the README of a trace's bundle: what the program did, and how to see it again.
-func traceReadme(t *result.Trace, reproErr error) []byte {
-	b := &bytes.Buffer{}
+func traceReadme(j findings.JudgedTrace, reproErr error) []byte {
+	t, b := j.Trace(), &bytes.Buffer{}
 	title := "An OpenCL program traced without an allocation failure"
 	if t.FirstFailure != nil {
 		title = "An OpenCL program's allocation failure"
 	}
 	fmt.Fprintf(b, "# %s, traced by clmemprobe %s\n\n", title, report.MarkdownText(t.Tool.Version))
-	if len(t.Verdict) > 0 {
-		fmt.Fprintf(b, "**%s**\n\n", report.MarkdownText(t.Verdict[0]))
+	if v := j.Verdict(); len(v) > 0 {
+		fmt.Fprintf(b, "**%s**\n\n", report.MarkdownText(v[0]))
 	}
 	b.WriteString("| file | what it is |\n|:--|:--|\n")
 	b.WriteString("| `ISSUE.md` | the runtime vendor's bug form, filled in: paste it into a new issue |\n")

@@ -261,12 +261,12 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) err
 	if runErr != nil && !errors.Is(runErr, context.Canceled) && !errors.Is(runErr, context.DeadlineExceeded) {
 		return runErr
 	}
-	findings.Apply(run)
+	judged := findings.Judge(run)
 	health := comparison.CheckHealth(exp, run, req.tolerance, req.timeLimit.Seconds())
 	health.Seconds = time.Since(start).Seconds()
 	var writeErr error
 	if req.prom != "" {
-		writeErr = renderFile(req.prom, "prom", run)
+		writeErr = renderFile(req.prom, "prom", judged)
 	}
 	if err := renderWide(stdout, req.format, health, false); err != nil {
 		return err

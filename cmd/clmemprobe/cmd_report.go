@@ -152,24 +152,25 @@ func runReport(_ context.Context, o reportOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	// The verdict is derived from the numbers, so it is derived again: a result keeps what this build says.
-	findings.Apply(r)
 	if req.maxSamples > 0 {
 		for i := range r.Jobs {
 			r.Jobs[i].Samples = report.Downsample(r.Jobs[i].Samples, req.maxSamples)
 		}
 	}
+	// The verdict is derived from the numbers, so it is derived again: a result says what this build says
+	// of it, whatever verdict the file holds.
+	j := findings.Judge(r)
 	if req.format.Name == "repro" {
-		if _, err := report.ReproJob(r, req.job.Strategy, req.job.Variant, req.job.Flags); err != nil {
+		if _, err := report.ReproJob(j, req.job.Strategy, req.job.Variant, req.job.Flags); err != nil {
 			return usageErr("%s: %v", req.path, err)
 		}
-		return emitWith(stdout, req.output, req.format, r, req.job)
+		return emitWith(stdout, req.output, req.format, j, req.job)
 	}
 	if req.format.Name == "markdown" && req.output != "" {
 		// A report written beside the run's chart (run --out writes run.png next to run.json) links it.
 		if fi, err := os.Lstat(filepath.Join(filepath.Dir(req.output), chartFile)); err == nil && fi.Mode().IsRegular() {
-			return emitWith(stdout, req.output, req.format, r, report.Options{Chart: chartFile})
+			return emitWith(stdout, req.output, req.format, j, report.Options{Chart: chartFile})
 		}
 	}
-	return emit(stdout, req.output, req.format, r, req.wide)
+	return emit(stdout, req.output, req.format, j, req.wide)
 }

@@ -536,8 +536,7 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 	if runErr != nil && !interrupted {
 		return runErr
 	}
-	findings.Apply(run)
-	return finishRun(run, req, out, interrupted, stdout, stderr)
+	return finishRun(findings.Judge(run), req, out, interrupted, stdout, stderr)
 }
 
 // checkOutputs refuses, before any work, a --prom or --output file the run must not write: one that
@@ -573,24 +572,25 @@ func (r *runRequest) emit(stdout io.Writer, format string, kind report.Kind, doc
 
 // finishRun writes the judged run where it goes (the --out folder, --prom, stdout) and says how it ended,
 // in the exit code.
-func finishRun(run *result.Run, req *runRequest, out *outputDir, interrupted bool, stdout, stderr io.Writer) error {
+func finishRun(j findings.Judged, req *runRequest, out *outputDir, interrupted bool, stdout, stderr io.Writer) error {
+	run := j.Run()
 	// What could not be written is said after the table, which stdout still gets.
 	var writeErr error
 	var written []string
 	if out != nil {
-		if err := joinErrors(out.writeRun(run), out.writeChart(run), out.samplesErr()); err != nil {
+		if err := joinErrors(out.writeRun(j), out.writeChart(j), out.samplesErr()); err != nil {
 			writeErr = fmt.Errorf("could not write all of the result in %s: %v (run.json holds the last version that could be written)", req.out, err)
 		}
 		written = out.written()
 	}
 	if req.prom != "" {
-		if err := renderFile(req.prom, "prom", run); err != nil {
+		if err := renderFile(req.prom, "prom", j); err != nil {
 			writeErr = joinErrors(writeErr, err)
 		} else {
 			written = append(written, req.prom)
 		}
 	}
-	if err := req.emit(stdout, req.format, report.KindRun, run); err != nil {
+	if err := req.emit(stdout, req.format, report.KindRun, j); err != nil {
 		return err
 	}
 	if req.output != "" {

@@ -167,16 +167,16 @@ func runTrace(ctx context.Context, o traceOptions, stdout, stderr io.Writer) err
 		return err
 	}
 	t.Exit.Interrupted = t.Exit.Interrupted || ctx.Err() != nil
-	t.SetFindings(findings.DeriveTrace(t))
-	return finishTrace(t, r, stdout, stderr)
+	return finishTrace(findings.JudgeTrace(t), r, stdout, stderr)
 }
 
 // finishTrace writes trace.json (with --out), renders the trace, and says how the program ended in the exit
 // code.
-func finishTrace(t *result.Trace, r *traceRequest, stdout, stderr io.Writer) error {
+func finishTrace(j findings.JudgedTrace, r *traceRequest, stdout, stderr io.Writer) error {
+	t := j.Trace()
 	if r.out != "" {
 		path := filepath.Join(r.out, traceFile)
-		if err := safefile.WriteFile(path, func(w io.Writer) error { return report.Render(w, "json", t) }); err != nil {
+		if err := safefile.WriteFile(path, func(w io.Writer) error { return report.Render(w, "json", j) }); err != nil {
 			return outputErr("--out: %v", named(traceFile, err))
 		}
 		if !r.quiet {
@@ -185,10 +185,10 @@ func finishTrace(t *result.Trace, r *traceRequest, stdout, stderr io.Writer) err
 	}
 	if r.output != "" {
 		f, _ := report.Lookup(r.format, report.KindTrace) // validated
-		if err := emit(stdout, r.output, f, t, false); err != nil {
+		if err := emit(stdout, r.output, f, j, false); err != nil {
 			return err
 		}
-	} else if err := render(stdout, r.format, t); err != nil {
+	} else if err := render(stdout, r.format, j); err != nil {
 		return err
 	}
 	switch {
@@ -209,12 +209,12 @@ func reportTrace(stdout io.Writer, output string, f *report.Format, wide bool, t
 	if _, err := lookupFormat(f.Name, report.KindTrace); err != nil {
 		return err
 	}
-	t.SetFindings(findings.DeriveTrace(t))
+	j := findings.JudgeTrace(t)
 	if f.Name == "repro" {
 		// The reproducer needs a failure to repeat: a trace without one is bad input, said before any file.
-		if err := report.Render(io.Discard, "repro", t); err != nil {
+		if err := report.Render(io.Discard, "repro", j); err != nil {
 			return usageErr("%v", err)
 		}
 	}
-	return emit(stdout, output, f, t, wide)
+	return emit(stdout, output, f, j, wide)
 }

@@ -48,7 +48,7 @@ func (o *runObserver) RunStarted(run *result.Run) {
 	if o.out != nil {
 		// A failure here is written again, and said, at the end: the run goes on.
 		_ = o.out.begin()
-		_ = o.out.writeRun(run)
+		_ = o.out.writeRun(findings.Judge(run))
 	}
 }
 
@@ -190,7 +190,7 @@ func (o *runObserver) JobDone(j probe.Job, run *result.Run) {
 	if o.out != nil {
 		// A checkpoint that cannot be written leaves the previous one in place; the next one tries again. The
 		// engine still holds the run: the checkpoint is a judged copy, and the run stays as the engine wrote it.
-		_ = o.out.writeRun(findings.Judged(run))
+		_ = o.out.writeRun(findings.Judge(run))
 	}
 }
 

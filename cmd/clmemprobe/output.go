@@ -12,6 +12,7 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/cmd/clmemprobe/internal/safefile"
 	"github.com/clmemprobe/clmemprobe/report"
+	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/mattn/go-isatty"
 )
@@ -117,13 +118,13 @@ func (o *outputDir) writeSample(st result.Strategy, size uint64, s *result.Sampl
 }
 
 // writeRun replaces run.json.
-func (o *outputDir) writeRun(r *result.Run) error {
-	return o.write(runFile, func(w io.Writer) error { return report.Render(w, "json", r) })
+func (o *outputDir) writeRun(j findings.Judged) error {
+	return o.write(runFile, func(w io.Writer) error { return report.Render(w, "json", j) })
 }
 
 // writeChart replaces run.png.
-func (o *outputDir) writeChart(r *result.Run) error {
-	return o.write(chartFile, func(w io.Writer) error { return report.Render(w, "png", r) })
+func (o *outputDir) writeChart(j findings.Judged) error {
+	return o.write(chartFile, func(w io.Writer) error { return report.Render(w, "png", j) })
 }
 
 func (o *outputDir) write(name string, render func(io.Writer) error) error {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/promcheck"
+	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
@@ -113,7 +114,7 @@ func TestPromFileIsReplacedAtomically(t *testing.T) {
 	}
 	b := filepath.Join(t.TempDir(), "other.json")
 	var buf bytes.Buffer
-	if err := report.Render(&buf, "json", r); err != nil {
+	if err := report.Render(&buf, "json", findings.Judge(r)); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(b, buf.Bytes(), 0o644); err != nil {

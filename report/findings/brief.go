@@ -23,12 +23,13 @@ type Brief struct {
 	Left  int
 }
 
-// BriefOf is the short verdict of a judged run (its findings derived) in at most max lines.
-func BriefOf(r *result.Run, max int) Brief {
-	if len(r.Findings) == 0 || max < 1 {
+// BriefOf is the short verdict of a judged run in at most max lines.
+func BriefOf(j Judged, max int) Brief {
+	r := j.Run()
+	if len(j.Findings()) == 0 || max < 1 {
 		return Brief{}
 	}
-	facts := briefFacts(r.Findings)
+	facts := briefFacts(j.Findings())
 	sort.SliceStable(facts, func(i, j int) bool { return facts[i].rank < facts[j].rank })
 	var b Brief
 	var shown []*briefFact

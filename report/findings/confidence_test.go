@@ -18,7 +18,7 @@ func TestNoFigureInsideItsNoise(t *testing.T) {
 	checked := map[string]int{}
 	for n := 0; n < 20000; n++ {
 		r := randomRun(rng)
-		Apply(r)
+		apply(r)
 		for _, f := range r.Findings {
 			for _, s := range jobsOfFinding(r, f) {
 				noise := s.Noise()

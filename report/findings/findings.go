@@ -15,18 +15,6 @@ import (
 	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
-// Apply derives the findings from the run's numbers and stores them in it (result.Run.SetFindings): each
-// strategy's limit with its evidence, the findings, and the verdict.
-func Apply(r *result.Run) {
-	r.SetFindings(Derive(r))
-}
-
-// Judged returns a copy of the run with its findings stored, and leaves the run as it is: a checkpoint
-// renders a run that the engine is still writing.
-func Judged(r *result.Run) *result.Run {
-	return r.WithFindings(Derive(r))
-}
-
 // Derive returns the run's findings, the headline first, and each strategy's limit, one per strategy in the
 // run's order; it writes nothing into the run. A run under several variants is judged variant by variant
 // (each variant's findings say which), and then variant against variant: which settings moved which

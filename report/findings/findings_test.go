@@ -23,7 +23,7 @@ func loadFixture(t *testing.T) *result.Run {
 // its figures give these findings, derived again by this build.
 func TestFindingsOfTheFixture(t *testing.T) {
 	r := loadFixture(t)
-	Apply(r)
+	apply(r)
 	v := strings.Join(r.Verdict, "\n")
 	for _, want := range []string{
 		"shared failed first, at buffer #64 (after 64 MiB), with CL_OUT_OF_HOST_MEMORY (-6) at create: one context per device reached 8.00x",
@@ -67,7 +67,7 @@ func TestCostSentences(t *testing.T) {
 	}
 	r := &result.Run{Config: result.Config{Touch: result.TouchNone}, Devices: []result.Device{{Index: 0, GlobalMemBytes: 1 << 30}},
 		Jobs: []result.JobResult{mk(result.Shared, 0), mk(result.PerDevice, 0)}}
-	Apply(r)
+	apply(r)
 	v := strings.Join(r.Verdict, "\n")
 	for _, want := range []string{
 		"shared and per-device cost 300 B of host RSS per buffer (0.03% of the buffer size), no measurable system memory and 0 B of device memory: no device memory was placed, so no replication factor",
@@ -89,7 +89,7 @@ func TestDeferredNeedsADeviceMeasurement(t *testing.T) {
 	r := &result.Run{Config: result.Config{Touch: result.TouchNone}, Devices: []result.Device{{Index: 0, GlobalMemBytes: 1 << 30}},
 		Jobs: []result.JobResult{{Strategy: result.PerDevice, SizeBytes: 1 << 20, Outcome: result.OutcomeCompleted, AllocationsOK: 1000,
 			Fit: fit, HostBytesPerBuffer: 100, DeviceSampler: "not available: no sampler for these devices"}}}
-	Apply(r)
+	apply(r)
 	v := strings.Join(r.Verdict, "\n")
 	if strings.Contains(v, "defers allocation") {
 		t.Errorf("deferred allocation claimed without a device measurement:\n%s", v)
@@ -109,7 +109,7 @@ func TestNoDeviceRanOutBelowNinetyPercent(t *testing.T) {
 	claims := 0
 	for n := 0; n < 20000; n++ {
 		r := randomRun(rng)
-		Apply(r)
+		apply(r)
 		for _, f := range r.Findings {
 			if !strings.Contains(f.Sentence, "the device's memory ran out") && !strings.Contains(f.Sentence, "device is full") &&
 				!strings.Contains(f.Sentence, "was full") {

@@ -109,7 +109,7 @@ func TestAFlagSetsHostCostIsSaidOnce(t *testing.T) {
 		}
 		r.Jobs = append(r.Jobs, j)
 	}
-	Apply(&r)
+	apply(&r)
 	host := units.SignedBytes(mib+1900) + " of host RSS"
 	n := 0
 	for _, v := range r.Verdict {

@@ -65,7 +65,7 @@ func TestLedgerFindingsAgreeWithTheRun(t *testing.T) {
 	for n := 0; n < 20000; n++ {
 		r := randomRun(rng)
 		withLedger(rng, r)
-		Apply(r)
+		apply(r)
 		all := strings.Join(r.Verdict, "\n")
 		if r.Config.Touch != result.TouchNone && strings.Contains(all, "with --touch fill") {
 			t.Fatalf("run %d (touch %s) is told to run with --touch fill:\n%s", n, r.Config.Touch, all)

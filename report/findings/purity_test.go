@@ -17,8 +17,8 @@ import (
 )
 
 // The package only reads runs: no statement of its own code writes into a result.Run or a
-// result.JobResult, through a pointer or on a copy (result.Run.SetFindings is the one place that stores
-// what Derive returns). This is the vet-style half of the rule: every assignment, increment, delete and
+// result.JobResult, through a pointer or on a copy (result.Run.WithFindings, on a copy, is the one
+// place that stores what Derive returns). This is the vet-style half of the rule: every assignment, increment, delete and
 // clear whose target is reached through a value of those types is refused.
 func TestFindingsNeverWriteIntoARun(t *testing.T) {
 	fset := token.NewFileSet()
@@ -156,14 +156,13 @@ func TestDeriveLeavesTheRunAsItWas(t *testing.T) {
 		if len(fs) == 0 || len(limits) != len(want.Jobs) {
 			t.Fatalf("run %d: %d findings and %d limits for %d strategies", n, len(fs), len(limits), len(want.Jobs))
 		}
-		// Judged leaves the run as it was too, and gives what Apply stores.
-		copied := Judged(&judged)
+		// Judge leaves the run as it was too, and holds what Derive returns.
+		j := Judge(&judged)
 		if !reflect.DeepEqual(judged, want) {
-			t.Fatalf("run %d: Judged changed the run it read", n)
+			t.Fatalf("run %d: Judge changed the run it read", n)
 		}
-		Apply(&judged)
-		if !reflect.DeepEqual(copied, &judged) {
-			t.Fatalf("run %d: Judged's copy differs from the run Apply judged", n)
+		if !reflect.DeepEqual(j.Findings(), fs) || !reflect.DeepEqual(j.limits, limits) || !reflect.DeepEqual(j.Run().Findings, fs) {
+			t.Fatalf("run %d: Judge's findings or limits differ from Derive's", n)
 		}
 	}
 }

@@ -35,8 +35,11 @@ func RankRemedies(r *result.Remedy) {
 		}
 		return x.Order < y.Order
 	})
-	r.Verdict = []string{remedyHeadline(r)}
+	r.Verdict = RemedyVerdict(r)
 }
+
+// RemedyVerdict is the headline of a ranked remedy search: what lifts the failure, or what comes nearest.
+func RemedyVerdict(r *result.Remedy) []string { return []string{remedyHeadline(r)} }
 
 // gainOf is a job's bytes placed over the baseline's; against a baseline that placed nothing, over one of
 // its buffers.

@@ -28,7 +28,7 @@ func failedAt(st result.Strategy, n uint64, dev int, devs ...int) result.JobResu
 }
 
 func verdictOf(r *result.Run) string {
-	Apply(r)
+	apply(r)
 	return strings.Join(r.Verdict, "\n")
 }
 
@@ -39,7 +39,7 @@ func TestOneDeviceIsSaidAfterTheHeadline(t *testing.T) {
 	one := &result.Run{Config: result.Config{Touch: result.TouchFill}, Devices: []result.Device{{Index: 0, Name: name, GlobalMemBytes: 8 << 30}},
 		Jobs: []result.JobResult{job(result.Shared, result.OutcomeCompleted, 100, 0), job(result.PerDevice, result.OutcomeCompleted, 100, 0),
 			job(result.MigrateFirst, result.OutcomeCompleted, 100, 0)}}
-	Apply(one)
+	apply(one)
 	want := "cannot differ on one device"
 	if len(one.Verdict) < 2 || !strings.Contains(one.Verdict[1], want) || !strings.Contains(one.Verdict[1], name) {
 		t.Fatalf("the second sentence should say the layouts %s (device %s):\n%s", want, name, strings.Join(one.Verdict, "\n"))
@@ -103,7 +103,7 @@ func TestGuardStopIsNotFailingFirst(t *testing.T) {
 	r := &result.Run{Config: result.Config{Touch: result.TouchFill, HostReserveByte: reserve}, Environment: &result.Environment{HostMemBytes: 64 << 30},
 		Devices: []result.Device{{Index: 0, GlobalMemBytes: 1 << 30}, {Index: 1, GlobalMemBytes: 1 << 30}},
 		Jobs:    []result.JobResult{guarded, failedAt(result.PerDevice, 900, 0, 0, 1)}}
-	Apply(r)
+	apply(r)
 	if !strings.HasPrefix(r.Verdict[0], "per-device failed first") {
 		t.Errorf("headline should name per-device's failure, not the guard stop: %s", r.Verdict[0])
 	}
@@ -115,7 +115,7 @@ func TestGuardStopIsNotFailingFirst(t *testing.T) {
 	only := &result.Run{Config: r.Config, Environment: r.Environment, Devices: r.Devices,
 		Jobs: []result.JobResult{guarded, guarded, job(result.MigrateFirst, result.OutcomeCompleted, 100, 0, 1)}}
 	only.Jobs[1].Strategy = result.PerDevice
-	Apply(only)
+	apply(only)
 	want = fmt.Sprintf("The host guard stopped 2 strategies (shared and per-device) before any runtime limit, to keep the reserve of %s", reserveText)
 	if !strings.HasPrefix(only.Verdict[0], want) || strings.Contains(only.Verdict[0], "first") {
 		t.Errorf("headline %q, want it to begin %q", only.Verdict[0], want)
@@ -173,7 +173,7 @@ func TestNoSentenceSuggestsWhatTheRunDid(t *testing.T) {
 				s.Reason = []string{"interrupted", "timeout: the strategy ran longer than 10m0s", "host guard: below the reserve"}[rng.IntN(3)]
 			}
 		}
-		Apply(r)
+		apply(r)
 		v := strings.Join(r.Verdict, "\n")
 		if r.Config.Touch != result.TouchNone && strings.Contains(v, "--touch fill") {
 			t.Fatalf("run %d (touch %s) is told to use --touch fill:\n%s", n, r.Config.Touch, v)
@@ -255,7 +255,7 @@ func TestCrashUnderAVariantsAddressLimitNamesTheVariant(t *testing.T) {
 	crash.VariantSettings = map[string]string{"RLIMIT_AS": "1GiB"}
 	r := &result.Run{Platform: result.Platform{Name: "Portable Computing Language"}, Devices: []result.Device{{Index: 0, GlobalMemBytes: 8 << 30}},
 		Jobs: []result.JobResult{crash}}
-	Apply(r)
+	apply(r)
 	v := strings.Join(r.Verdict, "\n")
 	if !strings.Contains(v, "here the variant small-as (RLIMIT_AS=1GiB) set it") {
 		t.Errorf("the verdict does not name the variant that set the limit:\n%s", v)
@@ -269,7 +269,7 @@ func TestOvercommitIsOneSentenceOverTheDevices(t *testing.T) {
 	for _, st := range []result.Strategy{result.Shared, result.MigrateFirst} {
 		r.Jobs = append(r.Jobs, job(st, result.OutcomeCompleted, 4096, 0, 1))
 	}
-	Apply(r)
+	apply(r)
 	var said []string
 	for _, f := range r.Findings {
 		if strings.Contains(f.Sentence, "does not enforce its reported global memory") {
@@ -292,7 +292,7 @@ func TestATieIsNoFirst(t *testing.T) {
 	for _, st := range []result.Strategy{result.Shared, result.PerDevice} {
 		r.Jobs = append(r.Jobs, failedAt(st, 500, 0, 0, 1))
 	}
-	Apply(r)
+	apply(r)
 	if h := r.Verdict[0]; !strings.HasPrefix(h, "shared and per-device all failed at buffer #500") {
 		t.Errorf("headline: %s", h)
 	}

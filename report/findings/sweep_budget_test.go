@@ -22,7 +22,7 @@ func TestSweepHeadlineStatesTheBudgetPerSize(t *testing.T) {
 			r.Jobs = append(r.Jobs, j)
 		}
 	}
-	Apply(r)
+	apply(r)
 	h := r.Verdict[0]
 	for _, size := range sizes {
 		if want := units.Bytes(n*size) + " at " + units.Size(size); !strings.Contains(h, want) {
@@ -49,7 +49,7 @@ func TestNoGrowthIsSaidOfItsSize(t *testing.T) {
 		j.SizeBytes, j.BytesOK, j.Fit, j.HostBytesPerBuffer, j.DeviceSampler = c.size, n*c.size, fit, c.host, "not available: test"
 		r.Jobs = append(r.Jobs, j)
 	}
-	Apply(r)
+	apply(r)
 	if h := r.Verdict[0]; !strings.Contains(h, "at "+units.Size(mib)+" memory did not grow") {
 		t.Errorf("the headline does not limit 'did not grow' to %s: %s", units.Size(mib), h)
 	}
@@ -63,7 +63,7 @@ func TestSweepHeadlineIsTheFirstSizeThatFailed(t *testing.T) {
 	small := job(result.Shared, result.OutcomeCompleted, 100, 0, 1)
 	small.SizeBytes, small.BytesOK = 4<<10, 100*4<<10
 	r.Jobs = append(r.Jobs, small, failedAt(result.Shared, 64, 0, 0, 1))
-	Apply(r)
+	apply(r)
 	if h := r.Verdict[0]; !strings.HasPrefix(h, units.Size(mib)+" buffers: shared failed first, at buffer #64") {
 		t.Errorf("headline: %s", h)
 	}

@@ -438,31 +438,26 @@ type JobLimit struct {
 	Evidence map[string]float64
 }
 
-// SetFindings stores what the findings derived from the run: each strategy's limit and its evidence (limits
-// holds one per strategy, in the run's order), the findings, and the verdict (their sentences, the headline
-// first). It is the one place these fields are written: the findings themselves only read a run.
-func (r *Run) SetFindings(findings []Finding, limits []JobLimit) {
-	for i := range r.Jobs {
+// WithFindings returns a copy of the run with what the findings derived stored in it: each job's limit and
+// its evidence (limits holds one per job, in the run's order), the findings, and the verdict (their
+// sentences, the headline first). It leaves the run as it is; findings.Judge is its one caller, and what
+// it returns is what run.json writes. The copy has jobs of its own; what it never writes (samples, devices,
+// the environment) it shares with the run.
+func (r *Run) WithFindings(findings []Finding, limits []JobLimit) *Run {
+	cp := *r
+	cp.Jobs = slices.Clone(r.Jobs)
+	for i := range cp.Jobs {
 		var l JobLimit
 		if i < len(limits) {
 			l = limits[i]
 		}
-		r.Jobs[i].Limit, r.Jobs[i].LimitEvidence = l.Limit, l.Evidence
+		cp.Jobs[i].Limit, cp.Jobs[i].LimitEvidence = l.Limit, l.Evidence
 	}
-	r.Findings = findings
-	r.Verdict = make([]string, len(findings))
+	cp.Findings = findings
+	cp.Verdict = make([]string, len(findings))
 	for i, f := range findings {
-		r.Verdict[i] = f.Sentence
+		cp.Verdict[i] = f.Sentence
 	}
-}
-
-// WithFindings returns a copy of the run with the findings stored as SetFindings stores them, and leaves
-// the run as it is: a checkpoint renders a run the engine is still writing. The copy has strategies of its
-// own; what SetFindings never writes (samples, devices, the environment) it shares with the run.
-func (r *Run) WithFindings(findings []Finding, limits []JobLimit) *Run {
-	cp := *r
-	cp.Jobs = slices.Clone(r.Jobs)
-	cp.SetFindings(findings, limits)
 	return &cp
 }
 

@@ -1,7 +1,6 @@
 package result
 
 import (
-	"maps"
 	"reflect"
 	"slices"
 	"testing"
@@ -154,28 +153,6 @@ func TestReplicationNeedsPlacedMemory(t *testing.T) {
 		if got != c.want || ok != c.ok {
 			t.Errorf("%s: Replication() = %g, %v; want %g, %v", c.name, got, ok, c.want, c.ok)
 		}
-	}
-}
-
-// SetFindings stores each strategy's limit from the list in order (strategies past its end get none), the
-// findings as given, and their sentences as the verdict.
-func TestSetFindingsStoresLimitsFindingsAndVerdict(t *testing.T) {
-	r := &Run{Jobs: []JobResult{{Strategy: Shared, Limit: LimitUnknown}, {Strategy: PerDevice, Limit: LimitUnknown}}}
-	ev := map[string]float64{"allocations": 64}
-	findings := []Finding{{Kind: FindingHeadline, Sentence: "first"}, {Kind: FindingLimit, Sentence: "second"}}
-	r.SetFindings(findings, []JobLimit{{Limit: LimitDeviceMemory, Evidence: ev}})
-	if r.Jobs[0].Limit != LimitDeviceMemory || !maps.Equal(r.Jobs[0].LimitEvidence, ev) {
-		t.Errorf("strategy 0: limit %q evidence %v, want %q %v", r.Jobs[0].Limit, r.Jobs[0].LimitEvidence, LimitDeviceMemory, ev)
-	}
-	if r.Jobs[1].Limit != "" || r.Jobs[1].LimitEvidence != nil {
-		t.Errorf("strategy 1 has no limit in the list, yet keeps %q %v", r.Jobs[1].Limit, r.Jobs[1].LimitEvidence)
-	}
-	if !reflect.DeepEqual(r.Findings, findings) || !slices.Equal(r.Verdict, []string{"first", "second"}) {
-		t.Errorf("findings %v verdict %q, want the findings and their sentences in order", r.Findings, r.Verdict)
-	}
-	r.SetFindings(nil, nil)
-	if r.Verdict == nil || len(r.Verdict) != 0 {
-		t.Errorf("no findings: verdict %#v, want an empty list (the field is not omitted)", r.Verdict)
 	}
 }
 

@@ -273,13 +273,15 @@ func (s *TraceSample) ProgramBytes(dev int) (uint64, bool) {
 // MaxTraceSteps bounds the sequence a trace keeps (identical calls in a row take one step).
 const MaxTraceSteps = 20000
 
-// SetFindings stores what the findings derived from the trace (findings.DeriveTrace): the one place they
-// are written into it.
-func (t *Trace) SetFindings(verdict []string, limit Limit, evidence map[string]float64) {
-	t.Verdict, t.Limit, t.LimitEvidence = verdict, limit, evidence
-	if t.Verdict == nil {
-		t.Verdict = []string{}
+// WithFindings returns a copy of the trace with what the findings derived stored in it (the verdict, the
+// limit and its evidence); it leaves the trace as it is. findings.JudgeTrace is its one caller.
+func (t *Trace) WithFindings(verdict []string, limit JobLimit) *Trace {
+	cp := *t
+	cp.Verdict, cp.Limit, cp.LimitEvidence = verdict, limit.Limit, limit.Evidence
+	if cp.Verdict == nil {
+		cp.Verdict = []string{}
 	}
+	return &cp
 }
 
 // LoadTrace reads a trace document, or returns nil without an error when the file is a JSON document of

@@ -106,18 +106,20 @@ func TestProgramBytesByDevice(t *testing.T) {
 	}
 }
 
-// The trace's findings are stored as given, and a nil verdict becomes an empty one, so the field is a list
-// in the JSON.
-func TestTraceSetFindings(t *testing.T) {
-	tr := &Trace{}
+// WithFindings gives a copy holding the verdict and limit as given, a nil verdict as an empty one (the
+// field is a list in the JSON), and leaves the trace it copied as it was.
+func TestTraceWithFindings(t *testing.T) {
+	tr := &Trace{Verdict: []string{"old"}}
 	ev := map[string]float64{"device_used_bytes": 1}
-	tr.SetFindings([]string{"first", "second"}, LimitDeviceMemory, ev)
-	if !slices.Equal(tr.Verdict, []string{"first", "second"}) || tr.Limit != LimitDeviceMemory || !reflect.DeepEqual(tr.LimitEvidence, ev) {
-		t.Errorf("verdict %q limit %q evidence %v, want them as given", tr.Verdict, tr.Limit, tr.LimitEvidence)
+	cp := tr.WithFindings([]string{"first", "second"}, JobLimit{Limit: LimitDeviceMemory, Evidence: ev})
+	if !slices.Equal(cp.Verdict, []string{"first", "second"}) || cp.Limit != LimitDeviceMemory || !reflect.DeepEqual(cp.LimitEvidence, ev) {
+		t.Errorf("verdict %q limit %q evidence %v, want them as given", cp.Verdict, cp.Limit, cp.LimitEvidence)
 	}
-	tr.SetFindings(nil, "", nil)
-	if tr.Verdict == nil || len(tr.Verdict) != 0 || tr.Limit != "" {
-		t.Errorf("no findings: verdict %#v limit %q, want an empty verdict and no limit", tr.Verdict, tr.Limit)
+	if !slices.Equal(tr.Verdict, []string{"old"}) || tr.Limit != "" {
+		t.Errorf("the trace copied became verdict %q limit %q, want it as it was", tr.Verdict, tr.Limit)
+	}
+	if none := tr.WithFindings(nil, JobLimit{}); none.Verdict == nil || len(none.Verdict) != 0 || none.Limit != "" {
+		t.Errorf("no findings: verdict %#v limit %q, want an empty verdict and no limit", none.Verdict, none.Limit)
 	}
 }
 

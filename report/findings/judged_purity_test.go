@@ -1,0 +1,147 @@
+package findings
+
+import (
+	"go/ast"
+	"go/importer"
+	"go/parser"
+	"go/token"
+	"go/types"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// storedJudgement is every field of the model that holds what a judgement said (a stored verdict, findings,
+// a job's limit), by type: a run.json, trace.json, largest.json or remedy.json carries them for its readers,
+// but a renderer or a command that read them back could print a verdict the numbers no longer support.
+var storedJudgement = map[string][]string{
+	"Run":       {"Verdict", "Findings"},
+	"JobResult": {"Limit", "LimitEvidence"},
+	"Trace":     {"Verdict", "Limit", "LimitEvidence"},
+	"Largest":   {"Verdict"},
+	"Remedy":    {"Verdict"},
+}
+
+// judgedOnly is the file that makes Judged and JudgedTrace, the one place that stores findings into a copy
+// of a result (WithFindings) and reads them back.
+const judgedOnly = "judged.go"
+
+// No renderer, command or finding reads a stored judgement: what a run, a trace, a largest or a remedy says
+// is derived each time (Judge, JudgeTrace, LargestVerdicts, RemedyVerdict), and only Judge stores findings
+// into a copy with WithFindings. A field may be written (a command fills the JSON it writes), never read.
+func TestNothingReadsAStoredJudgement(t *testing.T) {
+	checked := 0
+	for _, dir := range []string{".", "..", filepath.Join("..", "..", "cmd", "clmemprobe")} {
+		fset, files, info, pkg := typeCheck(t, dir)
+		stored := storedFields(t, pkg)
+		for _, f := range files {
+			name := filepath.Base(fset.Position(f.Pos()).Filename)
+			written := writtenSelectors(f)
+			ast.Inspect(f, func(n ast.Node) bool {
+				sel, ok := n.(*ast.SelectorExpr)
+				if !ok {
+					return true
+				}
+				s, ok := info.Selections[sel]
+				if !ok {
+					return true
+				}
+				what, ok := stored[s.Obj()]
+				if !ok {
+					return true
+				}
+				checked++
+				switch {
+				case name == judgedOnly:
+				case strings.HasSuffix(what, ".WithFindings"):
+					t.Errorf("%s: stores findings with %s; only findings.Judge and JudgeTrace do (judge the result instead)", fset.Position(sel.Pos()), what)
+				case !written[sel]:
+					t.Errorf("%s: reads the stored %s; derive it (findings.Judge and its Verdict, Findings and Limit)", fset.Position(sel.Pos()), what)
+				}
+				return true
+			})
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no use of a stored judgement found, not even judged.go's: the check looks at nothing")
+	}
+}
+
+// typeCheck parses and type-checks the package in dir, its test files left out.
+func typeCheck(t *testing.T, dir string) (*token.FileSet, []*ast.File, *types.Info, *types.Package) {
+	t.Helper()
+	fset := token.NewFileSet()
+	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []*ast.File
+	for _, name := range names {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f)
+	}
+	if len(files) == 0 {
+		t.Fatalf("%s: no Go files", dir)
+	}
+	info := &types.Info{Selections: map[*ast.SelectorExpr]*types.Selection{}}
+	conf := types.Config{Importer: importer.ForCompiler(fset, "source", nil)}
+	pkg, err := conf.Check(files[0].Name.Name, fset, files, info)
+	if err != nil {
+		t.Fatalf("%s: %v", dir, err)
+	}
+	return fset, files, info, pkg
+}
+
+// storedFields is the objects of storedJudgement's fields and of the WithFindings methods, in the model
+// package as pkg imports it (a promoted field is the same object, so a row embedding a job is covered),
+// each with its "result.Type.Field" name.
+func storedFields(t *testing.T, pkg *types.Package) map[types.Object]string {
+	t.Helper()
+	var model *types.Package
+	for _, p := range pkg.Imports() {
+		if p.Path() == "github.com/clmemprobe/clmemprobe/report/result" {
+			model = p
+		}
+	}
+	if model == nil {
+		t.Fatalf("%s does not import the model", pkg.Path())
+	}
+	out := map[types.Object]string{}
+	for typ, fields := range storedJudgement {
+		obj := model.Scope().Lookup(typ)
+		if obj == nil {
+			t.Fatalf("result.%s: no such type", typ)
+		}
+		for _, name := range append(fields, "WithFindings") {
+			if f, _, _ := types.LookupFieldOrMethod(types.NewPointer(obj.Type()), true, model, name); f != nil {
+				out[f] = "result." + typ + "." + name
+			} else if name != "WithFindings" {
+				t.Fatalf("result.%s.%s: no such field", typ, name)
+			}
+		}
+	}
+	return out
+}
+
+// writtenSelectors is every selector f assigns to as a whole (x.Verdict = ...), which writes a field
+// without reading it.
+func writtenSelectors(f *ast.File) map[*ast.SelectorExpr]bool {
+	out := map[*ast.SelectorExpr]bool{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if a, ok := n.(*ast.AssignStmt); ok && a.Tok == token.ASSIGN {
+			for _, l := range a.Lhs {
+				if sel, ok := l.(*ast.SelectorExpr); ok {
+					out[sel] = true
+				}
+			}
+		}
+		return true
+	})
+	return out
+}

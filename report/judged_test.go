@@ -1,0 +1,18 @@
+package report
+
+import (
+	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// judged is what the commands hand the renderers: a run or a trace judged (findings.Judge), any other
+// document as it is.
+func judged(doc any) any {
+	switch d := doc.(type) {
+	case *result.Run:
+		return findings.Judge(d)
+	case *result.Trace:
+		return findings.JudgeTrace(d)
+	}
+	return doc
+}
