@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/report"
-	"github.com/clmemprobe/clmemprobe/report/promcheck"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/promcheck"
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
