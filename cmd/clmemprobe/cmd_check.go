@@ -66,7 +66,7 @@ than the recorded one is bad input; a different driver is noted, not judged.
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "expect", Destination: &o.Expect, Usage: "the expectations file (or a run.json) to hold this node to"},
 			&cli.StringFlag{Name: "time-limit", Aliases: []string{"budget"}, Value: "50s", Destination: &o.TimeLimit, Usage: "the most time the whole check may take (--budget is its old name)"},
-			&cli.StringFlag{Name: "tolerance", Value: "10%", Destination: &o.Tolerance, Usage: "how far below the expected threshold a job may end and still be healthy"},
+			&cli.StringFlag{Name: "tolerance", Value: comparison.TolerancePercent, Destination: &o.Tolerance, Usage: "how far below the expected threshold a job may end and still be healthy"},
 			&cli.BoolFlag{Name: "record", Destination: &o.Record, Usage: "write the expectations of RUN.json (or a run's folder) to --output, or stdout, instead of checking; an interrupted run, one with a job the host guard, Ctrl-C or --timeout stopped (its thresholds are not the runtime's), or one with a job that crashed or hung (check fails every crash and hang) is refused (exit 2)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Destination: &o.Output, Usage: "with --record: the expectations file to write (default: stdout)"},
 			&cli.StringFlag{Name: "prom", Destination: &o.Prom, Usage: "also write the check's run as Prometheus metrics to this file, replaced atomically"},

@@ -42,7 +42,7 @@ those are not compared).
 
 ` + exitCodesOne("a threshold regressed beyond the tolerance", exitOK, exitRegression, exitUsage, exitOutput),
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "tolerance", Value: "10%", Destination: &o.Tolerance, Usage: "allowed change before it counts, as a percentage"},
+			&cli.StringFlag{Name: "tolerance", Value: comparison.TolerancePercent, Destination: &o.Tolerance, Usage: "allowed change before it counts, as a percentage"},
 			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: strings.Join(report.Names(report.KindComparison), ", ")},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Destination: &o.Output, Usage: "write to this file instead of stdout"},
 			&cli.BoolFlag{Name: "wide", Destination: &o.Wide, Usage: "show every column of a table, however wide the terminal"},

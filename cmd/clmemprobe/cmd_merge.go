@@ -55,7 +55,7 @@ nodes shows its outliers and a count of the healthy others (--all: every node); 
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: strings.Join(report.Names(report.KindFleet), ", ")},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Destination: &o.Output, Usage: "write to this file instead of stdout (png needs it, or a redirected stdout)"},
-			&cli.StringFlag{Name: "tolerance", Value: "10%", Destination: &o.Tolerance, Usage: "how far from its job's median a node may be before it is an outlier, as a percentage"},
+			&cli.StringFlag{Name: "tolerance", Value: comparison.TolerancePercent, Destination: &o.Tolerance, Usage: "how far from its job's median a node may be before it is an outlier, as a percentage"},
 			&cli.BoolFlag{Name: "wide", Destination: &o.Wide, Usage: "show every column of a table, however wide the terminal"},
 			&cli.BoolFlag{Name: "all", Destination: &o.All, Usage: "show every node of a large job in a table or markdown, not only its outliers"},
 		},

@@ -59,6 +59,18 @@ func (k Key) job(st result.Strategy, size uint64, variant, flags string) Key {
 	return k
 }
 
+// WithVariant is the key of the same job under variant v, as a job records it ("" for the default).
+func (k Key) WithVariant(v string) Key {
+	k.Variant = result.VariantName(v)
+	return k
+}
+
+// WithFlags is the key of the same job with the flags f, as a job records them ("" for read-write).
+func (k Key) WithFlags(f string) Key {
+	k.Flags = result.FlagsName(f)
+	return k
+}
+
 // JobVariant is the key's variant as a job records it in a result: "" for the default.
 func (k Key) JobVariant() string { return result.JobVariant(k.Variant) }
 

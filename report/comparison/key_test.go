@@ -26,3 +26,22 @@ func TestKeysOfTheDefaultVariant(t *testing.T) {
 		t.Errorf("another variant keyed as the default: %+v", k)
 	}
 }
+
+// A job's counterpart under the default variant or with read-write flags has the key the run gives that
+// counterpart, whichever way the variant and flags were written.
+func TestKeyOfTheCounterpart(t *testing.T) {
+	r := fixture.Run(t)
+	other := cloneWith(r, func(s *result.JobResult) { s.Variant, s.Flags = "pool-off", "read-only" })
+	plain, moved := Keys(r), Keys(other)
+	for i := range plain {
+		if moved[i] == plain[i] {
+			t.Fatalf("job %d: another variant and flags keyed as the job itself", i)
+		}
+		if got := moved[i].WithVariant("").WithFlags(r.Jobs[i].Flags); got != plain[i] {
+			t.Errorf("job %d: counterpart %+v, want %+v", i, got, plain[i])
+		}
+		if got := moved[i].WithVariant(result.DefaultVariant).WithFlags(result.FlagsName(r.Jobs[i].Flags)); got != plain[i] {
+			t.Errorf("job %d: counterpart by the written names %+v, want %+v", i, got, plain[i])
+		}
+	}
+}

@@ -2,13 +2,29 @@ package comparison
 
 import (
 	"math"
+	"strconv"
 
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
-// The rules compare, merge and check judge by. A tolerance is a fraction (0.1 is 10%) of the reference
-// figure: the baseline's (compare), the group's median (merge) or the recorded one (check). What counts as
-// noise in a cost is result.NoiseFraction of the buffer size.
+// The rules every comparison of two jobs judges by: compare, merge and check, and the findings that set a
+// variant, a flag set or the probe's loop (run --like) beside a job. A tolerance is a fraction (0.1 is 10%)
+// of the reference figure: the baseline's (compare), the group's median (merge), the recorded one (check),
+// the default variant's or the read-write job's (findings). What counts as noise in a cost is
+// result.NoiseFraction of the buffer size. Which jobs are compared at all is the Key's to say.
+
+// Tolerance is how far a count or a cost may move from its reference, as a fraction of it, before a
+// comparison says it moved: about the run-to-run scatter of a runtime's limits. It is the default of
+// compare, merge and check's --tolerance, and the findings of variants, flags, costs, run --like and
+// remedy use it as it is.
+const Tolerance = 0.10
+
+// TolerancePercent is Tolerance as the --tolerance flags write their default ("10%").
+var TolerancePercent = strconv.FormatFloat(100*Tolerance, 'f', -1, 64) + "%"
+
+// Moved reports whether got differs from ref, either way, by more than the tolerance of ref's size:
+// |got − ref| > tol × |ref|. For a positive ref it is Below or Above.
+func Moved(got, ref, tol float64) bool { return math.Abs(got-ref) > tol*math.Abs(ref) }
 
 // Below reports whether a threshold got fell short of its reference ref by more than the tolerance:
 // ref − got > tol × ref. A tolerance of 100% or more accepts any count.

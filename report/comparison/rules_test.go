@@ -1,6 +1,7 @@
 package comparison
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -33,10 +34,30 @@ func TestThresholdRules(t *testing.T) {
 			if got := Above(c.got, c.ref, c.tol); got != c.above {
 				t.Errorf("Above(%v, %v, %v) = %v", c.got, c.ref, c.tol, got)
 			}
+			// Moved is either of them against a reference above 0.
+			if got := Moved(c.got, c.ref, c.tol); c.ref > 0 && got != (c.below || c.above) {
+				t.Errorf("Moved(%v, %v, %v) = %v, want Below or Above", c.got, c.ref, c.tol, got)
+			}
 		})
 	}
 	if c := Change(5, 0); !math.IsInf(c, 1) || Change(0, 0) != 0 || Change(50, 100) != -0.5 {
 		t.Errorf("Change: %v, %v, %v", c, Change(0, 0), Change(50, 100))
+	}
+}
+
+// Moved measures the tolerance against the reference's size, so a negative cost (a buffer that gave memory
+// back) moves by the same rule as a positive one; and the flags' default says the tolerance.
+func TestMovedEitherSign(t *testing.T) {
+	for _, c := range []struct {
+		got, ref float64
+		want     bool
+	}{{-95, -100, false}, {-89, -100, true}, {-111, -100, true}, {0, 0, false}, {1, 0, true}} {
+		if got := Moved(c.got, c.ref, Tolerance); got != c.want {
+			t.Errorf("Moved(%v, %v, %v) = %v, want %v", c.got, c.ref, Tolerance, got, c.want)
+		}
+	}
+	if want := fmt.Sprintf("%g%%", 100*Tolerance); TolerancePercent != want {
+		t.Errorf("TolerancePercent = %q, want %q", TolerancePercent, want)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/clmemprobe/clmemprobe/report/comparison"
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/clmemprobe/clmemprobe/report/units"
 )
@@ -140,12 +141,12 @@ type outsideRSS struct {
 }
 
 // outsideRSS says what each buffer held outside the process: one finding for the strategies the same
-// signal read within variantMoved of each other, their figures as ranges.
+// signal read within the comparisons' tolerance of each other, their figures as ranges.
 func (d *deriver) outsideRSS(all []outsideRSS, size uint64) {
 	for len(all) > 0 {
 		first, same, rest := all[0], all[:0:0], all[:0:0]
 		for _, o := range all {
-			if o.signal == first.signal && math.Abs(o.out-first.out) <= variantMoved*math.Abs(first.out) {
+			if o.signal == first.signal && !comparison.Moved(o.out, first.out, comparison.Tolerance) {
 				same = append(same, o)
 			} else {
 				rest = append(rest, o)

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/clmemprobe/clmemprobe/report/comparison"
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/clmemprobe/clmemprobe/report/units"
 )
@@ -549,26 +550,28 @@ func lowerFirst(s string) string {
 	return strings.ToLower(s[:1]) + s[1:]
 }
 
-// variantMoved is how much a variant moves a threshold before the findings say so.
-const variantMoved = 0.10
+// countMoved reports whether a job's count moved from its reference job's by more than the comparisons'
+// tolerance; a reference that placed nothing moves by nothing, as a change from it cannot be told.
+func countMoved(got, ref uint64) bool {
+	return ref > 0 && comparison.Moved(float64(got), float64(ref), comparison.Tolerance)
+}
+
+// jobsByKey is the run's jobs by their comparison keys, and each job's key in the run's order: a job's
+// counterpart under another variant or with other flags is found by its key, as compare finds it.
+func jobsByKey(r *result.Run) (map[comparison.Key]*result.JobResult, []comparison.Key) {
+	keys := comparison.Keys(r)
+	by := make(map[comparison.Key]*result.JobResult, len(keys))
+	for i, k := range keys {
+		by[k] = &r.Jobs[i]
+	}
+	return by, keys
+}
 
 // variantEffects compares every variant with the first (the default, unless left out): which strategy's
 // threshold or outcome each variant moved, and by how much; and where a variant makes two strategies that
 // differed reach the same, that its settings account for the difference.
 func variantEffects(r *result.Run, variants []string) []result.Finding {
-	type key struct {
-		st    result.Strategy
-		size  uint64
-		flags string
-	}
-	byVariant := map[string]map[key]*result.JobResult{}
-	for i := range r.Jobs {
-		s := &r.Jobs[i]
-		if byVariant[s.Variant] == nil {
-			byVariant[s.Variant] = map[key]*result.JobResult{}
-		}
-		byVariant[s.Variant][key{s.Strategy, s.SizeBytes, s.Flags}] = s
-	}
+	byKey, keys := jobsByKey(r)
 	base := variants[0]
 	baseName := "the default"
 	if base != "" {
@@ -577,11 +580,11 @@ func variantEffects(r *result.Run, variants []string) []result.Finding {
 	var out []result.Finding
 	for _, v := range variants[1:] {
 		moved := 0
-		for _, s := range r.Jobs {
+		for i, s := range r.Jobs {
 			if s.Variant != v {
 				continue
 			}
-			b := byVariant[base][key{s.Strategy, s.SizeBytes, s.Flags}]
+			b := byKey[keys[i].WithVariant(base)]
 			if b == nil || s.Outcome == result.OutcomeUnsupported || b.Outcome == result.OutcomeUnsupported {
 				continue
 			}
@@ -596,18 +599,18 @@ func variantEffects(r *result.Run, variants []string) []result.Finding {
 			if b.AllocationsOK > 0 {
 				change = float64(s.AllocationsOK)/float64(b.AllocationsOK) - 1
 			}
-			if math.Abs(change) <= variantMoved && s.Outcome == b.Outcome {
+			if !countMoved(s.AllocationsOK, b.AllocationsOK) && s.Outcome == b.Outcome {
 				continue
 			}
 			moved++
 			sentence := fmt.Sprintf("with %s, %s %s at #%d where %s %s at #%d (%+.1f%%)", variantLabel(r, v), s.Strategy, endVerb(&s), s.AllocationsOK,
 				baseName, endVerb(b), b.AllocationsOK, 100*change)
 			// Does the variant make it reach what another strategy reaches, where under the base they differed?
-			for _, o := range r.Jobs {
-				if o.Variant != v || o.Strategy == s.Strategy || o.SizeBytes != s.SizeBytes || o.Flags != s.Flags {
+			for oi, o := range r.Jobs {
+				if o.Variant != v || o.Strategy == s.Strategy || o.SizeBytes != s.SizeBytes || keys[oi].Flags != keys[i].Flags {
 					continue
 				}
-				ob := byVariant[base][key{o.Strategy, o.SizeBytes, o.Flags}]
+				ob := byKey[keys[oi].WithVariant(base)]
 				if ob == nil || o.AllocationsOK == 0 || b.AllocationsOK == 0 || ob.AllocationsOK == 0 {
 					continue
 				}
@@ -628,7 +631,7 @@ func variantEffects(r *result.Run, variants []string) []result.Finding {
 		}
 		if moved == 0 {
 			out = append(out, result.Finding{Kind: result.FindingVariant, Variant: v,
-				Sentence: capitalize(fmt.Sprintf("with %s, no strategy's threshold or outcome moved by more than %.0f%% from %s.", variantLabel(r, v), 100*variantMoved, baseName))})
+				Sentence: capitalize(fmt.Sprintf("with %s, no strategy's threshold or outcome moved by more than %.0f%% from %s.", variantLabel(r, v), 100*comparison.Tolerance, baseName))})
 		}
 	}
 	return out

@@ -2,10 +2,10 @@ package findings
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
+	"github.com/clmemprobe/clmemprobe/report/comparison"
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/clmemprobe/clmemprobe/report/units"
 )
@@ -46,21 +46,12 @@ func vendorNote(recorded string) string {
 // flagEffects compares each job run with other flags against the same job with the default read-write
 // flags: the host memory each buffer took (less, for use-host-ptr, the block the tool allocated as the
 // buffer's storage, which any program using the flag allocates too), and how far the job got. The
-// strategies of one flag set whose reach the flags did not move, and whose costs are within variantMoved of
+// strategies of one flag set whose reach the flags did not move, and whose costs are within the comparisons' tolerance of
 // each other, share one finding, their figures given as a range: the flag set is the fact, and the
 // strategies' small differences are not news.
 func flagEffects(r *result.Run) []result.Finding {
-	type key struct {
-		st      result.Strategy
-		size    uint64
-		variant string
-	}
-	base := map[key]*result.JobResult{}
-	for i := range r.Jobs {
-		if s := &r.Jobs[i]; s.Flags == "" {
-			base[key{s.Strategy, s.SizeBytes, s.Variant}] = s
-		}
-	}
+	byKey, keys := jobsByKey(r)
+	readWrite := result.FlagsName("")
 	type setKey struct {
 		flags, variant string
 		size           uint64
@@ -70,10 +61,10 @@ func flagEffects(r *result.Run) []result.Finding {
 	var out []result.Finding
 	for i := range r.Jobs {
 		s := &r.Jobs[i]
-		if s.Flags == "" {
+		if keys[i].Flags == readWrite {
 			continue
 		}
-		e, ok := newFlagEffect(s, base[key{s.Strategy, s.SizeBytes, s.Variant}])
+		e, ok := newFlagEffect(s, byKey[keys[i].WithFlags("")])
 		if !ok {
 			continue
 		}
@@ -88,12 +79,12 @@ func flagEffects(r *result.Run) []result.Finding {
 		sets[k] = append(sets[k], e)
 	}
 	for _, k := range order {
-		// Strategies whose costs under the set differ by more than variantMoved are told apart: a range
+		// Strategies whose costs under the set differ by more than the tolerance are told apart: a range
 		// from 313 B to 1.01 MiB would say nothing of either.
 		for rest := sets[k]; len(rest) > 0; {
 			var near, far []flagEffect
 			for _, e := range rest {
-				if math.Abs(e.host-rest[0].host) <= variantMoved*math.Abs(rest[0].host) {
+				if !comparison.Moved(e.host, rest[0].host, comparison.Tolerance) {
 					near = append(near, e)
 				} else {
 					far = append(far, e)
@@ -133,7 +124,7 @@ func newFlagEffect(s, b *result.JobResult) (flagEffect, bool) {
 	if b != nil && (b.Fit == nil || b.Fit.OK) && b.AllocationsOK > 0 {
 		e.readWrite, e.hasReadWrite = b.HostBytesPerBuffer, true
 		change := float64(s.AllocationsOK)/float64(b.AllocationsOK) - 1
-		if math.Abs(change) > variantMoved || s.Outcome != b.Outcome {
+		if countMoved(s.AllocationsOK, b.AllocationsOK) || s.Outcome != b.Outcome {
 			e.movedOK, e.movedRW = s.AllocationsOK, b.AllocationsOK
 			e.moved = fmt.Sprintf("; it %s at #%d where read-write %s at #%d (%+.1f%%)", endVerb(s), s.AllocationsOK, endVerb(b), b.AllocationsOK, 100*change)
 		}

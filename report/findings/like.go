@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/clmemprobe/clmemprobe/report/comparison"
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/clmemprobe/clmemprobe/report/units"
 )
@@ -46,16 +47,9 @@ func likeFinding(r *result.Run) (result.Finding, bool) {
 		ev["shared_bytes"], ev["per_device_bytes"] = float64(shared.BytesOK), float64(perDevice.BytesOK)
 		sentence += fmt.Sprintf("; one context per device reached %s where one shared context reached %s: the program's context over %d devices is its limit, and one context per device would let it go on past where it failed",
 			units.Bytes(perDevice.BytesOK), units.Bytes(shared.BytesOK), l.ContextDevices)
-	case within(float64(shared.BytesOK), float64(l.LiveBytes), likeSame):
+	case l.LiveBytes > 0 && !comparison.Moved(float64(shared.BytesOK), float64(l.LiveBytes), comparison.Tolerance):
 		ev["shared_bytes"] = float64(shared.BytesOK)
-		sentence += "; the probe's shared context failed where the program did (within 10%): the runtime's limit, which the program meets as the probe's loop does"
+		sentence += "; the probe's shared context failed where the program did (within " + comparison.TolerancePercent + "): the runtime's limit, which the program meets as the probe's loop does"
 	}
 	return result.Finding{Kind: result.FindingLike, Sizes: []uint64{l.Sizes[0]}, Flags: flags, Sentence: sentence + ".", Evidence: ev}, true
-}
-
-// likeSame is how close the probe's bytes must come to the program's live bytes to be the same limit.
-const likeSame = 0.10
-
-func within(got, want, tol float64) bool {
-	return want > 0 && got >= want*(1-tol) && got <= want*(1+tol)
 }

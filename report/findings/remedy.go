@@ -5,13 +5,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/clmemprobe/clmemprobe/report/comparison"
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/clmemprobe/clmemprobe/report/units"
 )
-
-// helpsBy is how much further than the baseline a change must go to count as helping: within it, the
-// run-to-run scatter of a runtime's limits.
-const helpsBy = 1.10
 
 // RankRemedies judges a remedy search: each change's gain against the baseline and whether it lifts the
 // failure, the changes ordered by that (lifting first, then the largest gain, then the smallest change),
@@ -67,7 +64,7 @@ func remedyHeadline(r *result.Remedy) string {
 			unsupported = append(unsupported, j)
 		case j.Lifts:
 			lifts = append(lifts, j)
-		case j.Gain >= helpsBy:
+		case comparison.Above(j.Gain, 1, comparison.Tolerance): // within the tolerance, the runtime's own scatter
 			helps = append(helps, j)
 		default:
 			none = append(none, j)
