@@ -287,16 +287,11 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) err
 // checkPlan is the plan of the recorded jobs on this node's matching platform and devices, each job given
 // an equal share of the time left.
 func checkPlan(req *checkRequest, exp *result.Expectations, inv result.Inventory, left time.Duration) (probe.Plan, error) {
-	p := probe.Plan{Library: req.library, Strategies: exp.Strategies(), Sizes: exp.Sizes(), MaxAllocs: exp.MaxAllocs, MaxBytes: exp.MaxBytes,
-		Touch: exp.Touch, Variants: exp.Variants, HostReserve: probe.DefaultHostReserve(), SampleInterval: 10 * time.Millisecond, Command: req.command, ToolVersion: version}
-	var err error
-	for _, name := range exp.FlagSets {
-		f, err := result.ParseMemFlags(name)
-		if err != nil {
-			return p, usageErr("the expectations' flag set %q: %v", name, err)
-		}
-		p.FlagSets = append(p.FlagSets, f)
+	p, err := probe.ExpectedPlan(exp, left)
+	if err != nil {
+		return p, usageErr("%v", err)
 	}
+	p.Library, p.Command, p.ToolVersion = req.library, req.command, version
 	// A platform or a device the node had when it was recorded and lacks now is a node without its GPU:
 	// no OpenCL for what it is there for (exit 3), which a scheduler drains like any failed check.
 	if p.Platform, err = selectPlatform(inv, exp.Platform); err != nil {
@@ -312,7 +307,5 @@ func checkPlan(req *checkRequest, exp *result.Expectations, inv result.Inventory
 	if model := result.DeviceModel(devs); model != exp.DeviceModel {
 		return p, usageErr("this node has %s where the expectations were recorded on %s: give this node its own expectations", model, exp.DeviceModel)
 	}
-	share := (left / time.Duration(len(p.Strategies)*len(p.Sizes)*max(1, len(p.Variants))*max(1, len(p.FlagSets)))).Truncate(10 * time.Millisecond)
-	p.Limits = probe.Limits{Setup: min(share, 60*time.Second), Hang: min(share, 60*time.Second), Total: share}
 	return p, nil
 }

@@ -168,25 +168,9 @@ func remedyBase(req *runRequest, inv result.Inventory, from *result.Run) (probe.
 			break
 		}
 	}
-	flags, err := result.JobFlags(s.Flags)
-	if err != nil {
-		return p, usageErr("the run's flags %q: %v", s.Flags, err)
+	if p, err = probe.JobPlan(p, c, s); err != nil {
+		return p, usageErr("%v", err)
 	}
-	p.Platform, p.Devices, p.Touch, p.MaxAllocs, p.MaxBytes, p.PoolSize = c.Platform, c.Devices, c.Touch, c.MaxAllocs, c.MaxBytes, c.PoolSize
-	p.Strategies, p.Sizes, p.FlagSets, p.Variants = []result.Strategy{s.Strategy}, []uint64{s.SizeBytes}, nil, nil
-	if s.Flags != "" {
-		p.FlagSets = []result.MemFlags{flags}
-	}
-	if s.Variant != "" {
-		p.Variants = []result.Variant{{Name: s.Variant, Settings: s.VariantSettings}}
-	}
-	if c.TimeoutSeconds > 0 {
-		p.Limits.Total = time.Duration(c.TimeoutSeconds * float64(time.Second))
-	}
-	if c.HangSeconds > 0 {
-		p.Limits.Hang = time.Duration(c.HangSeconds * float64(time.Second))
-	}
-	p.HostReserve = c.HostReserveByte
 	return p, nil
 }
 
