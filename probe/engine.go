@@ -273,18 +273,25 @@ func environment(root sample.Root, library string) *result.Environment {
 	return e
 }
 
-// The default host reserve: the larger of minHostReserve and one hostReserveShare-th of RAM (5%).
+// The default host reserve: the larger of defaultReserveFloor and one hostReserveShare-th of RAM (5%).
 const (
-	minHostReserve   = 1 << 30
-	hostReserveShare = 20
+	defaultReserveFloor = 1 << 30
+	hostReserveShare    = 20
 )
+
+// LeastHostReserve is the least reserve the host guard takes. The parent kills a stuck worker at half the
+// reserve, and the kernel keeps its own watermark free (vm.min_free_kbytes: up to 64 MiB by default) with
+// reclaim and the OOM killer starting near it: below 64 MiB the guard's stop and the parent's kill would
+// come after the kernel has acted, protecting nothing. A guard stop within 5 ms of reading (a fill loop
+// moves a few MiB in that time) also needs room.
+const LeastHostReserve = 64 << 20
 
 // DefaultHostReserve is the larger of 1 GiB and 5% of RAM.
 func DefaultHostReserve() uint64 { return defaultHostReserve(sample.System) }
 
 // defaultHostReserve is DefaultHostReserve of the host under root.
 func defaultHostReserve(root sample.Root) uint64 {
-	reserve := uint64(minHostReserve)
+	reserve := uint64(defaultReserveFloor)
 	if mi, err := root.Meminfo(); err == nil {
 		reserve = max(reserve, mi.Total/hostReserveShare)
 	}

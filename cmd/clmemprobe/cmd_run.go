@@ -129,7 +129,7 @@ func runFlags(o *runOptions) []cli.Flag {
 		&cli.StringFlag{Name: "timeout", Value: "10m", Destination: &o.Timeout, Usage: "time limit per strategy; past it the strategy is stopped"},
 		&cli.StringFlag{Name: "hang-timeout", Value: "60s", Destination: &o.HangTimeout, Usage: "a loop without progress for this long is declared hung"},
 		setupTimeoutFlag(&o.SetupTimeout),
-		&cli.StringFlag{Name: "host-reserve", Destination: &o.HostReserve, Usage: "stop a strategy before system available memory falls below this, and in a memory cgroup with a limit before its free memory falls below the smaller of this and a sixteenth of the limit; at least 64MiB (less cannot protect anything: the kernel acts first), or 0 to turn the guard off (default: the larger of 1GiB and 5% of RAM)"},
+		&cli.StringFlag{Name: "host-reserve", Destination: &o.HostReserve, Usage: "stop a strategy before system available memory falls below this, and in a memory cgroup with a limit before its free memory falls below the smaller of this and a sixteenth of the limit; at least " + units.Size(probe.LeastHostReserve) + " (less cannot protect anything: the kernel acts first), or 0 to turn the guard off (default: the larger of 1GiB and 5% of RAM)"},
 		&cli.StringFlag{Name: "sample-interval", Value: "10ms", Destination: &o.SampleInterval, Usage: "least time between memory samples (the host guard keeps its own 5 ms cadence)"},
 		&cli.StringFlag{Name: "out", Destination: &o.Out, Usage: "folder to write run.json, samples.jsonl (every sample, as it comes) and run.png into (created if missing; one run at a time)"},
 		&cli.StringFlag{Name: "prom", Destination: &o.Prom, Usage: "also write the result as Prometheus metrics to this file, replaced atomically (for node_exporter's textfile collector, name it *.prom)"},
@@ -377,20 +377,13 @@ func (o runOptions) parseLimits(p *probe.Plan) error {
 		if p.HostReserve, err = units.ParseSize(o.HostReserve); err != nil {
 			return usageErr("--host-reserve: %v (or 0 to turn the host guard off)", err)
 		}
-		if p.HostReserve < minHostReserve {
+		if p.HostReserve < probe.LeastHostReserve {
 			return usageErr("--host-reserve %s is too small to protect the machine: give at least %s (the kernel keeps tens of MiB free for itself and the OOM killer acts before available memory nears zero, so a smaller reserve would stop nothing), or 0 to turn the guard off",
-				o.HostReserve, units.Size(minHostReserve))
+				o.HostReserve, units.Size(probe.LeastHostReserve))
 		}
 	}
 	return nil
 }
-
-// minHostReserve is the least reserve the host guard takes. The parent kills a stuck worker at half the
-// reserve, and the kernel keeps its own watermark free (vm.min_free_kbytes: up to 64 MiB by default) with
-// reclaim and the OOM killer starting near it: below 64 MiB the guard's stop and the parent's kill would
-// come after the kernel has acted, protecting nothing. A guard stop within 5 ms of reading (a fill loop
-// moves a few MiB in that time) also needs room.
-const minHostReserve = 64 << 20
 
 // decimalNote says what a size typed in a decimal unit is, once: in OpenCL work a decimal unit is almost
 // always a slip for the binary one, but it may be meant, so it is said and not refused.
