@@ -223,7 +223,7 @@ func (j *FleetJob) summarize() {
 		}
 		counts[r.Outcome]++
 	}
-	j.MedianAllocs = units.Median(allocs)
+	j.MedianAllocs = Median(allocs)
 	if j.MedianAllocs > 0 {
 		j.Spread = float64(j.MaxAllocs-j.MinAllocs) / j.MedianAllocs
 	}
@@ -240,7 +240,7 @@ func medianOrNil(costs []float64) *float64 {
 	if len(costs) == 0 {
 		return nil
 	}
-	m := units.Median(costs)
+	m := Median(costs)
 	return &m
 }
 

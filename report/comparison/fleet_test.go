@@ -11,7 +11,6 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
 	"github.com/clmemprobe/clmemprobe/report/result"
-	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
 // node is the fixture as one node's result to merge (fixture.Node).
@@ -195,7 +194,7 @@ func agreesWithInputs(t *testing.T, driver string, j *FleetJob, in []FleetInput)
 			}
 		}
 	}
-	med := units.Median(counts)
+	med := Median(counts)
 	if j.MedianAllocs != med || float64(j.MinAllocs) != slices.Min(counts) || float64(j.MaxAllocs) != slices.Max(counts) || len(j.Rows) != len(counts) {
 		t.Errorf("%s %s: median %v range %d-%d rows %d; the inputs give %v, %v-%v, %d", driver, j.Strategy,
 			j.MedianAllocs, j.MinAllocs, j.MaxAllocs, len(j.Rows), med, slices.Min(counts), slices.Max(counts), len(counts))

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/clmemprobe/clmemprobe/report/comparison"
 	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/clmemprobe/clmemprobe/report/units"
 	"github.com/olekukonko/tablewriter"
@@ -163,10 +164,10 @@ func measure(tool, cloop string, platform, devices int, sc scenario, reps int) (
 		tSec, tRSS = append(tSec, s.LoopSeconds), append(tRSS, float64(s.PeakRSSBytes+run.ParentPeakRSSBytes))
 		startup = append(startup, run.StartupSeconds)
 	}
-	r.CSeconds, r.ToolSeconds, r.Startup = units.Median(cSec), units.Median(tSec), units.Median(startup)
+	r.CSeconds, r.ToolSeconds, r.Startup = comparison.Median(cSec), comparison.Median(tSec), comparison.Median(startup)
 	r.CRuns, r.ToolRuns = cSec, tSec
 	r.Ratio = r.ToolSeconds / r.CSeconds
-	r.CPeakRSS, r.ToolPeakRSS = uint64(units.Median(cRSS)), uint64(units.Median(tRSS))
+	r.CPeakRSS, r.ToolPeakRSS = uint64(comparison.Median(cRSS)), uint64(comparison.Median(tRSS))
 	r.ToolOwn = int64(r.ToolPeakRSS) - int64(r.CPeakRSS)
 	return r, nil
 }
