@@ -89,7 +89,7 @@ func typeCheck(t *testing.T, dir string) (*token.FileSet, []*ast.File, *types.In
 	if len(files) == 0 {
 		t.Fatalf("%s: no Go files", dir)
 	}
-	info := &types.Info{Selections: map[*ast.SelectorExpr]*types.Selection{}}
+	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Uses: map[*ast.Ident]types.Object{}, Selections: map[*ast.SelectorExpr]*types.Selection{}}
 	conf := types.Config{Importer: importer.ForCompiler(fset, "source", nil)}
 	pkg, err := conf.Check(files[0].Name.Name, fset, files, info)
 	if err != nil {

@@ -3,14 +3,10 @@ package findings
 import (
 	"encoding/json"
 	"go/ast"
-	"go/importer"
-	"go/parser"
 	"go/token"
 	"go/types"
 	"math/rand/v2"
-	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/report/result"
@@ -21,27 +17,7 @@ import (
 // place that stores what Derive returns). This is the vet-style half of the rule: every assignment, increment, delete and
 // clear whose target is reached through a value of those types is refused.
 func TestFindingsNeverWriteIntoARun(t *testing.T) {
-	fset := token.NewFileSet()
-	names, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var files []*ast.File
-	for _, name := range names {
-		if strings.HasSuffix(name, "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, f)
-	}
-	info := &types.Info{Types: map[ast.Expr]types.TypeAndValue{}, Uses: map[*ast.Ident]types.Object{}}
-	conf := types.Config{Importer: importer.ForCompiler(fset, "source", nil)}
-	if _, err := conf.Check("github.com/clmemprobe/clmemprobe/report/findings", fset, files, info); err != nil {
-		t.Fatal(err)
-	}
+	fset, files, info, _ := typeCheck(t, ".")
 	checked := 0
 	for _, f := range files {
 		ast.Inspect(f, func(n ast.Node) bool {
