@@ -78,9 +78,9 @@ func DeviceSamplerFor(ts []Target, root Root) (DeviceSampler, string) {
 // nvmlSampler reads NVIDIA devices, matched to OpenCL devices by PCI bus id, never by position.
 type nvmlSampler struct {
 	n     *nvml.NVML
-	byIdx map[int]nvml.Device
-	order []int
-	root  Root // where the processes' names are read (Processes)
+	order []int         // the run's device indices
+	devs  []nvml.Device // the NVML device of each, in that order
+	root  Root          // where the processes' names are read (Processes)
 }
 
 // OpenNVML opens NVML, or says in one line why it cannot, as every user of NVML reports it ("NVML:
@@ -101,7 +101,7 @@ func newNVMLSampler(ts []Target, root Root) (DeviceSampler, string) {
 	if n == nil {
 		return nil, why
 	}
-	s := &nvmlSampler{n: n, byIdx: map[int]nvml.Device{}, root: root}
+	s := &nvmlSampler{n: n, root: root}
 	for _, t := range ts {
 		if t.PCIBusID == "" {
 			n.Close()
@@ -110,8 +110,8 @@ func newNVMLSampler(ts []Target, root Root) (DeviceSampler, string) {
 		found := false
 		for _, d := range n.Devices {
 			if SamePCI(d.PCIBusID, t.PCIBusID) {
-				s.byIdx[t.Index], found = d, true
-				s.order = append(s.order, t.Index)
+				found = true
+				s.order, s.devs = append(s.order, t.Index), append(s.devs, d)
 			}
 		}
 		if !found {
@@ -128,15 +128,12 @@ func SamePCI(a, b string) bool { return pciKey(a) == pciKey(b) }
 func (s *nvmlSampler) Name() string { return "NVML (nvmlDeviceGetMemoryInfo, device-wide)" }
 
 func (s *nvmlSampler) Read() ([]result.DeviceSample, error) {
-	out := make([]result.DeviceSample, 0, len(s.order))
-	for _, i := range s.order {
-		_, free, used, err := s.n.Memory(s.byIdx[i])
-		if err != nil {
-			return out, err
-		}
-		out = append(out, result.DeviceSample{Device: i, UsedBytes: used, FreeBytes: free})
+	got, err := s.n.Memory(s.devs)
+	out := make([]result.DeviceSample, 0, len(got))
+	for _, m := range got {
+		out = append(out, result.DeviceSample{Device: s.order[m.Of], UsedBytes: m.Used, FreeBytes: m.Free})
 	}
-	return out, nil
+	return out, err
 }
 
 // clQuerySampler asks the runtime itself (CL_DEVICE_GLOBAL_FREE_MEMORY_AMD); used = global - free.

@@ -102,10 +102,10 @@ func TestNVMLProcessesLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer n.Close()
-	s := &nvmlSampler{n: n, byIdx: map[int]nvml.Device{}, root: System}
+	s := &nvmlSampler{n: n, devs: n.Devices, root: System}
 	pcis := make([]string, len(n.Devices))
 	for i, d := range n.Devices {
-		s.byIdx[i], s.order, pcis[i] = d, append(s.order, i), d.PCIBusID
+		s.order, pcis[i] = append(s.order, i), d.PCIBusID
 	}
 	held, release := holdOpenCLBuffer(t, pcis)
 	defer release()
