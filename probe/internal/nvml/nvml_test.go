@@ -64,14 +64,7 @@ func TestReadMemorySkipsADeviceThatFails(t *testing.T) {
 
 // TestNVMLMemoryLive reads every device's memory where NVML is; it skips where it is absent.
 func TestNVMLMemoryLive(t *testing.T) {
-	n, err := Open()
-	if errors.Is(err, ErrorLibraryNotFound) || errors.Is(err, ErrorDriverNotLoaded) {
-		t.Skipf("no NVML here: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Close()
+	n := openLive(t)
 	got, err := n.Memory(n.Devices)
 	if err != nil || len(got) != len(n.Devices) {
 		t.Fatalf("%d of %d devices read: %v", len(got), len(n.Devices), err)
@@ -83,4 +76,18 @@ func TestNVMLMemoryLive(t *testing.T) {
 		}
 		t.Logf("device %d (%s): total %d, free %d, used %d", i, n.Devices[i].PCIBusID, m.Total, m.Free, m.Used)
 	}
+}
+
+// openLive opens NVML for a live test, closed when the test ends; the test skips where NVML is absent.
+func openLive(t *testing.T) *NVML {
+	t.Helper()
+	n, err := Open()
+	if errors.Is(err, ErrorLibraryNotFound) || errors.Is(err, ErrorDriverNotLoaded) {
+		t.Skipf("no NVML here: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(n.Close)
+	return n
 }

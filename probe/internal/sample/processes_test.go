@@ -95,14 +95,7 @@ func TestOwnPIDsFromNamespaceIDs(t *testing.T) {
 // Processes, and prints it. It skips where NVML is absent. Where an NVIDIA OpenCL device is there too, it
 // first fills a 64 MiB buffer on it, so the list must hold this process, marked own.
 func TestNVMLProcessesLive(t *testing.T) {
-	n, err := nvml.Open()
-	if errors.Is(err, nvml.ErrorLibraryNotFound) || errors.Is(err, nvml.ErrorDriverNotLoaded) {
-		t.Skipf("no NVML here: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Close()
+	n := openNVMLLive(t)
 	s := &nvmlSampler{n: n, devs: n.Devices, root: System}
 	pcis := make([]string, len(n.Devices))
 	for i, d := range n.Devices {
@@ -198,14 +191,7 @@ func fillOn(lib *cl.Library, d *cl.Device, size uint64) (func(), error) {
 // TestNVMLSamplerLive picks NVML for every NVIDIA GPU (given here in reverse, with their function numbers
 // changed, as a runtime may report them) and reads each at its run index; it skips where NVML is absent.
 func TestNVMLSamplerLive(t *testing.T) {
-	n, err := nvml.Open()
-	if errors.Is(err, nvml.ErrorLibraryNotFound) || errors.Is(err, nvml.ErrorDriverNotLoaded) {
-		t.Skipf("no NVML here: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Close()
+	n := openNVMLLive(t)
 	var ts []Target
 	for i := len(n.Devices) - 1; i >= 0; i-- {
 		id := n.Devices[i].PCIBusID
@@ -226,4 +212,18 @@ func TestNVMLSamplerLive(t *testing.T) {
 			t.Errorf("reading %d: %+v, want device %d", k, d, ts[k].Index)
 		}
 	}
+}
+
+// openNVMLLive opens NVML for a live test, closed when the test ends; the test skips where NVML is absent.
+func openNVMLLive(t *testing.T) *nvml.NVML {
+	t.Helper()
+	n, err := nvml.Open()
+	if errors.Is(err, nvml.ErrorLibraryNotFound) || errors.Is(err, nvml.ErrorDriverNotLoaded) {
+		t.Skipf("no NVML here: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(n.Close)
+	return n
 }
