@@ -303,7 +303,7 @@ func eachDRMClient(dir string, byPCI map[string]int, seen map[string]bool, visit
 	for _, e := range entries {
 		c, ok := ParseFdinfo(filepath.Join(dir, e.Name()))
 		if !ok {
-			continue // not a DRM client: a file, a socket, another device's node
+			continue // not a DRM client: a file, a pipe, a socket
 		}
 		idx, mine := byPCI[pciKey(c.PDev)]
 		if !mine || seen[c.PDev+"/"+c.ClientID] {
