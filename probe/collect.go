@@ -113,15 +113,13 @@ func (c *collector) addSample(s *result.Sample) {
 	}
 	c.res.PeakRSSBytes = max(c.res.PeakRSSBytes, s.RSSBytes, s.HWMBytes)
 	c.res.MaxMappings = max(c.res.MaxMappings, s.Mappings)
-	// Keep every stride-th sample; when the kept set is full, drop every other one and double the stride.
+	// Keep every stride-th sample; when the kept set is full, keep every other one and double the stride. Full
+	// is 2*keptSamples-1: thinned to keptSamples that keeps exactly indexes 0, 2*stride, ..., so the samples
+	// kept after it stay on the doubled stride.
 	if (c.total-1)%c.stride == 0 {
 		c.kept = append(c.kept, *s)
-		if len(c.kept) >= 2*keptSamples {
-			half := c.kept[:0]
-			for i := 0; i < len(c.kept); i += 2 {
-				half = append(half, c.kept[i])
-			}
-			c.kept = half
+		if len(c.kept) >= 2*keptSamples-1 {
+			c.kept = result.Thin(c.kept, keptSamples)
 			c.stride *= 2
 		}
 	}

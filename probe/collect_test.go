@@ -80,6 +80,17 @@ func TestCollectorHandle(t *testing.T) {
 	if heard != n || res.SamplesTotal != n || len(res.Samples) > 2*keptSamples || res.Samples[len(res.Samples)-1].Index != n-1 {
 		t.Errorf("heard %d, %d samples, %d kept, last %d", heard, res.SamplesTotal, len(res.Samples), res.Samples[len(res.Samples)-1].Index)
 	}
+	// Thinned as they came, the kept samples lie on one stride from the first, and the last sample stays.
+	kept := res.Samples[:len(res.Samples)-1]
+	stride := kept[1].Index - kept[0].Index
+	for i, smp := range kept {
+		if smp.Index != uint64(i)*stride {
+			t.Fatalf("kept sample %d is index %d, not on the stride %d", i, smp.Index, stride)
+		}
+	}
+	if stride&(stride-1) != 0 || n-1-kept[len(kept)-1].Index > stride {
+		t.Errorf("stride %d, last on it %d of %d", stride, kept[len(kept)-1].Index, n)
+	}
 	if res.HostBytesPerBuffer != 4096 || res.SystemBytesPerBuffer == nil || *res.SystemBytesPerBuffer != 1<<20 ||
 		res.ReplicationFactor == nil || *res.ReplicationFactor != 1 {
 		t.Errorf("host %v, system %v, replication %v per buffer", res.HostBytesPerBuffer, res.SystemBytesPerBuffer, res.ReplicationFactor)

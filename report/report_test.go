@@ -99,20 +99,6 @@ func TestChartsDecode(t *testing.T) {
 	}
 }
 
-func TestDownsampleKeepsEnds(t *testing.T) {
-	var s []result.Sample
-	for i := 0; i < 1000; i++ {
-		s = append(s, result.Sample{Index: uint64(i)})
-	}
-	d := Downsample(s, 10)
-	if len(d) != 10 || d[0].Index != 0 || d[9].Index != 999 {
-		t.Fatalf("got %d samples, first %d, last %d", len(d), d[0].Index, d[len(d)-1].Index)
-	}
-	if got := Downsample(s[:5], 10); len(got) != 5 {
-		t.Fatalf("fewer samples than asked must stay as they are")
-	}
-}
-
 // changedRuns makes a baseline and a new run from the fixture in which every kind of row appears: shared
 // regressed (half the buffers), per-device improved (twice), migrate-first missing, a 2 MiB shared row that
 // is inconclusive (the new run completed a budget below the baseline's threshold) and a row only the new run

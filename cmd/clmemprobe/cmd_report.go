@@ -154,7 +154,7 @@ func runReport(_ context.Context, o reportOptions, stdout io.Writer) error {
 	}
 	if req.maxSamples > 0 {
 		for i := range r.Jobs {
-			r.Jobs[i].Samples = report.Downsample(r.Jobs[i].Samples, req.maxSamples)
+			r.Jobs[i].Samples = result.Thin(r.Jobs[i].Samples, req.maxSamples)
 		}
 	}
 	// The verdict is derived from the numbers, so it is derived again: a result says what this build says

@@ -5,6 +5,7 @@
 package nvml
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"sync"
@@ -148,9 +149,37 @@ func Open() (*NVML, error) {
 	return n, nil
 }
 
-// Memory returns total, free and used bytes of a device. With nvmlDeviceGetMemoryInfo_v2 "used" leaves
+// MemoryInfo is a device's memory in bytes, as NVML reads it.
+type MemoryInfo struct {
+	Of                int // the device's position in the list read
+	Total, Free, Used uint64
+}
+
+// Memory reads the memory of each of devs, in their order: what the device-memory sampler of a run and the
+// GPU memory child of a trace read every period. A device that cannot be read is left out, so one that
+// stopped answering hides none of the others, and the first such failure is the error.
+func (n *NVML) Memory(devs []Device) ([]MemoryInfo, error) {
+	return readMemory(devs, n.memory)
+}
+
+// readMemory is Memory over any reading of one device (NVML's, or a test's).
+func readMemory(devs []Device, read func(Device) (total, free, used uint64, err error)) ([]MemoryInfo, error) {
+	out := make([]MemoryInfo, 0, len(devs))
+	var first error
+	for i, d := range devs {
+		total, free, used, err := read(d)
+		if err != nil {
+			first = cmp.Or(first, err)
+			continue
+		}
+		out = append(out, MemoryInfo{Of: i, Total: total, Free: free, Used: used})
+	}
+	return out, first
+}
+
+// memory returns total, free and used bytes of a device. With nvmlDeviceGetMemoryInfo_v2 "used" leaves
 // out the memory the driver reserves (the figure nvidia-smi shows); the v1 call counts it as used.
-func (n *NVML) Memory(d Device) (total, free, used uint64, err error) {
+func (n *NVML) memory(d Device) (total, free, used uint64, err error) {
 	if n.getMemoryV2 != 0 {
 		// nvmlMemory_v2_t: unsigned int version; unsigned long long total, reserved, free, used.
 		var m [5]uint64

@@ -189,14 +189,7 @@ func TestProcessesWithoutTheLibrary(t *testing.T) {
 // TestNVMLProcessesLive prints which process calls this library resolved and what they list on each
 // device, with the fields the report leaves out; it skips where NVML is absent.
 func TestNVMLProcessesLive(t *testing.T) {
-	n, err := Open()
-	if errors.Is(err, ErrorLibraryNotFound) || errors.Is(err, ErrorDriverNotLoaded) {
-		t.Skipf("no NVML here: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Close()
+	n := openLive(t)
 	for _, c := range []procCall{n.compute, n.graphics} {
 		t.Logf("%s resolved=%v v1-layout=%v", c.name, c.fn != 0, c.v1)
 	}

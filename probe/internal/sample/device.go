@@ -78,9 +78,9 @@ func DeviceSamplerFor(ts []Target, root Root) (DeviceSampler, string) {
 // nvmlSampler reads NVIDIA devices, matched to OpenCL devices by PCI bus id, never by position.
 type nvmlSampler struct {
 	n     *nvml.NVML
-	byIdx map[int]nvml.Device
-	order []int
-	root  Root // where the processes' names are read (Processes)
+	order []int         // the run's device indices
+	devs  []nvml.Device // the NVML device of each, in that order
+	root  Root          // where the processes' names are read (Processes)
 }
 
 // OpenNVML opens NVML, or says in one line why it cannot, as every user of NVML reports it ("NVML:
@@ -101,7 +101,7 @@ func newNVMLSampler(ts []Target, root Root) (DeviceSampler, string) {
 	if n == nil {
 		return nil, why
 	}
-	s := &nvmlSampler{n: n, byIdx: map[int]nvml.Device{}, root: root}
+	s := &nvmlSampler{n: n, root: root}
 	for _, t := range ts {
 		if t.PCIBusID == "" {
 			n.Close()
@@ -110,8 +110,8 @@ func newNVMLSampler(ts []Target, root Root) (DeviceSampler, string) {
 		found := false
 		for _, d := range n.Devices {
 			if SamePCI(d.PCIBusID, t.PCIBusID) {
-				s.byIdx[t.Index], found = d, true
-				s.order = append(s.order, t.Index)
+				found = true
+				s.order, s.devs = append(s.order, t.Index), append(s.devs, d)
 			}
 		}
 		if !found {
@@ -128,15 +128,12 @@ func SamePCI(a, b string) bool { return pciKey(a) == pciKey(b) }
 func (s *nvmlSampler) Name() string { return "NVML (nvmlDeviceGetMemoryInfo, device-wide)" }
 
 func (s *nvmlSampler) Read() ([]result.DeviceSample, error) {
-	out := make([]result.DeviceSample, 0, len(s.order))
-	for _, i := range s.order {
-		_, free, used, err := s.n.Memory(s.byIdx[i])
-		if err != nil {
-			return out, err
-		}
-		out = append(out, result.DeviceSample{Device: i, UsedBytes: used, FreeBytes: free})
+	got, err := s.n.Memory(s.devs)
+	out := make([]result.DeviceSample, 0, len(got))
+	for _, m := range got {
+		out = append(out, result.DeviceSample{Device: s.order[m.Of], UsedBytes: m.Used, FreeBytes: m.Free})
 	}
-	return out, nil
+	return out, err
 }
 
 // clQuerySampler asks the runtime itself (CL_DEVICE_GLOBAL_FREE_MEMORY_AMD); used = global - free.
@@ -245,11 +242,7 @@ func newFdinfoSampler(ts []Target, root Root) (DeviceSampler, string) {
 		}
 		s.byPCI[pciKey(t.PCIBusID)] = t.Index
 	}
-	got, err := s.Read()
-	if err != nil {
-		return nil, "DRM fdinfo: " + err.Error()
-	}
-	if len(got) == 0 {
+	if got, _ := s.Read(); len(got) == 0 {
 		return nil, "DRM fdinfo: this process has no DRM client with drm-total-* counters for these devices"
 	}
 	return s, ""
@@ -267,13 +260,14 @@ func pciKey(id string) string {
 func (s *fdinfoSampler) Name() string { return "DRM fdinfo drm-total-* (this process)" }
 
 func (s *fdinfoSampler) Read() ([]result.DeviceSample, error) {
-	return drmUsed(filepath.Join(s.proc, "self"), s.byPCI)
+	return drmUsed(filepath.Join(s.proc, "self"), s.byPCI), nil
 }
 
 // DRMUsedBy is process pid's DRM memory (drm-total-*, from <proc>/pid/fdinfo) per device, for the devices
 // whose PCI bus ids devices maps to their indices: what `trace` reads of the traced program, in the tool's
-// own process, since it is only files. A device the process holds no DRM client of is absent.
-func DRMUsedBy(root Root, pid int, devices map[string]int) ([]result.DeviceSample, error) {
+// own process, since it is only files. A device the process holds no DRM client of is absent, and so is
+// every device of a process whose fdinfo it may not read.
+func DRMUsedBy(root Root, pid int, devices map[string]int) []result.DeviceSample {
 	byPCI := make(map[string]int, len(devices))
 	for id, idx := range devices {
 		byPCI[pciKey(id)] = idx
@@ -283,31 +277,41 @@ func DRMUsedBy(root Root, pid int, devices map[string]int) ([]result.DeviceSampl
 
 // drmUsed sums the DRM clients of the process whose /proc folder is dir per device (byPCI: PCI key to the
 // device's index), each client once however many descriptors refer to it, in device order.
-func drmUsed(dir string, byPCI map[string]int) ([]result.DeviceSample, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "fdinfo", "*"))
-	if err != nil {
-		return nil, err
-	}
+func drmUsed(dir string, byPCI map[string]int) []result.DeviceSample {
 	used := map[int]uint64{}
-	seen := map[string]bool{}
-	for _, f := range files {
-		c, ok := ParseFdinfo(f)
-		if !ok {
-			continue
-		}
-		idx, ok := byPCI[pciKey(c.PDev)]
-		if !ok || seen[c.PDev+"/"+c.ClientID] {
-			continue
-		}
-		seen[c.PDev+"/"+c.ClientID] = true
+	eachDRMClient(filepath.Join(dir, "fdinfo"), byPCI, map[string]bool{}, func(idx int, c DRMClient) {
 		used[idx] += c.TotalBytes
-	}
+	})
 	out := make([]result.DeviceSample, 0, len(used))
 	for idx, u := range used {
 		out = append(out, result.DeviceSample{Device: idx, UsedBytes: u})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Device < out[j].Device })
-	return out, nil
+	return out
+}
+
+// eachDRMClient calls visit, in descriptor order, for each DRM client in the fdinfo folder dir whose device
+// byPCI knows (PCI key to the device's index) and that seen (drm-pdev/drm-client-id) does not hold yet, and
+// adds it to seen: a client that several descriptors refer to (dup), or several processes (fork), counts once
+// over every folder walked with the same seen. A folder it may not read (another user's process, or one that
+// has ended) holds no client it can see, which is no error: the kernel shows only what it lets us read.
+func eachDRMClient(dir string, byPCI map[string]int, seen map[string]bool, visit func(idx int, c DRMClient)) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		c, ok := ParseFdinfo(filepath.Join(dir, e.Name()))
+		if !ok {
+			continue // not a DRM client: a file, a pipe, a socket
+		}
+		idx, mine := byPCI[pciKey(c.PDev)]
+		if !mine || seen[c.PDev+"/"+c.ClientID] {
+			continue
+		}
+		seen[c.PDev+"/"+c.ClientID] = true
+		visit(idx, c)
+	}
 }
 
 // DRMClient is what one fdinfo file says about a DRM client.

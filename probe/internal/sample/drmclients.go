@@ -1,7 +1,6 @@
 package sample
 
 import (
-	"os"
 	"path/filepath"
 	"strconv"
 
@@ -50,22 +49,12 @@ func drmProcesses(root Root, byPCI map[string]int) map[int][]result.DeviceProces
 		if err != nil {
 			continue
 		}
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			continue // another user's process, or one that has ended
-		}
-		for _, e := range entries {
-			c, ok := ParseFdinfo(filepath.Join(dir, e.Name()))
-			idx, mine := byPCI[pciKey(c.PDev)]
-			if !ok || !mine || seen[c.PDev+"/"+c.ClientID] {
-				continue
-			}
-			seen[c.PDev+"/"+c.ClientID] = true
+		eachDRMClient(dir, byPCI, seen, func(idx int, c DRMClient) {
 			if held[idx] == nil {
 				held[idx] = map[uint32]uint64{}
 			}
 			held[idx][uint32(pid)] += c.TotalBytes
-		}
+		})
 	}
 	own := ownIn(OwnPIDs(root))
 	out := map[int][]result.DeviceProcess{}

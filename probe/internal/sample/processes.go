@@ -35,8 +35,8 @@ func (s *nvmlSampler) Processes() (map[int][]result.DeviceProcess, error) {
 	own := ownIn(OwnPIDs(root))
 	out := make(map[int][]result.DeviceProcess, len(s.order))
 	var errs []error
-	for _, i := range s.order {
-		infos, err := s.n.Processes(s.byIdx[i])
+	for k, i := range s.order {
+		infos, err := s.n.Processes(s.devs[k])
 		if err != nil {
 			errs = append(errs, fmt.Errorf("device %d: %w", i, err))
 			continue

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
@@ -94,18 +95,11 @@ func TestOwnPIDsFromNamespaceIDs(t *testing.T) {
 // Processes, and prints it. It skips where NVML is absent. Where an NVIDIA OpenCL device is there too, it
 // first fills a 64 MiB buffer on it, so the list must hold this process, marked own.
 func TestNVMLProcessesLive(t *testing.T) {
-	n, err := nvml.Open()
-	if errors.Is(err, nvml.ErrorLibraryNotFound) || errors.Is(err, nvml.ErrorDriverNotLoaded) {
-		t.Skipf("no NVML here: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Close()
-	s := &nvmlSampler{n: n, byIdx: map[int]nvml.Device{}, root: System}
+	n := openNVMLLive(t)
+	s := &nvmlSampler{n: n, devs: n.Devices, root: System}
 	pcis := make([]string, len(n.Devices))
 	for i, d := range n.Devices {
-		s.byIdx[i], s.order, pcis[i] = d, append(s.order, i), d.PCIBusID
+		s.order, pcis[i] = append(s.order, i), d.PCIBusID
 	}
 	held, release := holdOpenCLBuffer(t, pcis)
 	defer release()
@@ -192,4 +186,44 @@ func fillOn(lib *cl.Library, d *cl.Device, size uint64) (func(), error) {
 		return nil, err
 	}
 	return func() { _ = ctx.ReleaseMem(m); release() }, nil
+}
+
+// TestNVMLSamplerLive picks NVML for every NVIDIA GPU (given here in reverse, with their function numbers
+// changed, as a runtime may report them) and reads each at its run index; it skips where NVML is absent.
+func TestNVMLSamplerLive(t *testing.T) {
+	n := openNVMLLive(t)
+	var ts []Target
+	for i := len(n.Devices) - 1; i >= 0; i-- {
+		id := n.Devices[i].PCIBusID
+		ts = append(ts, Target{Index: 10 + i, PCIBusID: strings.ToUpper(id[:len(id)-1]) + "1"})
+	}
+	s, why := DeviceSamplerFor(ts, System)
+	ns, ok := s.(*nvmlSampler)
+	if !ok {
+		t.Fatalf("sampler %v, want NVML: %s", s, why)
+	}
+	defer ns.n.Close()
+	got, err := s.Read()
+	if err != nil || len(got) != len(ts) {
+		t.Fatalf("%+v, %v", got, err)
+	}
+	for k, d := range got {
+		if d.Device != ts[k].Index || d.FreeBytes == 0 && d.UsedBytes == 0 {
+			t.Errorf("reading %d: %+v, want device %d", k, d, ts[k].Index)
+		}
+	}
+}
+
+// openNVMLLive opens NVML for a live test, closed when the test ends; the test skips where NVML is absent.
+func openNVMLLive(t *testing.T) *nvml.NVML {
+	t.Helper()
+	n, err := nvml.Open()
+	if errors.Is(err, nvml.ErrorLibraryNotFound) || errors.Is(err, nvml.ErrorDriverNotLoaded) {
+		t.Skipf("no NVML here: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(n.Close)
+	return n
 }

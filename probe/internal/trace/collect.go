@@ -83,12 +83,10 @@ func (c *collector) sample(now time.Time) {
 	s.Live = c.ch.liveNow()
 	c.dev.read(c.devices(), &s)
 	c.samples = append(c.samples, s)
-	if len(c.samples) >= maxSamples {
-		kept := c.samples[:0]
-		for i := 0; i < len(c.samples); i += 2 {
-			kept = append(kept, c.samples[i])
-		}
-		c.samples, c.every = kept, 2*c.every
+	// Full at maxSamples-1, an odd count: thinned to half of maxSamples that keeps exactly every other sample
+	// (the first and the last among them), so the doubled period goes on from the last one kept.
+	if len(c.samples) >= maxSamples-1 {
+		c.samples, c.every = result.Thin(c.samples, maxSamples/2), 2*c.every
 	}
 }
 

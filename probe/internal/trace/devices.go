@@ -65,8 +65,8 @@ func (d *deviceSampler) read(devs []result.TraceDevice, s *result.TraceSample) {
 	if len(byPCI) == 0 {
 		return
 	}
-	got, err := sample.DRMUsedBy(d.root, d.pid, byPCI)
-	if err != nil || len(got) == 0 {
+	got := sample.DRMUsedBy(d.root, d.pid, byPCI)
+	if len(got) == 0 {
 		d.drmWhy = drmNone
 		return
 	}

@@ -86,13 +86,11 @@ func (r nvmlReader) Close() { r.n.Close() }
 // Read reads every device; one that cannot be read is left out of this reading, its processes' failure
 // is said beside its memory.
 func (r nvmlReader) Read() []wire.GPUMemory {
-	out := make([]wire.GPUMemory, 0, len(r.n.Devices))
-	for _, d := range r.n.Devices {
-		total, free, used, err := r.n.Memory(d)
-		if err != nil {
-			continue
-		}
-		g := wire.GPUMemory{PCIBusID: d.PCIBusID, UsedBytes: used, TotalBytes: total, FreeBytes: free}
+	mem, _ := r.n.Memory(r.n.Devices)
+	out := make([]wire.GPUMemory, 0, len(mem))
+	for _, m := range mem {
+		d := r.n.Devices[m.Of]
+		g := wire.GPUMemory{PCIBusID: d.PCIBusID, UsedBytes: m.Used, TotalBytes: m.Total, FreeBytes: m.Free}
 		procs, err := r.n.Processes(d)
 		if err != nil {
 			g.ProcessesError = err.Error()

@@ -97,3 +97,23 @@ func TestGPUMemoryChildUnderTheSupervisor(t *testing.T) {
 		}
 	}
 }
+
+// TestNVMLReaderLive reads NVML as trace's GPU memory child does: one entry per device, at its bus id, with
+// figures that add up; it skips where NVML is absent.
+func TestNVMLReaderLive(t *testing.T) {
+	r, why := openNVMLReader()
+	if r == nil {
+		t.Skipf("no NVML here: %s", why)
+	}
+	defer r.Close()
+	n := r.(nvmlReader).n
+	got := r.Read()
+	if len(got) != len(n.Devices) {
+		t.Fatalf("%d readings for %d devices", len(got), len(n.Devices))
+	}
+	for i, g := range got {
+		if g.PCIBusID != n.Devices[i].PCIBusID || g.TotalBytes == 0 || g.FreeBytes+g.UsedBytes > g.TotalBytes {
+			t.Errorf("device %d (%s): %+v", i, n.Devices[i].PCIBusID, g)
+		}
+	}
+}
