@@ -87,28 +87,6 @@ var availableNow = regexp.MustCompile(`[0-9.]+ [KMGT]iB now`)
 // steady is a command's output without the figures that move from one run to the next.
 func steady(s string) string { return availableNow.ReplaceAllString(s, "N now") }
 
-// run -o FILE is the --format output, apart from --out's folder: the same document as the run.json the
-// folder gets for --format json, named in the "wrote" line; a file of the folder's own is refused.
-func TestRunOutputIsApartFromOut(t *testing.T) {
-	env := PoCLEnv(t)
-	dir := t.TempDir()
-	file := filepath.Join(t.TempDir(), "stdout.json")
-	res := runTool(t, env, "run", "--strategies", "shared", "--max-allocs", "4", "--format", "json", "--out", dir, "-o", file)
-	got, err := os.ReadFile(file)
-	want, err2 := os.ReadFile(filepath.Join(dir, runFile))
-	if res.code != 0 || res.stdout != "" || err != nil || err2 != nil || string(got) != string(want) {
-		t.Fatalf("run -o: exit %d, stdout %q, the file (%v) is not run.json (%v): %s", res.code, res.stdout, err, err2, res.stderr)
-	}
-	if !strings.Contains(res.stderr, "wrote ") || !strings.Contains(res.stderr, file) {
-		t.Errorf("the wrote line does not name %s: %q", file, res.stderr)
-	}
-	oneLineError(t, inProcess(t, env, "run", "--dry-run", "--out", dir, "-o", filepath.Join(dir, runFile)), exitUsage, "--output")
-	oneLineError(t, inProcess(t, env, "run", "--dry-run", "-o", t.TempDir()), exitUsage, "a folder")
-	if help := inProcess(t, env, "run", "--help"); !strings.Contains(help.stdout, "--output") || !strings.Contains(help.stdout, "not --out") {
-		t.Errorf("run --help does not tell -o from --out:\n%s", help.stdout)
-	}
-}
-
 var hiddenNote = regexp.MustCompile(`(?m)^(\d+) columns? hidden: (\S+)$`)
 
 // Wherever a narrow terminal hides columns of a table, the note under it names a flag the command takes,
@@ -172,24 +150,6 @@ func TestCheckVerbosePrintsEachJob(t *testing.T) {
 	oneLineError(t, inProcess(t, env, "check", "-q", "-v", "--expect", exp), exitUsage, "--quiet")
 	if help := inProcess(t, env, "check", "--help"); !strings.Contains(help.stdout, "--verbose, -v") {
 		t.Errorf("check --help does not list -v:\n%s", help.stdout)
-	}
-}
-
-// bundle says what it wrote on stderr, and -q leaves stderr to errors, as everywhere.
-func TestBundleQuiet(t *testing.T) {
-	env := PoCLEnv(t)
-	_, res, dir := runOut(t, env, "--strategies", "shared", "--max-allocs", "4", "--format", "json")
-	if res.code != 0 {
-		t.Fatalf("run: exit %d: %s", res.code, res.stderr)
-	}
-	loud := runTool(t, env, "bundle", "-o", filepath.Join(t.TempDir(), "t.tar.gz"), filepath.Join(dir, runFile))
-	if loud.code != 0 || !strings.Contains(loud.stderr, "wrote") {
-		t.Errorf("bundle: exit %d, stderr %q, want the wrote line", loud.code, loud.stderr)
-	}
-	out := filepath.Join(t.TempDir(), "t.tar.gz")
-	quiet := runTool(t, env, "bundle", "-q", "-o", out, filepath.Join(dir, runFile))
-	if _, err := os.Stat(out); quiet.code != 0 || quiet.stderr != "" || err != nil {
-		t.Errorf("bundle -q: exit %d, stderr %q, file %v; want the file and nothing on stderr", quiet.code, quiet.stderr, err)
 	}
 }
 

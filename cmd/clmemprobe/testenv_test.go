@@ -23,6 +23,7 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe"
 	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // RequireEnv names the variable that turns skips for a missing OpenCL runtime into failures.
@@ -57,18 +58,28 @@ func tmp() string {
 }
 
 // TestMain removes what the helpers built (the binary, the fault-injection runtime), so the tests leave
-// nothing behind in the temporary folder.
+// nothing behind in the temporary folder. The test binary is also the clmemprobe command of the scripts
+// (script_test.go: testscript runs it under that name).
 func TestMain(m *testing.M) {
-	// In-process tests (cli_test.go) run the command line in this process; its children are this test
-	// binary, re-executed as the tool's own would be.
+	// In-process tests (cli_test.go) and the scripts run the command line in this process; its children
+	// are this test binary, re-executed as the tool's own would be.
 	if len(os.Args) > 1 && os.Args[1] == probe.ChildCommand {
 		os.Exit(probe.RunChild(os.Stdin))
 	}
-	code := m.Run()
+	testscript.Main(cleaningUp{m}, map[string]func(){
+		"clmemprobe": func() { os.Exit(realMain(os.Args, os.Stdout, os.Stderr)) },
+	})
+}
+
+// cleaningUp runs the tests, then removes the temporary folder the helpers built into.
+type cleaningUp struct{ m *testing.M }
+
+func (c cleaningUp) Run() int {
+	code := c.m.Run()
 	if tmpRoot != "" {
 		_ = os.RemoveAll(tmpRoot)
 	}
-	os.Exit(code)
+	return code
 }
 
 // Binary builds clmemprobe once per test process (CGO_ENABLED=0, as shipped) and returns its path.
