@@ -43,40 +43,6 @@ func TestEveryCommandTakesFormat(t *testing.T) {
 	oneLineError(t, inProcess(t, env, "devices", "--format", "table", "--json"), exitUsage, "--json")
 }
 
-// clmemprobe help CMD is CMD --help; help alone is the program's help; a command that does not exist is
-// bad input.
-func TestHelpCommand(t *testing.T) {
-	for _, cmd := range []string{"run", "check", "devices"} {
-		res := inProcess(t, Env(), "help", cmd)
-		want := inProcess(t, Env(), cmd, "--help")
-		if res.code != 0 || res.stdout != want.stdout || !strings.Contains(res.stdout, "EXIT CODES:") {
-			t.Errorf("help %s: exit %d, stdout %.300q, want %s --help's", cmd, res.code, res.stdout, cmd)
-		}
-	}
-	if res := inProcess(t, Env(), "help"); res.code != 0 || !strings.Contains(res.stdout, "COMMANDS:") {
-		t.Errorf("help: exit %d: %.300q %s", res.code, res.stdout, res.stderr)
-	}
-	oneLineError(t, inProcess(t, Env(), "help", "reprot"), exitUsage, "did you mean report?")
-}
-
-// Help with arguments it cannot use is bad input (2), like any other argument a command does not take.
-func TestHelpWithExtraArgumentsIsBadInput(t *testing.T) {
-	for _, args := range [][]string{{"run", "-h", "extra"}, {"devices", "--help", "x"}, {"help", "run", "extra"}} {
-		oneLineError(t, inProcess(t, Env(), args...), exitUsage, "help")
-	}
-}
-
-// check's time is --time-limit; --budget, its old name, still works.
-func TestCheckTimeLimit(t *testing.T) {
-	for _, flag := range []string{"--time-limit", "--budget"} {
-		oneLineError(t, inProcess(t, Env(), "check", "--expect", "x.json", flag, "1s"), exitUsage, "--time-limit 1s is too short")
-	}
-	res := inProcess(t, Env(), "check", "--help")
-	if !strings.Contains(res.stdout, "--time-limit") {
-		t.Errorf("check --help does not name --time-limit:\n%s", res.stdout)
-	}
-}
-
 // The runtime's own settings are the variant "default" in the plan as in the result, never "-".
 func TestDryRunNamesTheDefaultVariant(t *testing.T) {
 	res := inProcess(t, PoCLEnv(t), "run", "--dry-run", "--max-allocs", "10", "--strategies", "shared", "--variant", "cap:FOO=1", "--format", "table", "--wide")

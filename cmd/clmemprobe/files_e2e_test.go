@@ -22,23 +22,6 @@ import (
 // quickRun is a run on faultcl that takes a moment: two strategies, 200 buffers each.
 var quickRun = []string{"--strategies", "shared,per-device", "--max-allocs", "200"}
 
-// snapshot reads every file of dir, by name.
-func snapshot(t *testing.T, dir string) map[string][]byte {
-	t.Helper()
-	out := map[string][]byte{}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err == nil {
-			out[e.Name()] = b
-		}
-	}
-	return out
-}
-
 // noTemporaryFiles checks that no temporary file of the tool is left in dir.
 func noTemporaryFiles(t *testing.T, dir string) {
 	t.Helper()
@@ -48,30 +31,6 @@ func noTemporaryFiles(t *testing.T, dir string) {
 			t.Errorf("a temporary file was left behind: %s", e.Name())
 		}
 	}
-}
-
-func TestOutFolderWithAResultIsRefusedWithoutForce(t *testing.T) {
-	env := FaultEnv(t)
-	dir := t.TempDir()
-	if res := runTool(t, env, append([]string{"run", "--out", dir}, quickRun...)...); res.code != 0 {
-		t.Fatalf("first run: exit %d: %s", res.code, res.stderr)
-	}
-	before := snapshot(t, dir)
-	oneLineError(t, runTool(t, env, append([]string{"run", "--out", dir}, quickRun...)...), exitUsage, "--force")
-	after := snapshot(t, dir)
-	for name, b := range before {
-		if !bytes.Equal(after[name], b) {
-			t.Errorf("%s changed although the run was refused", name)
-		}
-	}
-	res := runTool(t, env, append([]string{"run", "--force", "--out", dir}, quickRun...)...)
-	if res.code != 0 {
-		t.Fatalf("--force: exit %d: %s", res.code, res.stderr)
-	}
-	if bytes.Equal(snapshot(t, dir)["run.json"], before["run.json"]) {
-		t.Errorf("--force did not replace run.json")
-	}
-	noTemporaryFiles(t, dir)
 }
 
 // A re-run with --force killed part way leaves a whole run.json (the new, partial one) and no chart of the
@@ -325,22 +284,5 @@ func TestInconsistentFilesInEveryFormat(t *testing.T) {
 		if res := runTool(t, Env(), "compare", path, path); res.code != 0 && res.code != exitUsage {
 			t.Errorf("compare of %s: exit %d: %s", name, res.code, res.stderr)
 		}
-	}
-}
-
-// Flags may follow the file arguments, as users type them.
-func TestFlagsAfterFileArguments(t *testing.T) {
-	_, res, dir := runOut(t, FaultEnv(t), quickRun...)
-	if res.code != 0 {
-		t.Fatal(res.stderr)
-	}
-	run := filepath.Join(dir, "run.json")
-	md := runTool(t, Env(), "report", run, "--format", "markdown", "--max-samples", "10")
-	if md.code != 0 || !strings.HasPrefix(md.stdout, "# clmemprobe report") {
-		t.Errorf("report RUN.json --format markdown: exit %d: %s", md.code, md.stderr)
-	}
-	cmp := runTool(t, Env(), "compare", run, run, "--format", "json")
-	if cmp.code != 0 || !json.Valid([]byte(cmp.stdout)) {
-		t.Errorf("compare A B --format json: exit %d: %s %s", cmp.code, cmp.stderr, cmp.stdout)
 	}
 }

@@ -68,15 +68,6 @@ func TestLargestNamesTheElementCountBug(t *testing.T) {
 	}
 }
 
-func TestLargestBadInput(t *testing.T) {
-	env := FaultEnv(t)
-	oneLineError(t, runTool(t, env, "largest", "--patterns", "3"), exitUsage, "powers of two")
-	oneLineError(t, runTool(t, env, "largest", "--patterns", "4,4"), exitUsage, "twice")
-	oneLineError(t, runTool(t, env, "largest", "--max-bytes", "1KiB"), exitUsage, "at least 1MiB")
-	oneLineError(t, runTool(t, env, "largest", "--devices", "7"), exitUsage, "7")
-	oneLineError(t, runTool(t, env, "largest", "extra"), exitUsage, "no arguments")
-}
-
 // run --touch fill proves placement: on faultcl's modulo fill, a 16 GiB buffer is filled with a pattern
 // that keeps the count under 2^31 (16 bytes) and reads back right; on a runtime whose fills write nothing
 // (FAULTCL_FILL=none), the job is wrong after 0 buffers, never placed ones, and the run exits 5.
