@@ -51,28 +51,56 @@ func TargetsFor(devs []*cl.Device, indices []int) []Target {
 
 // DeviceSamplerFor picks the first sampler that applies to every target, in order: NVML, the OpenCL
 // free-memory query, amdgpu sysfs, the process's DRM fdinfo counters. When none applies it returns nil and
-// the reason each gave.
-func DeviceSamplerFor(ts []Target, root Root) (DeviceSampler, string) {
-	var reasons []string
-	try := func(s DeviceSampler, why string) DeviceSampler {
-		if s == nil {
-			reasons = append(reasons, why)
+// an Unavailable with the reason each gave.
+func DeviceSamplerFor(ts []Target, root Root) (DeviceSampler, error) {
+	var why Unavailable
+	for _, open := range []func() (DeviceSampler, error){
+		func() (DeviceSampler, error) { return newNVMLSampler(ts, root) },
+		func() (DeviceSampler, error) { return newCLQuerySampler(ts) },
+		func() (DeviceSampler, error) { return newAMDGPUSysfsSampler(ts, root) },
+		func() (DeviceSampler, error) { return newFdinfoSampler(ts, root) },
+	} {
+		s, err := open()
+		if s != nil {
+			return s, nil
 		}
-		return s
+		why = append(why, err)
 	}
-	if s := try(newNVMLSampler(ts, root)); s != nil {
-		return s, ""
+	return nil, why
+}
+
+// Why a device sampler does not apply, for errors.Is; the error's text says it for the run's
+// DeviceSampler ("not available: ...") and names the device. An NVML that could not be opened is NVML's
+// own error (nvml.Return: nvml.ErrorLibraryNotFound, ...).
+var (
+	ErrNoPCIBusID = errors.New("the OpenCL device has no PCI bus id to match")
+	ErrNotThere   = errors.New("the source has nothing for the device")
+)
+
+// Unavailable is why no device sampler applies: each sampler's reason, in the order they were tried.
+type Unavailable []error
+
+func (u Unavailable) Error() string {
+	parts := make([]string, len(u))
+	for i, err := range u {
+		parts[i] = err.Error()
 	}
-	if s := try(newCLQuerySampler(ts)); s != nil {
-		return s, ""
-	}
-	if s := try(newAMDGPUSysfsSampler(ts, root)); s != nil {
-		return s, ""
-	}
-	if s := try(newFdinfoSampler(ts, root)); s != nil {
-		return s, ""
-	}
-	return nil, strings.Join(reasons, "; ")
+	return strings.Join(parts, "; ")
+}
+
+func (u Unavailable) Unwrap() []error { return u }
+
+// reason is one sampler's reason, its text as the run records it, matching kind for errors.Is.
+type reason struct {
+	kind error
+	text string
+}
+
+func (r *reason) Error() string { return r.text }
+func (r *reason) Unwrap() error { return r.kind }
+
+func unavailable(kind error, format string, args ...any) error {
+	return &reason{kind: kind, text: fmt.Sprintf(format, args...)}
 }
 
 // nvmlSampler reads NVIDIA devices, matched to OpenCL devices by PCI bus id, never by position.
@@ -84,28 +112,29 @@ type nvmlSampler struct {
 }
 
 // OpenNVML opens NVML, or says in one line why it cannot, as every user of NVML reports it ("NVML:
-// libnvidia-ml.so.1 not found"): the worker's sampler, and the GPU memory child of a trace.
-func OpenNVML() (*nvml.NVML, string) {
+// libnvidia-ml.so.1 not found"): the worker's sampler, and the GPU memory child of a trace. The error
+// wraps NVML's own (errors.Is(err, nvml.ErrorLibraryNotFound)).
+func OpenNVML() (*nvml.NVML, error) {
 	n, err := nvml.Open()
 	if errors.Is(err, nvml.ErrorLibraryNotFound) {
-		return nil, "NVML: " + nvml.Library + " not found"
+		return nil, unavailable(err, "NVML: %s not found", nvml.Library)
 	}
 	if err != nil {
-		return nil, "NVML: " + err.Error()
+		return nil, unavailable(err, "NVML: %v", err)
 	}
-	return n, ""
+	return n, nil
 }
 
-func newNVMLSampler(ts []Target, root Root) (DeviceSampler, string) {
-	n, why := OpenNVML()
-	if n == nil {
-		return nil, why
+func newNVMLSampler(ts []Target, root Root) (DeviceSampler, error) {
+	n, err := OpenNVML()
+	if err != nil {
+		return nil, err
 	}
 	s := &nvmlSampler{n: n, root: root}
 	for _, t := range ts {
 		if t.PCIBusID == "" {
 			n.Close()
-			return nil, fmt.Sprintf("NVML: OpenCL device %d has no PCI bus id to match", t.Index)
+			return nil, unavailable(ErrNoPCIBusID, "NVML: OpenCL device %d has no PCI bus id to match", t.Index)
 		}
 		found := false
 		for _, d := range n.Devices {
@@ -116,10 +145,10 @@ func newNVMLSampler(ts []Target, root Root) (DeviceSampler, string) {
 		}
 		if !found {
 			n.Close()
-			return nil, fmt.Sprintf("NVML: no NVML device at PCI %s (OpenCL device %d)", t.PCIBusID, t.Index)
+			return nil, unavailable(ErrNotThere, "NVML: no NVML device at PCI %s (OpenCL device %d)", t.PCIBusID, t.Index)
 		}
 	}
-	return s, ""
+	return s, nil
 }
 
 // SamePCI compares bus ids ignoring case and the function number, which vendors report inconsistently.
@@ -139,16 +168,16 @@ func (s *nvmlSampler) Read() ([]result.DeviceSample, error) {
 // clQuerySampler asks the runtime itself (CL_DEVICE_GLOBAL_FREE_MEMORY_AMD); used = global - free.
 type clQuerySampler struct{ ts []Target }
 
-func newCLQuerySampler(ts []Target) (DeviceSampler, string) {
+func newCLQuerySampler(ts []Target) (DeviceSampler, error) {
 	for _, t := range ts {
 		if t.FreeMemory == nil {
-			return nil, "CL_DEVICE_GLOBAL_FREE_MEMORY_AMD: not available"
+			return nil, unavailable(ErrNotThere, "CL_DEVICE_GLOBAL_FREE_MEMORY_AMD: not available")
 		}
 		if _, err := t.FreeMemory(); err != nil {
-			return nil, fmt.Sprintf("CL_DEVICE_GLOBAL_FREE_MEMORY_AMD: device %d: %v", t.Index, err)
+			return nil, unavailable(err, "CL_DEVICE_GLOBAL_FREE_MEMORY_AMD: device %d: %v", t.Index, err)
 		}
 	}
-	return &clQuerySampler{ts: ts}, ""
+	return &clQuerySampler{ts: ts}, nil
 }
 
 func (s *clQuerySampler) Name() string { return "OpenCL CL_DEVICE_GLOBAL_FREE_MEMORY_AMD" }
@@ -177,12 +206,12 @@ type amdgpuSysfsSampler struct {
 	root Root // where the processes holding the devices are read (Processes)
 }
 
-func newAMDGPUSysfsSampler(ts []Target, root Root) (DeviceSampler, string) {
+func newAMDGPUSysfsSampler(ts []Target, root Root) (DeviceSampler, error) {
 	s := &amdgpuSysfsSampler{dirs: map[int]string{}, ts: ts, root: root}
 	cards, _ := filepath.Glob(filepath.Join(root.Sys, "class", "drm", "card[0-9]*"))
 	for _, t := range ts {
 		if t.PCIBusID == "" {
-			return nil, fmt.Sprintf("amdgpu sysfs: OpenCL device %d has no PCI bus id", t.Index)
+			return nil, unavailable(ErrNoPCIBusID, "amdgpu sysfs: OpenCL device %d has no PCI bus id", t.Index)
 		}
 		for _, c := range cards {
 			dev := filepath.Join(c, "device")
@@ -195,10 +224,10 @@ func newAMDGPUSysfsSampler(ts []Target, root Root) (DeviceSampler, string) {
 			}
 		}
 		if s.dirs[t.Index] == "" {
-			return nil, fmt.Sprintf("amdgpu sysfs: no card with mem_info_vram_used at PCI %s", t.PCIBusID)
+			return nil, unavailable(ErrNotThere, "amdgpu sysfs: no card with mem_info_vram_used at PCI %s", t.PCIBusID)
 		}
 	}
-	return s, ""
+	return s, nil
 }
 
 func (s *amdgpuSysfsSampler) Name() string {
@@ -234,18 +263,18 @@ type fdinfoSampler struct {
 	byPCI map[string]int // lower-case PCI id without function -> run index
 }
 
-func newFdinfoSampler(ts []Target, root Root) (DeviceSampler, string) {
+func newFdinfoSampler(ts []Target, root Root) (DeviceSampler, error) {
 	s := &fdinfoSampler{proc: root.Proc, byPCI: map[string]int{}} // this process: <proc>/self
 	for _, t := range ts {
 		if t.PCIBusID == "" {
-			return nil, fmt.Sprintf("DRM fdinfo: OpenCL device %d has no PCI bus id", t.Index)
+			return nil, unavailable(ErrNoPCIBusID, "DRM fdinfo: OpenCL device %d has no PCI bus id", t.Index)
 		}
 		s.byPCI[pciKey(t.PCIBusID)] = t.Index
 	}
 	if got, _ := s.Read(); len(got) == 0 {
-		return nil, "DRM fdinfo: this process has no DRM client with drm-total-* counters for these devices"
+		return nil, unavailable(ErrNotThere, "DRM fdinfo: this process has no DRM client with drm-total-* counters for these devices")
 	}
-	return s, ""
+	return s, nil
 }
 
 // pciKey is a bus id in lower case without the function number.

@@ -70,8 +70,11 @@ func TestAMDGPUSysfsByPCIAddress(t *testing.T) {
 	if got[0] != (result.DeviceSample{Device: 2, UsedBytes: 8 << 30, FreeBytes: 8 << 30, GTTUsedBytes: 2 << 30}) {
 		t.Errorf("got %+v", got[0])
 	}
-	if s, why := newAMDGPUSysfsSampler([]Target{{Index: 0, PCIBusID: "0000:05:00.0"}}, fixtures); s != nil || why == "" {
-		t.Errorf("no card at that address: sampler %v, reason %q", s, why)
+	if s, why := newAMDGPUSysfsSampler([]Target{{Index: 0, PCIBusID: "0000:05:00.0"}}, fixtures); s != nil || !errors.Is(why, ErrNotThere) {
+		t.Errorf("no card at that address: sampler %v, reason %v, want ErrNotThere", s, why)
+	}
+	if _, why := newAMDGPUSysfsSampler([]Target{{Index: 0}}, fixtures); !errors.Is(why, ErrNoPCIBusID) {
+		t.Errorf("a device without a bus id: reason %v, want ErrNoPCIBusID", why)
 	}
 }
 
@@ -85,22 +88,34 @@ func TestCLQuerySampler(t *testing.T) {
 	if got[0].UsedBytes != 1<<30 || got[0].FreeBytes != free {
 		t.Errorf("got %+v", got[0])
 	}
-	failing := func() (uint64, error) { return 0, errors.New("CL_INVALID_VALUE") }
-	if s, why := newCLQuerySampler([]Target{{Index: 0, FreeMemory: failing}}); s != nil || why == "" {
-		t.Errorf("a runtime without the query must say so: %v %q", s, why)
+	invalid := errors.New("CL_INVALID_VALUE")
+	failing := func() (uint64, error) { return 0, invalid }
+	if s, why := newCLQuerySampler([]Target{{Index: 0, FreeMemory: failing}}); s != nil || !errors.Is(why, invalid) {
+		t.Errorf("a query that fails must say with the runtime's error: %v %v", s, why)
+	}
+	if s, why := newCLQuerySampler([]Target{{Index: 0}}); s != nil || !errors.Is(why, ErrNotThere) {
+		t.Errorf("a runtime without the query must say so: %v %v", s, why)
 	}
 }
 
-// With no NVML, no query, no sysfs card and no DRM client, no sampler applies, and each one says why.
+// With no NVML, no query, no sysfs card and no DRM client, no sampler applies, and each one says why, in
+// the order they were tried, one reason each (errors.Is tells them apart), joined into one line.
 func TestNoSamplerSaysWhy(t *testing.T) {
-	s, why := DeviceSamplerFor([]Target{{Index: 0}}, fixtures)
+	s, err := DeviceSamplerFor([]Target{{Index: 0}}, fixtures)
 	if s != nil {
 		t.Fatalf("got sampler %s", s.Name())
 	}
-	for _, part := range []string{"NVML", "CL_DEVICE_GLOBAL_FREE_MEMORY_AMD", "amdgpu sysfs", "DRM fdinfo"} {
-		if !strings.Contains(why, part) {
-			t.Errorf("reason %q does not mention %s", why, part)
+	var why Unavailable
+	if !errors.As(err, &why) || len(why) != 4 {
+		t.Fatalf("reason %v (%T), want one of each of the four samplers", err, err)
+	}
+	for i, part := range []string{"NVML", "CL_DEVICE_GLOBAL_FREE_MEMORY_AMD", "amdgpu sysfs", "DRM fdinfo"} {
+		if !strings.HasPrefix(why[i].Error(), part) {
+			t.Errorf("reason %d %q is not %s's", i, why[i], part)
 		}
+	}
+	if !errors.Is(err, ErrNoPCIBusID) || !errors.Is(err, ErrNotThere) || strings.Contains(err.Error(), "\n") || strings.Count(err.Error(), "; ") != 3 {
+		t.Errorf("reason %q: want the kinds findable and one line of four parts", err)
 	}
 }
 

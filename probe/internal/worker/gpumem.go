@@ -69,9 +69,9 @@ var _ gpuReader = nvmlReader{}
 
 // openNVMLReader opens NVML, or says why not as the worker's NVML sampler does.
 func openNVMLReader() (gpuReader, string) {
-	n, why := sample.OpenNVML()
-	if n == nil {
-		return nil, why
+	n, err := sample.OpenNVML()
+	if err != nil {
+		return nil, err.Error()
 	}
 	return nvmlReader{n}, ""
 }

@@ -131,26 +131,26 @@ func (w *worker) prepare() (*wire.StrategyInfo, *wire.StrategyAnswer) {
 	// The device sampler (NVML, sysfs, the runtime's own query) is found while the contexts are made: both
 	// can take a while on a GPU, and neither needs the other.
 	type found struct {
-		ds     sample.DeviceSampler
-		reason string
+		ds  sample.DeviceSampler
+		why error // why none applies (sample.Unavailable)
 	}
 	samplerc := make(chan found, 1)
 	targets := sample.TargetsFor(devs, w.spec.Devices)
 	go func() {
-		ds, reason := sample.DeviceSamplerFor(targets, w.root)
-		samplerc <- found{ds, reason}
+		ds, err := sample.DeviceSamplerFor(targets, w.root)
+		samplerc <- found{ds, err}
 	}()
 	if err := w.setUp(devs); err != nil {
 		return nil, failedSetup(err)
 	}
-	info := &wire.StrategyInfo{DeviceSampler: "not available: no sampler for these devices"}
+	info := &wire.StrategyInfo{DeviceSampler: result.DeviceNotAvailable + "no sampler for these devices"}
 	for i, d := range devs {
 		info.DeviceSizes = append(info.DeviceSizes, result.DeviceSize{Device: w.spec.Devices[i], GlobalMemBytes: d.GlobalMem, MaxAllocBytes: d.MaxAlloc})
 	}
 	if f := <-samplerc; f.ds != nil {
 		w.devSamp, info.DeviceSampler = f.ds, f.ds.Name()
-	} else if f.reason != "" {
-		info.DeviceSampler = "not available: " + f.reason
+	} else if f.why != nil {
+		info.DeviceSampler = result.DeviceNotAvailable + f.why.Error()
 	}
 	info.MaxMapCount, _ = w.root.MaxMapCount()
 	w.maxMapCount = info.MaxMapCount
