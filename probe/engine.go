@@ -114,7 +114,7 @@ func Run(ctx context.Context, p Plan, inv result.Inventory, obs Observer) (*resu
 	if cg, _ := sample.FindCgroup(root); cg != nil && cg.Limit() > 0 {
 		p.cgroup = cg
 	}
-	obs.RunStarted(run)
+	obs.RunStarted(run.Snapshot())
 	p.startNofile = <-nofile
 	groups, end := session()
 	defer end()
@@ -142,7 +142,7 @@ func Run(ctx context.Context, p Plan, inv result.Inventory, obs Observer) (*resu
 				run.StartupSeconds = t.Sub(p.Began).Seconds()
 			}
 		}
-		obs.JobDone(j, run)
+		obs.JobDone(j, run.Snapshot())
 	}
 	run.Partial = ctx.Err() != nil
 	run.Ended = time.Now().UTC().Format(time.RFC3339)

@@ -177,6 +177,7 @@ func (p *Plan) limits(j Job) (map[string]uint64, error) {
 // Observer hears about a run while it goes. Calls come from one goroutine at a time.
 type Observer interface {
 	// RunStarted is called once with the result before any job ran (marked partial): a first checkpoint.
+	// The runs an observer gets are snapshots (result.Run.Snapshot): the engine goes on with its own.
 	RunStarted(run *result.Run)
 	// JobStarted is called before a job's worker starts.
 	JobStarted(j Job)

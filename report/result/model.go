@@ -438,6 +438,14 @@ type JobLimit struct {
 	Evidence map[string]float64
 }
 
+// Snapshot is a copy of the run that later appends to the run's jobs leave as it is: what the engine gives
+// its observers while it goes on writing the run.
+func (r *Run) Snapshot() *Run {
+	cp := *r
+	cp.Jobs = slices.Clone(r.Jobs)
+	return &cp
+}
+
 // WithFindings returns a copy of the run with what the findings derived stored in it: each job's limit and
 // its evidence (limits holds one per job, in the run's order), the findings, and the verdict (their
 // sentences, the headline first). It leaves the run as it is; findings.Judge is its one caller, and what

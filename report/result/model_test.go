@@ -214,3 +214,14 @@ func TestDeviceModelAndDriverVersions(t *testing.T) {
 		}
 	}
 }
+
+// A snapshot keeps the jobs it was taken with while the run goes on appending.
+func TestSnapshotKeepsItsJobs(t *testing.T) {
+	r := &Run{Jobs: make([]JobResult, 1, 4)}
+	snap := r.Snapshot()
+	r.Jobs = append(r.Jobs, JobResult{Strategy: Shared})
+	r.Jobs[0].AllocationsOK = 9
+	if len(snap.Jobs) != 1 || snap.Jobs[0].AllocationsOK != 0 {
+		t.Errorf("the snapshot's jobs became %+v", snap.Jobs)
+	}
+}
