@@ -299,7 +299,7 @@ func (d *deriver) codeFindings() {
 		}
 	}
 	if len(c.notHost) > 0 {
-		d.add(result.Finding{Kind: result.FindingCode, Strategies: c.notHost, Sizes: c.notHostSize, Evidence: map[string]float64{"host_available_bytes": float64(c.least)},
+		d.add(result.Finding{Kind: result.FindingCode, Strategies: c.notHost, Sizes: c.notHostSize, Evidence: map[string]float64{"host_available_bytes": float64(c.least), "host_ram_bytes": float64(c.ram)},
 			Sentence: fmt.Sprintf("CL_OUT_OF_HOST_MEMORY (%s) does not prove host memory ran out: at least %s (%.0f%% of RAM) was still available when it was returned",
 				names(c.notHost), units.Bytes(c.least), 100*float64(c.least)/float64(c.ram))}, 0)
 	}
