@@ -59,6 +59,14 @@ var stated = map[result.FindingKind]func(ev map[string]float64) []string{
 			out = append(out, fmt.Sprintf("device %.0f held %s, %.1f%% of its %s", ev["device"], units.Bytes(uint64(used)), 100*ev["device_fill"],
 				units.Bytes(uint64(ev["device_global_bytes"]))))
 		}
+		if start, ok := ev["cgroup_oom_kills_at_start"]; ok {
+			end := ev["cgroup_oom_kills_at_end"]
+			if used, ok := ev["cgroup_used_bytes"]; ok {
+				out = append(out, fmt.Sprintf("went from %.0f to %.0f", start, end), "at "+units.Bytes(uint64(used))+" of the cgroup's")
+			} else {
+				out = append(out, fmt.Sprintf("(oom_kill %.0f to %.0f)", start, end))
+			}
+		}
 		if given, ok := ev["given_bytes"]; ok {
 			out = append(out, "("+units.Bytes(uint64(given))+")", units.Bytes(uint64(ev["global_mem_bytes"]))+" of global memory")
 		}
@@ -104,7 +112,14 @@ func sentenceRuns(t *testing.T) map[string]*result.Run {
 	repeated.FirstFailure.Call = "clCreateBuffer"
 	variant := failedAt(result.Shared, 900, 0, 0, 1)
 	variant.Variant = "more"
+	killed, died := job(result.Shared, result.OutcomeCrashed, 600, 0, 1), job(result.PerDevice, result.OutcomeCrashed, 700, 0, 1)
+	killed.Signal, killed.Reason, died.Reason = "SIGKILL", "killed by SIGKILL", "exited with status 1"
+	killed.Resources = &result.Resources{Cgroup: &result.Cgroup{Version: 2, Path: "/job", Memory: result.Resource{AtEnd: 900 * mib, Limit: 1 << 30},
+		OOMKillsAtStart: 2, OOMKillsAtEnd: 3}}
+	died.Resources = &result.Resources{Cgroup: &result.Cgroup{Version: 2, Path: "/job", Memory: result.Resource{AtEnd: 100 * mib, Limit: 1 << 30},
+		OOMKillsAtStart: 0, OOMKillsAtEnd: 1}}
 	return map[string]*result.Run{
+		"cgroup": {Config: result.Config{Touch: result.TouchFill}, Devices: devs, Jobs: []result.JobResult{killed, died}},
 		"fixture": loadFixture(t),
 		"guard": {Config: result.Config{Touch: result.TouchFill, HostReserveByte: 3 << 30}, Environment: &result.Environment{HostMemBytes: 64 << 30},
 			Devices: devs, Jobs: []result.JobResult{guarded, failedAt(result.PerDevice, 900, 0, 0, 1), job(result.MigrateFirst, result.OutcomeCrashed, 77, 0, 1)}},
