@@ -119,7 +119,7 @@ func sentenceRuns(t *testing.T) map[string]*result.Run {
 	died.Resources = &result.Resources{Cgroup: &result.Cgroup{Version: 2, Path: "/job", Memory: result.Resource{AtEnd: 100 * mib, Limit: 1 << 30},
 		OOMKillsAtStart: 0, OOMKillsAtEnd: 1}}
 	return map[string]*result.Run{
-		"cgroup": {Config: result.Config{Touch: result.TouchFill}, Devices: devs, Jobs: []result.JobResult{killed, died}},
+		"cgroup":  {Config: result.Config{Touch: result.TouchFill}, Devices: devs, Jobs: []result.JobResult{killed, died}},
 		"fixture": loadFixture(t),
 		"guard": {Config: result.Config{Touch: result.TouchFill, HostReserveByte: 3 << 30}, Environment: &result.Environment{HostMemBytes: 64 << 30},
 			Devices: devs, Jobs: []result.JobResult{guarded, failedAt(result.PerDevice, 900, 0, 0, 1), job(result.MigrateFirst, result.OutcomeCrashed, 77, 0, 1)}},
