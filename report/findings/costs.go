@@ -390,9 +390,9 @@ func (d *deriver) completedHeadline() result.Finding {
 		if len(d.noGrowthSizes) < len(d.sizes) { // a sweep: only at the sizes where it was measured so
 			who = "at " + sizeNames(d.noGrowthSizes) + " " + who
 		}
-		return result.Finding{Kind: result.FindingHeadline, About: result.FindingDeferred, Strategies: deferred, Sentence: fmt.Sprintf("No allocation failed in %s%s, but %s: the runtime defers allocation to first use, so those buffers were never really allocated; run with --touch fill to place them.", budgetText(d.jobs), each, who)}
+		return result.Finding{Kind: result.FindingHeadline, About: result.FindingDeferred, Strategies: deferred, Evidence: budgetEvidence(d.jobs), Sentence: fmt.Sprintf("No allocation failed in %s%s, but %s: the runtime defers allocation to first use, so those buffers were never really allocated; run with --touch fill to place them.", budgetText(d.jobs), each, who)}
 	case all:
-		return result.Finding{Kind: result.FindingHeadline, About: result.FindingCompleted, Sentence: fmt.Sprintf("No allocation failed within the budget of %s%s: raise --max-allocs or --max-bytes to find the limit.", budgetText(d.jobs), each)}
+		return result.Finding{Kind: result.FindingHeadline, About: result.FindingCompleted, Evidence: budgetEvidence(d.jobs), Sentence: fmt.Sprintf("No allocation failed within the budget of %s%s: raise --max-allocs or --max-bytes to find the limit.", budgetText(d.jobs), each)}
 	}
 	return result.Finding{Kind: result.FindingHeadline, Sentence: "No allocation failed, but not every strategy ran to its budget: see why below."}
 }
@@ -430,6 +430,20 @@ func budgetText(jobs []*result.JobResult) string {
 		return fmt.Sprintf("%d buffers (%s)", most[sizes[0]], strings.Join(parts, ", "))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// budgetEvidence is the budget budgetText states, size by size: the most buffers and bytes a completed job
+// reached at each ("allocations_ok@1048576", "bytes_ok@1048576"), named by size as allocation-count's are.
+func budgetEvidence(jobs []*result.JobResult) map[string]float64 {
+	ev := map[string]float64{}
+	for _, s := range jobs {
+		if s.Outcome != result.OutcomeCompleted {
+			continue
+		}
+		n, b := fmt.Sprintf("allocations_ok@%d", s.SizeBytes), fmt.Sprintf("bytes_ok@%d", s.SizeBytes)
+		ev[n], ev[b] = max(ev[n], float64(s.AllocationsOK)), max(ev[b], float64(s.BytesOK))
+	}
+	return ev
 }
 
 // limitSummary says in a few words what the limit was.

@@ -2,6 +2,7 @@ package findings
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -45,6 +46,16 @@ var stated = map[result.FindingKind]func(ev map[string]float64) []string{
 			return []string{fmt.Sprintf("stopped %.0f strateg", ev["guard_stopped"]), "the reserve of " + units.Bytes(uint64(ev["host_reserve_bytes"]))}
 		case ev["ratio"] > 0:
 			return []string{fmt.Sprintf("reached %.2fx as many buffers", ev["ratio"])}
+		case len(budgetSizes(ev)) > 0:
+			sizes := budgetSizes(ev)
+			if len(sizes) == 1 {
+				return []string{fmt.Sprintf("%.0f buffers (%s)", ev[fmt.Sprintf("allocations_ok@%d", sizes[0])], units.Bytes(uint64(ev[fmt.Sprintf("bytes_ok@%d", sizes[0])])))}
+			}
+			var out []string
+			for _, size := range sizes {
+				out = append(out, units.Bytes(uint64(ev[fmt.Sprintf("bytes_ok@%d", size)]))+" at "+units.Size(size))
+			}
+			return out
 		case ev["device_fill"] >= 0.9: // below, the device was not full and the limit is another
 			return []string{fmt.Sprintf("device %.0f was full (%.0f%% of its %s)", ev["device"], 100*ev["device_fill"], units.Bytes(uint64(ev["device_global_bytes"])))}
 		}
@@ -127,6 +138,10 @@ func sentenceRuns(t *testing.T) map[string]*result.Run {
 			Jobs: []result.JobResult{job(result.Shared, result.OutcomeCompleted, 4096, 0, 1), costly}},
 		"repeated and variant": {Config: result.Config{Touch: result.TouchFill}, Devices: devs,
 			Jobs: []result.JobResult{failedAt(result.Shared, 500, 0, 0, 1), repeated, variant}},
+		"sweep completed": {Config: result.Config{Touch: result.TouchFill, MaxAllocs: 200}, Devices: devs,
+			Jobs: []result.JobResult{job(result.Shared, result.OutcomeCompleted, 200, 0, 1), sized(job(result.Shared, result.OutcomeCompleted, 200, 0, 1), 4<<10)}},
+		"completed": {Config: result.Config{Touch: result.TouchFill, MaxAllocs: 200}, Devices: devs,
+			Jobs: []result.JobResult{job(result.Shared, result.OutcomeCompleted, 200, 0, 1), job(result.PerDevice, result.OutcomeCompleted, 200, 0, 1)}},
 		"full": {Config: result.Config{Touch: result.TouchFill}, Devices: devs, Jobs: []result.JobResult{failedAt(result.PerDevice, 2048, 0, 0, 1)}},
 		"guarded only": {Config: result.Config{Touch: result.TouchFill, HostReserveByte: 3 << 30}, Environment: &result.Environment{HostMemBytes: 64 << 30},
 			Devices: devs, Jobs: []result.JobResult{guarded}},
@@ -170,6 +185,26 @@ func TestEachSentenceStatesItsEvidence(t *testing.T) {
 		}
 	}
 	t.Logf("findings checked by kind: %v", checked)
+}
+
+// sized is j at buffers of size bytes.
+func sized(j result.JobResult, size uint64) result.JobResult {
+	j.SizeBytes, j.BytesOK = size, j.AllocationsOK*size
+	return j
+}
+
+// budgetSizes is the sizes of a budget's evidence ("bytes_ok@4096"), in no order.
+func budgetSizes(ev map[string]float64) []uint64 {
+	var out []uint64
+	for k := range ev {
+		if rest, ok := strings.CutPrefix(k, "bytes_ok@"); ok {
+			size, err := strconv.ParseUint(rest, 10, 64)
+			if err == nil {
+				out = append(out, size)
+			}
+		}
+	}
+	return out
 }
 
 // notRunItems counts the jobs a "Not run (...): a, b and c." sentence lists.

@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -23,14 +24,16 @@ func TestSweepHeadlineStatesTheBudgetPerSize(t *testing.T) {
 			r.Jobs = append(r.Jobs, j)
 		}
 	}
-	apply(r)
-	h := r.Verdict[0]
-	for _, size := range sizes {
-		if want := units.Bytes(n*size) + " at " + units.Size(size); !strings.Contains(h, want) {
-			t.Errorf("the headline does not say %q: %s", want, h)
-		}
+	f := Judge(r).Findings()[0]
+	if f.About != result.FindingCompleted {
+		t.Fatalf("headline %+v: want the completed budget", f)
 	}
-	if strings.Contains(h, "("+units.Bytes(n*sizes[len(sizes)-1])+")") {
+	for _, size := range sizes {
+		wantEvidence(t, f, map[string]float64{fmt.Sprintf("allocations_ok@%d", size): n, fmt.Sprintf("bytes_ok@%d", size): float64(n * size)})
+	}
+	// That the sentence states each size's bytes is TestEachSentenceStatesItsEvidence's; that it states no
+	// one byte figure for all is prose only.
+	if h := f.Sentence; strings.Contains(h, "("+units.Bytes(n*sizes[len(sizes)-1])+")") {
 		t.Errorf("the headline gives one byte figure for every size: %s", h)
 	}
 }
