@@ -24,6 +24,9 @@ var stated = map[result.FindingKind]func(ev map[string]float64) []string{
 				first = v
 			}
 		}
+		if ev["devices"] == 1 {
+			return []string{fmt.Sprintf("one device (device %.0f", ev["device"])}
+		}
 		return []string{fmt.Sprintf("reached %.0f buffers, %.2fx as many as", ev["allocations_ok"], ev["ratio"]), fmt.Sprintf("(%.0f)", first)}
 	},
 	result.FindingCompleted: func(ev map[string]float64) []string {
@@ -142,6 +145,8 @@ func sentenceRuns(t *testing.T) map[string]*result.Run {
 			Jobs: []result.JobResult{job(result.Shared, result.OutcomeCompleted, 200, 0, 1), sized(job(result.Shared, result.OutcomeCompleted, 200, 0, 1), 4<<10)}},
 		"completed": {Config: result.Config{Touch: result.TouchFill, MaxAllocs: 200}, Devices: devs,
 			Jobs: []result.JobResult{job(result.Shared, result.OutcomeCompleted, 200, 0, 1), job(result.PerDevice, result.OutcomeCompleted, 200, 0, 1)}},
+		"one device": {Config: result.Config{Touch: result.TouchFill}, Devices: []result.Device{{Index: 3, GlobalMemBytes: 1 << 30}},
+			Jobs: []result.JobResult{job(result.Shared, result.OutcomeCompleted, 10, 3), job(result.PerDevice, result.OutcomeCompleted, 10, 3)}},
 		"full": {Config: result.Config{Touch: result.TouchFill}, Devices: devs, Jobs: []result.JobResult{failedAt(result.PerDevice, 2048, 0, 0, 1)}},
 		"guarded only": {Config: result.Config{Touch: result.TouchFill, HostReserveByte: 3 << 30}, Environment: &result.Environment{HostMemBytes: 64 << 30},
 			Devices: devs, Jobs: []result.JobResult{guarded}},

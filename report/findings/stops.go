@@ -191,7 +191,7 @@ func oneDevice(r *result.Run) (result.Finding, bool) {
 	if len(ran) == 1 {
 		sentence = fmt.Sprintf("The run had one device (device %d%s) and one strategy (%s): context layouts were not compared; run two or more strategies on two or more devices to compare them.", dev, name, ran[0])
 	}
-	return result.Finding{Kind: result.FindingComparison, Evidence: map[string]float64{"devices": 1}, Sentence: sentence}, true
+	return result.Finding{Kind: result.FindingComparison, Evidence: map[string]float64{"devices": 1, "device": float64(dev)}, Sentence: sentence}, true
 }
 
 // overcommit says where a job that did not fail was given more bytes for a device than the device reports

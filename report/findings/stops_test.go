@@ -54,6 +54,7 @@ func TestOneDeviceIsSaidAfterTheHeadline(t *testing.T) {
 	if n := len(oneDeviceFindings(fs)); n != 1 {
 		t.Errorf("said %d times, want once", n)
 	}
+	wantEvidence(t, fs[1], map[string]float64{"device": float64(one.Devices[0].Index)})
 	// Under two variants it is still said once: it is a fact of the run, not of a variant.
 	two := *one
 	two.Jobs = append(two.Jobs[:3:3], job(result.Shared, result.OutcomeCompleted, 50, 0))
@@ -245,10 +246,13 @@ func TestCrashUnderAVariantsAddressLimitNamesTheVariant(t *testing.T) {
 	crash.VariantSettings = map[string]string{"RLIMIT_AS": "1GiB"}
 	r := &result.Run{Platform: result.Platform{Name: "Portable Computing Language"}, Devices: []result.Device{{Index: 0, GlobalMemBytes: 8 << 30}},
 		Jobs: []result.JobResult{crash}}
-	apply(r)
-	v := strings.Join(r.Verdict, "\n")
-	if !strings.Contains(v, "here the variant small-as (RLIMIT_AS=1GiB) set it") {
-		t.Errorf("the verdict does not name the variant that set the limit:\n%s", v)
+	j := Judge(r)
+	if l := limitOf(t, j, result.Shared, 0); l.Limit != result.LimitRuntime || l.Evidence["allocations_ok"] != float64(crash.AllocationsOK) {
+		t.Errorf("limit %+v: want the runtime's, after %d buffers", l, crash.AllocationsOK)
+	}
+	// The variant and its setting are names, not figures: the limit's sentence says them.
+	if s := findingOf(t, j.Findings(), result.FindingLimit, result.Shared).Sentence; !strings.Contains(s, "here the variant small-as (RLIMIT_AS=1GiB) set it") {
+		t.Errorf("the limit does not name the variant that set it: %s", s)
 	}
 }
 
