@@ -36,12 +36,12 @@ func TestFindingsOfTheFixture(t *testing.T) {
 	if head.Kind != result.FindingHeadline || head.About != result.FindingFailure || !slices.Equal(head.Strategies, []result.Strategy{result.Shared}) {
 		t.Fatalf("headline %+v: want shared's first failure", head)
 	}
-	wantEvidence(t, head, map[string]float64{"allocations_ok": float64(sh.AllocationsOK), "per_device_allocations_ok": float64(pd.AllocationsOK), "ratio": ratio})
+	wantEvidence(t, head, map[string]float64{"allocations_ok": float64(sh.AllocationsOK), evidenceKey(result.PerDevice, "allocations_ok"): float64(pd.AllocationsOK), "ratio": ratio})
 	ff := sh.FirstFailure
 	wantEvidence(t, findingOf(t, fs, result.FindingFailure, result.Shared, result.MigrateFirst),
 		map[string]float64{"index": float64(ff.Index), "code": float64(ff.Code), "device": float64(ff.Device), "bytes_before": float64(ff.BytesBefore)})
 	wantEvidence(t, findingOf(t, fs, result.FindingComparison, result.PerDevice),
-		map[string]float64{"allocations_ok": float64(pd.AllocationsOK), "ratio": ratio, "shared_allocations_ok": float64(sh.AllocationsOK)})
+		map[string]float64{"allocations_ok": float64(pd.AllocationsOK), "ratio": ratio, evidenceKey(result.Shared, "allocations_ok"): float64(sh.AllocationsOK)})
 	wantEvidence(t, findingOf(t, fs, result.FindingLimit, result.Shared, result.MigrateFirst), map[string]float64{"ratio": ratio})
 	full := findingOf(t, fs, result.FindingLimit, result.PerDevice)
 	global := float64(r.Devices[pd.FirstFailure.Device].GlobalMemBytes)
