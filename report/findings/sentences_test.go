@@ -59,6 +59,8 @@ var stated = map[result.FindingKind]func(ev map[string]float64) []string{
 				out = append(out, units.Bytes(uint64(ev[fmt.Sprintf("bytes_ok@%d", size)]))+" at "+units.Size(size))
 			}
 			return out
+		case len(interruptedAt(ev)) > 0:
+			return interruptedAt(ev)
 		case ev["device_fill"] >= 0.9: // below, the device was not full and the limit is another
 			return []string{fmt.Sprintf("device %.0f was full (%.0f%% of its %s)", ev["device"], 100*ev["device_fill"], units.Bytes(uint64(ev["device_global_bytes"])))}
 		}
@@ -147,6 +149,8 @@ func sentenceRuns(t *testing.T) map[string]*result.Run {
 			Jobs: []result.JobResult{job(result.Shared, result.OutcomeCompleted, 200, 0, 1), job(result.PerDevice, result.OutcomeCompleted, 200, 0, 1)}},
 		"one device": {Config: result.Config{Touch: result.TouchFill}, Devices: []result.Device{{Index: 3, GlobalMemBytes: 1 << 30}},
 			Jobs: []result.JobResult{job(result.Shared, result.OutcomeCompleted, 10, 3), job(result.PerDevice, result.OutcomeCompleted, 10, 3)}},
+		"interrupted": {Partial: true, Config: result.Config{Touch: result.TouchFill}, Devices: devs,
+			Jobs: []result.JobResult{interrupted(job(result.PerDevice, result.OutcomeStopped, 700, 0, 1)), interrupted(job(result.MigrateFirst, result.OutcomeStopped, 30, 0, 1))}},
 		"full": {Config: result.Config{Touch: result.TouchFill}, Devices: devs, Jobs: []result.JobResult{failedAt(result.PerDevice, 2048, 0, 0, 1)}},
 		"guarded only": {Config: result.Config{Touch: result.TouchFill, HostReserveByte: 3 << 30}, Environment: &result.Environment{HostMemBytes: 64 << 30},
 			Devices: devs, Jobs: []result.JobResult{guarded}},
@@ -192,10 +196,30 @@ func TestEachSentenceStatesItsEvidence(t *testing.T) {
 	t.Logf("findings checked by kind: %v", checked)
 }
 
+// interrupted is j stopped by an interrupt.
+func interrupted(j result.JobResult) result.JobResult {
+	j.Reason = "interrupted"
+	return j
+}
+
 // sized is j at buffers of size bytes.
 func sized(j result.JobResult, size uint64) result.JobResult {
 	j.SizeBytes, j.BytesOK = size, j.AllocationsOK*size
 	return j
+}
+
+// interruptedAt is what an interrupted run's headline says of each job its evidence counts
+// ("per_device_allocations_ok@1048576"): "per-device at 700 buffers".
+func interruptedAt(ev map[string]float64) []string {
+	var out []string
+	for k, v := range ev {
+		if name, size, ok := strings.Cut(k, "@"); ok && size != "" {
+			if st, ok := strings.CutSuffix(name, "_allocations_ok"); ok {
+				out = append(out, fmt.Sprintf("%s at %.0f buffers", strings.ReplaceAll(st, "_", "-"), v))
+			}
+		}
+	}
+	return out
 }
 
 // budgetSizes is the sizes of a budget's evidence ("bytes_ok@4096"), in no order.

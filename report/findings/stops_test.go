@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -135,6 +136,7 @@ func TestInterruptedRunSaysSoAndListsWhatDidNotRun(t *testing.T) {
 	if h := fs[0]; h.Kind != result.FindingHeadline || h.About != "" || len(h.Strategies) != 0 {
 		t.Errorf("headline %+v: an interrupt is no failure of a strategy", h)
 	}
+	wantEvidence(t, fs[0], map[string]float64{fmt.Sprintf("%s@%d", evidenceKey(result.PerDevice, "allocations_ok"), stopped.SizeBytes): float64(stopped.AllocationsOK)})
 	// The jobs without a result: every configured strategy at every size, less the two that ran; their
 	// strategies in the order the first of each is missed.
 	var missing int
