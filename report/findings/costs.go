@@ -300,7 +300,7 @@ func (d *deriver) codeFindings() {
 		}
 	}
 	if len(c.notHost) > 0 {
-		d.add(result.Finding{Kind: result.FindingCode, Strategies: c.notHost, Sizes: c.notHostSize, Evidence: map[string]float64{"host_available_bytes": float64(c.least)},
+		d.add(result.Finding{Kind: result.FindingCode, Strategies: c.notHost, Sizes: c.notHostSize, Evidence: map[string]float64{"host_available_bytes": float64(c.least), "host_ram_bytes": float64(c.ram)},
 			Sentence: fmt.Sprintf("CL_OUT_OF_HOST_MEMORY (%s) does not prove host memory ran out: at least %s (%.0f%% of RAM) was still available when it was returned",
 				names(c.notHost), units.Bytes(c.least), 100*float64(c.least)/float64(c.ram))}, 0)
 	}
@@ -391,9 +391,9 @@ func (d *deriver) completedHeadline() result.Finding {
 		if len(d.noGrowthSizes) < len(d.sizes) { // a sweep: only at the sizes where it was measured so
 			who = "at " + sizeNames(d.noGrowthSizes) + " " + who
 		}
-		return result.Finding{Kind: result.FindingHeadline, About: result.FindingDeferred, Strategies: deferred, Sentence: fmt.Sprintf("No allocation failed in %s%s, but %s: the runtime defers allocation to first use, so those buffers were never really allocated; run with --touch fill to place them.", budgetText(d.jobs), each, who)}
+		return result.Finding{Kind: result.FindingHeadline, About: result.FindingDeferred, Strategies: deferred, Evidence: budgetEvidence(d.jobs), Sentence: fmt.Sprintf("No allocation failed in %s%s, but %s: the runtime defers allocation to first use, so those buffers were never really allocated; run with --touch fill to place them.", budgetText(d.jobs), each, who)}
 	case all:
-		return result.Finding{Kind: result.FindingHeadline, About: result.FindingCompleted, Sentence: fmt.Sprintf("No allocation failed within the budget of %s%s: raise --max-allocs or --max-bytes to find the limit.", budgetText(d.jobs), each)}
+		return result.Finding{Kind: result.FindingHeadline, About: result.FindingCompleted, Evidence: budgetEvidence(d.jobs), Sentence: fmt.Sprintf("No allocation failed within the budget of %s%s: raise --max-allocs or --max-bytes to find the limit.", budgetText(d.jobs), each)}
 	}
 	return result.Finding{Kind: result.FindingHeadline, Sentence: "No allocation failed, but not every strategy ran to its budget: see why below."}
 }
@@ -431,6 +431,20 @@ func budgetText(jobs []*result.JobResult) string {
 		return fmt.Sprintf("%d buffers (%s)", most[sizes[0]], strings.Join(parts, ", "))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// budgetEvidence is the budget budgetText states, size by size: the most buffers and bytes a completed job
+// reached at each ("allocations_ok@1048576", "bytes_ok@1048576"), named by size as allocation-count's are.
+func budgetEvidence(jobs []*result.JobResult) map[string]float64 {
+	ev := map[string]float64{}
+	for _, s := range jobs {
+		if s.Outcome != result.OutcomeCompleted {
+			continue
+		}
+		n, b := fmt.Sprintf("allocations_ok@%d", s.SizeBytes), fmt.Sprintf("bytes_ok@%d", s.SizeBytes)
+		ev[n], ev[b] = max(ev[n], float64(s.AllocationsOK)), max(ev[b], float64(s.BytesOK))
+	}
+	return ev
 }
 
 // limitSummary says in a few words what the limit was.

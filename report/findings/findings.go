@@ -367,7 +367,7 @@ func (d *deriver) failures(views []*view, size uint64) {
 		if v.s.AllocationsOK == ended[0].s.AllocationsOK && len(ended)+len(done) > 1 {
 			lead = "failed first" // also those that failed at the same buffer as the first: one sentence
 		}
-		ev := map[string]float64{"index": float64(f.Index), "code": float64(f.Code), "device": float64(f.Device)}
+		ev := map[string]float64{"index": float64(f.Index), "code": float64(f.Code), "device": float64(f.Device), "bytes_before": float64(f.BytesBefore)}
 		if f.Stage == result.StageSetup {
 			g.add(result.FindingFailure, fmt.Sprintf(" %s before the first buffer: %s from %s", lead, codeText(v.s), f.Call), v.s.Strategy, ev, "")
 			continue
@@ -389,7 +389,7 @@ func (d *deriver) failures(views []*view, size uint64) {
 				tail = " and never failed (the budget ended it)"
 			}
 			cmp.add(result.FindingComparison, fmt.Sprintf(" reached %d buffers, %.2fx as many as %s (%d)%s", o.s.AllocationsOK, ratio,
-				first.s.Strategy, first.s.AllocationsOK, tail), o.s.Strategy, map[string]float64{"allocations_ok": float64(o.s.AllocationsOK), "ratio": ratio}, "")
+				first.s.Strategy, first.s.AllocationsOK, tail), o.s.Strategy, comparisonEvidence(o.s, first.s, ratio), "")
 		}
 		d.emit(&cmp, size, plainSubject)
 	} else if len(ended) == 0 && len(done) > 0 {
@@ -428,6 +428,14 @@ func (d *deriver) failures(views []*view, size uint64) {
 		other.add(result.FindingOutcome, body, s.Strategy, map[string]float64{"allocations_ok": float64(s.AllocationsOK)}, "")
 	}
 	d.emit(&other, size, eachSubject)
+}
+
+// comparisonEvidence is what a comparison of job o with the job that failed first states: o's count, the
+// ratio, and the count it is held against, under that strategy's name ("shared_allocations_ok"), as the
+// limits name per-device's.
+func comparisonEvidence(o, first *result.JobResult, ratio float64) map[string]float64 {
+	return map[string]float64{"allocations_ok": float64(o.AllocationsOK), "ratio": ratio,
+		strings.ReplaceAll(string(first.Strategy), "-", "_") + "_allocations_ok": float64(first.AllocationsOK)}
 }
 
 // classifyAll classifies every strategy that did not complete, keeps the limit (in the view and in d.limits),

@@ -3,7 +3,7 @@ package findings
 import (
 	"math/rand/v2"
 	"path/filepath"
-	"strings"
+	"slices"
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
@@ -20,117 +20,141 @@ func loadFixture(t *testing.T) *result.Run {
 }
 
 // The fixture (faultcl, 2 devices, 64 MiB host budget, 256 MiB per device, written by an earlier build):
-// its figures give these findings, derived again by this build.
+// its figures give these findings and limits, derived again by this build, each number from the fixture's
+// own jobs.
 func TestFindingsOfTheFixture(t *testing.T) {
 	r := loadFixture(t)
-	apply(r)
-	v := strings.Join(r.Verdict, "\n")
-	for _, want := range []string{
-		"shared failed first, at buffer #64 (after 64 MiB), with CL_OUT_OF_HOST_MEMORY (-6) at create: one context per device reached 8.00x",
-		"shared and migrate-first failed first at buffer #64 (after 64 MiB)",
-		"per-device reached 512 buffers, 8.00x as many as shared (64)",
-		"shared and migrate-first: ended at 64 buffers where one context per device reached 512 (8.00x)",
-		"per-device: when buffer #512 failed, device 0 held 256 MiB, 100.0% of its 256 MiB global memory: the device's memory ran out (device-memory)",
-		"device-list is not supported here",
-		// The earlier build kept 5 and 2 samples: too few for a cost, whatever the file's slopes say.
-		"shared and migrate-first: no cost per buffer, too few samples to fit one (5 samples",
-		"CL_OUT_OF_HOST_MEMORY (shared, per-device and migrate-first) does not prove host memory ran out",
-		"On clmemprobe's fault-injection runtime (faultcl), CL_OUT_OF_HOST_MEMORY (-6) means",
-	} {
-		if !strings.Contains(v, want) {
-			t.Errorf("verdict lacks %q:\n%s", want, v)
+	j := Judge(r)
+	fs := j.Findings()
+	jobs := map[result.Strategy]*result.JobResult{}
+	for i := range r.Jobs {
+		jobs[r.Jobs[i].Strategy] = &r.Jobs[i]
+	}
+	sh, pd := jobs[result.Shared], jobs[result.PerDevice]
+	ratio := float64(pd.AllocationsOK) / float64(sh.AllocationsOK)
+	head := fs[0]
+	if head.Kind != result.FindingHeadline || head.About != result.FindingFailure || !slices.Equal(head.Strategies, []result.Strategy{result.Shared}) {
+		t.Fatalf("headline %+v: want shared's first failure", head)
+	}
+	wantEvidence(t, head, map[string]float64{"allocations_ok": float64(sh.AllocationsOK), evidenceKey(result.PerDevice, "allocations_ok"): float64(pd.AllocationsOK), "ratio": ratio})
+	ff := sh.FirstFailure
+	wantEvidence(t, findingOf(t, fs, result.FindingFailure, result.Shared, result.MigrateFirst),
+		map[string]float64{"index": float64(ff.Index), "code": float64(ff.Code), "device": float64(ff.Device), "bytes_before": float64(ff.BytesBefore)})
+	wantEvidence(t, findingOf(t, fs, result.FindingComparison, result.PerDevice),
+		map[string]float64{"allocations_ok": float64(pd.AllocationsOK), "ratio": ratio, evidenceKey(result.Shared, "allocations_ok"): float64(sh.AllocationsOK)})
+	wantEvidence(t, findingOf(t, fs, result.FindingLimit, result.Shared, result.MigrateFirst), map[string]float64{"ratio": ratio})
+	full := findingOf(t, fs, result.FindingLimit, result.PerDevice)
+	global := float64(r.Devices[pd.FirstFailure.Device].GlobalMemBytes)
+	wantEvidence(t, full, map[string]float64{"device": float64(pd.FirstFailure.Device), "device_global_bytes": global})
+	if fill := evidence(t, full, "device_fill"); fill < 0.9 || fill != evidence(t, full, "device_used_bytes")/global {
+		t.Errorf("per-device's device fill %v: want its used bytes over %v global, at least 90%%", fill, global)
+	}
+	findingOf(t, fs, result.FindingOutcome, result.DeviceList)
+	// The earlier build kept 5 and 2 samples: too few for a cost, whatever the file's slopes say, so no cost
+	// finding carries a figure.
+	for _, f := range findingsOf(fs, result.FindingCost) {
+		if len(f.Evidence) > 0 {
+			t.Errorf("a cost from too few samples was stated: %v", f.Evidence)
 		}
 	}
-	if strings.Contains(v, "replication factor") || strings.Contains(v, "costs 1.99x the device memory") {
-		t.Errorf("a cost from too few samples was stated:\n%s", v)
+	notHost := findingOf(t, fs, result.FindingCode, result.Shared, result.PerDevice, result.MigrateFirst)
+	if avail, ram := evidence(t, notHost, "host_available_bytes"), evidence(t, notHost, "host_ram_bytes"); avail <= hostLowFraction*ram {
+		t.Errorf("-6 said not to prove host memory ran out with %v of %v available", avail, ram)
+	}
+	if rt := RuntimeOf(r.Platform); !slices.ContainsFunc(fs, func(f result.Finding) bool { return f.Kind == result.FindingCode && f.Source == rt.Source }) {
+		t.Errorf("no finding cites %s's row (%s)", rt.Name, rt.Source)
 	}
 	want := map[result.Strategy]result.Limit{result.Shared: result.LimitContext, result.PerDevice: result.LimitDeviceMemory,
 		result.MigrateFirst: result.LimitContext, result.DeviceList: ""}
-	for _, s := range r.Jobs {
-		if s.Limit != want[s.Strategy] {
-			t.Errorf("%s: limit %q, want %q", s.Strategy, s.Limit, want[s.Strategy])
+	for st, l := range want {
+		if got := limitOf(t, j, st, 0).Limit; got != l {
+			t.Errorf("%s: limit %q, want %q", st, got, l)
 		}
 	}
-	if len(r.Findings) != len(r.Verdict) || r.Findings[0].Kind != result.FindingHeadline {
+	if v := j.Verdict(); len(v) != len(fs) || v[0] != head.Sentence {
 		t.Errorf("findings and verdict must match, the headline first")
 	}
 }
 
-// Costs: a ratio under 1% is a percentage; device memory that did not move gives no replication factor;
-// strategies whose costs read alike share a sentence.
-func TestCostSentences(t *testing.T) {
+// Costs: strategies whose costs read alike share one finding, with the figures of the run; device memory
+// that did not move gives no replication factor; and where memory did not grow, the headline says so and no
+// other finding says it again.
+func TestCostFindings(t *testing.T) {
 	fit := &result.Fit{Samples: 50, Spanned: 1000, OK: true}
+	const host, size = 300, 1 << 20
 	sys := float64(0)
 	mk := func(st result.Strategy, dev float64) result.JobResult {
-		return result.JobResult{Strategy: st, SizeBytes: 1 << 20, Outcome: result.OutcomeCompleted, AllocationsOK: 1000, Fit: fit,
-			HostBytesPerBuffer: 300, SystemBytesPerBuffer: &sys, DeviceBytesPerBuffer: map[string]float64{"0": dev}, DeviceSampler: "test"}
+		return result.JobResult{Strategy: st, SizeBytes: size, Outcome: result.OutcomeCompleted, AllocationsOK: 1000, Fit: fit,
+			HostBytesPerBuffer: host, SystemBytesPerBuffer: &sys, DeviceBytesPerBuffer: map[string]float64{"0": dev}, DeviceSampler: "test"}
 	}
 	r := &result.Run{Config: result.Config{Touch: result.TouchNone}, Devices: []result.Device{{Index: 0, GlobalMemBytes: 1 << 30}},
 		Jobs: []result.JobResult{mk(result.Shared, 0), mk(result.PerDevice, 0)}}
-	apply(r)
-	v := strings.Join(r.Verdict, "\n")
-	for _, want := range []string{
-		"shared and per-device cost 300 B of host RSS per buffer (0.03% of the buffer size), no measurable system memory and 0 B of device memory: no device memory was placed, so no replication factor",
-		"memory did not grow with them: the runtime defers allocation to first use",
-	} {
-		if !strings.Contains(v, want) {
-			t.Errorf("verdict lacks %q:\n%s", want, v)
-		}
+	fs := Judge(r).Findings()
+	cost := findingOf(t, fs, result.FindingCost, result.Shared, result.PerDevice)
+	wantEvidence(t, cost, map[string]float64{"host_bytes_per_buffer": host, "system_bytes_per_buffer": sys, "device_bytes_per_buffer": 0})
+	if _, ok := cost.Evidence["replication_factor"]; ok {
+		t.Errorf("no device memory was placed, yet a replication factor: %v", cost.Evidence)
 	}
-	// The headline says memory did not grow; no other finding says it again.
-	if n := strings.Count(v, "did not grow"); n != 1 {
-		t.Errorf("%d findings say memory did not grow, want 1 (the headline):\n%s", n, v)
+	if h := fs[0]; h.About != result.FindingDeferred || !slices.Equal(h.Strategies, []result.Strategy{result.Shared, result.PerDevice}) {
+		t.Errorf("headline %+v: want it to say memory did not grow for both", h)
+	}
+	if d := findingsOf(fs, result.FindingDeferred); len(d) != 0 {
+		t.Errorf("the headline says memory did not grow; %d findings say it again", len(d))
 	}
 }
 
-// Without a device sampler, a cheap host does not make deferred allocation a finding.
+// Without a device sampler, a cheap host does not make deferred allocation a finding: it is a question the
+// run could not answer, a finding of what was not measured that a job with a costly host does not have.
 func TestDeferredNeedsADeviceMeasurement(t *testing.T) {
 	fit := &result.Fit{Samples: 50, Spanned: 1000, OK: true}
-	r := &result.Run{Config: result.Config{Touch: result.TouchNone}, Devices: []result.Device{{Index: 0, GlobalMemBytes: 1 << 30}},
-		Jobs: []result.JobResult{{Strategy: result.PerDevice, SizeBytes: 1 << 20, Outcome: result.OutcomeCompleted, AllocationsOK: 1000,
-			Fit: fit, HostBytesPerBuffer: 100, DeviceSampler: "not available: no sampler for these devices"}}}
-	apply(r)
-	v := strings.Join(r.Verdict, "\n")
-	if strings.Contains(v, "defers allocation") {
-		t.Errorf("deferred allocation claimed without a device measurement:\n%s", v)
+	const size = 1 << 20
+	unmeasured := map[float64]int{}
+	for _, host := range []float64{100, size} {
+		r := &result.Run{Config: result.Config{Touch: result.TouchNone}, Devices: []result.Device{{Index: 0, GlobalMemBytes: 1 << 30}},
+			Jobs: []result.JobResult{{Strategy: result.PerDevice, SizeBytes: size, Outcome: result.OutcomeCompleted, AllocationsOK: 1000,
+				Fit: fit, HostBytesPerBuffer: host, DeviceSampler: "not available: no sampler for these devices"}}}
+		fs := Judge(r).Findings()
+		if fs[0].About == result.FindingDeferred || len(findingsOf(fs, result.FindingDeferred)) > 0 {
+			t.Errorf("host %v B per buffer: deferred allocation claimed without a device measurement:\n%s", host, sentences(fs))
+		}
+		unmeasured[host] = len(findingsOf(fs, result.FindingUnmeasured, result.PerDevice))
 	}
-	if !strings.Contains(v, "device memory was not measured, so whether the runtime allocates at create or at first use cannot be told") {
-		t.Errorf("the verdict should say what could not be measured:\n%s", v)
+	// Both say the device sampler did not apply; only the cheap host also says at-create or first-use
+	// cannot be told.
+	if unmeasured[100] != 2 || unmeasured[size] != 1 {
+		t.Errorf("findings of what was not measured, by host cost: %v, want 2 for 100 B and 1 for a buffer's size", unmeasured)
 	}
 }
 
 // randomRun is fixture.Random: the generated runs the findings' properties are checked over.
 func randomRun(rng *rand.Rand) *result.Run { return fixture.Random(rng) }
 
-// No sentence says a device ran out, or was full, unless its recorded use (or, unsampled, the bytes given
-// to it where the runtime stopped at its size) reached 90% of its global memory.
+// No job is limited by its device's memory (the limit every "device is full" sentence states) unless its
+// recorded use (or, unsampled, the bytes given to it where the runtime stopped at its size) reached 90% of
+// its global memory; the limit's evidence carries that fill.
 func TestNoDeviceRanOutBelowNinetyPercent(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	claims := 0
 	for n := 0; n < 20000; n++ {
 		r := randomRun(rng)
-		apply(r)
-		for _, f := range r.Findings {
-			if !strings.Contains(f.Sentence, "the device's memory ran out") && !strings.Contains(f.Sentence, "device is full") &&
-				!strings.Contains(f.Sentence, "was full") {
+		j := Judge(r)
+		for i := range r.Jobs {
+			s := &r.Jobs[i]
+			l := j.Limit(&j.Run().Jobs[i])
+			if l.Limit != result.LimitDeviceMemory {
 				continue
 			}
 			claims++
-			for _, name := range f.Strategies {
-				for i := range r.Jobs {
-					s := &r.Jobs[i]
-					if s.Strategy != name || (len(f.Sizes) > 0 && s.SizeBytes != f.Sizes[0]) || s.FirstFailure == nil {
-						continue
-					}
-					v := newView(r, s)
-					use := v.fill(v.given)
-					if v.usedKnown {
-						use = v.fill(v.used)
-					}
-					if use < 0.9 {
-						t.Fatalf("run %d: %q, but device %d's recorded use is %.1f%% of its memory", n, f.Sentence, v.failDev, 100*use)
-					}
-				}
+			v := newView(r, s)
+			use := v.fill(v.given)
+			if v.usedKnown {
+				use = v.fill(v.used)
+			}
+			if use < 0.9 {
+				t.Fatalf("run %d: %s limited by device memory, but device %d's recorded use is %.1f%% of its memory", n, s.Strategy, v.failDev, 100*use)
+			}
+			if l.Evidence["device_fill"] != use || l.Evidence["device"] != float64(v.failDev) {
+				t.Fatalf("run %d: %s's evidence %v, want device %d at fill %v", n, s.Strategy, l.Evidence, v.failDev, use)
 			}
 		}
 	}
@@ -175,9 +199,9 @@ func TestCommittedNoiseIsLeftOut(t *testing.T) {
 		r := &result.Run{Config: result.Config{Touch: result.TouchFill}, Devices: []result.Device{{Index: 0, GlobalMemBytes: 1 << 30}},
 			Jobs: []result.JobResult{{Strategy: result.Shared, Devices: []int{0}, SizeBytes: size, Outcome: result.OutcomeCompleted, AllocationsOK: 1000, Fit: fit,
 				HostBytesPerBuffer: 300, SystemBytesPerBuffer: &sys, CommittedBytesPerBuffer: &committed, DeviceBytesPerBuffer: map[string]float64{"0": size}, DeviceSampler: "test"}}}
-		v := verdictOf(r)
-		if got := strings.Contains(v, "committed)"); got != c.shown {
-			t.Errorf("committed %.0f B per buffer: written %v, want %v:\n%s", c.committed, got, c.shown, v)
+		f := findingOf(t, Judge(r).Findings(), result.FindingCost, result.Shared)
+		if got, shown := f.Evidence["committed_bytes_per_buffer"]; shown != c.shown || (shown && got != c.committed) {
+			t.Errorf("committed %.0f B per buffer: evidence %v, want it shown %v", c.committed, f.Evidence, c.shown)
 		}
 	}
 }

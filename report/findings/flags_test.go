@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,20 +23,22 @@ func TestRejectedFlagsLeadTheSweep(t *testing.T) {
 	devs := []result.Device{{Index: 0, Name: "d", GlobalMemBytes: 8 << 30}, {Index: 1, Name: "d", GlobalMemBytes: 8 << 30}}
 	r := &result.Run{Config: result.Config{Touch: result.TouchFill, MaxAllocs: 100, FlagSets: []string{"read-write", "0x800000"}}, Devices: devs,
 		Jobs: []result.JobResult{job(result.Shared, result.OutcomeCompleted, 100, 0, 1), rejected(result.Shared, "0x800000", -30, "CL_INVALID_VALUE")}}
-	verdictOf(r)
-	if r.Jobs[1].Limit != result.LimitFlags {
-		t.Errorf("limit %q, want flags", r.Jobs[1].Limit)
+	j := Judge(r)
+	if l := j.Limit(&j.Run().Jobs[1]); l.Limit != result.LimitFlags {
+		t.Errorf("limit %q, want flags", l.Limit)
 	}
-	if !strings.HasPrefix(r.Verdict[0], "With flags 0x800000: shared failed first") || !strings.Contains(r.Verdict[0], "CL_MEM_ALLOW_UNRESTRICTED_SIZE_INTEL") {
-		t.Errorf("headline %q: want the refused set, with the vendor's name", r.Verdict[0])
+	h := j.Findings()[0]
+	if h.About != result.FindingFailure || h.Flags != "0x800000" || !slices.Equal(h.Strategies, []result.Strategy{result.Shared}) {
+		t.Errorf("headline %+v: want shared's failure under the refused set", h)
 	}
-	if r.Findings[0].Flags != "0x800000" {
-		t.Errorf("the headline finding's flags %q", r.Findings[0].Flags)
+	// The vendor's name of the flag is prose with no figure: the headline's sentence says it.
+	if !strings.Contains(h.Sentence, "CL_MEM_ALLOW_UNRESTRICTED_SIZE_INTEL") {
+		t.Errorf("headline %q: want the vendor's name of the refused flag", h.Sentence)
 	}
 	plain := &result.Run{Config: result.Config{Touch: result.TouchFill, MaxAllocs: 100}, Devices: devs,
 		Jobs: []result.JobResult{rejected(result.Shared, "", -30, "CL_INVALID_VALUE")}}
-	if v := verdictOf(plain); plain.Jobs[0].Limit == result.LimitFlags {
-		t.Errorf("read-write refused at #0 was called a flags limit: %s", v)
+	if l := limitOf(t, Judge(plain), result.Shared, 0); l.Limit == result.LimitFlags {
+		t.Errorf("read-write refused at #0 was called a flags limit: %+v", l)
 	}
 }
 
@@ -53,8 +56,12 @@ func TestUseHostPtrCostNamesTheBlock(t *testing.T) {
 	if !ok || ev["tool_block_bytes"] != 4*4096 || ev["runtime_host_bytes_per_buffer"] != 500 {
 		t.Fatalf("%q %v: want a block of 4 pages and 500 bytes from the runtime", sentence, ev)
 	}
-	if !strings.Contains(sentence, "16 KiB of it is the buffer's own host memory") || !strings.Contains(sentence, "read-write: 300 B") {
-		t.Errorf("sentence %q", sentence)
+	// The sentence of a flags finding states its evidence: the block, what the runtime adds, read-write's.
+	for _, want := range []string{units.Bytes(uint64(ev["tool_block_bytes"])) + " of it is the buffer's own host memory",
+		"the runtime adds " + units.SignedBytes(ev["runtime_host_bytes_per_buffer"]), "read-write: " + units.SignedBytes(ev["read_write_host_bytes_per_buffer"])} {
+		if !strings.Contains(sentence, want) {
+			t.Errorf("sentence %q lacks %q", sentence, want)
+		}
 	}
 }
 
@@ -84,9 +91,6 @@ func TestFlagSetStrategiesShareOneFinding(t *testing.T) {
 	if len(pair.Strategies) != 2 || pair.Evidence["host_bytes_per_buffer_min"] != 4000 || pair.Evidence["host_bytes_per_buffer_max"] != 4300 {
 		t.Errorf("the pair's finding: %+v", pair)
 	}
-	if want := units.SignedBytes(4000) + " to " + units.SignedBytes(4300); !strings.Contains(pair.Sentence, want) {
-		t.Errorf("the pair's sentence lacks the range %q: %s", want, pair.Sentence)
-	}
 	// Costs far apart (a buffer's size against a few hundred bytes) are two findings, not one range.
 	r.Jobs[3].HostBytesPerBuffer = 1 << 20
 	if fs := flagEffects(&r); len(fs) != 3 {
@@ -109,16 +113,25 @@ func TestAFlagSetsHostCostIsSaidOnce(t *testing.T) {
 		}
 		r.Jobs = append(r.Jobs, j)
 	}
-	apply(&r)
-	host := units.SignedBytes(mib+1900) + " of host RSS"
-	n := 0
-	for _, v := range r.Verdict {
-		n += strings.Count(v, host)
+	fs := Judge(&r).Findings()
+	host := r.Jobs[1].HostBytesPerBuffer
+	var carry []result.FindingKind
+	for _, f := range fs {
+		if v, ok := f.Evidence["host_bytes_per_buffer"]; ok && v == host {
+			carry = append(carry, f.Kind)
+		}
 	}
-	if n != 1 {
-		t.Errorf("%q is said %d times, want once:\n%s", host, n, strings.Join(r.Verdict, "\n"))
+	if !slices.Equal(carry, []result.FindingKind{result.FindingFlags}) {
+		t.Errorf("use-host-ptr's host cost %v is carried by %v, want the flags finding only:\n%s", host, carry, sentences(fs))
 	}
-	if !strings.Contains(strings.Join(r.Verdict, "\n"), "With flags use-host-ptr: shared: per buffer, "+units.SignedBytes(sys)+" of system memory") {
-		t.Errorf("the group's cost finding lost its system figure:\n%s", strings.Join(r.Verdict, "\n"))
+	var cost []result.Finding
+	for _, f := range findingsOf(fs, result.FindingCost, result.Shared) {
+		if f.Flags == "use-host-ptr" {
+			cost = append(cost, f)
+		}
 	}
+	if len(cost) != 1 {
+		t.Fatalf("%d cost findings of use-host-ptr, want 1:\n%s", len(cost), sentences(fs))
+	}
+	wantEvidence(t, cost[0], map[string]float64{"system_bytes_per_buffer": sys})
 }

@@ -224,6 +224,7 @@ func runtimeOrUnknown(v *view, ev map[string]float64) limitFinding {
 			return limitFinding{result.LimitRuntime, ev, body}
 		}
 		if cg := s.Resources.CgroupOf(); cg != nil && cg.OOMKillsAtEnd > cg.OOMKillsAtStart {
+			ev["cgroup_oom_kills_at_start"], ev["cgroup_oom_kills_at_end"] = float64(cg.OOMKillsAtStart), float64(cg.OOMKillsAtEnd)
 			return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("the worker died (%s) after %d buffers while the OOM killer of its memory cgroup %s ended a process (oom_kill %d to %d): memory there may have run short, but not this worker's SIGKILL says so (unknown)",
 				firstClause(s.Reason), s.AllocationsOK, cg.Path, cg.OOMKillsAtStart, cg.OOMKillsAtEnd)}
 		}

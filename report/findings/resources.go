@@ -127,6 +127,7 @@ func resourceLimit(v *view, ev map[string]float64) (limitFinding, bool) {
 	}
 	if cg, killed := oomKilled(s); killed {
 		ev["cgroup_limit_bytes"], ev["cgroup_oom_kills"] = float64(cg.Memory.Limit), float64(cg.OOMKillsAtEnd-cg.OOMKillsAtStart)
+		ev["cgroup_used_bytes"], ev["cgroup_oom_kills_at_start"], ev["cgroup_oom_kills_at_end"] = float64(cg.Memory.AtEnd), float64(cg.OOMKillsAtStart), float64(cg.OOMKillsAtEnd)
 		return limitFinding{result.LimitCgroupMemory, ev, fmt.Sprintf("the OOM killer of the memory cgroup %s ended it after %d buffers (its oom_kill count went from %d to %d%s), at %s of the cgroup's %s limit (%s): the container's or job's memory limit, not the machine's, is the limit (cgroup-memory)",
 			cg.Path, s.AllocationsOK, cg.OOMKillsAtStart, cg.OOMKillsAtEnd, kernelSaidIt(line, kernelSaid), units.Bytes(cg.Memory.AtEnd), limitText(cg.Memory.Limit), cg.Memory.LimitSource)}, true
 	}

@@ -68,9 +68,16 @@ func (d *deriver) stoppedHeadline() (result.Finding, bool) {
 		return f, true
 	}
 	var stopped []string
+	var ev map[string]float64
 	for _, s := range d.jobs {
 		if s.Interrupted() {
 			stopped = append(stopped, fmt.Sprintf("%s at %d buffers", s.Strategy, s.AllocationsOK))
+			// Each count under its strategy and size ("per_device_allocations_ok@1048576"): one strategy may be
+			// interrupted at two sizes of a sweep.
+			if ev == nil {
+				ev = map[string]float64{}
+			}
+			ev[fmt.Sprintf("%s_allocations_ok@%d", strings.ReplaceAll(string(s.Strategy), "-", "_"), s.SizeBytes)] = float64(s.AllocationsOK)
 		}
 	}
 	if len(stopped) == 0 && !d.run.Partial {
@@ -81,7 +88,7 @@ func (d *deriver) stoppedHeadline() (result.Finding, bool) {
 		sentence += " (" + strings.Join(stopped, ", ") + ")"
 	}
 	sentence += ": no allocation failed in what ran, and no limit was reached; run it again to its end to find one."
-	return result.Finding{Kind: result.FindingHeadline, Sentence: sentence}, true
+	return result.Finding{Kind: result.FindingHeadline, Sentence: sentence, Evidence: ev}, true
 }
 
 // them is the pronoun for n things named before it: a sentence about one job or strategy says "it".
@@ -191,7 +198,7 @@ func oneDevice(r *result.Run) (result.Finding, bool) {
 	if len(ran) == 1 {
 		sentence = fmt.Sprintf("The run had one device (device %d%s) and one strategy (%s): context layouts were not compared; run two or more strategies on two or more devices to compare them.", dev, name, ran[0])
 	}
-	return result.Finding{Kind: result.FindingComparison, Evidence: map[string]float64{"devices": 1}, Sentence: sentence}, true
+	return result.Finding{Kind: result.FindingComparison, Evidence: map[string]float64{"devices": 1, "device": float64(dev)}, Sentence: sentence}, true
 }
 
 // overcommit says where a job that did not fail was given more bytes for a device than the device reports

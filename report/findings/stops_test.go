@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/report/result"
-	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
 const mib = 1 << 20
@@ -32,64 +31,65 @@ func verdictOf(r *result.Run) string {
 	return strings.Join(r.Verdict, "\n")
 }
 
+// oneDeviceFindings are the findings that say the run had one device (a comparison with that evidence).
+func oneDeviceFindings(fs []result.Finding) []result.Finding {
+	var out []result.Finding
+	for _, f := range findingsOf(fs, result.FindingComparison) {
+		if f.Evidence["devices"] == 1 {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // A run on one device says, once and right after the headline, that the layouts cannot differ there;
 // a run on two devices does not.
 func TestOneDeviceIsSaidAfterTheHeadline(t *testing.T) {
-	const name = "pthread-cpu"
-	one := &result.Run{Config: result.Config{Touch: result.TouchFill}, Devices: []result.Device{{Index: 0, Name: name, GlobalMemBytes: 8 << 30}},
+	one := &result.Run{Config: result.Config{Touch: result.TouchFill}, Devices: []result.Device{{Index: 0, Name: "pthread-cpu", GlobalMemBytes: 8 << 30}},
 		Jobs: []result.JobResult{job(result.Shared, result.OutcomeCompleted, 100, 0), job(result.PerDevice, result.OutcomeCompleted, 100, 0),
 			job(result.MigrateFirst, result.OutcomeCompleted, 100, 0)}}
-	apply(one)
-	want := "cannot differ on one device"
-	if len(one.Verdict) < 2 || !strings.Contains(one.Verdict[1], want) || !strings.Contains(one.Verdict[1], name) {
-		t.Fatalf("the second sentence should say the layouts %s (device %s):\n%s", want, name, strings.Join(one.Verdict, "\n"))
+	fs := Judge(one).Findings()
+	if len(fs) < 2 || fs[1].Kind != result.FindingComparison || fs[1].Evidence["devices"] != 1 {
+		t.Fatalf("the second finding should say the run had one device:\n%s", sentences(fs))
 	}
-	if n := strings.Count(strings.Join(one.Verdict, "\n"), want); n != 1 {
+	if n := len(oneDeviceFindings(fs)); n != 1 {
 		t.Errorf("said %d times, want once", n)
 	}
+	wantEvidence(t, fs[1], map[string]float64{"device": float64(one.Devices[0].Index)})
 	// Under two variants it is still said once: it is a fact of the run, not of a variant.
 	two := *one
 	two.Jobs = append(two.Jobs[:3:3], job(result.Shared, result.OutcomeCompleted, 50, 0))
 	two.Jobs[3].Variant = "limit"
-	if n := strings.Count(verdictOf(&two), want); n != 1 {
+	if n := len(oneDeviceFindings(Judge(&two).Findings())); n != 1 {
 		t.Errorf("with two variants, said %d times, want once", n)
 	}
 	pair := &result.Run{Config: result.Config{Touch: result.TouchFill}, Devices: []result.Device{{Index: 0}, {Index: 1}},
 		Jobs: []result.JobResult{job(result.Shared, result.OutcomeCompleted, 100, 0, 1)}}
-	if v := verdictOf(pair); strings.Contains(v, want) {
-		t.Errorf("said on two devices:\n%s", v)
+	if fs := oneDeviceFindings(Judge(pair).Findings()); len(fs) != 0 {
+		t.Errorf("said on two devices: %v", fs)
 	}
 }
 
 // A job that completed after it was given more bytes than a device reports is a finding, on each device it
-// exceeded; one within the device's size is not.
+// exceeded, with the bytes given and the size reported; one within the device's size is not.
 func TestCompletedPastTheReportedGlobalMemory(t *testing.T) {
 	const global = 2 << 30
 	const n = 3000 // 3000 MiB, past 2 GiB on one device; 1500 MiB each on two
 	r := &result.Run{Config: result.Config{Touch: result.TouchFill}, Devices: []result.Device{{Index: 0, GlobalMemBytes: global}},
 		Jobs: []result.JobResult{job(result.Shared, result.OutcomeCompleted, n, 0)}}
-	v := verdictOf(r)
-	want := fmt.Sprintf("%d x 1 MiB (%s) completed on device 0, which reports %s of global memory: the runtime does not enforce its reported global memory",
-		n, units.Bytes(n*mib), units.Bytes(global))
-	if !strings.Contains(v, want) {
-		t.Errorf("verdict lacks %q:\n%s", want, v)
-	}
-	if strings.Contains(v, "--touch fill") {
-		t.Errorf("suggests --touch fill to a run that used it:\n%s", v)
-	}
+	wantEvidence(t, findingOf(t, Judge(r).Findings(), result.FindingLimit, result.Shared),
+		map[string]float64{"device": 0, "devices_over": 1, "given_bytes": n * mib, "global_mem_bytes": global})
 	// Judged by the sizes the job's own worker saw (a variant that made the device report 1 GiB), not by
 	// the listing under the runtime's defaults (8 GiB here).
 	variant := job(result.Shared, result.OutcomeCompleted, n, 0)
 	variant.DeviceSizes = []result.DeviceSize{{Device: 0, GlobalMemBytes: 1 << 30}}
 	listed := &result.Run{Config: result.Config{Touch: result.TouchFill}, Devices: []result.Device{{Index: 0, GlobalMemBytes: 8 << 30}},
 		Jobs: []result.JobResult{variant}}
-	if v := verdictOf(listed); !strings.Contains(v, "which reports "+units.Bytes(1<<30)+" of global memory") {
-		t.Errorf("a job whose worker saw 1 GiB, given %d MiB, is judged by the listing:\n%s", n, v)
-	}
+	wantEvidence(t, findingOf(t, Judge(listed).Findings(), result.FindingLimit, result.Shared), map[string]float64{"global_mem_bytes": 1 << 30})
 	two := &result.Run{Config: result.Config{Touch: result.TouchFill}, Devices: []result.Device{{Index: 0, GlobalMemBytes: global}, {Index: 1, GlobalMemBytes: global}},
 		Jobs: []result.JobResult{job(result.Shared, result.OutcomeCompleted, n, 0, 1)}}
-	if v := verdictOf(two); strings.Contains(v, "does not enforce") {
-		t.Errorf("1500 MiB per device is within 2 GiB, yet:\n%s", v)
+	if fs := findingsOf(Judge(two).Findings(), result.FindingLimit); len(fs) != 0 {
+		t.Errorf("%d MiB per device is within 2 GiB, yet: %v", n/2, fs)
 	}
 }
 
@@ -103,27 +103,26 @@ func TestGuardStopIsNotFailingFirst(t *testing.T) {
 	r := &result.Run{Config: result.Config{Touch: result.TouchFill, HostReserveByte: reserve}, Environment: &result.Environment{HostMemBytes: 64 << 30},
 		Devices: []result.Device{{Index: 0, GlobalMemBytes: 1 << 30}, {Index: 1, GlobalMemBytes: 1 << 30}},
 		Jobs:    []result.JobResult{guarded, failedAt(result.PerDevice, 900, 0, 0, 1)}}
-	apply(r)
-	if !strings.HasPrefix(r.Verdict[0], "per-device failed first") {
-		t.Errorf("headline should name per-device's failure, not the guard stop: %s", r.Verdict[0])
+	fs := Judge(r).Findings()
+	if h := fs[0]; h.About != result.FindingFailure || !slices.Equal(h.Strategies, []result.Strategy{result.PerDevice}) {
+		t.Errorf("headline should be per-device's failure, not the guard stop: %+v", h)
 	}
-	reserveText := units.Bytes(reserve)
-	want := fmt.Sprintf("The host guard stopped 1 strategy (shared) before any runtime limit, to keep the reserve of %s", reserveText)
-	if len(r.Verdict) < 2 || !strings.Contains(r.Verdict[1], want) {
-		t.Errorf("second sentence should be %q:\n%s", want, strings.Join(r.Verdict, "\n"))
+	if len(fs) < 2 || fs[1].Kind != result.FindingOutcome || !slices.Equal(fs[1].Strategies, []result.Strategy{result.Shared}) {
+		t.Fatalf("the second finding should be the guard's stop of shared:\n%s", sentences(fs))
 	}
+	wantEvidence(t, fs[1], map[string]float64{"host_reserve_bytes": reserve, "guard_stopped": 1})
 	only := &result.Run{Config: r.Config, Environment: r.Environment, Devices: r.Devices,
 		Jobs: []result.JobResult{guarded, guarded, job(result.MigrateFirst, result.OutcomeCompleted, 100, 0, 1)}}
 	only.Jobs[1].Strategy = result.PerDevice
-	apply(only)
-	want = fmt.Sprintf("The host guard stopped 2 strategies (shared and per-device) before any runtime limit, to keep the reserve of %s", reserveText)
-	if !strings.HasPrefix(only.Verdict[0], want) || strings.Contains(only.Verdict[0], "first") {
-		t.Errorf("headline %q, want it to begin %q", only.Verdict[0], want)
+	h := Judge(only).Findings()[0]
+	if h.Kind != result.FindingHeadline || h.About == result.FindingFailure || !slices.Equal(h.Strategies, []result.Strategy{result.Shared, result.PerDevice}) {
+		t.Errorf("headline %+v: want the guard's stop of shared and per-device", h)
 	}
+	wantEvidence(t, h, map[string]float64{"host_reserve_bytes": reserve, "guard_stopped": 2})
 }
 
-// An interrupted run says so, has no limit for the job it interrupted, lists the jobs that did not run,
-// and suggests no flag the run already used.
+// An interrupted run has no failure for its headline and no limit for the job it interrupted, and counts
+// the jobs that did not run.
 func TestInterruptedRunSaysSoAndListsWhatDidNotRun(t *testing.T) {
 	stopped := job(result.PerDevice, result.OutcomeStopped, 700, 0, 1)
 	stopped.Reason, stopped.DeviceSampler = "interrupted", "not available: test"
@@ -132,33 +131,27 @@ func TestInterruptedRunSaysSoAndListsWhatDidNotRun(t *testing.T) {
 		Config:  result.Config{Touch: result.TouchFill, TimeoutSeconds: 600, Strategies: []result.Strategy{result.Shared, result.PerDevice, result.MigrateFirst}, Sizes: sizes},
 		Devices: []result.Device{{Index: 0, GlobalMemBytes: 8 << 30}, {Index: 1, GlobalMemBytes: 8 << 30}},
 		Jobs:    []result.JobResult{job(result.Shared, result.OutcomeCompleted, 1000, 0, 1), stopped}}
-	v := verdictOf(r)
-	if !strings.Contains(r.Verdict[0], "interrupted") {
-		t.Errorf("headline should say the run was interrupted: %s", r.Verdict[0])
+	j := Judge(r)
+	fs := j.Findings()
+	if h := fs[0]; h.Kind != result.FindingHeadline || h.About != "" || len(h.Strategies) != 0 {
+		t.Errorf("headline %+v: an interrupt is no failure of a strategy", h)
 	}
-	// The jobs without a result: every configured strategy at every size, less the two that ran.
-	var missing []string
+	wantEvidence(t, fs[0], map[string]float64{fmt.Sprintf("%s@%d", evidenceKey(result.PerDevice, "allocations_ok"), stopped.SizeBytes): float64(stopped.AllocationsOK)})
+	// The jobs without a result: every configured strategy at every size, less the two that ran; their
+	// strategies in the order the first of each is missed.
+	var missing int
+	var who []result.Strategy
 	for _, size := range sizes {
 		for _, st := range r.Config.Strategies {
-			if size == mib && (st == result.Shared || st == result.PerDevice) {
-				continue
+			if size != mib || (st != result.Shared && st != result.PerDevice) {
+				missing++
+				who = appendOnce(who, st)
 			}
-			missing = append(missing, fmt.Sprintf("%s at %s", st, units.Size(size)))
 		}
 	}
-	want := "Not run (the run was interrupted before them): " + strings.Join(missing, ", ") + "."
-	if !strings.Contains(v, want) {
-		t.Errorf("verdict lacks %q:\n%s", want, v)
-	}
-	for _, s := range r.Jobs {
-		if s.Strategy == result.PerDevice && s.Limit != "" {
-			t.Errorf("an interrupted job has limit %q; nothing but the user ended it", s.Limit)
-		}
-	}
-	for _, used := range []string{"--touch fill", "raise --timeout", "failed first"} {
-		if strings.Contains(v, used) {
-			t.Errorf("verdict says %q to an interrupted run with --touch fill:\n%s", used, v)
-		}
+	wantEvidence(t, findingOf(t, fs, result.FindingOutcome, who...), map[string]float64{"jobs_not_run": float64(missing)})
+	if l := limitOf(t, j, result.PerDevice, mib); l.Limit != "" {
+		t.Errorf("an interrupted job has limit %q; nothing but the user ended it", l.Limit)
 	}
 }
 
@@ -173,14 +166,18 @@ func TestNoSentenceSuggestsWhatTheRunDid(t *testing.T) {
 				s.Reason = []string{"interrupted", "timeout: the strategy ran longer than 10m0s", "host guard: below the reserve"}[rng.IntN(3)]
 			}
 		}
-		apply(r)
-		v := strings.Join(r.Verdict, "\n")
-		if r.Config.Touch != result.TouchNone && strings.Contains(v, "--touch fill") {
+		j := Judge(r)
+		// Advice is prose with no figure to carry: the sentences themselves are checked.
+		if v := strings.Join(j.Verdict(), "\n"); r.Config.Touch != result.TouchNone && strings.Contains(v, "--touch fill") {
 			t.Fatalf("run %d (touch %s) is told to use --touch fill:\n%s", n, r.Config.Touch, v)
 		}
+		h := j.Findings()[0]
+		if len(h.Strategies) == 0 || len(h.Sizes) == 0 {
+			continue
+		}
 		for _, s := range r.Jobs {
-			if s.Outcome == result.OutcomeStopped && strings.Contains(r.Verdict[0], string(s.Strategy)+" stopped after") {
-				t.Fatalf("run %d: a stopped job leads the verdict: %s", n, r.Verdict[0])
+			if s.Strategy == h.Strategies[0] && s.SizeBytes == h.Sizes[0] && s.Variant == h.Variant && s.Flags == h.Flags && s.Outcome == result.OutcomeStopped {
+				t.Fatalf("run %d: a stopped job leads the verdict: %s", n, h.Sentence)
 			}
 		}
 	}
@@ -226,16 +223,12 @@ func TestOneDeviceNamesTheStrategiesThatRan(t *testing.T) {
 		for _, st := range ran {
 			r.Jobs = append(r.Jobs, job(st, result.OutcomeCompleted, 100, 0))
 		}
-		v := verdictOf(r)
-		var line string
-		for _, s := range r.Verdict {
-			if strings.HasPrefix(s, "The run had one device") {
-				line = s
-			}
+		fs := oneDeviceFindings(Judge(r).Findings())
+		if len(fs) != 1 {
+			t.Fatalf("%v: %d one-device findings, want 1", ran, len(fs))
 		}
-		if line == "" {
-			t.Fatalf("%v: no one-device sentence:\n%s", ran, v)
-		}
+		// The finding holds no strategies of its own: the names are in its sentence only.
+		line := fs[0].Sentence
 		for _, st := range result.Strategies {
 			if named := strings.Contains(line, string(st)); named != slices.Contains(ran, st) {
 				t.Errorf("%v ran: the sentence names %s: %v\n%s", ran, st, named, line)
@@ -255,10 +248,13 @@ func TestCrashUnderAVariantsAddressLimitNamesTheVariant(t *testing.T) {
 	crash.VariantSettings = map[string]string{"RLIMIT_AS": "1GiB"}
 	r := &result.Run{Platform: result.Platform{Name: "Portable Computing Language"}, Devices: []result.Device{{Index: 0, GlobalMemBytes: 8 << 30}},
 		Jobs: []result.JobResult{crash}}
-	apply(r)
-	v := strings.Join(r.Verdict, "\n")
-	if !strings.Contains(v, "here the variant small-as (RLIMIT_AS=1GiB) set it") {
-		t.Errorf("the verdict does not name the variant that set the limit:\n%s", v)
+	j := Judge(r)
+	if l := limitOf(t, j, result.Shared, 0); l.Limit != result.LimitRuntime || l.Evidence["allocations_ok"] != float64(crash.AllocationsOK) {
+		t.Errorf("limit %+v: want the runtime's, after %d buffers", l, crash.AllocationsOK)
+	}
+	// The variant and its setting are names, not figures: the limit's sentence says them.
+	if s := findingOf(t, j.Findings(), result.FindingLimit, result.Shared).Sentence; !strings.Contains(s, "here the variant small-as (RLIMIT_AS=1GiB) set it") {
+		t.Errorf("the limit does not name the variant that set it: %s", s)
 	}
 }
 
@@ -269,20 +265,14 @@ func TestOvercommitIsOneSentenceOverTheDevices(t *testing.T) {
 	for _, st := range []result.Strategy{result.Shared, result.MigrateFirst} {
 		r.Jobs = append(r.Jobs, job(st, result.OutcomeCompleted, 4096, 0, 1))
 	}
-	apply(r)
-	var said []string
-	for _, f := range r.Findings {
-		if strings.Contains(f.Sentence, "does not enforce its reported global memory") {
-			said = append(said, f.Sentence)
-		}
+	fs := Judge(r).Findings()
+	// 4096 buffers of 1 MiB over two devices: half of them each, twice what each reports.
+	for _, st := range []result.Strategy{result.Shared, result.MigrateFirst} {
+		wantEvidence(t, findingOf(t, fs, result.FindingLimit, st), map[string]float64{"devices_over": 2, "given_bytes": 4096 / 2 * mib, "global_mem_bytes": 1 << 30})
 	}
-	if len(said) != 2 || !strings.Contains(said[0], "each of devices 0 and 1") {
-		t.Fatalf("want one sentence per job naming both devices, got %q", said)
-	}
-	for _, s := range said {
-		if strings.HasPrefix(s, "migrate-first") && strings.Contains(s, "never used") {
-			t.Errorf("migrate-first's buffers were migrated: %s", s)
-		}
+	// What the note after it says of the buffers is prose with no figure: checked in the sentence.
+	if s := findingOf(t, fs, result.FindingLimit, result.MigrateFirst).Sentence; strings.Contains(s, "never used") {
+		t.Errorf("migrate-first's buffers were migrated: %s", s)
 	}
 }
 
@@ -292,8 +282,10 @@ func TestATieIsNoFirst(t *testing.T) {
 	for _, st := range []result.Strategy{result.Shared, result.PerDevice} {
 		r.Jobs = append(r.Jobs, failedAt(st, 500, 0, 0, 1))
 	}
-	apply(r)
-	if h := r.Verdict[0]; !strings.HasPrefix(h, "shared and per-device all failed at buffer #500") {
+	fs := Judge(r).Findings()
+	wantEvidence(t, findingOf(t, fs, result.FindingFailure, result.Shared, result.PerDevice), map[string]float64{"index": 500})
+	// The headline's finding names one strategy (its limit's); that none was first is in its sentence.
+	if h := fs[0].Sentence; !strings.HasPrefix(h, "shared and per-device all failed at buffer #500") {
 		t.Errorf("headline: %s", h)
 	}
 }

@@ -1,6 +1,8 @@
 package findings
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -22,14 +24,16 @@ func TestSweepHeadlineStatesTheBudgetPerSize(t *testing.T) {
 			r.Jobs = append(r.Jobs, j)
 		}
 	}
-	apply(r)
-	h := r.Verdict[0]
-	for _, size := range sizes {
-		if want := units.Bytes(n*size) + " at " + units.Size(size); !strings.Contains(h, want) {
-			t.Errorf("the headline does not say %q: %s", want, h)
-		}
+	f := Judge(r).Findings()[0]
+	if f.About != result.FindingCompleted {
+		t.Fatalf("headline %+v: want the completed budget", f)
 	}
-	if strings.Contains(h, "("+units.Bytes(n*sizes[len(sizes)-1])+")") {
+	for _, size := range sizes {
+		wantEvidence(t, f, map[string]float64{fmt.Sprintf("allocations_ok@%d", size): n, fmt.Sprintf("bytes_ok@%d", size): float64(n * size)})
+	}
+	// That the sentence states each size's bytes is TestEachSentenceStatesItsEvidence's; that it states no
+	// one byte figure for all is prose only.
+	if h := f.Sentence; strings.Contains(h, "("+units.Bytes(n*sizes[len(sizes)-1])+")") {
 		t.Errorf("the headline gives one byte figure for every size: %s", h)
 	}
 }
@@ -49,9 +53,24 @@ func TestNoGrowthIsSaidOfItsSize(t *testing.T) {
 		j.SizeBytes, j.BytesOK, j.Fit, j.HostBytesPerBuffer, j.DeviceSampler = c.size, n*c.size, fit, c.host, "not available: test"
 		r.Jobs = append(r.Jobs, j)
 	}
-	apply(r)
-	if h := r.Verdict[0]; !strings.Contains(h, "at "+units.Size(mib)+" memory did not grow") {
+	fs := Judge(r).Findings()
+	if h := fs[0]; h.About != result.FindingDeferred {
+		t.Fatalf("headline %+v: want memory that did not grow", h)
+	}
+	// Only the 1 MiB job's host cost (300 B) is under 5% of its buffer: the deferred headline is of that
+	// size, and the 4 KiB job keeps a cost finding whose host figure is its whole buffer.
+	if h := fs[0].Sentence; !strings.Contains(h, "at "+units.Size(mib)+" memory did not grow") {
 		t.Errorf("the headline does not limit 'did not grow' to %s: %s", units.Size(mib), h)
+	}
+	small := 0
+	for _, f := range findingsOf(fs, result.FindingCost, result.Shared) {
+		if f.Sizes[0] == 4<<10 {
+			small++
+			wantEvidence(t, f, map[string]float64{"host_bytes_per_buffer": 4096})
+		}
+	}
+	if small != 1 {
+		t.Errorf("%d cost findings at 4 KiB, want 1:\n%s", small, sentences(fs))
 	}
 }
 
@@ -63,8 +82,9 @@ func TestSweepHeadlineIsTheFirstSizeThatFailed(t *testing.T) {
 	small := job(result.Shared, result.OutcomeCompleted, 100, 0, 1)
 	small.SizeBytes, small.BytesOK = 4<<10, 100*4<<10
 	r.Jobs = append(r.Jobs, small, failedAt(result.Shared, 64, 0, 0, 1))
-	apply(r)
-	if h := r.Verdict[0]; !strings.HasPrefix(h, units.Size(mib)+" buffers: shared failed first, at buffer #64") {
-		t.Errorf("headline: %s", h)
+	h := Judge(r).Findings()[0]
+	if h.About != result.FindingFailure || !slices.Equal(h.Sizes, []uint64{mib}) || !slices.Equal(h.Strategies, []result.Strategy{result.Shared}) {
+		t.Errorf("headline %+v: want shared's failure at 1 MiB", h)
 	}
+	wantEvidence(t, h, map[string]float64{"allocations_ok": 64})
 }
