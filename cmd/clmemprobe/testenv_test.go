@@ -62,6 +62,9 @@ func TestMain(m *testing.M) {
 	// In-process tests (cli_test.go) run the command line in this process; its children are this test
 	// binary, re-executed as the tool's own would be.
 	if len(os.Args) > 1 && os.Args[1] == probe.ChildCommand {
+		if os.Getenv(threadProbeEnv) == "1" {
+			os.Exit(reportThread())
+		}
 		os.Exit(probe.RunChild(os.Stdin))
 	}
 	code := m.Run()
