@@ -317,9 +317,8 @@ func (nopObserver) JobDone(Job, *result.Run)   {}
 func LibraryPath(flag string) string { return cl.ResolveLibraryPath(flag) }
 
 // noAsyncPreemption turns off the Go runtime's asynchronous preemption in a worker. Its loop spends nearly
-// all its time inside the runtime's calls, where a preemption signal only interrupts the driver: on one H200
-// the fill loop took a median 6.15 s without it against 6.89 s with it (4 runs each, the C loop 6.37 s;
-// docs/examples/nvidia-h200/bench).
+// all its time inside the runtime's calls, where a preemption signal only interrupts the driver, and the
+// fill loop was slower with it (see docs/performance.md#what-changed-and-what-each-change-was-worth).
 func noAsyncPreemption() string {
 	if g := os.Getenv("GODEBUG"); g != "" {
 		return "GODEBUG=" + g + ",asyncpreemptoff=1"

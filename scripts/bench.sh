@@ -11,7 +11,7 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
 mkdir -p bin
 CGO_ENABLED=0 go build -o bin/clmemprobe ./cmd/clmemprobe
-${CC:-cc} -O2 -Wall -Wextra -o bin/cloop scripts/cloop/cloop.c -ldl
+${CC:-cc} -O2 -Wall -Wextra -pthread -o bin/cloop scripts/cloop/cloop.c -ldl
 vendors=${OCL_ICD_VENDORS:-/etc/OpenCL/vendors}
 if [ -z "${POCL_DEVICES:-}" ] && [ -d "$vendors" ] && [ "$(ls "$vendors"/*.icd 2>/dev/null | grep -vc pocl)" = 0 ]; then
   export POCL_DEVICES="pthread pthread"

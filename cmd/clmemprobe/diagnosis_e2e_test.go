@@ -90,12 +90,12 @@ func TestLimitHostMemoryByTheGuard(t *testing.T) {
 }
 
 // Host memory a runtime holds outside the process (a memfd it never maps, as a driver's staging copies):
-// the system commits a buffer's size per buffer while RSS does not grow, and the report says so. (On this
-// project's machines MemAvailable fell by a fifth to nine tenths of what the memfd took, as page cache
-// came and went around it, so MemAvailable is not asserted; Committed_AS fell by exactly that.) Committed_AS
+// the system commits a buffer's size per buffer while RSS does not grow, and the report says so. (MemAvailable
+// moves with the page cache around the memfd, so it is not asserted; Committed_AS falls by exactly the
+// memfd's size.) Committed_AS
 // is the whole system's, and the tool's own processes add to it during a run: a thread the Go runtime
-// starts commits its 8 MiB stack, and the heaps grow by a few MiB. That came to 8-16 MiB a run on this
-// project's machines, and 36 MiB once on CI, 7% of 512 buffers; 2048 buffers keep it near 2%.
+// starts commits its 8 MiB stack, and the heaps grow by a few MiB. 2048 buffers keep that a small part of
+// what is asserted (see docs/performance.md#measurements-behind-comments-in-the-code).
 func TestHostMemoryOutsideRSS(t *testing.T) {
 	const budget = 2048 << 20
 	// The memfd's 2 GiB are real memory, and the default host reserve (the larger of 1 GiB and 5% of RAM)

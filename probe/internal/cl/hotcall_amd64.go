@@ -4,8 +4,8 @@ import "unsafe"
 
 // The allocation loop's calls go through a trampoline of this package (hotcall_amd64.s) rather than
 // purego.SyscallN. SyscallN copies 32 integer and 8 float arguments through a sync.Pool into a block its
-// trampoline loads in full, whatever the call needs: measured on this project's 2-core machine, 95 ns per
-// call of libc's labs, a quarter of PoCL's whole clCreateBuffer (379 ns in the C loop). The loop's calls take
+// trampoline loads in full, whatever the call needs, a large part of a fast runtime's whole clCreateBuffer
+// (see docs/performance.md#measurements-behind-comments-in-the-code). The loop's calls take
 // at most 9 integer arguments, already sit in a pinned block, and need no errno, so the trampoline loads
 // those 9 and nothing else; runtime.cgocall (which purego calls the same way) switches to the system stack
 // and tells the scheduler the thread is in C. Other architectures keep SyscallN (hotcall_other.go).

@@ -57,8 +57,8 @@ const DefaultSampleEvery = 100 * time.Millisecond
 // termGrace is how long a program stopped by timeout or interrupt has after SIGTERM before SIGKILL.
 const termGrace = 2 * time.Second
 
-// drainEvery is how often the ring is read: 64 Ki records last the fastest loop (about 4 million creates a
-// second on PoCL) 16 ms.
+// drainEvery is how often the ring is read: well inside the time the fastest create loop seen takes to fill
+// 64 Ki records (see docs/performance.md#measurements-behind-comments-in-the-code).
 const drainEvery = 2 * time.Millisecond
 
 // Run runs the program with the layer and returns what the layer and the samples saw, whatever the program

@@ -124,7 +124,8 @@ func newLoop(spec *wire.StrategySpec, targets []target, platform string, t *tall
 	return l
 }
 
-// run runs the loop to its answer, on this goroutine's thread alone.
+// run runs the loop to its answer, on this goroutine's thread alone: in a worker, the process's first
+// thread, where the binary's init holds the main goroutine (the runtime's calls are faster there).
 func (l *loop) run() *wire.StrategyAnswer {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
