@@ -1,7 +1,7 @@
 package probe
 
 import (
-	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -169,9 +169,9 @@ func (c *collector) finish(e *supervise.Ending) *result.JobResult {
 	defer c.mu.Unlock()
 	res := c.res
 	res.Seconds = e.Took.Seconds()
-	var a wire.StrategyAnswer
+	a, aerr := supervise.Answer[wire.StrategyAnswer](e)
 	switch {
-	case e.Answer != nil && json.Unmarshal(e.Answer, &a) == nil:
+	case aerr == nil:
 		res.Outcome, res.Reason = a.Outcome, a.Reason
 		res.AllocationsOK, res.FirstFailure = a.AllocationsOK, a.FirstFailure
 		res.Attribution, res.AttributionNote, res.LoopSeconds = a.Attribution, a.AttributionNote, a.LoopSeconds
@@ -185,8 +185,8 @@ func (c *collector) finish(e *supervise.Ending) *result.JobResult {
 	default:
 		// No last word: the runtime took the worker down. The cell still says how far it got.
 		res.Outcome, res.Reason = result.OutcomeCrashed, e.Reason
-		if e.Answer != nil {
-			res.Reason = "the worker's result did not parse"
+		if errors.Is(aerr, supervise.ErrBadAnswer) {
+			res.Reason = aerr.Error()
 		}
 		res.AllocationsOK, res.LastStage = e.Count, e.Stage.Result()
 		res.Signal, res.ExitCode = e.Signal, e.ExitCode

@@ -35,8 +35,8 @@ func TestCollectorFinish(t *testing.T) {
 			result.OutcomeStopped, 3, "interrupted", result.StageFinish},
 		{"crashed", supervise.Ending{Reason: "the worker exited with status 7", ExitCode: &exit, Count: 9, Stage: wire.StageTouch},
 			result.OutcomeCrashed, 9, "status 7", result.StageTouch},
-		{"an answer that does not parse", supervise.Ending{Answer: json.RawMessage(`"no"`), Count: 2}, result.OutcomeCrashed, 2,
-			"did not parse", result.StageSetup},
+		{"an answer that does not parse", supervise.Ending{Kind: wire.KindStrategy, Answer: json.RawMessage(`"no"`), Count: 2},
+			result.OutcomeCrashed, 2, "the strategy child sent a bad answer (json: cannot unmarshal string", result.StageSetup},
 		{"bad lines", supervise.Ending{Answer: answer, BadLines: 3}, result.OutcomeFailed, 12, "3 line(s) of the worker's event stream", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -2,7 +2,6 @@ package probe
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -24,12 +23,12 @@ func Describe(ctx context.Context, libPath string, setup time.Duration) (result.
 	if err != nil {
 		return nil, err
 	}
-	var a wire.DescribeAnswer
-	if e.Answer == nil || json.Unmarshal(e.Answer, &a) != nil {
+	a, err := supervise.Answer[wire.DescribeAnswer](e)
+	if err != nil {
 		if e.Stop == supervise.Interrupted {
 			return nil, context.Canceled
 		}
-		return nil, &childFault{setup: true, msg: "the OpenCL runtime " + e.How() + ", listing platforms and devices"}
+		return nil, &childFault{setup: true, msg: "the OpenCL runtime " + supervise.How(err) + ", listing platforms and devices"}
 	}
 	if a.NoPlatform {
 		dir, st := DiagnoseICDs(ctx, libPath, setup)

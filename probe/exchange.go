@@ -2,7 +2,6 @@ package probe
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -35,15 +34,15 @@ func Exchange(ctx context.Context, libPath string, r ExchangeRequest, limits Lim
 	if err != nil {
 		return nil, err
 	}
-	var a wire.ExchangeAnswer
-	if e.Answer == nil || json.Unmarshal(e.Answer, &a) != nil {
+	a, err := supervise.Answer[wire.ExchangeAnswer](e)
+	if err != nil {
 		switch {
 		case e.Stop == supervise.Interrupted:
 			return nil, context.Canceled
 		case e.Stage == wire.StageSetup:
-			return nil, &childFault{setup: true, msg: "the OpenCL runtime " + e.How() + ", setting up the exchange"}
+			return nil, &childFault{setup: true, msg: "the OpenCL runtime " + supervise.How(err) + ", setting up the exchange"}
 		}
-		return nil, &childFault{msg: fmt.Sprintf("the OpenCL runtime %s, after %d of %d exchange steps", e.How(), e.Count, r.Steps)}
+		return nil, &childFault{msg: fmt.Sprintf("the OpenCL runtime %s, after %d of %d exchange steps", supervise.How(err), e.Count, r.Steps)}
 	}
 	switch {
 	case a.Error != "" && a.InSetup:

@@ -2,7 +2,6 @@ package probe
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -64,9 +63,9 @@ func diagnoseICD(ctx context.Context, f icd.File, libPath, alone string, setup t
 		s.Outcome, s.Detail = result.ICDCrashed, "could not be asked: "+err.Error()
 		return s
 	}
-	var a wire.ICDAnswer
-	if e.Answer == nil || json.Unmarshal(e.Answer, &a) != nil {
-		s.Outcome, s.Detail = result.ICDCrashed, e.How()
+	a, err := supervise.Answer[wire.ICDAnswer](e)
+	if err != nil {
+		s.Outcome, s.Detail = result.ICDCrashed, supervise.How(err)
 		return s
 	}
 	switch {

@@ -2,7 +2,6 @@ package probe
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
@@ -115,17 +114,21 @@ func (t *tryer) try(size uint64, pattern int) result.LargestTry {
 		Limits: Limits{Setup: t.req.Setup, Hang: hang}, Groups: t.groups})
 	lt.Seconds = time.Since(start).Seconds()
 	var a wire.LargestAnswer
+	aerr := err
+	if err == nil {
+		a, aerr = supervise.Answer[wire.LargestAnswer](e)
+	}
 	switch {
 	case err != nil:
 		lt.Outcome, lt.Detail = result.TryCrashed, err.Error()
-	case e.Answer != nil && json.Unmarshal(e.Answer, &a) == nil:
+	case aerr == nil:
 		lt.Outcome, lt.Code, lt.Call, lt.FillSeconds, lt.WrongAt, lt.Detail = a.Outcome, a.Code, a.Call, a.FillSeconds, a.WrongAt, a.Error
 	case e.Stop == supervise.Hung:
 		lt.Outcome, lt.Detail = result.TryHung, "no progress for "+hang.String()+" in "+string(e.Stage.Result())
 	case e.Stop != supervise.NotStopped:
 		lt.Outcome, lt.Detail = result.TryCrashed, e.Reason
 	default:
-		lt.Outcome, lt.Detail = result.TryCrashed, e.How()
+		lt.Outcome, lt.Detail = result.TryCrashed, supervise.How(aerr)
 	}
 	if lt.Outcome == result.TryVerified && lt.FillSeconds > 0 {
 		t.bandwidth = max(t.bandwidth, float64(size)/lt.FillSeconds)

@@ -2,7 +2,6 @@ package probe
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -131,9 +130,9 @@ func askLoader(ctx context.Context, layer string, groups *supervise.Groups) trac
 		return a
 	}
 	a.Inits = ch.LayerInits()
-	var ans wire.LayersAnswer
-	if e.Answer == nil || json.Unmarshal(e.Answer, &ans) != nil {
-		a.Fault = e.How()
+	ans, err := supervise.Answer[wire.LayersAnswer](e)
+	if err != nil {
+		a.Fault = supervise.How(err)
 		return a
 	}
 	a.Platforms, a.Error = ans.Platforms, ans.Error

@@ -2,7 +2,6 @@ package probe
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 	"time"
 
@@ -70,14 +69,15 @@ func (g *gpuChild) event(ev wire.Event) {
 // ended.
 func (g *gpuChild) end(e *supervise.Ending, err error) {
 	why := "NVML: the GPU memory child did not start"
-	var a wire.GPUMemoryAnswer
-	switch {
-	case err != nil:
+	if err != nil {
 		why += ": " + err.Error()
-	case e.Answer != nil && json.Unmarshal(e.Answer, &a) == nil && a.Unavailable != "":
+	} else if a, err := supervise.Answer[wire.GPUMemoryAnswer](e); err != nil {
+		why = "NVML: the GPU memory child " + supervise.How(err)
+	} else if a.Unavailable != "" {
 		why = a.Unavailable
-	default:
-		why = "NVML: the GPU memory child " + e.How()
+	} else {
+		// The child answers only to say why it stopped; an answer without the why still ends its readings.
+		why = "NVML: the GPU memory child stopped without saying why"
 	}
 	g.mu.Lock()
 	g.latest, g.why = nil, why

@@ -68,7 +68,8 @@ type Child struct {
 
 // Ending is how a child ended.
 type Ending struct {
-	Answer   json.RawMessage // the child's result, nil when it sent none
+	Kind     wire.Kind       // the child's kind of job, which Answer's errors name it by
+	Answer   json.RawMessage // the child's result, nil when it sent none; Answer decodes it
 	Stop     Cause           // why the parent stopped it, NotStopped when it did not
 	Reason   string          // why it was stopped, or how it died
 	Signal   string          // the signal that ended it, when it crashed
@@ -129,7 +130,7 @@ func Run(ctx context.Context, c Child) (*Ending, error) {
 		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine, after the child
 		e, err := runLocked(ctx, c, func(res json.RawMessage) {
 			if c.ReturnAtResult {
-				ch <- answer{&Ending{Answer: res}, nil}
+				ch <- answer{&Ending{Answer: res, Kind: c.Spec.Kind}, nil}
 			}
 		})
 		ch <- answer{e, err}
@@ -210,7 +211,7 @@ func runLocked(ctx context.Context, c Child, onResult func(json.RawMessage)) (*E
 	pid := p.cmd.Process.Pid
 	defer c.Groups.hold(pid, false)
 
-	e := &Ending{PID: pid}
+	e := &Ending{PID: pid, Kind: c.Spec.Kind}
 	gotResult := make(chan struct{})
 	readDone := make(chan struct{})
 	go func() {

@@ -81,12 +81,12 @@ func (e *Encoder) SendResult(v any) error {
 	return e.Send(Event{T: EventResult, Result: b})
 }
 
-// The decoder's line buffer starts at firstEventLine and grows to maxEventLine, which bounds one event (a
-// sample of many devices is a few KiB).
-const (
-	firstEventLine = 64 << 10
-	maxEventLine   = 64 << 20
-)
+// firstEventLine is where the decoder's line buffer starts; it grows to MaxEventLine.
+const firstEventLine = 64 << 10
+
+// MaxEventLine bounds one event line, and so the answer a result event carries (a sample of many devices
+// is a few KiB; an exchange's answer, with one check per verified step, is the largest).
+const MaxEventLine = 64 << 20
 
 // Decoder reads a child's events. A line that does not parse, and a first line that is not a hello of this
 // protocol version, is counted as bad and skipped, never silently dropped.
@@ -99,12 +99,12 @@ type Decoder struct {
 // NewDecoder reads events from r.
 func NewDecoder(r io.Reader) *Decoder {
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, firstEventLine), maxEventLine)
+	sc.Buffer(make([]byte, firstEventLine), MaxEventLine)
 	return &Decoder{sc: sc, first: true}
 }
 
 // Next returns the next good event, and false at the end of the stream. A stream that ends in a read error
-// (or a line past maxEventLine) counts one more bad line.
+// (or a line past MaxEventLine) counts one more bad line.
 func (d *Decoder) Next() (Event, bool) {
 	for d.sc.Scan() {
 		var ev Event

@@ -58,7 +58,7 @@ func TestDecoderCountsBadLines(t *testing.T) {
 		{"garbage between events", `{"t":"hello","v":1}` + "\nnot json\n{\"t\":\n" + `{"t":"notice","n":"x"}` + "\n", 2, 2},
 		{"another protocol version", `{"t":"hello","v":0}` + "\n" + `{"t":"result","r":1}` + "\n", 1, 1},
 		{"no hello first", `{"t":"notice","n":"x"}` + "\n" + `{"t":"notice","n":"y"}` + "\n", 1, 1},
-		{"a line past the limit", `{"t":"hello","v":1}` + "\n" + strings.Repeat("x", maxEventLine+1) + "\n", 1, 1},
+		{"a line past the limit", `{"t":"hello","v":1}` + "\n" + strings.Repeat("x", MaxEventLine+1) + "\n", 1, 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			d := NewDecoder(strings.NewReader(c.stream))

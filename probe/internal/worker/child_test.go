@@ -203,8 +203,8 @@ func TestRunChildUnderTheSupervisor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var a wire.DescribeAnswer
-	if err := json.Unmarshal(e.Answer, &a); err != nil || len(a.Inventory) == 0 || e.BadLines != 0 {
+	a, err := supervise.Answer[wire.DescribeAnswer](e)
+	if err != nil || len(a.Inventory) == 0 || e.BadLines != 0 {
 		t.Errorf("answer %s (%v), %d bad lines; want the inventory", e.Answer, err, e.BadLines)
 	}
 }

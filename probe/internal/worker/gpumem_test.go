@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"reflect"
 	"testing"
@@ -83,11 +82,10 @@ func TestGPUMemoryChildUnderTheSupervisor(t *testing.T) {
 	if n != nil {
 		n.Close()
 	}
-	var a wire.GPUMemoryAnswer
 	switch {
 	case errors.Is(absent, nvml.ErrorLibraryNotFound):
-		if e.Answer == nil || json.Unmarshal(e.Answer, &a) != nil || a.Unavailable != "NVML: "+nvml.Library+" not found" {
-			t.Fatalf("without NVML: answer %s (%s), want %q", e.Answer, e.How(), "NVML: "+nvml.Library+" not found")
+		if a, err := supervise.Answer[wire.GPUMemoryAnswer](e); err != nil || a.Unavailable != "NVML: "+nvml.Library+" not found" {
+			t.Fatalf("without NVML: answer %s (%v), want %q", e.Answer, err, "NVML: "+nvml.Library+" not found")
 		}
 	case absent != nil:
 		t.Skipf("NVML is present but does not open (%v): the answer is its error", absent)
