@@ -63,7 +63,7 @@ func tmp() string {
 func TestMain(m *testing.M) {
 	// In-process tests (cli_test.go) and the scripts run the command line in this process; its children
 	// are this test binary, re-executed as the tool's own would be.
-	if len(os.Args) > 1 && os.Args[1] == probe.ChildCommand {
+	if isChild(os.Args) {
 		if os.Getenv(threadProbeEnv) == "1" {
 			os.Exit(reportThread())
 		}
