@@ -172,7 +172,7 @@ func (c *collector) finish(e *supervise.Ending) *result.JobResult {
 	a, aerr := supervise.Answer[wire.StrategyAnswer](e)
 	switch {
 	case aerr == nil:
-		res.Outcome, res.Reason = a.Outcome, a.Reason
+		res.Outcome, res.Reason, res.StopCause = a.Outcome, a.Reason, a.StopCause
 		res.AllocationsOK, res.FirstFailure = a.AllocationsOK, a.FirstFailure
 		res.Attribution, res.AttributionNote, res.LoopSeconds = a.Attribution, a.AttributionNote, a.LoopSeconds
 		res.Guard = a.Guard
@@ -180,7 +180,7 @@ func (c *collector) finish(e *supervise.Ending) *result.JobResult {
 			res.NanosPerAlloc = a.LoopSeconds * 1e9 / float64(a.AllocationsOK)
 		}
 	case e.Stop != supervise.NotStopped:
-		res.Outcome, res.Reason = e.Stop.Outcome(), e.Reason
+		res.Outcome, res.Reason, res.StopCause = e.Stop.Outcome(), e.Reason, e.Stop.StopCause()
 		res.AllocationsOK, res.LastStage = e.Count, e.Stage.Result()
 	default:
 		// No last word: the runtime took the worker down. The cell still says how far it got.

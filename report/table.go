@@ -294,11 +294,8 @@ func outcomeCell(s *result.JobResult, st style) string {
 			return fmt.Sprintf("crashed (exit %d)", *s.ExitCode)
 		}
 	case result.OutcomeStopped:
-		if i := strings.Index(s.Reason, ":"); i > 0 {
-			return "stopped (" + st.text(s.Reason[:i]) + ")"
-		}
-		if s.Reason != "" {
-			return "stopped (" + st.text(s.Reason) + ")"
+		if w := s.StopCause.Words(); w != "" {
+			return "stopped (" + w + ")"
 		}
 	}
 	return st.text(string(s.Outcome))

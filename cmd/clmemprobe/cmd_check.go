@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -183,7 +184,7 @@ func conclusive(r *result.Run, file string) error {
 	for _, s := range r.Jobs {
 		switch s.Outcome {
 		case result.OutcomeStopped:
-			stopped = append(stopped, fmt.Sprintf("%s %s (%s)", s.Strategy, units.Size(s.SizeBytes), firstWords(s.Reason)))
+			stopped = append(stopped, fmt.Sprintf("%s %s (%s)", s.Strategy, units.Size(s.SizeBytes), stopWords(s.StopCause)))
 		case result.OutcomeCrashed, result.OutcomeHung, result.OutcomeWrong:
 			broken = append(broken, fmt.Sprintf("%s %s (%s)", s.Strategy, units.Size(s.SizeBytes), s.Outcome))
 		}
@@ -201,12 +202,10 @@ func conclusive(r *result.Run, file string) error {
 	return nil
 }
 
-// firstWords is a reason up to its first colon: "host guard", "interrupted", "timed out after 10m".
-func firstWords(reason string) string {
-	if i := strings.IndexByte(reason, ':'); i > 0 {
-		return reason[:i]
-	}
-	return reason
+// stopWords names what stopped a job: its cause ("host guard", "interrupted", "timed out"), or "stopped"
+// where the result names none.
+func stopWords(c result.StopCause) string {
+	return cmp.Or(c.Words(), "stopped")
 }
 
 func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) error {

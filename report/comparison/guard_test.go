@@ -44,7 +44,7 @@ func wantInconclusive(t *testing.T, what string, pairs map[string][2]*result.Run
 func TestInterruptedRunIsNoRegression(t *testing.T) {
 	base := fixture.Run(t)
 	stopped := func(s *result.JobResult) {
-		s.Outcome, s.Reason, s.FirstFailure = result.OutcomeStopped, "interrupted", nil
+		s.Outcome, s.StopCause, s.Reason, s.FirstFailure = result.OutcomeStopped, result.StopInterrupted, "interrupted", nil
 		s.AllocationsOK /= 3
 	}
 	partial := cloneWith(base, stopped)

@@ -198,7 +198,7 @@ func TestEachSentenceStatesItsEvidence(t *testing.T) {
 
 // interrupted is j stopped by an interrupt.
 func interrupted(j result.JobResult) result.JobResult {
-	j.Reason = "interrupted"
+	j.StopCause, j.Reason = result.StopInterrupted, "interrupted"
 	return j
 }
 

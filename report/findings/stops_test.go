@@ -125,7 +125,7 @@ func TestGuardStopIsNotFailingFirst(t *testing.T) {
 // the jobs that did not run.
 func TestInterruptedRunSaysSoAndListsWhatDidNotRun(t *testing.T) {
 	stopped := job(result.PerDevice, result.OutcomeStopped, 700, 0, 1)
-	stopped.Reason, stopped.DeviceSampler = "interrupted", "not available: test"
+	stopped.StopCause, stopped.Reason, stopped.DeviceSampler = result.StopInterrupted, "interrupted", "not available: test"
 	sizes := []uint64{mib, 4 * mib}
 	r := &result.Run{Partial: true, Environment: &result.Environment{HostMemBytes: 64 << 30},
 		Config:  result.Config{Touch: result.TouchFill, TimeoutSeconds: 600, Strategies: []result.Strategy{result.Shared, result.PerDevice, result.MigrateFirst}, Sizes: sizes},
@@ -163,7 +163,9 @@ func TestNoSentenceSuggestsWhatTheRunDid(t *testing.T) {
 		r := randomRun(rng)
 		for i := range r.Jobs {
 			if s := &r.Jobs[i]; s.Outcome == result.OutcomeStopped {
-				s.Reason = []string{"interrupted", "timeout: the strategy ran longer than 10m0s", "host guard: below the reserve"}[rng.IntN(3)]
+				k := rng.IntN(3)
+				s.StopCause = []result.StopCause{result.StopInterrupted, result.StopTimedOut, result.StopHostGuard}[k]
+				s.Reason = []string{"interrupted", "timeout: the strategy ran longer than 10m0s", "host guard: below the reserve"}[k]
 			}
 		}
 		j := Judge(r)

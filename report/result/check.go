@@ -94,6 +94,8 @@ func (s *JobResult) check() error {
 		return fmt.Errorf("outcome %q is not one clmemprobe writes", s.Outcome)
 	case s.Limit != "" && !slices.Contains(Limits, s.Limit):
 		return fmt.Errorf("limit %q is not one clmemprobe writes", s.Limit)
+	case s.StopCause != "" && !slices.Contains(StopCauses, s.StopCause):
+		return fmt.Errorf("stop_cause %q is not one clmemprobe writes", s.StopCause)
 	case s.Variant != "" && !IsVariantName(s.Variant):
 		return fmt.Errorf("variant %q is not a variant name", s.Variant)
 	}

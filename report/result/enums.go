@@ -56,6 +56,33 @@ const (
 // Outcomes lists the outcomes.
 var Outcomes = []Outcome{OutcomeCompleted, OutcomeFailed, OutcomeCrashed, OutcomeHung, OutcomeStopped, OutcomeUnsupported, OutcomeWrong}
 
+// StopCause is what stopped a job that was stopped or hung, as the engine knew it when it stopped it: the
+// reason beside it says the same in words, with the figures, and no reader has to find the cause in them.
+type StopCause string
+
+// The stop causes.
+const (
+	StopInterrupted StopCause = "interrupted" // the run was cancelled (Ctrl-C)
+	StopTimedOut    StopCause = "timed-out"   // the job ran past its total time limit (--timeout)
+	StopHung        StopCause = "hung"        // set-up took too long, or the loop stopped moving (outcome hung)
+	// StopHostGuard: the host guard stopped the loop before one more buffer would take available memory
+	// below the reserve, or the parent's backstop killed a worker stuck in a call while memory drained.
+	StopHostGuard StopCause = "host-guard"
+	// StopHostMapping: the tool could not map the host memory a buffer's flags need (its own allocation,
+	// not the runtime's, failed).
+	StopHostMapping StopCause = "host-mapping"
+)
+
+// StopCauses lists the stop causes.
+var StopCauses = []StopCause{StopInterrupted, StopTimedOut, StopHung, StopHostGuard, StopHostMapping}
+
+// stopWords are the causes in the words a table cell or a refusal uses.
+var stopWords = map[StopCause]string{StopInterrupted: "interrupted", StopTimedOut: "timed out", StopHung: "hung",
+	StopHostGuard: "host guard", StopHostMapping: "host mapping"}
+
+// Words is the cause in a few words ("host guard", "timed out"), "" for none.
+func (c StopCause) Words() string { return stopWords[c] }
+
 // Stage is where in the loop a failure surfaced, or where a worker was when it crashed or hung.
 type Stage string
 

@@ -197,8 +197,14 @@ func decodeHeadFirst(b []byte, name string) (*Run, error) {
 	return checked(&run, name)
 }
 
-// checked is the run if its figures hold together (Check).
+// checked is the run if its figures hold together (Check), with the stop cause of each stopped or hung job
+// that a result written before the cause was recorded lacks.
 func checked(r *Run, name string) (*Run, error) {
+	for i := range r.Jobs {
+		if s := &r.Jobs[i]; s.StopCause == "" {
+			s.StopCause = legacyStopCause(s)
+		}
+	}
 	if err := r.Check(); err != nil {
 		return nil, &NotAResultError{name, err.Error()}
 	}

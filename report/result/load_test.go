@@ -121,3 +121,77 @@ func TestExpectationsAreNotARun(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// oldStyleRun is testdata/run-v1.json with its jobs ended as the given outcomes and reasons, written as a
+// build before stop_cause wrote them (cause ""), or as one after it (the cause given).
+func oldStyleRun(t *testing.T, jobs [][3]string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("testdata", "run-v1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	first := doc["strategies"].([]any)[0].(map[string]any)
+	var ss []any
+	for _, j := range jobs {
+		s := map[string]any{}
+		for k, v := range first {
+			s[k] = v
+		}
+		s["outcome"], s["reason"] = j[0], j[1]
+		if j[0] != string(OutcomeFailed) {
+			s["first_failure"] = nil
+		}
+		if j[2] != "" {
+			s["stop_cause"] = j[2]
+		}
+		ss = append(ss, s)
+	}
+	doc["strategies"] = ss
+	b, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// A result written before stop_cause was recorded gets each stopped or hung job's cause from its reason's
+// first words on loading, and the rules read it; a cause the file records is kept whatever the reason says.
+func TestLoadGivesOldStopsTheirCause(t *testing.T) {
+	jobs := [][3]string{
+		{"stopped", "host guard: system available memory 1 GiB, less one more buffer, would fall below the reserve 2 GiB", ""},
+		{"stopped", "interrupted", ""},
+		{"stopped", "timeout: the strategy ran longer than 10m0s", ""},
+		{"stopped", "the tool could not map the host memory of buffer #70 (use-host-ptr): cannot allocate memory", ""},
+		{"hung", "watchdog: no progress for 30s in stage create", ""},
+		{"stopped", "words no build wrote", ""},
+		{"failed", "interrupted", ""},
+		{"stopped", "host guard: words of a later build", "interrupted"},
+	}
+	want := []StopCause{StopHostGuard, StopInterrupted, StopTimedOut, StopHostMapping, StopHung, "", "", StopInterrupted}
+	r, err := Decode(bytes.NewReader(oldStyleRun(t, jobs)), "old.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range r.Jobs {
+		if s.StopCause != want[i] {
+			t.Errorf("%s %q: cause %q, want %q", jobs[i][0], jobs[i][1], s.StopCause, want[i])
+		}
+	}
+	if !r.Jobs[0].GuardStopped() || !r.Jobs[1].Interrupted() || r.Jobs[2].Interrupted() || r.Jobs[2].GuardStopped() {
+		t.Errorf("the rules do not read the loaded causes: guard %v, interrupted %v, timed out %v/%v",
+			r.Jobs[0].GuardStopped(), r.Jobs[1].Interrupted(), r.Jobs[2].Interrupted(), r.Jobs[2].GuardStopped())
+	}
+}
+
+// A stop cause no build writes is refused, in one line that names it.
+func TestLoadRefusesAnUnknownStopCause(t *testing.T) {
+	_, err := Decode(bytes.NewReader(oldStyleRun(t, [][3]string{{"stopped", "interrupted", "gremlins"}})), "odd.json")
+	var nr *NotAResultError
+	if !errors.As(err, &nr) || !strings.Contains(err.Error(), `stop_cause "gremlins"`) || strings.Contains(err.Error(), "\n") {
+		t.Errorf("error %v, want a NotAResultError naming the cause", err)
+	}
+}

@@ -179,11 +179,14 @@ type JobResult struct {
 	SizeBytes       uint64            `json:"size_bytes"`
 	Outcome         Outcome           `json:"outcome"`
 	Reason          string            `json:"reason,omitempty"` // why it stopped, crashed, hung or was unsupported
-	Signal          string            `json:"signal,omitempty"`
-	ExitCode        *int              `json:"exit_code,omitempty"`
-	AllocationsOK   uint64            `json:"allocations_ok"`
-	BytesOK         uint64            `json:"bytes_ok"`
-	FirstFailure    *FirstFailure     `json:"first_failure"`
+	// StopCause is what stopped a job that was stopped or hung; results written before it was recorded get
+	// it on loading, from their reason's first words (legacyStopCause).
+	StopCause     StopCause     `json:"stop_cause,omitempty"`
+	Signal        string        `json:"signal,omitempty"`
+	ExitCode      *int          `json:"exit_code,omitempty"`
+	AllocationsOK uint64        `json:"allocations_ok"`
+	BytesOK       uint64        `json:"bytes_ok"`
+	FirstFailure  *FirstFailure `json:"first_failure"`
 	// LastStage is the stage the worker was in when it crashed, hung or was stopped.
 	LastStage Stage `json:"last_stage,omitempty"`
 	// HostBytesPerBuffer is the least-squares slope of process RSS against buffers allocated.

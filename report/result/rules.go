@@ -45,13 +45,34 @@ func Placed(bytes float64, size uint64) bool {
 }
 
 // Interrupted reports whether a job was stopped by an interrupt (Ctrl-C) rather than by the guard or its
-// time limit: the supervisor and the worker both write the reason "interrupted".
+// time limit.
 func (s *JobResult) Interrupted() bool {
-	return s.Outcome == OutcomeStopped && !s.GuardStopped() && strings.HasPrefix(s.Reason, "interrupted")
+	return s.Outcome == OutcomeStopped && !s.GuardStopped() && s.StopCause == StopInterrupted
 }
 
 // GuardStopped reports whether the host guard stopped the job, before the memory it keeps a reserve of ran
-// out. Results written before the guard was recorded say so only in the reason.
+// out: its cause says so, or the reserve it stopped at is recorded.
 func (s *JobResult) GuardStopped() bool {
-	return s.Outcome == OutcomeStopped && (s.Guard != "" || strings.HasPrefix(s.Reason, "host guard"))
+	return s.Outcome == OutcomeStopped && (s.StopCause == StopHostGuard || s.Guard != "")
+}
+
+// legacyStopCause is the cause of a stopped or hung job in a result written before stop_cause was
+// recorded, when the engine said it only in the reason's first words (and in the guard, once that was
+// recorded); "" for a job that was neither, or whose words name no cause. Only the loader uses it.
+func legacyStopCause(s *JobResult) StopCause {
+	switch {
+	case s.Outcome == OutcomeHung:
+		return StopHung
+	case s.Outcome != OutcomeStopped:
+		return ""
+	case s.Guard != "" || strings.HasPrefix(s.Reason, "host guard"):
+		return StopHostGuard
+	case strings.HasPrefix(s.Reason, "interrupted"):
+		return StopInterrupted
+	case strings.HasPrefix(s.Reason, "timeout"):
+		return StopTimedOut
+	case strings.HasPrefix(s.Reason, "the tool could not map the host memory"):
+		return StopHostMapping
+	}
+	return ""
 }

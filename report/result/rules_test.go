@@ -50,22 +50,27 @@ func TestPlacedNeedsAFractionOfTheBuffer(t *testing.T) {
 	}
 }
 
-// A stopped job was stopped by the guard when it records a guard, or (older results) when its reason says
-// so; it was interrupted when its reason says "interrupted" and the guard did not stop it. Jobs that were
-// not stopped are neither.
-func TestStopsAreToldApartByGuardAndReason(t *testing.T) {
+// A stopped job was stopped by the guard when its cause says so or it records the reserve it stopped at;
+// it was interrupted when its cause says so and the guard did not stop it. The reason's words decide
+// nothing (the loader reads them only for results written before the cause was). Jobs that were not
+// stopped are neither.
+func TestStopsAreToldApartByTheirCause(t *testing.T) {
 	for _, c := range []struct {
 		name        string
 		s           JobResult
 		guard, intr bool
 	}{
-		{"guard recorded", JobResult{Outcome: OutcomeStopped, Guard: GuardSystem, Reason: "host guard: 1 GiB left"}, true, false},
-		{"guard recorded, any reason", JobResult{Outcome: OutcomeStopped, Guard: GuardCgroup, Reason: "interrupted"}, true, false},
-		{"guard only in the reason", JobResult{Outcome: OutcomeStopped, Reason: "host guard: memory low"}, true, false},
-		{"interrupted", JobResult{Outcome: OutcomeStopped, Reason: "interrupted (SIGINT)"}, false, true},
-		{"time limit", JobResult{Outcome: OutcomeStopped, Reason: "timeout after 600 s"}, false, false},
-		{"failed with a guard-like reason", JobResult{Outcome: OutcomeFailed, Reason: "host guard"}, false, false},
-		{"crashed with an interrupt-like reason", JobResult{Outcome: OutcomeCrashed, Reason: "interrupted"}, false, false},
+		{"the guard's cause", JobResult{Outcome: OutcomeStopped, StopCause: StopHostGuard, Reason: "host guard: 1 GiB left"}, true, false},
+		{"the parent's backstop, no reserve recorded", JobResult{Outcome: OutcomeStopped, StopCause: StopHostGuard}, true, false},
+		{"guard recorded, any cause", JobResult{Outcome: OutcomeStopped, Guard: GuardCgroup, StopCause: StopInterrupted}, true, false},
+		{"interrupted", JobResult{Outcome: OutcomeStopped, StopCause: StopInterrupted, Reason: "interrupted"}, false, true},
+		{"interrupted, whatever the words", JobResult{Outcome: OutcomeStopped, StopCause: StopInterrupted, Reason: "Ctrl-C"}, false, true},
+		{"guard words without the cause", JobResult{Outcome: OutcomeStopped, StopCause: StopTimedOut, Reason: "host guard: memory low"}, false, false},
+		{"interrupt words without the cause", JobResult{Outcome: OutcomeStopped, Reason: "interrupted (SIGINT)"}, false, false},
+		{"time limit", JobResult{Outcome: OutcomeStopped, StopCause: StopTimedOut, Reason: "timeout after 600 s"}, false, false},
+		{"the tool's own mapping", JobResult{Outcome: OutcomeStopped, StopCause: StopHostMapping}, false, false},
+		{"failed with a guard cause", JobResult{Outcome: OutcomeFailed, StopCause: StopHostGuard}, false, false},
+		{"crashed with an interrupt cause", JobResult{Outcome: OutcomeCrashed, StopCause: StopInterrupted}, false, false},
 	} {
 		if got := c.s.GuardStopped(); got != c.guard {
 			t.Errorf("%s: GuardStopped() = %v, want %v", c.name, got, c.guard)
@@ -138,5 +143,23 @@ func TestSelectsRuntimeOrToolByPrefix(t *testing.T) {
 		if got := SelectsRuntimeOrTool(c.v); got != c.want {
 			t.Errorf("%s: SelectsRuntimeOrTool(%q) = %v, want %v", c.name, c.v, got, c.want)
 		}
+	}
+}
+
+// Every stop cause has words of its own, for the table's cell and check's refusal.
+func TestEachStopCauseHasItsOwnWords(t *testing.T) {
+	seen := map[string]StopCause{}
+	for _, c := range StopCauses {
+		w := c.Words()
+		if w == "" {
+			t.Errorf("stop cause %q has no words", c)
+		}
+		if o, dup := seen[w]; dup {
+			t.Errorf("stop causes %q and %q share the words %q", o, c, w)
+		}
+		seen[w] = c
+	}
+	if w := StopCause("").Words(); w != "" {
+		t.Errorf("no cause has words %q", w)
 	}
 }

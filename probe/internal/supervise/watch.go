@@ -45,6 +45,21 @@ func (c Cause) Outcome() result.Outcome {
 	return result.OutcomeStopped
 }
 
+// StopCause is the result's cause of a job stopped for this cause, "" for NotStopped.
+func (c Cause) StopCause() result.StopCause {
+	switch c {
+	case Interrupted:
+		return result.StopInterrupted
+	case TimedOut:
+		return result.StopTimedOut
+	case Hung:
+		return result.StopHung
+	case Guard:
+		return result.StopHostGuard
+	}
+	return ""
+}
+
 // interruptedReason is the reason of a child stopped by an interrupt.
 const interruptedReason = "interrupted"
 

@@ -154,13 +154,15 @@ func TestCauses(t *testing.T) {
 		cause   Cause
 		name    string
 		outcome result.Outcome
+		stop    result.StopCause
 	}{
-		{NotStopped, "not stopped", ""}, {Interrupted, "interrupted", result.OutcomeStopped}, {TimedOut, "timed out", result.OutcomeStopped},
-		{Hung, "hung", result.OutcomeHung}, {Guard, "guard", result.OutcomeStopped}, {Cause(99), "cause 99", result.OutcomeStopped},
+		{NotStopped, "not stopped", "", ""}, {Interrupted, "interrupted", result.OutcomeStopped, result.StopInterrupted},
+		{TimedOut, "timed out", result.OutcomeStopped, result.StopTimedOut}, {Hung, "hung", result.OutcomeHung, result.StopHung},
+		{Guard, "guard", result.OutcomeStopped, result.StopHostGuard}, {Cause(99), "cause 99", result.OutcomeStopped, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if c.cause.String() != c.name || c.cause.Outcome() != c.outcome {
-				t.Errorf("%q, %q; want %q, %q", c.cause, c.cause.Outcome(), c.name, c.outcome)
+			if c.cause.String() != c.name || c.cause.Outcome() != c.outcome || c.cause.StopCause() != c.stop {
+				t.Errorf("%q, %q, %q; want %q, %q, %q", c.cause, c.cause.Outcome(), c.cause.StopCause(), c.name, c.outcome, c.stop)
 			}
 		})
 	}

@@ -57,8 +57,10 @@ const (
 
 // StrategyAnswer is the worker's last word: how the loop ended.
 type StrategyAnswer struct {
-	Outcome       result.Outcome       `json:"outcome"`
-	Reason        string               `json:"reason,omitempty"`
+	Outcome result.Outcome `json:"outcome"`
+	Reason  string         `json:"reason,omitempty"`
+	// StopCause is what stopped a loop that answers OutcomeStopped, as the worker knew it.
+	StopCause     result.StopCause     `json:"stop_cause,omitempty"`
 	AllocationsOK uint64               `json:"allocations_ok"`
 	FirstFailure  *result.FirstFailure `json:"first_failure,omitempty"`
 	LoopSeconds   float64              `json:"loop_seconds"`

@@ -93,9 +93,10 @@ func TestHostBlockThatCannotBeMappedStops(t *testing.T) {
 	maps := &countingMaps{failAt: at}
 	r.l.host.mapHost = maps.mapHost
 	ans := r.l.run()
-	if ans.Outcome != result.OutcomeStopped || ans.AllocationsOK != at || ans.FirstFailure != nil ||
+	if ans.Outcome != result.OutcomeStopped || ans.StopCause != result.StopHostMapping || ans.AllocationsOK != at || ans.FirstFailure != nil ||
 		!strings.Contains(ans.Reason, "could not map the host memory of buffer #70") || !strings.Contains(ans.Reason, syscall.ENOMEM.Error()) {
-		t.Errorf("%s after %d (%q, failure %+v); want stopped after %d, saying why", ans.Outcome, ans.AllocationsOK, ans.Reason, ans.FirstFailure, at)
+		t.Errorf("%s (%s) after %d (%q, failure %+v); want stopped (%s) after %d, saying why", ans.Outcome, ans.StopCause, ans.AllocationsOK,
+			ans.Reason, ans.FirstFailure, result.StopHostMapping, at)
 	}
 	if r.tally.finished() != at {
 		t.Errorf("%d buffers confirmed, want %d", r.tally.finished(), at)

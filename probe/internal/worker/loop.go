@@ -163,7 +163,8 @@ func (l *loop) pass(from uint64) (settlement, *wire.StrategyAnswer) {
 			if s, ans := l.settle(); s != confirmed {
 				return s, ans
 			}
-			return confirmed, &wire.StrategyAnswer{Outcome: result.OutcomeStopped, AllocationsOK: i, Reason: l.guard.stopReason(reading), Guard: reading.by}
+			return confirmed, &wire.StrategyAnswer{Outcome: result.OutcomeStopped, StopCause: result.StopHostGuard, AllocationsOK: i,
+				Reason: l.guard.stopReason(reading), Guard: reading.by}
 		}
 		t := &l.targets[next]
 		if next++; next == n {
@@ -422,6 +423,6 @@ func (l *loop) stopForHost(i uint64, err error) (settlement, *wire.StrategyAnswe
 	if s, ans := l.settle(); s != confirmed {
 		return s, ans
 	}
-	return failed, &wire.StrategyAnswer{Outcome: result.OutcomeStopped, AllocationsOK: i,
+	return failed, &wire.StrategyAnswer{Outcome: result.OutcomeStopped, StopCause: result.StopHostMapping, AllocationsOK: i,
 		Reason: fmt.Sprintf("the tool could not map the host memory of buffer #%d (%s): %v", i, result.MemFlags(l.flags), err)}
 }

@@ -74,10 +74,10 @@ func TestLoopStopsAtTheGuard(t *testing.T) {
 	r.l.size = mib
 	r.rt.onCreate = func(i uint64) { set(start - (i+1)*mib) }
 	ans := r.l.run()
-	if ans.Outcome != result.OutcomeStopped || ans.AllocationsOK != k || ans.Guard != result.GuardSystem ||
+	if ans.Outcome != result.OutcomeStopped || ans.StopCause != result.StopHostGuard || ans.AllocationsOK != k || ans.Guard != result.GuardSystem ||
 		!strings.HasPrefix(ans.Reason, "host guard: system available memory") {
-		t.Errorf("%s after %d buffers by %q (%s); want stopped after %d by the system's reserve", ans.Outcome, ans.AllocationsOK,
-			ans.Guard, ans.Reason, k)
+		t.Errorf("%s (%s) after %d buffers by %q (%s); want stopped (%s) after %d by the system's reserve", ans.Outcome, ans.StopCause,
+			ans.AllocationsOK, ans.Guard, ans.Reason, result.StopHostGuard, k)
 	}
 }
 
