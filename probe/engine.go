@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -152,8 +153,13 @@ func Run(ctx context.Context, p Plan, inv result.Inventory, obs Observer) (*resu
 
 // newRun starts the result: what was asked, where, on which devices. It is partial until Run returns.
 func newRun(p *Plan, root sample.Root, inv result.Inventory) *result.Run {
-	env := p.Environment
-	if env == nil {
+	var env *result.Environment
+	if p.Environment != nil {
+		// The caller's environment is copied, not added to: the engine never writes into its inputs.
+		e := *p.Environment
+		e.Platforms = slices.Clone(e.Platforms)
+		env = &e
+	} else {
 		env = environment(root, p.Library)
 	}
 	r := &result.Run{SchemaVersion: result.SchemaVersion, Tool: result.Tool{Name: "clmemprobe", Version: p.ToolVersion},

@@ -191,3 +191,19 @@ func TestAbortEndsTheChildren(t *testing.T) {
 		t.Errorf("%d sessions left", len(sessions.live))
 	}
 }
+
+// The engine does not write into its inputs: a run made with the caller's environment lists the
+// inventory's platforms in its own copy and leaves the caller's as it was.
+func TestNewRunLeavesTheCallersEnvironment(t *testing.T) {
+	mine := &result.Environment{Hostname: "box", Platforms: []result.Platform{{Name: "earlier"}}}
+	inv := result.Inventory{{Platform: result.Platform{Name: "listed"}}}
+	p := Plan{Environment: mine, Sizes: []uint64{1 << 20}}
+	r := newRun(&p, p.hostRoot(), inv)
+	if len(mine.Platforms) != 1 || mine.Platforms[0].Name != "earlier" {
+		t.Errorf("the caller's environment now lists %+v; want only its own platform", mine.Platforms)
+	}
+	if r.Environment == mine || len(r.Environment.Platforms) != 2 || r.Environment.Platforms[1].Name != inv[0].Name ||
+		r.Environment.Hostname != mine.Hostname {
+		t.Errorf("the run's environment is %+v; want a copy of the caller's with the inventory's platform added", r.Environment)
+	}
+}
