@@ -2,10 +2,9 @@ package supervise
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
-	"syscall"
 	"time"
 )
 
@@ -38,32 +37,12 @@ type ProgramEnd struct {
 
 // RunProgram starts the program and supervises it to its end. The error is only for a program that could
 // not be started.
-//
-// The program is started from a goroutine locked to its thread, which then only waits (parked) until the
-// program is reaped: the parent-death signal fires when that thread ends. The supervision itself (the
-// ticks, the signals) runs on the caller's goroutine, so that a tick every few milliseconds (the trace's
-// drain) can run on whichever thread is free instead of waking that one each time.
 func RunProgram(ctx context.Context, p Program) (ProgramEnd, error) {
-	started := make(chan error, 1)
-	reaped := make(chan struct{})
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine, after the program
-		err := startInGroup(p.Cmd, p.Groups)
-		started <- err
-		if err == nil {
-			<-reaped
-		}
-	}()
-	if err := <-started; err != nil {
+	reaped, err := startLocked(p.Cmd, p.Groups)
+	if err != nil {
 		return ProgramEnd{}, err
 	}
-	defer close(reaped)
-	return superviseProgram(ctx, p)
-}
-
-// superviseProgram waits for the started program while it ticks, and ends its group on timeout or
-// interrupt: SIGTERM, then SIGKILL after Grace.
-func superviseProgram(ctx context.Context, p Program) (ProgramEnd, error) {
+	defer reaped()
 	pgid := p.Cmd.Process.Pid
 	defer p.Groups.hold(pgid, false)
 	if p.OnStart != nil {
@@ -71,58 +50,20 @@ func superviseProgram(ctx context.Context, p Program) (ProgramEnd, error) {
 	}
 	done := make(chan error, 1)
 	go func() { done <- p.Cmd.Wait() }()
-	var limit <-chan time.Time
-	if p.Timeout > 0 {
-		tm := time.NewTimer(p.Timeout)
-		defer tm.Stop()
-		limit = tm.C
-	}
+	start := time.Now()
 	every := p.Every
 	if every <= 0 {
 		every = tick
 	}
-	ticks := time.NewTicker(every)
-	defer ticks.Stop()
-	var e ProgramEnd
-	var kill <-chan time.Time
-	end := func() {
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
-		kill = time.After(p.Grace)
-	}
-	for {
-		select {
-		case err := <-done:
-			e.State, e.WaitErr = p.Cmd.ProcessState, err
-			if e.TimedOut || e.Interrupted {
-				_ = syscall.Kill(-pgid, syscall.SIGKILL) // what the program left of its group goes too
-			}
-			return e, nil
-		case <-ticks.C:
-			if p.OnTick != nil {
-				p.OnTick()
-			}
-		case <-limit:
-			e.TimedOut, limit = true, nil
-			end()
-		case <-ctx.Done():
-			if !e.Interrupted && !e.TimedOut {
-				e.Interrupted = true
-				end()
-			}
-		case <-kill:
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			kill = nil
+	g := group{pgid: pgid, every: every, grace: p.Grace, check: func(now time.Time) (Cause, string, bool) {
+		if p.OnTick != nil {
+			p.OnTick()
 		}
-	}
-}
-
-// startInGroup starts cmd in a process group of its own, to be killed with SIGKILL when the calling thread
-// ends (the caller's goroutine is locked to it and outlives the process), and holds the group in groups.
-func startInGroup(cmd *exec.Cmd, groups *Groups) error {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	groups.hold(cmd.Process.Pid, true)
-	return nil
+		if p.Timeout > 0 && now.Sub(start) > p.Timeout {
+			return TimedOut, fmt.Sprintf("the program ran longer than %s", p.Timeout), true
+		}
+		return NotStopped, "", false
+	}}
+	st, err := g.supervise(ctx, done)
+	return ProgramEnd{State: p.Cmd.ProcessState, WaitErr: err, TimedOut: st.cause == TimedOut, Interrupted: st.cause == Interrupted}, nil
 }

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -118,8 +117,7 @@ func (g *Groups) hold(pgid int, live bool) {
 	}
 }
 
-// Run runs a child to its end. It runs it from a goroutine locked to its OS thread: the child's
-// parent-death signal fires when the thread that started it exits, so that thread must outlive it.
+// Run runs a child to its end; with ReturnAtResult, to its answer, while its exit goes on being supervised.
 func Run(ctx context.Context, c Child) (*Ending, error) {
 	type answer struct {
 		e   *Ending
@@ -127,8 +125,7 @@ func Run(ctx context.Context, c Child) (*Ending, error) {
 	}
 	ch := make(chan answer, 2)
 	go func() {
-		runtime.LockOSThread() // never unlocked: the thread ends with this goroutine, after the child
-		e, err := runLocked(ctx, c, func(res json.RawMessage) {
+		e, err := runChild(ctx, c, func(res json.RawMessage) {
 			if c.ReturnAtResult {
 				ch <- answer{&Ending{Answer: res, Kind: c.Spec.Kind}, nil}
 			}
@@ -148,6 +145,7 @@ type process struct {
 	events   *os.File
 	out      *outputBuffer
 	start    time.Time
+	reaped   func() // ends the thread that started it, once it has been waited for
 }
 
 // close releases what the parent holds of the child once it is over.
@@ -155,6 +153,7 @@ func (p *process) close() {
 	_ = p.events.Close()
 	_ = p.cellFile.Close()
 	_ = p.cell.Close()
+	p.reaped()
 }
 
 // start starts the child with its spec on its standard input and the events pipe and the progress cell
@@ -195,14 +194,17 @@ func start(c *Child) (*process, error) {
 	p.start = time.Now()
 	// Its own process group, so it is killed as a group with any helper the runtime forked and does not get
 	// the terminal's Ctrl-C before the parent decides; SIGKILL when the parent's thread dies.
-	if err := startInGroup(p.cmd, c.Groups); err != nil {
+	if p.reaped, err = startLocked(p.cmd, c.Groups); err != nil {
+		p.reaped = func() {}
 		p.close()
 		return nil, fmt.Errorf("cannot start a child process: %w", err)
 	}
 	return p, nil
 }
 
-func runLocked(ctx context.Context, c Child, onResult func(json.RawMessage)) (*Ending, error) {
+// runChild starts the child and supervises it to its end: its answer, or why it was stopped, or how it
+// crashed. onResult hears the answer as it comes.
+func runChild(ctx context.Context, c Child, onResult func(json.RawMessage)) (*Ending, error) {
 	p, err := start(&c)
 	if err != nil {
 		return nil, err
@@ -226,7 +228,9 @@ func runLocked(ctx context.Context, c Child, onResult func(json.RawMessage)) (*E
 	go func() { waitDone <- p.cmd.Wait() }()
 
 	w := newWatch(&c, pid, p.cell, p.start)
-	waitErr := w.run(ctx, e, gotResult, waitDone)
+	g := group{pgid: pid, every: tick, check: w.check, answered: gotResult, onAnswer: func(at time.Time) { w.resultAt = at }}
+	st, waitErr := g.supervise(ctx, waitDone)
+	e.Stop, e.Reason = st.cause, st.why
 	// The events pipe closes when the child exits (no helper holds it: it is close-on-exec there); give the
 	// reader a moment for the last lines, then stop it.
 	select {

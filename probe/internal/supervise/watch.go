@@ -1,9 +1,7 @@
 package supervise
 
 import (
-	"context"
 	"fmt"
-	"syscall"
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
@@ -85,43 +83,22 @@ func newWatch(c *Child, pid int, cell wire.Cell, start time.Time) *watch {
 	return &watch{c: c, pid: pid, cell: cell, start: start, count: cell.Count(), stage: cell.Stage(), lastMove: now, setupSince: now}
 }
 
-// run supervises the running child until it exits and returns its wait error. It kills the child's process
-// group when the run is interrupted, the job's time is up, set-up takes too long, the loop stops moving (a
-// hang), host memory drains past the backstop, or the child lingers after its result; before the result it
-// records why in e.
-func (w *watch) run(ctx context.Context, e *Ending, gotResult <-chan struct{}, waitDone <-chan error) error {
-	t := time.NewTicker(tick)
-	defer t.Stop()
-	kill := func(cause Cause, why string) {
-		if e.Stop == NotStopped && w.resultAt.IsZero() {
-			e.Stop, e.Reason = cause, why
-		}
-		_ = syscall.Kill(-w.pid, syscall.SIGKILL)
-	}
-	for {
-		select {
-		case err := <-waitDone:
-			return err
-		case <-gotResult:
-			w.resultAt = time.Now()
-			gotResult = nil
-		case <-ctx.Done():
-			kill(Interrupted, interruptedReason)
-		case now := <-t.C:
-			w.observe(now, w.cell.Count(), w.cell.Stage())
-			if cause, why, ok := w.verdict(now); ok {
-				kill(cause, why)
-			}
-			if w.c.HostReserve > 0 && w.resultAt.IsZero() {
-				if why := w.c.backstop(); why != "" {
-					kill(Guard, why)
-				}
-			}
-			if w.c.OnTick != nil {
-				w.c.OnTick(w.count, now.Sub(w.start))
-			}
+// check is the child's look at one tick (the loop's group.check): it reads the cell, asks the watchdog,
+// then, while no answer has come, the host-memory backstop, and tells OnTick. It ends the child when its time
+// is up, set-up takes too long, the loop stops moving (a hang), host memory drains past the backstop, or the
+// child lingers after its answer.
+func (w *watch) check(now time.Time) (Cause, string, bool) {
+	w.observe(now, w.cell.Count(), w.cell.Stage())
+	cause, why, stop := w.verdict(now)
+	if !stop && w.c.HostReserve > 0 && w.resultAt.IsZero() {
+		if guard := w.c.backstop(); guard != "" {
+			cause, why, stop = Guard, guard, true
 		}
 	}
+	if w.c.OnTick != nil {
+		w.c.OnTick(w.count, now.Sub(w.start))
+	}
+	return cause, why, stop
 }
 
 // observe takes the cell's count and stage read at now.

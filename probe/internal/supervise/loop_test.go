@@ -1,0 +1,69 @@
+package supervise
+
+import (
+	"context"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The loop keeps the first cause it ended a group for: a later interrupt does not replace it; a gentle end
+// (grace) sends SIGTERM once and waits; an answer is heard once.
+func TestTheLoopKeepsTheFirstCause(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "trap '' TERM INT; while :; do sleep 0.05; done")
+	reaped, err := startLocked(cmd, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reaped()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	answered := make(chan struct{})
+	close(answered)
+	heard, ticks := 0, 0
+	const why = "set-up did not finish"
+	g := group{pgid: cmd.Process.Pid, every: 5 * time.Millisecond, grace: time.Hour, answered: answered,
+		onAnswer: func(time.Time) { heard++ },
+		check: func(time.Time) (Cause, string, bool) {
+			if heard == 0 {
+				return NotStopped, "", false // the steps count from the answer, which the loop takes when it will
+			}
+			switch ticks++; ticks {
+			case 6:
+				cancel() // after the stop: it must not become the cause
+			case 12:
+				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the hour's grace would never end it
+			}
+			return Hung, why, ticks >= 3
+		}}
+	st, _ := g.supervise(ctx, done)
+	if !st.ended || st.cause != Hung || st.why != why || heard != 1 {
+		t.Fatalf("ended %v for %v (%q), answer heard %d times; want hung, %q, once", st.ended, st.cause, st.why, heard, why)
+	}
+	if ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Errorf("the program ended %v; want killed by the SIGKILL, SIGTERM ignored", cmd.ProcessState)
+	}
+}
+
+// A child's group is killed at once (no grace) when the check says so, and the loop says why.
+func TestTheLoopKillsAChildAtOnce(t *testing.T) {
+	cmd := exec.Command("sleep", "60")
+	reaped, err := startLocked(cmd, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reaped()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	g := group{pgid: cmd.Process.Pid, every: 5 * time.Millisecond, check: func(time.Time) (Cause, string, bool) {
+		return TimedOut, "timeout", true
+	}}
+	st, err := g.supervise(context.Background(), done)
+	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if st.cause != TimedOut || err == nil || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Errorf("%v, %v, %v; want timed out and SIGKILL", st.cause, err, cmd.ProcessState)
+	}
+}
