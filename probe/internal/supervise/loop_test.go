@@ -12,13 +12,7 @@ import (
 // (grace) sends SIGTERM once and waits; an answer is heard once.
 func TestTheLoopKeepsTheFirstCause(t *testing.T) {
 	cmd := exec.Command("sh", "-c", "trap '' TERM INT; while :; do sleep 0.05; done")
-	reaped, err := startLocked(cmd, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reaped()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	done := started(t, cmd)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	answered := make(chan struct{})
@@ -51,13 +45,7 @@ func TestTheLoopKeepsTheFirstCause(t *testing.T) {
 // A child's group is killed at once (no grace) when the check says so, and the loop says why.
 func TestTheLoopKillsAChildAtOnce(t *testing.T) {
 	cmd := exec.Command("sleep", "60")
-	reaped, err := startLocked(cmd, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reaped()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
+	done := started(t, cmd)
 	g := group{pgid: cmd.Process.Pid, every: 5 * time.Millisecond, check: func(time.Time) (Cause, string, bool) {
 		return TimedOut, "timeout", true
 	}}
@@ -66,4 +54,18 @@ func TestTheLoopKillsAChildAtOnce(t *testing.T) {
 	if st.cause != TimedOut || err == nil || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
 		t.Errorf("%v, %v, %v; want timed out and SIGKILL", st.cause, err, cmd.ProcessState)
 	}
+}
+
+// started starts cmd as the loop's processes are started, and gives the channel its wait error comes on.
+func started(t *testing.T, cmd *exec.Cmd) <-chan error {
+	reaped, err := startLocked(cmd, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- cmd.Wait()
+		reaped()
+	}()
+	return done
 }
