@@ -146,14 +146,8 @@ func runExchange(ctx context.Context, o exchangeOptions, stdout, stderr io.Write
 	if req.note != "" {
 		fmt.Fprintln(stderr, "clmemprobe:", req.note)
 	}
-	if req.output != "" {
-		if err := checkOutput("--output", req.output); err != nil {
-			return err
-		}
-	}
-	ctx, stop := withInterrupt(ctx, stderr)
+	ctx, stop, inv, err := beginProbe(ctx, req.output, req.library, req.limits.Setup, stderr)
 	defer stop()
-	inv, err := probe.Describe(ctx, req.library, req.limits.Setup)
 	if err != nil {
 		return err
 	}

@@ -142,14 +142,8 @@ func runLargest(ctx context.Context, o largestOptions, stdout, stderr io.Writer)
 	if err != nil {
 		return err
 	}
-	if r.output != "" {
-		if err := checkOutput("--output", r.output); err != nil {
-			return err
-		}
-	}
-	ctx, stop := withInterrupt(ctx, stderr)
+	ctx, stop, inv, err := beginProbe(ctx, r.output, r.req.Library, r.req.Setup, stderr)
 	defer stop()
-	inv, err := probe.Describe(ctx, r.req.Library, r.req.Setup)
 	if err != nil {
 		return err
 	}

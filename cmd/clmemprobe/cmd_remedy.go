@@ -77,17 +77,11 @@ func runRemedy(ctx context.Context, o runOptions, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if req.output != "" {
-		if err := checkOutput("--output", req.output); err != nil {
-			return err
-		}
-	}
-	ctx, stop := withInterrupt(ctx, stderr)
-	defer stop()
 	if from != nil {
 		req.plan.Library = from.Config.OpenCLLibrary
 	}
-	inv, err := probe.Describe(ctx, req.plan.Library, req.plan.Limits.Setup)
+	ctx, stop, inv, err := beginProbe(ctx, req.output, req.plan.Library, req.plan.Limits.Setup, stderr)
+	defer stop()
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe"
 	"github.com/clmemprobe/clmemprobe/report"
+	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/urfave/cli/v2"
 )
 
@@ -203,6 +204,24 @@ func oneLine(s string) string { return report.TerminalLine(s) }
 // abortWait is how long the command has, after a second Ctrl-C killed every child, to write what it has
 // (a trace, whose program is now dead, writes its result in milliseconds) before the tool exits anyway.
 const abortWait = 2 * time.Second
+
+// beginProbe is what a command that runs jobs does before them: refuse an --output it could not write (before
+// any work), arm Ctrl-C (withInterrupt) and list the runtime's platforms and devices. stop releases Ctrl-C;
+// it is a no-op when the error is set.
+func beginProbe(ctx context.Context, output, library string, setup time.Duration, stderr io.Writer) (context.Context, func(), result.Inventory, error) {
+	if output != "" {
+		if err := checkOutput("--output", output); err != nil {
+			return ctx, func() {}, nil, err
+		}
+	}
+	ctx, stop := withInterrupt(ctx, stderr)
+	inv, err := probe.Describe(ctx, library, setup)
+	if err != nil {
+		stop()
+		return ctx, func() {}, nil, err
+	}
+	return ctx, stop, inv, nil
+}
 
 // withInterrupt returns a context that the first Ctrl-C (or SIGTERM) cancels: the engine stops the child
 // in flight (a traced program gets SIGTERM) and the command writes what it has. A second Ctrl-C kills every
