@@ -176,14 +176,14 @@ func withoutHostCost(body string, s *result.JobResult, size uint64, ev map[strin
 	return ": per buffer, " + rest + " (its host RSS is said with its flag set)"
 }
 
-// codeText names a failure by its OpenCL code, or, where the failed call was not an OpenCL one (a limit
-// the worker could not set), by its reason.
-func codeText(s *result.JobResult) string {
-	if f := s.FirstFailure; f != nil && f.Name != "" {
-		return fmt.Sprintf("%s (%d)", f.Name, f.Code)
+// codeText names a failure by its OpenCL code's name and number, or, where the failed call was not an
+// OpenCL one (a limit the worker could not set: no name), by the job's reason.
+func codeText(name string, code int32, reason string) string {
+	if name != "" {
+		return fmt.Sprintf("%s (%d)", name, code)
 	}
-	if s.Reason != "" {
-		return s.Reason
+	if reason != "" {
+		return reason
 	}
 	return "no code"
 }
@@ -353,7 +353,7 @@ func (d *deriver) headline() result.Finding {
 			what = fmt.Sprintf("%s all failed at buffer #%d (after %s), with %s (%d) at %s", names(tied), f.Index, units.Bytes(f.BytesBefore), f.Name, f.Code, f.Stage)
 		}
 	} else if f != nil {
-		what = fmt.Sprintf("%s failed before its first buffer, with %s", s.Strategy, codeText(s))
+		what = fmt.Sprintf("%s failed before its first buffer, with %s", s.Strategy, codeText(f.Name, f.Code, s.Reason))
 	}
 	if len(d.sizes) > 1 {
 		what = units.Size(d.first.size) + " buffers: " + what
@@ -472,7 +472,7 @@ func limitSummary(v *view, lf limitFinding) string {
 		}
 		return fmt.Sprintf("its memory cgroup's limit of %s (a container's or a batch job's) was reached, not the machine's memory", limit)
 	case result.LimitUnknown:
-		if notSetUp(v.s) {
+		if v.notSetUp() {
 			return "it could not be set up"
 		}
 	case result.LimitGPUFault:
@@ -507,20 +507,18 @@ func limitSummary(v *view, lf limitFinding) string {
 // kernelLogged quotes the kernel's line behind the job's limit (its OOM kill, its GPU fault), "" where the
 // log said nothing of it.
 func kernelLogged(v *view) string {
-	if line, ok := kernelOOMLine(v); ok {
-		return fmt.Sprintf(" (the kernel logged %q)", result.KernelQuote(line.Text))
+	if v.oomLogged {
+		return fmt.Sprintf(" (the kernel logged %q)", result.KernelQuote(v.oomLine.Text))
 	}
-	if from, to, ok := v.s.Window(); ok {
-		if f := v.run.KernelLog.FaultsDuring(from, to); len(f) > 0 {
-			return fmt.Sprintf(" (the kernel logged %q)", result.KernelQuote(f[0].Text))
-		}
+	if len(v.gpuFaults) > 0 {
+		return fmt.Sprintf(" (the kernel logged %q)", result.KernelQuote(v.gpuFaults[0].Text))
 	}
 	return ""
 }
 
 // nextStep is what to try, for each limit.
 func nextStep(v *view, lf limitFinding) string {
-	if notSetUp(v.s) {
+	if v.notSetUp() {
 		return "change the job's settings as that says"
 	}
 	switch lf.limit {

@@ -369,7 +369,7 @@ func (d *deriver) failures(views []*view, size uint64) {
 		}
 		ev := map[string]float64{"index": float64(f.Index), "code": float64(f.Code), "device": float64(f.Device), "bytes_before": float64(f.BytesBefore)}
 		if f.Stage == result.StageSetup {
-			g.add(result.FindingFailure, fmt.Sprintf(" %s before the first buffer: %s from %s", lead, codeText(v.s), f.Call), v.s.Strategy, ev, "")
+			g.add(result.FindingFailure, fmt.Sprintf(" %s before the first buffer: %s from %s", lead, codeText(f.Name, f.Code, v.s.Reason), f.Call), v.s.Strategy, ev, "")
 			continue
 		}
 		g.add(result.FindingFailure, fmt.Sprintf(" %s at buffer #%d (after %s): %s (%d) at %s, meant for device %d", lead, f.Index,
@@ -407,7 +407,7 @@ func (d *deriver) failures(views []*view, size uint64) {
 		switch s.Outcome {
 		case result.OutcomeCrashed:
 			body = fmt.Sprintf(" crashed after %d buffers, during %s: %s", s.AllocationsOK, s.LastStage, s.Reason)
-			if _, ok := kernelOOMLine(v); ok {
+			if v.oomLogged {
 				// The kernel's log names the sender the worker's ending could only guess at.
 				body = fmt.Sprintf(" crashed after %d buffers, during %s: the kernel's OOM killer killed the worker (%s), as the kernel's log says", s.AllocationsOK, s.LastStage, s.Signal)
 			}
@@ -441,15 +441,15 @@ func comparisonEvidence(o, first *result.JobResult, ratio float64) map[string]fl
 // classifyAll classifies every strategy that did not complete, keeps the limit (in the view and in d.limits),
 // and says it once per group of strategies that ran into the same limit the same way.
 func (d *deriver) classifyAll(views []*view, size uint64) {
-	var perDevice *view
+	var perDevice *limitInput
 	for _, v := range views {
 		if v.s.Strategy == result.PerDevice {
-			perDevice = v
+			perDevice = v.limitInput
 		}
 	}
 	var g groups
 	for _, v := range views {
-		lf := classify(v, d.sweepOf(v.s.Strategy), perDevice)
+		lf := classify(v.limitInput, d.sweepOf(v.s.Strategy), perDevice)
 		for k, x := range lf.evidence {
 			if math.IsNaN(x) || math.IsInf(x, 0) {
 				delete(lf.evidence, k)
@@ -482,12 +482,12 @@ func (d *deriver) classifyAll(views []*view, size uint64) {
 	d.emit(&g, size, eachSubject)
 }
 
-// sweepOf is the strategy at every size of the run.
-func (d *deriver) sweepOf(st result.Strategy) []*view {
-	var out []*view
+// sweepOf is the strategy at every size of the run, as the limit classifier reads each.
+func (d *deriver) sweepOf(st result.Strategy) []*limitInput {
+	var out []*limitInput
 	for _, s := range d.jobs {
 		if s.Strategy == st {
-			out = append(out, newView(d.run, s))
+			out = append(out, jobInput(d.run, s))
 		}
 	}
 	return out

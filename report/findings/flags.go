@@ -16,14 +16,14 @@ var rejectedCodes = map[int32]bool{-30: true, -37: true}
 
 // flagsRejected is the limit of a job whose very first buffer the runtime refused with a code that says
 // the flags are wrong, under flags other than the default: no memory was involved.
-func flagsRejected(s *result.JobResult, ev map[string]float64) (limitFinding, bool) {
-	f := s.FirstFailure
-	if f == nil || f.Index != 0 || f.Stage != result.StageCreate || !rejectedCodes[f.Code] || s.Flags == "" {
+func flagsRejected(v *limitInput, ev map[string]float64) (limitFinding, bool) {
+	f := v.failure
+	if f == nil || f.index != 0 || f.stage != result.StageCreate || !rejectedCodes[f.code] || v.flags == "" {
 		return limitFinding{}, false
 	}
-	ev["code"] = float64(f.Code)
+	ev["code"] = float64(f.code)
 	return limitFinding{result.LimitFlags, ev, fmt.Sprintf("the runtime refused the first buffer with %s at create: it does not take flags %s%s, and no memory was involved (flags)",
-		codeText(s), s.Flags, vendorNote(s.Flags))}, true
+		codeText(f.name, f.code, v.reason), v.flags, vendorNote(v.flags))}, true
 }
 
 // vendorNote names the documented vendor flags among recorded flags, with their vendor: ", whose

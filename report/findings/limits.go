@@ -18,7 +18,9 @@ type limitFinding struct {
 	body     string
 }
 
-// classify says what ended a strategy that did not complete. The rules, in order:
+// classify says what ended a strategy that did not complete (or a traced program), from its input alone
+// (limitInput: a run's job's, a trace's), with the strategy at every size of a sweep and one context per
+// device beside it where a run has them. The rules, in order:
 //   - stopped: by the host guard it is host memory; interrupted or timed out it is unknown;
 //   - mappings at 90% of vm.max_map_count; the address space at 90% of its limit;
 //   - the same count of buffers at every size of a sweep: a cap on the number of allocations;
@@ -28,39 +30,38 @@ type limitFinding struct {
 //   - a context over several devices that reached less than half of what one context per device reached;
 //   - otherwise the runtime's own limit, when the device was measured or given far less than it has and
 //     host memory was plentiful; or unknown, when what would tell was not measured.
-func classify(v *view, sweep []*view, perDevice *view) limitFinding {
-	s := v.s
-	ev := map[string]float64{"allocations_ok": float64(s.AllocationsOK)}
-	switch s.Outcome {
+func classify(v *limitInput, sweep []*limitInput, perDevice *limitInput) limitFinding {
+	ev := map[string]float64{"allocations_ok": float64(v.allocationsOK)}
+	switch v.outcome {
 	case result.OutcomeCompleted, result.OutcomeUnsupported, "":
 		return limitFinding{}
 	case result.OutcomeStopped:
-		if s.GuardStopped() {
+		if v.guardStopped {
 			return guardLimit(v, ev)
 		}
-		if s.Interrupted() {
+		if v.interrupted {
 			return limitFinding{} // nothing ended it but the user: no limit, known or unknown
 		}
-		return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("stopped before any limit (%s): raise --timeout or run it to its end (unknown)", firstClause(s.Reason))}
+		return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("stopped before any limit (%s): raise --timeout or run it to its end (unknown)", firstClause(v.reason))}
 	}
-	if notSetUp(s) {
-		return limitFinding{result.LimitUnknown, ev, "it could not be set up: " + s.Reason + " (unknown)"}
+	if v.notSetUp() {
+		return limitFinding{result.LimitUnknown, ev, "it could not be set up: " + v.reason + " (unknown)"}
 	}
 	if lf, ok := gpuFault(v, ev); ok {
 		return lf
 	}
-	if lf, ok := flagsRejected(s, ev); ok {
+	if lf, ok := flagsRejected(v, ev); ok {
 		return lf
 	}
 	if lf, ok := refusedOverMaxAlloc(v, ev); ok {
 		return lf
 	}
-	if s.MaxMapCount > 0 && float64(s.MaxMappings) >= mapFraction*float64(s.MaxMapCount) {
-		ev["mappings"], ev["max_map_count"] = float64(s.MaxMappings), float64(s.MaxMapCount)
+	if v.maxMapCount > 0 && float64(v.maxMappings) >= mapFraction*float64(v.maxMapCount) {
+		ev["mappings"], ev["max_map_count"] = float64(v.maxMappings), float64(v.maxMapCount)
 		return limitFinding{result.LimitMappings, ev, fmt.Sprintf("the process held %d memory mappings, %.0f%% of vm.max_map_count (%d), when it ended: the limit on mappings, not memory, ended the loop; raise vm.max_map_count or allocate fewer buffers (mappings)",
-			s.MaxMappings, 100*float64(s.MaxMappings)/float64(s.MaxMapCount), s.MaxMapCount)}
+			v.maxMappings, 100*float64(v.maxMappings)/float64(v.maxMapCount), v.maxMapCount)}
 	}
-	if as := s.AddressSpaceBytes; as > 0 && float64(v.vmsAtEnd) >= addressFraction*float64(as) {
+	if as := v.addressSpaceBytes; as > 0 && float64(v.vmsAtEnd) >= addressFraction*float64(as) {
 		ev["vms_bytes"], ev["address_space_bytes"] = float64(v.vmsAtEnd), float64(as)
 		return limitFinding{result.LimitAddressSpace, ev, fmt.Sprintf("the process's address space held %s, %.0f%% of its %s limit, when it ended: address space, not memory, ran out (address-space)",
 			units.Bytes(v.vmsAtEnd), 100*float64(v.vmsAtEnd)/float64(as), units.Bytes(as))}
@@ -94,26 +95,26 @@ func classify(v *view, sweep []*view, perDevice *view) limitFinding {
 
 // refusedOverMaxAlloc is the rule of a buffer size over the device's reported maximum allocation that the
 // runtime refused at create with CL_INVALID_BUFFER_SIZE: it enforces the maximum it reports.
-func refusedOverMaxAlloc(v *view, ev map[string]float64) (limitFinding, bool) {
-	f := v.s.FirstFailure
-	if f == nil || v.s.Outcome != result.OutcomeFailed || f.Stage != result.StageCreate || f.Code != -61 {
+func refusedOverMaxAlloc(v *limitInput, ev map[string]float64) (limitFinding, bool) {
+	f := v.failure
+	if f == nil || v.outcome != result.OutcomeFailed || f.stage != result.StageCreate || f.code != -61 {
 		return limitFinding{}, false
 	}
-	limit := result.MaxAllocOf(v.run, v.s, f.Device)
-	if limit == 0 || v.s.SizeBytes <= limit {
+	// At create the failing device is the failure's own (atEnd): its largest allocation is the one asked of.
+	limit := v.maxAlloc
+	if limit == 0 || v.sizeBytes <= limit {
 		return limitFinding{}, false
 	}
-	ev["max_alloc_bytes"], ev["size_bytes"] = float64(limit), float64(v.s.SizeBytes)
+	ev["max_alloc_bytes"], ev["size_bytes"] = float64(limit), float64(v.sizeBytes)
 	return limitFinding{result.LimitRuntime, ev, fmt.Sprintf("the runtime refused a buffer of %s, over the maximum allocation of %s it reports, with -61 (CL_INVALID_BUFFER_SIZE) at create: it enforces that maximum; clmemprobe largest finds the largest buffer it takes (runtime)",
-		units.Size(v.s.SizeBytes), units.Bytes(limit))}, true
+		units.Size(v.sizeBytes), units.Bytes(limit))}, true
 }
 
 // deviceFull is the rule of a full device: the failing device's sampled use at 90% of its global memory,
 // or, unsampled, the bytes given to it where the runtime demonstrably enforces its size (between 90% and
 // 105% of it); shared with other processes where they held part of it.
-func deviceFull(v *view, ev map[string]float64) (limitFinding, bool) {
-	f := v.s.FirstFailure
-	if f == nil || v.failDev < 0 || v.global == 0 {
+func deviceFull(v *limitInput, ev map[string]float64) (limitFinding, bool) {
+	if v.failure == nil || v.failDev < 0 || v.global == 0 {
 		return limitFinding{}, false
 	}
 	dev := deviceIndex(v.failDev)
@@ -151,27 +152,26 @@ func deviceFull(v *view, ev map[string]float64) (limitFinding, bool) {
 
 // contextLimit is the rule of the context: one context per device went well further (contextRatio), or ran
 // its whole budget beyond where this one ended, without failing.
-func contextLimit(v *view, perDevice *view, ev map[string]float64) (limitFinding, bool) {
-	s := v.s
-	if perDevice == nil || !s.Strategy.SharesContext() {
+func contextLimit(v *limitInput, perDevice *limitInput, ev map[string]float64) (limitFinding, bool) {
+	if perDevice == nil || !v.sharesContext {
 		return limitFinding{}, false
 	}
-	further := perDevice.s.AllocationsOK >= uint64(contextRatio*float64(max(s.AllocationsOK, 1)))
-	completedBeyond := perDevice.s.Outcome == result.OutcomeCompleted && perDevice.s.AllocationsOK > s.AllocationsOK
+	further := perDevice.allocationsOK >= uint64(contextRatio*float64(max(v.allocationsOK, 1)))
+	completedBeyond := perDevice.outcome == result.OutcomeCompleted && perDevice.allocationsOK > v.allocationsOK
 	if !further && !completedBeyond {
 		return limitFinding{}, false
 	}
-	ratio := float64(perDevice.s.AllocationsOK) / float64(max(s.AllocationsOK, 1))
-	ev["per_device_allocations_ok"], ev["ratio"] = float64(perDevice.s.AllocationsOK), ratio
-	if perDevice.s.Outcome == result.OutcomeCompleted {
+	ratio := float64(perDevice.allocationsOK) / float64(max(v.allocationsOK, 1))
+	ev["per_device_allocations_ok"], ev["ratio"] = float64(perDevice.allocationsOK), ratio
+	if perDevice.outcome == result.OutcomeCompleted {
 		ev["per_device_completed"] = 1
 	}
 	more := "reached"
-	if perDevice.s.Outcome == result.OutcomeCompleted {
+	if perDevice.outcome == result.OutcomeCompleted {
 		more = "completed its budget, without a failure, at"
 	}
 	body := fmt.Sprintf("ended at %d buffers where one context per device %s %d (%.2fx): one context over %d devices costs more per buffer than a context per device, and that is the limit here (context)",
-		s.AllocationsOK, more, perDevice.s.AllocationsOK, ratio, len(s.Devices))
+		v.allocationsOK, more, perDevice.allocationsOK, ratio, len(v.devices))
 	if out, _, ok := v.outsideRSS(); ok {
 		ev["outside_rss_bytes_per_buffer"] = out
 		body += fmt.Sprintf("; each buffer took %s of host memory outside the process's RSS", units.SignedBytes(out))
@@ -179,21 +179,14 @@ func contextLimit(v *view, perDevice *view, ev map[string]float64) (limitFinding
 	return limitFinding{result.LimitContext, ev, body}, true
 }
 
-// notSetUp says whether a job failed before its runtime did anything: its own settings could not be applied
-// (a limit above the hard one), which is no finding about the runtime.
-func notSetUp(s *result.JobResult) bool {
-	f := s.FirstFailure
-	return f != nil && f.Stage == result.StageSetup && f.Name == "" && s.Reason != ""
-}
-
 // hostMemoryRanOut says whether system memory was exhausted when the strategy ended, and in what words.
-func hostMemoryRanOut(v *view) (bool, string) {
+func hostMemoryRanOut(v *limitInput) (bool, string) {
 	if v.ram == 0 || v.availAtEnd == 0 {
 		return false, ""
 	}
 	low := float64(v.availAtEnd) < hostLowFraction*float64(v.ram)
 	switch {
-	case low && v.s.Outcome == result.OutcomeCrashed && v.s.Signal == "SIGKILL":
+	case low && v.outcome == result.OutcomeCrashed && v.signal == "SIGKILL":
 		return true, fmt.Sprintf("killed by SIGKILL with %s of system memory available, %.1f%% of RAM (the OOM killer's mark)",
 			units.Bytes(v.availAtEnd), 100*float64(v.availAtEnd)/float64(v.ram))
 	case low:
@@ -205,32 +198,31 @@ func hostMemoryRanOut(v *view) (bool, string) {
 
 // runtimeOrUnknown is the last rule: a failure the measurements do not explain is the runtime's own limit
 // when the device was measured (or given) far from full and host memory was plentiful, else unknown.
-func runtimeOrUnknown(v *view, ev map[string]float64) limitFinding {
-	s := v.s
-	what := firstClause(s.Reason)
-	if f := s.FirstFailure; f != nil {
-		what = fmt.Sprintf("%s at %s", codeText(s), f.Stage)
+func runtimeOrUnknown(v *limitInput, ev map[string]float64) limitFinding {
+	what := firstClause(v.reason)
+	if f := v.failure; f != nil {
+		what = fmt.Sprintf("%s at %s", codeText(f.name, f.code, v.reason), f.stage)
 	}
-	switch s.Outcome {
+	switch v.outcome {
 	case result.OutcomeCrashed:
-		if s.Signal != "" && s.Signal != "SIGKILL" {
-			body := fmt.Sprintf("the runtime crashed (%s) after %d buffers: a fault inside it, not a limit these measurements show (runtime)", s.Signal, s.AllocationsOK)
-			if rt := RuntimeOf(v.run.Platform); rt.Aborts != "" && s.Signal == "SIGABRT" {
-				body += "; on " + rt.Name + ", " + rt.Aborts
-				if set, ok := s.VariantSettings["RLIMIT_AS"]; ok {
-					body += fmt.Sprintf("; here the %s set it (RLIMIT_AS=%s)", variantLabel(v.run, s.Variant), set)
+		if v.signal != "" && v.signal != "SIGKILL" {
+			body := fmt.Sprintf("the runtime crashed (%s) after %d buffers: a fault inside it, not a limit these measurements show (runtime)", v.signal, v.allocationsOK)
+			if v.aborts != "" && v.signal == "SIGABRT" {
+				body += "; on " + v.runtimeName + ", " + v.aborts
+				if v.rlimitASSet {
+					body += fmt.Sprintf("; here the %s set it (RLIMIT_AS=%s)", v.variantName, v.rlimitAS)
 				}
 			}
 			return limitFinding{result.LimitRuntime, ev, body}
 		}
-		if cg := s.Resources.CgroupOf(); cg != nil && cg.OOMKillsAtEnd > cg.OOMKillsAtStart {
+		if cg := v.cgroup; cg != nil && cg.OOMKillsAtEnd > cg.OOMKillsAtStart {
 			ev["cgroup_oom_kills_at_start"], ev["cgroup_oom_kills_at_end"] = float64(cg.OOMKillsAtStart), float64(cg.OOMKillsAtEnd)
 			return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("the worker died (%s) after %d buffers while the OOM killer of its memory cgroup %s ended a process (oom_kill %d to %d): memory there may have run short, but not this worker's SIGKILL says so (unknown)",
-				firstClause(s.Reason), s.AllocationsOK, cg.Path, cg.OOMKillsAtStart, cg.OOMKillsAtEnd)}
+				firstClause(v.reason), v.allocationsOK, cg.Path, cg.OOMKillsAtStart, cg.OOMKillsAtEnd)}
 		}
-		return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("the worker died (%s) after %d buffers with memory to spare: what killed it was not measured; check dmesg (unknown)", firstClause(s.Reason), s.AllocationsOK)}
+		return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("the worker died (%s) after %d buffers with memory to spare: what killed it was not measured; check dmesg (unknown)", firstClause(v.reason), v.allocationsOK)}
 	case result.OutcomeHung:
-		return limitFinding{result.LimitRuntime, ev, fmt.Sprintf("the runtime hung in a call after %d buffers (runtime)", s.AllocationsOK)}
+		return limitFinding{result.LimitRuntime, ev, fmt.Sprintf("the runtime hung in a call after %d buffers (runtime)", v.allocationsOK)}
 	case result.OutcomeWrong:
 		return limitFinding{result.LimitRuntime, ev, "the runtime reported the first buffer's fill done and it did not take: a fault of the runtime at this size, to report (clmemprobe largest shows at which sizes and pattern sizes) (runtime)"}
 	}
@@ -252,8 +244,8 @@ func runtimeOrUnknown(v *view, ev map[string]float64) limitFinding {
 		// Unsampled, the device may hold more than the buffers meant for it: a context over several devices
 		// may place every buffer on every device. Only the worst case is evidence.
 		worst := v.given
-		if s.Strategy.SharesContext() && len(s.Devices) > 1 {
-			worst = s.AllocationsOK * s.SizeBytes
+		if v.sharesContext && len(v.devices) > 1 {
+			worst = v.allocationsOK * v.sizeBytes
 		}
 		devFar = v.fill(worst) < farFraction
 		devWhy = fmt.Sprintf("device %d had been given %.1f%% of its memory", v.failDev, pct(v.fill(v.given)))
@@ -274,24 +266,14 @@ func runtimeOrUnknown(v *view, ev map[string]float64) limitFinding {
 
 // sameCountEverySize reports whether a strategy that failed at two or more sizes, at least twice apart,
 // reached the same count at each: then no byte budget can be the limit.
-func sameCountEverySize(sweep []*view) (map[uint64]uint64, bool) {
+func sameCountEverySize(sweep []*limitInput) (map[uint64]uint64, bool) {
+	lo, hi, smallest, largest, ok := sweepSpan(sweep, func(in *limitInput) uint64 { return in.allocationsOK })
+	if !ok {
+		return nil, false
+	}
 	counts := map[uint64]uint64{}
-	var lo, hi uint64
-	var smallest, largest uint64
-	for _, v := range sweep {
-		s := v.s
-		if s.Outcome != result.OutcomeFailed || s.AllocationsOK == 0 {
-			return nil, false
-		}
-		counts[s.SizeBytes] = s.AllocationsOK
-		if lo == 0 || s.AllocationsOK < lo {
-			lo = s.AllocationsOK
-		}
-		hi = max(hi, s.AllocationsOK)
-		if smallest == 0 || s.SizeBytes < smallest {
-			smallest = s.SizeBytes
-		}
-		largest = max(largest, s.SizeBytes)
+	for _, in := range sweep {
+		counts[in.sizeBytes] = in.allocationsOK
 	}
 	if len(counts) < 2 || largest < 2*smallest || float64(hi-lo) > sameCount*float64(hi) {
 		return nil, false
@@ -301,28 +283,32 @@ func sameCountEverySize(sweep []*view) (map[uint64]uint64, bool) {
 
 // sameBytesEverySize reports the byte budget when a strategy reached the same bytes at every size of a
 // sweep (at least two sizes, twice apart).
-func sameBytesEverySize(sweep []*view) (uint64, bool) {
-	var lo, hi, smallest, largest uint64
-	n := 0
-	for _, v := range sweep {
-		s := v.s
-		if s.Outcome != result.OutcomeFailed || s.BytesOK == 0 {
-			return 0, false
-		}
-		n++
-		if lo == 0 || s.BytesOK < lo {
-			lo = s.BytesOK
-		}
-		hi = max(hi, s.BytesOK)
-		if smallest == 0 || s.SizeBytes < smallest {
-			smallest = s.SizeBytes
-		}
-		largest = max(largest, s.SizeBytes)
-	}
-	if n < 2 || largest < 2*smallest || float64(hi-lo) > sameCount*float64(hi)+float64(largest) {
+func sameBytesEverySize(sweep []*limitInput) (uint64, bool) {
+	lo, hi, smallest, largest, ok := sweepSpan(sweep, func(in *limitInput) uint64 { return in.bytesOK })
+	if !ok || len(sweep) < 2 || largest < 2*smallest || float64(hi-lo) > sameCount*float64(hi)+float64(largest) {
 		return 0, false
 	}
 	return lo, true
+}
+
+// sweepSpan is the least and most of a figure (the buffers or bytes reached) over a strategy's sweep, and
+// its smallest and largest buffer sizes; ok is false unless every size failed having reached some.
+func sweepSpan(sweep []*limitInput, figure func(*limitInput) uint64) (lo, hi, smallest, largest uint64, ok bool) {
+	for _, in := range sweep {
+		n := figure(in)
+		if in.outcome != result.OutcomeFailed || n == 0 {
+			return 0, 0, 0, 0, false
+		}
+		if lo == 0 || n < lo {
+			lo = n
+		}
+		hi = max(hi, n)
+		if smallest == 0 || in.sizeBytes < smallest {
+			smallest = in.sizeBytes
+		}
+		largest = max(largest, in.sizeBytes)
+	}
+	return lo, hi, smallest, largest, true
 }
 
 func countRange(counts map[uint64]uint64) string {

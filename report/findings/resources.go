@@ -62,28 +62,18 @@ func (p prediction) predictedText() string {
 }
 
 // endIndex is where a strategy ended: its failed buffer, or the buffers it reached.
-func endIndex(s *result.JobResult) uint64 {
-	if f := s.FirstFailure; f != nil && s.Outcome == result.OutcomeFailed {
-		return f.Index
+func endIndex(v *limitInput) uint64 {
+	if f := v.failure; f != nil && v.outcome == result.OutcomeFailed {
+		return f.index
 	}
-	return s.AllocationsOK
+	return v.allocationsOK
 }
 
 // oomKilled says whether the worker's memory cgroup's OOM killer ended it: the worker died by SIGKILL and
 // the cgroup's count of OOM kills grew while it ran.
-func oomKilled(s *result.JobResult) (*result.Cgroup, bool) {
-	cg := s.Resources.CgroupOf()
-	return cg, cg != nil && s.Outcome == result.OutcomeCrashed && s.Signal == "SIGKILL" && cg.OOMKillsAtEnd > cg.OOMKillsAtStart
-}
-
-// kernelOOMLine is the kernel's own line saying its OOM killer ended the job's worker: a worker killed by
-// SIGKILL whose process id the log's OOM lines name.
-func kernelOOMLine(v *view) (result.KernelLine, bool) {
-	s := v.s
-	if s.Outcome != result.OutcomeCrashed || s.Signal != "SIGKILL" {
-		return result.KernelLine{}, false
-	}
-	return v.run.KernelLog.Killed(s.WorkerPID)
+func oomKilled(v *limitInput) (*result.Cgroup, bool) {
+	cg := v.cgroup
+	return cg, cg != nil && v.outcome == result.OutcomeCrashed && v.signal == "SIGKILL" && cg.OOMKillsAtEnd > cg.OOMKillsAtStart
 }
 
 // kernelSaidIt quotes the kernel's line for a sentence, "" where it said nothing.
@@ -97,21 +87,17 @@ func kernelSaidIt(line result.KernelLine, said bool) string {
 // gpuFault is the rule of a GPU that faulted: the kernel logged a GPU fault, hang or reset (an NVIDIA Xid,
 // i915's GPU HANG, an amdgpu ring timeout) while the job's worker ran, so its failure or crash is that
 // fault's, not a memory limit's.
-func gpuFault(v *view, ev map[string]float64) (limitFinding, bool) {
-	from, to, ok := v.s.Window()
-	if !ok {
-		return limitFinding{}, false
-	}
-	faults := v.run.KernelLog.FaultsDuring(from, to)
+func gpuFault(v *limitInput, ev map[string]float64) (limitFinding, bool) {
+	faults := v.gpuFaults
 	if len(faults) == 0 {
 		return limitFinding{}, false
 	}
 	ev["kernel_gpu_faults"], ev["kernel_fault_t"] = float64(len(faults)), faults[0].Seconds
 	what := "failed"
-	if f := v.s.FirstFailure; f != nil && v.s.Outcome == result.OutcomeFailed {
-		what = fmt.Sprintf("failed with %d (%s) at #%d", f.Code, f.Name, f.Index)
-	} else if v.s.Outcome != result.OutcomeFailed {
-		what = string(v.s.Outcome)
+	if f := v.failure; f != nil && v.outcome == result.OutcomeFailed {
+		what = fmt.Sprintf("failed with %d (%s) at #%d", f.code, f.name, f.index)
+	} else if v.outcome != result.OutcomeFailed {
+		what = string(v.outcome)
 	}
 	return limitFinding{result.LimitGPUFault, ev, fmt.Sprintf("it %s while the kernel logged %s: %q at %.3f s; the GPU faulted, hung or was reset, so this is a driver or hardware fault to report, not a memory limit (gpu-fault)",
 		what, plural(float64(len(faults)), "GPU fault line"), result.KernelQuote(faults[0].Text), faults[0].Seconds)}, true
@@ -119,39 +105,38 @@ func gpuFault(v *view, ev map[string]float64) (limitFinding, bool) {
 
 // resourceLimit classifies an end by the resource ledger: the cgroup's OOM killer, the cgroup's memory at
 // its limit, descriptors at RLIMIT_NOFILE. ok is false when no resource explains it.
-func resourceLimit(v *view, ev map[string]float64) (limitFinding, bool) {
-	s := v.s
-	line, kernelSaid := kernelOOMLine(v)
+func resourceLimit(v *limitInput, ev map[string]float64) (limitFinding, bool) {
+	line, kernelSaid := v.oomLine, v.oomLogged
 	if kernelSaid {
 		ev["kernel_oom_pid"], ev["kernel_oom_t"] = float64(line.PID), line.Seconds
 	}
-	if cg, killed := oomKilled(s); killed {
+	if cg, killed := oomKilled(v); killed {
 		ev["cgroup_limit_bytes"], ev["cgroup_oom_kills"] = float64(cg.Memory.Limit), float64(cg.OOMKillsAtEnd-cg.OOMKillsAtStart)
 		ev["cgroup_used_bytes"], ev["cgroup_oom_kills_at_start"], ev["cgroup_oom_kills_at_end"] = float64(cg.Memory.AtEnd), float64(cg.OOMKillsAtStart), float64(cg.OOMKillsAtEnd)
 		return limitFinding{result.LimitCgroupMemory, ev, fmt.Sprintf("the OOM killer of the memory cgroup %s ended it after %d buffers (its oom_kill count went from %d to %d%s), at %s of the cgroup's %s limit (%s): the container's or job's memory limit, not the machine's, is the limit (cgroup-memory)",
-			cg.Path, s.AllocationsOK, cg.OOMKillsAtStart, cg.OOMKillsAtEnd, kernelSaidIt(line, kernelSaid), units.Bytes(cg.Memory.AtEnd), limitText(cg.Memory.Limit), cg.Memory.LimitSource)}, true
+			cg.Path, v.allocationsOK, cg.OOMKillsAtStart, cg.OOMKillsAtEnd, kernelSaidIt(line, kernelSaid), units.Bytes(cg.Memory.AtEnd), limitText(cg.Memory.Limit), cg.Memory.LimitSource)}, true
 	}
 	if kernelSaid {
 		// No memory cgroup counted it: the machine's OOM killer, which acts when the system's memory ran out.
 		ev["host_available_bytes"], ev["host_ram_bytes"] = float64(v.availAtEnd), float64(v.ram)
 		return limitFinding{result.LimitHostMemory, ev, fmt.Sprintf("the kernel's OOM killer ended it after %d buffers%s, with %s of the system's memory available at the last sample: host memory ran out (host-memory)",
-			s.AllocationsOK, kernelSaidIt(line, true), units.Bytes(v.availAtEnd))}, true
+			v.allocationsOK, kernelSaidIt(line, true), units.Bytes(v.availAtEnd))}, true
 	}
-	rs := s.Resources
-	if rs == nil || s.Outcome == result.OutcomeStopped || s.Outcome == result.OutcomeCompleted {
+	if v.outcome == result.OutcomeStopped || v.outcome == result.OutcomeCompleted {
 		return limitFinding{}, false
 	}
-	if p := predict("descriptors", rs.FDs, endIndex(s)); p.explains() {
-		ev["fds_at_start"], ev["fd_limit"], ev["fds_at_end"] = float64(rs.FDs.AtStart), float64(rs.FDs.Limit), float64(rs.FDs.AtEnd)
+	fds := v.fds
+	if p := predict("descriptors", fds, endIndex(v)); p.explains() {
+		ev["fds_at_start"], ev["fd_limit"], ev["fds_at_end"] = float64(fds.AtStart), float64(fds.Limit), float64(fds.AtEnd)
 		per := "no measurable count per buffer"
-		if rs.FDs.PerBuffer != nil {
-			ev["fds_per_buffer"] = *rs.FDs.PerBuffer
-			per = fmt.Sprintf("%s per buffer", plural(*rs.FDs.PerBuffer, "descriptor"))
+		if fds.PerBuffer != nil {
+			ev["fds_per_buffer"] = *fds.PerBuffer
+			per = fmt.Sprintf("%s per buffer", plural(*fds.PerBuffer, "descriptor"))
 		}
 		return limitFinding{result.LimitFileDescriptors, ev, fmt.Sprintf("%s, %d open at the start, limit %d (%s): descriptors ran out at #%d (%s, %d open at the end) (file-descriptors)",
-			per, rs.FDs.AtStart, rs.FDs.Limit, rs.FDs.LimitSource, p.observed, p.predictedText(), rs.FDs.AtEnd)}, true
+			per, fds.AtStart, fds.Limit, fds.LimitSource, p.observed, p.predictedText(), fds.AtEnd)}, true
 	}
-	if cg := rs.Cgroup; cg != nil && cg.Memory.Limit > 0 && float64(cg.Memory.AtEnd) >= cgroupFull*float64(cg.Memory.Limit) {
+	if cg := v.cgroup; cg != nil && cg.Memory.Limit > 0 && float64(cg.Memory.AtEnd) >= cgroupFull*float64(cg.Memory.Limit) {
 		ev["cgroup_limit_bytes"], ev["cgroup_used_bytes"] = float64(cg.Memory.Limit), float64(cg.Memory.AtEnd)
 		return limitFinding{result.LimitCgroupMemory, ev, fmt.Sprintf("the memory cgroup %s held %s, %.0f%% of its %s limit (%s), when it ended: the container's or job's memory limit, not the machine's, ran out (cgroup-memory)",
 			cg.Path, units.Bytes(cg.Memory.AtEnd), 100*float64(cg.Memory.AtEnd)/float64(cg.Memory.Limit), limitText(cg.Memory.Limit), cg.Memory.LimitSource)}, true
@@ -160,46 +145,46 @@ func resourceLimit(v *view, ev map[string]float64) (limitFinding, bool) {
 }
 
 // guardLimit is the limit of a strategy the host guard stopped: the cgroup's memory or the host's.
-func guardLimit(v *view, ev map[string]float64) limitFinding {
-	s := v.s
-	if cg := s.Resources.CgroupOf(); s.Guard == result.GuardCgroup && cg != nil {
+func guardLimit(v *limitInput, ev map[string]float64) limitFinding {
+	if cg := v.cgroup; v.guard == result.GuardCgroup && cg != nil {
 		ev["cgroup_limit_bytes"], ev["cgroup_used_bytes"] = float64(cg.Memory.Limit), float64(cg.Memory.AtEnd)
 		return limitFinding{result.LimitCgroupMemory, ev, fmt.Sprintf("the host guard stopped it before the memory cgroup %s ran out: %s of its %s limit (%s) in use, a container's or a batch job's limit, far below the machine's memory (cgroup-memory)",
 			cg.Path, units.Bytes(cg.Memory.AtEnd), limitText(cg.Memory.Limit), cg.Memory.LimitSource)}
 	}
-	ev["host_reserve_bytes"] = float64(v.run.Config.HostReserveByte)
+	ev["host_reserve_bytes"] = float64(v.hostReserve)
 	if v.availAtEnd > 0 {
 		ev["host_available_bytes"] = float64(v.availAtEnd)
 	}
 	return limitFinding{result.LimitHostMemory, ev, fmt.Sprintf("the host guard stopped it before system available memory fell below the reserve of %s (--host-reserve): host memory, as far as this run may use it, is the limit (host-memory)",
-		units.Bytes(v.run.Config.HostReserveByte))}
+		units.Bytes(v.hostReserve))}
 }
 
-// othersOnDevice is, for the failing device, the memory in use before the loop began and what other
-// processes held, by the ledger; ok is false where the ledger has no figure for the device.
+// deviceShare is, for one device, the memory in use before the loop began and what other processes held,
+// by the ledger (othersKnown: where it lists processes), with those processes.
 type deviceShare struct {
+	device              int
 	usedAtStart, others uint64
 	othersKnown         bool
 	procs               []result.DeviceProcess
 }
 
-func (v *view) shareOf(dev int) (deviceShare, bool) {
-	rs := v.s.Resources
-	if rs == nil {
-		return deviceShare{}, false
+// ledgerShare is one device's share as a run's ledger tells it: the processes at the end, else at the start.
+func ledgerShare(d *result.DeviceLedger) deviceShare {
+	sh := deviceShare{device: d.Device, usedAtStart: d.UsedAtStartBytes}
+	sh.others, sh.othersKnown = d.OthersBytes()
+	sh.procs = d.ProcessesAtEnd
+	if sh.procs == nil {
+		sh.procs = d.ProcessesAtStart
 	}
-	for i := range rs.Devices {
-		d := &rs.Devices[i]
-		if d.Device != dev {
-			continue
+	return sh
+}
+
+// shareOf is a device's share; ok is false where the ledger has no figure for the device.
+func (v *limitInput) shareOf(dev int) (deviceShare, bool) {
+	for _, sh := range v.shares {
+		if sh.device == dev {
+			return sh, true
 		}
-		sh := deviceShare{usedAtStart: d.UsedAtStartBytes}
-		sh.others, sh.othersKnown = d.OthersBytes()
-		sh.procs = d.ProcessesAtEnd
-		if sh.procs == nil {
-			sh.procs = d.ProcessesAtStart
-		}
-		return sh, true
 	}
 	return deviceShare{}, false
 }
@@ -223,7 +208,7 @@ func (sh deviceShare) othersText() string {
 	var names []string
 	for _, p := range sh.procs {
 		if p.Own || p.PID == 0 || len(names) == 4 {
-			continue // the run's own, a figure for all others together (a trace's), or past the four named
+			continue // the run's own, a figure for all others together, or past the four named
 		}
 		name := p.Name
 		if name == "" {

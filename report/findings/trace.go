@@ -20,8 +20,8 @@ func DeriveTrace(t *result.Trace) ([]string, result.Limit, map[string]float64) {
 		verdict = append(verdict, failureSentence(t), devicesAtFailure(t))
 	}
 	lf, over := overMaxAlloc(t)
-	if job, run, ok := traceJob(t); ok && !over {
-		lf = traceLimit(t, run, job)
+	if in, ok := traceInput(t); ok && !over {
+		lf = classify(in, nil, nil)
 	}
 	if lf.body != "" {
 		verdict = append(verdict, "The limit: "+lf.body+".")
@@ -113,26 +113,6 @@ func failureSentence(t *result.Trace) string {
 	return fmt.Sprintf("The program's first allocation failure came after %s: %s, %s: it returned %s (%d).", units.Counted(f.Index, "allocation call"), what, where, f.CodeName, f.Code)
 }
 
-// traceLimit classifies the program's failure as a run's job. Where its first failure is a command's that was
-// not on the newest buffer (whose number the job stands in for), the limit names the command, its buffer as
-// far as the layer knew it, and the buffers live instead of a buffer number; on an older buffer, the bytes
-// placed on the device before it are not known either (the buffers made after it may never have been
-// placed, on a runtime that allocates at first use), so only device figures can say the device was full.
-func traceLimit(t *result.Trace, run *result.Run, job *result.JobResult) limitFinding {
-	v := newView(run, job)
-	f := t.FirstFailure
-	if f == nil || job.FirstFailure == nil || job.FirstFailure.Stage == result.StageCreate || f.Buffer == result.BufferNewest {
-		return classify(v, nil, nil)
-	}
-	live, _ := liveIn(f)
-	v.failedWhat = fmt.Sprintf("%s (on no buffer the layer could name, %s live)", f.Call, units.Counted(live, "buffer"))
-	if f.Buffer == result.BufferOlder {
-		v.failedWhat = fmt.Sprintf("%s on a buffer made before the newest (%s live)", f.Call, units.Counted(live, "buffer"))
-		v.givenUnknown = fmt.Sprintf("the command was on a buffer made before the newest, so how many of the %s the runtime had placed on the device is not known", units.Counted(live, "live buffer"))
-	}
-	return classify(v, nil, nil)
-}
-
 // liveIn is the failing context's live buffers and bytes at the first failure.
 func liveIn(f *result.TraceFailure) (buffers, bytes uint64) {
 	for _, l := range f.Live {
@@ -163,88 +143,118 @@ func deviceName(t *result.Trace, d int) string {
 	return name
 }
 
-// traceJob is the program as one job of a run, for classify: the failing context's devices and live
-// buffers, the program's samples, how it ended. A program that ended without failing and by itself has no
-// limit to classify.
-func traceJob(t *result.Trace) (*result.JobResult, *result.Run, bool) {
-	outcome, signal, reason := result.OutcomeFailed, t.Exit.Signal, t.Exit.Description
+// traceInput is the traced program's end as the limit classifier reads it (jobInput is a run job's): the
+// failing context's devices and live buffers, the program's samples, how it ended. A program that ended
+// without failing and by itself has no limit to classify.
+func traceInput(t *result.Trace) (*limitInput, bool) {
+	// The program's end is its exit, in the words a run's job ends in. Its exit records no stop cause (a
+	// job's guard or interrupt): a timed-out or interrupted program is stopped before any limit.
+	in := &limitInput{outcome: result.OutcomeFailed, reason: t.Exit.Description, signal: t.Exit.Signal,
+		fit: &result.Fit{}} // a trace fits no costs per buffer: nothing says what a buffer held outside RSS
 	f := t.FirstFailure
 	switch {
 	case f != nil:
 	case t.Exit.TimedOut || t.Exit.Interrupted:
-		outcome = result.OutcomeStopped
-	case signal != "":
-		outcome = result.OutcomeCrashed
+		in.outcome = result.OutcomeStopped
+	case in.signal != "":
+		in.outcome = result.OutcomeCrashed
 	default:
-		return nil, nil, false
+		return nil, false
 	}
-	var devs []int
-	var live, liveBytes uint64
-	ff := (*result.FirstFailure)(nil)
 	if f != nil {
-		devs = f.Devices
-		live, liveBytes = liveIn(f)
-		dev := -1
-		if len(devs) > 0 {
-			dev = devs[0]
+		in.devices = f.Devices
+		in.allocationsOK, in.bytesOK = liveIn(f)
+		in.failure = traceFailure(f, in.allocationsOK)
+		in.shares = othersAtFailure(t, f.Devices)
+	}
+	in.sizeBytes = typicalSize(f, in.allocationsOK, in.bytesOK)
+	in.sharesContext = len(in.devices) > 1
+	if t.Environment != nil {
+		in.ram = t.Environment.HostMemBytes
+	}
+	in.atEnd(endSample(t), measuredBy(t.DeviceSampler), func(dev int) (uint64, uint64) {
+		for _, d := range t.Devices {
+			if d.Index == dev {
+				return d.GlobalMemBytes, d.MaxAllocBytes
+			}
 		}
-		index := live
-		if n, ok := f.BufferNumber(); ok {
-			// The number the program and run give it (a failed command on the newest buffer is a loop that
-			// uses each buffer as it makes it), the same in every sentence.
-			index = n
-		} else if live > 0 {
-			// A command on an older buffer, or on none the layer could name, has no number: unnumbered takes
-			// it out of the limit's words.
-			index = live - 1
-		}
-		ff = &result.FirstFailure{Index: index, Stage: stageOf(f.Call), Code: f.Code, Name: f.CodeName, Call: f.Call, Device: dev, BytesBefore: liveBytes}
+		return 0, 0
+	})
+	if f != nil && in.failure.stage != result.StageCreate && f.Buffer != result.BufferNewest {
+		in.failedWhat, in.givenUnknown = commandNotOnNewest(f)
 	}
-	size := typicalSize(f, live, liveBytes)
-	strategy := result.PerDevice
-	if len(devs) > 1 {
-		strategy = result.Shared
-	}
-	// A strategy's samples end at its failure, where its device figures are read; a program's go on to its
-	// end, past releases: with device figures, the job's samples end at the one that stands for the failure.
-	samples := t.Samples
-	if i := t.FailureSample(); i >= 0 {
-		samples = samples[:i+1]
-	}
-	sampler := t.DeviceSampler
-	if sampler == "" {
-		sampler = result.DeviceNotAvailable + "trace samples the host only" // a trace made before device sampling
-	}
-	return &result.JobResult{Strategy: strategy, Devices: devs, SizeBytes: size, Outcome: outcome, Reason: reason, Signal: signal,
-		ExitCode: t.Exit.Code, AllocationsOK: live, BytesOK: liveBytes, FirstFailure: ff, Samples: plainSamples(samples),
-		DeviceSizes: deviceSizes(t.Devices), DeviceSampler: sampler, Resources: othersAtFailure(t, devs)}, traceRun(t), true
+	return in, true
 }
 
-// othersAtFailure is the devices' ledger a run's job has, from the sample that stands for the failure: on
-// each failing device where the sampler told the program's own share, the rest was other processes',
-// taken as held before the program began (what a run's ledger says of its loop), so that the limit says
-// who filled the device as run says it. nil where no sample tells.
-func othersAtFailure(t *result.Trace, devs []int) *result.Resources {
+// traceFailure is the program's first failure as the rules read a job's: on the failing context's first
+// device, at the loop's stage its call corresponds to, with the number the program gives its buffer.
+func traceFailure(f *result.TraceFailure, live uint64) *failure {
+	dev := -1
+	if len(f.Devices) > 0 {
+		dev = f.Devices[0]
+	}
+	index := live
+	if n, ok := f.BufferNumber(); ok {
+		// The number the program and run give it (a failed command on the newest buffer is a loop that
+		// uses each buffer as it makes it), the same in every sentence.
+		index = n
+	} else if live > 0 {
+		// A command on an older buffer, or on none the layer could name, has no number: unnumbered takes
+		// it out of the limit's words.
+		index = live - 1
+	}
+	return &failure{index: index, stage: stageOf(f.Call), code: f.Code, name: f.CodeName, device: dev}
+}
+
+// endSample is the sample the program's end is read from: a strategy's samples end at its failure, where
+// its device figures are read; a program's go on to its end, past releases: with device figures, the one
+// that stands for the failure (result.FailureSample), else the last. nil where there is none.
+func endSample(t *result.Trace) *result.Sample {
+	i := t.FailureSample()
+	if i < 0 {
+		i = len(t.Samples) - 1
+	}
+	if i < 0 {
+		return nil
+	}
+	return &t.Samples[i].Sample
+}
+
+// commandNotOnNewest is what a limit names for a failed command that was not on the newest buffer (whose
+// number the failure's index stands in for): the command, its buffer as far as the layer knew it, and the
+// buffers live instead of a buffer number; on an older buffer, the bytes placed on the device before it
+// are not known either (the buffers made after it may never have been placed, on a runtime that
+// allocates at first use), so only device figures can say the device was full.
+func commandNotOnNewest(f *result.TraceFailure) (failedWhat, givenUnknown string) {
+	live, _ := liveIn(f)
+	if f.Buffer == result.BufferOlder {
+		return fmt.Sprintf("%s on a buffer made before the newest (%s live)", f.Call, units.Counted(live, "buffer")),
+			fmt.Sprintf("the command was on a buffer made before the newest, so how many of the %s the runtime had placed on the device is not known", units.Counted(live, "live buffer"))
+	}
+	return fmt.Sprintf("%s (on no buffer the layer could name, %s live)", f.Call, units.Counted(live, "buffer")), ""
+}
+
+// othersAtFailure is the failing devices' shares, from the sample that stands for the failure: on each
+// failing device where the sampler told the program's own share, the rest was other processes', taken as
+// held before the program began (what a run's ledger says of its loop), so that the limit says who filled
+// the device as run says it. nil where no sample tells.
+func othersAtFailure(t *result.Trace, devs []int) []deviceShare {
 	i := t.FailureSample()
 	if i < 0 {
 		return nil
 	}
 	s := &t.Samples[i]
-	var ledger []result.DeviceLedger
+	var shares []deviceShare
 	for _, d := range devs {
 		own, ok := s.ProgramBytes(d)
 		for _, ds := range s.DeviceSamples {
 			if ok && ds.Device == d {
 				others := ds.UsedBytes - min(own, ds.UsedBytes)
-				ledger = append(ledger, result.DeviceLedger{Device: d, UsedAtStartBytes: others,
-					ProcessesAtEnd: []result.DeviceProcess{{Own: true, UsedBytes: own}, {UsedBytes: others}}})
+				shares = append(shares, deviceShare{device: d, usedAtStart: others, others: others, othersKnown: true})
 			}
 		}
 	}
-	if ledger == nil {
-		return nil
-	}
-	return &result.Resources{Devices: ledger}
+	return shares
 }
 
 // devicesAtFailure says, for the failing context's devices, their used memory at the first failure and how
@@ -307,31 +317,6 @@ func stageOf(call string) result.Stage {
 		return result.StageMigrate
 	}
 	return result.StageTouch
-}
-
-func plainSamples(ts []result.TraceSample) []result.Sample {
-	out := make([]result.Sample, 0, len(ts))
-	for _, s := range ts {
-		out = append(out, s.Sample)
-	}
-	return out
-}
-
-func deviceSizes(ds []result.TraceDevice) []result.DeviceSize {
-	out := make([]result.DeviceSize, 0, len(ds))
-	for _, d := range ds {
-		out = append(out, result.DeviceSize{Device: d.Index, GlobalMemBytes: d.GlobalMemBytes, MaxAllocBytes: d.MaxAllocBytes})
-	}
-	return out
-}
-
-// traceRun is the run the job belongs to: the trace's environment and devices.
-func traceRun(t *result.Trace) *result.Run {
-	devs := make([]result.Device, 0, len(t.Devices))
-	for _, d := range t.Devices {
-		devs = append(devs, result.Device{Index: d.Index, Name: d.Name, GlobalMemBytes: d.GlobalMemBytes})
-	}
-	return &result.Run{Environment: t.Environment, Devices: devs}
 }
 
 // overMaxAlloc is the rule a run never meets (it refuses such a size up front): a create refused with

@@ -1,0 +1,222 @@
+package findings
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// limitInput is what the limit classifier (classify and every rule it calls) reads of one end: a run's job
+// (jobInput) or a traced program's (traceInput). The rules read nothing else, so a trace is judged by the
+// rules a run's job is, from what the trace holds, and no rule can come to depend on a field that only a
+// run's job has.
+type limitInput struct {
+	// How it ended.
+	outcome      result.Outcome
+	reason       string
+	signal       string
+	guard        result.Guard
+	guardStopped bool // the host guard stopped it (result.JobResult.GuardStopped)
+	interrupted  bool // the user stopped it (result.JobResult.Interrupted)
+	failure      *failure
+	// allocationsOK and bytesOK are the buffers made before the end, and their bytes.
+	allocationsOK, bytesOK uint64
+
+	// What it allocated, and where: buffers of sizeBytes with flags, in turn over devices.
+	sizeBytes     uint64
+	flags         string
+	devices       []int
+	sharesContext bool // one context over all its devices
+
+	// The process's limits and the ledger of what it held.
+	maxMappings, maxMapCount uint64
+	addressSpaceBytes        uint64
+	fds                      *result.Resource
+	cgroup                   *result.Cgroup
+	shares                   []deviceShare // each ledgered device's memory before the loop and who held it
+	hostReserve              uint64        // what the host guard keeps (--host-reserve)
+
+	// The host's costs per buffer, for what a buffer held outside the process's RSS.
+	fit                                 *result.Fit
+	hostPerBuffer                       float64
+	systemPerBuffer, committedPerBuffer *float64
+	noise                               result.SlopeNoise
+
+	// What the kernel logged while it ran: its OOM killer's line for the worker, its GPU faults.
+	oomLine   result.KernelLine
+	oomLogged bool
+	gpuFaults []result.KernelLine
+	// runtimeName and aborts are the runtime's row (RuntimeOf): how it fails where it returns no code.
+	runtimeName, aborts string
+	// rlimitAS is the address-space limit the job's variant set (rlimitASSet), and variantName that variant.
+	rlimitAS    string
+	rlimitASSet bool
+	variantName string
+
+	// At the end (atEnd): the device the failed buffer was meant for (-1 when none), its sizes, its use.
+	failDev   int
+	global    uint64 // that device's global memory, 0 when unknown
+	maxAlloc  uint64 // that device's largest allocation, 0 when unknown
+	sampled   bool   // a device sampler applied
+	used      uint64 // that device's sampled use at the end, when sampled
+	usedKnown bool
+	given     uint64 // bytes of the buffers meant for that device before the failure
+	// availAtEnd is system available memory at the end, vmsAtEnd the process's address space then, ram the
+	// host's memory.
+	availAtEnd, vmsAtEnd, ram uint64
+
+	// failedWhat names what failed, where a limit says "when ... failed": "buffer #N" (the failure's index),
+	// unless set (a traced program's command on a buffer the index does not stand for).
+	failedWhat string
+	// givenUnknown, where set, says why the bytes given to the failing device before the failure are not
+	// known (a traced command on an older buffer): the rules that read them do not apply.
+	givenUnknown string
+}
+
+// failure is the first failure as the rules read it: the buffer's index (the buffers made before it), the
+// loop's stage, the code, the device the buffer was meant for, and the host's available memory then (0:
+// not read).
+type failure struct {
+	index     uint64
+	stage     result.Stage
+	code      int32
+	name      string
+	device    int
+	hostAvail uint64
+}
+
+// jobInput is a run's job as the limit classifier reads it.
+func jobInput(r *result.Run, s *result.JobResult) *limitInput {
+	in := &limitInput{outcome: s.Outcome, reason: s.Reason, signal: s.Signal, guard: s.Guard, guardStopped: s.GuardStopped(),
+		interrupted: s.Interrupted(), allocationsOK: s.AllocationsOK, bytesOK: s.BytesOK, sizeBytes: s.SizeBytes, flags: s.Flags,
+		devices: s.Devices, sharesContext: s.Strategy.SharesContext(), maxMappings: s.MaxMappings, maxMapCount: s.MaxMapCount,
+		addressSpaceBytes: s.AddressSpaceBytes, hostReserve: r.Config.HostReserveByte, fit: s.JudgedFit(),
+		hostPerBuffer: s.HostBytesPerBuffer, systemPerBuffer: s.SystemBytesPerBuffer, committedPerBuffer: s.CommittedBytesPerBuffer,
+		noise: s.Noise()}
+	if f := s.FirstFailure; f != nil {
+		in.failure = &failure{index: f.Index, stage: f.Stage, code: f.Code, name: f.Name, device: f.Device, hostAvail: f.HostAvail}
+	}
+	if rs := s.Resources; rs != nil {
+		in.fds, in.cgroup = rs.FDs, rs.Cgroup
+		for i := range rs.Devices {
+			in.shares = append(in.shares, ledgerShare(&rs.Devices[i]))
+		}
+	}
+	rt := RuntimeOf(r.Platform)
+	in.runtimeName, in.aborts = rt.Name, rt.Aborts
+	if set, ok := s.VariantSettings["RLIMIT_AS"]; ok {
+		in.rlimitAS, in.rlimitASSet, in.variantName = set, true, variantLabel(r, s.Variant)
+	}
+	if s.Outcome == result.OutcomeCrashed && s.Signal == "SIGKILL" {
+		in.oomLine, in.oomLogged = r.KernelLog.Killed(s.WorkerPID)
+	}
+	if from, to, ok := s.Window(); ok {
+		in.gpuFaults = r.KernelLog.FaultsDuring(from, to)
+	}
+	if r.Environment != nil {
+		in.ram = r.Environment.HostMemBytes
+	}
+	var last *result.Sample
+	if n := len(s.Samples); n > 0 {
+		last = &s.Samples[n-1]
+	}
+	in.atEnd(last, measuredBy(s.DeviceSampler), func(dev int) (uint64, uint64) {
+		return result.GlobalOf(r, s, dev), result.MaxAllocOf(r, s, dev)
+	})
+	return in
+}
+
+// measuredBy says whether a device sampler applied, by what the sampler field says: its name, or why none.
+func measuredBy(sampler string) bool {
+	return sampler != "" && !strings.HasPrefix(sampler, "not available")
+}
+
+// atEnd derives what the rules read of the end from its last sample (nil: none), whether a device sampler
+// applied, and the devices' global memory and largest allocation (sizes): the failing device and its
+// figures, and the host's memory. The failure's own reading of available memory is the later one.
+func (in *limitInput) atEnd(last *result.Sample, sampled bool, sizes func(dev int) (global, maxAlloc uint64)) {
+	in.failDev, in.sampled = -1, sampled
+	if last != nil {
+		in.availAtEnd, in.vmsAtEnd = last.AvailBytes, last.VMSBytes
+	}
+	if f := in.failure; f != nil {
+		if f.hostAvail > 0 {
+			in.availAtEnd = f.hostAvail
+		}
+		if f.stage != result.StageSetup {
+			in.failDev = f.device
+		}
+	}
+	if in.failDev < 0 {
+		return
+	}
+	in.global, in.maxAlloc = sizes(in.failDev)
+	if last != nil && sampled {
+		for _, d := range last.DeviceSamples {
+			if d.Device == in.failDev {
+				in.used, in.usedKnown = d.UsedBytes, true
+			}
+		}
+	}
+	// Buffers i < index with i mod n == pos were meant for the failing device.
+	pos := -1
+	for i, d := range in.devices {
+		if d == in.failDev {
+			pos = i
+		}
+	}
+	if pos >= 0 {
+		n := uint64(len(in.devices))
+		idx := in.failure.index
+		count := idx / n
+		if idx%n > uint64(pos) {
+			count++
+		}
+		in.given = count * in.sizeBytes
+	}
+}
+
+// failed is what failed, for "when ... failed".
+func (in *limitInput) failed() string {
+	if in.failedWhat != "" {
+		return in.failedWhat
+	}
+	return fmt.Sprintf("buffer #%d", in.failure.index)
+}
+
+// fill is used (or given) bytes as a fraction of the failing device's memory.
+func (in *limitInput) fill(bytes uint64) float64 {
+	if in.global == 0 {
+		return 0
+	}
+	return float64(bytes) / float64(in.global)
+}
+
+// outsideRSS is host memory per buffer that the system lost, or committed, while the process's RSS did not
+// grow with it: memory a driver or a runtime holds outside the process (shared memory, pinned staging), or
+// promised and not yet touched. signal names which measurement shows it. System available memory is the
+// better witness of memory taken; Committed_AS also sees shared memory that MemAvailable under-counts.
+func (in *limitInput) outsideRSS() (bytes float64, signal string, ok bool) {
+	if !in.fit.OK {
+		return 0, "", false
+	}
+	// The difference rests on a machine-wide slope: it must clear the threshold by that slope's noise (and
+	// RSS's), or it is the machine, not the buffers.
+	threshold := max(cheapFraction*float64(in.sizeBytes), 4096)
+	noise := in.noise
+	if sys := in.systemPerBuffer; sys != nil && *sys-in.hostPerBuffer > threshold+noise.System+noise.Host {
+		return *sys - in.hostPerBuffer, "system available memory", true
+	}
+	if c := in.committedPerBuffer; c != nil && *c-in.hostPerBuffer > threshold+noise.Committed+noise.Host {
+		return *c - in.hostPerBuffer, "the system's committed memory (Committed_AS)", true
+	}
+	return 0, "", false
+}
+
+// notSetUp says whether a job failed before its runtime did anything: its own settings could not be applied
+// (a limit above the hard one), which is no finding about the runtime.
+func (in *limitInput) notSetUp() bool {
+	f := in.failure
+	return f != nil && f.stage == result.StageSetup && f.name == "" && in.reason != ""
+}
