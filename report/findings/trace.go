@@ -147,9 +147,9 @@ func deviceName(t *result.Trace, d int) string {
 // failing context's devices and live buffers, the program's samples, how it ended. A program that ended
 // without failing and by itself has no limit to classify.
 func traceInput(t *result.Trace) (*limitInput, bool) {
-	// The program's end is its exit, in the words a run's job ends in. Its exit records no stop cause (a
-	// job's guard or interrupt): a timed-out or interrupted program is stopped before any limit.
-	in := &limitInput{outcome: result.OutcomeFailed, reason: t.Exit.Description, signal: t.Exit.Signal,
+	// The program's end is its exit, in the words a run's job ends in: a timed-out program is stopped before
+	// any limit; one the user interrupted has none, known or unknown, as an interrupted job has none.
+	in := &limitInput{outcome: result.OutcomeFailed, reason: t.Exit.Description, signal: t.Exit.Signal, interrupted: t.Exit.Interrupted,
 		fit: &result.Fit{}} // a trace fits no costs per buffer: nothing says what a buffer held outside RSS
 	f := t.FirstFailure
 	switch {

@@ -160,6 +160,9 @@ func TestTraceInputOfAnEndWithoutAFailure(t *testing.T) {
 	}{
 		{"timed out", result.TraceExit{TimedOut: true, Description: "timed out after 2s"}, result.OutcomeStopped, result.LimitUnknown},
 		{"a segmentation fault", result.TraceExit{Signal: "SIGSEGV", Description: "killed by SIGSEGV"}, result.OutcomeCrashed, result.LimitRuntime},
+		// The user ended it: no limit, known or unknown, as an interrupted job of a run has none.
+		{"interrupted", result.TraceExit{Interrupted: true, Signal: "SIGTERM", Description: "was killed by SIGTERM, ended by clmemprobe when interrupted"},
+			result.OutcomeStopped, ""},
 	} {
 		tr := &result.Trace{Program: "./prog", Exit: tc.exit, Environment: &result.Environment{HostMemBytes: 64 * gib},
 			Samples: []result.TraceSample{{Sample: result.Sample{Index: 1, AvailBytes: 50 * gib, VMSBytes: gib}},
@@ -167,9 +170,14 @@ func TestTraceInputOfAnEndWithoutAFailure(t *testing.T) {
 			DeviceSampler: "NVML (test)", Interception: result.InterceptLayer}
 		last := tr.Samples[1].Sample
 		in, lf := classifiedTrace(t, tr)
-		sameInput(t, tc.name, in, &limitInput{outcome: tc.outcome, reason: tc.exit.Description, signal: tc.exit.Signal, fit: &result.Fit{},
+		sameInput(t, tc.name, in, &limitInput{outcome: tc.outcome, reason: tc.exit.Description, signal: tc.exit.Signal,
+			interrupted: tc.exit.Interrupted, fit: &result.Fit{},
 			failDev: -1, sampled: true, availAtEnd: last.AvailBytes, vmsAtEnd: last.VMSBytes, ram: tr.Environment.HostMemBytes})
-		if want := map[string]float64{"allocations_ok": 0}; lf.limit != tc.limit || !maps.Equal(lf.evidence, want) {
+		want := map[string]float64{"allocations_ok": 0}
+		if tc.limit == "" {
+			want = nil
+		}
+		if lf.limit != tc.limit || !maps.Equal(lf.evidence, want) {
 			t.Errorf("%s: limit %q evidence %v\nwant %q %v", tc.name, lf.limit, lf.evidence, tc.limit, want)
 		}
 	}
