@@ -99,8 +99,10 @@ func newChain(srcs []source, later, own bool) *Chain {
 	return c
 }
 
-// Pick returns the sampler of the first source that applies to ts, or nil and an Unavailable with the
-// reason of each source tried, in order.
+// Pick returns the sampler of the first source that applies to ts, or nil and an Unavailable with each
+// source's reason, in order (a source left untried after one not yet answered gives its reason before any
+// read). A sampler that opened is never passed over after its first read but for ErrNotThere, which only
+// the DRM counters say, so no opened NVML is left unclosed.
 func (c *Chain) Pick(ts []Target) (DeviceSampler, error) {
 	if s, _ := c.pick(ts); s != nil {
 		return s, nil

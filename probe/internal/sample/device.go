@@ -379,18 +379,6 @@ func (s *fdinfoSampler) own(got []result.DeviceSample) []result.TraceDeviceUse {
 	return out
 }
 
-// DRMUsedBy is process pid's DRM memory (drm-total-*, from <proc>/pid/fdinfo) per device, for the devices
-// whose PCI bus ids devices maps to their indices: what `trace` reads of the traced program, in the tool's
-// own process, since it is only files. A device the process holds no DRM client of is absent, and so is
-// every device of a process whose fdinfo it may not read.
-func DRMUsedBy(root Root, pid int, devices map[string]int) []result.DeviceSample {
-	byPCI := make(map[string]int, len(devices))
-	for id, idx := range devices {
-		byPCI[pciKey(id)] = idx
-	}
-	return drmUsed(filepath.Join(root.Proc, strconv.Itoa(pid)), byPCI)
-}
-
 // drmUsed sums the DRM clients of the process whose /proc folder is dir per device (byPCI: PCI key to the
 // device's index), each client once however many descriptors refer to it, in device order.
 func drmUsed(dir string, byPCI map[string]int) []result.DeviceSample {
