@@ -12,6 +12,7 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
 	"github.com/clmemprobe/clmemprobe/probe/internal/nvml"
+	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
@@ -49,24 +50,11 @@ func TargetsFor(devs []*cl.Device, indices []int) []Target {
 	return ts
 }
 
-// DeviceSamplerFor picks the first sampler that applies to every target, in order: NVML, the OpenCL
-// free-memory query, amdgpu sysfs, the process's DRM fdinfo counters. When none applies it returns nil and
-// an Unavailable with the reason each gave.
+// DeviceSamplerFor picks the run's device sampler: the first source of this process's chain that applies
+// to every target, in order: NVML, the OpenCL free-memory query, amdgpu sysfs, the process's DRM fdinfo
+// counters. When none applies it returns nil and an Unavailable with the reason each gave.
 func DeviceSamplerFor(ts []Target, root Root) (DeviceSampler, error) {
-	var why Unavailable
-	for _, open := range []func() (DeviceSampler, error){
-		func() (DeviceSampler, error) { return newNVMLSampler(ts, root) },
-		func() (DeviceSampler, error) { return newCLQuerySampler(ts) },
-		func() (DeviceSampler, error) { return newAMDGPUSysfsSampler(ts, root) },
-		func() (DeviceSampler, error) { return newFdinfoSampler(ts, root) },
-	} {
-		s, err := open()
-		if s != nil {
-			return s, nil
-		}
-		why = append(why, err)
-	}
-	return nil, why
+	return NewChain(ChainSpec{Root: root}).Pick(ts)
 }
 
 // Why a device sampler does not apply, for errors.Is; the error's text says it for the run's
@@ -157,10 +145,40 @@ func SamePCI(a, b string) bool { return pciKey(a) == pciKey(b) }
 func (s *nvmlSampler) Name() string { return "NVML (nvmlDeviceGetMemoryInfo, device-wide)" }
 
 func (s *nvmlSampler) Read() ([]result.DeviceSample, error) {
-	got, err := s.n.Memory(s.devs)
+	got, err := ReadNVML(s.n, s.devs, false)
 	out := make([]result.DeviceSample, 0, len(got))
 	for _, m := range got {
-		out = append(out, result.DeviceSample{Device: s.order[m.Of], UsedBytes: m.Used, FreeBytes: m.Free})
+		out = append(out, result.DeviceSample{Device: s.order[m.Of], UsedBytes: m.UsedBytes, FreeBytes: m.FreeBytes})
+	}
+	return out, err
+}
+
+// NVMLMemory is one device's memory as ReadNVML reads it; Of is the device's position in those read.
+type NVMLMemory struct {
+	Of int
+	wire.GPUMemory
+}
+
+// ReadNVML reads the memory of each of devs through n (nvmlDeviceGetMemoryInfo) and, with processes, the
+// compute and graphics processes holding it: what a run's NVML sampler reads every sample, and trace's GPU
+// memory child every period. A device that cannot be read is left out, the first such failure being the
+// error; a process list that cannot be read is said beside its device's memory.
+func ReadNVML(n *nvml.NVML, devs []nvml.Device, processes bool) ([]NVMLMemory, error) {
+	mem, err := n.Memory(devs)
+	out := make([]NVMLMemory, 0, len(mem))
+	for _, m := range mem {
+		d := devs[m.Of]
+		g := NVMLMemory{Of: m.Of, GPUMemory: wire.GPUMemory{PCIBusID: d.PCIBusID, UsedBytes: m.Used, TotalBytes: m.Total, FreeBytes: m.Free}}
+		if processes {
+			procs, perr := n.Processes(d)
+			if perr != nil {
+				g.ProcessesError = perr.Error()
+			}
+			for _, p := range procs {
+				g.Processes = append(g.Processes, wire.GPUProcess{PID: p.PID, Bytes: p.UsedBytes, Known: p.UsedKnown})
+			}
+		}
+		out = append(out, g)
 	}
 	return out, err
 }
@@ -253,28 +271,82 @@ func (s *amdgpuSysfsSampler) Read() ([]result.DeviceSample, error) {
 	return out, nil
 }
 
-// fdinfoSampler sums this process's DRM memory counters (drm-total-<region>) per device, from
-// /proc/self/fdinfo: the per-process figure that i915, xe and amdgpu publish, which also counts memory
+// fdinfoSampler sums a process's DRM memory counters (drm-total-<region>) per device, from its
+// /proc/<pid>/fdinfo: the per-process figure that i915, xe and amdgpu publish, which also counts memory
 // that VmRSS does not show. Each DRM client is counted once, however many descriptors refer to it. For
 // Intel GPUs it is the only source: xe and i915 publish a device's total memory in sysfs (xe's
 // tile*/physical_vram_size_bytes) but its use only through their query ioctls.
 type fdinfoSampler struct {
-	proc  string
+	proc  string         // the root's /proc, where the processes holding the devices are read (Processes)
+	dir   string         // the process's own folder in it
 	byPCI map[string]int // lower-case PCI id without function -> run index
+	words drmWords
 }
 
-func newFdinfoSampler(ts []Target, root Root) (DeviceSampler, error) {
-	s := &fdinfoSampler{proc: root.Proc, byPCI: map[string]int{}} // this process: <proc>/self
+// drmWords are the DRM source's name and reasons, for this process (a run's words) or a traced program.
+type drmWords struct {
+	name      string
+	noPCI     string // a device without a PCI bus id (its index)
+	noDevices string // a program's chain before any device was seen
+	none      string // no DRM client with counters for the devices
+}
+
+var (
+	selfDRM = drmWords{name: "DRM fdinfo drm-total-* (this process)",
+		noPCI: "DRM fdinfo: OpenCL device %d has no PCI bus id",
+		none:  "DRM fdinfo: this process has no DRM client with drm-total-* counters for these devices"}
+	programDRM = drmWords{name: "DRM fdinfo drm-total-* (the program's process)",
+		noPCI:     "DRM fdinfo: traced device %d has no PCI bus id",
+		noDevices: "DRM fdinfo: the program has no device the layer saw",
+		none:      "DRM fdinfo: the program has no DRM client with drm-total-* counters for its devices"}
+)
+
+// drmSource is the DRM fdinfo source of process pid (0: this process). Where devices may appear later it
+// keys the devices that have a PCI bus id and leaves out the rest; elsewhere every device must have one.
+func drmSource(root Root, pid int, later bool) source {
+	dir, w := filepath.Join(root.Proc, "self"), selfDRM
+	if pid != 0 {
+		dir, w = filepath.Join(root.Proc, strconv.Itoa(pid)), programDRM
+	}
+	src := source{idle: unavailable(ErrNotThere, "%s", w.none), open: func(ts []Target) (DeviceSampler, error) {
+		byPCI, why := w.keys(ts, later)
+		if why != nil && (!later || len(byPCI) == 0) {
+			return nil, why
+		}
+		return &fdinfoSampler{proc: root.Proc, dir: dir, byPCI: byPCI, words: w}, nil
+	}}
+	if later {
+		// At the end, the reason is said for the devices there were: one without a bus id, or none at all,
+		// is why before the counters are.
+		src.end = func(ts []Target, _ error) error {
+			if _, why := w.keys(ts, true); why != nil {
+				return why
+			}
+			return unavailable(ErrNotThere, "%s", w.none)
+		}
+	}
+	return src
+}
+
+// keys keys the targets by PCI bus id to their indices, and says why one cannot be keyed: the first such
+// target where every one must be, else the last, or that there is none at all.
+func (w drmWords) keys(ts []Target, partial bool) (map[string]int, error) {
+	byPCI := map[string]int{}
+	var why error
 	for _, t := range ts {
 		if t.PCIBusID == "" {
-			return nil, unavailable(ErrNoPCIBusID, "DRM fdinfo: OpenCL device %d has no PCI bus id", t.Index)
+			why = unavailable(ErrNoPCIBusID, w.noPCI, t.Index)
+			if !partial {
+				return nil, why
+			}
+			continue
 		}
-		s.byPCI[pciKey(t.PCIBusID)] = t.Index
+		byPCI[pciKey(t.PCIBusID)] = t.Index
 	}
-	if got, _ := s.Read(); len(got) == 0 {
-		return nil, unavailable(ErrNotThere, "DRM fdinfo: this process has no DRM client with drm-total-* counters for these devices")
+	if partial && len(ts) == 0 {
+		why = unavailable(ErrNotThere, "%s", w.noDevices)
 	}
-	return s, nil
+	return byPCI, why
 }
 
 // pciKey is a bus id in lower case without the function number.
@@ -286,22 +358,25 @@ func pciKey(id string) string {
 	return id
 }
 
-func (s *fdinfoSampler) Name() string { return "DRM fdinfo drm-total-* (this process)" }
+func (s *fdinfoSampler) Name() string { return s.words.name }
 
+// Read is the process's DRM memory per device; none at all is ErrNotThere, which is why the chain passes
+// over a process that holds no DRM client of its devices.
 func (s *fdinfoSampler) Read() ([]result.DeviceSample, error) {
-	return drmUsed(filepath.Join(s.proc, "self"), s.byPCI), nil
+	got := drmUsed(s.dir, s.byPCI)
+	if len(got) == 0 {
+		return got, unavailable(ErrNotThere, "%s", s.words.none)
+	}
+	return got, nil
 }
 
-// DRMUsedBy is process pid's DRM memory (drm-total-*, from <proc>/pid/fdinfo) per device, for the devices
-// whose PCI bus ids devices maps to their indices: what `trace` reads of the traced program, in the tool's
-// own process, since it is only files. A device the process holds no DRM client of is absent, and so is
-// every device of a process whose fdinfo it may not read.
-func DRMUsedBy(root Root, pid int, devices map[string]int) []result.DeviceSample {
-	byPCI := make(map[string]int, len(devices))
-	for id, idx := range devices {
-		byPCI[pciKey(id)] = idx
+// own is the process's share of each device: all of what its own counters say it uses.
+func (s *fdinfoSampler) own(got []result.DeviceSample) []result.TraceDeviceUse {
+	out := make([]result.TraceDeviceUse, 0, len(got))
+	for _, g := range got {
+		out = append(out, result.TraceDeviceUse{Device: g.Device, Bytes: g.UsedBytes})
 	}
-	return drmUsed(filepath.Join(root.Proc, strconv.Itoa(pid)), byPCI)
+	return out
 }
 
 // drmUsed sums the DRM clients of the process whose /proc folder is dir per device (byPCI: PCI key to the

@@ -27,10 +27,22 @@ func TestDRMUsedByAProgram(t *testing.T) {
 		{"a process without fdinfo it may read", 400, map[string]int{"0000:03:00.0": 0}, []result.DeviceSample{}},
 	}
 	for _, tc := range tests {
-		if got := DRMUsedBy(root, tc.pid, tc.devices); !reflect.DeepEqual(got, tc.want) {
+		if got := drmUsedBy(root, tc.pid, tc.devices); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("%s: %+v; want %+v", tc.name, got, tc.want)
 		}
 	}
+}
+
+// drmUsedBy is process pid's DRM memory as a program's chain reads it, for the devices whose PCI bus ids
+// devices maps to their indices.
+func drmUsedBy(root Root, pid int, devices map[string]int) []result.DeviceSample {
+	var ts []Target
+	for id, idx := range devices {
+		ts = append(ts, Target{Index: idx, PCIBusID: id})
+	}
+	s, _ := drmSource(root, pid, true).open(ts)
+	got, _ := s.Read()
+	return got
 }
 
 // A program's ids are its own and those its status's NStgid line gives in the namespaces the procfs sees.

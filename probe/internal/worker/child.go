@@ -2,7 +2,8 @@
 // every call into an OpenCL runtime. RunChild reads the spec, runs the job (a strategy's allocation loop,
 // the listing of platforms and devices, the halo exchange) and streams its events to the parent, storing
 // its progress in the shared cell after every step. The allocation loop, its host guard, the worker's
-// process limits and its resource ledger live here.
+// process limits and its resource ledger live here; trace's GPU memory child, which it also dispatches,
+// lives in package gpumem.
 //
 // It imports the protocol (wire), the binding (cl), the samplers and the result model, and nothing that
 // renders: go list -deps of this package holds nothing of report/ but report/result and report/units.
@@ -15,6 +16,7 @@ import (
 	"syscall"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
+	"github.com/clmemprobe/clmemprobe/probe/internal/gpumem"
 	"github.com/clmemprobe/clmemprobe/probe/internal/progress"
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
 	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
@@ -42,9 +44,6 @@ type child struct {
 	// oomScoreAdj is the file that makes this process the OOM killer's first choice; "" (a child run inside
 	// a test) leaves it alone.
 	oomScoreAdj string
-	// openGPU opens the GPU memory child's reader (nil: NVML), and gpuStop ends its stream: for tests.
-	openGPU func() (gpuReader, string)
-	gpuStop <-chan struct{}
 }
 
 // RunChild is the child process: it reads its spec, runs the job and streams events to the parent. It
@@ -107,7 +106,7 @@ func (c *child) run() int {
 	case wire.KindExchange:
 		answer = c.exchange()
 	case wire.KindGPUMemory:
-		answer = c.gpuMemory()
+		answer = gpumem.Run(gpumem.Job{Spec: c.spec.GPUMemory, Cell: c.cell, Send: c.ev.Send})
 	case wire.KindLayers:
 		answer = c.askLayers()
 	case wire.KindICD:
