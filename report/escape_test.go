@@ -40,7 +40,7 @@ func hostileRun() *result.Run {
 	}
 	for i := 0; i < 3; i++ {
 		r.Jobs = append(r.Jobs, result.JobResult{Strategy: result.Strategy(h(i)), Devices: []int{0}, SizeBytes: 1 << 20,
-			Outcome: result.OutcomeFailed, Reason: h(i + 1), Signal: h(i + 2), LastStage: result.Stage(h(i + 3)), DeviceSampler: h(i + 4),
+			Outcome: result.OutcomeFailed, Reason: h(i + 1), Signal: h(i + 2), LastStage: result.Stage(h(i + 3)), DeviceSampler: result.DeviceSource(h(i + 4)),
 			Notices: []string{h(i + 5), h(i + 6)}, WorkerOutput: h(i + 7),
 			FirstFailure: &result.FirstFailure{Stage: result.Stage(h(i)), Name: h(i + 1), Call: h(i + 2)}, Samples: []result.Sample{}})
 	}

@@ -155,16 +155,16 @@ func endedVerb(o result.Outcome) string {
 // samplerText is a job's device memory source as the report writes it (of strategy s; "" for the source
 // every job shares): where a finding already says that device memory was not measured and why, only that
 // no sampler applied, so the reasons are read once.
-func samplerText(j findings.Judged, s result.Strategy, sampler string) string {
-	if !strings.HasPrefix(sampler, result.DeviceNotAvailable) {
-		return sampler
+func samplerText(j findings.Judged, s result.Strategy, sampler result.DeviceSource) string {
+	if sampler.WhyNot() == "" {
+		return string(sampler)
 	}
 	for _, f := range j.Findings() {
 		if f.Kind == result.FindingUnmeasured && (s == "" || slices.Contains(f.Strategies, s)) {
 			return "not available (the verdict says why)"
 		}
 	}
-	return sampler
+	return string(sampler)
 }
 
 // ThresholdHeading names the threshold table by what it holds: where the strategies failed, or, where none
@@ -181,8 +181,9 @@ func ThresholdHeading(r *result.Run) string {
 // commonSampler is the device memory source every strategy that names one had, when it is the same for
 // two or more: said once then, not under each strategy (a job that never set up names none). Empty when
 // they differ.
-func commonSampler(r *result.Run) string {
-	common, n := "", 0
+func commonSampler(r *result.Run) result.DeviceSource {
+	var common result.DeviceSource
+	n := 0
 	for _, s := range r.Jobs {
 		switch {
 		case s.DeviceSampler == "":

@@ -26,7 +26,7 @@ func TestMarkdownSaysTheHeadlineAndTheSamplerOnce(t *testing.T) {
 	if n := strings.Count(md, mdText(verdict[0])); n != 1 {
 		t.Errorf("the headline %q appears %d times; want once", verdict[0], n)
 	}
-	why := strings.TrimPrefix(r.Jobs[0].DeviceSampler, "not available: ")
+	why := strings.TrimPrefix(string(r.Jobs[0].DeviceSampler), "not available: ")
 	if !hasVerdict(r, why) {
 		t.Fatalf("the verdict does not say why no sampler applied (%q):\n%s", why, strings.Join(verdict, "\n"))
 	}
@@ -94,7 +94,7 @@ func TestSweepSaysTheSamplerOnce(t *testing.T) {
 		for i := range r.Devices {
 			r.Devices[i].HostUnified = hostUnified
 		}
-		why := strings.TrimPrefix(r.Jobs[0].DeviceSampler, "not available: ")
+		why := strings.TrimPrefix(string(r.Jobs[0].DeviceSampler), "not available: ")
 		if !hasVerdict(r, why) {
 			t.Fatalf("host-unified %v: the verdict does not say why no sampler applied (%q):\n%s", hostUnified, why, strings.Join(findings.Judge(r).Verdict(), "\n"))
 		}

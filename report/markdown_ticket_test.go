@@ -66,7 +66,7 @@ func TestMarkdownReadsAsATicket(t *testing.T) {
 			t.Errorf("the report writes %q: evidence should be in words and units", raw)
 		}
 	}
-	sampler := strings.TrimPrefix(r.Jobs[0].DeviceSampler, "not available: ")
+	sampler := strings.TrimPrefix(string(r.Jobs[0].DeviceSampler), "not available: ")
 	if n := strings.Count(md, sampler); n != 1 {
 		t.Errorf("the device sampler's sentence, shared by %d strategies, appears %d times; want once", len(r.Jobs), n)
 	}

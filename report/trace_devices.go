@@ -14,7 +14,7 @@ import (
 // sampler told it; or why device memory was not measured.
 func traceDeviceLine(t *result.Trace) string {
 	if !t.DeviceMeasured() {
-		why := strings.TrimPrefix(t.DeviceSampler, result.DeviceNotAvailable)
+		why := t.DeviceSampler.WhyNot()
 		if why == "" {
 			why = "trace samples the host only"
 		}
@@ -30,7 +30,7 @@ func traceDeviceLine(t *result.Trace) string {
 		}
 	}
 	if at < 0 {
-		return "Device memory: no sample has device figures (" + t.DeviceSampler + ")."
+		return "Device memory: no sample has device figures (" + string(t.DeviceSampler) + ")."
 	}
 	s := &t.Samples[at]
 	parts := make([]string, 0, len(s.DeviceSamples))

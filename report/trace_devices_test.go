@@ -38,7 +38,7 @@ func TestTraceDeviceMemoryRendered(t *testing.T) {
 		{"not measured", result.DeviceNotAvailable + why, nil, "Device memory not measured: " + why},
 		{"at a failure, the verdict's", "NVML (test)", &result.TraceFailure{Index: 7, Call: "clCreateBuffer", Devices: []int{0}}, ""},
 	} {
-		tr.DeviceSampler, tr.FirstFailure = tc.sampler, tc.failure
+		tr.DeviceSampler, tr.FirstFailure = result.DeviceSource(tc.sampler), tc.failure
 		for name, render := range renderers {
 			var b bytes.Buffer
 			err := render(&b)

@@ -315,7 +315,7 @@ func (d *deriver) unmeasured(views []*view, size uint64) {
 		if v.sampled || v.s.DeviceSampler == "" || v.s.Outcome == result.OutcomeUnsupported {
 			continue
 		}
-		why := strings.TrimPrefix(v.s.DeviceSampler, "not available: ")
+		why := v.s.DeviceSampler.WhyNot()
 		body := ": device memory was not measured (" + why + ")"
 		if v.hostUnified {
 			whose := "these devices' memory is"

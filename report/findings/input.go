@@ -2,7 +2,6 @@ package findings
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
@@ -121,15 +120,10 @@ func jobInput(r *result.Run, s *result.JobResult) *limitInput {
 	if n := len(s.Samples); n > 0 {
 		last = &s.Samples[n-1]
 	}
-	in.atEnd(last, measuredBy(s.DeviceSampler), func(dev int) (uint64, uint64) {
+	in.atEnd(last, s.DeviceSampler.Measured(), func(dev int) (uint64, uint64) {
 		return result.GlobalOf(r, s, dev), result.MaxAllocOf(r, s, dev)
 	})
 	return in
-}
-
-// measuredBy says whether a device sampler applied, by what the sampler field says: its name, or why none.
-func measuredBy(sampler string) bool {
-	return sampler != "" && !strings.HasPrefix(sampler, "not available")
 }
 
 // atEnd derives what the rules read of the end from its last sample (nil: none), whether a device sampler

@@ -172,7 +172,7 @@ func traceInput(t *result.Trace) (*limitInput, bool) {
 	if t.Environment != nil {
 		in.ram = t.Environment.HostMemBytes
 	}
-	in.atEnd(endSample(t), measuredBy(t.DeviceSampler), func(dev int) (uint64, uint64) {
+	in.atEnd(endSample(t), t.DeviceSampler.Measured(), func(dev int) (uint64, uint64) {
 		for _, d := range t.Devices {
 			if d.Index == dev {
 				return d.GlobalMemBytes, d.MaxAllocBytes
@@ -263,7 +263,7 @@ func othersAtFailure(t *result.Trace, devs []int) []deviceShare {
 func devicesAtFailure(t *result.Trace) string {
 	i := t.FailureSample()
 	if i < 0 {
-		why := strings.TrimPrefix(t.DeviceSampler, result.DeviceNotAvailable)
+		why := t.DeviceSampler.WhyNot()
 		if t.DeviceMeasured() {
 			why = "no sample with device figures"
 		} else if why == "" {
@@ -289,7 +289,7 @@ func devicesAtFailure(t *result.Trace) string {
 		}
 	}
 	if len(parts) == 0 {
-		return "Device memory at the failure: the failing context's devices were not among those measured; read by " + t.DeviceSampler + "."
+		return "Device memory at the failure: the failing context's devices were not among those measured; read by " + string(t.DeviceSampler) + "."
 	}
 	return fmt.Sprintf("At the failure (the sample after %s, at %.2f s), %s; read by %s.", units.Counted(s.Index, "allocation call"), s.Seconds, strings.Join(parts, "; "), t.DeviceSampler)
 }

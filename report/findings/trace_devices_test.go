@@ -68,7 +68,7 @@ func TestTraceCommandBufferInTheLimit(t *testing.T) {
 			Contexts: []result.TraceContext{{Index: 0, Devices: []int{0}, DeviceCount: 1}},
 			FirstFailure: &result.TraceFailure{Index: 100, Call: "clEnqueueFillBuffer", Code: -4, CodeName: "CL_MEM_OBJECT_ALLOCATION_FAILURE",
 				Context: 0, Devices: []int{0}, Buffer: buffer, BufferBytes: gib, Live: []result.TraceLive{{Context: 0, Buffers: 100, Bytes: 100 * gib}}},
-			Samples: []result.TraceSample{s}, DeviceSampler: sampler, Interception: result.InterceptLayer}
+			Samples: []result.TraceSample{s}, DeviceSampler: result.DeviceSource(sampler), Interception: result.InterceptLayer}
 	}
 	for _, tc := range []struct {
 		name     string

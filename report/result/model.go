@@ -219,9 +219,9 @@ type JobResult struct {
 	// Guard says which memory the host guard stopped the job before, when it did.
 	Guard Guard `json:"guard,omitempty"`
 	// AddressSpaceBytes is the worker's address-space limit (RLIMIT_AS, or the architecture's user space).
-	AddressSpaceBytes uint64  `json:"address_space_bytes,omitempty"`
-	DeviceSampler     string  `json:"device_sampler,omitempty"` // which sampler gave device figures, or why none
-	Seconds           float64 `json:"seconds"`
+	AddressSpaceBytes uint64       `json:"address_space_bytes,omitempty"`
+	DeviceSampler     DeviceSource `json:"device_sampler,omitempty"` // which sampler gave device figures, or why none
+	Seconds           float64      `json:"seconds"`
 	// SetupSeconds is the time from starting the worker to its loop: loading the runtime, contexts, queues,
 	// kernels, samplers.
 	SetupSeconds float64 `json:"setup_seconds,omitempty"`

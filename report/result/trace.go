@@ -80,7 +80,7 @@ type Trace struct {
 	Samples           []TraceSample  `json:"samples"`
 	// DeviceSampler says which sampler gave the samples' device figures, or, as a run's strategy does, "not
 	// available: " and why none did.
-	DeviceSampler string             `json:"device_sampler,omitempty"`
+	DeviceSampler DeviceSource       `json:"device_sampler,omitempty"`
 	Limit         Limit              `json:"limit,omitempty"`
 	LimitEvidence map[string]float64 `json:"limit_evidence,omitempty"`
 	// Verdict is the findings' sentences: what failed first, then what ran out.
@@ -230,12 +230,31 @@ type TraceDeviceUse struct {
 }
 
 // DeviceMeasured says whether the trace's samples carry device figures.
-func (t *Trace) DeviceMeasured() bool {
-	return t.DeviceSampler != "" && !strings.HasPrefix(t.DeviceSampler, DeviceNotAvailable)
+func (t *Trace) DeviceMeasured() bool { return t.DeviceSampler.Measured() }
+
+// DeviceSource is what a job or a trace records as its device-memory sampler: the name of the source that
+// gave the device figures, or DeviceNotAvailable and why none did. "" is a result that does not say (a job
+// that never set up; a trace made before device sampling). Its methods are the one place that reads it.
+type DeviceSource string
+
+// DeviceNotAvailable starts a DeviceSource that gave nothing, followed by why.
+const DeviceNotAvailable = "not available: "
+
+// NoDeviceSource is the DeviceSource of a job or trace that no source gave figures for, with why.
+func NoDeviceSource(why string) DeviceSource { return DeviceSource(DeviceNotAvailable + why) }
+
+// Measured reports whether a source gave device figures.
+func (d DeviceSource) Measured() bool {
+	return d != "" && !strings.HasPrefix(string(d), strings.TrimSuffix(DeviceNotAvailable, ": "))
 }
 
-// DeviceNotAvailable starts a DeviceSampler that gave nothing, followed by why (as a run's strategy has it).
-const DeviceNotAvailable = "not available: "
+// WhyNot is why no source gave device figures; "" where one did, or where the result does not say.
+func (d DeviceSource) WhyNot() string {
+	if d.Measured() {
+		return ""
+	}
+	return strings.TrimPrefix(strings.TrimPrefix(string(d), DeviceNotAvailable), strings.TrimSuffix(DeviceNotAvailable, ": "))
+}
 
 // FailureSample is the sample that stands for the devices' memory at the first failure: the last one with
 // device figures taken before the failing call (its index at most the failure's), else the first one

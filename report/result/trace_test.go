@@ -35,19 +35,23 @@ func TestBufferNumberNumbersOnlyWhatTheLayerCanTell(t *testing.T) {
 	}
 }
 
-// A trace measured its devices when a sampler is named that is not "not available".
-func TestDeviceMeasured(t *testing.T) {
+// A source measured the devices when it is named and is not "not available"; why not is what follows that.
+func TestDeviceSource(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		sampler string
 		want    bool
+		why     string
 	}{
-		{"no sampler", "", false},
-		{"a sampler", "NVML", true},
-		{"none available", DeviceNotAvailable + "no NVML", false},
+		{"no sampler", "", false, ""},
+		{"a sampler", "NVML", true, ""},
+		{"none available", DeviceNotAvailable + "no NVML", false, "no NVML"},
+		{"none, as NoDeviceSource says it", string(NoDeviceSource("no PCI bus id")), false, "no PCI bus id"},
+		{"a sampler named like a reason", "NVML: not available", true, ""},
 	} {
-		if got := (&Trace{DeviceSampler: c.sampler}).DeviceMeasured(); got != c.want {
-			t.Errorf("%s: DeviceMeasured() = %v, want %v", c.name, got, c.want)
+		d := DeviceSource(c.sampler)
+		if got := (&Trace{DeviceSampler: d}).DeviceMeasured(); got != c.want || d.Measured() != c.want || d.WhyNot() != c.why {
+			t.Errorf("%s: DeviceMeasured() = %v, Measured() = %v, WhyNot() = %q; want %v, %q", c.name, got, d.Measured(), d.WhyNot(), c.want, c.why)
 		}
 	}
 }

@@ -170,9 +170,9 @@ func (src source) applies(ts []Target) (DeviceSampler, []result.DeviceSample, er
 
 // Sampler is what a result records as its device sampler: the name of the source that gave figures first,
 // or result.DeviceNotAvailable and why each source gave none, said for the devices ts there were at the end.
-func (c *Chain) Sampler(ts []Target) string {
+func (c *Chain) Sampler(ts []Target) result.DeviceSource {
 	if c.name != "" {
-		return c.name
+		return result.DeviceSource(c.name)
 	}
 	why := slices.Clone(c.why)
 	for i, s := range c.sources {
@@ -180,7 +180,7 @@ func (c *Chain) Sampler(ts []Target) string {
 			why[i] = s.end(ts, why[i])
 		}
 	}
-	return result.DeviceNotAvailable + c.reasons(why).Error()
+	return result.NoDeviceSource(c.reasons(why).Error())
 }
 
 // reasons is the Unavailable of the reasons given, in the sources' order.

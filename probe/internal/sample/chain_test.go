@@ -113,7 +113,7 @@ func TestChainChoosesTheFirstSourceInOrder(t *testing.T) {
 		if s == nil || err != nil || s.Name() != tc.wantName || [3]int{a.opens, b.opens, c.opens} != tc.wantOpens {
 			t.Fatalf("%s: %v, %v, opened %d %d %d; want %s, opened %v", tc.name, s, err, a.opens, b.opens, c.opens, tc.wantName, tc.wantOpens)
 		}
-		if got, _ := s.Read(); !reflect.DeepEqual(got, used(tc.wantUnit, tc.ts[0].Index)) || ch.Sampler(tc.ts) != tc.wantName {
+		if got, _ := s.Read(); !reflect.DeepEqual(got, used(tc.wantUnit, tc.ts[0].Index)) || string(ch.Sampler(tc.ts)) != tc.wantName {
 			t.Errorf("%s: read %+v, sampler %q", tc.name, got, ch.Sampler(tc.ts))
 		}
 	}
@@ -222,7 +222,7 @@ func TestProgramDRMSourceReasons(t *testing.T) {
 	mixed := []Target{{Index: 0}, {Index: 1, PCIBusID: "0000:03:00.1"}, {Index: 2}}
 	got, own := ch.Read(mixed)
 	if !reflect.DeepEqual(got, []result.DeviceSample{{Device: 1, UsedBytes: held}}) || !reflect.DeepEqual(own, []result.TraceDeviceUse{{Device: 1, Bytes: held}}) ||
-		ch.Sampler(mixed) != programDRM.name {
+		string(ch.Sampler(mixed)) != programDRM.name {
 		t.Errorf("mixed devices: %+v, %+v, %q", got, own, ch.Sampler(mixed))
 	}
 	tests := []struct {
@@ -236,7 +236,7 @@ func TestProgramDRMSourceReasons(t *testing.T) {
 	}
 	for _, tc := range tests {
 		ch := NewChain(ChainSpec{Root: root, PID: 100, Later: true})
-		if got, _ := ch.Read(tc.ts); got != nil || ch.Sampler(tc.ts) != result.DeviceNotAvailable+tc.want {
+		if got, _ := ch.Read(tc.ts); got != nil || string(ch.Sampler(tc.ts)) != result.DeviceNotAvailable+tc.want {
 			t.Errorf("%s: %+v, %q; want %q", tc.name, got, ch.Sampler(tc.ts), tc.want)
 		}
 	}
@@ -250,11 +250,11 @@ func TestStreamedNVMLSaysTheChildsLastWord(t *testing.T) {
 	elsewhere := []Target{{Index: 0, PCIBusID: "0000:18:00.0"}}
 	ch.Read(elsewhere)
 	const noGPU = "NVML: no GPU it sees is at the PCI bus id of a traced device"
-	if s := ch.Sampler(elsewhere); s != result.DeviceNotAvailable+noGPU+"; "+programDRM.none {
+	if s := string(ch.Sampler(elsewhere)); s != result.DeviceNotAvailable+noGPU+"; "+programDRM.none {
 		t.Errorf("no GPU at the device: %q", s)
 	}
 	src.reading, src.why = nil, "NVML: the GPU memory child hung"
-	if s := ch.Sampler(elsewhere); s != result.DeviceNotAvailable+src.why+"; "+programDRM.none {
+	if s := string(ch.Sampler(elsewhere)); s != result.DeviceNotAvailable+src.why+"; "+programDRM.none {
 		t.Errorf("child ended: %q", s)
 	}
 }

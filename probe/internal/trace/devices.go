@@ -27,7 +27,7 @@ func (d *deviceSampler) read(devs []result.TraceDevice, s *result.TraceSample) {
 
 // sampler is what the trace records as its device sampler: the source that gave figures, or why none did,
 // for the devices the program ended with (a program may end before a sample sees its contexts, or any).
-func (d *deviceSampler) sampler(devs []result.TraceDevice) string {
+func (d *deviceSampler) sampler(devs []result.TraceDevice) result.DeviceSource {
 	return d.chain.Sampler(targets(devs))
 }
 

@@ -62,7 +62,7 @@ func TestDeviceFiguresBySource(t *testing.T) {
 		d := newDeviceSampler(tc.gpus, root, pid)
 		var s result.TraceSample
 		d.read(tc.devs, &s)
-		if !reflect.DeepEqual(s.DeviceSamples, tc.wantDevs) || !reflect.DeepEqual(s.ProgramDevices, tc.wantProgram) || d.sampler(tc.devs) != tc.wantSampler {
+		if !reflect.DeepEqual(s.DeviceSamples, tc.wantDevs) || !reflect.DeepEqual(s.ProgramDevices, tc.wantProgram) || string(d.sampler(tc.devs)) != tc.wantSampler {
 			t.Errorf("%s:\n devices %+v, program %+v, sampler %q\n want %+v, %+v, %q", tc.name, s.DeviceSamples, s.ProgramDevices, d.sampler(tc.devs),
 				tc.wantDevs, tc.wantProgram, tc.wantSampler)
 		}

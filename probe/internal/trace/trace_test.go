@@ -343,7 +343,7 @@ func TestPCIBusIDs(t *testing.T) {
 		if out != "no failure\n" || tr.Allocations != 20 || fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("%s: printed %q, %d allocations, PCI ids %q; want %q", tc.name, out, tr.Allocations, got, tc.want)
 		}
-		if tr.DeviceSampler != result.DeviceNotAvailable+tc.sampler || tr.DeviceMeasured() {
+		if string(tr.DeviceSampler) != result.DeviceNotAvailable+tc.sampler || tr.DeviceMeasured() {
 			t.Errorf("%s: device sampler %q, want %q", tc.name, tr.DeviceSampler, result.DeviceNotAvailable+tc.sampler)
 		}
 		for _, s := range tr.Samples {

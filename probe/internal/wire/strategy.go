@@ -29,8 +29,8 @@ type StrategySpec struct {
 
 // StrategyInfo is sent once the worker has set up its contexts, before the loop.
 type StrategyInfo struct {
-	DeviceSampler string `json:"device_sampler"`
-	MaxMapCount   uint64 `json:"max_map_count"`
+	DeviceSampler result.DeviceSource `json:"device_sampler"`
+	MaxMapCount   uint64              `json:"max_map_count"`
 	// LoopStarted is the wall clock when the loop began; sample times count from it.
 	LoopStarted time.Time `json:"loop_started"`
 	// AddressSpace is the worker's address-space limit in bytes.

@@ -143,14 +143,14 @@ func (w *worker) prepare() (*wire.StrategyInfo, *wire.StrategyAnswer) {
 	if err := w.setUp(devs); err != nil {
 		return nil, failedSetup(err)
 	}
-	info := &wire.StrategyInfo{DeviceSampler: result.DeviceNotAvailable + "no sampler for these devices"}
+	info := &wire.StrategyInfo{DeviceSampler: result.NoDeviceSource("no sampler for these devices")}
 	for i, d := range devs {
 		info.DeviceSizes = append(info.DeviceSizes, result.DeviceSize{Device: w.spec.Devices[i], GlobalMemBytes: d.GlobalMem, MaxAllocBytes: d.MaxAlloc})
 	}
 	if f := <-samplerc; f.ds != nil {
-		w.devSamp, info.DeviceSampler = f.ds, f.ds.Name()
+		w.devSamp, info.DeviceSampler = f.ds, result.DeviceSource(f.ds.Name())
 	} else if f.why != nil {
-		info.DeviceSampler = result.DeviceNotAvailable + f.why.Error()
+		info.DeviceSampler = result.NoDeviceSource(f.why.Error())
 	}
 	info.MaxMapCount, _ = w.root.MaxMapCount()
 	w.maxMapCount = info.MaxMapCount
