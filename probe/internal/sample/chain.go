@@ -37,7 +37,8 @@ type ChainSpec struct {
 	// program's chain without NVML: the tool's parent loads no vendor library.
 	GPUs GPUSource
 	// Later says that devices may appear after the first read (a trace learns them as the program makes its
-	// contexts): every Read chooses again, and a source applies when it reads any of the devices seen so
+	// contexts): every Read chooses again (so it is for a program's chain, PID set: a source opened here,
+	// such as NVML in this process, would be opened again at every read and never closed), and a source applies when it reads any of the devices seen so
 	// far, not only when it reads every one.
 	Later bool
 	// Own reads the process's own share of each device with its figures, where the source tells it.

@@ -18,7 +18,8 @@ type group struct {
 	// may want to clean up); 0 kills at once (a child of this binary, which holds nothing worth a goodbye).
 	grace time.Duration
 	// check runs every tick; stop ends the group, for cause. NotStopped with stop is an end that is no stop
-	// (a child that lingers after its answer).
+	// (a child that lingers after its answer): it is recorded as the first, so no later cause replaces it,
+	// and the caller, which has the answer, drops it. A time limit checked here is late by up to every.
 	check func(now time.Time) (cause Cause, why string, stop bool)
 	// answered, when set, closes when the child's answer has come; onAnswer hears when.
 	answered <-chan struct{}
@@ -33,8 +34,8 @@ type stop struct {
 }
 
 // supervise runs until the group's leader is reaped (waitDone) and returns why the loop ended it, if it
-// did, and the leader's wait error. It ends the group when ctx is done (Interrupted) or when check says so; a group it
-// ended is killed once more after the leader exits, so that nothing the process left in it stays.
+// did, and the leader's wait error. It ends the group when ctx is done (Interrupted) or when check says so;
+// a group it ended gently is killed once more after the leader exits, so that nothing the program left stays.
 func (g *group) supervise(ctx context.Context, waitDone <-chan error) (stop, error) {
 	t := time.NewTicker(g.every)
 	defer t.Stop()
@@ -56,7 +57,9 @@ func (g *group) supervise(ctx context.Context, waitDone <-chan error) (stop, err
 	for {
 		select {
 		case err := <-waitDone:
-			if st.ended {
+			if st.ended && g.grace > 0 {
+				// What the program left in its group goes too. A child of this binary got SIGKILL already,
+				// and its reaped group's id may be another's soon: it is not signalled again.
 				_ = syscall.Kill(-g.pgid, syscall.SIGKILL)
 			}
 			return st, err

@@ -2,7 +2,9 @@ package supervise
 
 import (
 	"context"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
@@ -11,7 +13,8 @@ import (
 // The loop keeps the first cause it ended a group for: a later interrupt does not replace it; a gentle end
 // (grace) sends SIGTERM once and waits; an answer is heard once.
 func TestTheLoopKeepsTheFirstCause(t *testing.T) {
-	cmd := exec.Command("sh", "-c", "trap '' TERM INT; while :; do sleep 0.05; done")
+	terms := filepath.Join(t.TempDir(), "terms")
+	cmd := exec.Command("sh", "-c", "trap 'echo TERM >> \"$0\"' TERM; trap '' INT; while :; do sleep 0.05; done", terms)
 	done := started(t, cmd)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -28,14 +31,20 @@ func TestTheLoopKeepsTheFirstCause(t *testing.T) {
 			switch ticks++; ticks {
 			case 6:
 				cancel() // after the stop: it must not become the cause
-			case 12:
-				_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // the hour's grace would never end it
+			default:
+				if got, _ := os.ReadFile(terms); ticks >= 12 && len(got) > 0 {
+					// The program has heard the SIGTERM; the hour's grace would never end it.
+					_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+				}
 			}
 			return Hung, why, ticks >= 3
 		}}
 	st, _ := g.supervise(ctx, done)
 	if !st.ended || st.cause != Hung || st.why != why || heard != 1 {
 		t.Fatalf("ended %v for %v (%q), answer heard %d times; want hung, %q, once", st.ended, st.cause, st.why, heard, why)
+	}
+	if got, _ := os.ReadFile(terms); string(got) != "TERM\n" {
+		t.Errorf("the program heard %q; want one SIGTERM", got)
 	}
 	if ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
 		t.Errorf("the program ended %v; want killed by the SIGKILL, SIGTERM ignored", cmd.ProcessState)
