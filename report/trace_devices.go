@@ -14,11 +14,7 @@ import (
 // sampler told it; or why device memory was not measured.
 func traceDeviceLine(t *result.Trace) string {
 	if !t.DeviceMeasured() {
-		why := t.DeviceSampler.WhyNot()
-		if why == "" {
-			why = "trace samples the host only"
-		}
-		return "Device memory not measured: " + why + "."
+		return "Device memory not measured: " + t.DeviceWhyNot() + "."
 	}
 	at, when := t.FailureSample(), "at the failure"
 	if at < 0 {

@@ -263,11 +263,9 @@ func othersAtFailure(t *result.Trace, devs []int) []deviceShare {
 func devicesAtFailure(t *result.Trace) string {
 	i := t.FailureSample()
 	if i < 0 {
-		why := t.DeviceSampler.WhyNot()
+		why := t.DeviceWhyNot()
 		if t.DeviceMeasured() {
 			why = "no sample with device figures"
-		} else if why == "" {
-			why = "trace samples the host only"
 		}
 		return "Device memory not measured: " + why + "."
 	}

@@ -232,6 +232,15 @@ type TraceDeviceUse struct {
 // DeviceMeasured says whether the trace's samples carry device figures.
 func (t *Trace) DeviceMeasured() bool { return t.DeviceSampler.Measured() }
 
+// DeviceWhyNot is why the trace's device memory was not measured; a trace that names no sampler was made
+// before traces sampled devices. "" where it was measured.
+func (t *Trace) DeviceWhyNot() string {
+	if t.DeviceSampler == "" {
+		return "trace samples the host only"
+	}
+	return t.DeviceSampler.WhyNot()
+}
+
 // DeviceSource is what a job or a trace records as its device-memory sampler: the name of the source that
 // gave the device figures, or DeviceNotAvailable and why none did. "" is a result that does not say (a job
 // that never set up; a trace made before device sampling). Its methods are the one place that reads it.

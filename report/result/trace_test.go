@@ -210,3 +210,13 @@ func TestLoadTraceRefusesABrokenTrace(t *testing.T) {
 		t.Errorf("a missing file: %v, want it not to exist", err)
 	}
 }
+
+// A trace says why its devices were not measured: its sampler's reason, or, naming none, that it was made
+// when traces sampled the host only.
+func TestTraceDeviceWhyNot(t *testing.T) {
+	for sampler, want := range map[DeviceSource]string{"": "trace samples the host only", NoDeviceSource("no NVML"): "no NVML", "NVML": ""} {
+		if got := (&Trace{DeviceSampler: sampler}).DeviceWhyNot(); got != want {
+			t.Errorf("%q: DeviceWhyNot() = %q, want %q", sampler, got, want)
+		}
+	}
+}
