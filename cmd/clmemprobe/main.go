@@ -44,7 +44,7 @@ var exitMeanings = map[int]string{
 	exitOK:          "the command did what was asked",
 	exitRegression:  "compare: a threshold regressed; merge: a node is an outlier; check: below expectation; exchange: wrong cells; or an error no other code names",
 	exitUsage:       "bad input: a flag, an argument or an input file",
-	exitNoOpenCL:    "no OpenCL: the library, a platform or a device is missing, or the runtime failed while setting up",
+	exitNoOpenCL:    "no OpenCL: the library, a platform or a device is missing, or the runtime failed while setting up; or ulimit -v leaves the tool too little address space for itself",
 	exitOutput:      "the tool could not write its results or its output",
 	exitWorkerFault: "a worker crashed or hung, or its runtime reported a fill it did not write (the result is written)",
 	exitInterrupted: "interrupted with Ctrl-C (what was written so far stays)",
@@ -166,6 +166,10 @@ func main() {
 	// A child never goes through the command line.
 	if isChild(os.Args) {
 		os.Exit(probe.RunChild(os.Stdin))
+	}
+	if err := probe.FitParent(); err != nil {
+		fmt.Fprintln(os.Stderr, "clmemprobe:", err)
+		os.Exit(exitNoOpenCL)
 	}
 	os.Exit(realMain(os.Args, os.Stdout, os.Stderr))
 }
