@@ -2,12 +2,14 @@ package probe
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
 	"github.com/clmemprobe/clmemprobe/probe/internal/supervise"
 	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
 	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
 // LargestRequest asks for the largest single buffer each device takes (clmemprobe largest).
@@ -42,6 +44,10 @@ func Largest(ctx context.Context, req LargestRequest, inv result.Inventory) (*re
 	}
 	groups, end := session()
 	defer end()
+	var cgroupLimit uint64
+	if cg, _ := sample.FindCgroup(sample.System); cg != nil {
+		cgroupLimit = cg.Limit()
+	}
 	for _, i := range req.Devices {
 		if ctx.Err() != nil {
 			break
@@ -50,33 +56,75 @@ func Largest(ctx context.Context, req LargestRequest, inv result.Inventory) (*re
 			continue
 		}
 		d := inv[req.Platform].Devices[i]
-		ld := result.LargestDevice{Index: i, Name: d.Name, MaxAllocBytes: d.MaxAllocBytes, GlobalMemBytes: d.GlobalMemBytes,
-			BoundBytes: largestBound(d, req, sample.System)}
-		t := &tryer{ctx: ctx, req: req, device: i, groups: groups}
+		ld := result.LargestDevice{Index: i, Name: d.Name, MaxAllocBytes: d.MaxAllocBytes, GlobalMemBytes: d.GlobalMemBytes, CgroupLimitBytes: cgroupLimit}
+		ld.BoundBytes, ld.BoundBy = largestBound(d, req, sample.System)
+		t := &tryer{ctx: ctx, req: req, device: i, groups: groups, root: sample.System, cgroupLimit: cgroupLimit}
 		for _, p := range req.Patterns {
 			v, tries := searchLargest(ld.BoundBytes, p, t.try)
-			ld.Patterns = append(ld.Patterns, result.LargestPattern{PatternBytes: p, LargestVerifiedBytes: v})
 			ld.Tries = append(ld.Tries, tries...)
+			if t.interrupted {
+				break // a pattern whose search was cut short has no largest of its own
+			}
+			ld.Patterns = append(ld.Patterns, result.LargestPattern{PatternBytes: p, LargestVerifiedBytes: v})
 			ld.LargestVerifiedBytes = max(ld.LargestVerifiedBytes, v)
 		}
+		ld.Interrupted = t.interrupted
+		l.Interrupted = l.Interrupted || t.interrupted
 		l.Devices = append(l.Devices, ld)
 	}
 	return l, ctx.Err()
 }
 
-// largestBound is the most the search tries on a device: its global memory (or --max-bytes), and for a
-// device whose memory is the host's, no more than the host can spare above its reserve.
-func largestBound(d result.Device, req LargestRequest, root sample.Root) uint64 {
-	bound := d.GlobalMemBytes
-	if req.MaxBytes > 0 {
-		bound = min(bound, req.MaxBytes)
+// largestBound is the most the search tries on a device, and what set it: its global memory (or
+// --max-bytes), and for a device whose memory is the host's, no more than the host can spare above its
+// reserves (hostRoom), which in a memory cgroup is what the cgroup's limit leaves: a try past it would
+// be ended by the cgroup's OOM killer, which may take the tool with it.
+func largestBound(d result.Device, req LargestRequest, root sample.Root) (bound uint64, by result.LargestBound) {
+	bound, by = d.GlobalMemBytes, result.BoundDevice
+	if req.MaxBytes > 0 && req.MaxBytes < bound {
+		bound, by = req.MaxBytes, result.BoundMaxBytes
 	}
 	if d.HostUnified {
-		if mi, err := root.Meminfo(); err == nil && mi.Available > req.HostReserve {
-			bound = min(bound, mi.Available-req.HostReserve)
+		if room, ok := roomAbove(root, req.HostReserve); ok && room.bytes < bound {
+			bound, by = room.bytes, result.BoundHost
+			if room.by == result.GuardCgroup {
+				by = result.BoundCgroup
+			}
 		}
 	}
-	return bound &^ (mib - 1)
+	return bound &^ (mib - 1), by
+}
+
+// hostRoom is what the host can give one worker above its reserves, and which memory is the tighter.
+type hostRoom struct {
+	bytes uint64
+	by    result.Guard
+}
+
+// roomAbove is the host's room above reserve: the system's available memory less reserve and, where this
+// process runs in a memory cgroup with a limit, the cgroup's free memory (its limit less its working set)
+// less the cgroup's reserve (wire.CgroupReserve), whichever is less: the two reserves the host guard stops a
+// loop at. ok is false when the system's memory cannot be read.
+func roomAbove(root sample.Root, reserve uint64) (hostRoom, bool) {
+	mi, err := root.Meminfo()
+	if err != nil {
+		return hostRoom{}, false
+	}
+	room := hostRoom{bytes: mi.Available - min(mi.Available, reserve), by: result.GuardSystem}
+	cg, _ := sample.FindCgroup(root)
+	if cg == nil {
+		return room, true
+	}
+	limit := cg.Limit()
+	ws, err := cg.WorkingSet()
+	if limit == 0 || err != nil {
+		return room, true
+	}
+	free := limit - min(limit, ws)
+	if free -= min(free, wire.CgroupReserve(reserve, limit)); free < room.bytes {
+		room.bytes, room.by = free, result.GuardCgroup
+	}
+	return room, true
 }
 
 const mib = 1 << 20
@@ -88,6 +136,12 @@ type tryer struct {
 	device    int
 	groups    *supervise.Groups
 	bandwidth float64 // bytes per second of the fastest verified fill so far; 0 before one
+	// root is where the kernel's count of OOM kills is read; cgroupLimit the limit of the memory cgroup the
+	// tool runs in (0: none), named in an OOM kill's detail.
+	root        sample.Root
+	cgroupLimit uint64
+	// interrupted says Ctrl-C stopped a try, or came before one started: no try is made after it.
+	interrupted bool
 }
 
 // The hang limit of a try: four times the fill's expected time at the measured bandwidth, and at least
@@ -104,11 +158,17 @@ func (t *tryer) hangLimit(size uint64) time.Duration {
 	return max(minTryHang, time.Duration(4*float64(size)/t.bandwidth*float64(time.Second)))
 }
 
-// try runs one try and says how it ended.
-func (t *tryer) try(size uint64, pattern int) result.LargestTry {
-	lt := result.LargestTry{SizeBytes: size, PatternBytes: pattern}
+// try runs one try and says how it ended; made is false when Ctrl-C came before it started, and then no
+// try was made.
+func (t *tryer) try(size uint64, pattern int) (lt result.LargestTry, made bool) {
+	if t.ctx.Err() != nil {
+		t.interrupted = true
+		return lt, false
+	}
+	lt = result.LargestTry{SizeBytes: size, PatternBytes: pattern}
 	start := time.Now()
 	hang := t.hangLimit(size)
+	killsBefore, killsErr := t.root.OOMKills()
 	e, err := supervise.Run(t.ctx, supervise.Child{Spec: wire.Spec{Kind: wire.KindLargestTry, Library: t.req.Library,
 		Largest: &wire.LargestSpec{Platform: t.req.Platform, Device: t.device, Size: size, PatternBytes: pattern, Flags: t.req.Flags}},
 		Limits: Limits{Setup: t.req.Setup, Hang: hang}, Groups: t.groups})
@@ -119,12 +179,16 @@ func (t *tryer) try(size uint64, pattern int) result.LargestTry {
 		a, aerr = supervise.Answer[wire.LargestAnswer](e)
 	}
 	switch {
-	case err != nil:
-		lt.Outcome, lt.Detail = result.TryCrashed, err.Error()
 	case aerr == nil:
 		lt.Outcome, lt.Code, lt.Call, lt.FillSeconds, lt.WrongAt, lt.Detail = a.Outcome, a.Code, a.Call, a.FillSeconds, a.WrongAt, a.Error
+	case t.ctx.Err() != nil:
+		lt.Outcome, lt.Detail, t.interrupted = result.TryInterrupted, "stopped by Ctrl-C after "+time.Since(start).Round(time.Millisecond).String(), true
+	case err != nil:
+		lt.Outcome, lt.Detail = result.TryCrashed, err.Error()
 	case e.Stop == supervise.Hung:
 		lt.Outcome, lt.Detail = result.TryHung, "no progress for "+hang.String()+" in "+string(e.Stage.Result())
+	case e.Stop == supervise.NotStopped && e.Signal == "SIGKILL" && killsErr == nil:
+		lt.Outcome, lt.Detail = t.killed(e, killsBefore)
 	case e.Stop != supervise.NotStopped:
 		lt.Outcome, lt.Detail = result.TryCrashed, e.Reason
 	default:
@@ -136,7 +200,22 @@ func (t *tryer) try(size uint64, pattern int) result.LargestTry {
 	if t.req.OnTry != nil {
 		t.req.OnTry(t.device, lt)
 	}
-	return lt
+	return lt, true
+}
+
+// killed is how a try whose worker died of SIGKILL ended: the OOM killer's, where the kernel's count of
+// OOM kills moved from before during the try (nothing else in the tool sends a worker SIGKILL unasked),
+// else a crash by a signal from outside.
+func (t *tryer) killed(e *supervise.Ending, before uint64) (result.TryOutcome, string) {
+	after, err := t.root.OOMKills()
+	if err != nil || after <= before {
+		return result.TryCrashed, e.Reason
+	}
+	detail := fmt.Sprintf("the kernel's OOM killer ended the worker (oom_kill in /proc/vmstat went from %d to %d)", before, after)
+	if t.cgroupLimit > 0 {
+		detail += fmt.Sprintf(", in a memory cgroup whose limit is %s", units.Bytes(t.cgroupLimit))
+	}
+	return result.TryOOMKilled, detail
 }
 
 // firstTrySize is where the doubling starts.
@@ -145,8 +224,9 @@ const firstTrySize = 64 * mib
 // searchLargest finds the largest verified size up to bound with one pattern size: it doubles from
 // firstTrySize to the bound, trying every step even past a failure (a runtime's element-count limits show
 // only there), then bisects between the last verified size below the first failure and that failure, to
-// 1 MiB or 1% of the size. try runs one try; it is a fake in tests.
-func searchLargest(bound uint64, pattern int, try func(size uint64, pattern int) result.LargestTry) (uint64, []result.LargestTry) {
+// 1 MiB or 1% of the size. try runs one try; it is a fake in tests. The search ends where a try was not
+// made or was interrupted: the sizes after it are not tried.
+func searchLargest(bound uint64, pattern int, try func(size uint64, pattern int) (result.LargestTry, bool)) (uint64, []result.LargestTry) {
 	var tries []result.LargestTry
 	if bound < mib {
 		return 0, nil
@@ -158,8 +238,13 @@ func searchLargest(bound uint64, pattern int, try func(size uint64, pattern int)
 	steps = append(steps, bound)
 	lo, hi := uint64(0), uint64(0)
 	for _, s := range steps {
-		t := try(s, pattern)
-		tries = append(tries, t)
+		t, made := try(s, pattern)
+		if made {
+			tries = append(tries, t)
+		}
+		if !made || !t.Outcome.Settled() {
+			return lo, tries
+		}
 		if t.Outcome == result.TryVerified && hi == 0 {
 			lo = s
 		} else if hi == 0 {
@@ -174,8 +259,13 @@ func searchLargest(bound uint64, pattern int, try func(size uint64, pattern int)
 		if mid <= lo || mid >= hi {
 			break
 		}
-		t := try(mid, pattern)
-		tries = append(tries, t)
+		t, made := try(mid, pattern)
+		if made {
+			tries = append(tries, t)
+		}
+		if !made || !t.Outcome.Settled() {
+			return lo, tries
+		}
 		if t.Outcome == result.TryVerified {
 			lo = mid
 		} else {

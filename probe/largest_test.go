@@ -4,24 +4,26 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
+	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 // enforcing is a runtime that refuses any buffer above its maximum allocation, as PoCL does.
-func enforcing(maxAlloc uint64) func(uint64, int) result.LargestTry {
-	return func(size uint64, p int) result.LargestTry {
+func enforcing(maxAlloc uint64) func(uint64, int) (result.LargestTry, bool) {
+	return func(size uint64, p int) (result.LargestTry, bool) {
 		if size > maxAlloc {
-			return result.LargestTry{SizeBytes: size, PatternBytes: p, Outcome: result.TryRefused, Code: -61}
+			return result.LargestTry{SizeBytes: size, PatternBytes: p, Outcome: result.TryRefused, Code: -61}, true
 		}
-		return result.LargestTry{SizeBytes: size, PatternBytes: p, Outcome: result.TryVerified}
+		return result.LargestTry{SizeBytes: size, PatternBytes: p, Outcome: result.TryVerified}, true
 	}
 }
 
 // moduloFill is the fill the H200's driver was measured to do: the element count taken modulo 2^32 as a
 // signed 32-bit number, hanging where that is negative and writing only that many elements otherwise; the
 // device's memory ends at capacity.
-func moduloFill(capacity uint64) func(uint64, int) result.LargestTry {
-	return func(size uint64, p int) result.LargestTry {
+func moduloFill(capacity uint64) func(uint64, int) (result.LargestTry, bool) {
+	return func(size uint64, p int) (result.LargestTry, bool) {
 		t := result.LargestTry{SizeBytes: size, PatternBytes: p}
 		n := size / uint64(p)
 		switch c := int32(uint32(n)); {
@@ -34,7 +36,7 @@ func moduloFill(capacity uint64) func(uint64, int) result.LargestTry {
 		default:
 			t.Outcome = result.TryVerified
 		}
-		return t
+		return t, true
 	}
 }
 
@@ -86,6 +88,79 @@ func TestSearchUnderTheModuloFill(t *testing.T) {
 		if outcome[c.wantHungAt] != result.TryHung || outcome[c.wantWrongAt] != result.TryWrong {
 			t.Errorf("pattern %d: %d %s, %d %s; want hung and wrong", c.pattern, c.wantHungAt, outcome[c.wantHungAt], c.wantWrongAt, outcome[c.wantWrongAt])
 		}
+	}
+}
+
+// TestSearchStopsAtAnInterrupt: the try in flight at Ctrl-C is kept, marked interrupted, and no size after
+// it is tried; an interrupt before a try starts leaves it out. Before, every size after the interrupt was
+// "tried" and recorded as crashed.
+func TestSearchStopsAtAnInterrupt(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		at        int  // the try (0-based) the interrupt reaches
+		inFlight  bool // in flight (kept, interrupted), or before it starts (not made)
+		wantTries int
+	}{
+		{"during the third doubling", 2, true, 3},
+		{"before the third doubling", 2, false, 2},
+		{"during the bisection", 7, true, 8},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n := 0
+			verify := enforcing(300 * mib)
+			v, tries := searchLargest(2<<30, 4, func(size uint64, p int) (result.LargestTry, bool) {
+				defer func() { n++ }()
+				switch {
+				case n == c.at && c.inFlight:
+					return result.LargestTry{SizeBytes: size, PatternBytes: p, Outcome: result.TryInterrupted}, true
+				case n >= c.at:
+					return result.LargestTry{}, false
+				}
+				return verify(size, p)
+			})
+			if len(tries) != c.wantTries || n != c.at+1 {
+				t.Fatalf("%d tries recorded after %d calls; want %d recorded, and no call after the interrupt", len(tries), n, c.wantTries)
+			}
+			if last := tries[len(tries)-1]; c.inFlight && last.Outcome != result.TryInterrupted {
+				t.Errorf("the last try is %s, want the interrupted one", last.Outcome)
+			}
+			for _, tr := range tries[:c.at] {
+				if tr.Outcome == result.TryVerified && tr.SizeBytes > v {
+					t.Errorf("%d verified but the search says %d", tr.SizeBytes, v)
+				}
+			}
+		})
+	}
+}
+
+// TestTheBoundIsWhatTheCgroupLeaves: in a memory cgroup with a limit, a device whose memory is the host's is
+// searched no further than the cgroup's free memory above its reserve (the fixture: a pod of 1 GiB with
+// 640 MiB in its working set), not the machine's available memory; outside a cgroup, the machine's.
+func TestTheBoundIsWhatTheCgroupLeaves(t *testing.T) {
+	const reserve = 1 << 30
+	hostDevice := result.Device{GlobalMemBytes: 64 << 30, HostUnified: true}
+	mi, err := sample.Under("internal/sample/testdata/cgroup-v1").Meminfo()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const limit, usage, inactive = 1 << 30, 734003200, 62914560 // the fixture's pod1 limit, ctr usage and total_inactive_file
+	for _, c := range []struct {
+		tree string
+		want uint64
+		by   result.LargestBound
+	}{
+		{"cgroup-v1", limit - (usage - inactive) - wire.CgroupReserve(reserve, limit), result.BoundCgroup},
+		{"cgroup-none", mi.Available - reserve, result.BoundHost},
+	} {
+		root := sample.Under("internal/sample/testdata/" + c.tree)
+		bound, by := largestBound(hostDevice, LargestRequest{HostReserve: reserve}, root)
+		if bound != c.want&^(mib-1) || by != c.by {
+			t.Errorf("%s: bound %d by %s; want %d by %s", c.tree, bound, by, c.want&^(mib-1), c.by)
+		}
+	}
+	// A device with memory of its own is bounded by it alone.
+	if bound, by := largestBound(result.Device{GlobalMemBytes: 80 << 30}, LargestRequest{HostReserve: reserve}, sample.Under("internal/sample/testdata/cgroup-v1")); bound != 80<<30 || by != result.BoundDevice {
+		t.Errorf("a device's own memory: %d by %s", bound, by)
 	}
 }
 

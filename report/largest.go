@@ -65,7 +65,7 @@ func ratioOf(v, maxAlloc uint64) string {
 func firstNotVerified(d result.LargestDevice, pattern int) string {
 	var first *result.LargestTry
 	for i, t := range d.Tries {
-		if t.PatternBytes == pattern && t.Outcome != result.TryVerified && (first == nil || t.SizeBytes < first.SizeBytes) {
+		if t.PatternBytes == pattern && t.Outcome != result.TryVerified && t.Outcome.Settled() && (first == nil || t.SizeBytes < first.SizeBytes) {
 			first = &d.Tries[i]
 		}
 	}

@@ -27,6 +27,9 @@ const elementLimit = 1 << 31
 func LargestVerdict(d *result.LargestDevice) string {
 	who := fmt.Sprintf("device %d (%s)", d.Index, d.Name)
 	v := d.LargestVerifiedBytes
+	if d.Interrupted {
+		return interruptedVerdict(d, who)
+	}
 	if v == 0 {
 		why := "no try was made"
 		if len(d.Tries) > 0 {
@@ -46,12 +49,71 @@ func LargestVerdict(d *result.LargestDevice) string {
 		s += fmt.Sprintf(", %.0f%% of the maximum allocation it reports (%s)", 100*float64(v)/float64(d.MaxAllocBytes), units.Bytes(d.MaxAllocBytes))
 	}
 	if v >= d.BoundBytes {
-		s += fmt.Sprintf("; that is the most the search tried (%s)", units.Bytes(d.BoundBytes))
+		s += fmt.Sprintf("; that is the most the search tried (%s%s)", units.Bytes(d.BoundBytes), boundWhy(d))
+	}
+	if k := firstKilledAbove(d, v); k != nil {
+		s += fmt.Sprintf("; at %s the kernel's OOM killer ended the try: the host's memory ran out, not the device's", units.Size(k.SizeBytes))
+		if d.CgroupLimitBytes > 0 {
+			s += fmt.Sprintf(" (the tool runs in a memory cgroup whose limit is %s)", units.Bytes(d.CgroupLimitBytes))
+		}
 	}
 	if bug := elementCountBug(d); bug != "" {
 		s += "; " + bug
 	}
 	return s + "."
+}
+
+// firstKilledAbove is the smallest try above v, of any pattern, when the OOM killer ended it; nil when the
+// smallest try above v ended any other way.
+func firstKilledAbove(d *result.LargestDevice, v uint64) *result.LargestTry {
+	var first *result.LargestTry
+	for i, t := range d.Tries {
+		if t.SizeBytes > v && t.Outcome.Settled() && t.Outcome != result.TryVerified && (first == nil || t.SizeBytes < first.SizeBytes) {
+			first = &d.Tries[i]
+		}
+	}
+	if first == nil || first.Outcome != result.TryOOMKilled {
+		return nil
+	}
+	return first
+}
+
+// boundWhy says what set the most a search tried, after its size.
+func boundWhy(d *result.LargestDevice) string {
+	switch d.BoundBy {
+	case result.BoundCgroup:
+		return fmt.Sprintf(": what the memory cgroup's limit of %s leaves above its reserve; the device's memory is the host's", units.Bytes(d.CgroupLimitBytes))
+	case result.BoundHost:
+		return ": what the host's available memory leaves above --host-reserve; the device's memory is the host's"
+	case result.BoundMaxBytes:
+		return ": --max-bytes"
+	case result.BoundDevice:
+		return ": the device's global memory"
+	}
+	return ""
+}
+
+// interruptedVerdict says how far an interrupted search got: the largest size verified before the
+// interrupt is a lower bound, not the device's largest, and nothing is said of the maximum allocation.
+func interruptedVerdict(d *result.LargestDevice, who string) string {
+	made, largest := 0, uint64(0)
+	for _, t := range d.Tries {
+		if t.Outcome.Settled() {
+			made++
+		}
+		if t.Outcome == result.TryVerified {
+			largest = max(largest, t.SizeBytes)
+		}
+	}
+	tries := "tries"
+	if made == 1 {
+		tries = "try"
+	}
+	s := fmt.Sprintf("The search on %s was interrupted (Ctrl-C) after %d complete %s", who, made, tries)
+	if largest == 0 {
+		return s + ", before any buffer was verified."
+	}
+	return s + fmt.Sprintf(": %s was verified before it, a lower bound, not the device's largest.", units.Size(largest))
 }
 
 func tryCodeText(t result.LargestTry) string {

@@ -12,6 +12,24 @@ const (
 	TryHung     TryOutcome = "hung"     // the fill never completed within the try's hang limit
 	TryCrashed  TryOutcome = "crashed"  // the runtime took the worker down
 	TrySetup    TryOutcome = "setup"    // the device's context or queue could not be made
+	// TryOOMKilled: the kernel's OOM killer ended the worker (the machine's, or its memory cgroup's).
+	TryOOMKilled TryOutcome = "oom-killed"
+	// TryInterrupted: Ctrl-C stopped the try in flight; it says nothing of the size.
+	TryInterrupted TryOutcome = "interrupted"
+)
+
+// Settled reports whether a try's outcome says something of its size: every outcome but an interrupt.
+func (o TryOutcome) Settled() bool { return o != TryInterrupted }
+
+// LargestBound says what set the most a search tried.
+type LargestBound string
+
+// The bounds of a search.
+const (
+	BoundDevice   LargestBound = "device-memory" // the device's global memory
+	BoundMaxBytes LargestBound = "max-bytes"     // --max-bytes
+	BoundHost     LargestBound = "host-memory"   // the host's available memory above --host-reserve
+	BoundCgroup   LargestBound = "cgroup-memory" // the memory cgroup's free memory above its reserve
 )
 
 // Largest is what `clmemprobe largest` found: per device, the largest single buffer that is created,
@@ -24,6 +42,9 @@ type Largest struct {
 	Command       []string        `json:"command"`
 	Platform      Platform        `json:"platform"`
 	Devices       []LargestDevice `json:"devices"`
+	// Interrupted says Ctrl-C ended the search: the device searched then is marked, devices not reached are
+	// absent.
+	Interrupted bool `json:"interrupted,omitempty"`
 	// Verdict is one headline per device.
 	Verdict []string `json:"verdict"`
 }
@@ -40,7 +61,13 @@ type LargestDevice struct {
 	FreeBytes      uint64 `json:"free_bytes,omitempty"`
 	// BoundBytes is the most the search tried: the device's memory, less for a device whose memory is the
 	// host's (what the host can spare), or --max-bytes.
-	BoundBytes           uint64           `json:"bound_bytes"`
+	BoundBytes uint64 `json:"bound_bytes"`
+	// BoundBy says what set BoundBytes; CgroupLimitBytes is the limit of the memory cgroup the tool ran in.
+	BoundBy          LargestBound `json:"bound_by,omitempty"`
+	CgroupLimitBytes uint64       `json:"cgroup_limit_bytes,omitempty"`
+	// Interrupted says Ctrl-C stopped this device's search: its largest is only the largest verified
+	// before, and the tries not made are absent.
+	Interrupted          bool             `json:"interrupted,omitempty"`
 	LargestVerifiedBytes uint64           `json:"largest_verified_bytes"`
 	Patterns             []LargestPattern `json:"patterns"`
 	Tries                []LargestTry     `json:"tries"`

@@ -251,3 +251,18 @@ func ReadTrim(path string) string {
 	b, _ := io.ReadAll(io.LimitReader(bufio.NewReader(f), 64<<10))
 	return strings.TrimSpace(string(b))
 }
+
+// OOMKills is how many processes the kernel's OOM killer has ended since boot, machine-wide and in every
+// memory cgroup (oom_kill in /proc/vmstat, Linux 4.13 and later).
+func (r Root) OOMKills() (uint64, error) {
+	b, err := os.ReadFile(filepath.Join(r.Proc, "vmstat"))
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(b)) {
+		if name, value, ok := strings.Cut(strings.TrimSpace(line), " "); ok && name == "oom_kill" {
+			return strconv.ParseUint(value, 10, 64)
+		}
+	}
+	return 0, fmt.Errorf("%s/vmstat has no oom_kill (a kernel before 4.13)", r.Proc)
+}

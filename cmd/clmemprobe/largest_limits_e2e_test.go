@@ -1,0 +1,164 @@
+package main
+
+// End-to-end tests of `clmemprobe largest` where users run it: in a memory cgroup (a pod's or a batch
+// job's limit), and stopped with Ctrl-C.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// cgroupOOMKills is the count of processes the cgroup's OOM killer has ended.
+func cgroupOOMKills(t *testing.T, procs string, version int) uint64 {
+	t.Helper()
+	file := "memory.events"
+	if version == 1 {
+		file = "memory.oom_control"
+	}
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(procs), file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == "oom_kill" {
+			n, _ := strconv.ParseUint(f[1], 10, 64)
+			return n
+		}
+	}
+	t.Fatalf("no oom_kill in %s", file)
+	return 0
+}
+
+// largestIn runs largest --format json in the cgroup and decodes it; the parent must live and answer.
+func largestIn(t *testing.T, procs string, env []string, args ...string) *result.Largest {
+	t.Helper()
+	res := inCgroup(t, procs, env, append([]string{"largest", "--format", "json", "-q"}, args...)...)
+	var l result.Largest
+	if err := json.Unmarshal([]byte(res.stdout), &l); res.code != 0 || err != nil || len(l.Devices) == 0 {
+		t.Fatalf("largest %v in the cgroup: exit %d, %v; stderr: %s", args, res.code, err, res.stderr)
+	}
+	return &l
+}
+
+// On PoCL, whose device memory is the host's, a search in a 1 GiB memory cgroup goes no further than the
+// cgroup leaves, so no try is OOM-killed, and says so. Before, it tried 1, 2, 4 and 8 GiB, each ended by the
+// cgroup's OOM killer (36 kills a run) and recorded as "crashed", and the parent was killed too in 2 of 3
+// runs on another machine.
+func TestLargestStaysWithinItsMemoryCgroup(t *testing.T) {
+	const limit = 1 << 30
+	procs, version := memoryCgroup(t, limit)
+	before := cgroupOOMKills(t, procs, version)
+	l := largestIn(t, procs, PoCLEnv(t), "--patterns", "4")
+	if after := cgroupOOMKills(t, procs, version); after != before {
+		t.Errorf("the cgroup's OOM killer ended %d processes during the search", after-before)
+	}
+	for _, d := range l.Devices {
+		if d.BoundBy != result.BoundCgroup || d.CgroupLimitBytes != limit || d.BoundBytes > limit {
+			t.Errorf("device %d: bound %d by %q, cgroup limit %d; want at most the limit %d, by the cgroup", d.Index, d.BoundBytes, d.BoundBy, d.CgroupLimitBytes, limit)
+		}
+		for _, tr := range d.Tries {
+			if tr.Outcome != result.TryVerified {
+				t.Errorf("device %d: %d bytes %s (%s); every try within the cgroup's room should verify", d.Index, tr.SizeBytes, tr.Outcome, tr.Detail)
+			}
+		}
+	}
+}
+
+// A device whose memory is its own is not bounded by the host's, but a try can still take host memory (an
+// alloc-host-ptr buffer, which faultcl backs with real host memory): in a 512 MiB cgroup the tries of
+// 512 MiB and more are ended by the cgroup's OOM killer. The parent lives, each such try is named
+// oom-killed (not crashed) with the kernel's count, and the headline says the host's memory ran out.
+func TestLargestNamesTheOOMKiller(t *testing.T) {
+	const limit = 512 << 20
+	procs, version := memoryCgroup(t, limit)
+	env := FaultEnv(t, "FAULTCL_DEVICE_MEM=4294967296")
+	for run := range 3 {
+		before := cgroupOOMKills(t, procs, version)
+		l := largestIn(t, procs, env, "--devices", "0", "--patterns", "4", "--flags", "read-write,alloc-host-ptr")
+		d, killed := l.Devices[0], 0
+		for _, tr := range d.Tries {
+			switch {
+			case tr.SizeBytes >= limit && tr.Outcome != result.TryOOMKilled:
+				t.Errorf("run %d: %d bytes %s, want oom-killed: %s", run, tr.SizeBytes, tr.Outcome, tr.Detail)
+			case tr.Outcome == result.TryOOMKilled:
+				killed++
+			}
+		}
+		if after := cgroupOOMKills(t, procs, version); killed == 0 || after-before < uint64(killed) {
+			t.Errorf("run %d: %d tries oom-killed, the cgroup's count went from %d to %d", run, killed, before, after)
+		}
+		if d.LargestVerifiedBytes >= limit || d.CgroupLimitBytes != limit || !strings.Contains(l.Verdict[0], "OOM killer") {
+			t.Errorf("run %d: largest %d, cgroup limit %d, headline %q", run, d.LargestVerifiedBytes, d.CgroupLimitBytes, l.Verdict[0])
+		}
+	}
+}
+
+// childKind waits for a child of parent running this binary's hidden child command of the given kind.
+func childKind(t *testing.T, parent int, kind string) int {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		files, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", parent))
+		for _, f := range files {
+			b, _ := os.ReadFile(f)
+			for _, field := range strings.Fields(string(b)) {
+				cmdline, _ := os.ReadFile("/proc/" + field + "/cmdline")
+				if bytes.Contains(cmdline, []byte("__child\x00"+kind)) {
+					pid, _ := strconv.Atoi(field)
+					return pid
+				}
+			}
+		}
+	}
+	t.Fatalf("no %s child of %d appeared", kind, parent)
+	return 0
+}
+
+// Ctrl-C during a try: the try in flight is recorded as interrupted, no try after it is made or recorded
+// (before, each was "crashed (0.0 s)"), the document says it is partial, the headline gives only a lower
+// bound, the exit code is 130 and stderr has one line for it. The first try's create hangs (faultcl), and a
+// first try's hang limit is 30 s: the interrupt comes while it is in flight.
+func TestLargestInterruptedIsPartial(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "largest.json")
+	cmd := exec.Command(Binary(t), "largest", "--format", "json", "-o", out, "-q")
+	cmd.Env = FaultEnv(t, "FAULTCL_HANG_AT=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	childKind(t, cmd.Process.Pid, "largest-try")
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if code := exitOf(cmd.Wait()); code != exitInterrupted {
+		t.Errorf("exit %d, want %d", code, exitInterrupted)
+	}
+	b, err := os.ReadFile(out)
+	var l result.Largest
+	if err != nil || json.Unmarshal(b, &l) != nil {
+		t.Fatalf("the result after Ctrl-C: %v: %s", err, b)
+	}
+	if !l.Interrupted || len(l.Devices) != 1 || !l.Devices[0].Interrupted || len(l.Devices[0].Patterns) != 0 {
+		t.Fatalf("interrupted %v, %d devices; want a partial document with the one device searched, no pattern complete", l.Interrupted, len(l.Devices))
+	}
+	if tries := l.Devices[0].Tries; len(tries) != 1 || tries[0].Outcome != result.TryInterrupted {
+		t.Errorf("tries %+v; want the one in flight, interrupted", tries)
+	}
+	if !strings.Contains(l.Verdict[0], "interrupted") || strings.Contains(l.Verdict[0], "maximum allocation") {
+		t.Errorf("headline %q: want it to say the search was interrupted, and nothing of the maximum", l.Verdict[0])
+	}
+	if lines := strings.Split(strings.TrimSpace(stderr.String()), "\n"); len(lines) > 1 || strings.Contains(stderr.String(), "again") {
+		t.Errorf("stderr after one Ctrl-C: %q; want at most one line, and no 'interrupted again'", stderr.String())
+	}
+}
