@@ -20,7 +20,7 @@ func writeRemedyTable(w io.Writer, r *result.Remedy, opts Options) error {
 	fmt.Fprintln(tw, "change\tstrategy\tsize\tflags\toutcome\tbuffers\tbytes\tgain")
 	for _, j := range append([]result.RemedyJob{r.Baseline}, r.Remedies...) {
 		gain := fmt.Sprintf("%.2fx", j.Gain)
-		if j.Change == r.Baseline.Change && j.Gain == 0 {
+		if j.Change == r.Baseline.Change && j.Gain == 0 || j.Interrupted() {
 			gain = "-"
 		}
 		if j.Lifts {
@@ -41,6 +41,9 @@ func writeRemedyTable(w io.Writer, r *result.Remedy, opts Options) error {
 
 // remedyOutcome is a job's outcome with its failure's code.
 func remedyOutcome(j result.RemedyJob) string {
+	if j.Interrupted() {
+		return "interrupted"
+	}
 	if f := j.FirstFailure; f != nil && j.Outcome == result.OutcomeFailed {
 		return fmt.Sprintf("failed %d", f.Code)
 	}
@@ -57,6 +60,9 @@ func writeRemedyMarkdown(w io.Writer, r *result.Remedy, _ Options) error {
 	b.WriteString("\n| change | strategy | size | flags | settings | outcome | buffers | bytes | gain |\n|:--|:--|--:|:--|:--|:--|--:|--:|--:|\n")
 	for _, j := range append([]result.RemedyJob{r.Baseline}, r.Remedies...) {
 		gain := fmt.Sprintf("%.2fx", j.Gain)
+		if j.Interrupted() {
+			gain = "-"
+		}
 		if j.Lifts {
 			gain += " (lifts it)"
 		}

@@ -95,6 +95,7 @@ func runRemedy(ctx context.Context, o runOptions, stdout, stderr io.Writer) erro
 		rem.Devices = append(rem.Devices, inv[base.Platform].Devices[i])
 	}
 	changes := probe.RemedyChanges(base, rem.Platform)
+	rem.ChangesPlanned = len(changes)
 	say := func(k int, what string, j result.RemedyJob) {
 		if !req.quiet {
 			fmt.Fprintf(stderr, "clmemprobe: %d/%d %s: %s after %d buffers (%s)\n", k, len(changes)+1, what, j.Outcome, j.AllocationsOK, units.Bytes(j.BytesOK))
@@ -115,6 +116,7 @@ func runRemedy(ctx context.Context, o runOptions, stdout, stderr io.Writer) erro
 		rem.Remedies = append(rem.Remedies, j)
 		say(k+2, ch.Name, j)
 	}
+	rem.Interrupted = ctx.Err() != nil
 	findings.RankRemedies(rem)
 	f, err := lookupFormat(req.format, report.KindRemedy)
 	if err != nil {
@@ -175,7 +177,7 @@ func remedyJob(ctx context.Context, p probe.Plan, inv result.Inventory, change s
 	if run != nil && len(run.Jobs) > 0 {
 		s := run.Jobs[0]
 		j.Flags, j.Variant, j.VariantSettings = s.Flags, s.Variant, s.VariantSettings
-		j.AllocationsOK, j.BytesOK, j.Outcome, j.FirstFailure, j.Reason = s.AllocationsOK, s.BytesOK, s.Outcome, s.FirstFailure, s.Reason
+		j.AllocationsOK, j.BytesOK, j.Outcome, j.FirstFailure, j.Reason, j.StopCause = s.AllocationsOK, s.BytesOK, s.Outcome, s.FirstFailure, s.Reason, s.StopCause
 	}
 	return j, err
 }

@@ -162,3 +162,41 @@ func TestLargestInterruptedIsPartial(t *testing.T) {
 		t.Errorf("stderr after one Ctrl-C: %q; want at most one line, and no 'interrupted again'", stderr.String())
 	}
 }
+
+// Ctrl-C during remedy's first change: the baseline stands, the change in flight is recorded as
+// interrupted (with no gain), no later change is run or recorded, the document says how many changes were
+// planned, the headline says none ran to its end, and the exit code is 130. The baseline fails fast (a
+// shared context's host staging over its budget); each change's creates take 10 ms, so the first change is
+// in flight for 3 s when its worker appears.
+func TestRemedyInterruptedIsPartial(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "remedy.json")
+	cmd := exec.Command(Binary(t), "remedy", "--strategies", "shared", "--max-allocs", "300", "--format", "json", "-o", out, "-q")
+	cmd.Env = FaultEnv(t, "FAULTCL_SLOW_US=10000", "FAULTCL_HOST_BUDGET=52428800")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	seen := map[int]bool{}
+	workerOf(t, cmd.Process.Pid, seen) // the baseline
+	workerOf(t, cmd.Process.Pid, seen) // the first change
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if code := exitOf(cmd.Wait()); code != exitInterrupted {
+		t.Errorf("exit %d, want %d", code, exitInterrupted)
+	}
+	b, err := os.ReadFile(out)
+	var r result.Remedy
+	if err != nil || json.Unmarshal(b, &r) != nil {
+		t.Fatalf("the result after Ctrl-C: %v: %s", err, b)
+	}
+	if !r.Interrupted || r.ChangesPlanned < 2 || r.Baseline.Outcome != result.OutcomeFailed || r.Baseline.Interrupted() {
+		t.Fatalf("interrupted %v, %d changes planned, baseline %s; want a partial search after a failed baseline", r.Interrupted, r.ChangesPlanned, r.Baseline.Outcome)
+	}
+	if len(r.Remedies) != 1 || !r.Remedies[0].Interrupted() || r.Remedies[0].Gain != 0 {
+		t.Errorf("changes %+v; want only the one in flight, interrupted, with no gain", r.Remedies)
+	}
+	if want := fmt.Sprintf("none of the %d changes ran to its end", r.ChangesPlanned); !strings.Contains(r.Verdict[0], want) {
+		t.Errorf("headline %q, want %q", r.Verdict[0], want)
+	}
+}

@@ -12,18 +12,25 @@ import (
 
 // RankRemedies judges a remedy search: each change's gain against the baseline and whether it lifts the
 // failure, the changes ordered by that (lifting first, then the largest gain, then the smallest change),
-// and the headline.
+// and the headline. A job Ctrl-C interrupted has no gain and comes last: how far it went says nothing of
+// its change.
 func RankRemedies(r *result.Remedy) {
 	base := r.Baseline
 	failed := base.Outcome != result.OutcomeCompleted
 	for i := range r.Remedies {
 		j := &r.Remedies[i]
 		j.Order = i
-		j.Gain = gainOf(*j, base)
-		j.Lifts = failed && j.Outcome == result.OutcomeCompleted
+		j.Gain, j.Lifts = 0, false
+		if !j.Interrupted() && !base.Interrupted() {
+			j.Gain = gainOf(*j, base)
+			j.Lifts = failed && j.Outcome == result.OutcomeCompleted
+		}
 	}
 	sort.SliceStable(r.Remedies, func(a, b int) bool {
 		x, y := r.Remedies[a], r.Remedies[b]
+		if x.Interrupted() != y.Interrupted() {
+			return y.Interrupted()
+		}
 		if x.Lifts != y.Lifts {
 			return x.Lifts
 		}
@@ -52,6 +59,29 @@ func gainOf(j, base result.RemedyJob) float64 {
 
 func remedyHeadline(r *result.Remedy) string {
 	base := r.Baseline
+	if base.Interrupted() {
+		return fmt.Sprintf("Interrupted (Ctrl-C) during the baseline (%s), after %d buffers: no change was measured.", jobWords(base), base.AllocationsOK)
+	}
+	if !r.Interrupted {
+		return remedyRanking(r)
+	}
+	ran := 0
+	for _, j := range r.Remedies {
+		if !j.Interrupted() {
+			ran++
+		}
+	}
+	if ran == 0 {
+		return fmt.Sprintf("Interrupted (Ctrl-C) after the baseline (%s) %s after %d buffers (%s): none of the %d changes ran to its end.",
+			jobWords(base), endWords(base), base.AllocationsOK, units.Bytes(base.BytesOK), r.ChangesPlanned)
+	}
+	return fmt.Sprintf("Interrupted (Ctrl-C): %d of %d changes ran to their end, and only those are ranked. %s", ran, r.ChangesPlanned, remedyRanking(r))
+}
+
+// remedyRanking is the headline of the jobs that ran to their end: what lifts the failure, or what comes
+// nearest.
+func remedyRanking(r *result.Remedy) string {
+	base := r.Baseline
 	if base.Outcome == result.OutcomeCompleted {
 		return fmt.Sprintf("Nothing to lift: the baseline (%s) reached its budget of %d buffers (%s) without a failure; raise --max-allocs to find its limit first.",
 			jobWords(base), base.AllocationsOK, units.Bytes(base.BytesOK))
@@ -60,6 +90,7 @@ func remedyHeadline(r *result.Remedy) string {
 	var lifts, helps, none, unsupported []result.RemedyJob
 	for _, j := range r.Remedies {
 		switch {
+		case j.Interrupted():
 		case j.Outcome == result.OutcomeUnsupported:
 			unsupported = append(unsupported, j)
 		case j.Lifts:
@@ -123,8 +154,11 @@ func jobWords(j result.RemedyJob) string {
 	return s
 }
 
-// endWords says how a job ended: "failed with -6 (CL_OUT_OF_HOST_MEMORY)", "crashed".
+// endWords says how a job ended: "failed with -6 (CL_OUT_OF_HOST_MEMORY)", "crashed", "interrupted".
 func endWords(j result.RemedyJob) string {
+	if j.Interrupted() {
+		return "interrupted"
+	}
 	if f := j.FirstFailure; f != nil && j.Outcome == result.OutcomeFailed {
 		return fmt.Sprintf("failed with %d (%s)", f.Code, f.Name)
 	}

@@ -61,3 +61,34 @@ func TestRankRemediesOfABaselineThatCompleted(t *testing.T) {
 		t.Errorf("%+v %q", r.Remedies[0], r.Verdict[0])
 	}
 }
+
+// An interrupted search ranks only the jobs that ran to their end: the job Ctrl-C cut short has no gain, is
+// neither among those that "did not help" nor those that lift it, comes last, and the headline says how
+// many of the planned changes ran. Before, the cut job was ranked "stopped ... 0.30x" under "did not help".
+func TestRankRemediesOfAnInterruptedSearch(t *testing.T) {
+	cut := remedyJob("buffers a quarter the size", result.Shared, result.OutcomeStopped, 300)
+	cut.StopCause = result.StopInterrupted
+	r := &result.Remedy{Baseline: remedyJob("the baseline", result.Shared, result.OutcomeFailed, 1000), ChangesPlanned: 9, Interrupted: true,
+		Remedies: []result.RemedyJob{cut, remedyJob("one context per device", result.PerDevice, result.OutcomeCompleted, 3000),
+			remedyJob("flags alloc-host-ptr", result.Shared, result.OutcomeFailed, 1050)}}
+	RankRemedies(r)
+	last := r.Remedies[len(r.Remedies)-1]
+	if last.Change != cut.Change || last.Gain != 0 || last.Lifts {
+		t.Errorf("the interrupted job: %+v; want it last, with no gain", last)
+	}
+	h := r.Verdict[0]
+	if !strings.HasPrefix(h, "Interrupted (Ctrl-C): 2 of 9 changes ran to their end") || strings.Contains(h, cut.Change) {
+		t.Errorf("headline %q: want 2 of 9 ran, and the interrupted change not ranked", h)
+	}
+	// Interrupted before any change ended, and during the baseline.
+	r.Remedies = []result.RemedyJob{cut}
+	RankRemedies(r)
+	if h := r.Verdict[0]; !strings.HasPrefix(h, "Interrupted (Ctrl-C) after the baseline") || !strings.Contains(h, "none of the 9 changes") {
+		t.Errorf("no change ended: %q", h)
+	}
+	r.Baseline, r.Remedies = cut, nil
+	RankRemedies(r)
+	if h := r.Verdict[0]; !strings.HasPrefix(h, "Interrupted (Ctrl-C) during the baseline") {
+		t.Errorf("during the baseline: %q", h)
+	}
+}

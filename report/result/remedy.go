@@ -13,10 +13,17 @@ type Remedy struct {
 	Touch         Touch       `json:"touch"`
 	Baseline      RemedyJob   `json:"baseline"`
 	Remedies      []RemedyJob `json:"remedies"`
+	// ChangesPlanned is how many changes the search meant to try; Interrupted says Ctrl-C ended it, so that
+	// only the jobs in Remedies ran (the last of them, interrupted, may be among them).
+	ChangesPlanned int  `json:"changes_planned,omitempty"`
+	Interrupted    bool `json:"interrupted,omitempty"`
 	// Verdict is the headline: the smallest change that lifts the failure and how far it goes, and which
 	// changes did not help.
 	Verdict []string `json:"verdict"`
 }
+
+// Interrupted reports whether Ctrl-C stopped the job: how far it went says nothing of its change.
+func (j RemedyJob) Interrupted() bool { return j.StopCause == StopInterrupted }
 
 // RemedyKind marks a remedy result.
 const RemedyKind = "clmemprobe-remedy"
@@ -34,6 +41,9 @@ type RemedyJob struct {
 	Outcome         Outcome           `json:"outcome"`
 	FirstFailure    *FirstFailure     `json:"first_failure"`
 	Reason          string            `json:"reason,omitempty"` // why it stopped, crashed or was unsupported
+	// StopCause is what stopped a job whose outcome is stopped (interrupted: Ctrl-C, which says nothing of the
+	// change).
+	StopCause StopCause `json:"stop_cause,omitempty"`
 	// Gain is how far the job went against the baseline, in bytes placed: 2.0 is twice as far. Against a
 	// baseline that placed nothing it is the job's bytes over one baseline buffer.
 	Gain float64 `json:"gain"`
