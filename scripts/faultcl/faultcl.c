@@ -18,8 +18,9 @@
  *   FAULTCL_OOR_AT=n             the n-th clCreateBuffer returns CL_OUT_OF_RESOURCES (-5)
  *   FAULTCL_CRASH_AT=n           the n-th clCreateBuffer writes through a null pointer (SIGSEGV)
  *   FAULTCL_HANG_AT=n            the n-th clCreateBuffer never returns
+ *   FAULTCL_KILL_AT=n            the n-th clCreateBuffer sends the process SIGKILL, as the OOM killer ends it
  *   FAULTCL_SLOW_US=us           every clCreateBuffer sleeps this long
- *   FAULTCL_FAULTS_MULTI_ONLY=1  the three faults above count only buffers of contexts over several devices,
+ *   FAULTCL_FAULTS_MULTI_ONLY=1  the four faults above count only buffers of contexts over several devices,
  *                                so one strategy of a run crashes or hangs and the others do not
  *   FAULTCL_LEAK_ON_RELEASE=1    clReleaseMemObject frees nothing
  *   FAULTCL_NOTIFY=1             a failed allocation calls the context's notify callback first
@@ -71,6 +72,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,7 +129,7 @@ static struct {
 	int ndev, lazy, lazy_at_finish, leak, notify, free_query, broken, zero_mem;
 	cl_ulong dev_mem, host_budget;
 	cl_int create_error;
-	long oor_at, crash_at, hang_at, slow_us;
+	long oor_at, crash_at, hang_at, kill_at, slow_us;
 	int faults_multi_only;
 	const char *extensions;
 	long pci_bus; /* -1: no PCI bus info */
@@ -176,6 +178,7 @@ static void init_config(void) {
 	cfg.oor_at = env_long("FAULTCL_OOR_AT", 0);
 	cfg.crash_at = env_long("FAULTCL_CRASH_AT", 0);
 	cfg.hang_at = env_long("FAULTCL_HANG_AT", 0);
+	cfg.kill_at = env_long("FAULTCL_KILL_AT", 0);
 	cfg.slow_us = env_long("FAULTCL_SLOW_US", 0);
 	cfg.faults_multi_only = (int)env_long("FAULTCL_FAULTS_MULTI_ONLY", 0);
 	cfg.leak = (int)env_long("FAULTCL_LEAK_ON_RELEASE", 0);
@@ -422,6 +425,7 @@ static cl_mem create_common(cl_context c, const int *devs, int n, size_t size, c
 	if (cfg.slow_us > 0) usleep((useconds_t)cfg.slow_us);
 	if (cfg.crash_at && call == cfg.crash_at) *(volatile int *)0 = 1;
 	if (cfg.hang_at && call == cfg.hang_at) for (;;) pause();
+	if (cfg.kill_at && call == cfg.kill_at) raise(SIGKILL);
 	if (cfg.oor_at && call == cfg.oor_at) {
 		say(c, "faultcl: out of resources (injected)");
 		if (err) *err = CL_OUT_OF_RESOURCES;
