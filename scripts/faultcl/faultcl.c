@@ -19,6 +19,8 @@
  *   FAULTCL_CRASH_AT=n           the n-th clCreateBuffer writes through a null pointer (SIGSEGV)
  *   FAULTCL_HANG_AT=n            the n-th clCreateBuffer never returns
  *   FAULTCL_KILL_AT=n            the n-th clCreateBuffer sends the process SIGKILL, as the OOM killer ends it
+ *   FAULTCL_KILL_FILL_AT=n       the n-th clEnqueueFillBuffer sends the process SIGKILL (a fill that touches
+ *                                the memory the kernel has not got), before it answers
  *   FAULTCL_SLOW_US=us           every clCreateBuffer sleeps this long
  *   FAULTCL_FAULTS_MULTI_ONLY=1  the four faults above count only buffers of contexts over several devices,
  *                                so one strategy of a run crashes or hangs and the others do not
@@ -129,7 +131,7 @@ static struct {
 	int ndev, lazy, lazy_at_finish, leak, notify, free_query, broken, zero_mem;
 	cl_ulong dev_mem, host_budget;
 	cl_int create_error;
-	long oor_at, crash_at, hang_at, kill_at, slow_us;
+	long oor_at, crash_at, hang_at, kill_at, kill_fill_at, slow_us;
 	int faults_multi_only;
 	const char *extensions;
 	long pci_bus; /* -1: no PCI bus info */
@@ -154,7 +156,7 @@ static struct _cl_platform_id platform = {&dispatch};
 static struct _cl_device_id devices[MAXDEV];
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static cl_ulong dev_used[MAXDEV], host_used, memfd_used;
-static long create_calls, live_buffers;
+static long create_calls, live_buffers, fill_calls;
 
 static long env_long(const char *name, long def) {
 	const char *v = getenv(name);
@@ -179,6 +181,7 @@ static void init_config(void) {
 	cfg.crash_at = env_long("FAULTCL_CRASH_AT", 0);
 	cfg.hang_at = env_long("FAULTCL_HANG_AT", 0);
 	cfg.kill_at = env_long("FAULTCL_KILL_AT", 0);
+	cfg.kill_fill_at = env_long("FAULTCL_KILL_FILL_AT", 0);
 	cfg.slow_us = env_long("FAULTCL_SLOW_US", 0);
 	cfg.faults_multi_only = (int)env_long("FAULTCL_FAULTS_MULTI_ONLY", 0);
 	cfg.leak = (int)env_long("FAULTCL_LEAK_ON_RELEASE", 0);
@@ -646,6 +649,7 @@ static cl_int check_wait(cl_uint n, const cl_event *w) {
 
 static cl_int CL_API_CALL EnqueueFillBuffer(cl_command_queue q, cl_mem m, const void *pat, size_t psize, size_t off, size_t size,
 		cl_uint nw, const cl_event *w, cl_event *ev) {
+	if (cfg.kill_fill_at && __atomic_add_fetch(&fill_calls, 1, __ATOMIC_SEQ_CST) == cfg.kill_fill_at) raise(SIGKILL);
 	CHECK_WAIT(nw, w);
 	if (!pat || psize == 0 || psize > sizeof m->pattern || (psize & (psize - 1)) || off % psize || size % psize || off + size > m->size)
 		return CL_INVALID_VALUE;
