@@ -167,17 +167,21 @@ func limitNote(l result.Limit) string {
 }
 
 // mdWithCode is a line of the tool's own words with `code` spans: the text between the spans escaped, the
-// spans kept as code.
+// spans kept as code. Only the first part starts the line (mdLine, which drops leading spaces); the text
+// after a span keeps its spaces (mdText), or the span would run into the next word ("`--repeat 3`to").
 func mdWithCode(s string) string {
 	parts := strings.Split(s, "`")
 	if len(parts)%2 == 0 { // an odd number of backticks: no spans to trust
 		return mdLine(s)
 	}
 	for i := range parts {
-		if i%2 == 1 {
+		switch {
+		case i%2 == 1:
 			parts[i] = mdCode(parts[i])
-		} else {
+		case i == 0:
 			parts[i] = mdLine(parts[i])
+		default:
+			parts[i] = mdText(parts[i])
 		}
 	}
 	return strings.Join(parts, "")

@@ -1,6 +1,7 @@
 package report_test
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -174,5 +175,28 @@ func TestIssueOfATraceShowsTheCallsAroundTheFailure(t *testing.T) {
 	api := body["API call log"] // PoCL's tracker, by the runtime the program mapped
 	if !strings.Contains(api, "#41") || !strings.Contains(api, "-6 (CL_OUT_OF_HOST_MEMORY)   <- the first failure") || !strings.Contains(api, "x41") || !strings.Contains(api, "api-calls.log") {
 		t.Errorf("API log:\n%s\n(the ticket:\n%s)", api, md)
+	}
+}
+
+// A trace without a failure (a program killed in a fill, or one that ended well) has a call log whose intro
+// says what it shows: the last calls, not "before its first failure" (issue 46). A command logged as it
+// was made shows no result.
+func TestIssueOfATraceWithoutAFailureSaysSo(t *testing.T) {
+	calls := []result.TraceCall{{T: 0.001, Call: "clCreateContext", Devices: 2}, {T: 0.002, Call: "clCreateBuffer", Size: 4096, Flags: "read-write", Count: 5}}
+	for i := 0; i < 5; i++ {
+		calls = append(calls, result.TraceCall{T: 0.003, Index: uint64(i + 1), Call: "clEnqueueFillBuffer", Size: 4096, Issued: true, Count: 1})
+	}
+	tr := &result.Trace{Program: "/opt/solver", Environment: &result.Environment{Kernel: "6.1.0"},
+		Libraries: []result.TraceLibrary{{Path: "/usr/lib/x86_64-linux-gnu/libpocl.so.2", Kind: result.LibraryRuntime}},
+		Calls:     calls, Verdict: []string{"killed"}}
+	_, body := fields(string(report.IssueTrace(findings.JudgeTrace(tr), report.IssueOptions{})))
+	api := body["API call log"]
+	intro, _, _ := strings.Cut(api, "\n")
+	if strings.Contains(intro, "first failure") || !strings.Contains(intro, "no failure") || !strings.Contains(intro, fmt.Sprintf("last %d", len(calls))) {
+		t.Errorf("intro %q: want the program's last %d calls and that it had no failure", intro, len(calls))
+	}
+	fill := report.CallLine(calls[len(calls)-1])
+	if !strings.HasSuffix(fill, "clEnqueueFillBuffer(context 0, 4096 bytes) issued") || strings.Contains(fill, "CL_SUCCESS") {
+		t.Errorf("a command logged as it was made: %q", fill)
 	}
 }

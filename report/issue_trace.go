@@ -87,10 +87,10 @@ const traceAround = 20
 // else from its allocation sequence (runs of identical calls, without times).
 func traceCalls(t *result.Trace) ([]string, string) {
 	if len(t.Calls) > 0 {
-		at := len(t.Calls) - 1
+		at, failed := len(t.Calls)-1, false
 		for i, c := range t.Calls {
 			if c.Failure {
-				at = i
+				at, failed = i, true
 				break
 			}
 		}
@@ -99,7 +99,15 @@ func traceCalls(t *result.Trace) ([]string, string) {
 		for _, c := range t.Calls[from:to] {
 			lines = append(lines, CallLine(c))
 		}
-		return lines, fmt.Sprintf("The program's calls as the layer recorded them (trace --calls), up to %d before its first failure and %d after; the time is when the tool read the call (every 2 ms), seconds from the start:", traceAround, traceAround/4)
+		const when = "the time is when the tool read the call (every 2 ms), seconds from the start; a command marked issued was logged as it was made, before its result"
+		which := fmt.Sprintf("up to %d before its first failure and %d after", traceAround, traceAround/4)
+		switch {
+		case !failed && t.FirstFailure == nil:
+			which = fmt.Sprintf("the last %d of them; it had no failure", len(lines))
+		case !failed:
+			which = fmt.Sprintf("the last %d of them; its first failure is not among the calls kept", len(lines))
+		}
+		return lines, fmt.Sprintf("The program's calls as the layer recorded them (trace --calls), %s; %s:", which, when)
 	}
 	if len(t.Sequence) == 0 {
 		return nil, ""
@@ -123,16 +131,21 @@ func CallLine(c result.TraceCall) string {
 		args = fmt.Sprintf("%d devices", c.Devices)
 	case c.Flags != "":
 		args = fmt.Sprintf("context %d, %s, %d", c.Context, c.Flags, c.Size)
+	case c.Issued && c.Size > 0:
+		args = fmt.Sprintf("context %d, %d bytes", c.Context, c.Size)
 	case c.Size > 0:
 		args = fmt.Sprintf("context %d, a buffer of %d", c.Context, c.Size)
 	default:
 		args = fmt.Sprintf("context %d", c.Context)
 	}
-	res := "CL_SUCCESS"
-	if c.Code != 0 {
-		res = fmt.Sprintf("%d (%s)", c.Code, c.CodeName)
+	res := " = CL_SUCCESS"
+	switch {
+	case c.Issued: // logged as it was made: no result (a failure is logged after it)
+		res = " issued"
+	case c.Code != 0:
+		res = fmt.Sprintf(" = %d (%s)", c.Code, c.CodeName)
 	}
-	line := fmt.Sprintf("%9.3f #%-8d %s(%s) = %s", c.T, c.Index, c.Call, args, res)
+	line := fmt.Sprintf("%9.3f #%-8d %s(%s)%s", c.T, c.Index, c.Call, args, res)
 	if c.Count > 1 {
 		line += fmt.Sprintf(" x%d", c.Count)
 	}
@@ -161,6 +174,7 @@ func stepLine(s result.TraceStep) string {
 func CallsLogText(t *result.Trace) []byte {
 	var b strings.Builder
 	b.WriteString("# the program's calls as clmemprobe's layer recorded them: time read (s), allocation calls before, call, result\n")
+	b.WriteString("# a command marked issued was logged as the program made it, before its result: a failure of it is its own line after it\n")
 	for _, c := range t.Calls {
 		b.WriteString(CallLine(c) + "\n")
 	}

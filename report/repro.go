@@ -99,6 +99,8 @@ type reproData struct {
 	Platform                                     string
 	Devices                                      []int
 	Size, Budget                                 uint64
+	Every                                        uint64 // a progress line every Every buffers
+	EverySize                                    string // what Every buffers hold
 	Shared, Migrate, DeviceList, Fill, Kernel    bool
 	Pattern                                      []byte
 	KernelSource                                 string
@@ -134,6 +136,8 @@ func writeRepro(w io.Writer, j findings.Judged, opts Options) error {
 	if d.Budget == 0 {
 		d.Budget = s.AllocationsOK + 1
 	}
+	d.Every = progressEvery(s.SizeBytes)
+	d.EverySize = units.Size(d.Every * s.SizeBytes)
 	if d.Kernel {
 		d.KernelSource = cString(kernels.Touch)
 	}
@@ -179,6 +183,16 @@ func writeRepro(w io.Writer, j findings.Judged, opts Options) error {
 		d.Recorded = comment(fmt.Sprintf("%s after %d buffers", s.Outcome, s.AllocationsOK))
 	}
 	return reproTemplate.Execute(w, d)
+}
+
+// progressEvery is how many buffers the reproducer creates between two progress lines: a GiB of them, or
+// one where a buffer is larger. A step of bytes rather than of buffers keeps the lines few for small buffers
+// and frequent for large ones, where each buffer is a large part of what the machine has.
+func progressEvery(size uint64) uint64 {
+	if size == 0 || size >= 1<<30 {
+		return 1
+	}
+	return (1 << 30) / size
 }
 
 // variant places a variant's settings: RLIMIT_ keys as setrlimit calls, LD_ variables on the command line,
@@ -266,6 +280,8 @@ var reproTemplate = template.Must(template.New("repro").Parse(`/*
  * Exit:  1 a call failed (the line before says which, in clmemprobe's words), 0 every buffer succeeded,
  *        2 the platform or a device is missing. After every buffer it waits for the device (clFinish), so the
  *        index is exact on runtimes that report a failure late.
+ * Output: a progress line after the first buffer and every {{.Every}} ({{.EverySize}}), unbuffered, so that a
+ *        reproducer the OOM killer ends has said how far it got.
  */
 #define _POSIX_C_SOURCE 200809L /* setenv, also under -std=c99 */
 #define CL_TARGET_OPENCL_VERSION 300
@@ -288,6 +304,7 @@ static const unsigned device_index[] = { {{- range $i, $d := .Devices}}{{if $i}}
 #define NDEV {{len .Devices}}
 static const size_t buffer_size = {{.Size}};
 static const unsigned long long budget = {{.Budget}};
+static const unsigned long long progress_every = {{.Every}};
 {{- if .Fill}}
 static const unsigned char pattern[] = { {{- range $i, $b := .Pattern}}{{if $i}}, {{end}}{{$b}}{{end -}} };
 {{- end}}
@@ -335,6 +352,7 @@ static int failed(unsigned long long i, unsigned dev, const char *stage, const c
 }
 
 int main(void) {
+	setvbuf(stdout, NULL, _IONBF, 0); /* every line out as it is printed: SIGKILL loses none */
 {{- range .Limits}}
 	set_limit({{index . 0}}, "{{index . 0}}", {{index . 1}}, "{{index . 2}}"); /* the variant's limit, before the runtime loads */
 {{- end}}
@@ -407,6 +425,7 @@ int main(void) {
 	}
 	memset(copy_source, 0xA5, buffer_size);
 {{- end}}
+	printf("up to %llu buffers of %llu bytes, a progress line every %llu\n", budget, (unsigned long long)buffer_size, progress_every);
 	for (unsigned long long i = 0; i < budget; i++) {
 		int d = (int)(i % NDEV);
 		cl_mem m; /* never released, as in the loop that fails */
@@ -453,6 +472,8 @@ int main(void) {
 {{- else}}
 		(void)m;
 {{- end}}
+		if (i == 0 || (i + 1) % progress_every == 0)
+			printf("progress: %llu buffers done (%llu MiB)\n", i + 1, (i + 1) * (unsigned long long)buffer_size >> 20);
 	}
 	printf("no failure in %llu buffers\n", budget);
 	return 0;

@@ -86,8 +86,11 @@ func traceReadme(j findings.JudgedTrace, reproErr error) []byte {
 	b.WriteString("| file | what it is |\n|:--|:--|\n")
 	b.WriteString("| `ISSUE.md` | the runtime vendor's bug form, filled in: paste it into a new issue |\n")
 	b.WriteString("| `report.md` | the report: the first failure, the limit, the buffers of every context |\n")
-	if len(t.Calls) > 0 {
+	switch {
+	case len(t.Calls) > 0 && t.FirstFailure != nil:
 		b.WriteString("| `api-calls.log` | the program's calls (trace --calls): the first, the last before the first failure, the first after |\n")
+	case len(t.Calls) > 0:
+		b.WriteString("| `api-calls.log` | the program's calls (trace --calls): the first and the last; it had no failure |\n")
 	}
 	b.WriteString("| `trace.json` | the trace as clmemprobe wrote it: every context, the allocation sequence, the samples |\n")
 	if reproErr == nil {

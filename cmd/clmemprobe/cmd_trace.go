@@ -80,7 +80,7 @@ Example:
 			&cli.StringFlag{Name: "timeout", Value: "0", Destination: &o.Timeout, Usage: "end the program (SIGTERM, then SIGKILL after 2 s) after this long; 0 is no limit"},
 			&cli.StringFlag{Name: "out", Destination: &o.Out, Usage: "folder to write trace.json into (created if missing; one trace at a time)"},
 			&cli.BoolFlag{Name: "force", Destination: &o.Force, Usage: "replace the trace an --out folder already holds"},
-			&cli.BoolFlag{Name: "calls", Destination: &o.Calls, Usage: "keep a log of the program's calls with their arguments and results: the first " + fmt.Sprint(probe.TraceCallsHead) + ", the last " + fmt.Sprint(probe.TraceCallsBefore) + " up to its first failure and the " + fmt.Sprint(probe.TraceCallsAfter) + " after (the API log of a bug ticket; bundle writes it to api-calls.log)"},
+			&cli.BoolFlag{Name: "calls", Destination: &o.Calls, Usage: "keep a log of the program's calls with their arguments and results (commands logged as they are made, so one it is killed in is there): the first " + fmt.Sprint(probe.TraceCallsHead) + ", the last " + fmt.Sprint(probe.TraceCallsBefore) + " up to its first failure and the " + fmt.Sprint(probe.TraceCallsAfter) + " after (the API log of a bug ticket; bundle writes it to api-calls.log)"},
 			&cli.StringFlag{Name: "via", Value: probe.TraceViaAuto, Destination: &o.Via, Usage: "how the layer goes in: auto (the loader's layers where the loader loads them, else LD_PRELOAD), layer, preload"},
 			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: strings.Join(report.Names(report.KindTrace), ", ")},
 			outputFlag(&o.Output, "write the --format output (what stdout would get) to this file instead; not --out, the folder of trace.json"),

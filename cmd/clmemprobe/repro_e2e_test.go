@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/report/result"
@@ -114,6 +115,46 @@ func TestReproducerRepeatsTheFirstFailure(t *testing.T) {
 		}
 		runRepro(t, compileRepro(t, filepath.Join(dir, "run.json"), "--variant", "limit-1g"), env, s)
 	})
+}
+
+// A reproducer the OOM killer ends has said how far it got (issue 46: it printed nothing). The kill is
+// certain and comes at a known buffer: faultcl sends the process SIGKILL in its K-th clCreateBuffer, after
+// the reproducer printed its progress into a file (where stdio buffers fully unless told otherwise). Its
+// last line is the last multiple of the progress step (a line a GiB of buffers) before buffer K.
+func TestKilledReproducerSaysHowFarItGot(t *testing.T) {
+	const size, killAt = 256 * mib, 11
+	env := FaultEnv(t)
+	r, _, dir := runOut(t, env, "--strategies", "per-device", "--size", "256MiB", "--max-allocs", "20")
+	if s := strategy(t, r, result.PerDevice); s.Outcome != result.OutcomeCompleted || s.AllocationsOK != 20 {
+		t.Fatalf("the run: %s after %d buffers, want 20 completed", s.Outcome, s.AllocationsOK)
+	}
+	bin := compileRepro(t, filepath.Join(dir, "run.json"))
+	outPath := filepath.Join(t.TempDir(), "out")
+	out, err := os.Create(outPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	cmd := exec.Command(bin)
+	cmd.Env, cmd.Stdout, cmd.Stderr = append(env, fmt.Sprintf("FAULTCL_KILL_AT=%d", killAt)), out, out
+	err = cmd.Run()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("the reproducer ended with %v, want SIGKILL at buffer %d", err, killAt)
+	}
+	b, err := os.ReadFile(outPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	every := uint64((1 << 30) / size)
+	done := regexp.MustCompile(`(?m)^progress: (\d+) buffers done \((\d+) MiB\)$`).FindAllStringSubmatch(string(b), -1)
+	want := (killAt - 1) / every * every
+	if len(done) == 0 {
+		t.Fatalf("killed at buffer %d, the reproducer had said nothing of its progress:\n%s", killAt, b)
+	}
+	last := done[len(done)-1]
+	if last[1] != strconv.FormatUint(want, 10) || last[2] != strconv.FormatUint(want*size>>20, 10) || done[0][1] != "1" {
+		t.Errorf("progress lines %q, want the first at 1 and the last at %d buffers (%d MiB)\n%s", done, want, want*size>>20, b)
+	}
 }
 
 // Strings from a runtime end up in the C file, in comments and literals: none can end them and inject code.

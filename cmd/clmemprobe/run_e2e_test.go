@@ -357,6 +357,43 @@ func TestBrokenRuntimesGetOneClearLine(t *testing.T) {
 	}
 }
 
+// A library that is not OpenCL (issue 46: a 1,300-character line of 28 names and apt-get advice) is one short
+// line: its path and the one entry point that makes a library OpenCL. A vendor runtime named directly (it
+// has the ICD entry point, not clGetPlatformIDs) is told how the loader reaches it instead.
+func TestNotOpenCLLibraryIsOneShortLine(t *testing.T) {
+	faultLib := filepath.Join(filepath.Dir(FaultCL(t)), "libfaultcl.so")
+	cases := []struct {
+		name, lib, also string
+	}{
+		{"zlib", "/lib/x86_64-linux-gnu/libz.so.1", ""},
+		{"the C library by soname", "libc.so.6", ""},
+		{"a vendor runtime named directly", faultLib, "OCL_ICD_VENDORS"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if strings.HasPrefix(c.lib, "/") {
+				if _, err := os.Stat(c.lib); err != nil {
+					t.Skipf("%s: %v", c.lib, err)
+				}
+			}
+			res := runTool(t, Env(), "devices", "--opencl-lib", c.lib)
+			oneLineError(t, res, exitNoOpenCL, c.lib+": not an OpenCL library: it lacks clGetPlatformIDs")
+			msg := strings.TrimSpace(res.stderr)
+			if limit := 160 + len(c.lib); len(msg) > limit {
+				t.Errorf("%d characters, want at most %d: %q", len(msg), limit, msg)
+			}
+			for _, no := range []string{"apt-get", "clGetPlatformInfo", "clEnqueueNDRangeKernel"} {
+				if strings.Contains(msg, no) {
+					t.Errorf("%q says %q", msg, no)
+				}
+			}
+			if !strings.Contains(msg, c.also) {
+				t.Errorf("%q does not say %q", msg, c.also)
+			}
+		})
+	}
+}
+
 func TestTouchKernelOnPoCL(t *testing.T) {
 	const n, size = 40, mib
 	// A sampling interval longer than the run: the fit rests on the samples taken at fixed buffer counts

@@ -358,3 +358,43 @@ func TestTraceOutput(t *testing.T) {
 	}
 	oneLineError(t, runTool(t, env, "trace", "--out", dir, "-o", filepath.Join(dir, "trace.json"), "--", Traceprog(t), "loop", "4096"), exitUsage, "--out's own trace.json")
 }
+
+// trace --calls logs every enqueue, not only the creates, and logs it as the program makes it: a program the
+// kernel kills inside a fill (faultcl sends SIGKILL in its n-th clEnqueueFillBuffer, before it answers) has
+// that fill as its log's last call (issue 46: the log ended at the create before it). Each of the fills
+// before it is logged after its buffer's create, with the fill's bytes.
+func TestTraceCallsLogTheFillInFlightAtAKill(t *testing.T) {
+	const killAt, size = 5, 4096
+	env := FaultEnv(t, fmt.Sprintf("FAULTCL_KILL_FILL_AT=%d", killAt))
+	tr, _ := traceOut(t, env, "--calls", "--", Traceprog(t), "fill", strconv.Itoa(size), "100")
+	if tr.FirstFailure != nil {
+		t.Fatalf("a first failure %+v; the program was killed before any", tr.FirstFailure)
+	}
+	var fills, creates uint64
+	var order []string
+	for _, c := range tr.Calls {
+		switch c.Call {
+		case "clEnqueueFillBuffer":
+			fills += c.Count
+			if c.Size != size {
+				t.Errorf("a fill of %d bytes logged, the program fills %d", c.Size, size)
+			}
+		case "clCreateBuffer":
+			creates += c.Count
+		default:
+			continue
+		}
+		order = append(order, c.Call)
+	}
+	if fills != killAt || creates != killAt {
+		t.Errorf("%d fills and %d creates logged, want %d of each (the last fill in flight when it was killed)", fills, creates, killAt)
+	}
+	if n := len(tr.Calls); n == 0 || tr.Calls[n-1].Call != "clEnqueueFillBuffer" {
+		t.Fatalf("the log's last call is not the fill the program was killed in: %+v", tr.Calls)
+	}
+	for i, call := range order {
+		if want := []string{"clCreateBuffer", "clEnqueueFillBuffer"}[i%2]; call != want {
+			t.Fatalf("call %d of the creates and fills is %s, want %s: %v", i, call, want, order)
+		}
+	}
+}

@@ -73,37 +73,61 @@ func (id *Identity) userPlaceholder(user string) string {
 	return UserPlaceholder
 }
 
-// replaceHost replaces name in s, in any case, where it stands as a host name: not inside a longer word
-// or label (a host named "vm" leaves "total-vm:" alone), and with the domain that follows it.
+// replaceHost replaces name in s, in any case, where it stands as a host name: a whole word, where a word is
+// a run of letters, digits, '_', '-' and '.' (a sentence's last dot not counted), so that a host named "vm"
+// leaves total_vm, total-vm: and vm.swappiness alone and node1 leaves node10 alone (issue 46). The one
+// longer word that is still the host is the name with a domain of two labels or more after it
+// (node1.cluster.example.org; one label is not enough: vm.swappiness would be one).
 func replaceHost(s, name string) string {
 	if len(name) == 0 {
 		return s
 	}
-	lower, lname := strings.ToLower(s), strings.ToLower(name)
 	var b strings.Builder
 	at := 0
-	for {
-		i := strings.Index(lower[at:], lname)
-		if i < 0 {
-			b.WriteString(s[at:])
-			return b.String()
+	for i := 0; i < len(s); {
+		if !isWordByte(s[i]) {
+			i++
+			continue
 		}
-		i += at
-		end := i + len(name)
-		for end+1 < len(s) && s[end] == '.' && isLabelByte(s[end+1]) { // the domain: .cluster.example.org
+		end := i
+		for end < len(s) && isWordByte(s[end]) {
 			end++
-			for end < len(s) && isLabelByte(s[end]) {
-				end++
-			}
 		}
-		if (i == 0 || !isLabelByte(s[i-1])) && (end == len(s) || !isLabelByte(s[end])) && (i == 0 || s[i-1] != '.') {
+		word := strings.TrimRight(s[i:end], ".")
+		if isHostWord(word, name) {
 			b.WriteString(s[at:i] + HostPlaceholder)
-		} else {
-			b.WriteString(s[at:end])
+			at = i + len(word)
 		}
-		at = end
+		i = end
 	}
+	return b.String() + s[at:]
 }
+
+// isHostWord says whether word is name, in any case, or name followed by a domain of two labels or more
+// (letters, digits and '-' each, the last letters only).
+func isHostWord(word, name string) bool {
+	if len(word) < len(name) || !strings.EqualFold(word[:len(name)], name) {
+		return false
+	}
+	rest := word[len(name):]
+	if rest == "" {
+		return true
+	}
+	labels := strings.Split(rest, ".")
+	if labels[0] != "" || len(labels) < 3 { // rest starts with '.': "", then each label
+		return false
+	}
+	for _, l := range labels[1:] {
+		if l == "" || strings.IndexFunc(l, func(r rune) bool { return !isLabelByte(byte(r)) }) >= 0 {
+			return false
+		}
+	}
+	tld := labels[len(labels)-1]
+	return strings.IndexFunc(tld, func(r rune) bool { return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') }) < 0
+}
+
+// isWordByte: a byte of a word a host name must fill alone to be replaced.
+func isWordByte(c byte) bool { return c == '_' || c == '.' || isLabelByte(c) }
 
 // isLabelByte: a byte a host name's label goes on with.
 func isLabelByte(c byte) bool {

@@ -8,7 +8,7 @@ import (
 func TestScrubTakesTheIdentityOutOfEveryString(t *testing.T) {
 	r := &Run{Command: []string{"clmemprobe", "run", "--out", "/home/alice/runs/a"},
 		Environment: &Environment{Hostname: "gpu-node-07", ICDFiles: map[string]string{"/home/alice/icd/x.icd": "/home/bob/lib/libx.so"},
-			EnvVars:      map[string]string{"POCL_CACHE_DIR": "/scratch/GPU-NODE-07.cluster.example.org/cache", "OCL_ICD_VENDORS": "/slurm/gpu-node-07_/job"},
+			EnvVars:      map[string]string{"POCL_CACHE_DIR": "/scratch/GPU-NODE-07.cluster.example.org/cache", "OCL_ICD_VENDORS": "/slurm/gpu-node-07/job"},
 			MemoryCgroup: &CgroupInfo{Path: "/kubepods/pod0f0e/4c5b97271035748bd8b04f8f4b146c76"}},
 		KernelLog: &KernelLog{Lines: []KernelLine{{Kind: KernelGPU, Text: "NVRM: GPU GPU-0f0e0d0c-aaaa-bbbb-cccc-000011112222 on gpu-node-07, eth0 aa:bb:cc:dd:ee:ff; nfs gpu-node-07.example.org."}}},
 		Jobs:      []JobResult{{Strategy: Shared, WorkerOutput: "loaded from /home/alice/lib"}}}
@@ -52,5 +52,37 @@ func TestScrubLeavesTheToolsAndRuntimesWords(t *testing.T) {
 		if r.Environment.Hostname != HostPlaceholder {
 			t.Errorf("host %q: the host name field is %q", host, r.Environment.Hostname)
 		}
+	}
+}
+
+// A host name is replaced only where it is a whole word: not where it is part of a longer word of letters,
+// digits, '_', '-' and '.' (issue 46: a host named "vm" turned the kernel's total_vm into total_<hostname>).
+// The one longer word that is still the host is its name with a domain (node1.cluster.example.org).
+func TestScrubReplacesHostNamesAsWholeWordsOnly(t *testing.T) {
+	cases := []struct {
+		name, host, in, want string
+	}{
+		{"vm in the OOM killer's fields", "vm", "Killed process 42 total-vm:25kB, anon-rss:1kB total_vm=9 pgtables_vm vm_max",
+			"Killed process 42 total-vm:25kB, anon-rss:1kB total_vm=9 pgtables_vm vm_max"},
+		{"vm as a sysctl's prefix", "vm", "vm.overcommit_memory=2 vm.swappiness=60 on vm", "vm.overcommit_memory=2 vm.swappiness=60 on <hostname>"},
+		{"vm alone and in punctuation", "vm", "vm: (vm) 'vm', on vm.", "<hostname>: (<hostname>) '<hostname>', on <hostname>."},
+		{"node1 is not node10", "node1", "node10 node1 node1a xnode1 node1-ib node1_scratch", "node10 <hostname> node1a xnode1 node1-ib node1_scratch"},
+		{"node10 is not node1", "node10", "node1 node10 node100", "node1 <hostname> node100"},
+		{"a short name and its domain of two labels or more", "node1", "nfs node1.cluster.example.org: ok; /scratch/NODE1.cluster.example.org/x; node1.local",
+			"nfs <hostname>: ok; /scratch/<hostname>/x; node1.local"},
+		{"an FQDN and its short name", "node1.cluster.example.org", "node1.cluster.example.org, node1 and node1.cluster.example.org.",
+			"<hostname>, <hostname> and <hostname>."},
+		{"an FQDN inside a longer word", "node1.cluster.example.org", "node1.cluster.example.org_backup sub.node1.cluster.example.org",
+			"node1.cluster.example.org_backup sub.node1.cluster.example.org"},
+		{"a path and a key", "gpu-07", "/slurm/gpu-07/job gpu-07=up host=gpu-07", "/slurm/<hostname>/job <hostname>=up host=<hostname>"},
+		{"the placeholder's own word", "hostname", "hostname is hostname", "<hostname> is <hostname>"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			id := Identity{Hostnames: []string{c.host}}
+			if got := id.Text(c.in); got != c.want {
+				t.Errorf("host %q:\n got %q\nwant %q", c.host, got, c.want)
+			}
+		})
 	}
 }

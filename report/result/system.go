@@ -262,4 +262,7 @@ type TraceCall struct {
 	Skipped  uint64  `json:"skipped,omitempty"`
 	// Failure marks the program's first failed call.
 	Failure bool `json:"failure,omitempty"`
+	// Issued marks a command logged as the program made it, before the runtime answered (so a call the
+	// program was killed in is logged): it has no result; a failure is logged after it as a call of its own.
+	Issued bool `json:"issued,omitempty"`
 }

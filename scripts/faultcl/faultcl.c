@@ -18,8 +18,11 @@
  *   FAULTCL_OOR_AT=n             the n-th clCreateBuffer returns CL_OUT_OF_RESOURCES (-5)
  *   FAULTCL_CRASH_AT=n           the n-th clCreateBuffer writes through a null pointer (SIGSEGV)
  *   FAULTCL_HANG_AT=n            the n-th clCreateBuffer never returns
+ *   FAULTCL_KILL_AT=n            the n-th clCreateBuffer sends the process SIGKILL, as the OOM killer ends it
+ *   FAULTCL_KILL_FILL_AT=n       the n-th clEnqueueFillBuffer sends the process SIGKILL (a fill that touches
+ *                                the memory the kernel has not got), before it answers
  *   FAULTCL_SLOW_US=us           every clCreateBuffer sleeps this long
- *   FAULTCL_FAULTS_MULTI_ONLY=1  the three faults above count only buffers of contexts over several devices,
+ *   FAULTCL_FAULTS_MULTI_ONLY=1  the four faults above count only buffers of contexts over several devices,
  *                                so one strategy of a run crashes or hangs and the others do not
  *   FAULTCL_LEAK_ON_RELEASE=1    clReleaseMemObject frees nothing
  *   FAULTCL_NOTIFY=1             a failed allocation calls the context's notify callback first
@@ -71,6 +74,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,7 +131,7 @@ static struct {
 	int ndev, lazy, lazy_at_finish, leak, notify, free_query, broken, zero_mem;
 	cl_ulong dev_mem, host_budget;
 	cl_int create_error;
-	long oor_at, crash_at, hang_at, slow_us;
+	long oor_at, crash_at, hang_at, kill_at, kill_fill_at, slow_us;
 	int faults_multi_only;
 	const char *extensions;
 	long pci_bus; /* -1: no PCI bus info */
@@ -152,7 +156,7 @@ static struct _cl_platform_id platform = {&dispatch};
 static struct _cl_device_id devices[MAXDEV];
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static cl_ulong dev_used[MAXDEV], host_used, memfd_used;
-static long create_calls, live_buffers;
+static long create_calls, live_buffers, fill_calls;
 
 static long env_long(const char *name, long def) {
 	const char *v = getenv(name);
@@ -176,6 +180,8 @@ static void init_config(void) {
 	cfg.oor_at = env_long("FAULTCL_OOR_AT", 0);
 	cfg.crash_at = env_long("FAULTCL_CRASH_AT", 0);
 	cfg.hang_at = env_long("FAULTCL_HANG_AT", 0);
+	cfg.kill_at = env_long("FAULTCL_KILL_AT", 0);
+	cfg.kill_fill_at = env_long("FAULTCL_KILL_FILL_AT", 0);
 	cfg.slow_us = env_long("FAULTCL_SLOW_US", 0);
 	cfg.faults_multi_only = (int)env_long("FAULTCL_FAULTS_MULTI_ONLY", 0);
 	cfg.leak = (int)env_long("FAULTCL_LEAK_ON_RELEASE", 0);
@@ -422,6 +428,7 @@ static cl_mem create_common(cl_context c, const int *devs, int n, size_t size, c
 	if (cfg.slow_us > 0) usleep((useconds_t)cfg.slow_us);
 	if (cfg.crash_at && call == cfg.crash_at) *(volatile int *)0 = 1;
 	if (cfg.hang_at && call == cfg.hang_at) for (;;) pause();
+	if (cfg.kill_at && call == cfg.kill_at) raise(SIGKILL);
 	if (cfg.oor_at && call == cfg.oor_at) {
 		say(c, "faultcl: out of resources (injected)");
 		if (err) *err = CL_OUT_OF_RESOURCES;
@@ -642,6 +649,7 @@ static cl_int check_wait(cl_uint n, const cl_event *w) {
 
 static cl_int CL_API_CALL EnqueueFillBuffer(cl_command_queue q, cl_mem m, const void *pat, size_t psize, size_t off, size_t size,
 		cl_uint nw, const cl_event *w, cl_event *ev) {
+	if (cfg.kill_fill_at && __atomic_add_fetch(&fill_calls, 1, __ATOMIC_SEQ_CST) == cfg.kill_fill_at) raise(SIGKILL);
 	CHECK_WAIT(nw, w);
 	if (!pat || psize == 0 || psize > sizeof m->pattern || (psize & (psize - 1)) || off % psize || size % psize || off + size > m->size)
 		return CL_INVALID_VALUE;

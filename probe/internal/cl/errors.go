@@ -67,8 +67,11 @@ const (
 	// ErrNotLoadable: a runtime's library exists and the dynamic linker refuses it (a dependency missing,
 	// an unresolved symbol): its words say which.
 	ErrNotLoadable = loadError("the dynamic linker refused the library")
-	// ErrNotOpenCL: the library loads but lacks the core OpenCL entry points.
-	ErrNotOpenCL = loadError("library is not an OpenCL library")
+	// ErrNotOpenCL: the library loads but lacks clGetPlatformIDs, the entry point every OpenCL library has.
+	ErrNotOpenCL = loadError("not an OpenCL library")
+	// ErrIncomplete: the library has clGetPlatformIDs but lacks another entry point the tool calls (an
+	// OpenCL library older than 1.2, or a partial one).
+	ErrIncomplete = loadError("an OpenCL library without an entry point clmemprobe calls")
 	// ErrNoPlatform: the library loads but reports no platform.
 	ErrNoPlatform = loadError("no OpenCL platform found")
 	// ErrUnsupported: an optional entry point or extension is absent.

@@ -47,3 +47,45 @@ func TestOpenMissingAndWrongLibraries(t *testing.T) {
 		t.Errorf("libc: %v", err)
 	}
 }
+
+// A library that is not OpenCL at all is named with the one symbol that says so, not with the list of
+// every entry point the tool would call (issue 46: 28 names on one line).
+func TestOpenNamesTheMissingPlatformEntryOnly(t *testing.T) {
+	for _, name := range []string{"libc.so.6", "libz.so.1", "libm.so.6"} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Open(name)
+			if !errors.Is(err, ErrNotOpenCL) {
+				t.Skipf("%s: %v (not installed here)", name, err)
+			}
+			want := name + ": not an OpenCL library: it lacks clGetPlatformIDs"
+			if got := err.Error(); got != want {
+				t.Errorf("got %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// An OpenCL library with clGetPlatformIDs but without some entry point the tool calls is said to be one,
+// with the first missing entry point and how many more, never the whole list.
+func TestIncompleteNamesFirstMissingAndCount(t *testing.T) {
+	cases := []struct {
+		name    string
+		missing []string
+		want    string
+	}{
+		{"platform entry missing", []string{"clGetPlatformIDs", "clGetPlatformInfo", "clFlush"}, "/x/lib.so: not an OpenCL library: it lacks clGetPlatformIDs"},
+		{"one missing", []string{"clEnqueueFillBuffer"}, "/x/lib.so: an OpenCL library without an entry point clmemprobe calls: it lacks clEnqueueFillBuffer"},
+		{"three missing", []string{"clEnqueueFillBuffer", "clEnqueueMigrateMemObjects", "clFlush"}, "/x/lib.so: an OpenCL library without an entry point clmemprobe calls: it lacks clEnqueueFillBuffer and 2 more"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := lacking("/x/lib.so", c.missing, false)
+			if got := err.Error(); got != c.want {
+				t.Errorf("got %q, want %q", got, c.want)
+			}
+			if platform := c.missing[0] == "clGetPlatformIDs"; errors.Is(err, ErrNotOpenCL) != platform || errors.Is(err, ErrIncomplete) == platform {
+				t.Errorf("%v: ErrNotOpenCL %v, ErrIncomplete %v; want only the one its first missing entry says", err, errors.Is(err, ErrNotOpenCL), errors.Is(err, ErrIncomplete))
+			}
+		})
+	}
+}

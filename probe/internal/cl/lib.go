@@ -71,7 +71,8 @@ func ResolveLibraryPath(flag string) string {
 }
 
 // Open loads the OpenCL library at path and resolves its entry points. A missing library gives an error
-// wrapping ErrLibraryNotFound; a library without the core entry points one wrapping ErrNotOpenCL.
+// wrapping ErrLibraryNotFound; a library without clGetPlatformIDs one wrapping ErrNotOpenCL; one with it
+// and without another entry point the tool calls, one wrapping ErrIncomplete.
 func Open(path string) (*Library, error) {
 	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 	if err != nil {
@@ -114,8 +115,9 @@ func Open(path string) (*Library, error) {
 		*s.p = p
 	}
 	if len(missing) > 0 {
+		icd, err := purego.Dlsym(h, "clIcdGetPlatformIDsKHR")
 		_ = purego.Dlclose(h)
-		return nil, fmt.Errorf("%w: %s lacks %s", ErrNotOpenCL, path, strings.Join(missing, ", "))
+		return nil, lacking(path, missing, err == nil && icd != 0)
 	}
 	// Optional: looked up, never assumed.
 	if p, err := purego.Dlsym(h, "clCreateBufferWithProperties"); err == nil {
@@ -125,6 +127,25 @@ func Open(path string) (*Library, error) {
 		l.fn.createSubBuffer = p
 	}
 	return l, nil
+}
+
+// lacking is the error of a library that loads without the entry points the tool calls (missing, in the
+// order looked up, clGetPlatformIDs first): without clGetPlatformIDs it is no OpenCL library, and that one
+// name says so; the other names would be a line of every entry point (issue 46). With it, the library is
+// an OpenCL library of another version or an incomplete one: the first it lacks and how many more. icd:
+// it exports the ICD entry point, a vendor runtime that the loader, not a program, loads.
+func lacking(path string, missing []string, icd bool) error {
+	if missing[0] == "clGetPlatformIDs" {
+		if icd {
+			return fmt.Errorf("%s: %w: it lacks clGetPlatformIDs; it is a vendor runtime for the ICD loader (libOpenCL.so.1), see OCL_ICD_VENDORS", path, ErrNotOpenCL)
+		}
+		return fmt.Errorf("%s: %w: it lacks clGetPlatformIDs", path, ErrNotOpenCL)
+	}
+	more := ""
+	if len(missing) > 1 {
+		more = fmt.Sprintf(" and %d more", len(missing)-1)
+	}
+	return fmt.Errorf("%s: %w: it lacks %s%s", path, ErrIncomplete, missing[0], more)
 }
 
 // ProbeICD loads a vendor runtime's library on its own, as the ICD loader would (RTLD_LOCAL: nothing

@@ -133,20 +133,26 @@ func collectDistribution(root sample.Root, _ []string, s *result.System) string 
 // collectKernel reads the kernel's build string and its boot parameters.
 func collectKernel(root sample.Root, _ []string, s *result.System) string {
 	s.KernelBuild = readField(filepath.Join(root.Proc, "sys/kernel/version"))
-	b, _ := readSmall(filepath.Join(root.Proc, "cmdline"))
-	s.BootParameters = redactBootParameters(cleanLimit(strings.TrimRight(string(b), "\n\x00"), maxCmdline))
-	if s.BootParameters == "" {
+	b, err := readSmall(filepath.Join(root.Proc, "cmdline"))
+	line := cleanLimit(strings.TrimRight(string(b), "\n\x00"), maxCmdline)
+	s.BootParameters = redactBootParameters(line)
+	if err != nil || line == "" {
 		return "cannot read " + filepath.Join(root.Proc, "cmdline")
 	}
 	return ""
 }
 
-// redactBootParameters takes the values of secret-looking parameters out (a password on the command line
-// is rare, but a ticket is public): a parameter's name in any case, its value quoted or not, as the
-// kernel splits its command line.
+// redactBootParameters is the kernel's own parameters of a command line, with the values of secret-looking
+// ones taken out (a password on the command line is rare, but a ticket is public): a parameter's name in
+// any case, its value quoted or not, as the kernel splits its command line. The kernel stops at a "--"
+// word (quoted or not, as its parser strips the quotes): what follows is init's arguments (a virtual
+// machine's guest init, say), not the kernel's, and not the ticket's business.
 func redactBootParameters(cmdline string) string {
 	var out []string
 	for _, w := range cmdlineWords(cmdline) {
+		if w == "--" || w == `"--"` {
+			break
+		}
 		if k, _, ok := strings.Cut(w, "="); ok && result.IsSecret(strings.ToUpper(k)) {
 			w = k + "=" + result.Redacted
 		}

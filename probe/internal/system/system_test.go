@@ -268,3 +268,32 @@ func TestParseRPMList(t *testing.T) {
 		t.Errorf("packages %+v: the owner once, kernel is not a driver package", pkgs)
 	}
 }
+
+// The ticket carries the kernel's own parameters: the kernel stops at a "--" word, and what follows is
+// init's (a virtual machine's init arguments, a container runtime's). The secret redaction still holds.
+func TestBootParametersStopAtInitsSeparator(t *testing.T) {
+	cases := []struct {
+		name, cmdline, want string
+	}{
+		{"no separator", "BOOT_IMAGE=/vmlinuz ro quiet\n", "BOOT_IMAGE=/vmlinuz ro quiet"},
+		{"a virtual machine's init arguments", "console=ttyS0 reboot=k panic=1 pci=off -- /sbin/guest-init --job 42 --token=abc\n",
+			"console=ttyS0 reboot=k panic=1 pci=off"},
+		{"a secret before the separator", "ro Password=hunter2 -- init.password=x\n", "ro Password=" + result.Redacted},
+		{"a separator at the end", "ro quiet --\n", "ro quiet"},
+		{"a quoted separator", `ro "--" single`, "ro"},
+		{"a separator inside a quoted value", `ro acpi_osi="Linux -- x" quiet -- init`, `ro acpi_osi="Linux -- x" quiet`},
+		{"dashes that are not the separator", "ro --- a--b -x -- init", "ro --- a--b -x"},
+		{"only init's", "-- init\n", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := Collect(tree(t, map[string]string{"proc/cmdline": c.cmdline}), []string{"libOpenCL.so.1"})
+			if s.BootParameters != c.want {
+				t.Errorf("%q: boot parameters %q, want %q", c.cmdline, s.BootParameters, c.want)
+			}
+			if why := s.Unread["kernel"]; why != "" { // read, even where the kernel has no parameter of its own
+				t.Errorf("%q: unread %q", c.cmdline, why)
+			}
+		})
+	}
+}

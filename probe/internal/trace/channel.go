@@ -22,7 +22,7 @@ import (
 // The channel's constants, as the layer defines them.
 const (
 	magic       = 0x31435254504d4c43 // "CLMPTRC1"
-	version     = 4
+	version     = 5
 	maxContexts = 128
 	maxDevices  = 64
 	ctxDevices  = 16
@@ -44,7 +44,8 @@ const (
 	kindBufferProps    = 4
 	kindReleaseMem     = 5
 	kindReleaseContext = 6
-	kindEnqueue        = 7
+	kindEnqueue        = 7 // a failed command
+	kindIssue          = 8 // a command as the program makes it, before the runtime has it (only with a call log)
 )
 
 // A failed command's buffer, as the layer writes it (0: not known).
@@ -115,28 +116,29 @@ type shard struct {
 
 // header is struct tr_header.
 type header struct {
-	Magic                                  uint64
-	Version, HeaderSize, RecordSize, Ring  uint32
-	MaxContexts, MaxDevices                uint32
-	Mechanism, OwnerPID, OtherProcesses, _ uint32
-	StartNS, DevicesUntracked              uint64
-	FastHead, FastDropped                  uint64 // the fast thread's cache line, at 64
-	_                                      [6]uint64
-	ShardsUsed, Head                       uint64 // the other threads' line, at 128
-	CreatesFailed, EnqueuesFailed          uint64
-	Releases, Dropped                      uint64
-	ContextsUntracked, _                   uint64
-	Tail, FastTail                         uint64 // the tool's, at 192
-	_                                      [6]uint64
-	FirstState, FirstContextCount          uint32
-	FirstIndex, FirstTimeNS                uint64
-	FirstBufferBytes                       uint64
-	FirstBuffer, _                         uint32 // bufferNewest, bufferOlder or 0
-	First                                  record
-	FirstLiveBuffers, FirstLiveBytes       [maxContexts]uint64
-	Devices                                [maxDevices]devSlot
-	Contexts                               [maxContexts]ctxSlot
-	Shards                                 [shards]shard
+	Magic                                 uint64
+	Version, HeaderSize, RecordSize, Ring uint32
+	MaxContexts, MaxDevices               uint32
+	Mechanism, OwnerPID, OtherProcesses   uint32
+	LogCalls                              uint32 // the tool keeps a call log: the layer records every command as it is made
+	StartNS, DevicesUntracked             uint64
+	FastHead, FastDropped                 uint64 // the fast thread's cache line, at 64
+	_                                     [6]uint64
+	ShardsUsed, Head                      uint64 // the other threads' line, at 128
+	CreatesFailed, EnqueuesFailed         uint64
+	Releases, Dropped                     uint64
+	ContextsUntracked, _                  uint64
+	Tail, FastTail                        uint64 // the tool's, at 192
+	_                                     [6]uint64
+	FirstState, FirstContextCount         uint32
+	FirstIndex, FirstTimeNS               uint64
+	FirstBufferBytes                      uint64
+	FirstBuffer, _                        uint32 // bufferNewest, bufferOlder or 0
+	First                                 record
+	FirstLiveBuffers, FirstLiveBytes      [maxContexts]uint64
+	Devices                               [maxDevices]devSlot
+	Contexts                              [maxContexts]ctxSlot
+	Shards                                [shards]shard
 	// What the layer learnt of the program's OpenCL, off the create path.
 	LayerInits, LoadersUntraced uint32
 	ResolvedByMap, Unresolved   uint32
@@ -195,6 +197,10 @@ func NewChannel() (*Channel, error) {
 	atomic.StoreUint64(&h.Magic, magic)
 	return c, nil
 }
+
+// LogCalls asks the layer to record every command as the program makes it (trace --calls), before the
+// program starts: without a call log those records would only cost the program time.
+func (c *Channel) LogCalls() { atomic.StoreUint32(&c.h.LogCalls, 1) }
 
 // Now is CLOCK_MONOTONIC_COARSE in nanoseconds, the clock of the records.
 func Now() uint64 {

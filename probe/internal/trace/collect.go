@@ -111,7 +111,9 @@ func (c *collector) record(r *record) {
 	if c.calls != nil {
 		c.logCall(r)
 	}
-	c.step(r)
+	if r.Kind != kindIssue { // a command made, in the call log alone: the sequence is of allocations and failures
+		c.step(r)
+	}
 }
 
 // logCall adds a record to the call log, with the allocation calls before it.
@@ -125,6 +127,8 @@ func (c *collector) logCall(r *record) {
 		c.allocs += r.Count
 	case kindReleaseMem:
 		call.Size = r.Size
+	case kindIssue:
+		call.Size, call.Issued = r.Size, true
 	}
 	if r.Code != 0 {
 		call.CodeName = clcode.Name(r.Code)
@@ -185,7 +189,7 @@ func callName(r *record) string {
 		return "clReleaseMemObject"
 	case kindReleaseContext:
 		return "clReleaseContext"
-	case kindEnqueue:
+	case kindEnqueue, kindIssue:
 		if n, ok := commandNames[r.Aux]; ok {
 			return n
 		}

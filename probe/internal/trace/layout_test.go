@@ -26,7 +26,8 @@ int main(void) {
 	printf("%zu %zu %zu ", offsetof(struct tr_header, first_time_ns), offsetof(struct tr_header, fast_dropped), offsetof(struct tr_header, first_buffer));
 	printf("%zu %zu %zu %zu %zu ", offsetof(struct tr_context, failures), offsetof(struct tr_record, aux), offsetof(struct tr_header, shards), sizeof(struct tr_shard), offsetof(struct tr_device, pci_bus_id));
 	printf("%zu %zu %zu %zu %d %d ", offsetof(struct tr_header, layer_inits), offsetof(struct tr_header, unresolved), offsetof(struct tr_header, libraries), sizeof(struct tr_library), L_LOADER, L_RUNTIME);
-	printf("%d %d %d %d %d %d %d %d %d %d %d\n", K_CONTEXT, K_BUFFER, K_SUB_BUFFER, K_BUFFER_PROPS, K_RELEASE_MEM, K_RELEASE_CONTEXT, K_ENQUEUE, M_LAYER, M_PRELOAD, B_NEWEST, B_OLDER);
+	printf("%d %d %d %d %d %d %d %d %d %d %d ", K_CONTEXT, K_BUFFER, K_SUB_BUFFER, K_BUFFER_PROPS, K_RELEASE_MEM, K_RELEASE_CONTEXT, K_ENQUEUE, M_LAYER, M_PRELOAD, B_NEWEST, B_OLDER);
+	printf("%d %zu\n", K_ISSUE, offsetof(struct tr_header, log_calls));
 	return 0;
 }
 `
@@ -51,7 +52,8 @@ int main(void) {
 		unsafe.Offsetof(c.Failures), unsafe.Offsetof(r.Aux), unsafe.Offsetof(h.Shards), unsafe.Sizeof(shard{}), unsafe.Offsetof(d.PCIBusID)) +
 		fmt.Sprintf(" %d %d %d %d %d %d", unsafe.Offsetof(h.LayerInits), unsafe.Offsetof(h.Unresolved), unsafe.Offsetof(h.Libraries), unsafe.Sizeof(libSlot{}), libLoader, libRuntime) +
 		fmt.Sprintf(" %d %d %d %d %d %d %d %d %d %d %d", kindContext, kindBuffer, kindSubBuffer, kindBufferProps, kindReleaseMem, kindReleaseContext, kindEnqueue,
-			mechLayer, mechPreload, bufferNewest, bufferOlder)
+			mechLayer, mechPreload, bufferNewest, bufferOlder) +
+		fmt.Sprintf(" %d %d", kindIssue, unsafe.Offsetof(h.LogCalls))
 	if got := strings.TrimSpace(string(out)); got != want {
 		t.Fatalf("C layout %s, Go layout %s", got, want)
 	}

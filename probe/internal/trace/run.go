@@ -71,6 +71,9 @@ func Run(ctx context.Context, spec Spec) (*result.Trace, error) {
 		return nil, err
 	}
 	defer ch.Close()
+	if spec.Calls {
+		ch.LogCalls()
+	}
 	cmd := exec.Command(spec.Program, spec.Args...)
 	cmd.Env = environ(spec)
 	cmd.ExtraFiles = []*os.File{ch.File()} // descriptor 3 in the program

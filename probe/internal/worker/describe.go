@@ -21,7 +21,11 @@ func (c *child) describe() *wire.DescribeAnswer {
 // inventory loads the library and lists everything, as plain data and as the binding's devices, with a hint
 // of what to do when it cannot.
 func (c *child) inventory() (result.Inventory, [][]*cl.Device, error) {
-	if err := c.open(); err != nil {
+	switch err := c.open(); {
+	case errors.Is(err, cl.ErrNotOpenCL), errors.Is(err, cl.ErrIncomplete):
+		// A library was found and it is the wrong one: installing a runtime is not the answer.
+		return nil, nil, err
+	case err != nil:
 		return nil, nil, fmt.Errorf("%v; install an OpenCL runtime and the ICD loader (Debian/Ubuntu: apt-get install ocl-icd-libopencl1 pocl-opencl-icd), or name the library with --opencl-lib or %s", err, cl.LibraryEnv)
 	}
 	ps, devs, err := c.lib.AllDevices()

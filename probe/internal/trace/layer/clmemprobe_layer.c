@@ -53,7 +53,7 @@
 #define EXPORT __attribute__((visibility("default")))
 
 #define TR_MAGIC 0x31435254504d4c43ull /* "CLMPTRC1" little-endian */
-#define TR_VERSION 4
+#define TR_VERSION 5
 #define TR_MAX_CONTEXTS 128
 #define TR_MAX_DEVICES 64
 #define TR_CTX_DEVICES 16
@@ -64,7 +64,9 @@
 #define TR_LIBS 8
 #define TR_LIB_NAME 240
 
-enum { K_CONTEXT = 1, K_BUFFER = 2, K_SUB_BUFFER = 3, K_BUFFER_PROPS = 4, K_RELEASE_MEM = 5, K_RELEASE_CONTEXT = 6, K_ENQUEUE = 7 };
+/* K_ENQUEUE is a failed command; K_ISSUE a command as the program makes it, before the runtime has it (only
+ * where the tool keeps a call log: header.log_calls). */
+enum { K_CONTEXT = 1, K_BUFFER = 2, K_SUB_BUFFER = 3, K_BUFFER_PROPS = 4, K_RELEASE_MEM = 5, K_RELEASE_CONTEXT = 6, K_ENQUEUE = 7, K_ISSUE = 8 };
 enum { M_LAYER = 1, M_PRELOAD = 2 };
 /* An OpenCL library mapped in the process: an ICD loader (it exports clGetPlatformIDs and no ICD entry), or
  * a runtime (an ICD: it exports clIcdGetPlatformIDsKHR). */
@@ -138,7 +140,7 @@ struct tr_header {
 	uint32_t mechanism;      /* M_LAYER | M_PRELOAD bits: who recorded */
 	uint32_t owner_pid;      /* the first process that recorded; others only forward */
 	uint32_t other_processes;
-	uint32_t pad0;
+	uint32_t log_calls;      /* the tool keeps a call log (trace --calls): every command is recorded as it is made */
 	uint64_t start_ns;       /* the tool's CLOCK_MONOTONIC_COARSE when it made the channel */
 	uint64_t devices_untracked;
 	/* A cache line the fast thread writes (offset 64), one the other threads write (128), one the tool
@@ -1003,6 +1005,22 @@ static void enqueue_failed(const struct next_fns *n, int preload, cl_command_que
 	emit(&r);
 }
 
+/* issued records a command as the program makes it, before the runtime has it, where the tool keeps a call
+ * log: a program the kernel kills inside the call (an OOM kill in a fill that touches new memory) has it as
+ * its last call. It holds no result: a failure is a record of its own after it (enqueue_failed). size is
+ * the bytes the command names (0 where it names none, or only behind a pointer, which the layer does not
+ * read: a bad pointer is the runtime's to answer). Nothing is recorded without a call log: the default
+ * trace pays one load for it. */
+static void issued(const struct next_fns *n, int preload, cl_command_queue q, uint32_t cmd, size_t size) {
+	if (PRELOAD_DONE(preload) || !channel() || !__atomic_load_n(&hdr->log_calls, __ATOMIC_RELAXED)) return;
+	mark(preload);
+	cl_context c = NULL;
+	if (n->get_queue_info && has(q, clGetCommandQueueInfo)) n->get_queue_info(q, CL_QUEUE_CONTEXT, sizeof c, &c, NULL);
+	struct tr_record r = {.kind = K_ISSUE, .size = size, .aux = cmd};
+	r.context = c ? context_of(n, c) : 0;
+	emit(&r);
+}
+
 /* ---- the two entry points into the hooks ---- */
 
 /* RESOLVE finds the real definition of an exported call once (real_entry: the loader's, or the runtime's
@@ -1111,10 +1129,12 @@ EXPORT cl_int CL_API_CALL clReleaseMemObject(cl_mem m) {
 	return hook_release_mem(pn(), 1, fn, m);
 }
 
-/* ENQUEUE makes both entry points of a command that returns a status, q being its queue and target the
- * buffer it is about (its destination; NULL where it has none, or several). */
-#define ENQUEUE(name, cmd, target, params, args)                                              \
+/* ENQUEUE makes both entry points of a command that returns a status, q being its queue, target the buffer
+ * it is about (its destination; NULL where it has none, or several) and size the bytes it names (0: none).
+ * The arguments go on as they came; the layer reads none behind a pointer. */
+#define ENQUEUE(name, cmd, target, size, params, args)                                        \
 	static cl_int CL_API_CALL layer_##name params {                                       \
+		issued(&layer_next, 0, q, cmd, size);                                         \
 		cl_int rc = next_dispatch.name args;                                          \
 		enqueue_failed(&layer_next, 0, q, cmd, rc, target);                           \
 		return rc;                                                                    \
@@ -1123,28 +1143,30 @@ EXPORT cl_int CL_API_CALL clReleaseMemObject(cl_mem m) {
 		RESOLVE(__typeof__(&name), name)                                                  \
 		FORWARD_IF_LAYER(fn args)                                                     \
 		NO_ENTRY                                                                      \
+		issued(pn(), 1, q, cmd, size);                                                \
 		cl_int rc = fn args;                                                          \
 		enqueue_failed(pn(), 1, q, cmd, rc, target);                                  \
 		return rc;                                                                    \
 	}
 
 #define EVS cl_uint ne, const cl_event *wl, cl_event *ev
-ENQUEUE(clEnqueueReadBuffer, C_READ, b, (cl_command_queue q, cl_mem b, cl_bool bl, size_t o, size_t s, void *p, EVS), (q, b, bl, o, s, p, ne, wl, ev))
-ENQUEUE(clEnqueueWriteBuffer, C_WRITE, b, (cl_command_queue q, cl_mem b, cl_bool bl, size_t o, size_t s, const void *p, EVS), (q, b, bl, o, s, p, ne, wl, ev))
-ENQUEUE(clEnqueueCopyBuffer, C_COPY, b, (cl_command_queue q, cl_mem a, cl_mem b, size_t oa, size_t ob, size_t s, EVS), (q, a, b, oa, ob, s, ne, wl, ev))
-ENQUEUE(clEnqueueFillBuffer, C_FILL, b, (cl_command_queue q, cl_mem b, const void *pat, size_t ps, size_t o, size_t s, EVS), (q, b, pat, ps, o, s, ne, wl, ev))
-ENQUEUE(clEnqueueMigrateMemObjects, C_MIGRATE, (n == 1 && m ? m[0] : NULL), (cl_command_queue q, cl_uint n, const cl_mem *m, cl_mem_migration_flags f, EVS), (q, n, m, f, ne, wl, ev))
-ENQUEUE(clEnqueueNDRangeKernel, C_NDRANGE, NULL, (cl_command_queue q, cl_kernel k, cl_uint d, const size_t *go, const size_t *gs, const size_t *ls, EVS), (q, k, d, go, gs, ls, ne, wl, ev))
-ENQUEUE(clEnqueueTask, C_TASK, NULL, (cl_command_queue q, cl_kernel k, EVS), (q, k, ne, wl, ev))
-ENQUEUE(clEnqueueReadBufferRect, C_READ_RECT, b, (cl_command_queue q, cl_mem b, cl_bool bl, const size_t *bo, const size_t *ho, const size_t *r, size_t brp, size_t bsp, size_t hrp, size_t hsp, void *p, EVS), (q, b, bl, bo, ho, r, brp, bsp, hrp, hsp, p, ne, wl, ev))
-ENQUEUE(clEnqueueWriteBufferRect, C_WRITE_RECT, b, (cl_command_queue q, cl_mem b, cl_bool bl, const size_t *bo, const size_t *ho, const size_t *r, size_t brp, size_t bsp, size_t hrp, size_t hsp, const void *p, EVS), (q, b, bl, bo, ho, r, brp, bsp, hrp, hsp, p, ne, wl, ev))
-ENQUEUE(clEnqueueCopyBufferRect, C_COPY_RECT, b, (cl_command_queue q, cl_mem a, cl_mem b, const size_t *ao, const size_t *bo, const size_t *r, size_t arp, size_t asp, size_t brp, size_t bsp, EVS), (q, a, b, ao, bo, r, arp, asp, brp, bsp, ne, wl, ev))
-ENQUEUE(clEnqueueUnmapMemObject, C_UNMAP, m, (cl_command_queue q, cl_mem m, void *p, EVS), (q, m, p, ne, wl, ev))
-ENQUEUE(clFinish, C_FINISH, NULL, (cl_command_queue q), (q))
+ENQUEUE(clEnqueueReadBuffer, C_READ, b, s, (cl_command_queue q, cl_mem b, cl_bool bl, size_t o, size_t s, void *p, EVS), (q, b, bl, o, s, p, ne, wl, ev))
+ENQUEUE(clEnqueueWriteBuffer, C_WRITE, b, s, (cl_command_queue q, cl_mem b, cl_bool bl, size_t o, size_t s, const void *p, EVS), (q, b, bl, o, s, p, ne, wl, ev))
+ENQUEUE(clEnqueueCopyBuffer, C_COPY, b, s, (cl_command_queue q, cl_mem a, cl_mem b, size_t oa, size_t ob, size_t s, EVS), (q, a, b, oa, ob, s, ne, wl, ev))
+ENQUEUE(clEnqueueFillBuffer, C_FILL, b, s, (cl_command_queue q, cl_mem b, const void *pat, size_t ps, size_t o, size_t s, EVS), (q, b, pat, ps, o, s, ne, wl, ev))
+ENQUEUE(clEnqueueMigrateMemObjects, C_MIGRATE, (n == 1 && m ? m[0] : NULL), 0, (cl_command_queue q, cl_uint n, const cl_mem *m, cl_mem_migration_flags f, EVS), (q, n, m, f, ne, wl, ev))
+ENQUEUE(clEnqueueNDRangeKernel, C_NDRANGE, NULL, 0, (cl_command_queue q, cl_kernel k, cl_uint d, const size_t *go, const size_t *gs, const size_t *ls, EVS), (q, k, d, go, gs, ls, ne, wl, ev))
+ENQUEUE(clEnqueueTask, C_TASK, NULL, 0, (cl_command_queue q, cl_kernel k, EVS), (q, k, ne, wl, ev))
+ENQUEUE(clEnqueueReadBufferRect, C_READ_RECT, b, 0, (cl_command_queue q, cl_mem b, cl_bool bl, const size_t *bo, const size_t *ho, const size_t *r, size_t brp, size_t bsp, size_t hrp, size_t hsp, void *p, EVS), (q, b, bl, bo, ho, r, brp, bsp, hrp, hsp, p, ne, wl, ev))
+ENQUEUE(clEnqueueWriteBufferRect, C_WRITE_RECT, b, 0, (cl_command_queue q, cl_mem b, cl_bool bl, const size_t *bo, const size_t *ho, const size_t *r, size_t brp, size_t bsp, size_t hrp, size_t hsp, const void *p, EVS), (q, b, bl, bo, ho, r, brp, bsp, hrp, hsp, p, ne, wl, ev))
+ENQUEUE(clEnqueueCopyBufferRect, C_COPY_RECT, b, 0, (cl_command_queue q, cl_mem a, cl_mem b, const size_t *ao, const size_t *bo, const size_t *r, size_t arp, size_t asp, size_t brp, size_t bsp, EVS), (q, a, b, ao, bo, r, arp, asp, brp, bsp, ne, wl, ev))
+ENQUEUE(clEnqueueUnmapMemObject, C_UNMAP, m, 0, (cl_command_queue q, cl_mem m, void *p, EVS), (q, m, p, ne, wl, ev))
+ENQUEUE(clFinish, C_FINISH, NULL, 0, (cl_command_queue q), (q))
 
 static void *CL_API_CALL layer_clEnqueueMapBuffer(cl_command_queue q, cl_mem b, cl_bool bl, cl_map_flags f, size_t o, size_t s, EVS, cl_int *e) {
 	cl_int local = CL_SUCCESS;
 	cl_int *err = e ? e : &local;
+	issued(&layer_next, 0, q, C_MAP, s);
 	void *p = next_dispatch.clEnqueueMapBuffer(q, b, bl, f, o, s, ne, wl, ev, err);
 	enqueue_failed(&layer_next, 0, q, C_MAP, p ? CL_SUCCESS : *err, b);
 	return p;
@@ -1155,6 +1177,7 @@ EXPORT void *CL_API_CALL clEnqueueMapBuffer(cl_command_queue q, cl_mem b, cl_boo
 	NO_ENTRY_ERR(e)
 	cl_int local = CL_SUCCESS;
 	cl_int *err = e ? e : &local;
+	issued(pn(), 1, q, C_MAP, s);
 	void *p = fn(q, b, bl, f, o, s, ne, wl, ev, err);
 	enqueue_failed(pn(), 1, q, C_MAP, p ? CL_SUCCESS : *err, b);
 	return p;
