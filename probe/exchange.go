@@ -38,7 +38,7 @@ func Exchange(ctx context.Context, libPath string, r ExchangeRequest, limits Lim
 	if err != nil {
 		switch {
 		case e.Stop == supervise.Interrupted:
-			return nil, context.Canceled
+			return interruptedExchange(r, e.Count), context.Canceled
 		case e.Stage == wire.StageSetup:
 			return nil, &childFault{setup: true, msg: "the OpenCL runtime " + supervise.How(err) + ", setting up the exchange"}
 		}
@@ -51,4 +51,11 @@ func Exchange(ctx context.Context, libPath string, r ExchangeRequest, limits Lim
 		return nil, errors.New(a.Error)
 	}
 	return a.Exchange, nil
+}
+
+// interruptedExchange is the document of an exchange Ctrl-C stopped after done steps: its plan and how far
+// it got, nothing verified or timed (the worker answers only at its end).
+func interruptedExchange(r ExchangeRequest, done uint64) *result.Exchange {
+	return &result.Exchange{Devices: r.Devices, Cells: r.Cells, Halo: r.Halo, Steps: r.Steps, Sync: r.Sync, VerifyEvery: r.VerifyEvery,
+		Interrupted: true, StepsDone: done}
 }

@@ -35,8 +35,12 @@ func writeExchange(w io.Writer, e *result.ExchangeRun, st style) error {
 	if e.MigrateMicros == 0 {
 		migration = fmt.Sprintf("migration of %s not timed: the runtime's event profiling gives it no duration", units.Bytes(e.BytesMigratedPerStep))
 	}
-	fmt.Fprintf(b, "%d cells per device, halo %d cells, %d steps, sync %s, buffers %s; per step (median of steps and devices): kernel %.1f µs, %s\n",
-		e.Cells, e.Halo, e.Steps, st.text(e.Sync), st.text(OrDash(e.BufferFlags)), e.KernelMicros, migration)
+	plan := fmt.Sprintf("%d cells per device, halo %d cells, %d steps, sync %s, buffers %s", e.Cells, e.Halo, e.Steps, st.text(e.Sync), st.text(OrDash(e.BufferFlags)))
+	if e.Interrupted { // nothing was timed
+		fmt.Fprintln(b, plan)
+	} else {
+		fmt.Fprintf(b, "%s; per step (median of steps and devices): kernel %.1f µs, %s\n", plan, e.KernelMicros, migration)
+	}
 	if st.markdown {
 		b.WriteString("\n## Moving bytes from device 0 to device 1\n\n")
 	}

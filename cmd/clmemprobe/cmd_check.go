@@ -61,8 +61,8 @@ HealthCheckProgram; --budget is its old name, still taken) and prints one line. 
 than the recorded one is bad input; a different driver is noted, not judged.
 
 ` + exitCodesWith(map[int]string{exitOK: "healthy: every job reached its recorded threshold less --tolerance, or its whole budget (with --record: the expectations are written)",
-			exitRegression:  "below expectation: a job reached less than recorded, crashed, hung or did not finish within --time-limit (also a check interrupted with Ctrl-C once its jobs began: its line is printed)",
-			exitInterrupted: "interrupted with Ctrl-C before the jobs began (while the runtime listed the devices): nothing is judged"},
+			exitRegression:  "below expectation: a job reached less than recorded, crashed, hung or did not finish within --time-limit",
+			exitInterrupted: "interrupted with Ctrl-C: nothing is judged (once the jobs began, one line says how many of them ran)"},
 			exitOK, exitRegression, exitUsage, exitNoOpenCL, exitOutput, exitInterrupted),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "expect", Destination: &o.Expect, Usage: "the expectations file (or a run.json) to hold this node to"},
@@ -260,6 +260,9 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) err
 	if runErr != nil && !errors.Is(runErr, context.Canceled) && !errors.Is(runErr, context.DeadlineExceeded) {
 		return runErr
 	}
+	if errors.Is(ctx.Err(), context.Canceled) { // Ctrl-C, not the time limit (DeadlineExceeded)
+		return interruptedCheck(stdout, run, len(exp.Jobs))
+	}
 	judged := findings.Judge(run)
 	health := comparison.CheckHealth(exp, run, req.tolerance, req.timeLimit.Seconds())
 	health.Seconds = time.Since(start).Seconds()
@@ -281,6 +284,21 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) err
 		return &exitError{exitRegression, nil}
 	}
 	return nil
+}
+
+// interruptedCheck is a check Ctrl-C stopped once its jobs began: it judges nothing (a job cut short and
+// jobs never run say nothing of the node), prints one line on how far it got, and exits 130.
+func interruptedCheck(stdout io.Writer, run *result.Run, planned int) error {
+	done := 0
+	if run != nil {
+		for i := range run.Jobs {
+			if !run.Jobs[i].Interrupted() {
+				done++
+			}
+		}
+	}
+	fmt.Fprintf(stdout, "clmemprobe check: INTERRUPTED (Ctrl-C) after %d of %d jobs: nothing is judged\n", done, planned)
+	return &exitError{exitInterrupted, nil}
 }
 
 // checkPlan is the plan of the recorded jobs on this node's matching platform and devices, each job given

@@ -164,7 +164,7 @@ func runExchange(ctx context.Context, o exchangeOptions, stdout, stderr io.Write
 	}
 	started := time.Now().UTC().Format(time.RFC3339)
 	ex, err := probe.Exchange(ctx, req.library, req.ex, req.limits)
-	if err != nil {
+	if ex == nil {
 		return err
 	}
 	res := &result.ExchangeRun{SchemaVersion: result.SchemaVersion, Tool: result.Tool{Name: "clmemprobe", Version: version},
@@ -175,6 +175,9 @@ func runExchange(ctx context.Context, o exchangeOptions, stdout, stderr io.Write
 	res.BufferFlags = req.flags
 	if err := emit(stdout, req.output, req.format, res, false); err != nil {
 		return err
+	}
+	if ex.Interrupted {
+		return &exitError{exitInterrupted, nil}
 	}
 	if !res.Correct {
 		return &exitError{exitRegression, nil}

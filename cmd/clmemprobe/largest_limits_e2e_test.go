@@ -200,3 +200,60 @@ func TestRemedyInterruptedIsPartial(t *testing.T) {
 		t.Errorf("headline %q, want %q", r.Verdict[0], want)
 	}
 }
+
+// interruptOnceStarted starts the binary, waits for its child of the given kind, sends one Ctrl-C and
+// returns its exit code, stdout and stderr.
+func interruptOnceStarted(t *testing.T, env []string, kind string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(Binary(t), args...)
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	childKind(t, cmd.Process.Pid, kind)
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	return exitOf(cmd.Wait()), stdout.String(), stderr.String()
+}
+
+// Ctrl-C during a check's first job judges nothing: exit 130 and one line saying how many jobs ran, where
+// before it printed BELOW EXPECTATION (exit 1), with the jobs never run "not run within the time budget".
+// Each create takes 10 ms, so the first job is in flight for 3 s when its worker appears.
+func TestCheckInterruptedJudgesNothing(t *testing.T) {
+	dir := t.TempDir()
+	env := FaultEnv(t)
+	if res := runTool(t, env, "run", "--max-allocs", "300", "--out", dir, "-q"); res.code != 0 {
+		t.Fatalf("the run to record: exit %d: %s", res.code, res.stderr)
+	}
+	expect := filepath.Join(dir, "expect.json")
+	if res := runTool(t, env, "check", "--record", "--output", expect, dir); res.code != 0 {
+		t.Fatalf("check --record: exit %d: %s", res.code, res.stderr)
+	}
+	code, stdout, _ := interruptOnceStarted(t, FaultEnv(t, "FAULTCL_SLOW_US=10000"), "strategy", "check", "--expect", expect)
+	want := "clmemprobe check: INTERRUPTED (Ctrl-C) after 0 of 3 jobs: nothing is judged\n"
+	if code != exitInterrupted || stdout != want {
+		t.Errorf("exit %d, stdout %q; want %d and %q", code, stdout, exitInterrupted, want)
+	}
+}
+
+// Ctrl-C during an exchange writes a document that says it was interrupted and how many steps ran, with
+// nothing verified, and exits 130; before, it wrote nothing and said "context canceled".
+func TestExchangeInterruptedIsPartial(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "exchange.json")
+	code, _, stderr := interruptOnceStarted(t, FaultEnv(t), "exchange", "exchange", "--steps", "100000000", "--bench-reps", "0", "--format", "json", "-o", out)
+	var r result.ExchangeRun
+	b, err := os.ReadFile(out)
+	if err != nil || json.Unmarshal(b, &r) != nil {
+		t.Fatalf("the document after Ctrl-C (exit %d, stderr %q): %v: %s", code, stderr, err, b)
+	}
+	if code != exitInterrupted || !r.Interrupted || r.Verified || r.StepsDone >= r.Steps || r.Steps != 100000000 {
+		t.Errorf("exit %d, interrupted %v, verified %v, %d of %d steps; want 130, an interrupted and unverified document", code, r.Interrupted, r.Verified, r.StepsDone, r.Steps)
+	}
+	if strings.Contains(stderr, "context canceled") {
+		t.Errorf("stderr %q", stderr)
+	}
+}

@@ -36,6 +36,10 @@ type Exchange struct {
 	BytesMigratedPerStep uint64         `json:"bytes_migrated_per_step"`
 	MigrateGBps          float64        `json:"migrate_gbps"`
 	Paths                []ExchangePath `json:"paths"`
+	// Interrupted says Ctrl-C ended the exchange after StepsDone of Steps steps: nothing was verified or
+	// timed, and what the document has is only its plan and how far it got.
+	Interrupted bool   `json:"interrupted,omitempty"`
+	StepsDone   uint64 `json:"steps_done,omitempty"`
 }
 
 // ExchangeCheck is one comparison with the host reference.
@@ -57,6 +61,8 @@ type ExchangePath struct {
 func (e *ExchangeRun) Conclusion() string {
 	cells := e.Cells * uint64(len(e.Devices))
 	switch {
+	case e.Interrupted:
+		return fmt.Sprintf("Interrupted (Ctrl-C) after %d of %d steps: nothing was verified or timed.", e.StepsDone, e.Steps)
 	case !e.Verified:
 		return "The result was not verified."
 	case e.Correct:
