@@ -63,7 +63,7 @@ same bytes: a driver bug to report. -v lists every try.
 			&cli.StringFlag{Name: "flags", Value: "read-write", Destination: &o.Flags, Usage: "the cl_mem_flags of every buffer, as run --flags takes them"},
 			&cli.StringFlag{Name: "max-bytes", Destination: &o.MaxBytes, Usage: "try no buffer larger than this (default: the device's memory)"},
 			&cli.StringFlag{Name: "patterns", Value: "1,4,128", Destination: &o.Patterns, Usage: "fill pattern sizes in bytes, each searched on its own: powers of two from 1 to 128"},
-			&cli.StringFlag{Name: "host-reserve", Destination: &o.HostReserve, Usage: "for a device whose memory is the host's, leave this much of the host's available memory (default: the larger of 1GiB and 5% of RAM)"},
+			&cli.StringFlag{Name: "host-reserve", Destination: &o.HostReserve, Usage: "for a device whose memory is the host's, leave this much of the host's available memory (default: $CLMEMPROBE_HOST_RESERVE, else the larger of 1GiB and 5% of RAM)"},
 			setupTimeoutFlag(&o.SetupTimeout),
 			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: strings.Join(report.Names(report.KindLargest), ", ")},
 			outputFlag(&o.Output, "write to this file instead of stdout"),
@@ -87,8 +87,10 @@ func (o largestOptions) validate() (*largestRequest, error) {
 		return nil, err
 	}
 	r := &largestRequest{platform: o.Platform, format: f, output: o.Output, quiet: o.Quiet, verbose: o.Verbose}
-	r.req = probe.LargestRequest{Library: probe.LibraryPath(o.OpenCLLib), Command: result.RedactArgs(o.commandLine), ToolVersion: version,
-		HostReserve: probe.DefaultHostReserve()}
+	r.req = probe.LargestRequest{Library: probe.LibraryPath(o.OpenCLLib), Command: result.RedactArgs(o.commandLine), ToolVersion: version}
+	if r.req.HostReserve, err = probe.DefaultHostReserve(); err != nil && o.HostReserve == "" {
+		return nil, usageErr("%v", err)
+	}
 	if r.devices, err = ParseDeviceList(o.Devices); err != nil {
 		return nil, usageErr("--devices: %v", err)
 	}

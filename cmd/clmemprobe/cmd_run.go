@@ -129,7 +129,7 @@ func runFlags(o *runOptions) []cli.Flag {
 		&cli.StringFlag{Name: "timeout", Value: "10m", Destination: &o.Timeout, Usage: "time limit per strategy; past it the strategy is stopped"},
 		&cli.StringFlag{Name: "hang-timeout", Value: "60s", Destination: &o.HangTimeout, Usage: "a loop without progress for this long is declared hung"},
 		setupTimeoutFlag(&o.SetupTimeout),
-		&cli.StringFlag{Name: "host-reserve", Destination: &o.HostReserve, Usage: "stop a strategy before system available memory falls below this, and in a memory cgroup with a limit before its free memory falls below the smaller of this and a sixteenth of the limit; at least " + units.Size(probe.LeastHostReserve) + " (less cannot protect anything: the kernel acts first), or 0 to turn the guard off (default: the larger of 1GiB and 5% of RAM)"},
+		&cli.StringFlag{Name: "host-reserve", Destination: &o.HostReserve, Usage: "stop a strategy before system available memory falls below this, and in a memory cgroup with a limit before its free memory falls below the smaller of this and a sixteenth of the limit; at least " + units.Size(probe.LeastHostReserve) + " (less cannot protect anything: the kernel acts first), or 0 to turn the guard off (default: $CLMEMPROBE_HOST_RESERVE, else the larger of 1GiB and 5% of RAM)"},
 		&cli.StringFlag{Name: "sample-interval", Value: "10ms", Destination: &o.SampleInterval, Usage: "least time between memory samples (the host guard keeps its own 5 ms cadence)"},
 		&cli.StringFlag{Name: "out", Destination: &o.Out, Usage: "folder to write run.json, samples.jsonl (every sample, as it comes) and run.png into (created if missing; one run at a time)"},
 		&cli.StringFlag{Name: "prom", Destination: &o.Prom, Usage: "also write the result as Prometheus metrics to this file, replaced atomically (for node_exporter's textfile collector, name it *.prom)"},
@@ -372,7 +372,9 @@ func (o runOptions) parseLimits(p *probe.Plan) error {
 	case "0", "off":
 		p.HostReserve = 0 // the guard is off: runRun says so on stderr
 	case "":
-		p.HostReserve = probe.DefaultHostReserve()
+		if p.HostReserve, err = probe.DefaultHostReserve(); err != nil {
+			return usageErr("%v", err)
+		}
 	default:
 		if p.HostReserve, err = units.ParseSize(o.HostReserve); err != nil {
 			return usageErr("--host-reserve: %v (or 0 to turn the host guard off)", err)

@@ -93,3 +93,22 @@ func TestHostReserveFloor(t *testing.T) {
 		}
 	}
 }
+
+// CLMEMPROBE_HOST_RESERVE sets the default reserve: the dry run reports it, --host-reserve overrides it, and
+// a value that is not a size of at least the floor is one line naming the variable, for run and largest.
+func TestHostReserveFromTheEnvironment(t *testing.T) {
+	env := PoCLEnv(t)
+	res := inProcess(t, append(env, "CLMEMPROBE_HOST_RESERVE=300MiB"), "run", "--dry-run", "--max-allocs", "4", "--format", "json")
+	var d result.DryRun
+	if err := json.Unmarshal([]byte(res.stdout), &d); res.code != 0 || err != nil || d.HostReserve != 300<<20 {
+		t.Errorf("exit %d, %v, reserve %d; want %d: %s", res.code, err, d.HostReserve, 300<<20, res.stderr)
+	}
+	res = inProcess(t, append(env, "CLMEMPROBE_HOST_RESERVE=300MiB"), "run", "--dry-run", "--max-allocs", "4", "--format", "json", "--host-reserve", "100MiB")
+	if err := json.Unmarshal([]byte(res.stdout), &d); err != nil || d.HostReserve != 100<<20 {
+		t.Errorf("--host-reserve over the variable: %v, reserve %d", err, d.HostReserve)
+	}
+	for _, bad := range []string{"1MiB", "lots"} {
+		oneLineError(t, inProcess(t, append(env, "CLMEMPROBE_HOST_RESERVE="+bad), "run", "--dry-run"), exitUsage, "CLMEMPROBE_HOST_RESERVE="+bad)
+		oneLineError(t, inProcess(t, append(env, "CLMEMPROBE_HOST_RESERVE="+bad), "largest", "--max-bytes", "64MiB"), exitUsage, "CLMEMPROBE_HOST_RESERVE="+bad)
+	}
+}

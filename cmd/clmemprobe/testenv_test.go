@@ -139,10 +139,13 @@ func PoCLEnv(t testing.TB) []string {
 	return Env("POCL_DEVICES=pthread pthread", "OCL_ICD_VENDORS=/etc/OpenCL/vendors")
 }
 
-// FaultEnv returns the environment for a run on the fault-injection runtime with the given settings.
+// FaultEnv returns the environment for a run on the fault-injection runtime with the given settings. Its
+// device memory is bookkeeping and its host staging copies are small, so its runs keep the least host
+// reserve: with the default (1 GiB or 5% of RAM) a run stopped for what other processes held, on a machine
+// where another process held all but 2 GiB. A test that means the guard to act sets --host-reserve.
 func FaultEnv(t testing.TB, settings ...string) []string {
 	t.Helper()
-	return Env(append([]string{"OCL_ICD_VENDORS=" + FaultCL(t)}, settings...)...)
+	return Env(append([]string{"OCL_ICD_VENDORS=" + FaultCL(t), "CLMEMPROBE_HOST_RESERVE=64MiB"}, settings...)...)
 }
 
 // Env is the test process's environment without any OpenCL or faultcl setting, and with a UTF-8 locale and
@@ -151,7 +154,7 @@ func Env(extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		if strings.HasPrefix(kv, "FAULTCL_") || strings.HasPrefix(kv, "OCL_ICD_") || strings.HasPrefix(kv, "POCL_") ||
-			strings.HasPrefix(kv, "CLMEMPROBE_OPENCL_LIB=") || strings.HasPrefix(kv, "LC_") || strings.HasPrefix(kv, "LANG=") ||
+			strings.HasPrefix(kv, "CLMEMPROBE_OPENCL_LIB=") || strings.HasPrefix(kv, "CLMEMPROBE_HOST_RESERVE=") || strings.HasPrefix(kv, "LC_") || strings.HasPrefix(kv, "LANG=") ||
 			strings.HasPrefix(kv, "NO_COLOR=") || strings.HasPrefix(kv, "TERM=") || strings.HasPrefix(kv, "COLUMNS=") {
 			continue
 		}
