@@ -126,6 +126,9 @@ func (o checkOptions) validate() (*checkRequest, error) {
 
 // recordExpectations writes what check holds a node to, from a recorded run, to --output or stdout.
 func recordExpectations(req *checkRequest, stdout, stderr io.Writer) error {
+	if err := checkOutput("--output", req.output, req.runFile); err != nil {
+		return err
+	}
 	r, err := loadResult(req.runFile)
 	if err != nil {
 		return err
@@ -146,9 +149,6 @@ func recordExpectations(req *checkRequest, stdout, stderr io.Writer) error {
 		}
 		note()
 		return nil
-	}
-	if err := checkOutput("--output", req.output, req.runFile); err != nil {
-		return err
 	}
 	if err := renderFile(req.output, "json", exp); err != nil {
 		return err
@@ -200,6 +200,9 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) err
 	if req.record {
 		return recordExpectations(req, stdout, stderr)
 	}
+	if err := checkOutput("--prom", req.prom, resultPath(req.expect)); err != nil {
+		return err
+	}
 	// A check ends within its time limit: a FIFO or a terminal could hold it up for ever. A run's folder
 	// stands for its run.json, as everywhere.
 	expect := resultPath(req.expect)
@@ -216,11 +219,6 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) err
 	// The rule check --record applies: a file that check --record would have refused is no baseline either.
 	if err := comparison.Baseline(exp); err != nil {
 		return notABaseline("--expect ", req.expect, err)
-	}
-	if req.prom != "" {
-		if err := checkOutput("--prom", req.prom, req.expect); err != nil {
-			return err
-		}
 	}
 	var recorded float64
 	for _, j := range exp.Jobs {

@@ -115,10 +115,10 @@ func (o traceOptions) validate() (*traceRequest, error) {
 			return nil, usageErr("--timeout: %v (or 0 for no limit)", err)
 		}
 	}
+	if err := checkOutput("--output", o.Output); err != nil {
+		return nil, err
+	}
 	if o.Output != "" {
-		if err := checkOutput("--output", o.Output); err != nil {
-			return nil, err
-		}
 		if name := resultFileOf(o.Output, o.Out); name != "" {
 			return nil, usageErr("--output %s is --out's own %s; give the rendered trace another name", o.Output, name)
 		}
