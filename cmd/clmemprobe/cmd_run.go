@@ -536,11 +536,12 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 // checkOutput refuses, one of the run's own files in --out, or the two flags naming one file.
 func (r *runRequest) checkOutputs() error {
 	for _, f := range []struct{ flag, path string }{{"--prom", r.prom}, {"--output", r.output}} {
-		if err := checkOutput(f.flag, f.path); err != nil {
-			return err
-		}
+		// Said first: the name is wrong wherever the folder is, and --out's folder may not be made yet.
 		if name := resultFileOf(f.path, r.out); name != "" {
 			return usageErr("%s %s is the run's own %s in --out; give it another name", f.flag, f.path, name)
+		}
+		if err := checkOutput(f.flag, f.path); err != nil {
+			return err
 		}
 	}
 	if r.prom != "" && r.output != "" && (r.prom == r.output || same(r.prom, r.output)) {
