@@ -1,13 +1,11 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe"
@@ -15,7 +13,6 @@ import (
 	"github.com/clmemprobe/clmemprobe/report/comparison"
 	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/result"
-	"github.com/clmemprobe/clmemprobe/report/units"
 	"github.com/urfave/cli/v2"
 )
 
@@ -54,21 +51,26 @@ or cannot finish within --time-limit. FILE is an expectations file, a run.json o
 small file with
   clmemprobe check --record --output expect.json RUN.json
 (without --output it goes to stdout) from a run short enough to fit the time limit (a few hundred buffers
-with --touch fill) that every job ended by itself: an interrupted run, one with a job the host guard,
-Ctrl-C or --timeout stopped, or one with a job that crashed or hung (check fails every crash and hang) is
-refused (exit 2). The whole check ends within --time-limit (default 50s, under the 60 s Slurm gives a
-HealthCheckProgram; --budget is its old name, still taken) and prints one line. A different device model
-than the recorded one is bad input; a different driver is noted, not judged.
+with --touch fill) that every job ended by itself. --record and --expect take a baseline by one rule: an
+interrupted run, one with a job the host guard, Ctrl-C or --timeout stopped (its count is where the stop
+came, not the runtime's threshold), or one with a job that crashed or hung (check fails every crash and
+hang, so such a baseline would fail every check) is refused with exit 2 before anything runs, and so is an
+expectations file holding such a job. A job of the check's own run that crashes, hangs or is stopped is
+below expectation (exit 1): a node that fails so is unhealthy, not bad input. The whole check ends within
+--time-limit (default 50s, under the 60 s Slurm gives a HealthCheckProgram; --budget is its old name,
+still taken) and prints one line. A different device model than the recorded one is bad input; a
+different driver is noted, not judged.
 
 ` + exitCodesWith(map[int]string{exitOK: "healthy: every job reached its recorded threshold less --tolerance, or its whole budget (with --record: the expectations are written)",
 			exitRegression:  "below expectation: a job reached less than recorded, crashed, hung or did not finish within --time-limit",
+			exitUsage:       "bad input: a flag, an argument, or a FILE that is no baseline (an interrupted run, a job stopped, crashed or hung) or was recorded on another device model",
 			exitInterrupted: "interrupted with Ctrl-C: nothing is judged (once the jobs began, one line says how many of them ran)"},
 			exitOK, exitRegression, exitUsage, exitNoOpenCL, exitOutput, exitInterrupted),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "expect", Destination: &o.Expect, Usage: "the expectations file (or a run.json) to hold this node to"},
 			&cli.StringFlag{Name: "time-limit", Aliases: []string{"budget"}, Value: "50s", Destination: &o.TimeLimit, Usage: "the most time the whole check may take (--budget is its old name)"},
 			&cli.StringFlag{Name: "tolerance", Value: comparison.TolerancePercent, Destination: &o.Tolerance, Usage: "how far below the expected threshold a job may end and still be healthy"},
-			&cli.BoolFlag{Name: "record", Destination: &o.Record, Usage: "write the expectations of RUN.json (or a run's folder) to --output, or stdout, instead of checking; an interrupted run, one with a job the host guard, Ctrl-C or --timeout stopped (its thresholds are not the runtime's), or one with a job that crashed or hung (check fails every crash and hang) is refused (exit 2)"},
+			&cli.BoolFlag{Name: "record", Destination: &o.Record, Usage: "write the expectations of RUN.json (or a run's folder) to --output, or stdout, instead of checking; a run that --expect would refuse is refused (exit 2): an interrupted run, one with a job the host guard, Ctrl-C or --timeout stopped (its thresholds are not the runtime's), or one with a job that crashed or hung (check fails every crash and hang)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Destination: &o.Output, Usage: "with --record: the expectations file to write (default: stdout)"},
 			&cli.StringFlag{Name: "prom", Destination: &o.Prom, Usage: "also write the check's run as Prometheus metrics to this file, replaced atomically"},
 			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: "table (one line) or json"},
@@ -124,12 +126,16 @@ func (o checkOptions) validate() (*checkRequest, error) {
 
 // recordExpectations writes what check holds a node to, from a recorded run, to --output or stdout.
 func recordExpectations(req *checkRequest, stdout, stderr io.Writer) error {
+	if err := checkOutput("--output", req.output, req.runFile); err != nil {
+		return err
+	}
 	r, err := loadResult(req.runFile)
 	if err != nil {
 		return err
 	}
-	if err := conclusive(r, req.runFile); err != nil {
-		return err
+	exp := result.ExpectationsFrom(r)
+	if err := comparison.Baseline(exp); err != nil {
+		return notABaseline("check --record: ", req.runFile, err)
 	}
 	// Said once the expectations are written: a failure says one line, and only that.
 	note := func() {
@@ -138,16 +144,13 @@ func recordExpectations(req *checkRequest, stdout, stderr io.Writer) error {
 		}
 	}
 	if req.output == "" {
-		if err := render(stdout, "json", result.ExpectationsFrom(r)); err != nil {
+		if err := render(stdout, "json", exp); err != nil {
 			return err
 		}
 		note()
 		return nil
 	}
-	if err := checkOutput("--output", req.output, req.runFile); err != nil {
-		return err
-	}
-	if err := renderFile(req.output, "json", result.ExpectationsFrom(r)); err != nil {
+	if err := renderFile(req.output, "json", exp); err != nil {
 		return err
 	}
 	if !req.quiet {
@@ -173,39 +176,19 @@ func budgetOnly(r *result.Run) string {
 		n, len(r.Jobs), r.Config.MaxAllocs)
 }
 
-// conclusive refuses, as bad input, a run whose thresholds are not the runtime's to record: one that was
-// interrupted (it lacks jobs) or with a job the host guard, an interrupt or its time limit stopped (the
-// buffers it reached say where the stop came, not where the runtime fails). A baseline taken from it would
-// hold every node to that stop. A job that crashed or hung is refused too: check counts a crash or a hang as
-// below expectation whatever was recorded, so a baseline holding one would fail every later check, even of a
-// node that crashes the same way.
-func conclusive(r *result.Run, file string) error {
-	var stopped, broken []string
-	for _, s := range r.Jobs {
-		switch s.Outcome {
-		case result.OutcomeStopped:
-			stopped = append(stopped, fmt.Sprintf("%s %s (%s)", s.Strategy, units.Size(s.SizeBytes), stopWords(s.StopCause)))
-		case result.OutcomeCrashed, result.OutcomeHung, result.OutcomeWrong:
-			broken = append(broken, fmt.Sprintf("%s %s (%s)", s.Strategy, units.Size(s.SizeBytes), s.Outcome))
-		}
+// notABaseline is bad input for a run or expectations that comparison.Baseline refuses: which file, what is
+// wrong with it, and what to record instead. who is the flag or command that was given the file.
+func notABaseline(who, file string, err error) error {
+	var ref *comparison.Refusal
+	if !errors.As(err, &ref) {
+		return usageErr("%s%s: %v", who, file, err)
 	}
-	switch {
-	case r.Partial:
-		return usageErr("check --record: %s is an interrupted run, without every job: record a run that ran to its end", file)
-	case len(stopped) > 0:
-		return usageErr("check --record: %s has jobs that were stopped, not ended by the runtime: %s; record a run in which every job ends by itself (fewer --max-allocs)",
-			file, strings.Join(stopped, ", "))
-	case len(broken) > 0:
-		return usageErr("check --record: %s has jobs that crashed or hung: %s; check fails every crash and hang, so a baseline with one would fail every check: record a run without them (other --strategies, or the node once fixed)",
-			file, strings.Join(broken, ", "))
-	}
-	return nil
-}
-
-// stopWords names what stopped a job: its cause ("host guard", "interrupted", "timed out"), or "stopped"
-// where the result names none.
-func stopWords(c result.StopCause) string {
-	return cmp.Or(c.Words(), "stopped")
+	advice := map[comparison.BaselineFault]string{
+		comparison.BaselineInterrupted: "record a run that ran to its end",
+		comparison.BaselineStopped:     "record a run in which every job ends by itself (fewer --max-allocs)",
+		comparison.BaselineBroken:      "record a run without them (other --strategies, or the node once fixed)",
+	}[ref.Fault]
+	return usageErr("%s%s is not a baseline: %v; %s", who, file, err, advice)
 }
 
 func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) error {
@@ -216,6 +199,9 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) err
 	}
 	if req.record {
 		return recordExpectations(req, stdout, stderr)
+	}
+	if err := checkOutput("--prom", req.prom, resultPath(req.expect)); err != nil {
+		return err
 	}
 	// A check ends within its time limit: a FIFO or a terminal could hold it up for ever. A run's folder
 	// stands for its run.json, as everywhere.
@@ -230,10 +216,9 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) err
 	if err != nil {
 		return usageErr("--expect: %v", err)
 	}
-	if req.prom != "" {
-		if err := checkOutput("--prom", req.prom, req.expect); err != nil {
-			return err
-		}
+	// The rule check --record applies: a file that check --record would have refused is no baseline either.
+	if err := comparison.Baseline(exp); err != nil {
+		return notABaseline("--expect ", req.expect, err)
 	}
 	var recorded float64
 	for _, j := range exp.Jobs {

@@ -75,10 +75,8 @@ func runCompare(_ context.Context, o compareOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if req.output != "" {
-		if err := checkOutput("--output", req.output, req.base, req.next); err != nil {
-			return err
-		}
+	if err := checkOutput("--output", req.output, req.base, req.next); err != nil {
+		return err
 	}
 	base, err := loadResult(req.base)
 	if err != nil {

@@ -75,10 +75,8 @@ func (l listing) command(stdout, stderr io.Writer) *cli.Command {
 				return err
 			}
 			req.stderr = stderr
-			if req.output != "" {
-				if err := checkOutput("--output", req.output); err != nil {
-					return err
-				}
+			if err := checkOutput("--output", req.output); err != nil {
+				return err
 			}
 			ctx, stop := withInterrupt(c.Context, stderr)
 			defer stop()

@@ -87,12 +87,14 @@ func runMerge(_ context.Context, o mergeOptions, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	// Checked before the inputs are looked through, and again against every file named or found there, not
+	// only those that load: a broken input is still someone's file.
+	if err := checkOutput("--output", req.output, req.paths...); err != nil {
+		return err
+	}
 	files, read := findFleet(req.paths)
-	if req.output != "" {
-		// Every file named or found, not only those that load: a broken input is still someone's file.
-		if err := checkOutput("--output", req.output, append(append([]string{}, req.paths...), read...)...); err != nil {
-			return err
-		}
+	if err := checkOutput("--output", req.output, append(append([]string{}, req.paths...), read...)...); err != nil {
+		return err
 	}
 	merger := loadFleet(files)
 	var bad []error

@@ -140,10 +140,8 @@ func runReport(_ context.Context, o reportOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if req.output != "" {
-		if err := checkOutput("--output", req.output, req.path); err != nil {
-			return err
-		}
+	if err := checkOutput("--output", req.output, req.path); err != nil {
+		return err
 	}
 	if t, err := result.LoadTrace(req.path); err != nil || t != nil {
 		return reportTrace(stdout, req.output, req.format, req.wide, t, err) // a trace (cmd_trace.go)

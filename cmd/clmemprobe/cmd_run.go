@@ -538,14 +538,12 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 // checkOutput refuses, one of the run's own files in --out, or the two flags naming one file.
 func (r *runRequest) checkOutputs() error {
 	for _, f := range []struct{ flag, path string }{{"--prom", r.prom}, {"--output", r.output}} {
-		if f.path == "" {
-			continue
+		// Said first: the name is wrong wherever the folder is, and --out's folder may not be made yet.
+		if name := resultFileOf(f.path, r.out); name != "" {
+			return usageErr("%s %s is the run's own %s in --out; give it another name", f.flag, f.path, name)
 		}
 		if err := checkOutput(f.flag, f.path); err != nil {
 			return err
-		}
-		if name := resultFileOf(f.path, r.out); name != "" {
-			return usageErr("%s %s is the run's own %s in --out; give it another name", f.flag, f.path, name)
 		}
 	}
 	if r.prom != "" && r.output != "" && (r.prom == r.output || same(r.prom, r.output)) {
@@ -586,6 +584,10 @@ func finishRun(j findings.Judged, req *runRequest, out *outputDir, interrupted b
 		}
 	}
 	if err := req.emit(stdout, req.format, report.KindRun, j); err != nil {
+		if writeErr != nil {
+			// Said with what else could not be written, in one line, and not lost behind it.
+			return outputErr("%v", joinErrors(writeErr, err))
+		}
 		return err
 	}
 	if req.output != "" {

@@ -115,13 +115,11 @@ func (o traceOptions) validate() (*traceRequest, error) {
 			return nil, usageErr("--timeout: %v (or 0 for no limit)", err)
 		}
 	}
-	if o.Output != "" {
-		if err := checkOutput("--output", o.Output); err != nil {
-			return nil, err
-		}
-		if name := resultFileOf(o.Output, o.Out); name != "" {
-			return nil, usageErr("--output %s is --out's own %s; give the rendered trace another name", o.Output, name)
-		}
+	if name := resultFileOf(o.Output, o.Out); o.Output != "" && name != "" {
+		return nil, usageErr("--output %s is --out's own %s; give the rendered trace another name", o.Output, name)
+	}
+	if err := checkOutput("--output", o.Output); err != nil {
+		return nil, err
 	}
 	path, err := exec.LookPath(args[0])
 	if err != nil {

@@ -45,7 +45,7 @@ var exitMeanings = map[int]string{
 	exitRegression:  "compare: a threshold regressed; merge: a node is an outlier; check: below expectation; exchange: wrong cells; or an error no other code names",
 	exitUsage:       "bad input: a flag, an argument or an input file",
 	exitNoOpenCL:    "no OpenCL: the library, a platform or a device is missing, or the runtime failed while setting up; or ulimit -v leaves the tool too little address space for itself",
-	exitOutput:      "the tool could not write its results or its output",
+	exitOutput:      "the tool could not write its results or its output (an output whose folder is missing, is a file or takes no new file is found before any work)",
 	exitWorkerFault: "a worker crashed or hung, or its runtime reported a fill it did not write (the result is written)",
 	exitInterrupted: "interrupted with Ctrl-C (what was written so far stays)",
 }
@@ -174,9 +174,8 @@ func main() {
 	os.Exit(realMain(os.Args, os.Stdout, os.Stderr))
 }
 
-// realMain runs the command line and returns the exit code; every error becomes one line on stderr (an
-// error of several things, such as each registered runtime's reason for giving no platform, one line
-// each, indented under the first).
+// realMain runs the command line and returns the exit code; every error becomes one line on stderr
+// (sayError).
 func realMain(args []string, stdout, stderr io.Writer) int {
 	app := newApp(stdout, stderr)
 	completeFrom(app, args, stdout)
@@ -184,22 +183,31 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		err = app.RunContext(context.Background(), flagsFirst(app, args))
 	}
-	if err != nil {
-		var ee *exitError
-		var lined interface{ Lines() []string }
-		switch {
-		case errors.As(err, &ee) && ee.err == nil:
-		case errors.As(err, &lined):
-			lines := lined.Lines()
-			fmt.Fprintln(stderr, "clmemprobe:", oneLine(lines[0]))
-			for _, l := range lines[1:] {
-				fmt.Fprintln(stderr, "  "+oneLine(l))
-			}
-		default:
-			fmt.Fprintln(stderr, "clmemprobe:", oneLine(err.Error()))
-		}
-	}
+	sayError(stderr, err)
 	return exitCode(err)
+}
+
+// sayError writes err on stderr: one line starting "clmemprobe:" (an error of several things, such as each
+// registered runtime's reason for giving no platform, one line each, indented under the first). An exit
+// code without an error says nothing more, as the command said it (check's line, run's table), except 4:
+// what could not be written is never left unsaid.
+func sayError(stderr io.Writer, err error) {
+	var ee *exitError
+	var lined interface{ Lines() []string }
+	switch {
+	case err == nil:
+	case errors.As(err, &ee) && ee.err == nil && ee.code == exitOutput:
+		fmt.Fprintln(stderr, "clmemprobe: could not write the output (the cause was not recorded); check the disk and the output's folder")
+	case errors.As(err, &ee) && ee.err == nil:
+	case errors.As(err, &lined):
+		lines := lined.Lines()
+		fmt.Fprintln(stderr, "clmemprobe:", oneLine(lines[0]))
+		for _, l := range lines[1:] {
+			fmt.Fprintln(stderr, "  "+oneLine(l))
+		}
+	default:
+		fmt.Fprintln(stderr, "clmemprobe:", oneLine(err.Error()))
+	}
 }
 
 // oneLine keeps an error message on one line of plain text, whatever a runtime or a file name put into it.
@@ -213,10 +221,8 @@ const abortWait = 2 * time.Second
 // any work), arm Ctrl-C (withInterrupt) and list the runtime's platforms and devices. stop releases Ctrl-C;
 // it is a no-op when the error is set.
 func beginProbe(ctx context.Context, output, library string, setup time.Duration, stderr io.Writer) (context.Context, func(), result.Inventory, error) {
-	if output != "" {
-		if err := checkOutput("--output", output); err != nil {
-			return ctx, func() {}, nil, err
-		}
+	if err := checkOutput("--output", output); err != nil {
+		return ctx, func() {}, nil, err
 	}
 	ctx, stop := withInterrupt(ctx, stderr)
 	inv, err := probe.Describe(ctx, library, setup)

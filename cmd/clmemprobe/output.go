@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/clmemprobe/clmemprobe/cmd/clmemprobe/internal/safefile"
 	"github.com/clmemprobe/clmemprobe/report"
@@ -35,17 +37,21 @@ type outputDir struct {
 
 // lockOutDir makes an --out folder, takes its lock (one command writes into a folder at a time), and refuses
 // a folder where one of the command's files (names) is already there, unless force replaces it; what says
-// whose files they are ("a result", "a trace").
+// whose files they are ("a result", "a trace"). A folder that is a file, cannot be made or takes no new file
+// is exit 4, as checkOutput's are; one in use or holding a result is bad input (exit 2).
 func lockOutDir(dir string, force bool, what string, names ...string) (*safefile.DirLock, error) {
+	if problem, missing := notAFolder(dir); problem != "" && !missing {
+		return nil, outputErr("--out %s: %s; give a folder to write into (it is made if missing)", dir, problem)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, usageErr("--out: cannot create %s: %v", dir, err)
+		return nil, outputErr("--out %s: cannot create the folder (%s); give a folder you can write", dir, errorWords(err))
 	}
 	lock, err := safefile.LockDir(dir)
 	if errors.Is(err, safefile.ErrLocked) {
 		return nil, usageErr("--out %s: another clmemprobe command is writing into it; wait for it to end or choose another folder", dir)
 	}
 	if err != nil {
-		return nil, usageErr("--out %s is not writable: %v", dir, err)
+		return nil, outputErr("--out %s: the folder %s takes no new file (%s); give a folder you can write", dir, dir, errorWords(err))
 	}
 	for _, name := range names {
 		fi, err := os.Lstat(filepath.Join(dir, name))
@@ -72,7 +78,7 @@ func openOutputDir(dir string, force bool) (*outputDir, error) {
 	o := &outputDir{dir: dir, force: force, lock: lock}
 	if o.samples, err = safefile.CreateStream(filepath.Join(dir, samplesFile)); err != nil {
 		lock.Unlock()
-		return nil, usageErr("--out %s is not writable: %v", dir, err)
+		return nil, outputErr("--out %s: the folder %s takes no new file (%s); give a folder you can write", dir, dir, errorWords(err))
 	}
 	return o, nil
 }
@@ -136,12 +142,8 @@ func (o *outputDir) samplesErr() error { return named(samplesFile, o.samples.Err
 
 // named says which file an error is about, without the temporary file's path.
 func named(name string, err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
 	if err != nil {
-		return fmt.Errorf("%s: %v", name, err)
+		return fmt.Errorf("%s: %s", name, errorWords(err))
 	}
 	return nil
 }
@@ -202,7 +204,7 @@ func emit(stdout io.Writer, output string, f *report.Format, doc any, wide bool,
 func emitWith(stdout io.Writer, output string, f *report.Format, doc any, opts report.Options) error {
 	if output != "" {
 		if err := safefile.WriteFile(output, func(w io.Writer) error { return report.RenderWith(w, f.Name, doc, opts) }); err != nil {
-			return outputErr("cannot write %s: %v", output, err)
+			return outputErr("cannot write %s: %s", output, errorWords(err))
 		}
 		return nil
 	}
@@ -224,7 +226,7 @@ func renderFile(path, format string, doc any, shape ...func(*report.Options)) er
 		f(&opts)
 	}
 	if err := safefile.WriteFile(path, func(w io.Writer) error { return report.RenderWith(w, format, doc, opts) }); err != nil {
-		return outputErr("cannot write %s: %v", path, err)
+		return outputErr("cannot write %s: %s", path, errorWords(err))
 	}
 	return nil
 }
@@ -258,10 +260,16 @@ func resultFileOf(path, outDir string) string {
 	return ""
 }
 
-// checkOutput refuses, before any work, a file to write that the tool must not replace: a folder, a
-// device, a FIFO or a socket, or a link to one (the file is replaced by a rename, which would put a plain
-// file where /dev/null was), one of the command's own inputs, or a file in a folder that does not exist.
+// checkOutput is the one check of a file a command will write (-o/--output, --prom), made before any work;
+// "" is no file. It refuses as bad input (exit 2) a name the tool must not replace: a folder, a device, a
+// FIFO or a socket, or a link to one (the file is replaced by a rename, which would put a plain file where
+// /dev/null was), or one of the command's own inputs. It refuses as unwritable (exit 4) a file whose folder
+// is missing, is a file, or takes no new file (read-only, not the user's, /proc): it creates the temporary
+// file the write would create, and removes it, since no mode bit says that for root or a read-only mount.
 func checkOutput(flag, path string, inputs ...string) error {
+	if path == "" {
+		return nil
+	}
 	if fi, err := os.Lstat(path); err == nil {
 		kind := fileKind(fi)
 		if fi.Mode()&fs.ModeSymlink != 0 {
@@ -280,11 +288,46 @@ func checkOutput(flag, path string, inputs ...string) error {
 		}
 	}
 	dir := filepath.Dir(path)
-	fi, err := os.Stat(dir)
-	if err != nil || !fi.IsDir() {
-		return usageErr("%s %s: the folder %s does not exist; create it first", flag, path, dir)
+	if what, missing := notAFolder(dir); missing {
+		return outputErr("%s %s: %s; create it first, or give a file in a folder that exists", flag, path, what)
+	} else if what != "" {
+		return outputErr("%s %s: %s; give a file in a folder", flag, path, what)
+	}
+	if err := safefile.Probe(path); err != nil {
+		return outputErr("%s %s: the folder %s takes no new file (%s); give a file in a folder you can write", flag, path, dir, errorWords(err))
 	}
 	return nil
+}
+
+// notAFolder says what stands where the folder dir should be, "" when it is a folder: the nearest part of
+// the path that exists and is not a folder ("x is a file, not a folder"), else that dir does not exist
+// (missing is then true: a folder the command may make).
+func notAFolder(dir string) (what string, missing bool) {
+	for d := dir; ; d = filepath.Dir(d) {
+		fi, err := os.Stat(d)
+		switch {
+		case err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR):
+			return "", false // not for us to tell: creating the file will say what is wrong
+		case err == nil && fi.IsDir() && d == dir:
+			return "", false
+		case err == nil && fi.IsDir():
+			return fmt.Sprintf("the folder %s does not exist", dir), true
+		case err == nil:
+			return fmt.Sprintf("%s is %s, not a folder", d, cmp.Or(fileKind(fi), "a file")), false
+		case d == filepath.Dir(d):
+			return fmt.Sprintf("the folder %s does not exist", dir), true
+		}
+	}
+}
+
+// errorWords is an error of the file system without the path it names ("read-only file system"): the
+// path is the temporary file's, which the user never named and which is gone.
+func errorWords(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 // fileKind names what fi is when it is not a plain file or a symlink, else "".

@@ -34,6 +34,9 @@ type Expectations struct {
 	// again; absent when only the default read-write ran.
 	FlagSets []string      `json:"flag_sets,omitempty"`
 	Jobs     []ExpectedJob `json:"jobs"`
+	// Partial is whether the run the expectations were taken from was interrupted. Never written: a file
+	// holds expectations only from a run that ended (comparison.Baseline refuses the others).
+	Partial bool `json:"-"`
 }
 
 // ExpectedJob is one job of the recorded run and how it ended.
@@ -45,17 +48,21 @@ type ExpectedJob struct {
 	Outcome       Outcome  `json:"outcome"`
 	AllocationsOK uint64   `json:"allocations_ok"`
 	Seconds       float64  `json:"seconds"` // how long the recorded job's loop took
+	// StopCause is what stopped a stopped job of a run. Never written, as no stopped job is: a file's
+	// expectations say only the outcome.
+	StopCause StopCause `json:"-"`
 }
 
-// ExpectationsFrom takes what a check needs from a run.
+// ExpectationsFrom takes what a check needs from a run, and what says whether the run is a baseline at all
+// (whether it was interrupted, what stopped a job).
 func ExpectationsFrom(r *Run) *Expectations {
 	e := &Expectations{Kind: ExpectationsKind, Version: ExpectationsVersion, RecordedBy: r.Tool, RecordedFrom: r.Started,
 		Platform: r.Platform.Name, DeviceModel: DeviceModel(r.Devices), DriverVersion: DriverVersions(r.Devices),
 		Devices: r.Config.Devices, Touch: r.Config.Touch, MaxAllocs: r.Config.MaxAllocs, MaxBytes: r.Config.MaxBytes,
-		Variants: r.Config.Variants, FlagSets: r.Config.FlagSets, Jobs: []ExpectedJob{}}
+		Variants: r.Config.Variants, FlagSets: r.Config.FlagSets, Jobs: []ExpectedJob{}, Partial: r.Partial}
 	for _, s := range r.Jobs {
 		e.Jobs = append(e.Jobs, ExpectedJob{Strategy: s.Strategy, SizeBytes: s.SizeBytes, Variant: s.Variant, Flags: s.Flags, Outcome: s.Outcome,
-			AllocationsOK: s.AllocationsOK, Seconds: s.Seconds})
+			AllocationsOK: s.AllocationsOK, Seconds: s.Seconds, StopCause: s.StopCause})
 	}
 	return e
 }

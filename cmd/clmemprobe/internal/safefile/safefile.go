@@ -79,6 +79,18 @@ func createTemp(path string) (*os.File, error) {
 	return nil, fmt.Errorf("cannot create a temporary file in %s", dir)
 }
 
+// Probe creates the temporary file WriteFile would create for path, and removes it: nil when the folder
+// takes a new file now. Mode bits cannot tell (root ignores them, a read-only mount or /proc refuses root
+// too); only creating one can, so that a command finds out before its work, not after it.
+func Probe(path string) error {
+	f, err := createTemp(path)
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	return errors.Join(f.Close(), os.Remove(name))
+}
+
 // WriteFile writes path through a temporary file renamed into place once it is complete and synced. On any
 // error the temporary file is removed and whatever was at path stays as it was.
 func WriteFile(path string, write func(io.Writer) error) error {

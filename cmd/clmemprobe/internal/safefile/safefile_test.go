@@ -338,3 +338,35 @@ func TestLockFileRemovedAtUnlock(t *testing.T) {
 		t.Errorf("a lock beside the second: %v, want ErrLocked", err)
 	}
 }
+
+// Probe creates a file where WriteFile would and leaves nothing behind: nil in a folder that takes one, the
+// error of the create where none can be made (a missing folder, a file where the folder goes, /proc, which
+// refuses root too).
+func TestProbe(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "a-file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		path string
+		want error // nil: the folder takes a file
+	}{
+		{"a folder", filepath.Join(dir, "run.json"), nil},
+		{"a missing folder", filepath.Join(dir, "missing", "run.json"), syscall.ENOENT},
+		{"a file where the folder goes", filepath.Join(file, "run.json"), syscall.ENOTDIR},
+		{"/proc", "/proc/clmemprobe-probe.json", syscall.ENOENT},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := Probe(c.path)
+			if c.want == nil && err != nil || c.want != nil && !errors.Is(err, c.want) {
+				t.Errorf("Probe(%s) = %v, want %v", c.path, err, c.want)
+			}
+			noTemporaryFiles(t, dir)
+			if _, err := os.Stat(c.path); !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+				t.Errorf("Probe left %s behind (%v)", c.path, err)
+			}
+		})
+	}
+}
