@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -166,6 +167,9 @@ func runLargest(ctx context.Context, o largestOptions, stdout, stderr io.Writer)
 		if emitErr := emit(stdout, r.output, r.format, l, false, func(opts *report.Options) { opts.AllFindings = r.verbose }); emitErr != nil {
 			return emitErr
 		}
+	}
+	if errors.Is(err, context.Canceled) {
+		return &exitError{exitInterrupted, nil} // the document says it: interrupted, and how far it got
 	}
 	return err
 }
