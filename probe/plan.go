@@ -17,6 +17,7 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
 	"github.com/clmemprobe/clmemprobe/probe/internal/supervise"
+	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
@@ -208,6 +209,15 @@ func (p *Plan) DryRun(inv result.Inventory) *result.DryRun {
 		TimeoutSeconds: p.Limits.Total.Seconds(), HostReserve: p.HostReserve}
 	if mi, err := p.hostRoot().Meminfo(); err == nil {
 		d.HostAvailable = mi.Available
+	}
+	if cg, _ := sample.FindCgroup(p.hostRoot()); cg != nil {
+		if limit := cg.Limit(); limit > 0 {
+			ws, _ := cg.WorkingSet()
+			d.CgroupLimit, d.CgroupFree = limit, limit-min(limit, ws)
+			if p.HostReserve > 0 {
+				d.CgroupReserve = wire.CgroupReserve(p.HostReserve, limit)
+			}
+		}
 	}
 	var smallest uint64
 	if p.Platform < len(inv) {

@@ -55,9 +55,17 @@ func writePlanText(w io.Writer, p *result.DryRun, opts Options) error {
 	}
 	guard := fmt.Sprintf("The host guard stops a job before system available memory (%s now) falls below the reserve of %s.",
 		units.Bytes(p.HostAvailable), units.Bytes(p.HostReserve))
+	if p.CgroupLimit > 0 {
+		guard = fmt.Sprintf("The host guard stops a job before system available memory (%s now) falls below the reserve of %s, and before the free memory of the memory cgroup the tool runs in (%s of its %s limit now) falls below %s.",
+			units.Bytes(p.HostAvailable), units.Bytes(p.HostReserve), units.Bytes(p.CgroupFree), units.Bytes(p.CgroupLimit), units.Bytes(p.CgroupReserve))
+	}
 	if p.HostReserve == 0 {
 		guard = fmt.Sprintf("The host guard is off (--host-reserve 0): nothing stops a job before the kernel's OOM killer does (%s of system memory available now).",
 			units.Bytes(p.HostAvailable))
+		if p.CgroupLimit > 0 {
+			guard = fmt.Sprintf("The host guard is off (--host-reserve 0): nothing stops a job before the OOM killer of the memory cgroup the tool runs in does (%s of its %s limit free now).",
+				units.Bytes(p.CgroupFree), units.Bytes(p.CgroupLimit))
+		}
 	}
 	each := "Each job runs"
 	if p.Repeat > 1 {

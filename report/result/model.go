@@ -505,7 +505,12 @@ type DryRun struct {
 	TimeoutSeconds float64     `json:"timeout_seconds"`
 	HostReserve    uint64      `json:"host_reserve_bytes"`
 	HostAvailable  uint64      `json:"host_available_bytes"`
-	Touch          Touch       `json:"touch"`
+	// CgroupLimit, CgroupFree and CgroupReserve are the memory cgroup's limit, its free memory now and the
+	// reserve the guard keeps below the limit, where the tool runs in a memory cgroup with a limit.
+	CgroupLimit   uint64 `json:"cgroup_limit_bytes,omitempty"`
+	CgroupFree    uint64 `json:"cgroup_free_bytes,omitempty"`
+	CgroupReserve uint64 `json:"cgroup_reserve_bytes,omitempty"`
+	Touch         Touch  `json:"touch"`
 	// Repeat is how many times each job runs (run --repeat); absent: once.
 	Repeat int `json:"repeat,omitempty"`
 	// Live is a plan printed before a run that allocates (run -v), not a dry run's.

@@ -1,0 +1,94 @@
+package main
+
+// The parent outlives its memory cgroup's OOM killer: with the host guard off, every worker (and a traced
+// program) is ended by the cgroup's OOM killer, 10 times for each command that runs jobs, and each time the
+// parent lives to write its whole result and leaves no lock behind. On another machine the parent of run
+// --host-reserve 0 was killed in 1 of 3 runs, leaving a run.json that said nothing ran and a stale lock.
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/clmemprobe/clmemprobe/cmd/clmemprobe/internal/safefile"
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
+)
+
+// survivals is how many times each command meets the OOM killer.
+const survivals = 10
+
+func TestTheParentOutlivesItsCgroupsOOMKiller(t *testing.T) {
+	const limit = 256 << 20
+	procs, version := memoryCgroup(t, limit)
+	env := PoCLEnv(t)
+	fill := []string{"--strategies", "shared", "--touch", "fill", "--max-allocs", "2000", "--host-reserve", "0", "-q"}
+	t.Run("run", func(t *testing.T) {
+		for i := range survivals {
+			dir := t.TempDir()
+			before := cgroupOOMKills(t, procs, version)
+			res := inCgroup(t, procs, env, append([]string{"run", "--out", dir}, fill...)...)
+			r, err := result.Load(filepath.Join(dir, "run.json"))
+			if res.code != exitWorkerFault || err != nil || len(r.Jobs) != 1 || r.Jobs[0].Signal != "SIGKILL" || r.Jobs[0].Limit != result.LimitCgroupMemory {
+				t.Fatalf("try %d: exit %d, run.json %v; want 5 and the job killed by the cgroup's OOM killer: %s", i, res.code, err, res.stderr)
+			}
+			if cgroupOOMKills(t, procs, version) == before {
+				t.Fatalf("try %d: the cgroup's OOM killer did not act", i)
+			}
+			if _, err := os.Lstat(filepath.Join(dir, safefile.LockName)); !os.IsNotExist(err) {
+				t.Errorf("try %d: the lock is left behind (%v)", i, err)
+			}
+		}
+	})
+	t.Run("remedy", func(t *testing.T) {
+		for i := range survivals {
+			out := filepath.Join(t.TempDir(), "remedy.json")
+			res := inCgroup(t, procs, env, append([]string{"remedy", "--format", "json", "-o", out}, fill...)...)
+			var r result.Remedy
+			b, err := os.ReadFile(out)
+			if res.code != 0 || err != nil || json.Unmarshal(b, &r) != nil || r.Baseline.Outcome != result.OutcomeCrashed || len(r.Remedies) != r.ChangesPlanned {
+				t.Fatalf("try %d: exit %d, %v; want every planned change recorded after the baseline's crash: %s", i, res.code, err, res.stderr)
+			}
+		}
+	})
+	t.Run("trace", func(t *testing.T) {
+		for i := range survivals {
+			dir := t.TempDir()
+			res := inCgroup(t, procs, traceEnv(env), "trace", "--out", dir, "-q", "--", Traceprog(t), "fill", strconv.Itoa(1<<20))
+			var tr result.Trace
+			b, err := os.ReadFile(filepath.Join(dir, "trace.json"))
+			if err != nil || json.Unmarshal(b, &tr) != nil || res.code != exitWorkerFault || tr.Exit.Signal != "SIGKILL" {
+				t.Fatalf("try %d: exit %d, trace.json %v, the program's end %+v; want 5 and the program killed: %s", i, res.code, err, tr.Exit, res.stderr)
+			}
+			if _, err := os.Lstat(filepath.Join(dir, safefile.LockName)); !os.IsNotExist(err) {
+				t.Errorf("try %d: the lock is left behind (%v)", i, err)
+			}
+		}
+	})
+	t.Run("largest", func(t *testing.T) {
+		for i := range survivals {
+			l := largestIn(t, procs, FaultEnv(t, "FAULTCL_DEVICE_MEM=1073741824"), "--devices", "0", "--patterns", "4", "--flags", "read-write,alloc-host-ptr")
+			if d := l.Devices[0]; d.LargestVerifiedBytes >= limit || d.LargestVerifiedBytes < 64<<20 {
+				t.Fatalf("try %d: largest %s in a cgroup of %s", i, units.Bytes(d.LargestVerifiedBytes), units.Bytes(limit))
+			}
+		}
+	})
+}
+
+// A dry run in a memory cgroup says what the guard will keep there: the cgroup's limit, its free memory and
+// the reserve below its limit (a sixteenth of it, under the default host reserve), where before it spoke of
+// the machine's available memory alone.
+func TestDryRunNamesItsCgroup(t *testing.T) {
+	const limit = 1 << 30
+	procs, _ := memoryCgroup(t, limit)
+	res := inCgroup(t, procs, PoCLEnv(t), "run", "--dry-run", "--max-allocs", "2000", "--format", "json")
+	var d result.DryRun
+	if err := json.Unmarshal([]byte(res.stdout), &d); res.code != 0 || err != nil {
+		t.Fatalf("exit %d, %v: %s", res.code, err, res.stderr)
+	}
+	if d.CgroupLimit != limit || d.CgroupFree == 0 || d.CgroupFree > limit || d.CgroupReserve != limit/16 {
+		t.Errorf("cgroup limit %d, free %d, reserve %d; want %d, between 0 and the limit, %d", d.CgroupLimit, d.CgroupFree, d.CgroupReserve, limit, limit/16)
+	}
+}
