@@ -44,12 +44,14 @@ func Largest(ctx context.Context, req LargestRequest, inv result.Inventory) (*re
 	}
 	groups, end := session()
 	defer end()
+	kills := oomKillCounter(sample.System)
 	var cgroupLimit uint64
-	if cg, _ := sample.FindCgroup(sample.System); cg != nil {
-		cgroupLimit = cg.Limit()
+	if kills.cgroup != nil {
+		cgroupLimit = kills.cgroup.Limit()
 	}
 	for _, i := range req.Devices {
 		if ctx.Err() != nil {
+			l.Interrupted = true // between devices: those not reached are absent
 			break
 		}
 		if req.Platform >= len(inv) || i >= len(inv[req.Platform].Devices) {
@@ -58,7 +60,7 @@ func Largest(ctx context.Context, req LargestRequest, inv result.Inventory) (*re
 		d := inv[req.Platform].Devices[i]
 		ld := result.LargestDevice{Index: i, Name: d.Name, MaxAllocBytes: d.MaxAllocBytes, GlobalMemBytes: d.GlobalMemBytes, CgroupLimitBytes: cgroupLimit}
 		ld.BoundBytes, ld.BoundBy = largestBound(d, req, sample.System)
-		t := &tryer{ctx: ctx, req: req, device: i, groups: groups, root: sample.System, cgroupLimit: cgroupLimit}
+		t := &tryer{ctx: ctx, req: req, device: i, groups: groups, kills: kills, cgroupLimit: cgroupLimit}
 		for _, p := range req.Patterns {
 			v, tries := searchLargest(ld.BoundBytes, p, t.try)
 			ld.Tries = append(ld.Tries, tries...)
@@ -136,9 +138,9 @@ type tryer struct {
 	device    int
 	groups    *supervise.Groups
 	bandwidth float64 // bytes per second of the fastest verified fill so far; 0 before one
-	// root is where the kernel's count of OOM kills is read; cgroupLimit the limit of the memory cgroup the
-	// tool runs in (0: none), named in an OOM kill's detail.
-	root        sample.Root
+	// kills counts the OOM killer's kills; cgroupLimit is the limit of the memory cgroup the tool runs in
+	// (0: none), named in an OOM kill's detail.
+	kills       oomKills
 	cgroupLimit uint64
 	// interrupted says Ctrl-C stopped a try, or came before one started: no try is made after it.
 	interrupted bool
@@ -168,7 +170,7 @@ func (t *tryer) try(size uint64, pattern int) (lt result.LargestTry, made bool) 
 	lt = result.LargestTry{SizeBytes: size, PatternBytes: pattern}
 	start := time.Now()
 	hang := t.hangLimit(size)
-	killsBefore, killsErr := t.root.OOMKills()
+	killsBefore, killsErr := t.kills.read()
 	e, err := supervise.Run(t.ctx, supervise.Child{Spec: wire.Spec{Kind: wire.KindLargestTry, Library: t.req.Library,
 		Largest: &wire.LargestSpec{Platform: t.req.Platform, Device: t.device, Size: size, PatternBytes: pattern, Flags: t.req.Flags}},
 		Limits: Limits{Setup: t.req.Setup, Hang: hang}, Groups: t.groups})
@@ -207,15 +209,45 @@ func (t *tryer) try(size uint64, pattern int) (lt result.LargestTry, made bool) 
 // OOM kills moved from before during the try (nothing else in the tool sends a worker SIGKILL unasked),
 // else a crash by a signal from outside.
 func (t *tryer) killed(e *supervise.Ending, before uint64) (result.TryOutcome, string) {
-	after, err := t.root.OOMKills()
+	after, err := t.kills.read()
 	if err != nil || after <= before {
 		return result.TryCrashed, e.Reason
 	}
-	detail := fmt.Sprintf("the kernel's OOM killer ended the worker (oom_kill in /proc/vmstat went from %d to %d)", before, after)
+	detail := fmt.Sprintf("the kernel's OOM killer ended the worker (%s went from %d to %d)", t.kills.source, before, after)
 	if t.cgroupLimit > 0 {
 		detail += fmt.Sprintf(", in a memory cgroup whose limit is %s", units.Bytes(t.cgroupLimit))
 	}
 	return result.TryOOMKilled, detail
+}
+
+// oomKills is a count of the OOM killer's kills and where it is read: the memory cgroup's own count where
+// the tool runs in one (the worker runs there too, and a kill elsewhere on the machine does not move it),
+// else the machine's.
+type oomKills struct {
+	read   func() (uint64, error)
+	source string
+	cgroup *sample.Cgroup // nil: none
+}
+
+// oomKillCounter is the count of OOM kills that can tell a try's worker was one: its memory cgroup's
+// (memory.events or memory.oom_control) where that can be read, else /proc/vmstat's.
+func oomKillCounter(root sample.Root) oomKills {
+	k := oomKills{read: root.OOMKills, source: "oom_kill in /proc/vmstat"}
+	cg, _ := sample.FindCgroup(root)
+	if cg == nil {
+		return k
+	}
+	k.cgroup = cg
+	if _, ok := cg.OOMKills(); ok {
+		k.source = "its memory cgroup's oom_kill count"
+		k.read = func() (uint64, error) {
+			if n, ok := cg.OOMKills(); ok {
+				return n, nil
+			}
+			return 0, fmt.Errorf("the memory cgroup %s's oom_kill count could not be read", cg.Path)
+		}
+	}
+	return k
 }
 
 // firstTrySize is where the doubling starts.

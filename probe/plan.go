@@ -211,8 +211,8 @@ func (p *Plan) DryRun(inv result.Inventory) *result.DryRun {
 		d.HostAvailable = mi.Available
 	}
 	if cg, _ := sample.FindCgroup(p.hostRoot()); cg != nil {
-		if limit := cg.Limit(); limit > 0 {
-			ws, _ := cg.WorkingSet()
+		if ws, err := cg.WorkingSet(); err == nil && cg.Limit() > 0 { // as the guard: no reading, no cgroup reserve
+			limit := cg.Limit()
 			d.CgroupLimit, d.CgroupFree = limit, limit-min(limit, ws)
 			if p.HostReserve > 0 {
 				d.CgroupReserve = wire.CgroupReserve(p.HostReserve, limit)

@@ -12,6 +12,10 @@ import (
 
 // writeHealthText is check's one line: the verdict, each job's threshold against the expected one, and the time.
 func writeHealthText(w io.Writer, h *comparison.Health, _ Options) error {
+	if h.Interrupted {
+		_, err := fmt.Fprintf(w, "clmemprobe check: INTERRUPTED (Ctrl-C) after %d of %d jobs: nothing is judged\n", h.JobsDone, h.JobsPlanned)
+		return err
+	}
 	var parts []string
 	for _, j := range h.Jobs {
 		name := healthJobName(&j)

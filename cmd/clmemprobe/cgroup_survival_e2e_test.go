@@ -20,6 +20,9 @@ import (
 // survivals is how many times each command meets the OOM killer.
 const survivals = 10
 
+// TestTheParentOutlivesItsCgroupsOOMKiller runs each command that runs jobs survivals times in a 256 MiB
+// memory cgroup with the host guard off, where the cgroup's OOM killer ends what allocates, and checks
+// each time that the killer acted, that the parent wrote its whole result, and that no lock is left.
 func TestTheParentOutlivesItsCgroupsOOMKiller(t *testing.T) {
 	const limit = 256 << 20
 	procs, version := memoryCgroup(t, limit)
@@ -42,8 +45,16 @@ func TestTheParentOutlivesItsCgroupsOOMKiller(t *testing.T) {
 			}
 		}
 	})
+	// killed fails the test unless the cgroup's OOM killer acted since before.
+	killed := func(t *testing.T, i int, before uint64) {
+		t.Helper()
+		if cgroupOOMKills(t, procs, version) == before {
+			t.Fatalf("try %d: the cgroup's OOM killer did not act", i)
+		}
+	}
 	t.Run("remedy", func(t *testing.T) {
 		for i := range survivals {
+			before := cgroupOOMKills(t, procs, version)
 			out := filepath.Join(t.TempDir(), "remedy.json")
 			res := inCgroup(t, procs, env, append([]string{"remedy", "--format", "json", "-o", out}, fill...)...)
 			var r result.Remedy
@@ -51,17 +62,23 @@ func TestTheParentOutlivesItsCgroupsOOMKiller(t *testing.T) {
 			if res.code != 0 || err != nil || json.Unmarshal(b, &r) != nil || r.Baseline.Outcome != result.OutcomeCrashed || len(r.Remedies) != r.ChangesPlanned {
 				t.Fatalf("try %d: exit %d, %v; want every planned change recorded after the baseline's crash: %s", i, res.code, err, res.stderr)
 			}
+			killed(t, i, before)
+			if r.Baseline.Limit != result.LimitCgroupMemory {
+				t.Errorf("try %d: the baseline's limit is %q, want the cgroup's", i, r.Baseline.Limit)
+			}
 		}
 	})
 	t.Run("trace", func(t *testing.T) {
 		for i := range survivals {
 			dir := t.TempDir()
+			before := cgroupOOMKills(t, procs, version)
 			res := inCgroup(t, procs, traceEnv(env), "trace", "--out", dir, "-q", "--", Traceprog(t), "fill", strconv.Itoa(1<<20))
 			var tr result.Trace
 			b, err := os.ReadFile(filepath.Join(dir, "trace.json"))
 			if err != nil || json.Unmarshal(b, &tr) != nil || res.code != exitWorkerFault || tr.Exit.Signal != "SIGKILL" {
 				t.Fatalf("try %d: exit %d, trace.json %v, the program's end %+v; want 5 and the program killed: %s", i, res.code, err, tr.Exit, res.stderr)
 			}
+			killed(t, i, before)
 			if _, err := os.Lstat(filepath.Join(dir, safefile.LockName)); !os.IsNotExist(err) {
 				t.Errorf("try %d: the lock is left behind (%v)", i, err)
 			}
@@ -69,15 +86,17 @@ func TestTheParentOutlivesItsCgroupsOOMKiller(t *testing.T) {
 	})
 	t.Run("largest", func(t *testing.T) {
 		for i := range survivals {
+			before := cgroupOOMKills(t, procs, version)
 			l := largestIn(t, procs, FaultEnv(t, "FAULTCL_DEVICE_MEM=1073741824"), "--devices", "0", "--patterns", "4", "--flags", "read-write,alloc-host-ptr")
 			if d := l.Devices[0]; d.LargestVerifiedBytes >= limit || d.LargestVerifiedBytes < 64<<20 {
 				t.Fatalf("try %d: largest %s in a cgroup of %s", i, units.Bytes(d.LargestVerifiedBytes), units.Bytes(limit))
 			}
+			killed(t, i, before)
 		}
 	})
 }
 
-// A dry run in a memory cgroup says what the guard will keep there: the cgroup's limit, its free memory and
+// TestDryRunNamesItsCgroup: a dry run in a memory cgroup says what the guard will keep there: the cgroup's limit, its free memory and
 // the reserve below its limit (a sixteenth of it, under the default host reserve), where before it spoke of
 // the machine's available memory alone.
 func TestDryRunNamesItsCgroup(t *testing.T) {

@@ -121,6 +121,9 @@ func (o checkOptions) validate() (*checkRequest, error) {
 	if _, err := lookupFormat(o.Format, report.KindHealth); err != nil {
 		return nil, err
 	}
+	if _, err := probe.DefaultHostReserve(); err != nil { // the plan reads it again once the devices are listed
+		return nil, usageErr("%v", err)
+	}
 	return r, nil
 }
 
@@ -246,7 +249,7 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) err
 		return runErr
 	}
 	if errors.Is(ctx.Err(), context.Canceled) { // Ctrl-C, not the time limit (DeadlineExceeded)
-		return interruptedCheck(stdout, run, len(exp.Jobs))
+		return interruptedCheck(stdout, req.format, run, len(exp.Jobs))
 	}
 	judged := findings.Judge(run)
 	health := comparison.CheckHealth(exp, run, req.tolerance, req.timeLimit.Seconds())
@@ -272,17 +275,19 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) err
 }
 
 // interruptedCheck is a check Ctrl-C stopped once its jobs began: it judges nothing (a job cut short and
-// jobs never run say nothing of the node), prints one line on how far it got, and exits 130.
-func interruptedCheck(stdout io.Writer, run *result.Run, planned int) error {
-	done := 0
+// jobs never run say nothing of the node), says in the check's format how far it got, and exits 130.
+func interruptedCheck(stdout io.Writer, format string, run *result.Run, planned int) error {
+	h := &comparison.Health{Interrupted: true, JobsPlanned: planned}
 	if run != nil {
 		for i := range run.Jobs {
 			if !run.Jobs[i].Interrupted() {
-				done++
+				h.JobsDone++
 			}
 		}
 	}
-	fmt.Fprintf(stdout, "clmemprobe check: INTERRUPTED (Ctrl-C) after %d of %d jobs: nothing is judged\n", done, planned)
+	if err := renderWide(stdout, format, h, false); err != nil {
+		return err
+	}
 	return &exitError{exitInterrupted, nil}
 }
 

@@ -101,17 +101,23 @@ func runRemedy(ctx context.Context, o runOptions, stdout, stderr io.Writer) erro
 			fmt.Fprintf(stderr, "clmemprobe: %d/%d %s: %s after %d buffers (%s)\n", k, len(changes)+1, what, j.Outcome, j.AllocationsOK, units.Bytes(j.BytesOK))
 		}
 	}
-	if rem.Baseline, err = remedyJob(ctx, base, inv, "the baseline"); err != nil {
+	var started bool
+	if rem.Baseline, started, err = remedyJob(ctx, base, inv, "the baseline"); err != nil && ctx.Err() == nil {
 		return err
 	}
-	say(1, "the baseline", rem.Baseline)
+	if started {
+		say(1, "the baseline", rem.Baseline)
+	}
 	for k, ch := range changes {
 		if ctx.Err() != nil {
 			break
 		}
-		j, err := remedyJob(ctx, ch.Plan, inv, ch.Name)
+		j, started, err := remedyJob(ctx, ch.Plan, inv, ch.Name)
 		if err != nil && ctx.Err() == nil {
 			return err
+		}
+		if !started { // Ctrl-C came before its job began: a change not run is absent
+			break
 		}
 		rem.Remedies = append(rem.Remedies, j)
 		say(k+2, ch.Name, j)
@@ -170,14 +176,21 @@ func remedyBase(req *runRequest, inv result.Inventory, from *result.Run) (probe.
 	return p, nil
 }
 
-// remedyJob runs a plan of one job and says how it went.
-func remedyJob(ctx context.Context, p probe.Plan, inv result.Inventory, change string) (result.RemedyJob, error) {
+// remedyJob runs a plan of one job and says how it went; started is false when Ctrl-C came before the job
+// began, and then the job says it was interrupted with nothing done.
+func remedyJob(ctx context.Context, p probe.Plan, inv result.Inventory, change string) (j result.RemedyJob, started bool, err error) {
 	run, err := probe.Run(ctx, p, inv, nil)
-	j := result.RemedyJob{Change: change, Strategy: p.Strategies[0], SizeBytes: p.Sizes[0]}
-	if run != nil && len(run.Jobs) > 0 {
-		s := run.Jobs[0]
-		j.Flags, j.Variant, j.VariantSettings = s.Flags, s.Variant, s.VariantSettings
-		j.AllocationsOK, j.BytesOK, j.Outcome, j.FirstFailure, j.Reason, j.StopCause = s.AllocationsOK, s.BytesOK, s.Outcome, s.FirstFailure, s.Reason, s.StopCause
+	j = result.RemedyJob{Change: change, Strategy: p.Strategies[0], SizeBytes: p.Sizes[0]}
+	if run == nil || len(run.Jobs) == 0 {
+		if ctx.Err() != nil {
+			j.Outcome, j.StopCause, j.Reason = result.OutcomeStopped, result.StopInterrupted, "interrupted before it began"
+		}
+		return j, false, err
 	}
-	return j, err
+	s := run.Jobs[0]
+	j.Flags, j.Variant, j.VariantSettings = s.Flags, s.Variant, s.VariantSettings
+	j.AllocationsOK, j.BytesOK, j.Outcome, j.FirstFailure, j.Reason, j.StopCause = s.AllocationsOK, s.BytesOK, s.Outcome, s.FirstFailure, s.Reason, s.StopCause
+	judged := findings.Judge(run) // its own copy of the run: the limit is asked of the copy's job
+	j.Limit = judged.Limit(&judged.Run().Jobs[0]).Limit
+	return j, true, err
 }

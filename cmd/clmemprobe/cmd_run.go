@@ -539,7 +539,7 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 func (r *runRequest) checkOutputs() error {
 	for _, f := range []struct{ flag, path string }{{"--prom", r.prom}, {"--output", r.output}} {
 		// Said first: the name is wrong wherever the folder is, and --out's folder may not be made yet.
-		if name := resultFileOf(f.path, r.out); name != "" {
+		if name := resultFileOf(f.path, r.out); f.path != "" && name != "" {
 			return usageErr("%s %s is the run's own %s in --out; give it another name", f.flag, f.path, name)
 		}
 		if err := checkOutput(f.flag, f.path); err != nil {

@@ -205,6 +205,9 @@ func sayError(stderr io.Writer, err error) {
 		for _, l := range lines[1:] {
 			fmt.Fprintln(stderr, "  "+oneLine(l))
 		}
+	case errors.Is(err, context.Canceled):
+		// Go's words for a cancelled context mean nothing to a user: the interrupt is what happened.
+		fmt.Fprintln(stderr, "clmemprobe: interrupted (Ctrl-C)")
 	default:
 		fmt.Fprintln(stderr, "clmemprobe:", oneLine(err.Error()))
 	}

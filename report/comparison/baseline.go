@@ -53,7 +53,7 @@ func (r *Refusal) Error() string {
 	case BaselineStopped:
 		return "jobs were stopped, not ended by the runtime: " + strings.Join(names, ", ")
 	}
-	return "jobs crashed or hung: " + strings.Join(names, ", ") + "; check fails every crash and hang, so a baseline with one would fail every check"
+	return "jobs crashed, hung or read back wrong: " + strings.Join(names, ", ") + "; check fails every one of these, so a baseline with one would fail every check"
 }
 
 // name is the job as the refusal names it: strategy and size, its variant and flags where they are not the

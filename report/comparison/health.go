@@ -17,6 +17,11 @@ type Health struct {
 	TimeLimit float64     `json:"time_limit_seconds"` // --time-limit: the same figure as budget_seconds
 	Notes     []string    `json:"notes,omitempty"`    // what changed but does not make a node unhealthy (the driver)
 	Jobs      []HealthJob `json:"jobs"`
+	// Interrupted says Ctrl-C stopped the check once its jobs began: nothing is judged (Healthy says
+	// nothing), JobsDone of JobsPlanned jobs ran to their end.
+	Interrupted bool `json:"interrupted,omitempty"`
+	JobsDone    int  `json:"jobs_done,omitempty"`
+	JobsPlanned int  `json:"jobs_planned,omitempty"`
 }
 
 // HealthJob is one expected job against what the check's run did.

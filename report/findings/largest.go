@@ -32,6 +32,9 @@ func LargestVerdict(d *result.LargestDevice) string {
 	}
 	if v == 0 {
 		why := "no try was made"
+		if d.BoundBytes < 1<<20 {
+			why = fmt.Sprintf("no try was made: the most it could try is %s%s", units.Bytes(d.BoundBytes), boundWhy(d))
+		}
 		if len(d.Tries) > 0 {
 			t := d.Tries[0]
 			why = fmt.Sprintf("the first try (%s) %s%s", units.Size(t.SizeBytes), t.Outcome, tryCodeText(t))
@@ -52,9 +55,11 @@ func LargestVerdict(d *result.LargestDevice) string {
 		s += fmt.Sprintf("; that is the most the search tried (%s%s)", units.Bytes(d.BoundBytes), boundWhy(d))
 	}
 	if k := firstKilledAbove(d, v); k != nil {
-		s += fmt.Sprintf("; at %s the kernel's OOM killer ended the try: the host's memory ran out, not the device's", units.Size(k.SizeBytes))
+		s += fmt.Sprintf("; at %s the kernel's OOM killer ended the try: ", units.Size(k.SizeBytes))
 		if d.CgroupLimitBytes > 0 {
-			s += fmt.Sprintf(" (the tool runs in a memory cgroup whose limit is %s)", units.Bytes(d.CgroupLimitBytes))
+			s += fmt.Sprintf("the host memory the tool may use ran out (its memory cgroup's limit of %s), not the device's", units.Bytes(d.CgroupLimitBytes))
+		} else {
+			s += "the host's memory ran out, not the device's"
 		}
 	}
 	if bug := elementCountBug(d); bug != "" {
@@ -84,7 +89,7 @@ func boundWhy(d *result.LargestDevice) string {
 	case result.BoundCgroup:
 		return fmt.Sprintf(": what the memory cgroup's limit of %s leaves above its reserve; the device's memory is the host's", units.Bytes(d.CgroupLimitBytes))
 	case result.BoundHost:
-		return ": what the host's available memory leaves above --host-reserve; the device's memory is the host's"
+		return ": what the host's available memory leaves above the host reserve; the device's memory is the host's"
 	case result.BoundMaxBytes:
 		return ": --max-bytes"
 	case result.BoundDevice:

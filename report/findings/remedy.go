@@ -159,6 +159,9 @@ func endWords(j result.RemedyJob) string {
 	if j.Interrupted() {
 		return "interrupted"
 	}
+	if j.Outcome == result.OutcomeCrashed && j.Limit == result.LimitCgroupMemory {
+		return "was ended by its memory cgroup's OOM killer"
+	}
 	if f := j.FirstFailure; f != nil && j.Outcome == result.OutcomeFailed {
 		return fmt.Sprintf("failed with %d (%s)", f.Code, f.Name)
 	}

@@ -92,3 +92,14 @@ func TestRankRemediesOfAnInterruptedSearch(t *testing.T) {
 		t.Errorf("during the baseline: %q", h)
 	}
 }
+
+// A job the memory cgroup's OOM killer ended is said so, not as a bare crash.
+func TestRemedyNamesTheCgroupsOOMKiller(t *testing.T) {
+	base := remedyJob("the baseline", result.Shared, result.OutcomeCrashed, 538)
+	base.Limit = result.LimitCgroupMemory
+	r := &result.Remedy{Baseline: base, Remedies: []result.RemedyJob{remedyJob("one context per device", result.PerDevice, result.OutcomeCrashed, 540)}}
+	RankRemedies(r)
+	if want := "The baseline (shared, 1 MiB buffers) was ended by its memory cgroup's OOM killer after 538 buffers"; !strings.HasPrefix(r.Verdict[0], want) {
+		t.Errorf("headline %q, want it to start %q", r.Verdict[0], want)
+	}
+}

@@ -44,6 +44,8 @@ type RemedyJob struct {
 	// StopCause is what stopped a job whose outcome is stopped (interrupted: Ctrl-C, which says nothing of the
 	// change).
 	StopCause StopCause `json:"stop_cause,omitempty"`
+	// Limit is what the judge found ended the job (cgroup-memory: its memory cgroup's OOM killer).
+	Limit Limit `json:"limit,omitempty"`
 	// Gain is how far the job went against the baseline, in bytes placed: 2.0 is twice as far. Against a
 	// baseline that placed nothing it is the job's bytes over one baseline buffer.
 	Gain float64 `json:"gain"`

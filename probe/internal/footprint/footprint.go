@@ -14,16 +14,13 @@
 package footprint
 
 import (
-	"bufio"
-	"bytes"
-	"errors"
 	"fmt"
 	"math"
 	"os"
 	"runtime/debug"
-	"strconv"
 	"syscall"
 
+	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
 	"github.com/ebitengine/purego"
 )
 
@@ -33,26 +30,25 @@ import (
 // work; far below it (about 1.2 GiB) Go's runtime cannot start at all, before any of this program's code runs.
 const MinAddressSpace = 1792 << 20
 
-// ErrAddressSpace is returned by Fit when the address-space limit leaves the parent too little room.
-var ErrAddressSpace = errors.New("the address-space limit is below what the tool needs for itself")
-
 // mArenaMax is glibc's mallopt parameter M_ARENA_MAX.
 const mArenaMax = -8
 
 // Fit prepares this process, the parent, for the limits it runs under: it asks glibc for one malloc arena,
 // sets the Go runtime's memory limit from RLIMIT_AS and the memory cgroup (cgroupLimit, 0 for none), unless
-// GOMEMLIMIT sets one, and refuses an address-space limit below MinAddressSpace with an error wrapping
-// ErrAddressSpace. Nothing it cannot do (no glibc, no /proc) is an error: those are the limits of a
-// machine the parent does not need to fit.
-func Fit(cgroupLimit uint64) error {
+// GOMEMLIMIT sets one, and refuses an address-space limit below MinAddressSpace with an error that says
+// what to set. Nothing it cannot do (no glibc, no /proc) is an error: those are the limits of a machine the
+// parent does not need to fit. root is where its own address space is read.
+func Fit(root sample.Root, cgroupLimit uint64) error {
 	oneArena()
 	as := addressSpaceLimit()
 	if as < MinAddressSpace {
-		return fmt.Errorf("%w: ulimit -v is %d KiB; the tool needs at least %d KiB (ulimit -v %d). To see how a runtime does under a lower limit, give it to the workers alone: run --variant NAME:RLIMIT_AS=SIZE",
-			ErrAddressSpace, as>>10, uint64(MinAddressSpace)>>10, uint64(MinAddressSpace)>>10)
+		return fmt.Errorf("the address-space limit is below what the tool needs for itself: ulimit -v is %d KiB; the tool needs at least %d KiB (ulimit -v %d). To see how a runtime does under a lower limit, give it to the workers alone: run --variant NAME:RLIMIT_AS=SIZE",
+			as>>10, uint64(MinAddressSpace)>>10, uint64(MinAddressSpace)>>10)
 	}
 	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
-		if limit := memoryLimit(as, mappedNow(), cgroupLimit); limit > 0 {
+		// VmSize: what this process has mapped so far (0 when it cannot be read: then the whole limit counts).
+		own, _ := root.SelfMemory()
+		if limit := memoryLimit(as, own.VMS, cgroupLimit); limit > 0 {
 			debug.SetMemoryLimit(limit)
 		}
 	}
@@ -88,30 +84,6 @@ func addressSpaceLimit() uint64 {
 		return math.MaxUint64
 	}
 	return rl.Cur
-}
-
-// mappedNow is this process's address space now (VmSize in /proc/self/status), 0 when it cannot be read.
-func mappedNow() uint64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	return vmSize(b)
-}
-
-// vmSize reads VmSize, in bytes, from the text of /proc/PID/status.
-func vmSize(status []byte) uint64 {
-	s := bufio.NewScanner(bytes.NewReader(status))
-	for s.Scan() {
-		f := bytes.Fields(s.Bytes())
-		if len(f) >= 2 && string(f[0]) == "VmSize:" {
-			kib, err := strconv.ParseUint(string(f[1]), 10, 64)
-			if err == nil {
-				return kib << 10
-			}
-		}
-	}
-	return 0
 }
 
 // oneArena asks glibc for a single malloc arena. Where libc is not glibc (musl has no arenas), or cannot

@@ -27,13 +27,3 @@ func TestMemoryLimit(t *testing.T) {
 		})
 	}
 }
-
-func TestVMSize(t *testing.T) {
-	status := "Name:\tclmemprobe\nVmPeak:\t 1938020 kB\nVmSize:\t 1723524 kB\nVmRSS:\t 30000 kB\n"
-	if got, want := vmSize([]byte(status)), uint64(1723524)<<10; got != want {
-		t.Errorf("vmSize = %d, want %d (VmSize, not VmPeak)", got, want)
-	}
-	if got := vmSize([]byte("Name:\tx\n")); got != 0 {
-		t.Errorf("vmSize without the field = %d, want 0", got)
-	}
-}

@@ -1,0 +1,67 @@
+package findings
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
+)
+
+// largestDevice is a device whose search verified the sizes of verified and ended the others as given.
+func largestDevice(tries ...result.LargestTry) result.LargestDevice {
+	d := result.LargestDevice{Index: 0, Name: "dev", MaxAllocBytes: 8 << 30, GlobalMemBytes: 16 << 30, BoundBytes: 16 << 30, BoundBy: result.BoundDevice, Tries: tries}
+	for _, t := range tries {
+		if t.Outcome == result.TryVerified {
+			d.LargestVerifiedBytes = max(d.LargestVerifiedBytes, t.SizeBytes)
+		}
+	}
+	d.Patterns = []result.LargestPattern{{PatternBytes: 4, LargestVerifiedBytes: d.LargestVerifiedBytes}}
+	return d
+}
+
+func try(size uint64, o result.TryOutcome) result.LargestTry {
+	return result.LargestTry{SizeBytes: size, PatternBytes: 4, Outcome: o}
+}
+
+// TestLargestVerdictSaysWhatEndedTheSearch checks the headline's words for what bounded or cut a search,
+// each with the figures of its device.
+func TestLargestVerdictSaysWhatEndedTheSearch(t *testing.T) {
+	const mib = 1 << 20
+	interrupted := largestDevice(try(64*mib, result.TryVerified), try(128*mib, result.TryVerified), try(256*mib, result.TryInterrupted))
+	interrupted.Interrupted, interrupted.Patterns, interrupted.LargestVerifiedBytes = true, nil, 0
+	killed := largestDevice(try(256*mib, result.TryVerified), try(512*mib, result.TryOOMKilled), try(384*mib, result.TryVerified))
+	killed.CgroupLimitBytes = 512 * mib
+	byCgroup := largestDevice(try(64*mib, result.TryVerified), try(939*mib, result.TryVerified))
+	byCgroup.BoundBytes, byCgroup.BoundBy, byCgroup.CgroupLimitBytes = 939*mib, result.BoundCgroup, 1<<30
+	noRoom := result.LargestDevice{Name: "dev", MaxAllocBytes: 8 << 30, BoundBytes: 0, BoundBy: result.BoundCgroup, CgroupLimitBytes: 1 << 30}
+	for _, c := range []struct {
+		name       string
+		d          result.LargestDevice
+		want, lack []string
+	}{
+		{"interrupted", interrupted, []string{"interrupted (Ctrl-C) after 2 complete tries", units.Size(128*mib) + " was verified before it, a lower bound"}, []string{"maximum allocation"}},
+		{"OOM-killed above, in a cgroup", killed, []string{"at " + units.Size(512*mib) + " the kernel's OOM killer ended the try", "memory cgroup's limit of " + units.Bytes(512*mib)}, nil},
+		{"bounded by the cgroup", byCgroup, []string{"the most the search tried (" + units.Bytes(939*mib) + ": what the memory cgroup's limit of " + units.Bytes(1<<30) + " leaves above its reserve"}, nil},
+		{"no room at all", noRoom, []string{"no try was made: the most it could try is " + units.Bytes(0) + ": what the memory cgroup's limit of " + units.Bytes(1<<30)}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := LargestVerdict(&c.d)
+			for _, w := range c.want {
+				if !strings.Contains(v, w) {
+					t.Errorf("verdict %q lacks %q", v, w)
+				}
+			}
+			for _, l := range c.lack {
+				if strings.Contains(v, l) {
+					t.Errorf("verdict %q says %q", v, l)
+				}
+			}
+		})
+	}
+	// firstKilledAbove: only the smallest try above the largest counts; a kill above another ending is not it.
+	refusedFirst := largestDevice(try(256*mib, result.TryVerified), try(300*mib, result.TryRefused), try(512*mib, result.TryOOMKilled))
+	if k := firstKilledAbove(&refusedFirst, 256*mib); k != nil {
+		t.Errorf("firstKilledAbove named %d bytes, but the smallest try above was refused", k.SizeBytes)
+	}
+}
