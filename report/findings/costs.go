@@ -274,7 +274,7 @@ func (c *codeNotes) note(views []*view) {
 			c.codes = append(c.codes, f.Code)
 			c.names[f.Code] = f.Name
 		}
-		if f.Code == -6 && v.limit.limit != result.LimitHostMemory && v.ram > 0 && float64(v.availAtEnd) > hostLowFraction*float64(v.ram) {
+		if f.Code == -6 && v.limit.limit != result.LimitHostMemory && v.ram > 0 && v.availAtEnd > 0 && !hostLow(v.availAtEnd, v.s.SizeBytes) {
 			if !slices.Contains(c.notHost, v.s.Strategy) {
 				c.notHost = append(c.notHost, v.s.Strategy)
 			}

@@ -184,9 +184,10 @@ func hostMemoryRanOut(v *limitInput) (bool, string) {
 	if v.ram == 0 || v.availAtEnd == 0 {
 		return false, ""
 	}
-	low := float64(v.availAtEnd) < hostLowFraction*float64(v.ram)
+	low := hostLow(v.availAtEnd, v.sizeBytes)
+	killed := v.outcome == result.OutcomeCrashed && v.signal == "SIGKILL"
 	switch {
-	case low && v.outcome == result.OutcomeCrashed && v.signal == "SIGKILL":
+	case killed && (low || float64(v.availAtEnd) < hostLowFraction*float64(v.ram)):
 		return true, fmt.Sprintf("killed by SIGKILL with %s of system memory available, %.1f%% of RAM (the OOM killer's mark)",
 			units.Bytes(v.availAtEnd), 100*float64(v.availAtEnd)/float64(v.ram))
 	case low:
@@ -195,6 +196,17 @@ func hostMemoryRanOut(v *limitInput) (bool, string) {
 	}
 	return false, ""
 }
+
+// hostLowFloor is the least system available memory that is not "run out" whatever the buffer: the kernel
+// keeps up to 64 MiB free for itself, and the last sample may come some hundreds of MiB before the end of a
+// fast loop.
+const hostLowFloor = 512 << 20
+
+// hostLow says whether system available memory at the end, avail, is low enough for a failed allocation of
+// size-byte buffers to be for want of host memory: under hostLowFloor, or four buffers. A machine-wide
+// figure alone says no more: other processes move it, and gigabytes available (7% of a 24 GiB machine while
+// another process held the rest) did not run out for a buffer of 1 MiB.
+func hostLow(avail, size uint64) bool { return avail < max(hostLowFloor, 4*size) }
 
 // runtimeOrUnknown is the last rule: a failure the measurements do not explain is the runtime's own limit
 // when the device was measured (or given) far from full and host memory was plentiful, else unknown.
@@ -226,7 +238,7 @@ func runtimeOrUnknown(v *limitInput, ev map[string]float64) limitFinding {
 	case result.OutcomeWrong:
 		return limitFinding{result.LimitRuntime, ev, "the runtime reported the first buffer's fill done and it did not take: a fault of the runtime at this size, to report (clmemprobe largest shows at which sizes and pattern sizes) (runtime)"}
 	}
-	hostPlenty := v.ram > 0 && v.availAtEnd > 0 && float64(v.availAtEnd) >= hostLowFraction*float64(v.ram)
+	hostPlenty := v.ram > 0 && v.availAtEnd > 0 && !hostLow(v.availAtEnd, v.sizeBytes)
 	devFar, devWhy := false, "device memory was not measured"
 	switch {
 	case v.failDev < 0 || v.global == 0:

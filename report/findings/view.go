@@ -12,7 +12,7 @@ const (
 	fullFraction    = 0.90                  // a device at or above this fraction of its global memory is full
 	farFraction     = 0.50                  // below this it is far from full
 	overcommitted   = 1.05                  // given more than this fraction of its memory, the runtime does not enforce it
-	hostLowFraction = 0.10                  // system available memory below this fraction of RAM has run out
+	hostLowFraction = 0.10                  // with an OOM kill (SIGKILL), system available memory below this fraction of RAM at the last sample had run out
 	mapFraction     = 0.90                  // of vm.max_map_count
 	addressFraction = 0.90                  // of the address-space limit
 	cheapFraction   = result.PlacedFraction // a cost per buffer under what means placed is no cost
