@@ -255,7 +255,9 @@ func TestHangInTheRuntimeIsAnOutcome(t *testing.T) {
 func TestSignalledWorkersBecomeOutcomes(t *testing.T) {
 	const allocs = 3000 // 1 ms each: each strategy runs about 3 s unless stopped
 	dir := t.TempDir()
-	cmd, out := startRun(t, FaultEnv(t, "FAULTCL_SLOW_US=1000"), dir, "--max-allocs", strconv.Itoa(allocs),
+	// 64 KiB buffers: a shared context's host staging copies of 3000 of them fit where another process holds
+	// all but 2 GiB of the machine.
+	cmd, out := startRun(t, FaultEnv(t, "FAULTCL_SLOW_US=1000"), dir, "--max-allocs", strconv.Itoa(allocs), "--size", "64KiB",
 		"--strategies", "shared,per-device,migrate-first", "--hang-timeout", "2s")
 	seen := map[int]bool{}
 	first := workerOf(t, cmd.Process.Pid, seen)
@@ -325,12 +327,18 @@ func TestInterruptLeavesAValidPartialResult(t *testing.T) {
 // its limit from the memory free when it starts, so it is read, not assumed).
 func overMaxAlloc(t *testing.T, env []string) string {
 	t.Helper()
+	return fmt.Sprintf("%dB", maxAllocOf(t, env)+mib)
+}
+
+// maxAllocOf is the largest allocation device 0 of the platform reports.
+func maxAllocOf(t *testing.T, env []string) uint64 {
+	t.Helper()
 	res := runTool(t, env, "devices", "--json")
 	var listing result.Inventory
 	if err := json.Unmarshal([]byte(res.stdout), &listing); err != nil || len(listing) == 0 || len(listing[0].Devices) == 0 {
 		t.Fatalf("devices --json: %v %q", err, res.stderr)
 	}
-	return fmt.Sprintf("%dB", listing[0].Devices[0].MaxAllocBytes+mib)
+	return listing[0].Devices[0].MaxAllocBytes
 }
 
 func TestBrokenRuntimesGetOneClearLine(t *testing.T) {

@@ -136,16 +136,24 @@ func PoCLEnv(t testing.TB) []string {
 	if len(files) == 0 {
 		skipOrFail(t, "PoCL is not installed (apt-get install pocl-opencl-icd ocl-icd-libopencl1)")
 	}
-	return Env("POCL_DEVICES=pthread pthread", "OCL_ICD_VENDORS=/etc/OpenCL/vendors")
+	return Env("POCL_DEVICES=pthread pthread", "OCL_ICD_VENDORS=/etc/OpenCL/vendors", fmt.Sprintf("CLMEMPROBE_HOST_RESERVE=%dB", poclReserve))
 }
 
-// FaultEnv returns the environment for a run on the fault-injection runtime with the given settings. Its
-// device memory is bookkeeping and its host staging copies are small, so its runs keep the least host
-// reserve: with the default (1 GiB or 5% of RAM) a run stopped for what other processes held, on a machine
-// where another process held all but 2 GiB. A test that means the guard to act sets --host-reserve.
+// The host reserves of the test suite's runs (CLMEMPROBE_HOST_RESERVE), where a test gives none: what each
+// runtime's tests move fits above them on a machine where another process holds all but 2 GiB. PoCL's
+// device memory is the host's, and its tests move up to about 1 GiB; the fault-injection runtime's device
+// memory is bookkeeping, and its host staging copies take up to the 1 GiB of TestHostMemoryOutsideRSS.
+// With the default (1 GiB or 5% of RAM) such a machine stopped 16 tests at the guard.
+const (
+	poclReserve  = 256 << 20
+	faultReserve = 64 << 20
+)
+
+// FaultEnv returns the environment for a run on the fault-injection runtime with the given settings, with
+// its host reserve (faultReserve). A test that means the guard to act sets --host-reserve.
 func FaultEnv(t testing.TB, settings ...string) []string {
 	t.Helper()
-	return Env(append([]string{"OCL_ICD_VENDORS=" + FaultCL(t), "CLMEMPROBE_HOST_RESERVE=64MiB"}, settings...)...)
+	return Env(append([]string{"OCL_ICD_VENDORS=" + FaultCL(t), fmt.Sprintf("CLMEMPROBE_HOST_RESERVE=%dB", faultReserve)}, settings...)...)
 }
 
 // Env is the test process's environment without any OpenCL or faultcl setting, and with a UTF-8 locale and
