@@ -3,7 +3,6 @@ package probe
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -19,7 +18,6 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
 	"github.com/clmemprobe/clmemprobe/probe/internal/worker"
 	"github.com/clmemprobe/clmemprobe/report/result"
-	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
 // ChildCommand is the hidden command under which the binary re-executes itself as a child. main hands it to
@@ -294,24 +292,9 @@ const (
 // moves a few MiB in that time) also needs room.
 const LeastHostReserve = 64 << 20
 
-// HostReserveEnv names the environment variable that sets the default host reserve where no
-// --host-reserve is given: a site's own, or a test suite's on a runtime that takes no host memory, whose
-// runs must not stop for what the rest of the machine holds.
-const HostReserveEnv = "CLMEMPROBE_HOST_RESERVE"
-
-// DefaultHostReserve is $CLMEMPROBE_HOST_RESERVE where it is set, else the larger of 1 GiB and 5% of RAM. A
-// value that is not a size of at least LeastHostReserve is an error that names the variable.
-func DefaultHostReserve() (uint64, error) {
-	v, set := os.LookupEnv(HostReserveEnv)
-	if !set || v == "" {
-		return defaultHostReserve(sample.System), nil
-	}
-	reserve, err := units.ParseSize(v)
-	if err != nil || reserve < LeastHostReserve {
-		return 0, fmt.Errorf("%s=%s: give a size of at least %s (1GiB, 512MiB), or unset it for the default", HostReserveEnv, v, units.Size(LeastHostReserve))
-	}
-	return reserve, nil
-}
+// DefaultHostReserve is the larger of 1 GiB and 5% of RAM. (A site's own default, CLMEMPROBE_HOST_RESERVE,
+// is the command line's to read: it is a setting of the command, as --host-reserve is.)
+func DefaultHostReserve() uint64 { return defaultHostReserve(sample.System) }
 
 // defaultHostReserve is DefaultHostReserve of the host under root.
 func defaultHostReserve(root sample.Root) uint64 {

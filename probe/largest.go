@@ -9,7 +9,6 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/internal/supervise"
 	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
 	"github.com/clmemprobe/clmemprobe/report/result"
-	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
 // LargestRequest asks for the largest single buffer each device takes (clmemprobe largest).
@@ -215,7 +214,7 @@ func (t *tryer) killed(e *supervise.Ending, before uint64) (result.TryOutcome, s
 	}
 	detail := fmt.Sprintf("the kernel's OOM killer ended the worker (%s went from %d to %d)", t.kills.source, before, after)
 	if t.cgroupLimit > 0 {
-		detail += fmt.Sprintf(", in a memory cgroup whose limit is %s", units.Bytes(t.cgroupLimit))
+		detail += fmt.Sprintf(", in a memory cgroup whose limit is %d MiB", t.cgroupLimit>>20)
 	}
 	return result.TryOOMKilled, detail
 }

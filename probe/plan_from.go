@@ -17,11 +17,7 @@ import (
 // are the caller's to set.
 func ExpectedPlan(exp *result.Expectations, left time.Duration) (Plan, error) {
 	p := Plan{Strategies: exp.Strategies(), Sizes: exp.Sizes(), MaxAllocs: exp.MaxAllocs, MaxBytes: exp.MaxBytes,
-		Touch: exp.Touch, Variants: exp.Variants, SampleInterval: 10 * time.Millisecond}
-	var err error
-	if p.HostReserve, err = DefaultHostReserve(); err != nil {
-		return p, err
-	}
+		Touch: exp.Touch, Variants: exp.Variants, HostReserve: DefaultHostReserve(), SampleInterval: 10 * time.Millisecond}
 	for _, name := range exp.FlagSets {
 		f, err := result.ParseMemFlags(name)
 		if err != nil {

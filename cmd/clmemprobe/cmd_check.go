@@ -30,6 +30,7 @@ type checkRequest struct {
 	output, prom    string
 	timeLimit       time.Duration
 	tolerance       float64
+	hostReserve     uint64 // the guard's reserve: CLMEMPROBE_HOST_RESERVE, else the default
 	library, format string
 	command         []string
 }
@@ -121,7 +122,7 @@ func (o checkOptions) validate() (*checkRequest, error) {
 	if _, err := lookupFormat(o.Format, report.KindHealth); err != nil {
 		return nil, err
 	}
-	if _, err := probe.DefaultHostReserve(); err != nil { // the plan reads it again once the devices are listed
+	if r.hostReserve, err = defaultHostReserve(); err != nil {
 		return nil, usageErr("%v", err)
 	}
 	return r, nil
@@ -298,7 +299,7 @@ func checkPlan(req *checkRequest, exp *result.Expectations, inv result.Inventory
 	if err != nil {
 		return p, usageErr("%v", err)
 	}
-	p.Library, p.Command, p.ToolVersion = req.library, req.command, version
+	p.Library, p.Command, p.ToolVersion, p.HostReserve = req.library, req.command, version, req.hostReserve
 	// A platform or a device the node had when it was recorded and lacks now is a node without its GPU:
 	// no OpenCL for what it is there for (exit 3), which a scheduler drains like any failed check.
 	if p.Platform, err = selectPlatform(inv, exp.Platform); err != nil {

@@ -89,7 +89,7 @@ func (o largestOptions) validate() (*largestRequest, error) {
 	}
 	r := &largestRequest{platform: o.Platform, format: f, output: o.Output, quiet: o.Quiet, verbose: o.Verbose}
 	r.req = probe.LargestRequest{Library: probe.LibraryPath(o.OpenCLLib), Command: result.RedactArgs(o.commandLine), ToolVersion: version}
-	if r.req.HostReserve, err = probe.DefaultHostReserve(); err != nil && o.HostReserve == "" {
+	if r.req.HostReserve, err = defaultHostReserve(); err != nil && o.HostReserve == "" {
 		return nil, usageErr("%v", err)
 	}
 	if r.devices, err = ParseDeviceList(o.Devices); err != nil {

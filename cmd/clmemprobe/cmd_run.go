@@ -372,7 +372,7 @@ func (o runOptions) parseLimits(p *probe.Plan) error {
 	case "0", "off":
 		p.HostReserve = 0 // the guard is off: runRun says so on stderr
 	case "":
-		if p.HostReserve, err = probe.DefaultHostReserve(); err != nil {
+		if p.HostReserve, err = defaultHostReserve(); err != nil {
 			return usageErr("%v", err)
 		}
 	default:

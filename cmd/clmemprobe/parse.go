@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"os"
 	"regexp"
 	"slices"
 	"sort"
@@ -10,7 +11,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/clmemprobe/clmemprobe/probe"
 	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
 // ParseDeviceList reads "all" (returned as nil) or comma-separated device indices and ranges ("0,1", "0-3").
@@ -271,4 +274,24 @@ func parseCounts(flags ...countFlag) error {
 		*f.dest = n
 	}
 	return nil
+}
+
+// hostReserveEnv names the environment variable that sets the default host reserve where no --host-reserve
+// is given: a site's own, or a test suite's on a runtime that takes little host memory, whose runs must not
+// stop for what the rest of the machine holds.
+const hostReserveEnv = "CLMEMPROBE_HOST_RESERVE"
+
+// defaultHostReserve is $CLMEMPROBE_HOST_RESERVE where it is set, else the engine's default (the larger of
+// 1 GiB and 5% of RAM). A value that is not a size of at least probe.LeastHostReserve is an error that names
+// the variable.
+func defaultHostReserve() (uint64, error) {
+	v := os.Getenv(hostReserveEnv)
+	if v == "" {
+		return probe.DefaultHostReserve(), nil
+	}
+	reserve, err := units.ParseSize(v)
+	if err != nil || reserve < probe.LeastHostReserve {
+		return 0, fmt.Errorf("%s=%s: give a size of at least %s (1GiB, 512MiB), or unset it for the default", hostReserveEnv, v, units.Size(probe.LeastHostReserve))
+	}
+	return reserve, nil
 }
