@@ -3,8 +3,10 @@ package probe
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
+	"github.com/clmemprobe/clmemprobe/probe/internal/footprint"
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
 	"github.com/clmemprobe/clmemprobe/probe/internal/supervise"
 	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
@@ -58,10 +60,13 @@ func Largest(ctx context.Context, req LargestRequest, inv result.Inventory) (*re
 		}
 		d := inv[req.Platform].Devices[i]
 		ld := result.LargestDevice{Index: i, Name: d.Name, MaxAllocBytes: d.MaxAllocBytes, GlobalMemBytes: d.GlobalMemBytes, CgroupLimitBytes: cgroupLimit}
-		ld.BoundBytes, ld.BoundBy = largestBound(d, req, sample.System)
 		t := &tryer{ctx: ctx, req: req, device: i, groups: groups, kills: kills, cgroupLimit: cgroupLimit}
+		t.deviceBound, t.deviceBoundBy = largestBound(d, req, sample.System)
+		if as := footprint.AddressSpaceLimit(); d.HostUnified && as != math.MaxUint64 {
+			t.addressSpace = as
+		}
 		for _, p := range req.Patterns {
-			v, tries := searchLargest(ld.BoundBytes, p, t.try)
+			v, tries := searchLargest(t.bound, p, t.try)
 			ld.Tries = append(ld.Tries, tries...)
 			if t.interrupted {
 				break // a pattern whose search was cut short has no largest of its own
@@ -69,6 +74,8 @@ func Largest(ctx context.Context, req LargestRequest, inv result.Inventory) (*re
 			ld.Patterns = append(ld.Patterns, result.LargestPattern{PatternBytes: p, LargestVerifiedBytes: v})
 			ld.LargestVerifiedBytes = max(ld.LargestVerifiedBytes, v)
 		}
+		ld.BoundBytes, ld.BoundBy = t.boundBy()
+		ld.AddressSpaceLimitBytes, ld.WorkerMappedBytes = t.addressSpace, t.mapped
 		ld.Interrupted = t.interrupted
 		l.Interrupted = l.Interrupted || t.interrupted
 		l.Devices = append(l.Devices, ld)
@@ -143,6 +150,39 @@ type tryer struct {
 	cgroupLimit uint64
 	// interrupted says Ctrl-C stopped a try, or came before one started: no try is made after it.
 	interrupted bool
+	// deviceBound is the most a try may be before any try (largestBound), and what set it.
+	deviceBound   uint64
+	deviceBoundBy result.LargestBound
+	// addressSpace is the workers' address-space limit (RLIMIT_AS, inherited from this process) where it
+	// bounds the tries (a device whose memory is the host's maps each buffer in the worker; 0: it does not),
+	// and mapped the most a worker mapped besides its buffer, as the verified tries report it.
+	addressSpace, mapped uint64
+}
+
+// addressSlack is kept free under an address-space limit besides the buffer and what a verified try's
+// worker mapped besides it: one more glibc malloc arena (64 MiB of address space), which a worker whose
+// threads start in another order may reserve.
+const addressSlack = 64 * mib
+
+// bound is the most the next try may be (see boundBy).
+func (t *tryer) bound() uint64 {
+	b, _ := t.boundBy()
+	return b
+}
+
+// boundBy is the most the next try may be, and what set it: the device's bound and, under an
+// address-space limit, what the limit leaves above what a worker mapped besides its buffer (known from
+// the first verified try on) and addressSlack. A try past it would fail or crash for the limit, not the
+// device.
+func (t *tryer) boundBy() (uint64, result.LargestBound) {
+	if t.addressSpace == 0 {
+		return t.deviceBound, t.deviceBoundBy
+	}
+	room := t.addressSpace - min(t.addressSpace, t.mapped+addressSlack)
+	if room &^= mib - 1; room < t.deviceBound {
+		return room, result.BoundAddressSpace
+	}
+	return t.deviceBound, t.deviceBoundBy
 }
 
 // The hang limit of a try: four times the fill's expected time at the measured bandwidth, and at least
@@ -182,6 +222,7 @@ func (t *tryer) try(size uint64, pattern int) (lt result.LargestTry, made bool) 
 	switch {
 	case aerr == nil:
 		lt.Outcome, lt.Code, lt.Call, lt.FillSeconds, lt.WrongAt, lt.Detail = a.Outcome, a.Code, a.Call, a.FillSeconds, a.WrongAt, a.Error
+		lt.MappedBesidesBytes, t.mapped = a.MappedBesides, max(t.mapped, a.MappedBesides)
 	case t.ctx.Err() != nil:
 		lt.Outcome, lt.Detail, t.interrupted = result.TryInterrupted, "stopped by Ctrl-C after "+time.Since(start).Round(time.Millisecond).String(), true
 	case err != nil:
@@ -255,20 +296,13 @@ const firstTrySize = 64 * mib
 // searchLargest finds the largest verified size up to bound with one pattern size: it doubles from
 // firstTrySize to the bound, trying every step even past a failure (a runtime's element-count limits show
 // only there), then bisects between the last verified size below the first failure and that failure, to
-// 1 MiB or 1% of the size. try runs one try; it is a fake in tests. The search ends where a try was not
-// made or was interrupted: the sizes after it are not tried.
-func searchLargest(bound uint64, pattern int, try func(size uint64, pattern int) (result.LargestTry, bool)) (uint64, []result.LargestTry) {
+// 1 MiB or 1% of the size. bound is read before each try: what a try reports (the address space its
+// worker mapped) can lower it, and no try is made above it. try runs one try; it is a fake in tests. The
+// search ends where a try was not made or was interrupted: the sizes after it are not tried.
+func searchLargest(bound func() uint64, pattern int, try func(size uint64, pattern int) (result.LargestTry, bool)) (uint64, []result.LargestTry) {
 	var tries []result.LargestTry
-	if bound < mib {
-		return 0, nil
-	}
-	var steps []uint64
-	for s := min(uint64(firstTrySize), bound); s < bound; s *= 2 {
-		steps = append(steps, s)
-	}
-	steps = append(steps, bound)
 	lo, hi := uint64(0), uint64(0)
-	for _, s := range steps {
+	for s := min(uint64(firstTrySize), bound()); s >= mib; s = min(2*s, bound()) {
 		t, made := try(s, pattern)
 		if made {
 			tries = append(tries, t)
@@ -281,6 +315,9 @@ func searchLargest(bound uint64, pattern int, try func(size uint64, pattern int)
 		} else if hi == 0 {
 			hi = s
 		}
+		if s >= bound() {
+			break
+		}
 	}
 	if hi == 0 {
 		return lo, tries // every step, the bound too, verified
@@ -289,6 +326,10 @@ func searchLargest(bound uint64, pattern int, try func(size uint64, pattern int)
 		mid := (lo + (hi-lo)/2) &^ (mib - 1)
 		if mid <= lo || mid >= hi {
 			break
+		}
+		if mid > bound() {
+			hi = mid // above what may be tried: not tried, and no larger size either
+			continue
 		}
 		t, made := try(mid, pattern)
 		if made {

@@ -40,9 +40,38 @@ func moduloFill(capacity uint64) func(uint64, int) (result.LargestTry, bool) {
 	}
 }
 
+// fixed is a bound no try moves.
+func fixed(b uint64) func() uint64 { return func() uint64 { return b } }
+
+// TestSearchKeepsUnderABoundATryLowers: under an address-space limit the first try tells how much the
+// worker maps besides its buffer, which lowers the bound; no try after it goes above the new bound, and the
+// largest is found within 1% below it. Before, the bound was fixed before the first try, and every doubling
+// above the room crashed its worker.
+func TestSearchKeepsUnderABoundATryLowers(t *testing.T) {
+	const room = 900 * mib // what the limit leaves once the first try reported its worker's mapping
+	bound := uint64(21 << 30)
+	calls := 0
+	v, tries := searchLargest(func() uint64 { return bound }, 128, func(size uint64, p int) (result.LargestTry, bool) {
+		calls++
+		bound = room
+		if size > room {
+			return result.LargestTry{SizeBytes: size, PatternBytes: p, Outcome: result.TryCrashed}, true
+		}
+		return result.LargestTry{SizeBytes: size, PatternBytes: p, Outcome: result.TryVerified}, true
+	})
+	for _, tr := range tries {
+		if tr.SizeBytes > room {
+			t.Errorf("a try of %d MiB, above the bound of %d MiB the first try set", tr.SizeBytes>>20, uint64(room)>>20)
+		}
+	}
+	if v != room || calls != len(tries) {
+		t.Errorf("largest %d MiB after %d tries; want the bound, %d MiB", v>>20, len(tries), uint64(room)>>20)
+	}
+}
+
 func TestSearchFindsAnEnforcedMaximum(t *testing.T) {
 	const maxAlloc = 1 << 30
-	v, tries := searchLargest(3<<30+512*mib, 128, enforcing(maxAlloc))
+	v, tries := searchLargest(fixed(3<<30+512*mib), 128, enforcing(maxAlloc))
 	if v > maxAlloc || float64(v) < 0.99*maxAlloc {
 		t.Errorf("largest verified %d, want within 1%% below %d", v, maxAlloc)
 	}
@@ -71,7 +100,7 @@ func TestSearchUnderTheModuloFill(t *testing.T) {
 		{4, 8 << 30, 8 << 30, 16 << 30, false},
 		{128, 256 << 30, 0, 0, true},
 	} {
-		v, tries := searchLargest(capacity, c.pattern, moduloFill(capacity))
+		v, tries := searchLargest(fixed(capacity), c.pattern, moduloFill(capacity))
 		outcome := map[uint64]result.TryOutcome{}
 		for _, tr := range tries {
 			outcome[tr.SizeBytes] = tr.Outcome
@@ -108,7 +137,7 @@ func TestSearchStopsAtAnInterrupt(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			n := 0
 			verify := enforcing(300 * mib)
-			v, tries := searchLargest(2<<30, 4, func(size uint64, p int) (result.LargestTry, bool) {
+			v, tries := searchLargest(fixed(2<<30), 4, func(size uint64, p int) (result.LargestTry, bool) {
 				defer func() { n++ }()
 				switch {
 				case n == c.at && c.inFlight:

@@ -1,7 +1,7 @@
 package main
 
 // End-to-end tests of `clmemprobe largest` where users run it: in a memory cgroup (a pod's or a batch
-// job's limit), and stopped with Ctrl-C.
+// job's limit), under an address-space limit (ulimit -v), and stopped with Ctrl-C.
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
 // cgroupOOMKills is the count of processes the cgroup's OOM killer has ended.
@@ -71,6 +72,52 @@ func TestLargestStaysWithinItsMemoryCgroup(t *testing.T) {
 				t.Errorf("device %d: %d bytes %s (%s); every try within the cgroup's room should verify", d.Index, tr.SizeBytes, tr.Outcome, tr.Detail)
 			}
 		}
+	}
+}
+
+// TestLargestStaysWithinTheAddressSpaceLimit: PoCL maps each buffer in the worker, which inherits the
+// tool's ulimit -v. Under a limit that leaves about 768 MiB above what a worker maps besides its buffer
+// (measured by a search without a limit), no try goes above what the limit leaves above the most the
+// verified tries before it mapped besides their buffers, less a 64 MiB arena, and the headline names the
+// limit. (A try at the bound may still fail: glibc gives a worker's threads arenas as they contend, so one
+// worker maps 64 MiB more than another.) Before, the tries of 1, 2, 4, 8 and 16 GiB crashed with SIGABRT,
+// and the headline said the runtime enforces its maximum.
+func TestLargestStaysWithinTheAddressSpaceLimit(t *testing.T) {
+	const slack = 64 << 20
+	env := PoCLEnv(t)
+	free := largestOf(t, env, "--devices", "0", "--patterns", "128", "--max-bytes", "64MiB").Devices[0]
+	if free.WorkerMappedBytes == 0 {
+		t.Fatalf("a search without a limit recorded no worker mapping: %+v", free)
+	}
+	limit := (free.WorkerMappedBytes + 768<<20) &^ 1023
+	res := runToolVia(t, env, "/bin/sh", "-c", `ulimit -v "$1" && shift && exec "$@"`, "sh", strconv.FormatUint(limit>>10, 10),
+		Binary(t), "largest", "--format", "json", "-q", "--devices", "0", "--patterns", "128")
+	var l result.Largest
+	if err := json.Unmarshal([]byte(res.stdout), &l); res.code != 0 || err != nil || len(l.Devices) != 1 {
+		t.Fatalf("largest under ulimit -v %d KiB: exit %d, %v; stderr: %s", limit>>10, res.code, err, res.stderr)
+	}
+	d := l.Devices[0]
+	if d.BoundBy != result.BoundAddressSpace || d.AddressSpaceLimitBytes != limit {
+		t.Fatalf("bound %d MiB by %q, limit recorded %d; want the address space's %d", d.BoundBytes>>20, d.BoundBy, d.AddressSpaceLimitBytes, limit)
+	}
+	if want := (limit - d.WorkerMappedBytes - slack) &^ (1<<20 - 1); d.BoundBytes != want {
+		t.Errorf("bound %d, want the limit %d less the worker's %d and 64 MiB: %d", d.BoundBytes, limit, d.WorkerMappedBytes, want)
+	}
+	mapped := uint64(0) // the most a verified try before this one mapped besides its buffer
+	for _, tr := range d.Tries {
+		if room := limit - mapped - slack; tr.SizeBytes > room {
+			t.Errorf("a try of %d MiB, above the %d MiB the limit left after the tries before it", tr.SizeBytes>>20, room>>20)
+		}
+		if tr.Outcome == result.TryVerified && tr.MappedBesidesBytes == 0 {
+			t.Errorf("a verified try of %d MiB recorded no mapping", tr.SizeBytes>>20)
+		}
+		mapped = max(mapped, tr.MappedBesidesBytes)
+	}
+	if d.WorkerMappedBytes != mapped || d.LargestVerifiedBytes == 0 {
+		t.Errorf("worker mapping %d, the tries' most %d; largest %d", d.WorkerMappedBytes, mapped, d.LargestVerifiedBytes)
+	}
+	if v := l.Verdict[0]; !strings.Contains(v, "the address-space limit (ulimit -v) of "+units.Bytes(limit)) || strings.Contains(v, "enforces its maximum") {
+		t.Errorf("verdict %q: want the limit named, and no claim about the maximum", v)
 	}
 }
 

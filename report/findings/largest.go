@@ -45,14 +45,17 @@ func LargestVerdict(d *result.LargestDevice) string {
 	switch refused := refusedAbove(d); {
 	case d.MaxAllocBytes > 0 && float64(v) > 1.01*float64(d.MaxAllocBytes):
 		s += fmt.Sprintf(", %.1fx the maximum allocation it reports (%s): the runtime does not enforce its maximum", float64(v)/float64(d.MaxAllocBytes), units.Bytes(d.MaxAllocBytes))
-	case refused != nil:
+	case refused != nil && float64(v) >= 0.99*float64(d.MaxAllocBytes):
 		s += fmt.Sprintf(", the maximum allocation it reports (%s); above it %s returned %d (%s): the runtime enforces its maximum",
 			units.Bytes(d.MaxAllocBytes), refused.Call, refused.Code, result.CodeName(refused.Code))
 	case d.MaxAllocBytes > 0:
 		s += fmt.Sprintf(", %.0f%% of the maximum allocation it reports (%s)", 100*float64(v)/float64(d.MaxAllocBytes), units.Bytes(d.MaxAllocBytes))
 	}
-	if v >= d.BoundBytes {
+	switch {
+	case v == d.BoundBytes:
 		s += fmt.Sprintf("; that is the most the search tried (%s%s)", units.Bytes(d.BoundBytes), boundWhy(d))
+	case v > d.BoundBytes: // an address-space bound falls as a later worker maps more besides its buffer
+		s += fmt.Sprintf("; the search could try no larger (its bound fell to %s%s)", units.Bytes(d.BoundBytes), boundWhy(d))
 	}
 	if k := firstKilledAbove(d, v); k != nil {
 		s += fmt.Sprintf("; at %s the kernel's OOM killer ended the try: ", units.Size(k.SizeBytes))
@@ -90,6 +93,9 @@ func boundWhy(d *result.LargestDevice) string {
 		return fmt.Sprintf(": what the memory cgroup's limit of %s leaves above its reserve; the device's memory is the host's", units.Bytes(d.CgroupLimitBytes))
 	case result.BoundHost:
 		return ": what the host's available memory leaves above the host reserve; the device's memory is the host's"
+	case result.BoundAddressSpace:
+		return fmt.Sprintf(": what the address-space limit (ulimit -v) of %s leaves above the %s a worker maps besides its buffer; the device's memory is the host's, mapped in the worker, so the limit bounds the search, not the device",
+			units.Bytes(d.AddressSpaceLimitBytes), units.Bytes(d.WorkerMappedBytes))
 	case result.BoundMaxBytes:
 		return ": --max-bytes"
 	case result.BoundDevice:

@@ -34,6 +34,15 @@ func TestLargestVerdictSaysWhatEndedTheSearch(t *testing.T) {
 	killed.CgroupLimitBytes = 512 * mib
 	byCgroup := largestDevice(try(64*mib, result.TryVerified), try(939*mib, result.TryVerified))
 	byCgroup.BoundBytes, byCgroup.BoundBy, byCgroup.CgroupLimitBytes = 939*mib, result.BoundCgroup, 1<<30
+	byAddressSpace := largestDevice(try(64*mib, result.TryVerified), try(876*mib, result.TryVerified))
+	byAddressSpace.BoundBytes, byAddressSpace.BoundBy = 876*mib, result.BoundAddressSpace
+	byAddressSpace.AddressSpaceLimitBytes, byAddressSpace.WorkerMappedBytes = 3072000000, 1990*mib
+	fell := largestDevice(try(64*mib, result.TryVerified), try(698*mib, result.TryVerified))
+	fell.BoundBytes, fell.BoundBy, fell.AddressSpaceLimitBytes, fell.WorkerMappedBytes = 639*mib, result.BoundAddressSpace, 2816*mib, 2113*mib
+	// Under ulimit -v before the bound: a crash at 896 MiB, and -61 above the maximum at 16 GiB. The
+	// refusal far above the largest is not the runtime enforcing its maximum at 888 MiB.
+	refusedFarAbove := largestDevice(try(888*mib, result.TryVerified), try(896*mib, result.TryCrashed),
+		result.LargestTry{SizeBytes: 16 << 30, PatternBytes: 4, Outcome: result.TryRefused, Code: -61, Call: "clCreateBuffer"})
 	noRoom := result.LargestDevice{Name: "dev", MaxAllocBytes: 8 << 30, BoundBytes: 0, BoundBy: result.BoundCgroup, CgroupLimitBytes: 1 << 30}
 	for _, c := range []struct {
 		name       string
@@ -43,6 +52,9 @@ func TestLargestVerdictSaysWhatEndedTheSearch(t *testing.T) {
 		{"interrupted", interrupted, []string{"interrupted (Ctrl-C) after 2 complete tries", units.Size(128*mib) + " was verified before it, a lower bound"}, []string{"maximum allocation"}},
 		{"OOM-killed above, in a cgroup", killed, []string{"at " + units.Size(512*mib) + " the kernel's OOM killer ended the try", "memory cgroup's limit of " + units.Bytes(512*mib)}, nil},
 		{"bounded by the cgroup", byCgroup, []string{"the most the search tried (" + units.Bytes(939*mib) + ": what the memory cgroup's limit of " + units.Bytes(1<<30) + " leaves above its reserve"}, nil},
+		{"bounded by the address space", byAddressSpace, []string{"the most the search tried (" + units.Bytes(876*mib) + ": what the address-space limit (ulimit -v) of " + units.Bytes(3072000000) + " leaves above the " + units.Bytes(1990*mib) + " a worker maps besides its buffer"}, nil},
+		{"an address-space bound that fell below the largest", fell, []string{"the search could try no larger (its bound fell to " + units.Bytes(639*mib) + ": what the address-space limit"}, []string{"the most the search tried"}},
+		{"refused far above the largest", refusedFarAbove, []string{"11% of the maximum allocation it reports"}, []string{"enforces its maximum"}},
 		{"no room at all", noRoom, []string{"no try was made: the most it could try is " + units.Bytes(0) + ": what the memory cgroup's limit of " + units.Bytes(1<<30)}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {

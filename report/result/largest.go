@@ -30,6 +30,8 @@ const (
 	BoundMaxBytes LargestBound = "max-bytes"     // --max-bytes
 	BoundHost     LargestBound = "host-memory"   // the host's available memory above --host-reserve
 	BoundCgroup   LargestBound = "cgroup-memory" // the memory cgroup's free memory above its reserve
+	// BoundAddressSpace: the address-space limit (ulimit -v) less what a worker maps besides its buffer.
+	BoundAddressSpace LargestBound = "address-space"
 )
 
 // Largest is what `clmemprobe largest` found: per device, the largest single buffer that is created,
@@ -65,6 +67,11 @@ type LargestDevice struct {
 	// BoundBy says what set BoundBytes; CgroupLimitBytes is the limit of the memory cgroup the tool ran in.
 	BoundBy          LargestBound `json:"bound_by,omitempty"`
 	CgroupLimitBytes uint64       `json:"cgroup_limit_bytes,omitempty"`
+	// AddressSpaceLimitBytes is the address-space limit (RLIMIT_AS, ulimit -v) the workers ran under, where
+	// one bounded the search (a device whose memory is the host's maps each buffer in the worker), and
+	// WorkerMappedBytes the most a verified try's worker mapped besides its buffer (VmPeak less the buffer).
+	AddressSpaceLimitBytes uint64 `json:"address_space_limit_bytes,omitempty"`
+	WorkerMappedBytes      uint64 `json:"worker_mapped_bytes,omitempty"`
 	// Interrupted says Ctrl-C stopped this device's search: its largest is only the largest verified
 	// before, and the tries not made are absent.
 	Interrupted          bool             `json:"interrupted,omitempty"`
@@ -90,4 +97,8 @@ type LargestTry struct {
 	FillSeconds  float64    `json:"fill_seconds,omitempty"`
 	WrongAt      uint64     `json:"wrong_at,omitempty"`
 	Detail       string     `json:"detail,omitempty"`
+	// MappedBesidesBytes is, for a verified try, the most address space its worker mapped (VmPeak) less
+	// the buffer: the runtime's libraries, threads and malloc arenas (which glibc makes as threads contend,
+	// so it differs from worker to worker by 64 MiB steps).
+	MappedBesidesBytes uint64 `json:"mapped_besides_bytes,omitempty"`
 }

@@ -40,7 +40,7 @@ const mArenaMax = -8
 // parent does not need to fit. root is where its own address space is read.
 func Fit(root sample.Root, cgroupLimit uint64) error {
 	oneArena()
-	as := addressSpaceLimit()
+	as := AddressSpaceLimit()
 	if as < MinAddressSpace {
 		return fmt.Errorf("the address-space limit is below what the tool needs for itself: ulimit -v is %d KiB; the tool needs at least %d KiB (ulimit -v %d). To see how a runtime does under a lower limit, give it to the workers alone: run --variant NAME:RLIMIT_AS=SIZE",
 			as>>10, uint64(MinAddressSpace)>>10, uint64(MinAddressSpace)>>10)
@@ -77,8 +77,8 @@ func memoryLimit(as, mapped, cgroupLimit uint64) int64 {
 // leastMemoryLimit keeps the Go memory limit above what the parent needs for a large merge or trace.
 const leastMemoryLimit = 64 << 20
 
-// addressSpaceLimit is this process's soft RLIMIT_AS, math.MaxUint64 when there is none.
-func addressSpaceLimit() uint64 {
+// AddressSpaceLimit is this process's soft RLIMIT_AS, math.MaxUint64 when there is none.
+func AddressSpaceLimit() uint64 {
 	var rl syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_AS, &rl); err != nil || rl.Cur == math.MaxUint64 {
 		return math.MaxUint64

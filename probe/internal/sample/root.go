@@ -57,6 +57,8 @@ func (r Root) Meminfo() (Meminfo, error) {
 // ProcessMemory is what /proc/self/status says about this process's memory, in bytes.
 type ProcessMemory struct {
 	RSS, VMS, HWM uint64
+	// VMPeak is VmPeak: the most address space the process has had mapped at once.
+	VMPeak uint64
 	// Locked is VmLck: memory the process locked (mlock, a runtime pinning host buffers), which
 	// RLIMIT_MEMLOCK bounds. HasLocked says the file has the line at all: a kernel that leaves it out (gVisor's
 	// /proc, say) has told nothing, which is not 0.
@@ -79,7 +81,7 @@ const notRead = math.MaxUint64
 
 func parseStatus(b []byte, path string) (ProcessMemory, error) {
 	m := ProcessMemory{Locked: notRead}
-	err := parseFields(b, path, map[string]*uint64{"VmRSS": &m.RSS, "VmSize": &m.VMS, "VmHWM": &m.HWM, "VmLck": &m.Locked})
+	err := parseFields(b, path, map[string]*uint64{"VmRSS": &m.RSS, "VmSize": &m.VMS, "VmHWM": &m.HWM, "VmPeak": &m.VMPeak, "VmLck": &m.Locked})
 	if m.HasLocked = m.Locked != notRead; !m.HasLocked {
 		m.Locked = 0
 	}

@@ -22,4 +22,8 @@ type LargestAnswer struct {
 	// WrongAt is the offset of the first byte the read-back did not hold the fill's at.
 	WrongAt uint64 `json:"wrong_at,omitempty"`
 	Error   string `json:"error,omitempty"` // a set-up that failed: the device or its context
+	// MappedBesides is, for a verified try, the most address space the worker had mapped (VmPeak) less
+	// the buffer's size: its runtime, context, queue and what the fill and read-back mapped, which an
+	// address-space limit must hold besides the buffer (0: not read).
+	MappedBesides uint64 `json:"mapped_besides,omitempty"`
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
+	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
 	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
 	"github.com/clmemprobe/clmemprobe/report/result"
 )
@@ -66,6 +67,11 @@ func (c *child) largestTry() *wire.LargestAnswer {
 			a.Outcome, a.WrongAt = result.TryWrong, at
 			return a
 		}
+	}
+	// What the worker mapped besides the buffer, for the parent to keep later tries within an address-space
+	// limit.
+	if own, err := sample.System.SelfMemory(); err == nil && own.VMPeak > s.Size {
+		a.MappedBesides = own.VMPeak - s.Size
 	}
 	return a
 }
