@@ -22,8 +22,8 @@ type LargestRequest struct {
 	// 128 the largest the specification allows).
 	Patterns []int
 	Flags    uint64
-	// MaxBytes bounds the search (0: the device's memory); HostReserve is what a device whose memory is the
-	// host's must leave of the host's available memory.
+	// MaxBytes is the most the search tries (0: the device's memory), above the device's memory too;
+	// HostReserve is what a device whose memory is the host's must leave of the host's available memory.
 	MaxBytes, HostReserve uint64
 	Setup                 time.Duration
 	// OnTry hears every try as it ends, for a progress line.
@@ -83,13 +83,14 @@ func Largest(ctx context.Context, req LargestRequest, inv result.Inventory) (*re
 	return l, ctx.Err()
 }
 
-// largestBound is the most the search tries on a device, and what set it: its global memory (or
-// --max-bytes), and for a device whose memory is the host's, no more than the host can spare above its
+// largestBound is the most the search tries on a device, and what set it: its global memory, or
+// --max-bytes where given (even above it), and for a device whose memory is the host's, no more than the host can spare above its
 // reserves (hostRoom), which in a memory cgroup is what the cgroup's limit leaves: a try past it would
 // be ended by the cgroup's OOM killer, which may take the tool with it.
 func largestBound(d result.Device, req LargestRequest, root sample.Root) (bound uint64, by result.LargestBound) {
 	bound, by = d.GlobalMemBytes, result.BoundDevice
-	if req.MaxBytes > 0 && req.MaxBytes < bound {
+	if req.MaxBytes > 0 {
+		// Above the device's reported memory too: a runtime that does not enforce it is found only there.
 		bound, by = req.MaxBytes, result.BoundMaxBytes
 	}
 	if d.HostUnified {

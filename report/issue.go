@@ -104,7 +104,7 @@ func IssueRun(j findings.Judged, o IssueOptions) []byte {
 	t.rateHow = "add `--repeat 3` to the command in the steps below to measure it"
 	t.headline = runHeadline(j)
 	t.steps = runSteps(j, o)
-	t.expected = runExpected(r)
+	t.expected = runExpected(j)
 	if s := firstEnded(r); s != nil {
 		t.notes = limitNote(j.Limit(s).Limit)
 		if t.notes != "" {

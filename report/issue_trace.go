@@ -50,10 +50,17 @@ func IssueTrace(j findings.JudgedTrace, o IssueOptions) []byte {
 		}
 	}
 	tk.crashed = t.Exit.Signal != "" || t.Exit.TimedOut
+	if t.FirstFailure == nil && t.Exit.Signal != "" {
+		// A program killed before any call failed: its title says so, with the limit the findings name.
+		tk.headline = fmt.Sprintf("Program killed by %s after %d allocation calls", t.Exit.Signal, t.Allocations)
+		if l := j.Limit().Limit; l != "" {
+			tk.headline += " (limit: " + string(l) + ")"
+		}
+	}
 	for _, v := range j.Verdict() {
 		tk.findings = append(tk.findings, result.Finding{Kind: result.FindingFailure, Sentence: v})
 	}
-	tk.steps = []string{"Trace the program with clmemprobe (https://github.com/clmemprobe/clmemprobe):\n\n" + indent(mdBlock(tk.command, "sh"), "   ")}
+	tk.steps = append(preconditionSteps(t.Environment), "Trace the program with clmemprobe (https://github.com/clmemprobe/clmemprobe):\n\n"+indent(mdBlock(tk.command, "sh"), "   "))
 	if o.HasRepro {
 		tk.steps = append(tk.steps, "Or without clmemprobe: repro.c repeats the program's allocation sequence (sizes, flags, contexts) to its first failure:\n\n"+
 			indent(mdBlock("cc repro.c -lOpenCL -o repro && ./repro", "sh"), "   "))

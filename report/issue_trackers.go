@@ -155,18 +155,23 @@ func fillDistroAndKernel(t *ticket) (string, string) {
 // runSteps are the steps that reproduce a run: the preconditions it recorded, the command, the reproducer.
 func runSteps(j findings.Judged, o IssueOptions) []string {
 	r := j.Run()
-	var steps []string
-	if e := r.Environment; e != nil {
-		if cg := e.MemoryCgroup; cg != nil && cg.LimitBytes > 0 {
-			steps = append(steps, mdLine(fmt.Sprintf("In a memory cgroup with a limit of %s (a container's or batch job's limit, here %s, cgroup v%d):", units.Bytes(cg.LimitBytes), cg.Path, cg.Version)))
-		}
-	}
+	steps := preconditionSteps(r.Environment)
 	steps = append(steps, "Run clmemprobe (https://github.com/clmemprobe/clmemprobe) as the run did:\n\n"+indent(mdBlock(ReproduceCommand(r), "sh"), "   "))
 	if o.HasRepro {
 		what, _ := ReproSubject(j)
 		steps = append(steps, mdLine("Or without clmemprobe, with the OpenCL API alone ("+what+"):")+"\n\n"+indent(mdBlock("cc repro.c -lOpenCL -o repro && ./repro", "sh"), "   "))
 	}
 	return steps
+}
+
+// preconditionSteps are the steps that set up what the run or trace ran under, as it recorded them: its
+// memory cgroup's limit, without which following the steps fills the whole machine instead.
+func preconditionSteps(e *result.Environment) []string {
+	if e == nil || e.MemoryCgroup == nil || e.MemoryCgroup.LimitBytes == 0 {
+		return nil
+	}
+	cg := e.MemoryCgroup
+	return []string{mdLine(fmt.Sprintf("In a memory cgroup with a limit of %s (a container's or batch job's limit, here %s, cgroup v%d):", units.Bytes(cg.LimitBytes), cg.Path, cg.Version))}
 }
 
 func indent(s, by string) string {
@@ -179,18 +184,23 @@ func indent(s, by string) string {
 
 // runExpected is what the run says should have happened: what another job reached where one did better,
 // and the devices' capacity against what the failing jobs placed.
-func runExpected(r *result.Run) []string {
+func runExpected(j findings.Judged) []string {
+	r := j.Run()
 	var out []string
-	var best *result.JobResult
 	for i := range r.Jobs {
 		s := &r.Jobs[i]
-		if best == nil || s.AllocationsOK > best.AllocationsOK {
-			best = s
+		if s.Outcome == result.OutcomeCompleted {
+			continue
 		}
-	}
-	for i := range r.Jobs {
-		s := &r.Jobs[i]
-		if s.Outcome == result.OutcomeCompleted || s == best {
+		// The job that went furthest of those placed as s was: one that placed nothing goes as far as its
+		// budget and shows nothing s could have reached.
+		var best *result.JobResult
+		for k := range r.Jobs {
+			if o := &r.Jobs[k]; j.PlacedAlike(s, o) && (best == nil || o.AllocationsOK > best.AllocationsOK) {
+				best = o
+			}
+		}
+		if best == s {
 			continue
 		}
 		if best != nil && best.AllocationsOK > s.AllocationsOK+s.AllocationsOK/10 {

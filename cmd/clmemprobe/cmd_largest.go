@@ -43,8 +43,10 @@ func largestCommand(stdout, stderr io.Writer) *cli.Command {
 		Usage: "find the largest single buffer each device really takes: created, filled, and its first and last page read back",
 		Description: `Searches, per device, for the largest single buffer that is created, placed and proven: filled with
 clEnqueueFillBuffer, then its first and last page read back and compared with the fill. It doubles from 64 MiB
-to the device's memory (a device whose memory is the host's: what the host can spare above --host-reserve;
-or --max-bytes), trying every step even past a failure, then bisects below the first failure to 1 MiB or 1%.
+to the device's memory, or to --max-bytes where given, even above the device's memory (a device whose memory
+is the host's: no further than the host can spare above --host-reserve, what its memory cgroup leaves, and
+under ulimit -v what the limit leaves above what a worker maps besides its buffer), trying every step even
+past a failure, then bisects below the first failure to 1 MiB or 1%.
 Each try runs in its own worker, with a hang limit of four times the fill's time at the bandwidth the
 earlier fills measured (at least 5 s). It searches with each pattern size of --patterns on its own: 1 and 4
 bytes as programs fill, 128 the largest the specification allows; the element count (size / pattern size)
@@ -62,7 +64,7 @@ same bytes: a driver bug to report. -v lists every try.
 			&cli.StringFlag{Name: "platform", Destination: &o.Platform, Usage: "platform index or part of its name (default: the first platform with devices)"},
 			&cli.StringFlag{Name: "devices", Value: "all", Destination: &o.Devices, Usage: "device indices within the platform (0,1 or 0-3), or all"},
 			&cli.StringFlag{Name: "flags", Value: "read-write", Destination: &o.Flags, Usage: "the cl_mem_flags of every buffer, as run --flags takes them"},
-			&cli.StringFlag{Name: "max-bytes", Destination: &o.MaxBytes, Usage: "try no buffer larger than this (default: the device's memory)"},
+			&cli.StringFlag{Name: "max-bytes", Destination: &o.MaxBytes, Usage: "search up to this size, even above the device's reported memory (default: the device's memory)"},
 			&cli.StringFlag{Name: "patterns", Value: "1,4,128", Destination: &o.Patterns, Usage: "fill pattern sizes in bytes, each searched on its own: powers of two from 1 to 128"},
 			&cli.StringFlag{Name: "host-reserve", Destination: &o.HostReserve, Usage: "for a device whose memory is the host's, leave this much of the host's available memory (default: $CLMEMPROBE_HOST_RESERVE, else the larger of 1GiB and 5% of RAM)"},
 			setupTimeoutFlag(&o.SetupTimeout),

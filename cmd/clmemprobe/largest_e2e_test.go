@@ -6,6 +6,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -89,5 +90,28 @@ func TestTouchFillProvesPlacement(t *testing.T) {
 	}
 	if !strings.Contains(s.Reason, "reads back 0x00") || !strings.Contains(res.stdout+strings.Join(r.Verdict, " "), "did not take") {
 		t.Errorf("reason %q; verdict %q", s.Reason, r.Verdict)
+	}
+}
+
+// TestLargestMaxBytesSearchesAboveTheReportedMemory: --max-bytes is the top of the search even above the
+// device's reported memory, where a runtime that does not enforce it is found. faultcl's one device reports
+// 256 MiB and places up to 1 GiB (FAULTCL_OVERCOMMIT): every try up to 1 GiB verifies, and since nothing
+// larger failed the headline says the largest is at least that, not that it is the largest. Before, the
+// search stopped at 256 MiB and called it the largest buffer that works.
+func TestLargestMaxBytesSearchesAboveTheReportedMemory(t *testing.T) {
+	const reported, top = 256 << 20, 1 << 30
+	env := FaultEnv(t, "FAULTCL_DEVICES=1", fmt.Sprintf("FAULTCL_DEVICE_MEM=%d", reported), "FAULTCL_OVERCOMMIT=1")
+	l := largestOf(t, env, "--patterns", "128", "--max-bytes", "1GiB")
+	d := l.Devices[0]
+	if d.GlobalMemBytes != reported || d.BoundBy != result.BoundMaxBytes || d.BoundBytes != top || d.LargestVerifiedBytes != top {
+		t.Fatalf("reported %d, bound %d by %q, largest %d; want every size up to --max-bytes (%d) tried and verified", d.GlobalMemBytes, d.BoundBytes, d.BoundBy, d.LargestVerifiedBytes, top)
+	}
+	for _, tr := range d.Tries {
+		if tr.Outcome != result.TryVerified {
+			t.Errorf("%d MiB %s; want verified", tr.SizeBytes>>20, tr.Outcome)
+		}
+	}
+	if v := l.Verdict[0]; !strings.Contains(v, "is at least that") || strings.Contains(v, "The largest buffer that works") {
+		t.Errorf("verdict %q: want the largest said as a lower bound", v)
 	}
 }

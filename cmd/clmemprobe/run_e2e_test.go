@@ -135,7 +135,8 @@ func TestReplicatingRuntimePinpointsTheUsersThreshold(t *testing.T) {
 	if !hasVerdict(r, "shared context costs 2.00x the device memory") {
 		t.Errorf("verdict should say the shared context costs twice the device memory: %q", r.Verdict)
 	}
-	if !strings.HasPrefix(r.Verdict[0], "shared failed first, at buffer #1024") || !strings.Contains(r.Verdict[0], "multi-device context is the limit") {
+	// migrate-first shares shared's context and fails at the same buffer: the headline names both.
+	if !strings.HasPrefix(r.Verdict[0], "shared and migrate-first failed first, at buffer #1024") || !strings.Contains(r.Verdict[0], "multi-device context is the limit") {
 		t.Errorf("the first sentence should name the first failure and its limit: %q", r.Verdict[0])
 	}
 	if sh.Limit != result.LimitContext || pd.Limit != result.LimitDeviceMemory {

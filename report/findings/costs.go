@@ -90,26 +90,36 @@ func (d *deriver) costs(views []*view, size uint64) {
 	}
 }
 
-// tiedWith is the strategies of the jobs at size that failed at the same buffer, stage and code as s, s
-// among them, in order.
-func (d *deriver) tiedWith(s *result.JobResult, size uint64) []result.Strategy {
-	var out []result.Strategy
+// tiedWith is the strategies of s's size, variant and flags that failed at the same buffer as s with the
+// same code, s among them, whatever call it surfaced at (a migrate, a touch), with the stages they
+// surfaced at, each once; ran is how many strategies of that group ran at all (not unsupported).
+func (d *deriver) tiedWith(s *result.JobResult, size uint64) (tied []result.Strategy, stages []result.Stage, ran int) {
+	var all []result.Strategy
 	for _, j := range d.jobs {
+		if j.SizeBytes != size || j.Variant != s.Variant || j.Flags != s.Flags || j.Outcome == result.OutcomeUnsupported {
+			continue
+		}
+		all = appendOnce(all, j.Strategy)
 		f, g := j.FirstFailure, s.FirstFailure
-		if j.SizeBytes == size && j.Outcome == result.OutcomeFailed && f != nil && f.Index == g.Index && f.Stage == g.Stage && f.Code == g.Code {
-			out = appendOnce(out, j.Strategy)
+		if j.Outcome == result.OutcomeFailed && f != nil && f.Index == g.Index && f.Code == g.Code && f.Stage != result.StageSetup {
+			tied = appendOnce(tied, j.Strategy)
+			stages = appendOnce(stages, f.Stage)
 		}
 	}
-	return out
+	return tied, stages, len(all)
 }
 
-// furthest is the strategy that reached the most buffers at v's size, variant and flags, and how many.
+// furthest is the strategy that reached the most buffers at v's size, variant and flags, placed as v's were
+// (both known), and how many.
 func furthest(v *view) (result.Strategy, uint64) {
 	var best result.Strategy
 	var n uint64
+	if v.placement == placementUnknown {
+		return best, n // "use X's layout" needs both placements known alike
+	}
 	for i := range v.run.Jobs {
 		s := &v.run.Jobs[i]
-		if s.SizeBytes == v.s.SizeBytes && s.Variant == v.s.Variant && s.Flags == v.s.Flags && s.AllocationsOK > n {
+		if s.SizeBytes == v.s.SizeBytes && s.Variant == v.s.Variant && s.Flags == v.s.Flags && s.AllocationsOK > n && placementOf(v.run, s) == v.placement {
 			best, n = s.Strategy, s.AllocationsOK
 		}
 	}
@@ -200,7 +210,7 @@ func appendSizeOnce(sizes []uint64, size uint64) []uint64 {
 func sizeNames(sizes []uint64) string { return listOf(sizes, units.Size) }
 
 // appendOnce appends st unless it is there.
-func appendOnce(ss []result.Strategy, st result.Strategy) []result.Strategy {
+func appendOnce[T comparable](ss []T, st T) []T {
 	if slices.Contains(ss, st) {
 		return ss
 	}
@@ -231,10 +241,7 @@ func (d *deriver) deferred(views []*view, size uint64) {
 		}
 		// "Did not grow" is a conclusion: it holds only where each slope, moved by its own noise, stays
 		// below the threshold (a machine-wide reading that scattered more than that cannot say it).
-		noise, cheap := s.Noise(), cheapFraction*float64(size)
-		hostCheap := math.Abs(s.HostBytesPerBuffer)+noise.Host < cheap &&
-			(s.SystemBytesPerBuffer == nil || *s.SystemBytesPerBuffer+noise.System < cheap) &&
-			(s.CommittedBytesPerBuffer == nil || *s.CommittedBytesPerBuffer+noise.Committed < cheap)
+		hostCheap := hostDidNotGrow(s)
 		devCost, measured := v.deviceCost()
 		switch {
 		case measured && !result.Placed(devCost, size) && hostCheap:
@@ -347,11 +354,15 @@ func (d *deriver) headline() result.Finding {
 	s := v.s
 	what := fmt.Sprintf("%s %s after %d buffers", s.Strategy, s.Outcome, s.AllocationsOK)
 	if f := s.FirstFailure; f != nil && f.Stage != result.StageSetup {
-		what = fmt.Sprintf("%s failed first, at buffer #%d (after %s), with %s (%d) at %s", s.Strategy, f.Index, units.Bytes(f.BytesBefore), f.Name, f.Code, f.Stage)
-		// Where every strategy failed at one buffer, none was first.
-		if tied := d.tiedWith(s, d.first.size); len(tied) > 1 && len(tied) == len(distinct(d.jobs, func(j *result.JobResult) result.Strategy { return j.Strategy })) {
-			what = fmt.Sprintf("%s all failed at buffer #%d (after %s), with %s (%d) at %s", names(tied), f.Index, units.Bytes(f.BytesBefore), f.Name, f.Code, f.Stage)
+		// Strategies that failed at the same buffer share the sentence; where every one that ran did, none was
+		// first. The call it surfaced at may differ (a migrate, a touch): each is named.
+		tied, stages, ran := d.tiedWith(s, d.first.size)
+		lead := "failed first,"
+		if len(tied) == ran && ran > 1 {
+			lead = "all failed"
 		}
+		what = fmt.Sprintf("%s %s at buffer #%d (after %s), with %s (%d) at %s", names(tied), lead, f.Index, units.Bytes(f.BytesBefore), f.Name, f.Code,
+			listOf(stages, func(st result.Stage) string { return string(st) }))
 	} else if f != nil {
 		what = fmt.Sprintf("%s failed before its first buffer, with %s", s.Strategy, codeText(f.Name, f.Code, s.Reason))
 	}

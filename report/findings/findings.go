@@ -348,6 +348,33 @@ func (d *deriver) repeated(views []*view, size uint64) {
 	d.emit(&g, size, plainSubject)
 }
 
+// comparedWithFirst says how far the others got against the job that failed first, where they placed their
+// buffers as it did; those placed otherwise get one sentence saying they are not compared, and why.
+func (d *deriver) comparedWithFirst(first *view, others []*view, size uint64) {
+	var cmp groups
+	var apart []*view
+	for _, o := range others {
+		if o.s.AllocationsOK == first.s.AllocationsOK {
+			continue
+		}
+		if !placedAlike(first.placement, o.placement) {
+			apart = append(apart, o)
+			continue
+		}
+		ratio := float64(o.s.AllocationsOK) / float64(first.s.AllocationsOK)
+		tail := ""
+		if o.s.Outcome == result.OutcomeCompleted {
+			tail = " and never failed (the budget ended it)"
+		}
+		cmp.add(result.FindingComparison, fmt.Sprintf(" reached %d buffers, %.2fx as many as %s (%d)%s", o.s.AllocationsOK, ratio,
+			first.s.Strategy, first.s.AllocationsOK, tail), o.s.Strategy, comparisonEvidence(o.s, first.s, ratio), "")
+	}
+	d.emit(&cmp, size, plainSubject)
+	if len(apart) > 0 {
+		d.add(placedApart(append([]*view{first}, apart...)), size)
+	}
+}
+
 // failures says where each strategy ended, earliest first, and how far the others got.
 func (d *deriver) failures(views []*view, size uint64) {
 	var ended, done []*view
@@ -360,11 +387,13 @@ func (d *deriver) failures(views []*view, size uint64) {
 		}
 	}
 	sort.SliceStable(ended, func(i, j int) bool { return ended[i].s.AllocationsOK < ended[j].s.AllocationsOK })
+	// "First" only where another went further: where every one failed at one buffer, none was first.
+	further := len(done) > 0 || (len(ended) > 0 && ended[len(ended)-1].s.AllocationsOK > ended[0].s.AllocationsOK)
 	var g groups
 	for _, v := range ended {
 		f := v.s.FirstFailure
 		lead := "failed"
-		if v.s.AllocationsOK == ended[0].s.AllocationsOK && len(ended)+len(done) > 1 {
+		if v.s.AllocationsOK == ended[0].s.AllocationsOK && further {
 			lead = "failed first" // also those that failed at the same buffer as the first: one sentence
 		}
 		ev := map[string]float64{"index": float64(f.Index), "code": float64(f.Code), "device": float64(f.Device), "bytes_before": float64(f.BytesBefore)}
@@ -377,21 +406,7 @@ func (d *deriver) failures(views []*view, size uint64) {
 	}
 	d.emit(&g, size, plainSubject)
 	if len(ended) > 0 && ended[0].s.AllocationsOK > 0 {
-		first := ended[0]
-		var cmp groups
-		for _, o := range append(ended[1:], done...) {
-			if o.s.AllocationsOK == first.s.AllocationsOK {
-				continue
-			}
-			ratio := float64(o.s.AllocationsOK) / float64(first.s.AllocationsOK)
-			tail := ""
-			if o.s.Outcome == result.OutcomeCompleted {
-				tail = " and never failed (the budget ended it)"
-			}
-			cmp.add(result.FindingComparison, fmt.Sprintf(" reached %d buffers, %.2fx as many as %s (%d)%s", o.s.AllocationsOK, ratio,
-				first.s.Strategy, first.s.AllocationsOK, tail), o.s.Strategy, comparisonEvidence(o.s, first.s, ratio), "")
-		}
-		d.emit(&cmp, size, plainSubject)
+		d.comparedWithFirst(ended[0], append(ended[1:], done...), size)
 	} else if len(ended) == 0 && len(done) > 0 {
 		var g groups
 		for _, v := range done {

@@ -41,6 +41,12 @@ type limitInput struct {
 	hostPerBuffer                       float64
 	systemPerBuffer, committedPerBuffer *float64
 	noise                               result.SlopeNoise
+	// subject names the process that ran the calls, in the limit's words: "the worker" (a run's job) or
+	// "the program" (a trace).
+	subject string
+	// placement is how a run's job placed its buffers (placementUnknown for a traced program), so that a
+	// comparison is made only between jobs placed alike.
+	placement placement
 
 	// What the kernel logged while it ran: its OOM killer's line for the worker, its GPU faults.
 	oomLine   result.KernelLine
@@ -87,7 +93,7 @@ type failure struct {
 
 // jobInput is a run's job as the limit classifier reads it.
 func jobInput(r *result.Run, s *result.JobResult) *limitInput {
-	in := &limitInput{outcome: s.Outcome, reason: s.Reason, signal: s.Signal, guard: s.Guard, guardStopped: s.GuardStopped(),
+	in := &limitInput{subject: "the worker", outcome: s.Outcome, reason: s.Reason, signal: s.Signal, guard: s.Guard, guardStopped: s.GuardStopped(),
 		interrupted: s.Interrupted(), allocationsOK: s.AllocationsOK, bytesOK: s.BytesOK, sizeBytes: s.SizeBytes, flags: s.Flags,
 		devices: s.Devices, sharesContext: s.Strategy.SharesContext(), maxMappings: s.MaxMappings, maxMapCount: s.MaxMapCount,
 		addressSpaceBytes: s.AddressSpaceBytes, hostReserve: r.Config.HostReserveByte, fit: s.JudgedFit(),

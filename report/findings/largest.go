@@ -42,6 +42,10 @@ func LargestVerdict(d *result.LargestDevice) string {
 		return fmt.Sprintf("No buffer was verified on %s: %s.", who, why)
 	}
 	s := fmt.Sprintf("The largest buffer that works on %s is %s (created, filled and read back with a %d-byte pattern)", who, units.Size(v), bestPattern(d))
+	if !failedAbove(d, v) {
+		// Nothing larger failed: the search stopped at its bound, and the device's largest is not known.
+		s = fmt.Sprintf("Every size the search tried on %s worked, up to %s (created, filled and read back with a %d-byte pattern), so the largest buffer that works there is at least that", who, units.Size(v), bestPattern(d))
+	}
 	switch refused := refusedAbove(d); {
 	case d.MaxAllocBytes > 0 && float64(v) > 1.01*float64(d.MaxAllocBytes):
 		s += fmt.Sprintf(", %.1fx the maximum allocation it reports (%s): the runtime does not enforce its maximum", float64(v)/float64(d.MaxAllocBytes), units.Bytes(d.MaxAllocBytes))
@@ -69,6 +73,16 @@ func LargestVerdict(d *result.LargestDevice) string {
 		s += "; " + bug
 	}
 	return s + "."
+}
+
+// failedAbove says whether a try larger than v ended, any way but verified or interrupted.
+func failedAbove(d *result.LargestDevice, v uint64) bool {
+	for _, t := range d.Tries {
+		if t.SizeBytes > v && t.Outcome.Settled() && t.Outcome != result.TryVerified {
+			return true
+		}
+	}
+	return false
 }
 
 // firstKilledAbove is the smallest try above v, of any pattern, when the OOM killer ended it; nil when the

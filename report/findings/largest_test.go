@@ -51,7 +51,8 @@ func TestLargestVerdictSaysWhatEndedTheSearch(t *testing.T) {
 	}{
 		{"interrupted", interrupted, []string{"interrupted (Ctrl-C) after 2 complete tries", units.Size(128*mib) + " was verified before it, a lower bound"}, []string{"maximum allocation"}},
 		{"OOM-killed above, in a cgroup", killed, []string{"at " + units.Size(512*mib) + " the kernel's OOM killer ended the try", "memory cgroup's limit of " + units.Bytes(512*mib)}, nil},
-		{"bounded by the cgroup", byCgroup, []string{"the most the search tried (" + units.Bytes(939*mib) + ": what the memory cgroup's limit of " + units.Bytes(1<<30) + " leaves above its reserve"}, nil},
+		{"bounded by the cgroup", byCgroup, []string{"Every size the search tried on device 0 (dev) worked, up to " + units.Size(939*mib), "at least that",
+			"the most the search tried (" + units.Bytes(939*mib) + ": what the memory cgroup's limit of " + units.Bytes(1<<30) + " leaves above its reserve"}, []string{"The largest buffer that works"}},
 		{"bounded by the address space", byAddressSpace, []string{"the most the search tried (" + units.Bytes(876*mib) + ": what the address-space limit (ulimit -v) of " + units.Bytes(3072000000) + " leaves above the " + units.Bytes(1990*mib) + " a worker maps besides its buffer"}, nil},
 		{"an address-space bound that fell below the largest", fell, []string{"the search could try no larger (its bound fell to " + units.Bytes(639*mib) + ": what the address-space limit"}, []string{"the most the search tried"}},
 		{"refused far above the largest", refusedFarAbove, []string{"11% of the maximum allocation it reports"}, []string{"enforces its maximum"}},

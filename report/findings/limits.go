@@ -153,8 +153,8 @@ func deviceFull(v *limitInput, ev map[string]float64) (limitFinding, bool) {
 // contextLimit is the rule of the context: one context per device went well further (contextRatio), or ran
 // its whole budget beyond where this one ended, without failing.
 func contextLimit(v *limitInput, perDevice *limitInput, ev map[string]float64) (limitFinding, bool) {
-	if perDevice == nil || !v.sharesContext {
-		return limitFinding{}, false
+	if perDevice == nil || !v.sharesContext || !placedAlike(v.placement, perDevice.placement) {
+		return limitFinding{}, false // per-device placing nothing goes as far as its budget: no measure of a context
 	}
 	further := perDevice.allocationsOK >= uint64(contextRatio*float64(max(v.allocationsOK, 1)))
 	completedBeyond := perDevice.outcome == result.OutcomeCompleted && perDevice.allocationsOK > v.allocationsOK
@@ -229,10 +229,15 @@ func runtimeOrUnknown(v *limitInput, ev map[string]float64) limitFinding {
 		}
 		if cg := v.cgroup; cg != nil && cg.OOMKillsAtEnd > cg.OOMKillsAtStart {
 			ev["cgroup_oom_kills_at_start"], ev["cgroup_oom_kills_at_end"] = float64(cg.OOMKillsAtStart), float64(cg.OOMKillsAtEnd)
-			return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("the worker died (%s) after %d buffers while the OOM killer of its memory cgroup %s ended a process (oom_kill %d to %d): memory there may have run short, but not this worker's SIGKILL says so (unknown)",
-				firstClause(v.reason), v.allocationsOK, cg.Path, cg.OOMKillsAtStart, cg.OOMKillsAtEnd)}
+			return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("%s died (%s) after %d buffers while the OOM killer of its memory cgroup %s ended a process (oom_kill %d to %d): memory there may have run short, but nothing says this SIGKILL was that (unknown)",
+				v.subject, firstClause(v.reason), v.allocationsOK, cg.Path, cg.OOMKillsAtStart, cg.OOMKillsAtEnd)}
 		}
-		return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("the worker died (%s) after %d buffers with memory to spare: what killed it was not measured; check dmesg (unknown)", firstClause(v.reason), v.allocationsOK)}
+		if cg := v.cgroup; cg != nil && cg.Memory.Limit > 0 && cg.Memory.AtEnd == 0 {
+			// "Memory to spare" would rest on the machine's figures alone, while the cgroup's limit applied.
+			return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("%s died (%s) after %d buffers in the memory cgroup %s, whose limit is %s and whose use at the end was not measured: what killed it cannot be told; check dmesg (unknown)",
+				v.subject, firstClause(v.reason), v.allocationsOK, cg.Path, units.Bytes(cg.Memory.Limit))}
+		}
+		return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("%s died (%s) after %d buffers with memory to spare: what killed it was not measured; check dmesg (unknown)", v.subject, firstClause(v.reason), v.allocationsOK)}
 	case result.OutcomeHung:
 		return limitFinding{result.LimitRuntime, ev, fmt.Sprintf("the runtime hung in a call after %d buffers (runtime)", v.allocationsOK)}
 	case result.OutcomeWrong:

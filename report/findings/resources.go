@@ -116,6 +116,16 @@ func resourceLimit(v *limitInput, ev map[string]float64) (limitFinding, bool) {
 		return limitFinding{result.LimitCgroupMemory, ev, fmt.Sprintf("the OOM killer of the memory cgroup %s ended it after %d buffers (its oom_kill count went from %d to %d%s), at %s of the cgroup's %s limit (%s): the container's or job's memory limit, not the machine's, is the limit (cgroup-memory)",
 			cg.Path, v.allocationsOK, cg.OOMKillsAtStart, cg.OOMKillsAtEnd, kernelSaidIt(line, kernelSaid), units.Bytes(cg.Memory.AtEnd), limitText(cg.Memory.Limit), cg.Memory.LimitSource)}, true
 	}
+	if kernelSaid && line.ByMemoryCgroup() {
+		// The kernel's line says a memory cgroup's OOM killer acted, where the cgroup's own count was not read.
+		which := "its memory cgroup"
+		if cg := v.cgroup; cg != nil && cg.Memory.Limit > 0 {
+			ev["cgroup_limit_bytes"] = float64(cg.Memory.Limit)
+			which = fmt.Sprintf("its memory cgroup %s, whose limit is %s,", cg.Path, units.Bytes(cg.Memory.Limit))
+		}
+		return limitFinding{result.LimitCgroupMemory, ev, fmt.Sprintf("the OOM killer of %s ended %s after %d buffers%s: the container's or job's memory limit, not the machine's, is the limit (cgroup-memory)",
+			which, v.subject, v.allocationsOK, kernelSaidIt(line, true))}, true
+	}
 	if kernelSaid {
 		// No memory cgroup counted it: the machine's OOM killer, which acts when the system's memory ran out.
 		ev["host_available_bytes"], ev["host_ram_bytes"] = float64(v.availAtEnd), float64(v.ram)

@@ -238,19 +238,31 @@ func (d *deriver) overcommit(views []*view, size uint64) {
 		if len(over) > 1 {
 			where = fmt.Sprintf("each of devices %s, which report at most", deviceList(over))
 		}
-		body := fmt.Sprintf(": %d x %s (%s) %s on %s %s of global memory: the runtime does not enforce its reported global memory",
-			most/s.SizeBytes, units.Size(s.SizeBytes), units.Bytes(most), verb, where, units.Bytes(global))
-		if d.run.Config.Touch == result.TouchNone {
-			if s.Strategy == result.MigrateFirst {
-				body += " (the buffers were created and migrated, never written: run with --touch fill to place them)"
-			} else {
-				body += " (the buffers were created, never used: run with --touch fill to place them)"
-			}
-		}
+		body := fmt.Sprintf(": %d x %s (%s) %s on %s %s of global memory: %s",
+			most/s.SizeBytes, units.Size(s.SizeBytes), units.Bytes(most), verb, where, units.Bytes(global), overcommitMeaning(d.run, v))
 		g.add(result.FindingLimit, body, s.Strategy, map[string]float64{"device": float64(over[0]), "devices_over": float64(len(over)),
 			"given_bytes": float64(most), "global_mem_bytes": float64(global)}, "")
 	}
 	d.emit(&g, size, plainSubject)
+}
+
+// overcommitMeaning says what a job given more than its devices' global memory shows of the runtime, by how
+// it placed its buffers: a runtime that placed them does not enforce the size it reports; one that placed
+// none took the buffers without allocating them, which says nothing of its limit.
+func overcommitMeaning(r *result.Run, v *view) string {
+	created := "the buffers were created, never used"
+	if v.s.Strategy == result.MigrateFirst {
+		created = "the buffers were created and migrated, never written"
+	}
+	switch {
+	case r.Config.Touch != result.TouchNone:
+		return "the runtime does not enforce its reported global memory"
+	case v.placement == placedAll:
+		return fmt.Sprintf("the runtime does not enforce its reported global memory (%s, and the memory they live in grew with them: it allocates at create)", created)
+	case v.placement == placedNone:
+		return fmt.Sprintf("the runtime took them without allocating them (%s, and the memory they live in did not grow with them), which says nothing of its limit; run with --touch fill to place them", created)
+	}
+	return fmt.Sprintf("the runtime accepted more than its reported global memory (%s, and whether it allocated them was not measured); run with --touch fill to place them", created)
 }
 
 // deviceList is device indices as a list: "0, 1 and 2".

@@ -149,7 +149,7 @@ func deviceName(t *result.Trace, d int) string {
 func traceInput(t *result.Trace) (*limitInput, bool) {
 	// The program's end is its exit, in the words a run's job ends in: a timed-out program is stopped before
 	// any limit; one the user interrupted has none, known or unknown, as an interrupted job has none.
-	in := &limitInput{outcome: result.OutcomeFailed, reason: t.Exit.Description, signal: t.Exit.Signal, interrupted: t.Exit.Interrupted,
+	in := &limitInput{subject: "the program", outcome: result.OutcomeFailed, reason: t.Exit.Description, signal: t.Exit.Signal, interrupted: t.Exit.Interrupted,
 		fit: &result.Fit{}} // a trace fits no costs per buffer: nothing says what a buffer held outside RSS
 	f := t.FirstFailure
 	switch {
@@ -166,6 +166,15 @@ func traceInput(t *result.Trace) (*limitInput, bool) {
 		in.allocationsOK, in.bytesOK = liveIn(f)
 		in.failure = traceFailure(f, in.allocationsOK)
 		in.shares = othersAtFailure(t, f.Devices)
+	} else {
+		in.allocationsOK = t.CreatesOK // a program killed before any failure: the buffers it had made
+	}
+	if in.signal == "SIGKILL" {
+		in.oomLine, in.oomLogged = t.KernelLog.Killed(t.ProgramPID)
+	}
+	if e := t.Environment; e != nil && e.MemoryCgroup != nil {
+		// The cgroup the program ran in and its limit; its use and OOM kills were not counted over the trace.
+		in.cgroup = &result.Cgroup{Version: e.MemoryCgroup.Version, Path: e.MemoryCgroup.Path, Memory: result.Resource{Limit: e.MemoryCgroup.LimitBytes}}
 	}
 	in.sizeBytes = typicalSize(f, in.allocationsOK, in.bytesOK)
 	in.sharesContext = len(in.devices) > 1

@@ -81,7 +81,7 @@ func TestTraceInputOfAFailureInASharedContext(t *testing.T) {
 	// Buffers 0, 2, ..., 98 of the 99 before the failed one were meant for device 1, the context's first.
 	given := (number/2 + number%2) * gib
 	in, lf := classifiedTrace(t, tr)
-	sameInput(t, "a shared context", in, &limitInput{outcome: result.OutcomeFailed, reason: tr.Exit.Description,
+	sameInput(t, "a shared context", in, &limitInput{subject: "the program", outcome: result.OutcomeFailed, reason: tr.Exit.Description,
 		failure:       &failure{index: number, stage: result.StageTouch, code: f.Code, name: f.CodeName, device: dev.Index},
 		allocationsOK: f.Live[1].Buffers, bytesOK: f.Live[1].Bytes, sizeBytes: f.Live[1].Bytes / f.Live[1].Buffers,
 		devices: f.Devices, sharesContext: true, fit: &result.Fit{},
@@ -131,7 +131,7 @@ func TestTraceInputOfACommandNotOnTheNewestBuffer(t *testing.T) {
 		}
 		named := *in
 		named.failedWhat, named.givenUnknown = "", ""
-		sameInput(t, tc.name, &named, &limitInput{outcome: result.OutcomeFailed, reason: tr.Exit.Description,
+		sameInput(t, tc.name, &named, &limitInput{subject: "the program", outcome: result.OutcomeFailed, reason: tr.Exit.Description,
 			failure:       &failure{index: live.Buffers - 1, stage: result.StageTouch, code: f.Code, name: f.CodeName, device: dev.Index},
 			allocationsOK: live.Buffers, bytesOK: live.Bytes, sizeBytes: live.Bytes / live.Buffers, devices: f.Devices, fit: &result.Fit{},
 			failDev: dev.Index, global: dev.GlobalMemBytes, maxAlloc: dev.MaxAllocBytes, given: (live.Buffers - 1) * gib,
@@ -170,7 +170,7 @@ func TestTraceInputOfAnEndWithoutAFailure(t *testing.T) {
 			DeviceSampler: "NVML (test)", Interception: result.InterceptLayer}
 		last := tr.Samples[1].Sample
 		in, lf := classifiedTrace(t, tr)
-		sameInput(t, tc.name, in, &limitInput{outcome: tc.outcome, reason: tc.exit.Description, signal: tc.exit.Signal,
+		sameInput(t, tc.name, in, &limitInput{subject: "the program", outcome: tc.outcome, reason: tc.exit.Description, signal: tc.exit.Signal,
 			interrupted: tc.exit.Interrupted, fit: &result.Fit{},
 			failDev: -1, sampled: true, availAtEnd: last.AvailBytes, vmsAtEnd: last.VMSBytes, ram: tr.Environment.HostMemBytes})
 		want := map[string]float64{"allocations_ok": 0}
@@ -205,6 +205,29 @@ func TestLimitInputHoldsNoJobOrRun(t *testing.T) {
 			if k := ty.Kind(); k != reflect.Pointer && k != reflect.Slice {
 				break
 			}
+		}
+	}
+}
+
+// A program killed by SIGKILL before any failure, in a memory cgroup: with the kernel's line of the cgroup's
+// OOM killer naming the program's pid, the limit is the cgroup's, after the buffers the program made; without
+// the line, what killed it cannot be told, and "memory to spare" (the machine's figures alone, while the
+// cgroup's limit applied) is not said.
+func TestTraceOfAProgramKilledInItsCgroup(t *testing.T) {
+	const limit, pid, made = 512 << 20, 77, 482
+	for _, logged := range []bool{true, false} {
+		tr := &result.Trace{Program: "./prog", Exit: result.TraceExit{Signal: "SIGKILL", Description: "was killed by SIGKILL"}, ProgramPID: pid, CreatesOK: made,
+			Environment: &result.Environment{HostMemBytes: 64 << 30, MemoryCgroup: &result.CgroupInfo{Version: 2, Path: "/job", LimitBytes: limit}},
+			Samples:     []result.TraceSample{{Sample: result.Sample{Index: made, AvailBytes: 50 << 30}}}, KernelLog: &result.KernelLog{}}
+		if logged {
+			tr.KernelLog.Lines = []result.KernelLine{{Seconds: 9, Kind: result.KernelOOM, PID: pid, Text: fmt.Sprintf("Memory cgroup out of memory: Killed process %d (prog)", pid)}}
+		}
+		_, lf := classifiedTrace(t, tr)
+		switch {
+		case logged && (lf.limit != result.LimitCgroupMemory || lf.evidence["cgroup_limit_bytes"] != limit || lf.evidence["kernel_oom_pid"] != pid || lf.evidence["allocations_ok"] != made):
+			t.Errorf("with the kernel's line: %s %v; want the cgroup's limit %d, the line's pid %d and %d buffers", lf.limit, lf.evidence, limit, pid, made)
+		case !logged && (lf.limit != result.LimitUnknown || strings.Contains(lf.body, "to spare") || !strings.Contains(lf.body, "the program died")):
+			t.Errorf("without it: %s %q; want unknown, of the program, with no memory to spare", lf.limit, lf.body)
 		}
 	}
 }

@@ -35,24 +35,17 @@ type view struct {
 
 // newView is job s of run r with what the findings derive from it.
 func newView(r *result.Run, s *result.JobResult) *view {
-	v := &view{limitInput: jobInput(r, s), s: s, run: r}
-	v.hostUnified = len(r.Devices) > 0
-	for _, d := range r.Devices {
-		v.hostUnified = v.hostUnified && d.HostUnified
-	}
+	v := &view{limitInput: jobInput(r, s), s: s, run: r, hostUnified: hostUnified(r)}
+	v.placement = placementOf(r, s)
 	return v
 }
 
 // deviceCost sums the fitted device memory per buffer over the devices, and says whether there is any.
 func (v *view) deviceCost() (float64, bool) {
-	if !v.fit.OK || len(v.s.DeviceBytesPerBuffer) == 0 {
+	if !v.fit.OK {
 		return 0, false
 	}
-	var sum float64
-	for _, b := range v.s.DeviceBytesPerBuffer {
-		sum += b
-	}
-	return sum, true
+	return deviceCostOf(v.s)
 }
 
 // deviceIndex names a device for evidence keys.

@@ -203,6 +203,13 @@ func (k *KernelLog) Killed(pid int) (KernelLine, bool) {
 	return KernelLine{}, false
 }
 
+// ByMemoryCgroup says the OOM kill this line records was a memory cgroup's, at its limit, not the
+// machine's: the kernel writes "Memory cgroup out of memory: Killed process ..." and
+// "oom-kill:constraint=CONSTRAINT_MEMCG,..." for those.
+func (l KernelLine) ByMemoryCgroup() bool {
+	return strings.HasPrefix(l.Text, "Memory cgroup out of memory") || strings.Contains(l.Text, "constraint=CONSTRAINT_MEMCG")
+}
+
 // FaultsDuring are the GPU fault, hang and reset lines logged between from and to (wall clock).
 func (k *KernelLog) FaultsDuring(from, to time.Time) []KernelLine {
 	if k == nil {

@@ -1,0 +1,96 @@
+package main
+
+// End-to-end tests of claims that hold only under conditions the evidence must show (issue 42): each runs
+// the binary on faultcl, whose model makes the condition certain, and checks what the verdict says and
+// leaves unsaid.
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
+)
+
+// TestLayoutsThatPlacedNothingAreNotCompared is the H100's default run on faultcl's lazy model: with no
+// touch, shared and per-device create every buffer of their budget and place none (device memory does not
+// move), while migrate-first places each buffer as it migrates it and fills both devices. Nothing may
+// compare the placed layout with the unplaced ones ("use shared's layout", "3.00x as many as
+// migrate-first"): one sentence says they are not compared and why, with both counts. Before, the headline
+// told the user to use shared's layout.
+func TestLayoutsThatPlacedNothingAreNotCompared(t *testing.T) {
+	const devMem, budget = 256 << 20, 1500
+	r, _, _ := runOut(t, FaultEnv(t, "FAULTCL_MODEL=lazy", fmt.Sprintf("FAULTCL_DEVICE_MEM=%d", devMem)), "--max-allocs", fmt.Sprint(budget), "-v")
+	placedAt := uint64(2 * devMem / mib) // migrate-first fills both devices, a buffer on each in turn
+	wantFailure(t, strategy(t, r, result.MigrateFirst), placedAt, result.StageMigrate, -4, 0)
+	for _, st := range []result.Strategy{result.Shared, result.PerDevice} {
+		if s := strategy(t, r, st); s.Outcome != result.OutcomeCompleted || s.AllocationsOK != budget {
+			t.Fatalf("%s: %s after %d; want its budget of %d, placing nothing", st, s.Outcome, s.AllocationsOK, budget)
+		}
+	}
+	noSentence(t, r, "'s layout", "as many as", "does not enforce")
+	var apart *result.Finding
+	for i, f := range r.Findings {
+		if f.Kind == result.FindingComparison && f.Evidence["shared_allocations_ok"] == budget && f.Evidence["migrate_first_allocations_ok"] == float64(placedAt) {
+			apart = &r.Findings[i]
+		}
+	}
+	if apart == nil || !strings.Contains(apart.Sentence, "not compared") {
+		t.Errorf("no finding says the placed and unplaced layouts are not compared, with both counts; verdict:\n%s", strings.Join(r.Verdict, "\n"))
+	}
+}
+
+// TestEveryStrategyFailingAtOneBufferIsNotFirst: on one lazy device of 256 MiB with --touch fill, every
+// strategy that runs fails at the buffer that fills it, shared and pool at the fill, migrate-first at its
+// migrate; device-list is not supported there. The headline says they all failed there, naming both
+// calls; before, it said "shared failed first", because device-list was counted among the strategies.
+func TestEveryStrategyFailingAtOneBufferIsNotFirst(t *testing.T) {
+	const devMem = 256 << 20
+	r, _, _ := runOut(t, FaultEnv(t, "FAULTCL_MODEL=lazy", "FAULTCL_DEVICES=1", fmt.Sprintf("FAULTCL_DEVICE_MEM=%d", devMem)),
+		"--touch", "fill", "--max-allocs", "1000", "--strategies", "shared,per-device,migrate-first,device-list,pool")
+	full := uint64(devMem / mib)
+	for _, st := range []result.Strategy{result.Shared, result.PerDevice, result.Pool} {
+		wantFailure(t, strategy(t, r, st), full, result.StageTouch, -4, 0)
+	}
+	wantFailure(t, strategy(t, r, result.MigrateFirst), full, result.StageMigrate, -4, 0)
+	if s := strategy(t, r, result.DeviceList); s.Outcome != result.OutcomeUnsupported {
+		t.Fatalf("device-list: %s, want unsupported", s.Outcome)
+	}
+	want := fmt.Sprintf("shared, per-device, migrate-first and pool all failed at buffer #%d", full)
+	if !strings.HasPrefix(r.Verdict[0], want) || !strings.Contains(r.Verdict[0], "at touch and migrate") {
+		t.Errorf("headline %q; want it to start %q and name both calls", r.Verdict[0], want)
+	}
+	noSentence(t, r, "failed first")
+}
+
+// TestTraceOfAProgramItsCgroupKilled: a traced program (PoCL, 1 MiB buffers filled one by one) in a
+// 512 MiB memory cgroup is ended by the cgroup's OOM killer. The limit is the cgroup's, said of the program
+// (not "the worker"), after the buffers it made, with the kernel's line naming the program's pid; the
+// ticket's title says the program was killed, and its steps start in a cgroup of the same limit. Before:
+// "the worker died ... after 0 buffers with memory to spare (unknown)", a ticket titled "OpenCL
+// allocations without a failure", and steps that fill the whole machine.
+func TestTraceOfAProgramItsCgroupKilled(t *testing.T) {
+	const limit = 512 << 20
+	procs, _ := memoryCgroup(t, limit)
+	env := PoCLEnv(t)
+	dir := t.TempDir()
+	res := inCgroup(t, procs, traceEnv(env), "trace", "-q", "--out", dir, "--", Traceprog(t), "fill", strconv.Itoa(mib))
+	tr, err := result.LoadTrace(filepath.Join(dir, "trace.json"))
+	if err != nil || tr.Exit.Signal != "SIGKILL" || tr.FirstFailure != nil {
+		t.Fatalf("exit %d, trace %v, the program's end %+v; want it killed before any failure: %s", res.code, err, tr.Exit, res.stderr)
+	}
+	if tr.Limit != result.LimitCgroupMemory || tr.LimitEvidence["cgroup_limit_bytes"] != limit || tr.LimitEvidence["kernel_oom_pid"] != float64(tr.ProgramPID) {
+		t.Errorf("limit %q, evidence %v; want cgroup-memory with the limit %d and the kernel's line for pid %d", tr.Limit, tr.LimitEvidence, limit, tr.ProgramPID)
+	}
+	all := strings.Join(tr.Verdict, "\n")
+	if want := fmt.Sprintf("ended the program after %d buffers", tr.CreatesOK); tr.CreatesOK == 0 || !strings.Contains(all, want) || strings.Contains(all, "worker") || strings.Contains(all, "to spare") {
+		t.Errorf("verdict %q; want %q, and no worker and no memory to spare", all, want)
+	}
+	issue := bundleFiles(t, env, dir)["ISSUE.md"]
+	if !strings.Contains(issue, "# Program killed by SIGKILL after ") || !strings.Contains(issue, "1. In a memory cgroup with a limit of "+units.Bytes(limit)) {
+		t.Errorf("ISSUE.md's title and steps:\n%s", issue)
+	}
+}

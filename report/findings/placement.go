@@ -1,0 +1,129 @@
+package findings
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/clmemprobe/clmemprobe/report/result"
+)
+
+// placement is how a job's buffers stood on their devices, as its measurements show. Counts of buffers
+// are compared only between jobs placed alike: a layout that placed nothing (a runtime that allocates at
+// first use, a loop that never used its buffers) goes as far as its budget, and says nothing of what a
+// layout that placed its buffers costs.
+type placement int
+
+const (
+	// placementUnknown: nothing measured tells (device memory not measured on a device of its own, too few
+	// samples, no buffer).
+	placementUnknown placement = iota
+	// placedAll: a touch wrote every buffer on its device, or the memory the buffers live in grew by at least
+	// 5% of a buffer per buffer (device memory, or host memory for a device whose memory is the host's).
+	placedAll
+	// placedNone: that memory grew by less than 5% of a buffer per buffer, its noise included, and so did
+	// the host's: the runtime defers allocation to first use.
+	placedNone
+)
+
+// placementOf is how job s of run r placed its buffers (see placement).
+func placementOf(r *result.Run, s *result.JobResult) placement {
+	switch {
+	case s.AllocationsOK == 0 || s.Outcome == result.OutcomeWrong || s.Outcome == result.OutcomeUnsupported:
+		return placementUnknown
+	case r.Config.Touch != result.TouchNone:
+		return placedAll
+	case !s.JudgedFit().OK:
+		return placementUnknown
+	}
+	if device, ok := deviceCostOf(s); ok {
+		switch {
+		case result.Placed(device, s.SizeBytes):
+			return placedAll
+		case hostDidNotGrow(s):
+			return placedNone
+		}
+		return placementUnknown
+	}
+	if !hostUnified(r) {
+		return placementUnknown
+	}
+	switch {
+	case hostGrew(s):
+		return placedAll
+	case hostDidNotGrow(s):
+		return placedNone
+	}
+	return placementUnknown
+}
+
+// placedAlike says whether the counts of jobs placed as a and b may be held against each other: not where
+// one is known to have placed its buffers and the other known to have placed none.
+func placedAlike(a, b placement) bool {
+	return a == b || a == placementUnknown || b == placementUnknown
+}
+
+// deviceCostOf sums job s's fitted device memory per buffer over its devices; ok is false where device
+// memory was not measured.
+func deviceCostOf(s *result.JobResult) (float64, bool) {
+	if len(s.DeviceBytesPerBuffer) == 0 {
+		return 0, false
+	}
+	var sum float64
+	for _, b := range s.DeviceBytesPerBuffer {
+		sum += b
+	}
+	return sum, true
+}
+
+// hostDidNotGrow says each host figure per buffer (RSS, system, committed), moved by its own noise, stays
+// under 5% of a buffer: a conclusion only where a machine-wide reading did not scatter more than that.
+func hostDidNotGrow(s *result.JobResult) bool {
+	noise, cheap := s.Noise(), cheapFraction*float64(s.SizeBytes)
+	return math.Abs(s.HostBytesPerBuffer)+noise.Host < cheap &&
+		(s.SystemBytesPerBuffer == nil || *s.SystemBytesPerBuffer+noise.System < cheap) &&
+		(s.CommittedBytesPerBuffer == nil || *s.CommittedBytesPerBuffer+noise.Committed < cheap)
+}
+
+// hostGrew says a host figure per buffer (RSS, system or committed), less its noise, reached 5% of a buffer.
+func hostGrew(s *result.JobResult) bool {
+	noise, cheap := s.Noise(), cheapFraction*float64(s.SizeBytes)
+	return s.HostBytesPerBuffer-noise.Host >= cheap ||
+		(s.SystemBytesPerBuffer != nil && *s.SystemBytesPerBuffer-noise.System >= cheap) ||
+		(s.CommittedBytesPerBuffer != nil && *s.CommittedBytesPerBuffer-noise.Committed >= cheap)
+}
+
+// hostUnified says every device of the run has the host's memory for its own.
+func hostUnified(r *result.Run) bool {
+	for _, d := range r.Devices {
+		if !d.HostUnified {
+			return false
+		}
+	}
+	return len(r.Devices) > 0
+}
+
+// placedApart says why the counts of jobs placed otherwise are not held against each other: which placed
+// their buffers and which placed none, with how far each went. vs are the jobs, of one size.
+func placedApart(vs []*view) result.Finding {
+	var placed, none []result.Strategy
+	var placedN, noneN []uint64
+	ev := map[string]float64{}
+	for _, v := range vs {
+		n := v.s.AllocationsOK
+		ev[strings.ReplaceAll(string(v.s.Strategy), "-", "_")+"_allocations_ok"] = float64(n)
+		if v.placement == placedNone {
+			none, noneN = append(none, v.s.Strategy), appendOnce(noneN, n)
+		} else {
+			placed, placedN = append(placed, v.s.Strategy), appendOnce(placedN, n)
+		}
+	}
+	theirs := "their buffers"
+	if len(placed) == 1 {
+		theirs = "its buffers"
+	}
+	count := func(n uint64) string { return fmt.Sprint(n) }
+	sentence := fmt.Sprintf("%s placed no buffer (the memory the buffers live in did not grow with them) where %s placed %s, so how far they went is not compared (%s buffers against %s): a layout that places nothing goes as far as its budget; run with --touch fill to compare layouts that all place their buffers",
+		names(none), names(placed), theirs, listOf(noneN, count), listOf(placedN, count))
+	return result.Finding{Kind: result.FindingComparison, Strategies: append(none, placed...), Sentence: sentence, Evidence: ev}
+}
