@@ -106,7 +106,7 @@ func IssueRun(j findings.Judged, o IssueOptions) []byte {
 	t.steps = runSteps(j, o)
 	t.expected = runExpected(j)
 	if s := firstEnded(r); s != nil {
-		t.notes = limitNote(j.Limit(s).Limit)
+		t.notes = limitNote(j.Limit(s))
 		if t.notes != "" {
 			t.expected = []string{"Nothing else of the runtime at this limit; see the note at the top."}
 		}
@@ -154,8 +154,11 @@ func (t *ticket) render(tr tracker) []byte {
 
 // limitNote says, for a limit that is the machine's or the device's own rather than a fault of the runtime,
 // what to weigh before filing: a maintainer closes a ticket about a limit working as it should.
-func limitNote(l result.Limit) string {
-	switch l {
+func limitNote(jl result.JobLimit) string {
+	if _, over := jl.Evidence["max_alloc_bytes"]; over && jl.Limit == result.LimitRuntime {
+		return maxAllocNote
+	}
+	switch l := jl.Limit; l {
 	case result.LimitCgroupMemory, result.LimitHostMemory, result.LimitFileDescriptors, result.LimitMappings, result.LimitAddressSpace:
 		return fmt.Sprintf("the findings say this run met a limit of the machine (%s), not a fault of the runtime; file it only if what each buffer costs on the host is more than the runtime should take, or the runtime should have returned an error code instead", l)
 	case result.LimitDeviceMemory:
@@ -165,6 +168,9 @@ func limitNote(l result.Limit) string {
 	}
 	return ""
 }
+
+// maxAllocNote is the note on a buffer refused with -61 for a size over the device's maximum allocation.
+const maxAllocNote = "CL_INVALID_BUFFER_SIZE is what the specification asks for a buffer larger than the device's CL_DEVICE_MAX_MEM_ALLOC_SIZE; file it only if the size is within the device's maximum"
 
 // mdWithCode is a line of the tool's own words with `code` spans: the text between the spans escaped, the
 // spans kept as code. Only the first part starts the line (mdLine, which drops leading spaces); the text

@@ -20,7 +20,7 @@ func IssueTrace(j findings.JudgedTrace, o IssueOptions) []byte {
 	}
 	tk := &ticket{env: t.Environment, klog: t.KernelLog, verdict: j.Verdict(), o: o, command: command,
 		subjectOf: "The user's own program, run unchanged under clmemprobe trace, which records its OpenCL calls through an interception layer and samples its memory.",
-		rateHow:   "trace it again to see whether it fails at the same call (clmemprobe trace runs the program once)", notes: limitNote(j.Limit().Limit)}
+		rateHow:   "trace it again to see whether it fails at the same call (clmemprobe trace runs the program once)", notes: limitNote(j.Limit())}
 	if t.Environment != nil {
 		tk.sys = t.Environment.System
 	}
@@ -43,7 +43,7 @@ func IssueTrace(j findings.JudgedTrace, o IssueOptions) []byte {
 		}
 		tk.expected = []string{fmt.Sprintf("%s to succeed while the context's devices have memory for it, or its code to name what ran out; the findings above say what the measurements show.", f.Call)}
 		if f.Code == -61 {
-			tk.notes = "CL_INVALID_BUFFER_SIZE is what the specification asks for a buffer larger than the device's CL_DEVICE_MAX_MEM_ALLOC_SIZE; file it only if the size is within the device's maximum"
+			tk.notes = maxAllocNote
 		}
 		if tk.notes != "" {
 			tk.expected = []string{"Nothing else of the runtime; see the note at the top."}

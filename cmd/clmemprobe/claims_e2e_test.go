@@ -94,3 +94,32 @@ func TestTraceOfAProgramItsCgroupKilled(t *testing.T) {
 		t.Errorf("ISSUE.md's title and steps:\n%s", issue)
 	}
 }
+
+// TestLikeAfterABufferOverTheMaximum: a traced program whose one buffer is over the devices' maximum
+// allocation (faultcl enforcing a quarter of its 1 GiB, in a context over two devices) gets -61, and so does
+// every layout of run --like at its first buffer. Nothing may say that one context per device would let it
+// go on (both reached 0 B), nor call -61 for a size over the maximum a limit inside the runtime to report:
+// the specification asks for it, the headline says so with the size to split to, and the ticket's
+// "Before filing" note says it.
+func TestLikeAfterABufferOverTheMaximum(t *testing.T) {
+	const mem = 1 << 30
+	env := FaultEnv(t, fmt.Sprintf("FAULTCL_DEVICE_MEM=%d", mem), "FAULTCL_ENFORCE_MAX_ALLOC=1")
+	traced := t.TempDir()
+	if res := runTool(t, traceEnv(env), "trace", "-q", "--out", traced, "--", Traceprog(t), "loop", strconv.Itoa(mem/2), "1"); res.code != 0 {
+		t.Fatalf("trace: exit %d: %s", res.code, res.stderr)
+	}
+	r, _, dir := runOut(t, env, "--like", filepath.Join(traced, "trace.json"))
+	for i := range r.Jobs {
+		if f := r.Jobs[i].FirstFailure; f == nil || f.Index != 0 || f.Code != -61 {
+			t.Fatalf("%s: first failure %+v; want -61 at its first buffer", r.Jobs[i].Strategy, f)
+		}
+	}
+	noSentence(t, r, "would let it go on", "a limit inside the runtime", "attach this report")
+	want := fmt.Sprintf("split it into buffers of at most %s", units.Bytes(mem/4))
+	if !strings.Contains(r.Verdict[0], "as the specification asks") || !strings.Contains(r.Verdict[0], want) {
+		t.Errorf("headline %q; want the specification named and %q", r.Verdict[0], want)
+	}
+	if issue := bundleFiles(t, env, dir)["ISSUE.md"]; !strings.Contains(issue, "**Before filing:** CL_INVALID_BUFFER_SIZE is what the specification asks") {
+		t.Errorf("ISSUE.md has no note on -61:\n%s", issue)
+	}
+}

@@ -508,6 +508,10 @@ func limitSummary(v *view, lf limitFinding) string {
 	case result.LimitAddressSpace:
 		return "the process ran out of address space"
 	case result.LimitRuntime:
+		if limit, ok := lf.evidence["max_alloc_bytes"]; ok {
+			return fmt.Sprintf("the buffer of %s is over the maximum allocation of %s the device reports, and the runtime refused it as the specification asks: no memory ran out",
+				units.Size(uint64(lf.evidence["size_bytes"])), units.Bytes(uint64(limit)))
+		}
 		return "neither the device nor the host was out of memory: a limit inside the runtime"
 	case result.LimitFlags:
 		return fmt.Sprintf("the runtime does not take flags %s%s; no memory was involved", v.s.Flags, vendorNote(v.s.Flags))
@@ -564,6 +568,9 @@ func nextStep(v *view, lf limitFinding) string {
 		}
 		return "raise the address-space limit (ulimit -v) or allocate fewer buffers"
 	case result.LimitRuntime:
+		if limit, ok := lf.evidence["max_alloc_bytes"]; ok {
+			return fmt.Sprintf("split it into buffers of at most %s, or give a flag the vendor documents to lift that limit (clmemprobe largest finds the largest buffer the runtime takes)", units.Bytes(uint64(limit)))
+		}
 		return "attach this report to a ticket for the runtime's vendor"
 	case result.LimitGPUFault:
 		return "attach the bundle (clmemprobe bundle: ISSUE.md holds the kernel's lines) to a ticket for the driver's vendor; run again with --repeat 3 to see whether the fault comes back at the same buffer"

@@ -43,7 +43,11 @@ func likeFinding(r *result.Run) (result.Finding, bool) {
 	shared, perDevice := jobs[result.Shared], jobs[result.PerDevice]
 	switch {
 	case !l.Failed || shared == nil || shared.Outcome != result.OutcomeFailed:
-	case perDevice != nil && l.ContextDevices > 1 && (perDevice.Outcome == result.OutcomeCompleted || float64(perDevice.BytesOK) >= contextRatio*float64(shared.BytesOK)):
+	case shared.AllocationsOK == 0 && shared.FirstFailure != nil && shared.FirstFailure.Code == -61 && (perDevice == nil || perDevice.AllocationsOK == 0):
+		// The first buffer refused for its size, in every layout: no context changes that.
+		sentence += "; every layout was refused its first buffer with -61 (CL_INVALID_BUFFER_SIZE): a buffer of this size is more than the runtime gives one allocation, whatever the context"
+	case perDevice != nil && l.ContextDevices > 1 && perDevice.BytesOK > shared.BytesOK &&
+		(perDevice.Outcome == result.OutcomeCompleted || float64(perDevice.BytesOK) >= contextRatio*float64(shared.BytesOK)):
 		ev["shared_bytes"], ev["per_device_bytes"] = float64(shared.BytesOK), float64(perDevice.BytesOK)
 		sentence += fmt.Sprintf("; one context per device reached %s where one shared context reached %s: the program's context over %d devices is its limit, and one context per device would let it go on past where it failed",
 			units.Bytes(perDevice.BytesOK), units.Bytes(shared.BytesOK), l.ContextDevices)
