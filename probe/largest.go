@@ -145,6 +145,9 @@ type tryer struct {
 	device    int
 	groups    *supervise.Groups
 	bandwidth float64 // bytes per second of the fastest verified fill so far; 0 before one
+	// slowestCreate is the longest clCreateBuffer seen, in seconds, and createRate the most seconds per
+	// byte one took.
+	slowestCreate, createRate float64
 	// kills counts the OOM killer's kills; cgroupLimit is the limit of the memory cgroup the tool runs in
 	// (0: none), named in an OOM kill's detail.
 	kills       oomKills
@@ -186,8 +189,9 @@ func (t *tryer) boundBy() (uint64, result.LargestBound) {
 	return t.deviceBound, t.deviceBoundBy
 }
 
-// The hang limit of a try: four times the fill's expected time at the measured bandwidth, and at least
-// minTryHang; before any fill was measured, firstTryHang.
+// The hang limit of a try: four times the longer of the fill's expected time at the measured bandwidth and
+// the create's (see hangLimit), and at least minTryHang; before any fill was measured, firstTryHang. The
+// supervisor applies it to each stage of the try on its own (no progress for that long in one call).
 const (
 	minTryHang   = 5 * time.Second
 	firstTryHang = 30 * time.Second
@@ -197,7 +201,11 @@ func (t *tryer) hangLimit(size uint64) time.Duration {
 	if t.bandwidth <= 0 {
 		return firstTryHang
 	}
-	return max(minTryHang, time.Duration(4*float64(size)/t.bandwidth*float64(time.Second)))
+	fill := float64(size) / t.bandwidth
+	// A runtime whose create is slow (rusticl took 3.7-9.2 s to create a buffer it filled in 0.15 s) is
+	// not hung in it: the limit covers the slowest create seen, or its rate per byte at this size.
+	create := max(t.slowestCreate, t.createRate*float64(size))
+	return max(minTryHang, time.Duration(4*max(fill, create)*float64(time.Second)))
 }
 
 // try runs one try and says how it ended; made is false when Ctrl-C came before it started, and then no
@@ -224,12 +232,14 @@ func (t *tryer) try(size uint64, pattern int) (lt result.LargestTry, made bool) 
 	case aerr == nil:
 		lt.Outcome, lt.Code, lt.Call, lt.FillSeconds, lt.WrongAt, lt.Detail = a.Outcome, a.Code, a.Call, a.FillSeconds, a.WrongAt, a.Error
 		lt.MappedBesidesBytes, t.mapped = a.MappedBesides, max(t.mapped, a.MappedBesides)
+		lt.CreateSeconds = a.CreateSeconds
+		t.slowestCreate, t.createRate = max(t.slowestCreate, a.CreateSeconds), max(t.createRate, a.CreateSeconds/float64(size))
 	case t.ctx.Err() != nil:
 		lt.Outcome, lt.Detail, t.interrupted = result.TryInterrupted, "stopped by Ctrl-C after "+time.Since(start).Round(time.Millisecond).String(), true
 	case err != nil:
 		lt.Outcome, lt.Detail = result.TryCrashed, err.Error()
 	case e.Stop == supervise.Hung:
-		lt.Outcome, lt.Detail = result.TryHung, "no progress for "+hang.String()+" in "+string(e.Stage.Result())
+		lt.Outcome, lt.Stage, lt.Detail = result.TryHung, e.Stage.Result(), "no progress for "+hang.String()+" in "+string(e.Stage.Result())
 	case e.Stop == supervise.NotStopped && e.Signal == "SIGKILL" && killsErr == nil:
 		lt.Outcome, lt.Detail = t.killed(e, killsBefore)
 	case e.Stop != supervise.NotStopped:

@@ -115,3 +115,21 @@ func TestLargestMaxBytesSearchesAboveTheReportedMemory(t *testing.T) {
 		t.Errorf("verdict %q: want the largest said as a lower bound", v)
 	}
 }
+
+// TestLargestWaitsForASlowCreate: a runtime that takes 5.5 s in every clCreateBuffer (faultcl's
+// FAULTCL_SLOW_US), as rusticl took up to 9 s while other work ran, is slow, not hung: after the first try
+// measured the create, the next try's hang limit covers it, and both tries verify. Before, the second try
+// (128 MiB, whose fill takes milliseconds) was "hung" at the 5 s floor.
+func TestLargestWaitsForASlowCreate(t *testing.T) {
+	const slow = 5.5
+	env := FaultEnv(t, "FAULTCL_DEVICES=1", fmt.Sprintf("FAULTCL_SLOW_US=%d", int(slow*1e6)))
+	d := largestOf(t, env, "--patterns", "128", "--max-bytes", "128MiB").Devices[0]
+	if len(d.Tries) != 2 || d.LargestVerifiedBytes != 128<<20 {
+		t.Fatalf("%d tries, largest %d; want 64 and 128 MiB, both verified: %+v", len(d.Tries), d.LargestVerifiedBytes, d.Tries)
+	}
+	for _, tr := range d.Tries {
+		if tr.Outcome != result.TryVerified || tr.CreateSeconds < slow {
+			t.Errorf("%d MiB: %s (%s), create %.1f s; want verified after a create of at least %.1f s", tr.SizeBytes>>20, tr.Outcome, tr.Detail, tr.CreateSeconds, slow)
+		}
+	}
+}

@@ -169,6 +169,12 @@ func refusedAbove(d *result.LargestDevice) *result.LargestTry {
 	return nil
 }
 
+// inFill says a hung try hung in its fill or the wait for it, not in its create: a slow create is no fill
+// bug. A try recorded before the stage was (no stage) is taken as the fill's.
+func inFill(t result.LargestTry) bool {
+	return t.Stage == "" || t.Stage == result.StageTouch || t.Stage == result.StageFinish
+}
+
 // elementCountBug names fills that hung or wrote only part at sizes another pattern filled right: memory
 // was there, the fill was wrong. Where every such fill had 2^31 elements or more and every verified one
 // fewer, the count is said to be the cause.
@@ -186,7 +192,7 @@ func elementCountBug(d *result.LargestDevice) string {
 			switch {
 			case t.Outcome == result.TryVerified:
 				maxGood = max(maxGood, n)
-			case t.SizeBytes <= v && (t.Outcome == result.TryHung || t.Outcome == result.TryWrong):
+			case t.SizeBytes <= v && (t.Outcome == result.TryHung && inFill(t) || t.Outcome == result.TryWrong):
 				if minBad == 0 || n < minBad {
 					minBad = n
 				}

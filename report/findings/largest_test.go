@@ -43,6 +43,9 @@ func TestLargestVerdictSaysWhatEndedTheSearch(t *testing.T) {
 	// refusal far above the largest is not the runtime enforcing its maximum at 888 MiB.
 	refusedFarAbove := largestDevice(try(888*mib, result.TryVerified), try(896*mib, result.TryCrashed),
 		result.LargestTry{SizeBytes: 16 << 30, PatternBytes: 4, Outcome: result.TryRefused, Code: -61, Call: "clCreateBuffer"})
+	// A create that outlasted the hang limit at a size another pattern verified: slow, not a fill bug.
+	slowCreate := largestDevice(try(1<<30, result.TryVerified), result.LargestTry{SizeBytes: 1 << 30, PatternBytes: 1, Outcome: result.TryHung, Stage: result.StageCreate})
+	slowCreate.Patterns = append(slowCreate.Patterns, result.LargestPattern{PatternBytes: 1})
 	noRoom := result.LargestDevice{Name: "dev", MaxAllocBytes: 8 << 30, BoundBytes: 0, BoundBy: result.BoundCgroup, CgroupLimitBytes: 1 << 30}
 	for _, c := range []struct {
 		name       string
@@ -56,6 +59,7 @@ func TestLargestVerdictSaysWhatEndedTheSearch(t *testing.T) {
 		{"bounded by the address space", byAddressSpace, []string{"the most the search tried (" + units.Bytes(876*mib) + ": what the address-space limit (ulimit -v) of " + units.Bytes(3072000000) + " leaves above the " + units.Bytes(1990*mib) + " a worker maps besides its buffer"}, nil},
 		{"an address-space bound that fell below the largest", fell, []string{"the search could try no larger (its bound fell to " + units.Bytes(639*mib) + ": what the address-space limit"}, []string{"the most the search tried"}},
 		{"refused far above the largest", refusedFarAbove, []string{"11% of the maximum allocation it reports"}, []string{"enforces its maximum"}},
+		{"a slow create is no fill bug", slowCreate, nil, []string{"a driver bug", "hung at"}},
 		{"no room at all", noRoom, []string{"no try was made: the most it could try is " + units.Bytes(0) + ": what the memory cgroup's limit of " + units.Bytes(1<<30)}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -95,6 +95,9 @@ type LargestTry struct {
 	Call         string     `json:"call,omitempty"`
 	Seconds      float64    `json:"seconds"`
 	FillSeconds  float64    `json:"fill_seconds,omitempty"`
+	// CreateSeconds is how long clCreateBuffer took; Stage is the call a try that hung was in.
+	CreateSeconds float64 `json:"create_seconds,omitempty"`
+	Stage         Stage   `json:"stage,omitempty"`
 	WrongAt      uint64     `json:"wrong_at,omitempty"`
 	Detail       string     `json:"detail,omitempty"`
 	// MappedBesidesBytes is, for a verified try, the most address space its worker mapped (VmPeak) less

@@ -19,6 +19,8 @@ type LargestAnswer struct {
 	Code        int32             `json:"code,omitempty"`
 	Call        string            `json:"call,omitempty"`
 	FillSeconds float64           `json:"fill_seconds,omitempty"`
+	// CreateSeconds is how long clCreateBuffer took, where it returned.
+	CreateSeconds float64 `json:"create_seconds,omitempty"`
 	// WrongAt is the offset of the first byte the read-back did not hold the fill's at.
 	WrongAt uint64 `json:"wrong_at,omitempty"`
 	Error   string `json:"error,omitempty"` // a set-up that failed: the device or its context

@@ -41,9 +41,13 @@ func (c *child) largestTry() *wire.LargestAnswer {
 	}
 	defer q.Release()
 	c.cell.SetStage(wire.StageCreate)
+	created := time.Now()
 	m, err := ctx.CreateBuffer(s.Flags, s.Size, 0)
+	createSeconds := time.Since(created).Seconds()
 	if err != nil {
-		return failedAt(result.TryRefused, err)
+		a := failedAt(result.TryRefused, err)
+		a.CreateSeconds = createSeconds
+		return a
 	}
 	defer func() { _ = ctx.ReleaseMem(m) }()
 	pattern := fillPattern(s.PatternBytes)
@@ -56,7 +60,7 @@ func (c *child) largestTry() *wire.LargestAnswer {
 	if err := q.Finish(); err != nil {
 		return failedAt(result.TryFailed, err)
 	}
-	a := &wire.LargestAnswer{Outcome: result.TryVerified, FillSeconds: time.Since(start).Seconds()}
+	a := &wire.LargestAnswer{Outcome: result.TryVerified, FillSeconds: time.Since(start).Seconds(), CreateSeconds: createSeconds}
 	page := make([]byte, min(readBack, s.Size))
 	for _, off := range []uint64{0, s.Size - uint64(len(page))} {
 		clear(page)
