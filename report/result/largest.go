@@ -98,8 +98,8 @@ type LargestTry struct {
 	// CreateSeconds is how long clCreateBuffer took; Stage is the call a try that hung was in.
 	CreateSeconds float64 `json:"create_seconds,omitempty"`
 	Stage         Stage   `json:"stage,omitempty"`
-	WrongAt      uint64     `json:"wrong_at,omitempty"`
-	Detail       string     `json:"detail,omitempty"`
+	WrongAt       uint64  `json:"wrong_at,omitempty"`
+	Detail        string  `json:"detail,omitempty"`
 	// MappedBesidesBytes is, for a verified try, the most address space its worker mapped (VmPeak) less
 	// the buffer: the runtime's libraries, threads and malloc arenas (which glibc makes as threads contend,
 	// so it differs from worker to worker by 64 MiB steps).
