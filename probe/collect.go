@@ -182,8 +182,10 @@ func (c *collector) finish(e *supervise.Ending) *result.JobResult {
 	case e.Stop != supervise.NotStopped:
 		res.Outcome, res.Reason, res.StopCause = e.Stop.Outcome(), e.Reason, e.Stop.StopCause()
 		res.AllocationsOK, res.LastStage = e.Count, e.Stage.Result()
+		confirmedOf(res, e)
 	default:
 		// No last word: the runtime took the worker down. The cell still says how far it got.
+		confirmedOf(res, e)
 		res.Outcome, res.Reason = result.OutcomeCrashed, e.Reason
 		if errors.Is(aerr, supervise.ErrBadAnswer) {
 			res.Reason = aerr.Error()
@@ -209,6 +211,15 @@ func (c *collector) finish(e *supervise.Ending) *result.JobResult {
 	}
 	res.SamplesTotal = c.total
 	return res
+}
+
+// confirmedOf records, for a worker that ended without an answer, how many of the buffers it made the
+// device had confirmed, where a batch was in flight: its end lies between the two.
+func confirmedOf(res *result.JobResult, e *supervise.Ending) {
+	if e.HasConfirmed && e.Confirmed < e.Count {
+		n := e.Confirmed
+		res.ConfirmedOK = &n
+	}
 }
 
 func joinReason(a, b string) string {

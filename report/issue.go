@@ -220,7 +220,11 @@ func runHeadline(j findings.Judged) string {
 		f := s.FirstFailure
 		how = fmt.Sprintf("%s failed with %d (%s) at buffer #%d of %s", f.Call, f.Code, f.Name, f.Index, units.Size(s.SizeBytes))
 	case s.Signal != "":
-		how = fmt.Sprintf("Worker killed by %s after %d buffers of %s", s.Signal, s.AllocationsOK, units.Size(s.SizeBytes))
+		from, to := s.MadeRange()
+		how = fmt.Sprintf("Worker killed by %s after %d buffers of %s", s.Signal, to, units.Size(s.SizeBytes))
+		if from < to {
+			how = fmt.Sprintf("Worker killed by %s after %d to %d buffers of %s", s.Signal, from, to, units.Size(s.SizeBytes))
+		}
 	}
 	how += " (" + ticketJob(s)
 	if l := j.Limit(s).Limit; l != "" {

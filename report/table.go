@@ -309,6 +309,9 @@ func failureCell(s *result.JobResult, st style) string {
 		return fmt.Sprintf("#%d %s (%d) at %s, dev %d", f.Index, st.text(f.Name), f.Code, st.text(string(f.Stage)), f.Device)
 	}
 	if s.Outcome == result.OutcomeCrashed || s.Outcome == result.OutcomeHung {
+		if from, to := s.MadeRange(); from < to {
+			return fmt.Sprintf("#%d-#%d during %s", from, to, st.text(string(s.LastStage)))
+		}
 		return fmt.Sprintf("#%d during %s", s.AllocationsOK, st.text(string(s.LastStage)))
 	}
 	if s.Outcome == result.OutcomeWrong {

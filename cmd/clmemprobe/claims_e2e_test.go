@@ -123,3 +123,48 @@ func TestLikeAfterABufferOverTheMaximum(t *testing.T) {
 		t.Errorf("ISSUE.md has no note on -61:\n%s", issue)
 	}
 }
+
+// TestAKillDuringABatchIsARange: faultcl sends SIGKILL in a fill, as the OOM killer ends a worker whose
+// fill touches memory the kernel has not got. With batched attribution the buffers of the batch in flight
+// were made and not yet confirmed by the device: the job records how many were (at most a batch of 64 fewer
+// than those made), and every sentence gives the range, not the count made as exact. In the 2nd fill the
+// first batch (buffer #0 alone: the loop settles its first batch no sooner than before buffer #2) is certainly
+// in flight: 0 to 1. In the 300th, a batch may have just settled, and the range is checked where there is
+// one. With --attribution per-buffer each buffer is confirmed before the next: the end is exact.
+func TestAKillDuringABatchIsARange(t *testing.T) {
+	for _, c := range []struct {
+		attribution string
+		killAt      uint64 // the fill that is killed, 1-based
+		mustRange   bool
+	}{
+		{"batched", 2, true},
+		{"batched", 300, false},
+		{"per-buffer", 300, false},
+	} {
+		t.Run(fmt.Sprintf("%s, fill %d", c.attribution, c.killAt), func(t *testing.T) {
+			env := FaultEnv(t, fmt.Sprintf("FAULTCL_KILL_FILL_AT=%d", c.killAt))
+			made := c.killAt - 1
+			r, _, _ := runOut(t, env, "--strategies", "shared", "--touch", "fill", "--max-allocs", "1000", "--attribution", c.attribution)
+			s := strategy(t, r, result.Shared)
+			if s.Outcome != result.OutcomeCrashed || s.Signal != "SIGKILL" || s.AllocationsOK != made || s.LastStage != result.StageTouch {
+				t.Fatalf("%s (%s) after %d during %s; want crashed by SIGKILL after %d, during touch", s.Outcome, s.Signal, s.AllocationsOK, s.LastStage, made)
+			}
+			from, to := s.MadeRange()
+			switch {
+			case c.attribution == "per-buffer" && s.ConfirmedOK != nil:
+				t.Errorf("per-buffer attribution recorded %d confirmed: every buffer was confirmed before the next", *s.ConfirmedOK)
+			case c.mustRange && (s.ConfirmedOK == nil || *s.ConfirmedOK != 0):
+				t.Errorf("confirmed %v of %d made; want 0: the first batch was in flight", s.ConfirmedOK, made)
+			case to-from > 64:
+				t.Errorf("confirmed %d of %d made: more than a batch of 64 in flight", from, to)
+			}
+			want := fmt.Sprintf("after %d buffers", made)
+			if from < to {
+				want = fmt.Sprintf("after %d to %d buffers (%d confirmed by the device", from, to, from)
+			}
+			if !hasVerdict(r, "crashed "+want) {
+				t.Errorf("no sentence says it crashed %q:\n%s", want, strings.Join(r.Verdict, "\n"))
+			}
+		})
+	}
+}

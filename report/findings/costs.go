@@ -352,7 +352,7 @@ func (d *deriver) headline() result.Finding {
 	}
 	v, lf := d.first.v, d.first.limit
 	s := v.s
-	what := fmt.Sprintf("%s %s after %d buffers", s.Strategy, s.Outcome, s.AllocationsOK)
+	what := fmt.Sprintf("%s %s %s", s.Strategy, s.Outcome, AfterBuffers(s))
 	if f := s.FirstFailure; f != nil && f.Stage != result.StageSetup {
 		// Strategies that failed at the same buffer share the sentence; where every one that ran did, none was
 		// first. The call it surfaced at may differ (a migrate, a touch): each is named.

@@ -421,13 +421,13 @@ func (d *deriver) failures(views []*view, size uint64) {
 		var body string
 		switch s.Outcome {
 		case result.OutcomeCrashed:
-			body = fmt.Sprintf(" crashed after %d buffers, during %s: %s", s.AllocationsOK, s.LastStage, s.Reason)
+			body = fmt.Sprintf(" crashed %s, during %s: %s", AfterBuffers(s), s.LastStage, s.Reason)
 			if v.oomLogged {
 				// The kernel's log names the sender the worker's ending could only guess at.
-				body = fmt.Sprintf(" crashed after %d buffers, during %s: the kernel's OOM killer killed the worker (%s), as the kernel's log says", s.AllocationsOK, s.LastStage, s.Signal)
+				body = fmt.Sprintf(" crashed %s, during %s: the kernel's OOM killer killed the worker (%s), as the kernel's log says", AfterBuffers(s), s.LastStage, s.Signal)
 			}
 		case result.OutcomeHung:
-			body = fmt.Sprintf(" hung after %d buffers, during %s (%s)", s.AllocationsOK, s.LastStage, s.Reason)
+			body = fmt.Sprintf(" hung %s, during %s (%s)", AfterBuffers(s), s.LastStage, s.Reason)
 		case result.OutcomeStopped:
 			body = fmt.Sprintf(" was stopped after %d buffers: %s", s.AllocationsOK, s.Reason)
 			if s.Interrupted() {

@@ -41,6 +41,9 @@ type limitInput struct {
 	hostPerBuffer                       float64
 	systemPerBuffer, committedPerBuffer *float64
 	noise                               result.SlopeNoise
+	// inFlight is how many of the buffers made the device had not confirmed when a worker died with a batch
+	// in flight: the job's end lies between allocationsOK less it and allocationsOK (afterBuffers).
+	inFlight uint64
 	// subject names the process that ran the calls, in the limit's words: "the worker" (a run's job) or
 	// "the program" (a trace).
 	subject string
@@ -79,6 +82,25 @@ type limitInput struct {
 	givenUnknown string
 }
 
+// after says where the job ended, in buffers: "after 1031 buffers", or a range where a batch was in flight.
+func (v *limitInput) after() string {
+	return afterBuffers(v.allocationsOK-min(v.inFlight, v.allocationsOK), v.allocationsOK)
+}
+
+// afterBuffers says where a job ended in buffers, from the last the device confirmed to the last made:
+// "after 1031 buffers", or, where a batch of buffers was in flight when its worker died, "after 967 to
+// 1031 buffers (967 confirmed by the device, the rest of a batch in flight; --attribution per-buffer pins
+// the buffer)".
+func afterBuffers(from, to uint64) string {
+	if from >= to {
+		return fmt.Sprintf("after %d buffers", to)
+	}
+	return fmt.Sprintf("after %d to %d buffers (%d confirmed by the device, the rest of a batch in flight; --attribution per-buffer pins the buffer)", from, to, from)
+}
+
+// AfterBuffers is afterBuffers of a run's job, for the other renderers.
+func AfterBuffers(s *result.JobResult) string { return afterBuffers(s.MadeRange()) }
+
 // failure is the first failure as the rules read it: the buffer's index (the buffers made before it), the
 // loop's stage, the code, the device the buffer was meant for, and the host's available memory then (0:
 // not read).
@@ -99,6 +121,9 @@ func jobInput(r *result.Run, s *result.JobResult) *limitInput {
 		addressSpaceBytes: s.AddressSpaceBytes, hostReserve: r.Config.HostReserveByte, fit: s.JudgedFit(),
 		hostPerBuffer: s.HostBytesPerBuffer, systemPerBuffer: s.SystemBytesPerBuffer, committedPerBuffer: s.CommittedBytesPerBuffer,
 		noise: s.Noise()}
+	if from, to := s.MadeRange(); from < to {
+		in.inFlight = to - from
+	}
 	if f := s.FirstFailure; f != nil {
 		in.failure = &failure{index: f.Index, stage: f.Stage, code: f.Code, name: f.Name, device: f.Device, hostAvail: f.HostAvail}
 	}

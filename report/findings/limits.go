@@ -218,7 +218,7 @@ func runtimeOrUnknown(v *limitInput, ev map[string]float64) limitFinding {
 	switch v.outcome {
 	case result.OutcomeCrashed:
 		if v.signal != "" && v.signal != "SIGKILL" {
-			body := fmt.Sprintf("the runtime crashed (%s) after %d buffers: a fault inside it, not a limit these measurements show (runtime)", v.signal, v.allocationsOK)
+			body := fmt.Sprintf("the runtime crashed (%s) %s: a fault inside it, not a limit these measurements show (runtime)", v.signal, v.after())
 			if v.aborts != "" && v.signal == "SIGABRT" {
 				body += "; on " + v.runtimeName + ", " + v.aborts
 				if v.rlimitASSet {
@@ -229,17 +229,17 @@ func runtimeOrUnknown(v *limitInput, ev map[string]float64) limitFinding {
 		}
 		if cg := v.cgroup; cg != nil && cg.OOMKillsAtEnd > cg.OOMKillsAtStart {
 			ev["cgroup_oom_kills_at_start"], ev["cgroup_oom_kills_at_end"] = float64(cg.OOMKillsAtStart), float64(cg.OOMKillsAtEnd)
-			return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("%s died (%s) after %d buffers while the OOM killer of its memory cgroup %s ended a process (oom_kill %d to %d): memory there may have run short, but nothing says this SIGKILL was that (unknown)",
-				v.subject, firstClause(v.reason), v.allocationsOK, cg.Path, cg.OOMKillsAtStart, cg.OOMKillsAtEnd)}
+			return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("%s died (%s) %s while the OOM killer of its memory cgroup %s ended a process (oom_kill %d to %d): memory there may have run short, but nothing says this SIGKILL was that (unknown)",
+				v.subject, firstClause(v.reason), v.after(), cg.Path, cg.OOMKillsAtStart, cg.OOMKillsAtEnd)}
 		}
 		if cg := v.cgroup; cg != nil && cg.Memory.Limit > 0 && cg.Memory.AtEnd == 0 {
 			// "Memory to spare" would rest on the machine's figures alone, while the cgroup's limit applied.
-			return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("%s died (%s) after %d buffers in the memory cgroup %s, whose limit is %s and whose use at the end was not measured: what killed it cannot be told; check dmesg (unknown)",
-				v.subject, firstClause(v.reason), v.allocationsOK, cg.Path, units.Bytes(cg.Memory.Limit))}
+			return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("%s died (%s) %s in the memory cgroup %s, whose limit is %s and whose use at the end was not measured: what killed it cannot be told; check dmesg (unknown)",
+				v.subject, firstClause(v.reason), v.after(), cg.Path, units.Bytes(cg.Memory.Limit))}
 		}
-		return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("%s died (%s) after %d buffers with memory to spare: what killed it was not measured; check dmesg (unknown)", v.subject, firstClause(v.reason), v.allocationsOK)}
+		return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("%s died (%s) %s with memory to spare: what killed it was not measured; check dmesg (unknown)", v.subject, firstClause(v.reason), v.after())}
 	case result.OutcomeHung:
-		return limitFinding{result.LimitRuntime, ev, fmt.Sprintf("the runtime hung in a call after %d buffers (runtime)", v.allocationsOK)}
+		return limitFinding{result.LimitRuntime, ev, fmt.Sprintf("the runtime hung in a call %s (runtime)", v.after())}
 	case result.OutcomeWrong:
 		return limitFinding{result.LimitRuntime, ev, "the runtime reported the first buffer's fill done and it did not take: a fault of the runtime at this size, to report (clmemprobe largest shows at which sizes and pattern sizes) (runtime)"}
 	}

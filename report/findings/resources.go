@@ -113,8 +113,8 @@ func resourceLimit(v *limitInput, ev map[string]float64) (limitFinding, bool) {
 	if cg, killed := oomKilled(v); killed {
 		ev["cgroup_limit_bytes"], ev["cgroup_oom_kills"] = float64(cg.Memory.Limit), float64(cg.OOMKillsAtEnd-cg.OOMKillsAtStart)
 		ev["cgroup_used_bytes"], ev["cgroup_oom_kills_at_start"], ev["cgroup_oom_kills_at_end"] = float64(cg.Memory.AtEnd), float64(cg.OOMKillsAtStart), float64(cg.OOMKillsAtEnd)
-		return limitFinding{result.LimitCgroupMemory, ev, fmt.Sprintf("the OOM killer of the memory cgroup %s ended it after %d buffers (its oom_kill count went from %d to %d%s), at %s of the cgroup's %s limit (%s): the container's or job's memory limit, not the machine's, is the limit (cgroup-memory)",
-			cg.Path, v.allocationsOK, cg.OOMKillsAtStart, cg.OOMKillsAtEnd, kernelSaidIt(line, kernelSaid), units.Bytes(cg.Memory.AtEnd), limitText(cg.Memory.Limit), cg.Memory.LimitSource)}, true
+		return limitFinding{result.LimitCgroupMemory, ev, fmt.Sprintf("the OOM killer of the memory cgroup %s ended it %s (its oom_kill count went from %d to %d%s), at %s of the cgroup's %s limit (%s): the container's or job's memory limit, not the machine's, is the limit (cgroup-memory)",
+			cg.Path, v.after(), cg.OOMKillsAtStart, cg.OOMKillsAtEnd, kernelSaidIt(line, kernelSaid), units.Bytes(cg.Memory.AtEnd), limitText(cg.Memory.Limit), cg.Memory.LimitSource)}, true
 	}
 	if kernelSaid && line.ByMemoryCgroup() {
 		// The kernel's line says a memory cgroup's OOM killer acted, where the cgroup's own count was not read.
@@ -123,14 +123,14 @@ func resourceLimit(v *limitInput, ev map[string]float64) (limitFinding, bool) {
 			ev["cgroup_limit_bytes"] = float64(cg.Memory.Limit)
 			which = fmt.Sprintf("its memory cgroup %s, whose limit is %s,", cg.Path, units.Bytes(cg.Memory.Limit))
 		}
-		return limitFinding{result.LimitCgroupMemory, ev, fmt.Sprintf("the OOM killer of %s ended %s after %d buffers%s: the container's or job's memory limit, not the machine's, is the limit (cgroup-memory)",
-			which, v.subject, v.allocationsOK, kernelSaidIt(line, true))}, true
+		return limitFinding{result.LimitCgroupMemory, ev, fmt.Sprintf("the OOM killer of %s ended %s %s%s: the container's or job's memory limit, not the machine's, is the limit (cgroup-memory)",
+			which, v.subject, v.after(), kernelSaidIt(line, true))}, true
 	}
 	if kernelSaid {
 		// No memory cgroup counted it: the machine's OOM killer, which acts when the system's memory ran out.
 		ev["host_available_bytes"], ev["host_ram_bytes"] = float64(v.availAtEnd), float64(v.ram)
-		return limitFinding{result.LimitHostMemory, ev, fmt.Sprintf("the kernel's OOM killer ended it after %d buffers%s, with %s of the system's memory available at the last sample: host memory ran out (host-memory)",
-			v.allocationsOK, kernelSaidIt(line, true), units.Bytes(v.availAtEnd))}, true
+		return limitFinding{result.LimitHostMemory, ev, fmt.Sprintf("the kernel's OOM killer ended it %s%s, with %s of the system's memory available at the last sample: host memory ran out (host-memory)",
+			v.after(), kernelSaidIt(line, true), units.Bytes(v.availAtEnd))}, true
 	}
 	if v.outcome == result.OutcomeStopped || v.outcome == result.OutcomeCompleted {
 		return limitFinding{}, false

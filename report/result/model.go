@@ -189,6 +189,10 @@ type JobResult struct {
 	FirstFailure  *FirstFailure `json:"first_failure"`
 	// LastStage is the stage the worker was in when it crashed, hung or was stopped.
 	LastStage Stage `json:"last_stage,omitempty"`
+	// ConfirmedOK is, for a worker that ended without an answer while a batch of buffers was in flight
+	// (made, their commands not yet waited for), how many buffers the device had confirmed: the end lies
+	// between it and AllocationsOK. Absent where the two are one (per-buffer attribution, no batch).
+	ConfirmedOK *uint64 `json:"confirmed_ok,omitempty"`
 	// HostBytesPerBuffer is the least-squares slope of process RSS against buffers allocated.
 	HostBytesPerBuffer float64 `json:"host_bytes_per_buffer"`
 	// DeviceBytesPerBuffer is, per device index (as a string key), the slope of used device memory.
@@ -407,6 +411,15 @@ func JudgeFit(samples int, lo, hi, reached uint64) *Fit {
 		f.OK = true
 	}
 	return f
+}
+
+// MadeRange is where a job's end lies in buffers: from the last the device confirmed to the last made,
+// the same number where nothing was in flight.
+func (s *JobResult) MadeRange() (from, to uint64) {
+	if c := s.ConfirmedOK; c != nil && *c < s.AllocationsOK {
+		return *c, s.AllocationsOK
+	}
+	return s.AllocationsOK, s.AllocationsOK
 }
 
 // Replication is the replication factor where device memory was placed (PlacedFraction); results written

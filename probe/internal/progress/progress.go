@@ -18,9 +18,9 @@ const size = 4096
 
 // Cell is a mapped page shared by parent and child.
 type Cell struct {
-	mem                []byte
-	count, stage       *atomic.Uint64 // the parent's view: atomic loads
-	countRaw, stageRaw *uint64        // the child's view: plain stores
+	mem                              []byte
+	count, stage, confirmed          *atomic.Uint64 // the parent's view: atomic loads
+	countRaw, stageRaw, confirmedRaw *uint64        // the child's view: plain stores
 }
 
 // Create makes the backing file in dir ("" is the system's temporary folder), unlinked at once so nothing
@@ -63,11 +63,13 @@ func Map(f *os.File) (*Cell, error) {
 		return nil, fmt.Errorf("progress cell: mmap: %w", err)
 	}
 	return &Cell{
-		mem:      mem,
-		count:    (*atomic.Uint64)(unsafe.Pointer(&mem[0])),
-		stage:    (*atomic.Uint64)(unsafe.Pointer(&mem[8])),
-		countRaw: (*uint64)(unsafe.Pointer(&mem[0])),
-		stageRaw: (*uint64)(unsafe.Pointer(&mem[8])),
+		mem:          mem,
+		count:        (*atomic.Uint64)(unsafe.Pointer(&mem[0])),
+		stage:        (*atomic.Uint64)(unsafe.Pointer(&mem[8])),
+		confirmed:    (*atomic.Uint64)(unsafe.Pointer(&mem[16])),
+		countRaw:     (*uint64)(unsafe.Pointer(&mem[0])),
+		stageRaw:     (*uint64)(unsafe.Pointer(&mem[8])),
+		confirmedRaw: (*uint64)(unsafe.Pointer(&mem[16])),
 	}, nil
 }
 
@@ -80,6 +82,17 @@ func (c *Cell) SetCount(n uint64) { *c.countRaw = n }
 
 // SetStage records the stage the child is entering (an index into the caller's own list of stages).
 func (c *Cell) SetStage(s uint64) { *c.stageRaw = s }
+
+// SetConfirmed records that n of the counted steps are confirmed, where a child counts steps before it
+// knows they succeeded (a batch of buffers whose commands it waits for once): a child that dies between
+// lies between the two. It stores n+1, so that 0 means a child that confirms nothing apart from its count.
+func (c *Cell) SetConfirmed(n uint64) { *c.confirmedRaw = n + 1 }
+
+// Confirmed returns the last recorded confirmed count; ok is false where the child recorded none.
+func (c *Cell) Confirmed() (n uint64, ok bool) {
+	v := c.confirmed.Load()
+	return v - min(v, 1), v > 0
+}
 
 // Count returns the last recorded count.
 func (c *Cell) Count() uint64 { return c.count.Load() }

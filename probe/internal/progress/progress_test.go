@@ -178,6 +178,24 @@ func TestTwoMappingsShareTheCell(t *testing.T) {
 	}
 }
 
+// TestConfirmedIsItsOwnWord: a child that confirms nothing leaves the parent no confirmed count (not a
+// count of 0), one that confirms 0 gives 0, and the confirmed count is a word of its own beside the count
+// and the stage.
+func TestConfirmedIsItsOwnWord(t *testing.T) {
+	parent, f, _ := newCell(t)
+	child := mapCell(t, f)
+	child.SetCount(99)
+	if n, ok := parent.Confirmed(); ok {
+		t.Fatalf("Confirmed() = %d, true before the child confirmed anything", n)
+	}
+	for _, want := range []uint64{0, 64, 1<<40 + 7} {
+		child.SetConfirmed(want)
+		if n, ok := parent.Confirmed(); !ok || n != want || parent.Count() != 99 || parent.Stage() != 0 {
+			t.Errorf("Confirmed() = %d, %v with count %d and stage %d; want %d, true beside 99 and 0", n, ok, parent.Count(), parent.Stage(), want)
+		}
+	}
+}
+
 // TestMappingOutlivesItsDescriptor holds that a cell mapped from an inherited descriptor keeps working once
 // that descriptor is closed, and that the parent still reads the last values after the child's mapping and
 // every descriptor are gone (the child crashed).

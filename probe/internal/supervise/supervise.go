@@ -77,10 +77,13 @@ type Ending struct {
 	ExitCode *int            // its exit status, when it crashed without a signal
 	Output   string          // the head and tail of what it printed
 	Count    uint64          // the cell's count at the end
-	Stage    wire.Stage      // the cell's stage at the end
-	Took     time.Duration
-	BadLines int // event lines that did not parse
-	PID      int // the child's process id, which the kernel's log names it by
+	// Confirmed is the cell's confirmed count at the end, where the child keeps one (HasConfirmed).
+	Confirmed    uint64
+	HasConfirmed bool
+	Stage        wire.Stage // the cell's stage at the end
+	Took         time.Duration
+	BadLines     int // event lines that did not parse
+	PID          int // the child's process id, which the kernel's log names it by
 }
 
 // Crashed reports whether the child died without a result and without being stopped by the parent.
@@ -241,6 +244,7 @@ func runChild(ctx context.Context, c Child, onResult func(json.RawMessage)) (*En
 	}
 	e.Took = time.Since(p.start)
 	e.Count, e.Stage = p.cell.Count(), p.cell.Stage()
+	e.Confirmed, e.HasConfirmed = p.cell.Confirmed()
 	if e.Answer != nil {
 		// The result completes the job: whatever happened after it (a slow exit, a kill) changes nothing.
 		e.Stop, e.Reason = NotStopped, ""

@@ -68,6 +68,9 @@ type guardReading struct {
 	avail, cgFree uint64
 	room          float64
 	by            result.Guard // which reserve is the tighter
+	// ahead is how many buffers the guard counted against the room at a stop: those made and not yet
+	// settled, and the next; cost is what it counted each at.
+	ahead, cost float64
 }
 
 func newHostGuard(root sample.Root, reserve, size uint64, cg *sample.Cgroup) *hostGuard {
@@ -224,16 +227,22 @@ func (g *hostGuard) stopBefore(i, done uint64) (guardReading, bool) {
 	cost := g.cost
 	g.mu.Unlock()
 	fresh, ok := g.read(done, i == done)
-	inFlight := float64(i - min(i, done))
-	return fresh, ok && fresh.room-(inFlight+1)*cost < 0
+	fresh.ahead, fresh.cost = float64(i-min(i, done))+1, cost
+	return fresh, ok && fresh.room-fresh.ahead*cost < 0
 }
 
 // stopReason says why the guard stopped the loop, in numbers.
+// The figures add up: what is free, less the buffers it counted at their cost, is below the reserve.
 func (g *hostGuard) stopReason(r guardReading) string {
-	if r.by == result.GuardCgroup {
-		return fmt.Sprintf("host guard: the memory cgroup %s has %s free (its limit %s less its working set), and one more buffer would take it below its reserve %s",
-			g.cg.Path, units.Bytes(r.cgFree), units.Bytes(g.cgLimit), units.Bytes(g.cgReserve))
+	ahead := "one more buffer"
+	if r.ahead > 1 {
+		ahead = fmt.Sprintf("%.0f more buffers (%.0f made and not yet settled, and the next)", r.ahead, r.ahead-1)
 	}
-	return fmt.Sprintf("host guard: system available memory %s, less one more buffer, would fall below the reserve %s",
-		units.Bytes(r.avail), units.Bytes(g.reserve))
+	ahead += fmt.Sprintf(" at %s each as measured", units.Bytes(uint64(r.cost)))
+	if r.by == result.GuardCgroup {
+		return fmt.Sprintf("host guard: the memory cgroup %s has %s free (its limit %s less its working set), and %s would take it below its reserve %s",
+			g.cg.Path, units.Bytes(r.cgFree), units.Bytes(g.cgLimit), ahead, units.Bytes(g.cgReserve))
+	}
+	return fmt.Sprintf("host guard: system available memory %s, less %s, would fall below the reserve %s",
+		units.Bytes(r.avail), ahead, units.Bytes(g.reserve))
 }

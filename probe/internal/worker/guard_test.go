@@ -12,6 +12,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
 	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
 	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
 // fakeMeminfo is a fixture root whose /proc/meminfo says avail bytes are available; set rewrites it.
@@ -103,6 +104,28 @@ func TestGuardStopsBeforeTheReserve(t *testing.T) {
 			}
 			return
 		}
+	}
+}
+
+// TestGuardStopReasonAddsUp: with 10 buffers made and not yet settled, the guard stops where free memory
+// less those and the next crosses the reserve, while one buffer alone would not: the reason counts all 11
+// at their cost, so that its figures add up. It said "less one more buffer" before, and a user read
+// "116.25 MiB free ... below its reserve 64 MiB".
+func TestGuardStopReasonAddsUp(t *testing.T) {
+	const mib = 1 << 20
+	reserve := uint64(64 * mib)
+	free := reserve + 5*mib // room for 5 buffers: one more fits, eleven do not
+	root, _ := fakeMeminfo(t, free)
+	g := newHostGuard(root, reserve, mib, noCgroup)
+	g.quietBelow.Store(0)
+	r, stop := g.stopBefore(10, 0)
+	if !stop {
+		t.Fatal("no stop with 11 buffers counted against the room of 5")
+	}
+	want := fmt.Sprintf("system available memory %s, less 11 more buffers (10 made and not yet settled, and the next) at %s each as measured, would fall below the reserve %s",
+		units.Bytes(free), units.Bytes(mib), units.Bytes(reserve))
+	if reason := g.stopReason(r); !strings.Contains(reason, want) {
+		t.Errorf("reason %q; want %q", reason, want)
 	}
 }
 

@@ -119,6 +119,7 @@ func newLoop(spec *wire.StrategySpec, targets []target, platform string, t *tall
 		targets: targets, tally: t, guard: g, sample: sample, batch: make([]pending, 0, batchBuffers), pattern: kernels.FillPattern(spec.Size)}
 	l.batched = targets[0].queue != nil && !spec.PerBuffer
 	if l.batched {
+		t.cell.SetConfirmed(0) // buffers are counted made before their batch is confirmed
 		l.events, l.why = eventsNeeded(platform)
 	}
 	return l
@@ -303,7 +304,7 @@ func (l *loop) done(p pending) (settlement, *wire.StrategyAnswer) {
 			return l.fail(i, result.StageFinish, err, t)
 		}
 		cell.SetCount(i + 1)
-		l.tally.done.Store(i + 1)
+		l.tally.finish(i + 1)
 	default:
 		if len(l.batch) == 0 {
 			l.batchStart = time.Now()
@@ -371,7 +372,7 @@ func (l *loop) settle() (settlement, *wire.StrategyAnswer) {
 			"they were released and made again with a wait after each", waitErr, first, last)
 		return unattributed, nil
 	}
-	l.tally.done.Store(last + 1)
+	l.tally.finish(last + 1)
 	l.batch = l.batch[:0]
 	l.guard.settled(last + 1)
 	return confirmed, nil

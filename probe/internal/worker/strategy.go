@@ -53,6 +53,13 @@ type tally struct {
 	noQueues bool
 }
 
+// finish records that the device has finished n buffers, for the guard and, through the cell, for the
+// parent, which reads it where the worker dies with a batch in flight.
+func (t *tally) finish(n uint64) {
+	t.done.Store(n)
+	t.cell.SetConfirmed(n)
+}
+
 // finished is how many buffers the device has finished.
 func (t *tally) finished() uint64 {
 	if t.noQueues {
