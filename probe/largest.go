@@ -75,7 +75,7 @@ func Largest(ctx context.Context, req LargestRequest, inv result.Inventory) (*re
 			ld.LargestVerifiedBytes = max(ld.LargestVerifiedBytes, v)
 		}
 		ld.BoundBytes, ld.BoundBy = t.boundBy()
-		ld.AddressSpaceLimitBytes, ld.WorkerMappedBytes = t.addressSpace, t.mapped
+		ld.AddressSpaceLimitBytes, ld.WorkerMappedBytes, ld.DeviceUsedAtStartBytes = t.addressSpace, t.mapped, t.usedAtStart
 		ld.Interrupted = t.interrupted
 		l.Interrupted = l.Interrupted || t.interrupted
 		l.Devices = append(l.Devices, ld)
@@ -161,6 +161,8 @@ type tryer struct {
 	// bounds the tries (a device whose memory is the host's maps each buffer in the worker; 0: it does not),
 	// and mapped the most a worker mapped besides its buffer, as the verified tries report it.
 	addressSpace, mapped uint64
+	// usedAtStart is the device's memory in use before the first try's buffer that a sampler read.
+	usedAtStart *uint64
 }
 
 // addressSlack is kept free under an address-space limit besides the buffer and what a verified try's
@@ -233,6 +235,10 @@ func (t *tryer) try(size uint64, pattern int) (lt result.LargestTry, made bool) 
 		lt.Outcome, lt.Code, lt.Call, lt.FillSeconds, lt.WrongAt, lt.Detail = a.Outcome, a.Code, a.Call, a.FillSeconds, a.WrongAt, a.Error
 		lt.MappedBesidesBytes, t.mapped = a.MappedBesides, max(t.mapped, a.MappedBesides)
 		lt.CreateSeconds = a.CreateSeconds
+		if a.HasDeviceUsed && t.usedAtStart == nil {
+			used := a.DeviceUsedBefore
+			t.usedAtStart = &used
+		}
 		t.slowestCreate, t.createRate = max(t.slowestCreate, a.CreateSeconds), max(t.createRate, a.CreateSeconds/float64(size))
 	case t.ctx.Err() != nil:
 		lt.Outcome, lt.Detail, t.interrupted = result.TryInterrupted, "stopped by Ctrl-C after "+time.Since(start).Round(time.Millisecond).String(), true

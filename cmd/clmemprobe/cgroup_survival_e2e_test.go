@@ -8,8 +8,10 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/cmd/clmemprobe/internal/safefile"
@@ -35,7 +37,7 @@ func TestTheParentOutlivesItsCgroupsOOMKiller(t *testing.T) {
 			res := inCgroup(t, procs, env, append([]string{"run", "--out", dir}, fill...)...)
 			r, err := result.Load(filepath.Join(dir, "run.json"))
 			if res.code != exitWorkerFault || err != nil || len(r.Jobs) != 1 || r.Jobs[0].Signal != "SIGKILL" || r.Jobs[0].Limit != result.LimitCgroupMemory {
-				t.Fatalf("try %d: exit %d, run.json %v; want 5 and the job killed by the cgroup's OOM killer: %s", i, res.code, err, res.stderr)
+				t.Fatalf("try %d: exit %d, run.json %v; want 5 and the job killed by the cgroup's OOM killer: %s; the kernel's last kills: %s", i, res.code, err, res.stderr, lastKills())
 			}
 			if cgroupOOMKills(t, procs, version) == before {
 				t.Fatalf("try %d: the cgroup's OOM killer did not act", i)
@@ -60,7 +62,7 @@ func TestTheParentOutlivesItsCgroupsOOMKiller(t *testing.T) {
 			var r result.Remedy
 			b, err := os.ReadFile(out)
 			if res.code != 0 || err != nil || json.Unmarshal(b, &r) != nil || r.Baseline.Outcome != result.OutcomeCrashed || len(r.Remedies) != r.ChangesPlanned {
-				t.Fatalf("try %d: exit %d, %v; want every planned change recorded after the baseline's crash: %s", i, res.code, err, res.stderr)
+				t.Fatalf("try %d: exit %d, %v; want every planned change recorded after the baseline's crash: %s; the kernel's last kills: %s", i, res.code, err, res.stderr, lastKills())
 			}
 			killed(t, i, before)
 			if r.Baseline.Limit != result.LimitCgroupMemory {
@@ -76,7 +78,7 @@ func TestTheParentOutlivesItsCgroupsOOMKiller(t *testing.T) {
 			var tr result.Trace
 			b, err := os.ReadFile(filepath.Join(dir, "trace.json"))
 			if err != nil || json.Unmarshal(b, &tr) != nil || res.code != exitWorkerFault || tr.Exit.Signal != "SIGKILL" {
-				t.Fatalf("try %d: exit %d, trace.json %v, the program's end %+v; want 5 and the program killed: %s", i, res.code, err, tr.Exit, res.stderr)
+				t.Fatalf("try %d: exit %d, trace.json %v, the program's end %+v; want 5 and the program killed: %s; the kernel's last kills: %s", i, res.code, err, tr.Exit, res.stderr, lastKills())
 			}
 			killed(t, i, before)
 			if _, err := os.Lstat(filepath.Join(dir, safefile.LockName)); !os.IsNotExist(err) {
@@ -94,6 +96,21 @@ func TestTheParentOutlivesItsCgroupsOOMKiller(t *testing.T) {
 			killed(t, i, before)
 		}
 	})
+}
+
+// lastKills is the kernel log's last OOM kills, for a failure's message: which process the killer took.
+func lastKills() string {
+	out, err := exec.Command("dmesg").Output()
+	if err != nil {
+		return "dmesg: " + err.Error()
+	}
+	var kills []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.Contains(l, "Killed process") {
+			kills = append(kills, l)
+		}
+	}
+	return strings.Join(kills[max(0, len(kills)-4):], " | ")
 }
 
 // TestDryRunNamesItsCgroup: a dry run in a memory cgroup says what the guard will keep there: the cgroup's limit, its free memory and

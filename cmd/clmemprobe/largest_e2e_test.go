@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
 // largestOf runs largest --format json and decodes it.
@@ -130,6 +131,31 @@ func TestLargestWaitsForASlowCreate(t *testing.T) {
 	for _, tr := range d.Tries {
 		if tr.Outcome != result.TryVerified || tr.CreateSeconds < slow {
 			t.Errorf("%d MiB: %s (%s), create %.1f s; want verified after a create of at least %.1f s", tr.SizeBytes>>20, tr.Outcome, tr.Detail, tr.CreateSeconds, slow)
+		}
+	}
+}
+
+// TestLargestNamesWhatOthersHeld: another process holds 256 MiB of faultcl's 1 GiB device (FAULTCL_HELD),
+// as holdmem held 20 GiB of the H100: the search finds what the others left (within its 1% below 768 MiB),
+// records the device's use before the first try, and the headline says that the device alone may take
+// more. Before, it said only "the largest buffer that works on device 0 is 768 MiB". Without the other
+// process, the device held nothing before, and the headline says nothing of it.
+func TestLargestNamesWhatOthersHeld(t *testing.T) {
+	const mem, held = 1 << 30, 256 << 20
+	for _, h := range []uint64{held, 0} {
+		env := FaultEnv(t, "FAULTCL_DEVICES=1", fmt.Sprintf("FAULTCL_DEVICE_MEM=%d", mem), fmt.Sprintf("FAULTCL_HELD=%d", h))
+		l := largestOf(t, env, "--patterns", "128")
+		d := l.Devices[0]
+		room := float64(mem - h)
+		if v := float64(d.LargestVerifiedBytes); v > room || v < 0.99*room {
+			t.Errorf("held %d: largest %d, want within 1%% below the %0.f the other process left", h, d.LargestVerifiedBytes, room)
+		}
+		if u := d.DeviceUsedAtStartBytes; u == nil || *u != h {
+			t.Errorf("held %d: device use before the first try %v, want %d", h, u, h)
+		}
+		said := strings.Contains(l.Verdict[0], fmt.Sprintf("already held %s of its %s", units.Bytes(h), units.Bytes(mem)))
+		if said != (h > 0) {
+			t.Errorf("held %d: verdict %q", h, l.Verdict[0])
 		}
 	}
 }

@@ -61,6 +61,11 @@ func LargestVerdict(d *result.LargestDevice) string {
 	case v > d.BoundBytes: // an address-space bound falls as a later worker maps more besides its buffer
 		s += fmt.Sprintf("; the search could try no larger (its bound fell to %s%s)", units.Bytes(d.BoundBytes), boundWhy(d))
 	}
+	if u := d.DeviceUsedAtStartBytes; u != nil && d.GlobalMemBytes > 0 && float64(*u) >= sharedDevice*float64(d.GlobalMemBytes) {
+		// The search ran in what others left: the device alone may take a larger buffer.
+		s += fmt.Sprintf("; before the first try the device already held %s of its %s (other processes', or what the runtime keeps), so alone it may take a larger buffer",
+			units.Bytes(*u), units.Bytes(d.GlobalMemBytes))
+	}
 	if k := firstKilledAbove(d, v); k != nil {
 		s += fmt.Sprintf("; at %s the kernel's OOM killer ended the try: ", units.Size(k.SizeBytes))
 		if d.CgroupLimitBytes > 0 {

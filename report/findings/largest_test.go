@@ -46,6 +46,13 @@ func TestLargestVerdictSaysWhatEndedTheSearch(t *testing.T) {
 	// A create that outlasted the hang limit at a size another pattern verified: slow, not a fill bug.
 	slowCreate := largestDevice(try(1<<30, result.TryVerified), result.LargestTry{SizeBytes: 1 << 30, PatternBytes: 1, Outcome: result.TryHung, Stage: result.StageCreate})
 	slowCreate.Patterns = append(slowCreate.Patterns, result.LargestPattern{PatternBytes: 1})
+	// Another process held a quarter of the device before the search; the runtime's own context, a twentieth
+	// less a byte, is not named.
+	heldQuarter, heldLittle := uint64(4<<30), uint64(16<<30)/20-1
+	othersHeld := largestDevice(try(64*mib, result.TryVerified), try(12<<30, result.TryVerified), try(13<<30, result.TryFailed))
+	othersHeld.DeviceUsedAtStartBytes = &heldQuarter
+	littleHeld := othersHeld
+	littleHeld.DeviceUsedAtStartBytes = &heldLittle
 	noRoom := result.LargestDevice{Name: "dev", MaxAllocBytes: 8 << 30, BoundBytes: 0, BoundBy: result.BoundCgroup, CgroupLimitBytes: 1 << 30}
 	for _, c := range []struct {
 		name       string
@@ -60,6 +67,8 @@ func TestLargestVerdictSaysWhatEndedTheSearch(t *testing.T) {
 		{"an address-space bound that fell below the largest", fell, []string{"the search could try no larger (its bound fell to " + units.Bytes(639*mib) + ": what the address-space limit"}, []string{"the most the search tried"}},
 		{"refused far above the largest", refusedFarAbove, []string{"11% of the maximum allocation it reports"}, []string{"enforces its maximum"}},
 		{"a slow create is no fill bug", slowCreate, nil, []string{"a driver bug", "hung at"}},
+		{"others held a quarter", othersHeld, []string{"before the first try the device already held " + units.Bytes(heldQuarter) + " of its " + units.Bytes(16<<30)}, nil},
+		{"the runtime's own context", littleHeld, nil, []string{"already held"}},
 		{"no room at all", noRoom, []string{"no try was made: the most it could try is " + units.Bytes(0) + ": what the memory cgroup's limit of " + units.Bytes(1<<30)}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {

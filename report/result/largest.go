@@ -72,6 +72,9 @@ type LargestDevice struct {
 	// WorkerMappedBytes the most a verified try's worker mapped besides its buffer (VmPeak less the buffer).
 	AddressSpaceLimitBytes uint64 `json:"address_space_limit_bytes,omitempty"`
 	WorkerMappedBytes      uint64 `json:"worker_mapped_bytes,omitempty"`
+	// DeviceUsedAtStartBytes is the device's memory in use before the first try's buffer, where a device
+	// sampler read it: other processes' and what the runtime keeps, which the search could not use.
+	DeviceUsedAtStartBytes *uint64 `json:"device_used_at_start_bytes,omitempty"`
 	// Interrupted says Ctrl-C stopped this device's search: its largest is only the largest verified
 	// before, and the tries not made are absent.
 	Interrupted          bool             `json:"interrupted,omitempty"`

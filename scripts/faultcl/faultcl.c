@@ -27,6 +27,8 @@
  *   FAULTCL_LEAK_ON_RELEASE=1    clReleaseMemObject frees nothing
  *   FAULTCL_NOTIFY=1             a failed allocation calls the context's notify callback first
  *   FAULTCL_FREE_QUERY=0         do not answer CL_DEVICE_GLOBAL_FREE_MEMORY_AMD (answered by default)
+ *   FAULTCL_HELD=bytes           device memory another process holds on every device from the start: it counts
+ *                                against each device's capacity and shows in the free-memory query
  *   FAULTCL_EXTENSIONS=list      extra device extensions (cl_khr_external_memory enables the device list)
  *   FAULTCL_PCI_BUS=n            devices list cl_khr_pci_bus_info and answer it: domain 0, bus n, device = index
  *   FAULTCL_BROKEN_PLATFORM=1    the platform's device queries fail with CL_OUT_OF_HOST_MEMORY (its own
@@ -198,6 +200,10 @@ static void init_config(void) {
 	cfg.map_per_buffer = env_long("FAULTCL_MAP_PER_BUFFER", 0);
 	cfg.overcommit = env_long("FAULTCL_OVERCOMMIT", 0);
 	cfg.reserve_per_buffer = env_u64("FAULTCL_RESERVE_PER_BUFFER", 0);
+	/* Memory another process holds on every device from the start: it counts against the capacity and the
+	 * free-memory query, as on a GPU another program uses. */
+	cl_ulong held = env_u64("FAULTCL_HELD", 0);
+	for (int i = 0; i < MAXDEV; i++) dev_used[i] = held;
 	cfg.log = (int)env_long("FAULTCL_LOG", 0);
 	cfg.no_event_status = (int)env_long("FAULTCL_NO_EVENT_STATUS", 0);
 	cfg.fds_per_extra = env_long("FAULTCL_FDS_PER_EXTRA_DEVICE", 0);

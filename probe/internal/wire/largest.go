@@ -19,6 +19,10 @@ type LargestAnswer struct {
 	Code        int32             `json:"code,omitempty"`
 	Call        string            `json:"call,omitempty"`
 	FillSeconds float64           `json:"fill_seconds,omitempty"`
+	// DeviceUsedBefore is the device's memory in use just before the buffer was created, as the run's device
+	// sampler reads it (HasDeviceUsed: one applied): other processes', and what the runtime keeps.
+	DeviceUsedBefore uint64 `json:"device_used_before,omitempty"`
+	HasDeviceUsed    bool   `json:"has_device_used,omitempty"`
 	// CreateSeconds is how long clCreateBuffer took, where it returned.
 	CreateSeconds float64 `json:"create_seconds,omitempty"`
 	// WrongAt is the offset of the first byte the read-back did not hold the fill's at.

@@ -40,13 +40,14 @@ func (c *child) largestTry() *wire.LargestAnswer {
 		return &wire.LargestAnswer{Outcome: result.TrySetup, Error: err.Error()}
 	}
 	defer q.Release()
+	used, hasUsed := deviceUsed(dev, s.Device)
 	c.cell.SetStage(wire.StageCreate)
 	created := time.Now()
 	m, err := ctx.CreateBuffer(s.Flags, s.Size, 0)
 	createSeconds := time.Since(created).Seconds()
 	if err != nil {
 		a := failedAt(result.TryRefused, err)
-		a.CreateSeconds = createSeconds
+		a.CreateSeconds, a.DeviceUsedBefore, a.HasDeviceUsed = createSeconds, used, hasUsed
 		return a
 	}
 	defer func() { _ = ctx.ReleaseMem(m) }()
@@ -60,7 +61,8 @@ func (c *child) largestTry() *wire.LargestAnswer {
 	if err := q.Finish(); err != nil {
 		return failedAt(result.TryFailed, err)
 	}
-	a := &wire.LargestAnswer{Outcome: result.TryVerified, FillSeconds: time.Since(start).Seconds(), CreateSeconds: createSeconds}
+	a := &wire.LargestAnswer{Outcome: result.TryVerified, FillSeconds: time.Since(start).Seconds(), CreateSeconds: createSeconds,
+		DeviceUsedBefore: used, HasDeviceUsed: hasUsed}
 	page := make([]byte, min(readBack, s.Size))
 	for _, off := range []uint64{0, s.Size - uint64(len(page))} {
 		clear(page)
@@ -78,6 +80,25 @@ func (c *child) largestTry() *wire.LargestAnswer {
 		a.MappedBesides = own.VMPeak - s.Size
 	}
 	return a
+}
+
+// deviceUsed reads the device's memory in use through the run's device sampler (NVML, the vendor's free
+// memory query, ...); ok is false where none applies to the device.
+func deviceUsed(dev *cl.Device, index int) (uint64, bool) {
+	samp, err := sample.DeviceSamplerFor(sample.TargetsFor([]*cl.Device{dev}, []int{index}), sample.System)
+	if err != nil || samp == nil {
+		return 0, false
+	}
+	read, err := samp.Read()
+	if err != nil {
+		return 0, false
+	}
+	for _, d := range read {
+		if d.Device == index {
+			return d.UsedBytes, true
+		}
+	}
+	return 0, false
 }
 
 // fillPattern is a pattern of n bytes none of which is 0 and that differs from its own shifts, so that a
