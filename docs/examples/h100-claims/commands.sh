@@ -17,6 +17,7 @@ R=$(cd "$R" && pwd)
 export XDG_CACHE_HOME="$R/cache"
 smi() { nvidia-smi --query-gpu=index,memory.used,memory.total --format=csv,noheader > "$R/smi-$1.csv"; }
 smi start
+"$B" version > "$R/version.txt" 2>&1
 # 1. The default run, as a new user types it: 1 MiB, 100,000 buffers, no touch. nvidia-smi sampled beside it.
 nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits -lms 200 > "$R/smi-default-run.csv" &
 s=$!
@@ -36,7 +37,6 @@ smi held
 "$CLOOP" 0 200000 1048576 fill > "$R/cloop-fill-held.json" 2>&1; echo "cloop held rc=$?" >> "$R/rc.txt"
 "$B" trace --timeout 300s --out "$R/trace-held" -- "$TP" fill 1048576 > "$R/trace-held.txt" 2>&1; echo "trace rc=$?" >> "$R/rc.txt"
 "$B" largest --patterns 128 --format json -o "$R/largest-held.json" 2> "$R/largest-held.stderr"; echo "largest held rc=$?" >> "$R/rc.txt"
-"$B" report "$R/largest-held.json" > "$R/largest-held.txt" 2>&1
 kill "$h"; wait "$h" 2>/dev/null
 # 5. largest alone.
 "$B" largest --patterns 128 > "$R/largest.txt" 2>&1; echo "largest rc=$?" >> "$R/rc.txt"
