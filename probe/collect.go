@@ -182,7 +182,9 @@ func (c *collector) finish(e *supervise.Ending) *result.JobResult {
 	case e.Stop != supervise.NotStopped:
 		res.Outcome, res.Reason, res.StopCause = e.Stop.Outcome(), e.Reason, e.Stop.StopCause()
 		res.AllocationsOK, res.LastStage = e.Count, e.Stage.Result()
-		confirmedOf(res, e)
+		if res.Outcome == result.OutcomeHung {
+			confirmedOf(res, e) // a stop (a timeout, Ctrl-C) ended no buffer: its count is where it stopped
+		}
 	default:
 		// No last word: the runtime took the worker down. The cell still says how far it got.
 		confirmedOf(res, e)
@@ -213,8 +215,8 @@ func (c *collector) finish(e *supervise.Ending) *result.JobResult {
 	return res
 }
 
-// confirmedOf records, for a worker that ended without an answer, how many of the buffers it made the
-// device had confirmed, where a batch was in flight: its end lies between the two.
+// confirmedOf records, for a worker that crashed or hung, how many of the buffers it made the device had
+// confirmed, where a batch was in flight: its end lies between the two.
 func confirmedOf(res *result.JobResult, e *supervise.Ending) {
 	if e.HasConfirmed && e.Confirmed < e.Count {
 		n := e.Confirmed

@@ -133,3 +133,31 @@ func TestDryRun(t *testing.T) {
 		t.Errorf("the default reserve of 64 GiB of RAM: %d, want 5%%", r)
 	}
 }
+
+// A worker that crashed or hung with a batch in flight records how many buffers the device had confirmed
+// (its end lies between that and the count made); one stopped by a timeout or Ctrl-C does not (no buffer
+// ended it), nor one that confirmed everything it made, nor one that keeps no confirmed count.
+func TestCollectorRecordsTheBatchInFlight(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		ending supervise.Ending
+		want   *uint64
+	}{
+		{"crashed", supervise.Ending{Count: 9, Confirmed: 4, HasConfirmed: true}, ptr(uint64(4))},
+		{"hung", supervise.Ending{Stop: supervise.Hung, Count: 9, Confirmed: 4, HasConfirmed: true}, ptr(uint64(4))},
+		{"interrupted", supervise.Ending{Stop: supervise.Interrupted, Count: 9, Confirmed: 4, HasConfirmed: true}, nil},
+		{"past its time", supervise.Ending{Stop: supervise.TimedOut, Count: 9, Confirmed: 4, HasConfirmed: true}, nil},
+		{"all confirmed", supervise.Ending{Count: 9, Confirmed: 9, HasConfirmed: true}, nil},
+		{"no confirmed count", supervise.Ending{Count: 9}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := c.ending
+			res := newCollector(Job{Strategy: result.Shared, Size: 1 << 20}, nil).finish(&e)
+			if got := res.ConfirmedOK; (got == nil) != (c.want == nil) || got != nil && *got != *c.want {
+				t.Errorf("confirmed %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

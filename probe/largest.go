@@ -145,9 +145,10 @@ type tryer struct {
 	device    int
 	groups    *supervise.Groups
 	bandwidth float64 // bytes per second of the fastest verified fill so far; 0 before one
-	// slowestCreate is the longest clCreateBuffer seen, in seconds, and createRate the most seconds per
-	// byte one took.
-	slowestCreate, createRate float64
+	// slowestCreate is the longest clCreateBuffer seen, in seconds; createdSeconds is the create time of
+	// the largest try that created its buffer, createdSize that try's size.
+	slowestCreate, createdSeconds float64
+	createdSize                   uint64
 	// kills counts the OOM killer's kills; cgroupLimit is the limit of the memory cgroup the tool runs in
 	// (0: none), named in an OOM kill's detail.
 	kills       oomKills
@@ -205,8 +206,12 @@ func (t *tryer) hangLimit(size uint64) time.Duration {
 	}
 	fill := float64(size) / t.bandwidth
 	// A runtime whose create is slow (rusticl took 3.7-9.2 s to create a buffer it filled in 0.15 s) is
-	// not hung in it: the limit covers the slowest create seen, or its rate per byte at this size.
-	create := max(t.slowestCreate, t.createRate*float64(size))
+	// not hung in it: the limit covers the slowest create seen, or the largest try's create scaled to this
+	// size. (Scaling a small try's would make a fixed overhead of seconds into hours at 80 GB.)
+	create := t.slowestCreate
+	if t.createdSize > 0 {
+		create = max(create, t.createdSeconds*float64(size)/float64(t.createdSize))
+	}
 	return max(minTryHang, time.Duration(4*max(fill, create)*float64(time.Second)))
 }
 
@@ -239,7 +244,10 @@ func (t *tryer) try(size uint64, pattern int) (lt result.LargestTry, made bool) 
 			used := a.DeviceUsedBefore
 			t.usedAtStart = &used
 		}
-		t.slowestCreate, t.createRate = max(t.slowestCreate, a.CreateSeconds), max(t.createRate, a.CreateSeconds/float64(size))
+		t.slowestCreate = max(t.slowestCreate, a.CreateSeconds)
+		if a.CreateSeconds > 0 && size >= t.createdSize {
+			t.createdSeconds, t.createdSize = a.CreateSeconds, size
+		}
 	case t.ctx.Err() != nil:
 		lt.Outcome, lt.Detail, t.interrupted = result.TryInterrupted, "stopped by Ctrl-C after "+time.Since(start).Round(time.Millisecond).String(), true
 	case err != nil:

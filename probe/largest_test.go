@@ -3,6 +3,7 @@ package probe
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
 	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
@@ -50,9 +51,7 @@ func fixed(b uint64) func() uint64 { return func() uint64 { return b } }
 func TestSearchKeepsUnderABoundATryLowers(t *testing.T) {
 	const room = 900 * mib // what the limit leaves once the first try reported its worker's mapping
 	bound := uint64(21 << 30)
-	calls := 0
 	v, tries := searchLargest(func() uint64 { return bound }, 128, func(size uint64, p int) (result.LargestTry, bool) {
-		calls++
 		bound = room
 		if size > room {
 			return result.LargestTry{SizeBytes: size, PatternBytes: p, Outcome: result.TryCrashed}, true
@@ -64,7 +63,7 @@ func TestSearchKeepsUnderABoundATryLowers(t *testing.T) {
 			t.Errorf("a try of %d MiB, above the bound of %d MiB the first try set", tr.SizeBytes>>20, uint64(room)>>20)
 		}
 	}
-	if v != room || calls != len(tries) {
+	if v != room {
 		t.Errorf("largest %d MiB after %d tries; want the bound, %d MiB", v>>20, len(tries), uint64(room)>>20)
 	}
 }
@@ -250,5 +249,22 @@ func TestRemedyChangesOfASharedJobOnNEO(t *testing.T) {
 		if strings.Contains(c.Name, "INTEL") || strings.Contains(c.Name, "NEO") {
 			t.Errorf("on NVIDIA: %q", c.Name)
 		}
+	}
+}
+
+// TestHangLimitCoversASlowCreate: a create that took 5.5 s at 64 MiB (rusticl took seconds to create what
+// it filled in milliseconds) gives the next doubling four times the create scaled from that try, 44 s, not
+// the 5 s floor; a create of 5.5 s seen at 64 GiB gives 79 GiB a limit set by its fill, not hours scaled
+// from a small try's seconds per byte.
+func TestHangLimitCoversASlowCreate(t *testing.T) {
+	const bandwidth = 1e9 // bytes per second: 64 MiB fills in 67 ms
+	small := &tryer{bandwidth: bandwidth, slowestCreate: 5.5, createdSeconds: 5.5, createdSize: 64 * mib}
+	if got, want := small.hangLimit(128*mib), 44*time.Second; got != want {
+		t.Errorf("after a 5.5 s create at 64 MiB, 128 MiB's hang limit is %s, want %s", got, want)
+	}
+	large := &tryer{bandwidth: bandwidth, slowestCreate: 5.5, createdSeconds: 5.5, createdSize: 64 << 30}
+	fill := 4 * float64(79<<30) / bandwidth
+	if got := large.hangLimit(79 << 30).Seconds(); got < fill || got > fill+1 {
+		t.Errorf("after a 5.5 s create at 64 GiB, 79 GiB's hang limit is %.0f s, want its fill's %.0f s", got, fill)
 	}
 }

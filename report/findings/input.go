@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
 // limitInput is what the limit classifier (classify and every rule it calls) reads of one end: a run's job
@@ -93,7 +94,7 @@ func (v *limitInput) after() string {
 // the buffer)".
 func afterBuffers(from, to uint64) string {
 	if from >= to {
-		return fmt.Sprintf("after %d buffers", to)
+		return "after " + units.Counted(to, "buffer")
 	}
 	return fmt.Sprintf("after %d to %d buffers (%d confirmed by the device, the rest of a batch in flight; --attribution per-buffer pins the buffer)", from, to, from)
 }

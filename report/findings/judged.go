@@ -64,8 +64,6 @@ func (j Judged) Limit(s *result.JobResult) result.JobLimit {
 	return result.JobLimit{}
 }
 
-// MarshalJSON writes the judged run as run.json holds it: the measurements with the findings, the verdict
-// and each job's limit.
 // PlacedAlike says whether jobs a and b of the judged run may be held against each other: not where one is
 // known to have placed its buffers and the other known to have placed none (a layout that placed nothing
 // goes as far as its budget).
@@ -73,6 +71,8 @@ func (j Judged) PlacedAlike(a, b *result.JobResult) bool {
 	return placedAlike(placementOf(j.run, a), placementOf(j.run, b))
 }
 
+// MarshalJSON writes the judged run as run.json holds it: the measurements with the findings, the verdict
+// and each job's limit.
 func (j Judged) MarshalJSON() ([]byte, error) { return json.Marshal(j.run) }
 
 // JudgedTrace is a trace with what it means: the verdict's sentences (the first failure first) and the

@@ -44,7 +44,8 @@ func LargestVerdict(d *result.LargestDevice) string {
 	s := fmt.Sprintf("The largest buffer that works on %s is %s (created, filled and read back with a %d-byte pattern)", who, units.Size(v), bestPattern(d))
 	if !failedAbove(d, v) {
 		// Nothing larger failed: the search stopped at its bound, and the device's largest is not known.
-		s = fmt.Sprintf("Every size the search tried on %s worked, up to %s (created, filled and read back with a %d-byte pattern), so the largest buffer that works there is at least that", who, units.Size(v), bestPattern(d))
+		// (A smaller fill of another pattern may have gone wrong: the element-count sentence says so.)
+		s = fmt.Sprintf("The largest buffer the search verified on %s is %s (created, filled and read back with a %d-byte pattern), and no larger size was tried, so the largest that works there is at least that", who, units.Size(v), bestPattern(d))
 	}
 	switch refused := refusedAbove(d); {
 	case d.MaxAllocBytes > 0 && float64(v) > 1.01*float64(d.MaxAllocBytes):
@@ -60,9 +61,15 @@ func LargestVerdict(d *result.LargestDevice) string {
 		s += fmt.Sprintf("; that is the most the search tried (%s%s)", units.Bytes(d.BoundBytes), boundWhy(d))
 	case v > d.BoundBytes: // an address-space bound falls as a later worker maps more besides its buffer
 		s += fmt.Sprintf("; the search could try no larger (its bound fell to %s%s)", units.Bytes(d.BoundBytes), boundWhy(d))
+	case d.BoundBy == result.BoundAddressSpace:
+		// A try near an address-space bound may fail for the limit (a worker's malloc arenas differ by 64 MiB).
+		s += fmt.Sprintf("; the most the search could try was %s%s, and a failure near it may be the limit's", units.Bytes(d.BoundBytes), boundWhy(d))
 	}
-	if u := d.DeviceUsedAtStartBytes; u != nil && d.GlobalMemBytes > 0 && float64(*u) >= sharedDevice*float64(d.GlobalMemBytes) {
-		// The search ran in what others left: the device alone may take a larger buffer.
+	if u := d.DeviceUsedAtStartBytes; u != nil && d.GlobalMemBytes > 0 && float64(*u) >= sharedDevice*float64(d.GlobalMemBytes) &&
+		float64(v+*u) >= fullFraction*float64(d.GlobalMemBytes) {
+		// The search ran in what others left, and went as far as that: the device alone may take a larger
+		// buffer. (Where the largest and the memory in use fall well short of the device, something else
+		// ended it, and this is not said.)
 		s += fmt.Sprintf("; before the first try the device already held %s of its %s (other processes', or what the runtime keeps), so alone it may take a larger buffer",
 			units.Bytes(*u), units.Bytes(d.GlobalMemBytes))
 	}
@@ -113,7 +120,7 @@ func boundWhy(d *result.LargestDevice) string {
 	case result.BoundHost:
 		return ": what the host's available memory leaves above the host reserve; the device's memory is the host's"
 	case result.BoundAddressSpace:
-		return fmt.Sprintf(": what the address-space limit (ulimit -v) of %s leaves above the %s a worker maps besides its buffer; the device's memory is the host's, mapped in the worker, so the limit bounds the search, not the device",
+		return fmt.Sprintf(": what the address-space limit (ulimit -v) of %s leaves above the %s a worker maps besides its buffer and one more malloc arena of 64 MiB; the device's memory is the host's, mapped in the worker, so the limit bounds the search, not the device",
 			units.Bytes(d.AddressSpaceLimitBytes), units.Bytes(d.WorkerMappedBytes))
 	case result.BoundMaxBytes:
 		return ": --max-bytes"
@@ -167,7 +174,7 @@ func bestPattern(d *result.LargestDevice) int {
 // refusedAbove is the first try above the maximum allocation that the runtime refused at create.
 func refusedAbove(d *result.LargestDevice) *result.LargestTry {
 	for i, t := range d.Tries {
-		if t.SizeBytes > d.MaxAllocBytes && t.Outcome == result.TryRefused && t.Code != 0 {
+		if d.MaxAllocBytes > 0 && t.SizeBytes > d.MaxAllocBytes && t.Outcome == result.TryRefused && t.Code == -61 {
 			return &d.Tries[i]
 		}
 	}

@@ -37,6 +37,9 @@ func TestLargestVerdictSaysWhatEndedTheSearch(t *testing.T) {
 	byAddressSpace := largestDevice(try(64*mib, result.TryVerified), try(876*mib, result.TryVerified))
 	byAddressSpace.BoundBytes, byAddressSpace.BoundBy = 876*mib, result.BoundAddressSpace
 	byAddressSpace.AddressSpaceLimitBytes, byAddressSpace.WorkerMappedBytes = 3072000000, 1990*mib
+	// The try at an address-space bound failed (a worker that mapped one arena more): the limit is named.
+	failedNearBound := largestDevice(try(64*mib, result.TryVerified), try(600*mib, result.TryVerified), try(639*mib, result.TryCrashed))
+	failedNearBound.BoundBytes, failedNearBound.BoundBy, failedNearBound.AddressSpaceLimitBytes, failedNearBound.WorkerMappedBytes = 639*mib, result.BoundAddressSpace, 2816*mib, 2113*mib
 	fell := largestDevice(try(64*mib, result.TryVerified), try(698*mib, result.TryVerified))
 	fell.BoundBytes, fell.BoundBy, fell.AddressSpaceLimitBytes, fell.WorkerMappedBytes = 639*mib, result.BoundAddressSpace, 2816*mib, 2113*mib
 	// Under ulimit -v before the bound: a crash at 896 MiB, and -61 above the maximum at 16 GiB. The
@@ -53,6 +56,10 @@ func TestLargestVerdictSaysWhatEndedTheSearch(t *testing.T) {
 	othersHeld.DeviceUsedAtStartBytes = &heldQuarter
 	littleHeld := othersHeld
 	littleHeld.DeviceUsedAtStartBytes = &heldLittle
+	// A quarter held, but the search ended far below what the others left (a refusal at 2 GiB): their
+	// memory did not bound it, and nothing is said of it.
+	heldNotBounding := largestDevice(try(2<<30, result.TryVerified), try(3<<30, result.TryRefused))
+	heldNotBounding.DeviceUsedAtStartBytes = &heldQuarter
 	noRoom := result.LargestDevice{Name: "dev", MaxAllocBytes: 8 << 30, BoundBytes: 0, BoundBy: result.BoundCgroup, CgroupLimitBytes: 1 << 30}
 	for _, c := range []struct {
 		name       string
@@ -61,14 +68,16 @@ func TestLargestVerdictSaysWhatEndedTheSearch(t *testing.T) {
 	}{
 		{"interrupted", interrupted, []string{"interrupted (Ctrl-C) after 2 complete tries", units.Size(128*mib) + " was verified before it, a lower bound"}, []string{"maximum allocation"}},
 		{"OOM-killed above, in a cgroup", killed, []string{"at " + units.Size(512*mib) + " the kernel's OOM killer ended the try", "memory cgroup's limit of " + units.Bytes(512*mib)}, nil},
-		{"bounded by the cgroup", byCgroup, []string{"Every size the search tried on device 0 (dev) worked, up to " + units.Size(939*mib), "at least that",
+		{"bounded by the cgroup", byCgroup, []string{"The largest buffer the search verified on device 0 (dev) is " + units.Size(939*mib), "no larger size was tried", "at least that",
 			"the most the search tried (" + units.Bytes(939*mib) + ": what the memory cgroup's limit of " + units.Bytes(1<<30) + " leaves above its reserve"}, []string{"The largest buffer that works"}},
 		{"bounded by the address space", byAddressSpace, []string{"the most the search tried (" + units.Bytes(876*mib) + ": what the address-space limit (ulimit -v) of " + units.Bytes(3072000000) + " leaves above the " + units.Bytes(1990*mib) + " a worker maps besides its buffer"}, nil},
 		{"an address-space bound that fell below the largest", fell, []string{"the search could try no larger (its bound fell to " + units.Bytes(639*mib) + ": what the address-space limit"}, []string{"the most the search tried"}},
+		{"a failure at an address-space bound", failedNearBound, []string{"the most the search could try was " + units.Bytes(639*mib) + ": what the address-space limit (ulimit -v)", "may be the limit's"}, nil},
 		{"refused far above the largest", refusedFarAbove, []string{"11% of the maximum allocation it reports"}, []string{"enforces its maximum"}},
 		{"a slow create is no fill bug", slowCreate, nil, []string{"a driver bug", "hung at"}},
 		{"others held a quarter", othersHeld, []string{"before the first try the device already held " + units.Bytes(heldQuarter) + " of its " + units.Bytes(16<<30)}, nil},
 		{"the runtime's own context", littleHeld, nil, []string{"already held"}},
+		{"others held, but did not bound it", heldNotBounding, nil, []string{"already held"}},
 		{"no room at all", noRoom, []string{"no try was made: the most it could try is " + units.Bytes(0) + ": what the memory cgroup's limit of " + units.Bytes(1<<30)}, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {

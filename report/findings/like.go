@@ -43,10 +43,10 @@ func likeFinding(r *result.Run) (result.Finding, bool) {
 	shared, perDevice := jobs[result.Shared], jobs[result.PerDevice]
 	switch {
 	case !l.Failed || shared == nil || shared.Outcome != result.OutcomeFailed:
-	case shared.AllocationsOK == 0 && shared.FirstFailure != nil && shared.FirstFailure.Code == -61 && (perDevice == nil || perDevice.AllocationsOK == 0):
+	case refusedFirst(jobs):
 		// The first buffer refused for its size, in every layout: no context changes that.
 		sentence += "; every layout was refused its first buffer with -61 (CL_INVALID_BUFFER_SIZE): a buffer of this size is more than the runtime gives one allocation, whatever the context"
-	case perDevice != nil && l.ContextDevices > 1 && perDevice.BytesOK > shared.BytesOK &&
+	case perDevice != nil && l.ContextDevices > 1 && perDevice.BytesOK > shared.BytesOK && placedAlike(placementOf(r, perDevice), placementOf(r, shared)) &&
 		(perDevice.Outcome == result.OutcomeCompleted || float64(perDevice.BytesOK) >= contextRatio*float64(shared.BytesOK)):
 		ev["shared_bytes"], ev["per_device_bytes"] = float64(shared.BytesOK), float64(perDevice.BytesOK)
 		sentence += fmt.Sprintf("; one context per device reached %s where one shared context reached %s: the program's context over %d devices is its limit, and one context per device would let it go on past where it failed",
@@ -56,4 +56,14 @@ func likeFinding(r *result.Run) (result.Finding, bool) {
 		sentence += "; the probe's shared context failed where the program did (within " + comparison.TolerancePercent + "): the runtime's limit, which the program meets as the probe's loop does"
 	}
 	return result.Finding{Kind: result.FindingLike, Sizes: []uint64{l.Sizes[0]}, Flags: flags, Sentence: sentence + ".", Evidence: ev}, true
+}
+
+// refusedFirst says every layout of the run like the program failed its first buffer with -61.
+func refusedFirst(jobs map[result.Strategy]*result.JobResult) bool {
+	for _, s := range jobs {
+		if s.Outcome != result.OutcomeFailed || s.AllocationsOK != 0 || s.FirstFailure == nil || s.FirstFailure.Code != -61 {
+			return false
+		}
+	}
+	return len(jobs) > 0
 }

@@ -238,7 +238,7 @@ func (g *hostGuard) stopReason(r guardReading) string {
 	if r.ahead > 1 {
 		ahead = fmt.Sprintf("%.0f more buffers (%.0f made and not yet settled, and the next)", r.ahead, r.ahead-1)
 	}
-	ahead += fmt.Sprintf(" at %s each as measured", units.Bytes(uint64(r.cost)))
+	ahead += fmt.Sprintf(" at %s each (the guard's cost per buffer)", units.Bytes(uint64(r.cost)))
 	if r.by == result.GuardCgroup {
 		return fmt.Sprintf("host guard: the memory cgroup %s has %s free (its limit %s less its working set), and %s would take it below its reserve %s",
 			g.cg.Path, units.Bytes(r.cgFree), units.Bytes(g.cgLimit), ahead, units.Bytes(g.cgReserve))

@@ -122,7 +122,7 @@ func TestGuardStopReasonAddsUp(t *testing.T) {
 	if !stop {
 		t.Fatal("no stop with 11 buffers counted against the room of 5")
 	}
-	want := fmt.Sprintf("system available memory %s, less 11 more buffers (10 made and not yet settled, and the next) at %s each as measured, would fall below the reserve %s",
+	want := fmt.Sprintf("system available memory %s, less 11 more buffers (10 made and not yet settled, and the next) at %s each (the guard's cost per buffer), would fall below the reserve %s",
 		units.Bytes(free), units.Bytes(mib), units.Bytes(reserve))
 	if reason := g.stopReason(r); !strings.Contains(reason, want) {
 		t.Errorf("reason %q; want %q", reason, want)
