@@ -128,3 +128,15 @@ func TestDryRunNamesItsCgroup(t *testing.T) {
 		t.Errorf("cgroup limit %d, free %d, reserve %d; want %d, between 0 and the limit, %d", d.CgroupLimit, d.CgroupFree, d.CgroupReserve, limit, limit/16)
 	}
 }
+
+// TestTheTracedProgramIsTheOOMKillersFirstChoice: the traced program starts with oom_score_adj 1000, as the
+// workers make themselves, so that where memory runs out the kernel ends it and not the tool. A shell as
+// the program writes what it (and so the program's process) has; before, it had the tool's own 0.
+func TestTheTracedProgramIsTheOOMKillersFirstChoice(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "adj")
+	res := runTool(t, traceEnv(PoCLEnv(t)), "trace", "-q", "--", "/bin/sh", "-c", `cat /proc/$$/oom_score_adj > "$1"`, "sh", out)
+	b, err := os.ReadFile(out)
+	if err != nil || strings.TrimSpace(string(b)) != "1000" {
+		t.Fatalf("the program's oom_score_adj %q (%v); exit %d: %s", b, err, res.code, res.stderr)
+	}
+}

@@ -25,6 +25,11 @@ type Program struct {
 	Every   time.Duration
 	OnStart func(pid int)
 	OnTick  func()
+	// OOMFirst makes the program the OOM killer's first choice (oom_score_adj 1000, which raising needs no
+	// privilege for) as soon as it starts, as the workers make themselves: where its memory cgroup or the
+	// machine runs out, the kernel ends the program that allocates, not the tool that records it. (Once the
+	// killer's victim is reaped and still exiting, a second kill otherwise found the tool at 0 beside it.)
+	OOMFirst bool
 }
 
 // ProgramEnd is how a program ended: its wait status, and whether the tool ended it.
@@ -45,6 +50,10 @@ func RunProgram(ctx context.Context, p Program) (ProgramEnd, error) {
 	defer reaped()
 	pgid := p.Cmd.Process.Pid
 	defer p.Groups.hold(pgid, false)
+	if p.OOMFirst {
+		// Written microseconds after the exec, long before a runtime has loaded, let alone allocated.
+		_ = os.WriteFile(fmt.Sprintf("/proc/%d/oom_score_adj", pgid), []byte("1000"), 0)
+	}
 	if p.OnStart != nil {
 		p.OnStart(pgid)
 	}

@@ -88,7 +88,7 @@ func Run(ctx context.Context, spec Spec) (*result.Trace, error) {
 	pid := 0
 	started := time.Now()
 	end, err := supervise.RunProgram(ctx, supervise.Program{Cmd: cmd, Timeout: spec.Timeout, Grace: termGrace, Groups: spec.Groups,
-		Every: drainEvery, OnTick: func() { c.tick() },
+		Every: drainEvery, OnTick: func() { c.tick() }, OOMFirst: true,
 		OnStart: func(p int) {
 			pid = p
 			c = newCollector(ch, spec, started)
