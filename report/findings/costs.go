@@ -198,14 +198,6 @@ func codeText(name string, code int32, reason string) string {
 	return "no code"
 }
 
-// appendSizeOnce appends size unless it is there.
-func appendSizeOnce(sizes []uint64, size uint64) []uint64 {
-	if slices.Contains(sizes, size) {
-		return sizes
-	}
-	return append(sizes, size)
-}
-
 // sizeNames is buffer sizes as a list: "4 KiB and 1 MiB".
 func sizeNames(sizes []uint64) string { return listOf(sizes, units.Size) }
 
@@ -246,11 +238,11 @@ func (d *deriver) deferred(views []*view, size uint64) {
 		switch {
 		case measured && !result.Placed(devCost, size) && hostCheap:
 			d.noGrowth = appendOnce(d.noGrowth, s.Strategy)
-			d.noGrowthSizes = appendSizeOnce(d.noGrowthSizes, size)
+			d.noGrowthSizes = appendOnce(d.noGrowthSizes, size)
 			g.add(result.FindingDeferred, ": device and host memory did not grow with the buffers created (under 5% of a buffer per buffer): the runtime defers allocation until first use; run with --touch fill to place the buffers", s.Strategy, nil, "")
 		case !measured && v.hostUnified && hostCheap:
 			d.noGrowth = appendOnce(d.noGrowth, s.Strategy)
-			d.noGrowthSizes = appendSizeOnce(d.noGrowthSizes, size)
+			d.noGrowthSizes = appendOnce(d.noGrowthSizes, size)
 			g.add(result.FindingDeferred, ": host memory, which is these devices' memory, did not grow with the buffers created (under 5% of a buffer per buffer): the runtime defers allocation until first use; run with --touch fill to place the buffers", s.Strategy, nil, "")
 		case !measured && hostCheap:
 			g.add(result.FindingUnmeasured, ": host memory did not grow with the buffers created, but device memory was not measured, so whether the runtime allocates at create or at first use cannot be told; run with --touch fill to place the buffers either way", s.Strategy, nil, "")
