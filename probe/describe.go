@@ -16,7 +16,7 @@ import (
 // counted as the tool's. It takes at most setup (plus the child's start and end). Every failure wraps
 // ErrNoOpenCL and says what to do.
 func Describe(ctx context.Context, libPath string, setup time.Duration) (result.Inventory, error) {
-	groups, end := session()
+	groups, end := session(false)
 	defer end()
 	e, err := supervise.Run(ctx, supervise.Child{Spec: wire.Spec{Kind: wire.KindDescribe, Library: libPath}, Limits: Limits{Setup: setup},
 		ReturnAtResult: true, Groups: groups})

@@ -46,10 +46,19 @@ var sessions struct {
 	live map[*supervise.Groups]bool
 }
 
+// DecoyBytes is what the tool's OOM decoy holds besides its own runtime (supervise.Decoy says why).
+const DecoyBytes = wire.DecoyBytes
+
+// decoy is the OOM killer's second choice, ahead of the tool, for every session whose children allocate.
+var decoy supervise.Decoy
+
 // session starts one call of the engine: the process groups its children run in, which Abort reaches until
-// end is called.
-func session() (groups *supervise.Groups, end func()) {
+// end is called. A session whose children allocate (allocates) runs beside the OOM decoy.
+func session(allocates bool) (groups *supervise.Groups, end func()) {
 	groups = &supervise.Groups{}
+	if allocates {
+		groups.Decoy = &decoy
+	}
 	sessions.mu.Lock()
 	defer sessions.mu.Unlock()
 	if sessions.live == nil {
@@ -117,7 +126,7 @@ func Run(ctx context.Context, p Plan, inv result.Inventory, obs Observer) (*resu
 	}
 	obs.RunStarted(run.Snapshot())
 	p.startNofile = <-nofile
-	groups, end := session()
+	groups, end := session(true)
 	defer end()
 	klog := kernlog.Start(root)
 	defer func() { run.KernelLog = klog.End(workerPIDs(run), []string{workerComm()}) }()

@@ -27,7 +27,7 @@ func Exchange(ctx context.Context, libPath string, r ExchangeRequest, limits Lim
 	if err := r.Validate(); err != nil {
 		return nil, err
 	}
-	groups, end := session()
+	groups, end := session(true)
 	defer end()
 	e, err := supervise.Run(ctx, supervise.Child{Spec: wire.Spec{Kind: wire.KindExchange, Library: libPath, Exchange: &r}, Limits: limits,
 		Groups: groups})

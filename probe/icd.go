@@ -32,7 +32,7 @@ func DiagnoseICDs(ctx context.Context, libPath string, setup time.Duration) (dir
 		return dir, nil
 	}
 	defer os.RemoveAll(tmp)
-	groups, end := session()
+	groups, end := session(false)
 	defer end()
 	who := ""
 	if u, err := user.Current(); err == nil {

@@ -43,7 +43,7 @@ func Largest(ctx context.Context, req LargestRequest, inv result.Inventory) (*re
 	if req.Platform < len(inv) {
 		l.Platform = inv[req.Platform].Platform
 	}
-	groups, end := session()
+	groups, end := session(true)
 	defer end()
 	kills := oomKillCounter(sample.System)
 	var cgroupLimit uint64

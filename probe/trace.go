@@ -85,7 +85,7 @@ func Trace(ctx context.Context, req TraceRequest) (*result.Trace, error) {
 	if err != nil {
 		return nil, &layerError{err}
 	}
-	groups, end := session()
+	groups, end := session(true)
 	defer end()
 	var asked trace.LoaderAnswer
 	if req.Via == TraceViaAuto {

@@ -11,7 +11,7 @@ import (
 // The trace's GPU memory child, as the parent sees it: without NVML its first word is why, in the words of
 // the worker's NVML sampler, and it holds no reading; with NVML a reading comes before the program starts.
 func TestGPUChildFirstWord(t *testing.T) {
-	groups, end := session()
+	groups, end := session(false)
 	defer end()
 	g := startGPUChild(context.Background(), gpuReady/100, groups)
 	defer g.stop()

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe"
+	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 // goRuntimeDump is what Go's runtime prints when it dies of an address-space limit (or any other fatal
@@ -111,4 +112,49 @@ func underLimit(env []string, limit string, argv []string) (invocation, error) {
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], " | ")
+}
+
+// TestRunStaysWithinTheAddressSpaceLimit: run with fill on PoCL, whose buffers are mapped in the worker,
+// under an address-space limit 512 MiB above what a worker maps with a few buffers (measured by a run
+// without a limit): for shared and for pool (whose pool buffer maps its whole size at once), the host guard
+// stops the loop before the limit, says it was the address space (the guard, the limit and its evidence
+// name the limit), and no sample of the worker comes within the 64 MiB the guard keeps free, less one
+// buffer. Before, the workers ran into the limit: PoCL failed an assertion and both jobs crashed with
+// SIGABRT, shared after some 500 buffers and pool at its first.
+func TestRunStaysWithinTheAddressSpaceLimit(t *testing.T) {
+	const room, kept = 512 << 20, 64 << 20
+	env := PoCLEnv(t)
+	args := []string{"--devices", "0", "--touch", "fill", "-q"}
+	free, _, _ := runOut(t, env, append(args, "--strategies", "shared", "--max-allocs", "8")...)
+	base := mostMapped(free.Jobs[0].Samples)
+	limit := (base + room) &^ 1023
+	out := t.TempDir()
+	res, err := underLimit(env, strconv.FormatUint(limit>>10, 10), append([]string{Binary(t), "run", "--strategies", "shared,pool", "--max-allocs", "4000", "--out", out}, args...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := result.Load(filepath.Join(out, "run.json"))
+	if err != nil || len(r.Jobs) != 2 {
+		t.Fatalf("run under ulimit -v %d KiB: exit %d, %v: %s", limit>>10, res.code, err, res.stderr)
+	}
+	for _, j := range r.Jobs {
+		if j.Outcome != result.OutcomeStopped || j.Guard != result.GuardAddressSpace || j.Limit != result.LimitAddressSpace || j.AllocationsOK == 0 {
+			t.Fatalf("%s %s (%s) by %q, limit %q, after %d buffers; want stopped by the guard at the address space: %s", j.Strategy, j.Outcome, j.Signal, j.Guard, j.Limit, j.AllocationsOK, j.Reason)
+		}
+		if got := j.LimitEvidence["address_space_bytes"]; got != float64(limit) {
+			t.Errorf("%s: the limit's address_space_bytes %.0f, want the limit %d", j.Strategy, got, limit)
+		}
+		if peak := mostMapped(j.Samples); peak > limit-kept+j.SizeBytes {
+			t.Errorf("%s: the worker mapped %d, within the %d the guard keeps free of the limit %d", j.Strategy, peak, kept, limit)
+		}
+	}
+}
+
+// mostMapped is the most address space (VmSize) a worker's samples show.
+func mostMapped(samples []result.Sample) uint64 {
+	most := uint64(0)
+	for _, s := range samples {
+		most = max(most, s.VMSBytes)
+	}
+	return most
 }

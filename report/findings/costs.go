@@ -498,6 +498,9 @@ func limitSummary(v *view, lf limitFinding) string {
 	case result.LimitMappings:
 		return "the process ran out of memory mappings (vm.max_map_count)"
 	case result.LimitAddressSpace:
+		if v.s.Guard == result.GuardAddressSpace {
+			return fmt.Sprintf("the host guard stopped it before its address-space limit of %s (ulimit -v) ran out", units.Bytes(uint64(lf.evidence["address_space_bytes"])))
+		}
 		return "the process ran out of address space"
 	case result.LimitRuntime:
 		if limit, ok := lf.evidence["max_alloc_bytes"]; ok {

@@ -162,6 +162,14 @@ func endWords(j result.RemedyJob) string {
 	if j.Outcome == result.OutcomeCrashed && j.Limit == result.LimitCgroupMemory {
 		return "was ended by its memory cgroup's OOM killer"
 	}
+	if j.Outcome == result.OutcomeStopped && j.StopCause == result.StopHostGuard {
+		switch j.Limit {
+		case result.LimitAddressSpace:
+			return "was stopped by the host guard before its address-space limit (ulimit -v)"
+		case result.LimitCgroupMemory:
+			return "was stopped by the host guard before its memory cgroup's limit"
+		}
+	}
 	if f := j.FirstFailure; f != nil && j.Outcome == result.OutcomeFailed {
 		return fmt.Sprintf("failed with %d (%s)", f.Code, f.Name)
 	}

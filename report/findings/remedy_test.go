@@ -103,3 +103,24 @@ func TestRemedyNamesTheCgroupsOOMKiller(t *testing.T) {
 		t.Errorf("headline %q, want it to start %q", r.Verdict[0], want)
 	}
 }
+
+// TestRemedySaysTheGuardStoppedAtAUserLimit: a baseline and a change that the host guard stopped before
+// the address-space limit they inherited, and one stopped before their memory cgroup's limit, are said to
+// be so, not a bare "stopped" (which reads as the tool's own margin).
+func TestRemedySaysTheGuardStoppedAtAUserLimit(t *testing.T) {
+	for limit, words := range map[result.Limit]string{
+		result.LimitAddressSpace: "was stopped by the host guard before its address-space limit (ulimit -v)",
+		result.LimitCgroupMemory: "was stopped by the host guard before its memory cgroup's limit",
+	} {
+		stopped := func(change string, n uint64) result.RemedyJob {
+			j := remedyJob(change, result.Shared, result.OutcomeStopped, n)
+			j.StopCause, j.Limit = result.StopHostGuard, limit
+			return j
+		}
+		r := &result.Remedy{Baseline: stopped("the baseline", 400), Remedies: []result.RemedyJob{stopped("buffers 4x as large, the same bytes", 600)}}
+		RankRemedies(r)
+		if h := r.Verdict[0]; strings.Count(h, words) != 2 {
+			t.Errorf("%s: the headline does not say twice %q: %s", limit, words, h)
+		}
+	}
+}

@@ -154,8 +154,14 @@ func resourceLimit(v *limitInput, ev map[string]float64) (limitFinding, bool) {
 	return limitFinding{}, false
 }
 
-// guardLimit is the limit of a strategy the host guard stopped: the cgroup's memory or the host's.
+// guardLimit is the limit of a strategy the host guard stopped: the worker's address space under the limit
+// it inherited (ulimit -v), the cgroup's memory or the host's.
 func guardLimit(v *limitInput, ev map[string]float64) limitFinding {
+	if as := v.addressSpaceBytes; v.guard == result.GuardAddressSpace && as > 0 {
+		ev["vms_bytes"], ev["address_space_bytes"] = float64(v.vmsAtEnd), float64(as)
+		return limitFinding{result.LimitAddressSpace, ev, fmt.Sprintf("the host guard stopped it before the worker's address space reached its limit of %s (ulimit -v, which the worker inherits): it held %s, %.0f%% of it, when it ended; address space, not memory, is the limit (address-space)",
+			units.Bytes(as), units.Bytes(v.vmsAtEnd), 100*float64(v.vmsAtEnd)/float64(as))}
+	}
 	if cg := v.cgroup; v.guard == result.GuardCgroup && cg != nil {
 		ev["cgroup_limit_bytes"], ev["cgroup_used_bytes"] = float64(cg.Memory.Limit), float64(cg.Memory.AtEnd)
 		return limitFinding{result.LimitCgroupMemory, ev, fmt.Sprintf("the host guard stopped it before the memory cgroup %s ran out: %s of its %s limit (%s) in use, a container's or a batch job's limit, far below the machine's memory (cgroup-memory)",

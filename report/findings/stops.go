@@ -13,15 +13,22 @@ import (
 // threshold of the runtime, so none may lead the verdict as "failed first" or stand for a limit.
 
 // stoppedEarly reports whether a job ended for a reason of this run's own, not of the runtime or the
-// machine: an interrupt, a timeout, the host reserve. A guard stop before a memory cgroup's limit is not
-// one: that limit (a container's, a batch job's) is what the run ran into.
+// machine: an interrupt, a timeout, the host reserve. A guard stop before a memory cgroup's limit or an
+// inherited address-space limit is not one: that limit (a container's, a batch job's, a site's ulimit -v)
+// is what the run ran into.
 func stoppedEarly(s *result.JobResult) bool {
-	return s.Outcome == result.OutcomeStopped && s.Guard != result.GuardCgroup
+	return s.Outcome == result.OutcomeStopped && !userLimitGuard(s.Guard)
 }
 
 // reserveStopped reports whether the host guard stopped a job to keep the host reserve (--host-reserve).
 func reserveStopped(s *result.JobResult) bool {
-	return s.GuardStopped() && s.Guard != result.GuardCgroup
+	return s.GuardStopped() && !userLimitGuard(s.Guard)
+}
+
+// userLimitGuard says the guard stopped a job before a limit set on the user's processes (a memory
+// cgroup's, an address-space limit), not to keep this run's own reserve.
+func userLimitGuard(g result.Guard) bool {
+	return g == result.GuardCgroup || g == result.GuardAddressSpace
 }
 
 // stopNotes are the sentences that come right after a variant's headline: the strategies the host guard

@@ -126,11 +126,13 @@ func MaxAllocOf(r *Run, s *JobResult, dev int) uint64 {
 	return 0
 }
 
-// Guard is what the host guard stopped a job before: the system's available memory or the cgroup's.
+// Guard is what the host guard stopped a job before: the system's available memory, the cgroup's, or the
+// worker's address space under the address-space limit (ulimit -v) it inherited.
 type Guard string
 
 // The guards.
 const (
-	GuardSystem Guard = "system-memory"
-	GuardCgroup Guard = "cgroup-memory"
+	GuardSystem       Guard = "system-memory"
+	GuardCgroup       Guard = "cgroup-memory"
+	GuardAddressSpace Guard = "address-space"
 )

@@ -85,6 +85,9 @@ func (g *group) supervise(ctx context.Context, waitDone <-chan error) (stop, err
 // only waits, parked, until reaped is called, after the process has been waited for. The supervision itself
 // runs on the caller's goroutine, on whichever thread is free.
 func startLocked(cmd *exec.Cmd, groups *Groups) (reaped func(), err error) {
+	if groups != nil {
+		groups.Decoy.ensure()
+	}
 	started := make(chan error, 1)
 	done := make(chan struct{})
 	go func() {

@@ -52,7 +52,7 @@ func RunProgram(ctx context.Context, p Program) (ProgramEnd, error) {
 	defer p.Groups.hold(pgid, false)
 	if p.OOMFirst {
 		// Written microseconds after the exec, long before a runtime has loaded, let alone allocated.
-		_ = os.WriteFile(fmt.Sprintf("/proc/%d/oom_score_adj", pgid), []byte("1000"), 0)
+		oomFirst(pgid)
 	}
 	if p.OnStart != nil {
 		p.OnStart(pgid)

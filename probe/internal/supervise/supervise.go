@@ -93,6 +93,9 @@ func (e *Ending) Crashed() bool { return e.Answer == nil && e.Stop == NotStopped
 type Groups struct {
 	mu   sync.Mutex
 	pgid map[int]bool
+	// Decoy, when set, is started before each child where none is running: the OOM killer's second choice
+	// after a child that ran out, ahead of the tool (Decoy says why).
+	Decoy *Decoy
 }
 
 // Kill kills every process group held.

@@ -51,7 +51,14 @@ const (
 	// KindLargestTry makes one buffer of LargestSpec's size on one device, fills it with a pattern of the
 	// given size and reads its first and last page back (clmemprobe largest): one try of the search.
 	KindLargestTry Kind = "largest-try"
+	// KindDecoy holds DecoyBytes of memory at oom_score_adj 1000 until its standard input closes, and runs
+	// no job: it has no spec, no events and no cell (supervise.Decoy says why it exists).
+	KindDecoy Kind = "oom-decoy"
 )
+
+// DecoyBytes is what the OOM decoy holds besides its own runtime: freed at once when the OOM killer takes
+// it, it is room for the tool's next pages while a program the killer took before is still being freed.
+const DecoyBytes = 8 << 20
 
 // Spec is what the parent asks a child to do.
 type Spec struct {

@@ -46,3 +46,14 @@ type target struct {
 	args    kernelArgs     // the kernel, as the loop sets its arguments (a fake's, in tests)
 	props   *cl.Properties // device-list properties, nil otherwise
 }
+
+// mapsNext is how much address space the target's next buffer of size maps, where its buffers know (a
+// pool's); nil: the host guard's measured cost per buffer stands for it.
+func (t *target) mapsNext(size uint64) *uint64 {
+	p, ok := t.buffers.(*poolBuffers)
+	if !ok {
+		return nil
+	}
+	m := p.mapsNext(size)
+	return &m
+}

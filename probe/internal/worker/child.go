@@ -50,6 +50,9 @@ type child struct {
 // returns the process exit code. Whatever the runtime does to this process (crash, hang, OOM kill), the
 // parent learns how far it got from the progress cell.
 func RunChild(stdin io.Reader) int {
+	if isDecoy(os.Args) {
+		return runDecoy(stdin)
+	}
 	// First of all, before the runtime can start helper processes: the protocol's descriptors are this
 	// process's alone. A helper that inherited them would keep the parent waiting for their end.
 	for _, fd := range []int{wire.EventsFD, wire.CellFD} {
@@ -82,6 +85,7 @@ func (c *child) run() int {
 	// its tables by them): the user's descriptor limit, which this process's Go runtime raised as it started,
 	// and a variant's. A limit that cannot be set is the job's answer, at set-up.
 	var limitErr error
+	inheritedAddressSpace = addressSpace()
 	if c.spec.Strategy != nil {
 		limitErr = setLimits(c.spec.Strategy.Limits)
 	}

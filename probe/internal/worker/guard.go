@@ -36,18 +36,27 @@ const (
 // the true cost in a batched PoCL loop of 1 MiB fills; at 0.77 with 48 buffers in flight, the loop went
 // 8 MiB past the reserve. A batched loop has nothing in flight just after a batch settles, so it takes a
 // reading there (settled) when one is due.
+//
+// Where the worker inherited an address-space limit (ulimit -v, as HPC sites and Slurm set), the guard
+// keeps a third room: the limit less the worker's address space (VmSize) and addressReserve. Its cost per
+// buffer is measured apart, in the same windows: the room that binds may change between a window's ends
+// (a GPU runtime's buffers map address space long before they take memory), and one cost of the tighter
+// room would then measure the switch, not the buffers.
 type hostGuard struct {
 	root      sample.Root
 	reserve   uint64
 	cg        *sample.Cgroup // nil: no memory cgroup with a limit
 	cgLimit   uint64
 	cgReserve uint64
+	asLimit   uint64 // the inherited address-space limit; 0: none to keep
 
 	mu       sync.Mutex
 	last     guardReading
 	at       uint64  // the buffers done when last was taken
 	cost     float64 // bytes of room one buffer takes, measured
 	baseRoom float64 // the room the current cost window started from
+	asCost   float64 // bytes of address space one buffer maps, measured
+	baseAS   float64 // the address-space room the current cost window started from
 	baseAt   uint64
 	// baseSpread is how many buffers the loop made while the window's first reading was taken: the reading
 	// stands somewhere between baseAt and baseAt+baseSpread.
@@ -63,27 +72,42 @@ type hostGuard struct {
 }
 
 // guardReading is one reading: the system's available memory, the cgroup's free memory where there is a
-// cgroup limit, and the room above the tighter reserve (negative: below it).
+// cgroup limit, and the room above the tighter reserve (negative: below it); where there is an
+// address-space limit, the worker's address space and the room it leaves above addressReserve (else
+// +Inf).
 type guardReading struct {
 	avail, cgFree uint64
 	room          float64
-	by            result.Guard // which reserve is the tighter
+	vms           uint64
+	asRoom        float64
+	by            result.Guard // which reserve is the tighter, or GuardAddressSpace at a stop for it
 	// ahead is how many buffers the guard counted against the room at a stop: those made and not yet
 	// settled, and the next; cost is what it counted each at.
 	ahead, cost float64
+	pool        bool // an address-space stop before a new pool buffer, whose size cost is
 }
 
-func newHostGuard(root sample.Root, reserve, size uint64, cg *sample.Cgroup) *hostGuard {
-	g := &hostGuard{root: root, reserve: reserve, cost: float64(size), window: costWindowTime}
+// addressReserve is the address space the guard keeps free under an inherited address-space limit: one
+// more malloc arena of 64 MiB, which a thread of the runtime may map at any time (largest keeps the same).
+const addressReserve = 64 << 20
+
+// newHostGuard makes the guard of a loop of buffers of size bytes: the host reserve (0: no guard at all),
+// the memory cgroup (nil: none) and the address-space limit the worker inherited (asLimit, 0: none, or
+// one a variant set: that limit is the variant's question, not a margin to keep).
+func newHostGuard(root sample.Root, reserve, size uint64, cg *sample.Cgroup, asLimit uint64) *hostGuard {
+	g := &hostGuard{root: root, reserve: reserve, cost: float64(size), asCost: float64(size), window: costWindowTime}
 	if cg != nil && reserve > 0 {
 		if limit := cg.Limit(); limit > 0 {
 			g.cg, g.cgLimit, g.cgReserve = cg, limit, wire.CgroupReserve(reserve, limit)
 		}
 	}
+	if reserve > 0 {
+		g.asLimit = asLimit
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if r, ok := g.readLocked(); ok {
-		g.last, g.baseRoom = r, r.room
+		g.last, g.baseRoom, g.baseAS = r, r.room, r.asRoom
 	}
 	g.baseTime = time.Now()
 	g.setQuietBelow()
@@ -144,7 +168,12 @@ func (g *hostGuard) readLocked() (guardReading, bool) {
 	if err != nil {
 		return guardReading{}, false
 	}
-	r := guardReading{avail: mi.Available, room: float64(mi.Available) - float64(g.reserve), by: result.GuardSystem}
+	r := guardReading{avail: mi.Available, room: float64(mi.Available) - float64(g.reserve), by: result.GuardSystem, asRoom: math.Inf(1)}
+	if g.asLimit > 0 {
+		if m, err := g.root.SelfMemory(); err == nil {
+			r.vms, r.asRoom = m.VMS, float64(g.asLimit)-float64(m.VMS)-addressReserve
+		}
+	}
 	if g.cg != nil {
 		if ws, err := g.cg.WorkingSet(); err == nil {
 			r.cgFree = g.cgLimit - min(g.cgLimit, ws)
@@ -182,7 +211,10 @@ func (g *hostGuard) takeLocked(r guardReading, at, spread uint64, settled bool) 
 	g.last, g.at = r, at
 	if settled && g.costDueLocked(at) && spreadShare*(spread+g.baseSpread) <= at-g.baseAt {
 		g.cost = max(0, (g.baseRoom-r.room)/float64(at-g.baseAt))
-		g.baseRoom, g.baseAt, g.baseSpread, g.baseTime = r.room, at, spread, time.Now()
+		if !math.IsInf(r.asRoom, 1) && !math.IsInf(g.baseAS, 1) {
+			g.asCost = max(0, (g.baseAS-r.asRoom)/float64(at-g.baseAt))
+		}
+		g.baseRoom, g.baseAS, g.baseAt, g.baseSpread, g.baseTime = r.room, r.asRoom, at, spread, time.Now()
 	}
 	g.setQuietBelow()
 }
@@ -202,33 +234,62 @@ func (g *hostGuard) setQuietBelow() {
 		g.quietBelow.Store(math.MaxUint64)
 		return
 	}
-	headroom := g.last.room - nearBuffers*g.cost - farMargin
+	g.quietBelow.Store(min(g.quietFor(g.last.room, g.cost), g.quietFor(g.last.asRoom, g.asCost)))
+}
+
+// quietFor is the first buffer whose predicted room, from room at cost per buffer, comes within nearBuffers
+// buffers and farMargin of its reserve. The caller holds mu.
+func (g *hostGuard) quietFor(room, cost float64) uint64 {
+	headroom := room - nearBuffers*cost - farMargin
 	switch {
 	case headroom <= 0:
-		g.quietBelow.Store(0)
-	case g.cost <= 0:
-		g.quietBelow.Store(math.MaxUint64)
-	default:
-		// Buffer at+n is quiet while n*cost < headroom, that is for n below ceil(headroom/cost); the float
-		// is capped well inside uint64.
-		g.quietBelow.Store(g.at + uint64(min(math.Ceil(headroom/g.cost), 1<<62)))
+		return 0
+	case cost <= 0 || math.IsInf(headroom, 1):
+		return math.MaxUint64
 	}
+	// Buffer at+n is quiet while n*cost < headroom, that is for n below ceil(headroom/cost); the float is
+	// capped well inside uint64.
+	return g.at + uint64(min(math.Ceil(headroom/cost), 1<<62))
 }
 
 // stopBefore reports whether buffer i must not be made, with the reading it judged from. done is how many
 // buffers the device has finished: buffers made but still in flight (a batch) take their memory later, so
 // they count as taken.
 func (g *hostGuard) stopBefore(i, done uint64) (guardReading, bool) {
-	// Far from the reserve: nothing to do. Within a few buffers of it (or farMargin): read now.
-	if i < g.quietBelow.Load() {
+	return g.stopBeforeMapping(i, done, nil)
+}
+
+// stopBeforeMapping is stopBefore where the buffers say how much address space buffer i maps (maps; nil:
+// the cost per buffer the guard measured): a pool's sub-buffer maps none, the pool buffer it needs first
+// maps the whole pool at once.
+func (g *hostGuard) stopBeforeMapping(i, done uint64, maps *uint64) (guardReading, bool) {
+	lump := maps != nil && *maps > 0 && g.asLimit > 0
+	// Far from the reserve: nothing to do. Within a few buffers of it (or farMargin), or before a lump of
+	// address space: read now.
+	if i < g.quietBelow.Load() && !lump {
 		return guardReading{}, false
 	}
 	g.mu.Lock()
-	cost := g.cost
+	cost, asCost := g.cost, g.asCost
 	g.mu.Unlock()
+	if maps != nil {
+		asCost = float64(*maps)
+	}
 	fresh, ok := g.read(done, i == done)
 	fresh.ahead, fresh.cost = float64(i-min(i, done))+1, cost
-	return fresh, ok && fresh.room-fresh.ahead*cost < 0
+	if !ok {
+		return fresh, false
+	}
+	if fresh.room-fresh.ahead*cost < 0 {
+		return fresh, true
+	}
+	// The buffers made are mapped already, whether or not the device has finished them: only the next
+	// one maps more.
+	if fresh.asRoom-asCost < 0 {
+		fresh.by, fresh.ahead, fresh.cost, fresh.pool = result.GuardAddressSpace, 1, asCost, lump
+		return fresh, true
+	}
+	return fresh, false
 }
 
 // stopReason says why the guard stopped the loop, in numbers.
@@ -239,7 +300,14 @@ func (g *hostGuard) stopReason(r guardReading) string {
 		ahead = fmt.Sprintf("%.0f more buffers (%.0f made and not yet settled, and the next)", r.ahead, r.ahead-1)
 	}
 	ahead += fmt.Sprintf(" at %s each (the guard's cost per buffer)", units.Bytes(uint64(r.cost)))
-	if r.by == result.GuardCgroup {
+	if r.pool {
+		ahead = fmt.Sprintf("the pool buffer of %s that the next sub-buffer needs", units.Bytes(uint64(r.cost)))
+	}
+	switch r.by {
+	case result.GuardAddressSpace:
+		return fmt.Sprintf("host guard: the worker maps %s of its address-space limit %s (ulimit -v), and %s would leave less than %s of it free",
+			units.Bytes(r.vms), units.Bytes(g.asLimit), ahead, units.Bytes(addressReserve))
+	case result.GuardCgroup:
 		return fmt.Sprintf("host guard: the memory cgroup %s has %s free (its limit %s less its working set), and %s would take it below its reserve %s",
 			g.cg.Path, units.Bytes(r.cgFree), units.Bytes(g.cgLimit), ahead, units.Bytes(g.cgReserve))
 	}

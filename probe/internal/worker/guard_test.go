@@ -60,7 +60,7 @@ func TestGuardQuietBoundMatchesThePrediction(t *testing.T) {
 		{name: "small cost, large count", avail: 20 << 30, at: 1e6, cost: 1.5, reserve: 1 << 30, from: 1e6, through: 1e6 + 5000},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			g := newHostGuard(root, c.reserve, 1<<20, noCgroup)
+			g := newHostGuard(root, c.reserve, 1<<20, noCgroup, 0)
 			g.mu.Lock()
 			g.last.room, g.at, g.cost = float64(c.avail)-float64(c.reserve), c.at, c.cost
 			g.setQuietBelow()
@@ -77,7 +77,7 @@ func TestGuardQuietBoundMatchesThePrediction(t *testing.T) {
 
 func TestGuardWithoutReserveNeverStops(t *testing.T) {
 	root, _ := fakeMeminfo(t, 0)
-	g := newHostGuard(root, 0, 1<<20, noCgroup)
+	g := newHostGuard(root, 0, 1<<20, noCgroup, 0)
 	if _, stop := g.stopBefore(math.MaxUint64-1, 0); stop {
 		t.Fatal("a zero reserve stopped the loop")
 	}
@@ -91,7 +91,7 @@ func TestGuardStopsBeforeTheReserve(t *testing.T) {
 	reserve := uint64(512 * mib)
 	start := reserve + 100*mib
 	root, set := fakeMeminfo(t, start)
-	g := newHostGuard(root, reserve, mib, noCgroup)
+	g := newHostGuard(root, reserve, mib, noCgroup, 0)
 	for i := uint64(0); ; i++ {
 		set(start - i*mib) // buffers 0..i-1 took their memory
 		_, stop := g.stopBefore(i, i)
@@ -116,7 +116,7 @@ func TestGuardStopReasonAddsUp(t *testing.T) {
 	reserve := uint64(64 * mib)
 	free := reserve + 5*mib // room for 5 buffers: one more fits, eleven do not
 	root, _ := fakeMeminfo(t, free)
-	g := newHostGuard(root, reserve, mib, noCgroup)
+	g := newHostGuard(root, reserve, mib, noCgroup, 0)
 	g.quietBelow.Store(0)
 	r, stop := g.stopBefore(10, 0)
 	if !stop {
@@ -163,7 +163,7 @@ func TestGuardStopsBeforeTheCgroupLimit(t *testing.T) {
 	if got := wire.CgroupReserve(hostReserve, limit); got != wantReserve {
 		t.Fatalf("cgroup reserve %d, want %d", got, wantReserve)
 	}
-	g := newHostGuard(root, hostReserve, mib, cg)
+	g := newHostGuard(root, hostReserve, mib, cg, 0)
 	for i := uint64(0); ; i++ {
 		setWorkingSet(3<<30 + i*mib)
 		r, stop := g.stopBefore(i, i)
@@ -199,7 +199,7 @@ func TestGuardCostFromBatches(t *testing.T) {
 	reserve := uint64(1 << 30)
 	start := reserve + room
 	root, set := fakeMeminfo(t, start)
-	g := newHostGuard(root, reserve, mib, noCgroup)
+	g := newHostGuard(root, reserve, mib, noCgroup, 0)
 	windowPassed := func() {
 		g.mu.Lock()
 		g.baseTime = g.baseTime.Add(-time.Second)
@@ -248,7 +248,7 @@ func TestGuardWatchIgnoresAReadingTheLoopMovedDuring(t *testing.T) {
 	const mib = 1 << 20
 	start := uint64(8 << 30)
 	root, set := fakeMeminfo(t, start)
-	g := newHostGuard(root, 1<<30, mib, noCgroup)
+	g := newHostGuard(root, 1<<30, mib, noCgroup, 0)
 	g.window = 0
 	set(start - 100*mib) // 64 buffers and the one being made took more than 64 MiB
 	stop := make(chan struct{})
@@ -285,7 +285,7 @@ func TestGuardWatchMeasuresALoopThatMovesWhileItReads(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			start := uint64(64 << 30)
 			root, set := fakeMeminfo(t, start)
-			g := newHostGuard(root, 1<<30, mib, noCgroup)
+			g := newHostGuard(root, 1<<30, mib, noCgroup, 0)
 			g.window = 0
 			set(start - at*per)
 			stop := make(chan struct{})
@@ -303,5 +303,75 @@ func TestGuardWatchMeasuresALoopThatMovesWhileItReads(t *testing.T) {
 				t.Errorf("cost %.0f bytes per buffer; want it measured (%d) %v, else the starting %d", g.cost, per, c.measured, mib)
 			}
 		})
+	}
+}
+
+// TestGuardKeepsWithinTheAddressSpaceLimit: under an address-space limit the worker inherited (ulimit -v
+// of 2 GiB), a runtime that maps 2 MiB of address space per 1 MiB buffer, from 1 GiB, with the machine's
+// memory far from its reserve: the guard measures that cost (it starts from the buffer's size) and stops
+// at the first buffer that would leave less than addressReserve of the limit free, by the address space,
+// with a reason whose figures add up. Before, only memory was kept, and such a worker ran into the limit
+// (PoCL aborts there: a crash with SIGABRT).
+func TestGuardKeepsWithinTheAddressSpaceLimit(t *testing.T) {
+	const mib, per, base, limit = 1 << 20, 2 << 20, 1 << 30, 2 << 30
+	root, _ := fakeMeminfo(t, 60<<30)
+	setVMS := func(b uint64) {
+		if err := os.MkdirAll(filepath.Join(root.Proc, "self"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root.Proc, "self", "status"), []byte(fmt.Sprintf("VmSize: %d kB\nVmRSS: 1024 kB\n", b>>10)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setVMS(base)
+	g := newHostGuard(root, 1<<30, mib, noCgroup, limit)
+	g.window = 0
+	for i := uint64(0); ; i++ {
+		vms := uint64(base + i*per) // buffers 0..i-1 are mapped
+		setVMS(vms)
+		g.read(i, true) // the watch's reading, between buffers
+		r, stop := g.stopBefore(i, i)
+		if crosses := limit-vms-per < addressReserve; stop != crosses {
+			t.Fatalf("buffer %d: stop %v, but one more buffer leaves less than %d of the limit free: %v", i, stop, addressReserve, crosses)
+		}
+		if !stop {
+			continue
+		}
+		if want := uint64(limit-base-addressReserve) / per; i != want || r.by != result.GuardAddressSpace {
+			t.Fatalf("stopped at buffer %d by %q, want %d by the address space", i, r.by, want)
+		}
+		want := fmt.Sprintf("the worker maps %s of its address-space limit %s (ulimit -v), and one more buffer at %s each (the guard's cost per buffer) would leave less than %s of it free",
+			units.Bytes(vms), units.Bytes(limit), units.Bytes(per), units.Bytes(addressReserve))
+		if reason := g.stopReason(r); !strings.Contains(reason, want) {
+			t.Errorf("reason %q; want %q", reason, want)
+		}
+		return
+	}
+}
+
+// TestGuardCountsAPoolBufferWhole: under an address-space limit that leaves 200 MiB above the reserve, a
+// pool's sub-buffer (which maps nothing) goes on whatever cost per buffer the guard measured, a pool buffer
+// of 256 MiB is stopped before it is made, and the reason names the pool buffer, not a cost per buffer.
+func TestGuardCountsAPoolBufferWhole(t *testing.T) {
+	const mib, base, limit = 1 << 20, 1 << 30, 1<<30 + addressReserve + 200<<20
+	root, _ := fakeMeminfo(t, 60<<30)
+	if err := os.MkdirAll(filepath.Join(root.Proc, "self"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root.Proc, "self", "status"), []byte(fmt.Sprintf("VmSize: %d kB\n", base>>10)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g := newHostGuard(root, 1<<30, mib, noCgroup, limit)
+	g.asCost = 300 * mib // as if a window had measured a pool buffer's jump
+	none, pool := uint64(0), uint64(256*mib)
+	if _, stop := g.stopBeforeMapping(5, 5, &none); stop {
+		t.Error("a sub-buffer that maps nothing was stopped at a measured cost over the room")
+	}
+	r, stop := g.stopBeforeMapping(6, 6, &pool)
+	if !stop || r.by != result.GuardAddressSpace {
+		t.Fatalf("a pool buffer of 256 MiB with 200 MiB of room: stop %v by %q", stop, r.by)
+	}
+	if reason := g.stopReason(r); !strings.Contains(reason, "the pool buffer of 256 MiB that the next sub-buffer needs") {
+		t.Errorf("reason %q does not name the pool buffer", reason)
 	}
 }

@@ -160,14 +160,14 @@ func (l *loop) pass(from uint64) (settlement, *wire.StrategyAnswer) {
 			l.sample(i)
 			forceAt = nextForcedSample(forceAt)
 		}
-		if reading, stop := l.guard.stopBefore(i, l.tally.finished()); stop {
+		t := &l.targets[next]
+		if reading, stop := l.guard.stopBeforeMapping(i, l.tally.finished(), t.mapsNext(l.size)); stop {
 			if s, ans := l.settle(); s != confirmed {
 				return s, ans
 			}
 			return confirmed, &wire.StrategyAnswer{Outcome: result.OutcomeStopped, StopCause: result.StopHostGuard, AllocationsOK: i,
 				Reason: l.guard.stopReason(reading), Guard: reading.by}
 		}
-		t := &l.targets[next]
 		if next++; next == n {
 			next = 0
 		}

@@ -252,7 +252,7 @@ func newLoopRun(t *testing.T, c loopCase, g *hostGuard) *loopRun {
 	spec := &wire.StrategySpec{Strategy: c.strategy(), Size: testSize, Count: testBuffers, Touch: c.touch, PerBuffer: c.perBuffer}
 	if g == nil {
 		root, _ := fakeMeminfo(t, 8<<30)
-		g = newHostGuard(root, 0, testSize, noCgroup)
+		g = newHostGuard(root, 0, testSize, noCgroup, 0)
 	}
 	r.l = newLoop(spec, targets, c.platform, r.tally, g, func(i uint64) {
 		r.sampled = append(r.sampled, i)

@@ -48,9 +48,9 @@ func poolUnsupported(lib *cl.Library, flags result.MemFlags) string {
 	return ""
 }
 
-// newPoolBuffers sizes the pools of device d: poolSize, else the device's maximum allocation, as a whole
-// number of aligned sub-buffers of size (at least one).
-func newPoolBuffers(ctx *cl.Context, d *cl.Device, size, poolSize uint64) (*poolBuffers, error) {
+// newPoolBuffers sizes the pools of device d: poolSize, else the device's maximum allocation within bound
+// (0: none; see worker.poolBound), as a whole number of aligned sub-buffers of size (at least one).
+func newPoolBuffers(ctx *cl.Context, d *cl.Device, size, poolSize, bound uint64) (*poolBuffers, error) {
 	align, err := d.BaseAddrAlign()
 	if err != nil || align == 0 {
 		align = 4096 // the largest alignment runtimes ask for; a smaller ask is a divisor of it
@@ -58,6 +58,9 @@ func newPoolBuffers(ctx *cl.Context, d *cl.Device, size, poolSize uint64) (*pool
 	stride := (size + align - 1) / align * align
 	if poolSize == 0 {
 		poolSize = d.MaxAlloc
+		if bound > 0 {
+			poolSize = max(size, min(poolSize, bound))
+		}
 	}
 	if poolSize < size {
 		return nil, fmt.Errorf("the pool size %s is smaller than one buffer of %s", units.Size(poolSize), units.Size(size))
@@ -94,6 +97,15 @@ func (p *poolBuffers) CreateBuffer(flags, size uint64, _ cl.HostPtr) (cl.Mem, er
 	p.carved[m] = slot{p.parent, p.next}
 	p.next += p.stride
 	return m, nil
+}
+
+// mapsNext is the address space the next CreateBuffer of size maps: a whole pool buffer where it needs a
+// new one, else nothing (a sub-buffer is a place in its pool).
+func (p *poolBuffers) mapsNext(size uint64) uint64 {
+	if len(p.free) == 0 && (p.parent == 0 || p.next+size > p.poolSize) {
+		return p.poolSize
+	}
+	return 0
 }
 
 // CreateBufferWithProperties is not a pool's: the pool strategy lists no devices.

@@ -69,7 +69,7 @@ func TestLoopStopsAtTheGuard(t *testing.T) {
 	const reserve = 1 << 30
 	start := uint64(reserve + k*mib + mib/2)
 	root, set := fakeMeminfo(t, start)
-	g := newHostGuard(root, reserve, mib, noCgroup)
+	g := newHostGuard(root, reserve, mib, noCgroup, 0)
 	r := newLoopRun(t, loopCase{shape: shapes[0], touch: result.TouchNone, platform: eventsPlatform}, g)
 	r.l.size = mib
 	r.rt.onCreate = func(i uint64) { set(start - (i+1)*mib) }
@@ -88,7 +88,7 @@ func TestBatchedLoopMeasuresTheGuardCost(t *testing.T) {
 	const per = testSize * 3 / 2
 	start := uint64(8 << 30)
 	root, set := fakeMeminfo(t, start)
-	g := newHostGuard(root, 1<<30, testSize, noCgroup)
+	g := newHostGuard(root, 1<<30, testSize, noCgroup, 0)
 	g.window = 0 // the buffers alone decide when a window ends
 	r := newLoopRun(t, loopCase{shape: shapes[0], touch: result.TouchFill, platform: eventsPlatform}, g)
 	r.rt.onCreate = func(i uint64) { set(start - (i+1)*per) }

@@ -167,7 +167,7 @@ func (w *worker) prepare() (*wire.StrategyInfo, *wire.StrategyAnswer) {
 	info.AddressSpace = addressSpace()
 	w.cgroup, _ = sample.FindCgroup(w.root)
 	w.host.Cgroup = w.cgroup
-	w.guard = newHostGuard(w.root, w.spec.HostReserve, w.spec.Size, w.cgroup)
+	w.guard = newHostGuard(w.root, w.spec.HostReserve, w.spec.Size, w.cgroup, guardedAddressSpace())
 	w.loopStart = time.Now()
 	info.LoopStarted = w.loopStart
 	info.Resources = w.ledgerAtStart(w.takeSample(0))
@@ -292,7 +292,7 @@ func (w *worker) addTargets(ctx *cl.Context, ds []*cl.Device, idx []int) error {
 			t.props = ctx.DeviceListProperties(d)
 		}
 		if w.spec.Strategy == result.Pool {
-			pool, err := newPoolBuffers(ctx, d, w.spec.Size, w.spec.PoolSize)
+			pool, err := newPoolBuffers(ctx, d, w.spec.Size, w.spec.PoolSize, w.poolBound(len(w.spec.Devices)))
 			if err != nil {
 				return err
 			}
@@ -306,6 +306,40 @@ func (w *worker) addTargets(ctx *cl.Context, ds []*cl.Device, idx []int) error {
 // userSpace is the address space a 64-bit Linux process has without a limit (47 bits on x86-64 and on
 // arm64 with 4-level tables).
 const userSpace = 1 << 47
+
+// inheritedAddressSpace is the address-space limit the worker started with (the user's ulimit -v, which
+// every process of the tool inherits, or userSpace), read before a variant's limits are set.
+var inheritedAddressSpace uint64
+
+// guardedAddressSpace is the address-space limit the host guard keeps within: the worker's limit now,
+// unless the job's variant lowered it below the one the worker inherited (that lower limit is the
+// variant's question, and the runtime's answer at it is the result); 0: none to keep.
+func guardedAddressSpace() uint64 {
+	as := addressSpace()
+	if as >= userSpace || inheritedAddressSpace == 0 || as < inheritedAddressSpace {
+		return 0
+	}
+	return as
+}
+
+// poolBound is the most a pool buffer of the default size (the device's maximum allocation) may take, for
+// one of n devices, where the host guard keeps within an address-space limit (0: no bound): half their
+// share of what the limit leaves above the worker's mapping now and the guard's addressReserve. One pool
+// buffer maps its whole size at once, before any sub-buffer the guard could stop, and PoCL aborts where
+// that is over the limit; the other half is for what the loop maps besides its buffers, and above all the
+// malloc arenas of 64 MiB that a runtime's threads map as they contend (with a pool of all the room, one
+// arena stopped the loop after 21 to 42 of some 400 buffers).
+func (w *worker) poolBound(n int) uint64 {
+	as := guardedAddressSpace()
+	if as == 0 || w.spec.HostReserve == 0 || n == 0 {
+		return 0
+	}
+	m, err := w.root.SelfMemory()
+	if err != nil {
+		return 0
+	}
+	return (as - min(as, m.VMS+addressReserve)) / uint64(2*n)
+}
 
 // addressSpace is the process's address-space limit: RLIMIT_AS, or the architecture's user space.
 func addressSpace() uint64 {

@@ -1,0 +1,83 @@
+package supervise
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+
+	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
+)
+
+// Decoy is a small child of the tool's own (this binary as a KindDecoy child) that sits at oom_score_adj
+// 1000 holding wire.DecoyBytes, so that the OOM killer takes it before the tool.
+//
+// Why: where a memory cgroup (or the machine) runs out, the killer takes the child that allocates, which is
+// the OOM killer's first choice. But the kernel marks that victim as done (MMF_OOM_SKIP) while its memory
+// is still being freed, a batch at a time; a page the tool touches in those milliseconds calls the killer
+// again, and the victim no longer counts, so it chooses among what is left: without a decoy, the tool
+// itself (1 traced program's kill in 20 to 200 in a 256 MiB cgroup here was followed by the tool's, 4 to
+// 8 ms later). With one, the second kill takes the decoy, whose memory is freed at once, and the tool
+// lives to record the first.
+//
+// The zero value has none running; the engine's sessions that run allocating children share one, started
+// before each child where none is running (again after a kill took it). The decoy ends when its standard
+// input closes: when the tool exits, however it exits.
+type Decoy struct {
+	mu    sync.Mutex
+	ended chan struct{} // closed when the running decoy has ended; nil: none started
+	stdin *os.File      // the write end of the decoy's standard input, open while the tool lives
+}
+
+// ensure starts a decoy where none is running. A decoy that cannot be started is no error: the tool runs
+// as it would without one.
+func (d *Decoy) ensure() {
+	if d == nil {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.ended != nil {
+		select {
+		case <-d.ended:
+		default:
+			return // running
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return
+	}
+	cmd := exec.Command(exe, wire.ChildCommand, string(wire.KindDecoy))
+	cmd.Stdin = r
+	// A group of its own: a Ctrl-C at the terminal is the tool's to decide, and Groups.Kill leaves it be.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	r.Close()
+	if err != nil {
+		w.Close()
+		return
+	}
+	// Written here too, as for a traced program, for the moments before the decoy writes its own.
+	oomFirst(cmd.Process.Pid)
+	if d.stdin != nil {
+		d.stdin.Close()
+	}
+	ended := make(chan struct{})
+	d.ended, d.stdin = ended, w
+	go func() {
+		_ = cmd.Wait()
+		close(ended)
+	}()
+}
+
+// oomFirst makes the process the OOM killer's first choice: oom_score_adj 1000, which raising needs no
+// privilege for.
+func oomFirst(pid int) {
+	_ = os.WriteFile(fmt.Sprintf("/proc/%d/oom_score_adj", pid), []byte("1000"), 0)
+}
