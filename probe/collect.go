@@ -10,7 +10,7 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/supervise"
 	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // keptSamples bounds the samples a strategy keeps in memory and in run.json; the observer sees them all.

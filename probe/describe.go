@@ -8,7 +8,7 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/supervise"
 	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // Describe lists the platforms and devices of the OpenCL library at libPath, in a child process: a runtime

@@ -12,7 +12,7 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
 	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // fakeChildEnv names the role this test binary plays when re-executed as a child: empty, the real child

@@ -7,7 +7,7 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/supervise"
 	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // The exchange's sync modes.

@@ -7,7 +7,7 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
 	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // enforcing is a runtime that refuses any buffer above its maximum allocation, as PoCL does.

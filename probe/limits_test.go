@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // RLIMIT_ settings are the worker's limits, never its environment; the descriptor limit the command was

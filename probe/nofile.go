@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // The worker sets the descriptor limit this command was started with again (see probe/internal/worker's

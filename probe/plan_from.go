@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // The plans a command builds from a recorded result rather than from its flags: check runs again what

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // A check's plan runs the expectations' jobs again: every strategy and size once, their budgets and touch

@@ -3,7 +3,7 @@ package probe
 import (
 	"strings"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // Preset is a set of variants that tests one known switch of one runtime, each key with the public source

@@ -3,7 +3,7 @@ package probe
 import (
 	"strings"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // RemedyChange is one known change to a failing job, as a plan of that one job.

@@ -14,7 +14,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/internal/supervise"
 	"github.com/clmemprobe/clmemprobe/probe/internal/trace"
 	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // The ways the trace layer is put into a program (TraceRequest.Via).

@@ -5,8 +5,8 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/findings"
-	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 // writeCSV writes every kept sample, one row per strategy and sample; device columns hold used bytes per

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
 	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
-	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 // inputs are results to merge, each from its node's folder.

@@ -8,9 +8,9 @@ import (
 	"io"
 	"strings"
 
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
 	"github.com/clmemprobe/clmemprobe/report/findings"
-	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 // Kind is a kind of document.

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
-	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 // hostileSeeds are files that broke the tool once, or would break a careless renderer: each must render
@@ -33,9 +33,11 @@ var hostileSeeds = map[string]string{
 // FuzzLoadAndRender drives file bytes through loading, the findings and every renderer of a run and of a
 // comparison: none may panic or hang. A file is either refused by Decode or rendered in every format.
 func FuzzLoadAndRender(f *testing.F) {
-	if b, err := os.ReadFile(filepath.Join("result", "testdata", "run-v1.json")); err == nil {
-		f.Add(b)
+	b, err := os.ReadFile(filepath.Join("..", "probe", "result", "testdata", "run-v1.json"))
+	if err != nil {
+		f.Fatalf("the schema 1 seed: %v", err)
 	}
+	f.Add(b)
 	for _, s := range hostileSeeds {
 		f.Add([]byte(s))
 	}

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
-	"github.com/clmemprobe/clmemprobe/report/result"
-	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
 // check names a job one way in its one line and in -v's lines: strategy, size, flags and "variant NAME".

@@ -5,9 +5,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report/findings"
-	"github.com/clmemprobe/clmemprobe/report/result"
-	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
 // ISSUE.md is the ticket a driver team's tracker asks for, filled in from the result: the fields of the

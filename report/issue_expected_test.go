@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/findings"
-	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 // TestExpectedComparesOnlyJobsPlacedAlike: the ticket's "expected" holds a failed job against the one that

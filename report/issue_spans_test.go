@@ -8,10 +8,10 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
-	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 // gluedSpans lists the code spans of a Markdown document (outside fenced blocks) that touch a word: a

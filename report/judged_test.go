@@ -1,8 +1,8 @@
 package report
 
 import (
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/findings"
-	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 // judged is what the commands hand the renderers: a run or a trace judged (findings.Judge), any other

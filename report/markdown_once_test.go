@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/findings"
-	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 // hostUnifiedRun is ticketRun on devices whose memory is host memory, with its verdict derived, as

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // PresetList is what run --variant-preset list shows: each preset, its variants and its source.

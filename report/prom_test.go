@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/promcheck"
-	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 // parseProm parses and lints text as Prometheus does; every problem fails the test.

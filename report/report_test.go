@@ -10,9 +10,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
 	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
-	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files from the renderers' output")

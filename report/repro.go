@@ -11,9 +11,9 @@ import (
 	"text/template"
 
 	"github.com/clmemprobe/clmemprobe/kernels"
+	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report/findings"
-	"github.com/clmemprobe/clmemprobe/report/result"
-	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
 // The reproducer: one self-contained C file that repeats one job of a run (the same platform by name, the

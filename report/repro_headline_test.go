@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/findings"
-	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 // The reproducer repeats the job the headline names: in a run without a failure whose headline names

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
 	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
-	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 // narrowDocs are the documents with tables a terminal shows: a run, a dry run's plan, a device listing.

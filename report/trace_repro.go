@@ -6,8 +6,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/findings"
-	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 // Step kinds of the reproducer's table, as its C interpreter reads them.

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
-	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 // What a walk-through on a fresh clone found in the rendered text: a slope of descriptors per buffer in

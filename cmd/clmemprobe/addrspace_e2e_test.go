@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe"
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // goRuntimeDump is what Go's runtime prints when it dies of an address-space limit (or any other fatal

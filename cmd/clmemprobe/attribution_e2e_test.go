@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // Batched attribution waits for the device once per batch of buffers, not after each. The first failure must

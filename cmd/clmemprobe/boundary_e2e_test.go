@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // A runtime that crashes or hangs in clGetPlatformIDs or clGetDeviceInfo: every command that loads it ends

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // A bundle unpacks into one folder, and each file is what the tool's own commands say it is.

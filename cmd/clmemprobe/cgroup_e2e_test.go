@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // memoryCgroup makes a memory cgroup with the given limit, as a container runtime or Slurm would, and

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // hostBudget is faultcl's host staging budget for n buffers of 1 MiB in a context over its two devices: the

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // inProcess runs the command line in this process with exactly the environment env.

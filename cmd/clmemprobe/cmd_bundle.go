@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/cmd/clmemprobe/internal/safefile"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/findings"
-	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/urfave/cli/v2"
 )
 

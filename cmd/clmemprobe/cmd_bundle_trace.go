@@ -7,9 +7,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/findings"
-	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 // bundleTrace packs a trace for a ticket as bundle packs a run: README.md, report.md, trace.json as given,

@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/clmemprobe/clmemprobe/probe"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report"
-	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/urfave/cli/v2"
 )
 

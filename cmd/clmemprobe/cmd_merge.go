@@ -14,9 +14,9 @@ import (
 	"sync/atomic"
 	"syscall"
 
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
-	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
 )

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // Every command that prints a document takes --format; those that only write a file (bundle) or print a

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 func TestDevicesListsBothPoCLDevices(t *testing.T) {

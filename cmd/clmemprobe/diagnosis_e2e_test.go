@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // noSentence fails when a verdict sentence about the strategy contains any of the phrases.

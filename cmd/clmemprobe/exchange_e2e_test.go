@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 func TestExchangeVerifiesAgainstTheHostReference(t *testing.T) {

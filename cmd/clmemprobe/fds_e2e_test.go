@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // fdRuntime is faultcl holding one descriptor per buffer for the second device of a shared context. Buffers

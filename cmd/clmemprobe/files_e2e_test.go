@@ -16,7 +16,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // quickRun is a run on faultcl that takes a moment: two strategies, 200 buffers each.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // flagJob is the run's job of a strategy with the flags as results write them ("" for read-write).

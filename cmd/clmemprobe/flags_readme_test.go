@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // The README's table of vendor flags is the tool's: every flag the findings can name is there, with its

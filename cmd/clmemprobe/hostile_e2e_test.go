@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // The cases of a hostile-input review of merge, check, bundle and the reproducer: each failed before its fix.

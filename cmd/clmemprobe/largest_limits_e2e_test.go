@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
-	"github.com/clmemprobe/clmemprobe/report/units"
+	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/units"
 )
 
 // cgroupOOMKills is the count of processes the cgroup's OOM killer has ended.

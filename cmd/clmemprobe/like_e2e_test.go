@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // A program whose one context over two devices fails at the host staging budget (faultcl's replicating

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
-	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 // Four nodes that agree and one that does not, run for real on the fault-injection runtime, merged from

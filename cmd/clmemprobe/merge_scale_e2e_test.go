@@ -17,7 +17,7 @@ import (
 // host name; node odd reaches half the shared strategy's buffers of the others.
 func fleetFolder(t *testing.T, root string, n, odd int) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(Root(), "report", "result", "testdata", "run-v1.json"))
+	b, err := os.ReadFile(filepath.Join(Root(), "probe", "result", "testdata", "run-v1.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe"
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // In a run whose jobs share strategies, the live line names each job's size, flags and variant; in a plain

@@ -13,9 +13,9 @@ import (
 	"syscall"
 
 	"github.com/clmemprobe/clmemprobe/cmd/clmemprobe/internal/safefile"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/findings"
-	"github.com/clmemprobe/clmemprobe/report/result"
 	"github.com/mattn/go-isatty"
 )
 

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe"
-	"github.com/clmemprobe/clmemprobe/report/result"
-	"github.com/clmemprobe/clmemprobe/report/units"
+	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/units"
 )
 
 // ParseDeviceList reads "all" (returned as nil) or comma-separated device indices and ranges ("0,1", "0-3").

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 func TestParseDeviceList(t *testing.T) {

@@ -6,7 +6,7 @@ package main
 import (
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // lastDeviceUse is what device d held at a job's last sample, and whether a sample said.

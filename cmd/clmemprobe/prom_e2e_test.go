@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/promcheck"
-	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 // lintedProm reads a metrics file the tool wrote and fails the test on anything Prometheus's parser or
@@ -103,7 +103,7 @@ func TestPromFileIsReplacedAtomically(t *testing.T) {
 	dir := t.TempDir()
 	prom := filepath.Join(dir, "clmemprobe.prom")
 	// Two results whose expositions differ: the fixture, and the fixture with other thresholds.
-	a := filepath.Join(Root(), "report", "result", "testdata", "run-v1.json")
+	a := filepath.Join(Root(), "probe", "result", "testdata", "run-v1.json")
 	r, err := result.Load(a)
 	if err != nil {
 		t.Fatal(err)

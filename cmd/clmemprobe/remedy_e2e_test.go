@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 func remedyOf(t *testing.T, env []string, args ...string) *result.Remedy {

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // compileRepro writes the reproducer of a run (report --format repro, with extra flags) and compiles it

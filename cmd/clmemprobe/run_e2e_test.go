@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 func TestRunDefaultsPrintsThreeStrategies(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/clmemprobe/clmemprobe/probe"
-	"github.com/clmemprobe/clmemprobe/report/result"
-	"github.com/clmemprobe/clmemprobe/report/units"
+	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/units"
 )
 
 // selectPlatform finds a platform by index or by a case-insensitive part of its name; "" picks the first

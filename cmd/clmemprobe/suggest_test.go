@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report"
-	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 // swapped is name with its second and third letters swapped ("run" -> "rnu"), a slip of one key.

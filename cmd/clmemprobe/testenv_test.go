@@ -22,7 +22,7 @@ import (
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe"
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // bundleFiles runs bundle on a result and returns the files of the .tar.gz by name.

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // debianPython is the interpreter Debian's python3-pyopencl is installed for (a python3 earlier on PATH,

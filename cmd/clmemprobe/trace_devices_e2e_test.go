@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // A trace samples device memory as run does, NVML first (in a child of the tool), then the program's DRM

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
-	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 // cloneWith is the fixture with f applied to every strategy of a copy.

@@ -8,8 +8,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
-	"github.com/clmemprobe/clmemprobe/report/units"
+	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/units"
 )
 
 // Fleet is merge's answer: the results of many nodes, grouped so that only comparable runs meet, each job's

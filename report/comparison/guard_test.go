@@ -3,8 +3,8 @@ package comparison
 import (
 	"testing"
 
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
-	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 // A job the host guard stopped ended at the run's reserve, not at a limit of the runtime: however few

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // Health is check's answer: whether each expected job still reaches what it reached when it was recorded.

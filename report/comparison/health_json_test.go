@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
-	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 // check's JSON names its time limit as the flag does now (--time-limit: time_limit_seconds) and keeps the

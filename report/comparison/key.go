@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"slices"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // Key says which job a result is. Jobs with equal keys are the same job, in two runs (compare), on many

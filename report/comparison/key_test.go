@@ -3,8 +3,8 @@ package comparison
 import (
 	"testing"
 
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
-	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 // The default variant has one key, whether a job wrote it "" or a configuration "default", and a run and

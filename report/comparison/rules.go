@@ -4,7 +4,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // The rules every comparison of two jobs judges by: compare, merge and check, and the findings that set a

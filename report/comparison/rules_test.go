@@ -5,7 +5,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // One rule for every comparison: a threshold exactly the tolerance away has not moved, one buffer further

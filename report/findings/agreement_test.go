@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // A sentence written of one job ("was stopped", "the host guard stopped it") that several strategies

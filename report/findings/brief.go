@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // BriefBullets is how many verdict lines a terminal shows under the table, the headline among them: a

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
-	"github.com/clmemprobe/clmemprobe/report/units"
+	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/units"
 )
 
 // No printed cost or conclusion rests on a slope inside its own noise, over generated runs whose slopes'

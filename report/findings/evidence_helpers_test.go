@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // apply judges r and puts the judged copy in its place, for tests that read the findings and limits off the

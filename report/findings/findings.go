@@ -11,9 +11,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
-	"github.com/clmemprobe/clmemprobe/report/result"
-	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
 // Derive returns the run's findings, the headline first, and each strategy's limit, one per strategy in the

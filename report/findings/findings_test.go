@@ -6,13 +6,13 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
-	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 func loadFixture(t *testing.T) *result.Run {
 	t.Helper()
-	r, err := result.Load(filepath.Join("..", "result", "testdata", "run-v1.json"))
+	r, err := result.Load(filepath.Join("..", "..", "probe", "result", "testdata", "run-v1.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,8 @@ package findings
 import (
 	"fmt"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
-	"github.com/clmemprobe/clmemprobe/report/units"
+	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/units"
 )
 
 // limitInput is what the limit classifier (classify and every rule it calls) reads of one end: a run's job

@@ -3,7 +3,7 @@ package findings
 import (
 	"encoding/json"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // Judged is a run with what its numbers mean: the findings (the headline first), the verdict's sentences

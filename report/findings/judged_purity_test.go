@@ -105,7 +105,7 @@ func storedFields(t *testing.T, pkg *types.Package) map[types.Object]string {
 	t.Helper()
 	var model *types.Package
 	for _, p := range pkg.Imports() {
-		if p.Path() == "github.com/clmemprobe/clmemprobe/report/result" {
+		if p.Path() == "github.com/clmemprobe/clmemprobe/probe/result" {
 			model = p
 		}
 	}

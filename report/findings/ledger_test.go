@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // withLedger gives the strategies of a random run a random resource ledger: descriptors against a limit of

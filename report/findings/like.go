@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
-	"github.com/clmemprobe/clmemprobe/report/result"
-	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
 // likeFinding holds the probe's strategies against the traced program a run --like took its jobs from: at

@@ -5,8 +5,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
-	"github.com/clmemprobe/clmemprobe/report/units"
+	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/units"
 )
 
 // limitFinding is a strategy's limit: the kind, the numbers it rests on, and a sentence without its subject

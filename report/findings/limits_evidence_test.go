@@ -3,7 +3,7 @@ package findings
 import (
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // A worker its memory cgroup's OOM killer ended is limited by the cgroup, with the cgroup's use and its

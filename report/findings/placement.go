@@ -5,7 +5,7 @@ import (
 	"math"
 	"strings"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // placement is how a job's buffers stood on their devices, as its measurements show. Counts of buffers

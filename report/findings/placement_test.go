@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
-	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 // TestPlacementReadsWhatWasMeasured: a job's placement comes from the memory its buffers live in, never

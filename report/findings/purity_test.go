@@ -9,7 +9,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // The package only reads runs: no statement of its own code writes into a result.Run or a
@@ -90,7 +90,7 @@ func runType(t types.Type) string {
 		t = p.Elem()
 	}
 	n, ok := t.(*types.Named)
-	if !ok || n.Obj().Pkg() == nil || n.Obj().Pkg().Path() != "github.com/clmemprobe/clmemprobe/report/result" {
+	if !ok || n.Obj().Pkg() == nil || n.Obj().Pkg().Path() != "github.com/clmemprobe/clmemprobe/probe/result" {
 		return ""
 	}
 	switch n.Obj().Name() {

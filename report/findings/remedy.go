@@ -5,9 +5,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
-	"github.com/clmemprobe/clmemprobe/report/result"
-	"github.com/clmemprobe/clmemprobe/report/units"
 )
 
 // RankRemedies judges a remedy search: each change's gain against the baseline and whether it lifts the

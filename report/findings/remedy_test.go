@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 func remedyJob(change string, st result.Strategy, outcome result.Outcome, n uint64) result.RemedyJob {

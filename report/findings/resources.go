@@ -5,8 +5,8 @@ import (
 	"math"
 	"strings"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
-	"github.com/clmemprobe/clmemprobe/report/units"
+	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/units"
 )
 
 // The resource rules. A resource with a limit explains a failure when it was at its limit when the

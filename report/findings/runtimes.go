@@ -3,7 +3,7 @@ package findings
 import (
 	"strings"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // Runtime is what is known of one OpenCL runtime's allocation behaviour, each fact with where it comes

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
-	"github.com/clmemprobe/clmemprobe/report/units"
+	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/units"
 )
 
 // What ended a job that is no runtime result: the host guard, an interrupt, a timeout. None of them is a

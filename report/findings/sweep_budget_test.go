@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
-	"github.com/clmemprobe/clmemprobe/report/units"
+	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/units"
 )
 
 // A sweep's headline states the budget per size: one count of buffers is a different number of bytes at

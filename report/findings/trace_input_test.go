@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // classifiedTrace is a trace's input to the limit classifier and the limit classified from it, checked to be

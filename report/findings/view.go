@@ -4,7 +4,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // Thresholds the findings judge by. They are ratios of what was measured, never vendor names.

@@ -17,7 +17,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // drivers are the fleet's driver versions with their share of nodes: most run the current one, a rollout

@@ -15,10 +15,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/promcheck"
-	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 const (
@@ -198,7 +198,7 @@ type exposition map[string]map[string]map[string]bool
 // and the runs of docs/examples) with package report, as `clmemprobe report --format prom` does.
 func renderExposition(t *testing.T) exposition {
 	t.Helper()
-	paths := []string{filepath.Join("..", "..", "report", "result", "testdata", "run-v1.json")}
+	paths := []string{filepath.Join("..", "..", "probe", "result", "testdata", "run-v1.json")}
 	for _, pattern := range []string{"*/run.json", "*/*/run.json"} {
 		more, _ := filepath.Glob(filepath.Join("..", "..", "docs", "examples", pattern))
 		paths = append(paths, more...)

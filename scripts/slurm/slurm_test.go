@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
-	"github.com/clmemprobe/clmemprobe/report/result"
 )
 
 func here() string {

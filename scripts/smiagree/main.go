@@ -21,7 +21,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 type smiRow struct {

@@ -3,7 +3,7 @@ package cl
 import (
 	"fmt"
 
-	"github.com/clmemprobe/clmemprobe/report/result/clcode"
+	"github.com/clmemprobe/clmemprobe/probe/result/clcode"
 )
 
 // Status is an OpenCL status code (cl_int) as a call returns it. A Status other than Success is an error,

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result/clcode"
+	"github.com/clmemprobe/clmemprobe/probe/result/clcode"
 )
 
 // A status is named as clcode names its code (which has every code of the OpenCL 3.0 headers).

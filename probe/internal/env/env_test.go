@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 func TestCollectFromFixtures(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/kernels"
 	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
 	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // Config is a validated exchange request.

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"golang.org/x/sys/unix"
 )
 

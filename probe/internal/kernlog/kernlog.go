@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 	"golang.org/x/sys/unix"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // kmsgRoot is a fixture tree whose dev/kmsg holds records (a regular file: a read returns them all).

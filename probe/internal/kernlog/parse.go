@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // maxText bounds one line's text.

@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // The device-memory chain of run and trace: one ordered list of sources and one rule for which of them

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // newFdinfoSampler is this process's DRM fdinfo source for ts, opened and read once as the run's chain does.

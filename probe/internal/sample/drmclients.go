@@ -5,7 +5,7 @@ import (
 	"strconv"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/nvml"
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // The processes of a DRM device (Intel's xe and i915, AMD's amdgpu): every process's DRM clients, read from

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // The fixture: process 100 (game) holds client 7 on 0000:03:00.0 through two descriptors (1 GiB of VRAM and

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"syscall"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // Host reads the worker's own memory (VmRSS, VmSize, VmHWM, VmLck) and open descriptors, the system's

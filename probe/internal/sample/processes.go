@@ -11,7 +11,7 @@ import (
 	"strconv"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/nvml"
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // ProcessLister is a device sampler that can also name the processes holding each device's memory.

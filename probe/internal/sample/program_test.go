@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // A traced program's DRM memory is read from its own /proc/PID/fdinfo (the fixture of

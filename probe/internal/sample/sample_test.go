@@ -10,7 +10,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 var fixtures = Under("testdata")

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
-	"github.com/clmemprobe/clmemprobe/report/result"
-	"github.com/clmemprobe/clmemprobe/report/units"
+	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/units"
 )
 
 // Cause is why the parent stopped a child.

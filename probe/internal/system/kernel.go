@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // gpuModules are the kernel modules that drive GPUs or serve their memory; nvidia* are matched by prefix

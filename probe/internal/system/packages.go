@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // driverPackages are name prefixes of the packages GPU drivers and OpenCL runtimes ship as, per vendor:

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // isGPUClass says whether a PCI class code is a display controller (0x03xxxx: VGA, 3D, other) or a

@@ -14,7 +14,7 @@ import (
 	"unicode"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // A collector fills its part of the System and returns why it could not, "" when it could or when the

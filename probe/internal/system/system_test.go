@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // tree writes a fixture tree: files by path, and symlinks where the content starts with "->".

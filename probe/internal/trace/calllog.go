@@ -1,6 +1,6 @@
 package trace
 
-import "github.com/clmemprobe/clmemprobe/report/result"
+import "github.com/clmemprobe/clmemprobe/probe/result"
 
 // The call log's bounds: the first calls, the last before the first failure, the first after it. A program
 // that makes millions of calls leaves a log of at most these many records, with the gaps counted.

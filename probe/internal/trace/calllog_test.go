@@ -3,7 +3,7 @@ package trace
 import (
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 func TestCallLogKeepsTheCallsAroundTheFirstFailure(t *testing.T) {

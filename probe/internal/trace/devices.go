@@ -2,7 +2,7 @@ package trace
 
 import (
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // GPUSource is the GPUs' memory as read outside this process: NVML, loaded only in a child of the tool

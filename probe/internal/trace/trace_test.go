@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 func root() string {

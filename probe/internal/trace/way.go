@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
-	"github.com/clmemprobe/clmemprobe/report/units"
+	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/units"
 )
 
 // LoaderAnswer is what the tool learnt when it asked the ICD loader whether it loads layers: a child of the

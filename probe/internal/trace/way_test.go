@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // The one way in, from what the loader answered: preload only where a loader listed platforms and did not

@@ -4,7 +4,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // BenchmarkEventSend is one sample event encoded and written to the parent's pipe.

@@ -6,7 +6,7 @@ import (
 	"io"
 	"sync"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // EventKind says which field of an Event is set.

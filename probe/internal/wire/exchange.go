@@ -3,7 +3,7 @@ package wire
 import (
 	"fmt"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // The exchange's sync modes.

@@ -1,6 +1,6 @@
 package wire
 
-import "github.com/clmemprobe/clmemprobe/report/result"
+import "github.com/clmemprobe/clmemprobe/probe/result"
 
 // LargestSpec is one try of `largest`: a buffer of Size bytes on one device, filled with a pattern of
 // PatternBytes bytes, its first and last page read back.

@@ -2,7 +2,7 @@ package wire
 
 import (
 	"github.com/clmemprobe/clmemprobe/probe/internal/progress"
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // Stage is what a child is doing, as it stores it in the progress cell.

@@ -3,7 +3,7 @@ package wire
 import (
 	"time"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // StrategySpec is one strategy job: what the worker child runs.

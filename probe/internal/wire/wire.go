@@ -13,7 +13,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // ChildCommand is the hidden command under which the binary re-executes itself as a child.

@@ -6,7 +6,7 @@
 // lives in package gpumem.
 //
 // It imports the protocol (wire), the binding (cl), the samplers and the result model, and nothing that
-// renders: go list -deps of this package holds nothing of report/ but report/result and report/units.
+// renders: go list -deps of this package holds nothing of report/.
 package worker
 
 import (

@@ -5,7 +5,7 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/kernels"
 	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // way is how a fault shows itself.

@@ -2,7 +2,7 @@ package worker
 
 import (
 	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // hostBlocks hands out the host memory a job's buffers are created with: for use-host-ptr a block of its

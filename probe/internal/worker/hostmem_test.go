@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // countingMaps is a stand-in for cl.MapHost that numbers the blocks it hands out and can fail at one.

@@ -10,8 +10,8 @@ import (
 	"github.com/clmemprobe/clmemprobe/kernels"
 	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
 	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
-	"github.com/clmemprobe/clmemprobe/report/result"
-	"github.com/clmemprobe/clmemprobe/report/units"
+	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/units"
 )
 
 // A batch ends after this many buffers or this long, whichever comes first: long enough to take the wait

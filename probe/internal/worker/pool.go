@@ -6,8 +6,8 @@ import (
 	"sort"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
-	"github.com/clmemprobe/clmemprobe/report/result"
-	"github.com/clmemprobe/clmemprobe/report/units"
+	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/units"
 )
 
 // poolBuffers are the pool strategy's buffers on one device: sub-buffers of the job's size carved from a

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
-	"github.com/clmemprobe/clmemprobe/report/result"
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // settle on a batch of five filled buffers, the fourth of which fails on the device or not: what it finds,

@@ -5,8 +5,8 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/report/result"
-	"github.com/clmemprobe/clmemprobe/report/result/clcode"
+	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/result/clcode"
 )
 
 // Every code of the OpenCL 3.0 headers (cl.h and cl_ext.h error codes) has its standard name, an unknown

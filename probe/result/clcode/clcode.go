@@ -1,5 +1,5 @@
 // Package clcode names OpenCL status codes: a leaf that the binding (probe/internal/cl) and the result model
-// (report/result) both import, so that neither imports the other for a table of names.
+// (probe/result) both import, so that neither imports the other for a table of names.
 package clcode
 
 import (

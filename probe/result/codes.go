@@ -1,6 +1,6 @@
 package result
 
-import "github.com/clmemprobe/clmemprobe/report/result/clcode"
+import "github.com/clmemprobe/clmemprobe/probe/result/clcode"
 
 // CodeName is the standard name of an OpenCL status code, for every code of the OpenCL 3.0 headers (cl.h and
 // cl_ext.h); an unknown code gets a name that still shows the number: CL_UNKNOWN_ERROR_-9999.

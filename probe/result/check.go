@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/clmemprobe/clmemprobe/report/units"
+	"github.com/clmemprobe/clmemprobe/probe/units"
 )
 
 // Limits of a result that renderers and findings rely on. Real results stay far below them; a file beyond
