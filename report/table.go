@@ -11,6 +11,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/mattn/go-runewidth"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 )
@@ -56,8 +57,8 @@ func bullet(text string, width int) string { return wrapWords("- ", text, width)
 // wrapWords writes lead and text, broken at spaces into lines of at most width columns (0: one line), each
 // line after the first indented as far as lead. A word longer than a line stands alone on its line.
 func wrapWords(lead, text string, width int) string {
-	indent := strings.Repeat(" ", utf8.RuneCountInString(lead))
-	if width <= len(indent) || utf8.RuneCountInString(lead+text) <= width {
+	indent := strings.Repeat(" ", runewidth.StringWidth(lead))
+	if width <= len(indent) || runewidth.StringWidth(lead+text) <= width {
 		return lead + strings.ReplaceAll(text, string(glue), " ")
 	}
 	var b strings.Builder
@@ -65,7 +66,7 @@ func wrapWords(lead, text string, width int) string {
 	col := len(indent)
 	for i, word := range strings.Fields(glueUnits(text)) {
 		word = strings.ReplaceAll(word, string(glue), " ") // a number and its unit stay on one line
-		n := utf8.RuneCountInString(word)
+		n := runewidth.StringWidth(word)
 		if i > 0 && col+1+n > width {
 			b.WriteString("\n" + indent)
 			col = len(indent)
@@ -231,9 +232,9 @@ func hiddenNote(w io.Writer, hidden int, shows string) error {
 func tableWidth(rows []jobRow, st style, cols []column) int {
 	width := 1
 	for _, c := range cols {
-		w := utf8.RuneCountInString(c.header)
+		w := runewidth.StringWidth(c.header)
 		for _, jr := range rows {
-			w = max(w, utf8.RuneCountInString(c.cell(jr, st)))
+			w = max(w, runewidth.StringWidth(c.cell(jr, st)))
 		}
 		width += w + 3
 	}
@@ -518,11 +519,11 @@ func overWrapped(table string, rows int) bool {
 	return strings.Count(strings.TrimSuffix(table, "\n"), "\n")+1 > borders+header+2*rows
 }
 
-// widest is the width of the longest line of s, in runes.
+// widest is the width of the longest line of s, in screen columns.
 func widest(s string) int {
 	n := 0
 	for _, l := range strings.Split(s, "\n") {
-		n = max(n, utf8.RuneCountInString(l))
+		n = max(n, runewidth.StringWidth(l))
 	}
 	return n
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/mattn/go-runewidth"
 	"github.com/urfave/cli/v2"
 )
 
@@ -45,10 +46,11 @@ func wrapHelp(text string, width int) string {
 				flag = ""
 			}
 			out = append(out, hang(flag+strings.Repeat(" ", optionColumn-len(flag)), second, optionColumn, width)...)
-		case len(l) <= width:
+		case runewidth.StringWidth(l) <= width:
 			out = append(out, l)
-		case twoColumns && len(l)-len(second) < width/2:
-			out = append(out, hang(l[:len(l)-len(second)], second, len(l)-len(second), width)...)
+		case twoColumns && runewidth.StringWidth(l[:len(l)-len(second)]) < width/2:
+			col := l[:len(l)-len(second)]
+			out = append(out, hang(col, second, runewidth.StringWidth(col), width)...)
 		default:
 			out = append(out, hang(strings.Repeat(" ", lead), trimmed, lead, width)...)
 		}
@@ -68,9 +70,9 @@ func paragraphs(lines []string, width int) []string {
 		if l != "" && l[0] != ' ' {
 			options = strings.HasSuffix(l, "OPTIONS:")
 		}
-		j, wide := i+1, len(l) > width
+		j, wide := i+1, runewidth.StringWidth(l) > width
 		for ; !options && l != "" && j < len(lines) && joins(lines[j-1], lines[j]); j++ {
-			wide = wide || len(lines[j]) > width
+			wide = wide || runewidth.StringWidth(lines[j]) > width
 		}
 		if !wide {
 			out = append(out, lines[i:j]...)
@@ -101,13 +103,14 @@ func joins(prev, next string) bool {
 	return lead == len(prev)-len(prevTrimmed)
 }
 
-// hang writes prefix and text's words in lines of at most width columns, the lines after the first indented
-// by indent. A word wider than a line stands alone on its line.
+// hang writes prefix and text's words in lines of at most width columns (screen columns, as go-runewidth
+// counts them: the one measure of the tool's text), the lines after the first indented by indent spaces. A
+// word wider than a line stands alone on its line.
 func hang(prefix, text string, indent, width int) []string {
 	var lines []string
 	line := prefix
 	for _, word := range strings.Fields(text) {
-		if len(line) > indent && len(line)+1+len(word) > width {
+		if len(line) > indent && runewidth.StringWidth(line)+1+runewidth.StringWidth(word) > width {
 			lines = append(lines, line)
 			line = strings.Repeat(" ", indent)
 		}

@@ -7,13 +7,13 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/clmemprobe/clmemprobe/probe"
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/mattn/go-isatty"
+	"github.com/mattn/go-runewidth"
 	"golang.org/x/sys/unix"
 )
 
@@ -163,14 +163,15 @@ func fitLine(parts lineParts, width int) string {
 	}
 	line := strings.Join(texts, "")
 	if !fits() {
-		line = string([]rune(line)[:width])
+		line = runewidth.Truncate(line, width, "")
 	}
 	return line
 }
 
-// displayWidth is how many terminal columns s takes: one per rune (the line is digits, ASCII and unit
-// names; a byte count would overstate any non-ASCII strategy or variant name).
-func displayWidth(s string) int { return utf8.RuneCountInString(s) }
+// displayWidth is how many terminal columns s takes, as go-runewidth counts them (the table's renderer
+// counts so too): a wide character takes two, a combining mark none, where a byte count would overstate any
+// non-ASCII strategy or variant name and a rune count understate a wide one.
+func displayWidth(s string) int { return runewidth.StringWidth(s) }
 
 func (o *runObserver) Sample(j probe.Job, s *result.Sample) {
 	if o.out != nil {

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/clmemprobe/clmemprobe/probe"
+	"github.com/mattn/go-runewidth"
 )
 
 // At every width the live line fits, counted in runes; the count of buffers is never dropped, and the
@@ -34,6 +35,11 @@ func TestProgressLineFitsEveryWidth(t *testing.T) {
 	parts := plainParts("ünïcödé 1/2 buffers", "  rest")
 	if got := fitLine(parts, 25); got != "ünïcödé 1/2 buffers  rest" {
 		t.Errorf("a line of 25 runes does not fit 25 columns: %q", got)
+	}
+	// A wide character (a variant named in CJK) takes two columns: counted as one, the line was cut to 12
+	// runes, 16 columns, and wrapped on a terminal of 12.
+	if got := fitLine(plainParts("変種変種変種 1/2 buffers"), 12); runewidth.StringWidth(got) > 12 || got != "変種変種変種" {
+		t.Errorf("at 12 columns: %q, %d columns wide; want the six wide characters alone", got, runewidth.StringWidth(got))
 	}
 }
 
