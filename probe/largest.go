@@ -167,9 +167,9 @@ type tryer struct {
 }
 
 // addressSlack is kept free under an address-space limit besides the buffer and what a verified try's
-// worker mapped besides it: one more glibc malloc arena (64 MiB of address space), which a worker whose
-// threads start in another order may reserve.
-const addressSlack = 64 * mib
+// worker mapped besides it: one more glibc malloc arena (result.AddressSlack), which a worker whose threads
+// start in another order may reserve.
+const addressSlack = result.AddressSlack
 
 // bound is the most the next try may be (see boundBy).
 func (t *tryer) bound() uint64 {

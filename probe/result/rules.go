@@ -76,3 +76,14 @@ func legacyStopCause(s *JobResult) StopCause {
 	}
 	return ""
 }
+
+// AddressSlack is the address space kept free under an address-space limit (ulimit -v): one malloc arena of
+// glibc's, 64 MiB, which any thread of a runtime may map at any moment, so that two workers of the same
+// job map their own memory to within about that much. The host guard keeps it free of the limit, largest
+// keeps it below its bound, and a comparison of jobs stopped at that limit takes it as their scatter.
+const AddressSlack = 64 << 20
+
+// StoppedAtAddressSpace reports whether the host guard stopped a job before its address-space limit.
+func StoppedAtAddressSpace(outcome Outcome, cause StopCause, limit Limit) bool {
+	return outcome == OutcomeStopped && cause == StopHostGuard && limit == LimitAddressSpace
+}

@@ -109,8 +109,8 @@ func TestRemedyNamesTheCgroupsOOMKiller(t *testing.T) {
 // be so, not a bare "stopped" (which reads as the tool's own margin).
 func TestRemedySaysTheGuardStoppedAtAUserLimit(t *testing.T) {
 	for limit, words := range map[result.Limit]string{
-		result.LimitAddressSpace: "was stopped by the host guard before its address-space limit (ulimit -v)",
-		result.LimitCgroupMemory: "was stopped by the host guard before its memory cgroup's limit",
+		result.LimitAddressSpace: "was stopped by the host guard short of its address-space limit (ulimit -v)",
+		result.LimitCgroupMemory: "was stopped by the host guard short of its memory cgroup's limit",
 	} {
 		stopped := func(change string, n uint64) result.RemedyJob {
 			j := remedyJob(change, result.Shared, result.OutcomeStopped, n)
@@ -122,5 +122,34 @@ func TestRemedySaysTheGuardStoppedAtAUserLimit(t *testing.T) {
 		if h := r.Verdict[0]; strings.Count(h, words) != 2 {
 			t.Errorf("%s: the headline does not say twice %q: %s", limit, words, h)
 		}
+	}
+}
+
+// TestRemedyAtTheAddressSpaceLimitTakesItsScatter: the baseline and its changes stopped by the guard before
+// a ulimit -v that left some 420 MiB (PoCL, as measured): changes within two malloc arenas (128 MiB) of the
+// baseline did not go further, whatever their ratio (482 and 484 MiB against 418 were 1.15x, "further"
+// before); one 200 MiB past it did. Stopped at the host reserve, the same 1.15x still counts.
+func TestRemedyAtTheAddressSpaceLimitTakesItsScatter(t *testing.T) {
+	atLimit := func(change string, n uint64, limit result.Limit) result.RemedyJob {
+		j := remedyJob(change, result.Shared, result.OutcomeStopped, n)
+		j.StopCause, j.Limit = result.StopHostGuard, limit
+		return j
+	}
+	r := &result.Remedy{Baseline: atLimit("the baseline", 418, result.LimitAddressSpace), Remedies: []result.RemedyJob{
+		atLimit("settings RLIMIT_NOFILE=hard", 482, result.LimitAddressSpace),
+		atLimit("buffers 4x as large, the same bytes", 484, result.LimitAddressSpace),
+		atLimit("a change that maps less", 618, result.LimitAddressSpace),
+	}}
+	RankRemedies(r)
+	h := r.Verdict[0]
+	if !strings.Contains(h, "no change lifts the failure: a change that maps less goes furthest") ||
+		!strings.Contains(h, "did not help: buffers 4x as large, the same bytes (1.16x), settings RLIMIT_NOFILE=hard (1.15x)") {
+		t.Errorf("headline: %s", h)
+	}
+	reserve := &result.Remedy{Baseline: atLimit("the baseline", 418, result.LimitHostMemory), Remedies: []result.RemedyJob{
+		atLimit("settings RLIMIT_NOFILE=hard", 482, result.LimitHostMemory)}}
+	RankRemedies(reserve)
+	if h := reserve.Verdict[0]; !strings.Contains(h, "settings RLIMIT_NOFILE=hard goes furthest") {
+		t.Errorf("at the host reserve: %s", h)
 	}
 }

@@ -88,8 +88,8 @@ type guardReading struct {
 }
 
 // addressReserve is the address space the guard keeps free under an inherited address-space limit: one
-// more malloc arena of 64 MiB, which a thread of the runtime may map at any time (largest keeps the same).
-const addressReserve = 64 << 20
+// more malloc arena (result.AddressSlack), which a thread of the runtime may map at any time.
+const addressReserve = result.AddressSlack
 
 // newHostGuard makes the guard of a loop of buffers of size bytes: the host reserve (0: no guard at all),
 // the memory cgroup (nil: none) and the address-space limit the worker inherited (asLimit, 0: none, or
