@@ -1,16 +1,16 @@
 package probe
 
 import (
-	"strings"
-
 	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // Preset is a set of variants that tests one known switch of one runtime, each key with the public source
 // that says what it does.
 type Preset struct {
-	Name     string
-	Runtime  string
+	Name    string
+	Runtime string // the runtime's name, as help says it
+	// Vendor is the runtime's (VendorOther for a preset of any runtime).
+	Vendor   result.Vendor
 	Purpose  string
 	Variants []result.Variant
 	Source   string
@@ -37,7 +37,7 @@ const (
 // Presets are the documented variants, for run --variant-preset NAME.
 var Presets = []Preset{
 	{
-		Name: "neo-pool", Runtime: "Intel compute-runtime (NEO)",
+		Name: "neo-pool", Runtime: "Intel compute-runtime (NEO)", Vendor: result.VendorIntelGPU,
 		Purpose: "small-buffer pooling off, and on for every context: NEO pools buffers up to its threshold (1-2 MiB) only in single-device contexts by default, which may be why one context per device reaches more buffers",
 		Variants: []result.Variant{
 			{Name: "pool-off", Settings: map[string]string{"NEOReadDebugKeys": "1", "ExperimentalSmallBufferPoolAllocator": "0"}},
@@ -46,14 +46,14 @@ var Presets = []Preset{
 		Source: neoContextSource,
 	},
 	{
-		Name: "neo-log", Runtime: "Intel compute-runtime (NEO)",
+		Name: "neo-log", Runtime: "Intel compute-runtime (NEO)", Vendor: result.VendorIntelGPU,
 		Purpose: "the runtime's own account of its allocations, kept in each worker's output: debug messages, an allocation summary at exit, the memory regions",
 		Variants: []result.Variant{{Name: "neo-log", Settings: map[string]string{"NEOReadDebugKeys": "1", "PrintDebugMessages": "1",
 			"LogAllocationSummaryReport": "1", "PrintMemoryRegionSizes": "1"}}},
 		Source: neoDebugSource,
 	},
 	{
-		Name: "rocm-no-deferred", Runtime: "ROCm CLR",
+		Name: "rocm-no-deferred", Runtime: "ROCm CLR", Vendor: result.VendorAMD,
 		Purpose:  "no deferred allocation: buffers of a context over several devices get their memory on every device at clCreateBuffer instead of at first use",
 		Variants: []result.Variant{{Name: "no-deferred", Settings: map[string]string{"DISABLE_DEFERRED_ALLOC": "1"}}},
 		Source:   clrFlagsSource,
@@ -68,7 +68,7 @@ var Presets = []Preset{
 		Source:   neoFDSource,
 	},
 	{
-		Name: "pocl-limit", Runtime: "PoCL",
+		Name: "pocl-limit", Runtime: "PoCL", Vendor: result.VendorPoCL,
 		Purpose:  "PoCL's CPU devices report 1 GB of global memory (and a quarter of it as the largest allocation) instead of most of the RAM",
 		Variants: []result.Variant{{Name: "limit-1g", Settings: map[string]string{"POCL_MEMORY_LIMIT": "1"}}},
 		Source:   poclSource,
@@ -87,28 +87,26 @@ func PresetNamed(name string) (Preset, bool) {
 
 // runtimeLog is one runtime's documented logging variables, for run --runtime-log.
 type runtimeLog struct {
-	platformContains []string
-	settings         map[string]string
-	source           string
+	vendor   result.Vendor
+	settings map[string]string
+	source   string
 }
 
 var runtimeLogs = []runtimeLog{
-	{[]string{"Intel(R) OpenCL"}, map[string]string{"NEOReadDebugKeys": "1", "PrintDebugMessages": "1", "LogAllocationSummaryReport": "1",
+	{result.VendorIntelGPU, map[string]string{"NEOReadDebugKeys": "1", "PrintDebugMessages": "1", "LogAllocationSummaryReport": "1",
 		"PrintMemoryRegionSizes": "1"}, neoDebugSource},
-	{[]string{"AMD Accelerated Parallel Processing"}, map[string]string{"AMD_LOG_LEVEL": "3"}, clrLogSource},
-	{[]string{"Portable Computing Language"}, map[string]string{"POCL_DEBUG": "memory,error,warning"}, poclSource},
+	{result.VendorAMD, map[string]string{"AMD_LOG_LEVEL": "3"}, clrLogSource},
+	{result.VendorPoCL, map[string]string{"POCL_DEBUG": "memory,error,warning"}, poclSource},
 	// The project's fault-injection runtime logs every allocation decision when asked.
-	{[]string{"faultcl"}, map[string]string{"FAULTCL_LOG": "1"}, "scripts/faultcl/faultcl.c (FAULTCL_LOG)"},
+	{result.VendorFaultCL, map[string]string{"FAULTCL_LOG": "1"}, "scripts/faultcl/faultcl.c (FAULTCL_LOG)"},
 }
 
-// RuntimeLogFor returns the logging variables of the platform's runtime and where they are documented, or
-// nil where none is known (NVIDIA's OpenCL documents none).
-func RuntimeLogFor(platformName string) (map[string]string, string) {
+// RuntimeLogFor returns the logging variables of the vendor's runtime and where they are documented, or
+// nil where none is known (NVIDIA's OpenCL documents none; NEO's keys are NEO's, not Intel's CPU runtime's).
+func RuntimeLogFor(v result.Vendor) (map[string]string, string) {
 	for _, l := range runtimeLogs {
-		for _, c := range l.platformContains {
-			if strings.Contains(platformName, c) {
-				return l.settings, l.source
-			}
+		if l.vendor == v {
+			return l.settings, l.source
 		}
 	}
 	return nil, ""

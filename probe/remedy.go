@@ -58,7 +58,7 @@ func RemedyChanges(base Plan, platform result.Platform) []RemedyChange {
 		}
 	}
 	for _, v := range result.VendorFlags {
-		if vendorOf(platform, v.Vendor) && flags&v.Value == 0 {
+		if result.VendorOf(platform).Is(v.Vendor) && flags&v.Value == 0 {
 			with := flags | v.Value
 			add(v.C+" ("+v.Vendor+"'s flag)", func(p *Plan) { p.FlagSets = []result.MemFlags{with} })
 		}
@@ -67,7 +67,7 @@ func RemedyChanges(base Plan, platform result.Platform) []RemedyChange {
 		if !remedyPreset(pr, platform) {
 			continue
 		}
-		if strings.Contains(pr.Runtime, "NEO") && !hasControlArm(out) {
+		if pr.Vendor == result.VendorIntelGPU && !hasControlArm(out) {
 			control := result.Variant{Name: "neo-read-keys", Settings: map[string]string{"NEOReadDebugKeys": "1"}}
 			add("NEOReadDebugKeys=1 alone (the control arm of NEO's keys)", func(p *Plan) { p.Variants = []result.Variant{control} })
 		}
@@ -87,24 +87,14 @@ func hasControlArm(cs []RemedyChange) bool {
 	return false
 }
 
-// vendorOf says whether the platform is the named vendor's.
-func vendorOf(p result.Platform, vendor string) bool {
-	return strings.Contains(strings.ToLower(p.Name+" "+p.Vendor), strings.ToLower(vendor))
-}
-
 // remedyPreset says whether a preset is a change that may lift a failure on this platform: its runtime's
 // settings (not its logging), and the descriptor limit on any.
 func remedyPreset(pr Preset, p result.Platform) bool {
-	name := strings.ToLower(p.Name + " " + p.Vendor)
 	switch {
 	case strings.HasSuffix(pr.Name, "-log") || pr.Name == "pocl-limit":
 		return false
 	case pr.Runtime == "any":
 		return true
-	case strings.Contains(pr.Runtime, "NEO"):
-		return strings.Contains(name, "intel")
-	case strings.Contains(pr.Runtime, "ROCm"):
-		return strings.Contains(name, "amd") || strings.Contains(name, "advanced micro devices")
 	}
-	return false
+	return pr.Vendor != result.VendorOther && pr.Vendor == result.VendorOf(p)
 }

@@ -112,26 +112,23 @@ func IssueRun(j findings.Judged, o IssueOptions) []byte {
 		}
 	}
 	t.apiLog, t.apiWhat = runCalls(r)
-	return t.render(trackerFor(r.Platform, r.Devices))
+	return t.render(trackerFor(result.VendorOf(r.Platform, r.Devices...)))
 }
 
-// trackerFor picks the template of the platform's vendor.
-func trackerFor(p result.Platform, devices []result.Device) tracker {
-	name := strings.ToLower(p.Name + " " + p.Vendor)
-	for _, d := range devices {
-		name += " " + strings.ToLower(d.Vendor)
-	}
+// trackerFor picks the template of the runtime's vendor: Intel's, the fullest form, for a vendor without
+// its own.
+func trackerFor(v result.Vendor) tracker {
 	switch {
-	case strings.Contains(name, "portable computing language") || strings.Contains(name, "pocl"):
+	case v == result.VendorPoCL:
 		return poclTracker
-	case strings.Contains(name, "rusticl") || strings.Contains(name, "clover") || strings.Contains(name, "mesa"):
+	case v.Mesa():
 		return mesaTracker
-	case strings.Contains(name, "nvidia"):
+	case v == result.VendorNVIDIA:
 		return nvidiaTracker
-	case strings.Contains(name, "advanced micro devices") || strings.Contains(name, "amd"):
+	case v == result.VendorAMD:
 		return rocmTracker
 	}
-	return intelTracker // Intel's, and the fullest form for a runtime without its own
+	return intelTracker
 }
 
 func (t *ticket) render(tr tracker) []byte {

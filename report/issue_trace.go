@@ -34,7 +34,8 @@ func IssueTrace(j findings.JudgedTrace, o IssueOptions) []byte {
 			libs = append(libs, filepath.Base(l.Path))
 		}
 	}
-	tk.platform = result.Platform{Name: runtimeName(libs)}
+	vendor := result.VendorOfLibraries(libs)
+	tk.platform = result.Platform{Name: runtimeName(vendor, libs)}
 	if f := t.FirstFailure; f != nil {
 		tk.failed = true
 		tk.headline = fmt.Sprintf("%s failed with %d (%s) after %d allocation calls", f.Call, f.Code, f.CodeName, f.Index)
@@ -66,23 +67,27 @@ func IssueTrace(j findings.JudgedTrace, o IssueOptions) []byte {
 			indent(mdBlock("cc repro.c -lOpenCL -o repro && ./repro", "sh"), "   "))
 	}
 	tk.apiLog, tk.apiWhat = traceCalls(t)
-	return tk.render(trackerFor(tk.platform, nil))
+	return tk.render(trackerFor(vendor))
 }
 
-// runtimeName names the runtime by the ICD libraries the program mapped, for the tracker's choice.
-func runtimeName(libs []string) string {
-	joined := strings.ToLower(strings.Join(libs, " "))
-	switch {
-	case strings.Contains(joined, "pocl"):
+// runtimeName is what the ticket calls a traced program's runtime, which the trace knows by the libraries
+// it mapped, not by a platform: the platform name that vendor's runtime reports, else the libraries.
+func runtimeName(v result.Vendor, libs []string) string {
+	switch v {
+	case result.VendorPoCL:
 		return "Portable Computing Language"
-	case strings.Contains(joined, "nvidia"):
+	case result.VendorNVIDIA:
 		return "NVIDIA CUDA"
-	case strings.Contains(joined, "igdrcl") || strings.Contains(joined, "intel"):
+	case result.VendorIntelGPU:
 		return "Intel(R) OpenCL Graphics"
-	case strings.Contains(joined, "amdocl") || strings.Contains(joined, "rocm"):
+	case result.VendorIntelOther:
+		return "Intel(R) OpenCL"
+	case result.VendorAMD:
 		return "AMD Accelerated Parallel Processing"
-	case strings.Contains(joined, "rusticl") || strings.Contains(joined, "mesa"):
+	case result.VendorRusticl:
 		return "rusticl"
+	case result.VendorClover:
+		return "Clover"
 	}
 	return strings.Join(libs, ", ")
 }

@@ -503,7 +503,7 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 	plan.Began, plan.Environment = began, <-envc
 	if req.runtimeLog {
 		name := inv[plan.Platform].Platform.Name
-		if plan.RuntimeLog, _ = probe.RuntimeLogFor(name); plan.RuntimeLog == nil {
+		if plan.RuntimeLog, _ = probe.RuntimeLogFor(result.VendorOf(inv[plan.Platform].Platform)); plan.RuntimeLog == nil {
 			fmt.Fprintf(stderr, "clmemprobe: no documented logging for platform %q; what the workers print is kept all the same\n", name)
 		}
 	}

@@ -80,19 +80,13 @@ func sizeNotes(inv result.Inventory, platform int, devices []int, sizes []uint64
 			}
 			note := fmt.Sprintf("size %s is over device %d's reported maximum allocation of %s (%q): tried all the same; the runtime may refuse it (-61, CL_INVALID_BUFFER_SIZE), and clmemprobe largest finds what it really takes",
 				units.Size(s), i, units.Bytes(d.MaxAllocBytes), d.Name)
-			if f := liftingFlag(); !lifted && f.C != "" && vendorIs(pl, d, f.Vendor) {
+			if f := liftingFlag(); !lifted && f.C != "" && result.VendorOf(pl, d).Is(f.Vendor) {
 				note += fmt.Sprintf("; %s documents %s (--flags %#x) to lift it", f.Vendor, f.C, uint64(f.Value))
 			}
 			return append(notes, note) // once: the first device and size say it for all
 		}
 	}
 	return notes
-}
-
-// vendorIs says whether a platform or its device is the named vendor's.
-func vendorIs(p result.Platform, d result.Device, vendor string) bool {
-	v := strings.ToLower(vendor)
-	return strings.Contains(strings.ToLower(p.Name+" "+p.Vendor+" "+d.Vendor), v)
 }
 
 // liftingFlag is a vendor flag documented to lift the maximum allocation, for the refusal to name.

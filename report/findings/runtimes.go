@@ -1,8 +1,6 @@
 package findings
 
 import (
-	"strings"
-
 	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
@@ -10,8 +8,8 @@ import (
 // from. The findings cite the row they rely on; the table is data, tested, and meant to grow.
 type Runtime struct {
 	Name string
-	// matches says whether a run's platform is this runtime (by the platform's name or vendor).
-	PlatformContains []string
+	// Vendor is the runtime's (result.VendorOf); the specification's row has none and stands for the rest.
+	Vendor result.Vendor
 	// Codes says what each allocation-failure code means on this runtime.
 	Codes map[int32]string
 	// Lazy says whether buffers get their memory at first use rather than at clCreateBuffer.
@@ -27,8 +25,8 @@ type Runtime struct {
 // Runtimes is the table, most specific first; the OpenCL specification's row matches every platform.
 var Runtimes = []Runtime{
 	{
-		Name:             "Intel compute-runtime (NEO)",
-		PlatformContains: []string{"Intel(R) OpenCL Graphics", "Intel(R) OpenCL HD Graphics"},
+		Name:   "Intel compute-runtime (NEO)",
+		Vendor: result.VendorIntelGPU,
 		Codes: map[int32]string{
 			-6: "any allocation failure inside clCreateBuffer, device memory included (Buffer::create sets CL_OUT_OF_HOST_MEMORY when the graphics allocation fails)",
 			-5: "the copy from a host pointer failed",
@@ -38,8 +36,8 @@ var Runtimes = []Runtime{
 		Source:      "https://github.com/intel/compute-runtime/blob/fe851da327b275e489d1e1e4bfd7e37815896527/opencl/source/mem_obj/buffer.cpp",
 	},
 	{
-		Name:             "ROCm CLR",
-		PlatformContains: []string{"AMD Accelerated Parallel Processing"},
+		Name:   "ROCm CLR",
+		Vendor: result.VendorAMD,
 		Codes: map[int32]string{
 			-4: "the memory object could not be created on the device (clCreateBuffer; read and write enqueues when the memory cannot be validated)",
 			-6: "the host could not allocate the object itself",
@@ -49,8 +47,8 @@ var Runtimes = []Runtime{
 		Source:      "https://github.com/ROCm/clr/blob/078cf802d7ed6a0de41b69bdd5cce347dd1b9b4f/rocclr/platform/memory.cpp (Memory::create), opencl/amdocl/cl_memobj.cpp",
 	},
 	{
-		Name:             "PoCL",
-		PlatformContains: []string{"Portable Computing Language"},
+		Name:   "PoCL",
+		Vendor: result.VendorPoCL,
 		Codes: map[int32]string{
 			-5: "the device allocation at the first command that uses the buffer failed (pocl_create_command_full)",
 			-4: "older releases allocated at clCreateBuffer and failed there with -4",
@@ -61,8 +59,8 @@ var Runtimes = []Runtime{
 		Source:      "https://github.com/pocl/pocl/blob/25dd411b0b3f3bd3901d255a7d49bb4f362f6a21/lib/CL/pocl_util.c (can_run_command, alloc_mem_obj)",
 	},
 	{
-		Name:             "Mesa rusticl",
-		PlatformContains: []string{"rusticl"},
+		Name:   "Mesa rusticl",
+		Vendor: result.VendorRusticl,
 		Codes: map[int32]string{
 			-5: "the buffer's memory could not be allocated at clCreateBuffer (rusticl allocates eagerly and reports it as CL_OUT_OF_RESOURCES)",
 			-4: "a buffer larger than the device's maximum allocation, at clCreateBuffer",
@@ -72,8 +70,8 @@ var Runtimes = []Runtime{
 		Source:      "https://gitlab.freedesktop.org/mesa/mesa/-/blob/main/src/gallium/frontends/rusticl/api/memory.rs (create_buffer_with_properties), and on llvmpipe (Debian's mesa-opencl-icd) a reported 2 GiB of global memory that it does not enforce",
 	},
 	{
-		Name:             "NVIDIA OpenCL",
-		PlatformContains: []string{"NVIDIA CUDA"},
+		Name:   "NVIDIA OpenCL",
+		Vendor: result.VendorNVIDIA,
 		Codes: map[int32]string{
 			-4: "the device's memory ran out at the first use of the buffer (a fill, a kernel, a migration)",
 		},
@@ -82,8 +80,8 @@ var Runtimes = []Runtime{
 		Source:      "observed by clmemprobe on two NVIDIA H200 (driver 580.159.04): docs/examples/nvidia-h200-x2; no public source",
 	},
 	{
-		Name:             "clmemprobe's fault-injection runtime (faultcl)",
-		PlatformContains: []string{"faultcl"},
+		Name:   "clmemprobe's fault-injection runtime (faultcl)",
+		Vendor: result.VendorFaultCL,
 		Codes: map[int32]string{
 			-6: "a device or the host staging budget is full (FAULTCL_CREATE_ERROR changes the code)",
 			-4: "in its lazy model, a device is full at first use",
@@ -104,12 +102,11 @@ var Runtimes = []Runtime{
 	},
 }
 
-// RuntimeOf returns the row for a platform: the first whose name or vendor it matches, else the
-// specification's.
+// RuntimeOf returns the row of a platform's vendor (result.VendorOf), else the specification's.
 func RuntimeOf(p result.Platform) *Runtime {
-	for i := range Runtimes {
-		for _, m := range Runtimes[i].PlatformContains {
-			if strings.Contains(p.Name, m) || strings.Contains(p.Vendor, m) {
+	if v := result.VendorOf(p); v != result.VendorOther {
+		for i := range Runtimes {
+			if Runtimes[i].Vendor == v {
 				return &Runtimes[i]
 			}
 		}

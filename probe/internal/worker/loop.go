@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/kernels"
@@ -44,16 +43,21 @@ func forcedSampleFrom(from uint64) uint64 {
 // needs the memory, not later at a wait. Their batches go without an event per command, which costs a loop
 // more than all else the tool does: a wait that fails all the same has its batch done again one buffer at a
 // time, as where events say nothing.
-var enqueueReporters = []struct{ platform, why string }{
-	{"NVIDIA CUDA", "batches without an event per command: NVIDIA's OpenCL reports an allocation failure at the enqueue " +
+var enqueueReporters = []struct {
+	vendor result.Vendor
+	why    string
+}{
+	{result.VendorNVIDIA, "batches without an event per command: NVIDIA's OpenCL reports an allocation failure at the enqueue " +
 		"of the command that needs the memory (seen on H200, driver 580, docs/examples/nvidia-h200-x2), and an event per " +
 		"fill cost its loop 14% there (docs/performance.md)"},
 }
 
-// eventsNeeded says whether a batch needs an event per command on this platform, and if not, why.
+// eventsNeeded says whether a batch needs an event per command on the platform of this name, and if not,
+// why.
 func eventsNeeded(platform string) (bool, string) {
+	v := result.VendorOf(result.Platform{Name: platform})
 	for _, r := range enqueueReporters {
-		if strings.Contains(platform, r.platform) {
+		if r.vendor == v {
 			return false, r.why
 		}
 	}
