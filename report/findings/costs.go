@@ -64,6 +64,8 @@ func (d *deriver) costs(views []*view, size uint64) {
 		g.add(result.FindingCost, body, s.Strategy, ev, "")
 		if out, signal, ok := v.outsideRSS(); ok {
 			outside = append(outside, outsideRSS{s.Strategy, signal, out, s.HostBytesPerBuffer})
+		} else if out, signal, ok := v.machineOutsideRSS(); ok {
+			d.add(othersNotOutside(v, out, signal), size)
 		}
 	}
 	d.emit(&g, size, plainSubject)
@@ -174,6 +176,16 @@ func (d *deriver) outsideRSS(all []outsideRSS, size uint64) {
 				names(who), first.signal, byteRange(outs), byteRange(rsss))}, size)
 		all = rest
 	}
+}
+
+// othersNotOutside says why a machine-wide fall past a job's RSS is not said to be memory its buffers held
+// outside the process: its own memory cgroup grew as its RSS did.
+func othersNotOutside(v *view, out float64, signal string) result.Finding {
+	cg := *v.ownCgroupPerBuffer
+	return result.Finding{Kind: result.FindingUnmeasured, Strategies: []result.Strategy{v.s.Strategy},
+		Evidence: map[string]float64{"machine_outside_rss_bytes_per_buffer": out, "cgroup_bytes_per_buffer": cg, "host_bytes_per_buffer": v.hostPerBuffer},
+		Sentence: fmt.Sprintf("%s: by %s the machine lost %s per buffer more than the worker's RSS grew, but its memory cgroup %s grew by %s per buffer, as its RSS (%s): the rest was other processes', not memory its buffers held outside the process",
+			v.s.Strategy, signal, units.SignedBytes(out), v.cgroup.Path, units.SignedBytes(cg), units.SignedBytes(v.hostPerBuffer))}
 }
 
 // withoutHostCost is a cost body without its host RSS clause, for a job with flags: that figure is said

@@ -42,6 +42,9 @@ type limitInput struct {
 	hostPerBuffer                       float64
 	systemPerBuffer, committedPerBuffer *float64
 	noise                               result.SlopeNoise
+	// ownCgroupPerBuffer is the slope of the run's own memory cgroup (not the root's, which is the whole
+	// machine's): the witness of the run's memory that other processes do not move. nil: none fitted.
+	ownCgroupPerBuffer *float64
 	// inFlight is how many of the buffers made the device had not confirmed when a worker died with a batch
 	// in flight: the job's end lies between allocationsOK less it and allocationsOK (afterBuffers).
 	inFlight uint64
@@ -130,6 +133,9 @@ func jobInput(r *result.Run, s *result.JobResult) *limitInput {
 	}
 	if rs := s.Resources; rs != nil {
 		in.fds, in.cgroup = rs.FDs, rs.Cgroup
+		if cg := rs.Cgroup; cg != nil && cg.Path != "" && cg.Path != "/" {
+			in.ownCgroupPerBuffer = cg.Memory.PerBuffer
+		}
 		for i := range rs.Devices {
 			in.shares = append(in.shares, ledgerShare(&rs.Devices[i]))
 		}
@@ -222,14 +228,25 @@ func (in *limitInput) fill(bytes uint64) float64 {
 // outsideRSS is host memory per buffer that the system lost, or committed, while the process's RSS did not
 // grow with it: memory a driver or a runtime holds outside the process (shared memory, pinned staging), or
 // promised and not yet touched. signal names which measurement shows it. System available memory is the
-// better witness of memory taken; Committed_AS also sees shared memory that MemAvailable under-counts.
+// better witness of memory taken; Committed_AS also sees shared memory that MemAvailable under-counts. Both
+// are the machine's: where the run has a memory cgroup of its own that grew as its RSS did
+// (cgroupDisagrees), the difference is other processes', and no cost of the buffers.
 func (in *limitInput) outsideRSS() (bytes float64, signal string, ok bool) {
+	bytes, signal, ok = in.machineOutsideRSS()
+	if ok && in.cgroupDisagrees() {
+		return 0, "", false
+	}
+	return bytes, signal, ok
+}
+
+// machineOutsideRSS is outsideRSS by the machine's counters alone.
+func (in *limitInput) machineOutsideRSS() (bytes float64, signal string, ok bool) {
 	if !in.fit.OK {
 		return 0, "", false
 	}
 	// The difference rests on a machine-wide slope: it must clear the threshold by that slope's noise (and
 	// RSS's), or it is the machine, not the buffers.
-	threshold := max(cheapFraction*float64(in.sizeBytes), 4096)
+	threshold := in.outsideThreshold()
 	noise := in.noise
 	if sys := in.systemPerBuffer; sys != nil && *sys-in.hostPerBuffer > threshold+noise.System+noise.Host {
 		return *sys - in.hostPerBuffer, "system available memory", true
@@ -238,6 +255,18 @@ func (in *limitInput) outsideRSS() (bytes float64, signal string, ok bool) {
 		return *c - in.hostPerBuffer, "the system's committed memory (Committed_AS)", true
 	}
 	return 0, "", false
+}
+
+// outsideThreshold is the least difference per buffer that is memory held outside the process.
+func (in *limitInput) outsideThreshold() float64 {
+	return max(cheapFraction*float64(in.sizeBytes), 4096)
+}
+
+// cgroupDisagrees says the run's own memory cgroup grew per buffer no more than its RSS did, give or take
+// outsideThreshold: whatever else the machine lost meanwhile, this run's processes did not hold it.
+func (in *limitInput) cgroupDisagrees() bool {
+	cg := in.ownCgroupPerBuffer
+	return cg != nil && *cg-in.hostPerBuffer <= in.outsideThreshold()
 }
 
 // notSetUp says whether a job failed before its runtime did anything: its own settings could not be applied
