@@ -115,7 +115,8 @@ func TestNVMLProcessesLive(t *testing.T) {
 		}
 	}
 	if held < 0 {
-		return
+		// The listing was read, but nothing here can say it is right: a skip, not a pass.
+		t.Skip("no OpenCL device at an NVML device's PCI address held a buffer: the own-process mark is not checked")
 	}
 	for _, p := range got[held] {
 		if p.Own {
