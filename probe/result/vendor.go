@@ -10,15 +10,17 @@ type Vendor string
 
 // The vendors the tool knows something of; VendorOther is any other (oclgrind, a runtime not met yet).
 const (
-	VendorOther      Vendor = ""
-	VendorIntelGPU   Vendor = "intel-neo"    // Intel's compute-runtime (NEO): "Intel(R) OpenCL Graphics"
-	VendorIntelOther Vendor = "intel"        // Intel's CPU and FPGA-emulation runtimes
-	VendorAMD        Vendor = "amd"          // AMD's ROCm (CLR) and APP
-	VendorNVIDIA     Vendor = "nvidia"       // NVIDIA's driver ("NVIDIA CUDA")
-	VendorPoCL       Vendor = "pocl"         // Portable Computing Language
-	VendorRusticl    Vendor = "mesa-rusticl" // Mesa's rusticl
-	VendorClover     Vendor = "mesa-clover"  // Mesa's Clover
-	VendorFaultCL    Vendor = "faultcl"      // the project's fault-injection runtime
+	VendorOther       Vendor = ""
+	VendorIntelGPU    Vendor = "intel-neo"    // Intel's compute-runtime (NEO): "Intel(R) OpenCL Graphics"
+	VendorIntelOther  Vendor = "intel"        // Intel's CPU and FPGA-emulation runtimes
+	VendorAMD         Vendor = "amd"          // AMD's ROCm (CLR) and APP
+	VendorNVIDIA      Vendor = "nvidia"       // NVIDIA's driver ("NVIDIA CUDA")
+	VendorPoCL        Vendor = "pocl"         // Portable Computing Language
+	VendorRusticl     Vendor = "mesa-rusticl" // Mesa's rusticl
+	VendorClover      Vendor = "mesa-clover"  // Mesa's Clover
+	VendorImagination Vendor = "imagination"  // Imagination's PowerVR
+	VendorQualcomm    Vendor = "qualcomm"     // Qualcomm's Adreno
+	VendorFaultCL     Vendor = "faultcl"      // the project's fault-injection runtime
 )
 
 // VendorOf is the vendor of a platform, by its name and vendor strings and those of its devices
@@ -52,6 +54,8 @@ var platformWords = vendorWords{
 	{[]string{"advanced micro devices", "amd"}, VendorAMD},
 	{[]string{"intel(r) opencl graphics", "intel(r) opencl hd graphics"}, VendorIntelGPU},
 	{[]string{"intel"}, VendorIntelOther},
+	{[]string{"imagination", "powervr"}, VendorImagination},
+	{[]string{"qualcomm", "adreno"}, VendorQualcomm},
 	{[]string{"faultcl"}, VendorFaultCL},
 }
 
@@ -87,8 +91,8 @@ func (v Vendor) Intel() bool { return v == VendorIntelGPU || v == VendorIntelOth
 // Mesa says the runtime is one of Mesa's.
 func (v Vendor) Mesa() bool { return v == VendorRusticl || v == VendorClover }
 
-// Is says whether the runtime is the named hardware vendor's ("Intel", "AMD", "NVIDIA"), as the vendor
-// flags' table names them.
+// Is says whether the runtime is the named hardware vendor's, as the vendor flags' table names them
+// ("Intel", "AMD", "Imagination", "Qualcomm"; TestEveryFlagsVendorIsKnown holds the two together).
 func (v Vendor) Is(name string) bool {
 	switch strings.ToLower(name) {
 	case "intel":
@@ -97,6 +101,10 @@ func (v Vendor) Is(name string) bool {
 		return v == VendorAMD
 	case "nvidia":
 		return v == VendorNVIDIA
+	case "imagination":
+		return v == VendorImagination
+	case "qualcomm":
+		return v == VendorQualcomm
 	}
 	return false
 }

@@ -24,6 +24,8 @@ func TestVendorOf(t *testing.T) {
 		{"faultcl", "clmemprobe tests", "clmemprobe tests", VendorFaultCL},
 		{"NVIDIA CUDA (faultcl standing in)", "clmemprobe tests", "clmemprobe tests", VendorNVIDIA},
 		{"Intel(R) OpenCL Graphics", "clmemprobe tests", "clmemprobe tests", VendorIntelGPU},
+		{"PowerVR", "Imagination Technologies", "Imagination Technologies", VendorImagination},
+		{"QUALCOMM Snapdragon(TM)", "QUALCOMM", "QUALCOMM", VendorQualcomm},
 	} {
 		if got := VendorOf(Platform{Name: c.name, Vendor: c.vendor}, Device{Vendor: c.device}); got != c.want {
 			t.Errorf("%q by %q with a %q device: %q, want %q", c.name, c.vendor, c.device, got, c.want)
@@ -49,6 +51,23 @@ func TestVendorOfLibraries(t *testing.T) {
 	} {
 		if got := VendorOfLibraries([]string{lib}); got != want {
 			t.Errorf("%s: %q, want %q", lib, got, want)
+		}
+	}
+}
+
+// TestEveryFlagsVendorIsKnown: each vendor the flags' table names is one VendorOf can give, so that remedy
+// tries its flags on its runtime (the Imagination and Qualcomm flags were tried by substring before the
+// vendor type, and by no vendor for a moment after it).
+func TestEveryFlagsVendorIsKnown(t *testing.T) {
+	known := []Vendor{VendorIntelGPU, VendorIntelOther, VendorAMD, VendorNVIDIA, VendorPoCL, VendorRusticl, VendorClover,
+		VendorImagination, VendorQualcomm, VendorFaultCL}
+	for _, f := range VendorFlags {
+		ok := false
+		for _, v := range known {
+			ok = ok || v.Is(f.Vendor)
+		}
+		if !ok {
+			t.Errorf("%s: no vendor is %q", f.C, f.Vendor)
 		}
 	}
 }
