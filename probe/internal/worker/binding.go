@@ -48,12 +48,10 @@ type target struct {
 }
 
 // mapsNext is how much address space the target's next buffer of size maps, where its buffers know (a
-// pool's); nil: the host guard's measured cost per buffer stands for it.
-func (t *target) mapsNext(size uint64) *uint64 {
-	p, ok := t.buffers.(*poolBuffers)
-	if !ok {
-		return nil
+// pool's: known); else the host guard's measured cost per buffer stands for it.
+func (t *target) mapsNext(size uint64) (maps uint64, known bool) {
+	if p, ok := t.buffers.(*poolBuffers); ok {
+		return p.mapsNext(size), true
 	}
-	m := p.mapsNext(size)
-	return &m
+	return 0, false
 }

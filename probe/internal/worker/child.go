@@ -31,7 +31,7 @@ const (
 )
 
 // oomScoreFirst is the highest oom_score_adj: the OOM killer's first choice.
-const oomScoreFirst = "1000"
+const oomScoreFirst = wire.OOMScoreFirst
 
 // child is what every kind of job has: its spec, the progress cell, the event stream, the host it reads
 // (the real one, or a fixture in tests) and, once opened, the library.

@@ -55,9 +55,13 @@ type hostGuard struct {
 	at       uint64  // the buffers done when last was taken
 	cost     float64 // bytes of room one buffer takes, measured
 	baseRoom float64 // the room the current cost window started from
-	asCost   float64 // bytes of address space one buffer maps, measured
-	baseAS   float64 // the address-space room the current cost window started from
-	baseAt   uint64
+	// asCost is the address space one buffer maps, as the last window measured it, never less than the
+	// buffer's size (asFloor) it starts from: a window with no growth (a runtime that maps in chunks,
+	// between two of them) must not make the next buffers free. (Not the most ever measured: a malloc arena
+	// of 64 MiB inside a window of 16 buffers would count 4 MiB a buffer for the rest of the loop.)
+	asCost, asFloor float64
+	baseAS          float64 // the address-space room the current cost window started from (+Inf: none read)
+	baseAt          uint64
 	// baseSpread is how many buffers the loop made while the window's first reading was taken: the reading
 	// stands somewhere between baseAt and baseAt+baseSpread.
 	baseSpread uint64
@@ -95,7 +99,8 @@ const addressReserve = result.AddressSlack
 // the memory cgroup (nil: none) and the address-space limit the worker inherited (asLimit, 0: none, or
 // one a variant set: that limit is the variant's question, not a margin to keep).
 func newHostGuard(root sample.Root, reserve, size uint64, cg *sample.Cgroup, asLimit uint64) *hostGuard {
-	g := &hostGuard{root: root, reserve: reserve, cost: float64(size), asCost: float64(size), window: costWindowTime}
+	g := &hostGuard{root: root, reserve: reserve, cost: float64(size), asCost: float64(size), asFloor: float64(size), baseAS: math.Inf(1),
+		window: costWindowTime}
 	if cg != nil && reserve > 0 {
 		if limit := cg.Limit(); limit > 0 {
 			g.cg, g.cgLimit, g.cgReserve = cg, limit, wire.CgroupReserve(reserve, limit)
@@ -212,7 +217,7 @@ func (g *hostGuard) takeLocked(r guardReading, at, spread uint64, settled bool) 
 	if settled && g.costDueLocked(at) && spreadShare*(spread+g.baseSpread) <= at-g.baseAt {
 		g.cost = max(0, (g.baseRoom-r.room)/float64(at-g.baseAt))
 		if !math.IsInf(r.asRoom, 1) && !math.IsInf(g.baseAS, 1) {
-			g.asCost = max(0, (g.baseAS-r.asRoom)/float64(at-g.baseAt))
+			g.asCost = max(g.asFloor, (g.baseAS-r.asRoom)/float64(at-g.baseAt))
 		}
 		g.baseRoom, g.baseAS, g.baseAt, g.baseSpread, g.baseTime = r.room, r.asRoom, at, spread, time.Now()
 	}
@@ -256,14 +261,16 @@ func (g *hostGuard) quietFor(room, cost float64) uint64 {
 // buffers the device has finished: buffers made but still in flight (a batch) take their memory later, so
 // they count as taken.
 func (g *hostGuard) stopBefore(i, done uint64) (guardReading, bool) {
-	return g.stopBeforeMapping(i, done, nil)
+	return g.stopBeforeMapping(i, done, 0, false)
 }
 
-// stopBeforeMapping is stopBefore where the buffers say how much address space buffer i maps (maps; nil:
-// the cost per buffer the guard measured): a pool's sub-buffer maps none, the pool buffer it needs first
-// maps the whole pool at once.
-func (g *hostGuard) stopBeforeMapping(i, done uint64, maps *uint64) (guardReading, bool) {
-	lump := maps != nil && *maps > 0 && g.asLimit > 0
+// stopBeforeMapping is stopBefore where the buffers say how much address space buffer i maps (maps, where
+// known; else the buffers in flight and the next count at the guard's measured cost, as for memory: a
+// runtime may map a buffer at its first use, PoCL at its fill): a pool's sub-buffer maps none, the pool
+// buffer it needs first maps the whole pool at once. Growth in chunks larger than addressReserve, between
+// two buffers, is not foreseen.
+func (g *hostGuard) stopBeforeMapping(i, done, maps uint64, known bool) (guardReading, bool) {
+	lump := known && maps > 0 && g.asLimit > 0
 	// Far from the reserve: nothing to do. Within a few buffers of it (or farMargin), or before a lump of
 	// address space: read now.
 	if i < g.quietBelow.Load() && !lump {
@@ -272,9 +279,6 @@ func (g *hostGuard) stopBeforeMapping(i, done uint64, maps *uint64) (guardReadin
 	g.mu.Lock()
 	cost, asCost := g.cost, g.asCost
 	g.mu.Unlock()
-	if maps != nil {
-		asCost = float64(*maps)
-	}
 	fresh, ok := g.read(done, i == done)
 	fresh.ahead, fresh.cost = float64(i-min(i, done))+1, cost
 	if !ok {
@@ -283,10 +287,12 @@ func (g *hostGuard) stopBeforeMapping(i, done uint64, maps *uint64) (guardReadin
 	if fresh.room-fresh.ahead*cost < 0 {
 		return fresh, true
 	}
-	// The buffers made are mapped already, whether or not the device has finished them: only the next
-	// one maps more.
-	if fresh.asRoom-asCost < 0 {
-		fresh.by, fresh.ahead, fresh.cost, fresh.pool = result.GuardAddressSpace, 1, asCost, lump
+	asAhead := fresh.ahead
+	if known { // the pool's own count: what the next buffer maps, its sub-buffers nothing
+		asAhead, asCost = 1, float64(maps)
+	}
+	if fresh.asRoom-asAhead*asCost < 0 {
+		fresh.by, fresh.ahead, fresh.cost, fresh.pool = result.GuardAddressSpace, asAhead, asCost, lump
 		return fresh, true
 	}
 	return fresh, false

@@ -315,20 +315,12 @@ func TestGuardWatchMeasuresALoopThatMovesWhileItReads(t *testing.T) {
 func TestGuardKeepsWithinTheAddressSpaceLimit(t *testing.T) {
 	const mib, per, base, limit = 1 << 20, 2 << 20, 1 << 30, 2 << 30
 	root, _ := fakeMeminfo(t, 60<<30)
-	setVMS := func(b uint64) {
-		if err := os.MkdirAll(filepath.Join(root.Proc, "self"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(root.Proc, "self", "status"), []byte(fmt.Sprintf("VmSize: %d kB\nVmRSS: 1024 kB\n", b>>10)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	setVMS(base)
+	setStatus(t, root, base)
 	g := newHostGuard(root, 1<<30, mib, noCgroup, limit)
 	g.window = 0
 	for i := uint64(0); ; i++ {
 		vms := uint64(base + i*per) // buffers 0..i-1 are mapped
-		setVMS(vms)
+		setStatus(t, root, vms)
 		g.read(i, true) // the watch's reading, between buffers
 		r, stop := g.stopBefore(i, i)
 		if crosses := limit-vms-per < addressReserve; stop != crosses {
@@ -349,29 +341,70 @@ func TestGuardKeepsWithinTheAddressSpaceLimit(t *testing.T) {
 	}
 }
 
-// TestGuardCountsAPoolBufferWhole: under an address-space limit that leaves 200 MiB above the reserve, a
-// pool's sub-buffer (which maps nothing) goes on whatever cost per buffer the guard measured, a pool buffer
-// of 256 MiB is stopped before it is made, and the reason names the pool buffer, not a cost per buffer.
+// TestGuardCountsAPoolBufferWhole: under an address-space limit that leaves 200 MiB above the reserve, with
+// the guard's measured cost at 300 MiB a buffer: a buffer of unknown mapping is stopped, a pool's
+// sub-buffer (which maps nothing) goes on, a pool buffer of 256 MiB is stopped before it is made, and the
+// reason names the pool buffer, not a cost per buffer.
 func TestGuardCountsAPoolBufferWhole(t *testing.T) {
 	const mib, base, limit = 1 << 20, 1 << 30, 1<<30 + addressReserve + 200<<20
 	root, _ := fakeMeminfo(t, 60<<30)
-	if err := os.MkdirAll(filepath.Join(root.Proc, "self"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root.Proc, "self", "status"), []byte(fmt.Sprintf("VmSize: %d kB\n", base>>10)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	setStatus(t, root, base)
 	g := newHostGuard(root, 1<<30, mib, noCgroup, limit)
+	g.mu.Lock()
 	g.asCost = 300 * mib // as if a window had measured a pool buffer's jump
-	none, pool := uint64(0), uint64(256*mib)
-	if _, stop := g.stopBeforeMapping(5, 5, &none); stop {
+	g.setQuietBelow()
+	g.mu.Unlock()
+	if _, stop := g.stopBeforeMapping(5, 5, 0, false); !stop {
+		t.Error("a buffer of unknown mapping at a measured 300 MiB went on with 200 MiB of room")
+	}
+	if _, stop := g.stopBeforeMapping(5, 5, 0, true); stop {
 		t.Error("a sub-buffer that maps nothing was stopped at a measured cost over the room")
 	}
-	r, stop := g.stopBeforeMapping(6, 6, &pool)
+	r, stop := g.stopBeforeMapping(6, 6, 256*mib, true)
 	if !stop || r.by != result.GuardAddressSpace {
 		t.Fatalf("a pool buffer of 256 MiB with 200 MiB of room: stop %v by %q", stop, r.by)
 	}
 	if reason := g.stopReason(r); !strings.Contains(reason, "the pool buffer of 256 MiB that the next sub-buffer needs") {
 		t.Errorf("reason %q does not name the pool buffer", reason)
+	}
+}
+
+// TestGuardKeepsTheAddressCostThroughAFlatWindow: a runtime that maps each 2 MiB buffer's size, but
+// nothing for a stretch of 40 buffers that ends 4 MiB short of what the guard keeps free (as one that maps
+// in chunks does between two): the windows over the stretch measure nothing (the last ends at buffer 136),
+// and the guard must not take the buffers after it as free. Before, the cost fell to 0 and the guard let
+// buffer 140 take the worker's address space 2 MiB into the room it keeps (addressReserve).
+func TestGuardKeepsTheAddressCostThroughAFlatWindow(t *testing.T) {
+	const per, base, limit = 2 << 20, 1 << 30, 1<<30 + addressReserve + 200<<20
+	root, _ := fakeMeminfo(t, 60<<30)
+	g := newHostGuard(root, 1<<30, per, noCgroup, limit)
+	g.window = 0
+	vms := func(i uint64) uint64 { // buffers 0..i-1 mapped; 98..137 map nothing
+		flat := min(max(i, 98), 138) - 98
+		return base + (i-flat)*per
+	}
+	for i := uint64(0); ; i++ {
+		setStatus(t, root, vms(i))
+		g.read(i, true)
+		if _, stop := g.stopBefore(i, i); stop {
+			if vms(i+1) <= limit-addressReserve {
+				t.Fatalf("stopped at buffer %d with room for it (%d of %d)", i, vms(i+1), limit)
+			}
+			return
+		}
+		if vms(i+1) > limit-addressReserve {
+			t.Fatalf("buffer %d took the address space to %d, into the %d kept free of the limit %d", i, vms(i+1), addressReserve, limit)
+		}
+	}
+}
+
+// setStatus writes the fixture's /proc/self/status with VmSize of b bytes.
+func setStatus(t *testing.T, root sample.Root, b uint64) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(root.Proc, "self"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root.Proc, "self", "status"), []byte(fmt.Sprintf("VmSize: %d kB\n", b>>10)), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

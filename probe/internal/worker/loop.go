@@ -165,7 +165,8 @@ func (l *loop) pass(from uint64) (settlement, *wire.StrategyAnswer) {
 			forceAt = nextForcedSample(forceAt)
 		}
 		t := &l.targets[next]
-		if reading, stop := l.guard.stopBeforeMapping(i, l.tally.finished(), t.mapsNext(l.size)); stop {
+		maps, known := t.mapsNext(l.size)
+		if reading, stop := l.guard.stopBeforeMapping(i, l.tally.finished(), maps, known); stop {
 			if s, ans := l.settle(); s != confirmed {
 				return s, ans
 			}

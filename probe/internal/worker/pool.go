@@ -58,7 +58,7 @@ func newPoolBuffers(ctx *cl.Context, d *cl.Device, size, poolSize, bound uint64)
 	stride := (size + align - 1) / align * align
 	if poolSize == 0 {
 		poolSize = d.MaxAlloc
-		if bound > 0 {
+		if bound > 0 && poolSize >= size {
 			poolSize = max(size, min(poolSize, bound))
 		}
 	}

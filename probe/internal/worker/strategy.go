@@ -323,12 +323,11 @@ func guardedAddressSpace() uint64 {
 }
 
 // poolBound is the most a pool buffer of the default size (the device's maximum allocation) may take, for
-// one of n devices, where the host guard keeps within an address-space limit (0: no bound): half their
-// share of what the limit leaves above the worker's mapping now and the guard's addressReserve. One pool
-// buffer maps its whole size at once, before any sub-buffer the guard could stop, and PoCL aborts where
-// that is over the limit; the other half is for what the loop maps besides its buffers, and above all the
-// malloc arenas of 64 MiB that a runtime's threads map as they contend (with a pool of all the room, one
-// arena stopped the loop after 21 to 42 of some 400 buffers).
+// one of n devices, where the host guard keeps within an address-space limit (0: no bound): an eighth of
+// their share of what the limit leaves above the worker's mapping now and the guard's addressReserve. One
+// pool buffer maps its whole size at once, before any sub-buffer the guard could stop, and PoCL aborts
+// where that is over the limit; pools of an eighth fill all but the last eighth (less what the loop maps
+// besides: malloc arenas, commands), where pools of half had stopped at half of what shared reached.
 func (w *worker) poolBound(n int) uint64 {
 	as := guardedAddressSpace()
 	if as == 0 || w.spec.HostReserve == 0 || n == 0 {
@@ -338,7 +337,7 @@ func (w *worker) poolBound(n int) uint64 {
 	if err != nil {
 		return 0
 	}
-	return (as - min(as, m.VMS+addressReserve)) / uint64(2*n)
+	return (as - min(as, m.VMS+addressReserve)) / uint64(8*n)
 }
 
 // addressSpace is the process's address-space limit: RLIMIT_AS, or the architecture's user space.
