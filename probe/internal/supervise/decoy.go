@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
 )
@@ -30,7 +31,10 @@ type Decoy struct {
 	stdin *os.File      // the write end of the decoy's standard input, open while the tool lives
 }
 
-// ensure starts a decoy where none is running. A decoy that cannot be started is no error: the tool runs
+// decoyReady is how long ensure waits for a new decoy to hold its memory (a few milliseconds, as a rule).
+const decoyReady = time.Second
+
+// ensure starts a decoy where none is running, and waits until it holds its memory. A decoy that cannot be started is no error: the tool runs
 // as it would without one.
 func (d *Decoy) ensure() {
 	if d == nil {
@@ -53,16 +57,28 @@ func (d *Decoy) ensure() {
 	if err != nil {
 		return
 	}
+	ready, readyW, err := os.Pipe()
+	if err != nil {
+		r.Close()
+		w.Close()
+		return
+	}
+	defer ready.Close()
 	cmd := exec.Command(exe, wire.ChildCommand, string(wire.KindDecoy))
-	cmd.Stdin = r
+	cmd.Stdin, cmd.Stdout = r, readyW
 	// A group of its own: a Ctrl-C at the terminal is the tool's to decide, and Groups.Kill leaves it be.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
 	r.Close()
+	readyW.Close()
 	if err != nil {
 		w.Close()
 		return
 	}
+	// Its memory touched, it writes one byte: the child started next finds it ready. One that does not say
+	// so within decoyReady comes up on its own, later.
+	_ = ready.SetReadDeadline(time.Now().Add(decoyReady))
+	_, _ = ready.Read(make([]byte, 1))
 	// Written here too, as for a traced program, for the moments before the decoy writes its own.
 	oomFirst(cmd.Process.Pid)
 	if d.stdin != nil {
@@ -79,5 +95,5 @@ func (d *Decoy) ensure() {
 // oomFirst makes the process the OOM killer's first choice: oom_score_adj 1000, which raising needs no
 // privilege for.
 func oomFirst(pid int) {
-	_ = os.WriteFile(fmt.Sprintf("/proc/%d/oom_score_adj", pid), []byte("1000"), 0)
+	_ = os.WriteFile(fmt.Sprintf("/proc/%d/oom_score_adj", pid), []byte(wire.OOMScoreFirst), 0)
 }

@@ -56,6 +56,10 @@ const (
 	KindDecoy Kind = "oom-decoy"
 )
 
+// OOMScoreFirst is the highest oom_score_adj, which any process may raise itself (or a child) to: the OOM
+// killer's first choice. Workers, the decoy and a traced program take it.
+const OOMScoreFirst = "1000"
+
 // DecoyBytes is what the OOM decoy holds besides its own runtime: freed at once when the OOM killer takes
 // it, it is room for the tool's next pages while a program the killer took before is still being freed.
 const DecoyBytes = 8 << 20
