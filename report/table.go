@@ -11,8 +11,8 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report/findings"
-	"github.com/mattn/go-runewidth"
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/olekukonko/tablewriter/tw"
 )
 
@@ -57,8 +57,8 @@ func bullet(text string, width int) string { return wrapWords("- ", text, width)
 // wrapWords writes lead and text, broken at spaces into lines of at most width columns (0: one line), each
 // line after the first indented as far as lead. A word longer than a line stands alone on its line.
 func wrapWords(lead, text string, width int) string {
-	indent := strings.Repeat(" ", runewidth.StringWidth(lead))
-	if width <= len(indent) || runewidth.StringWidth(lead+text) <= width {
+	indent := strings.Repeat(" ", twwidth.Width(lead))
+	if width <= len(indent) || twwidth.Width(lead+text) <= width {
 		return lead + strings.ReplaceAll(text, string(glue), " ")
 	}
 	var b strings.Builder
@@ -66,7 +66,7 @@ func wrapWords(lead, text string, width int) string {
 	col := len(indent)
 	for i, word := range strings.Fields(glueUnits(text)) {
 		word = strings.ReplaceAll(word, string(glue), " ") // a number and its unit stay on one line
-		n := runewidth.StringWidth(word)
+		n := twwidth.Width(word)
 		if i > 0 && col+1+n > width {
 			b.WriteString("\n" + indent)
 			col = len(indent)
@@ -232,9 +232,9 @@ func hiddenNote(w io.Writer, hidden int, shows string) error {
 func tableWidth(rows []jobRow, st style, cols []column) int {
 	width := 1
 	for _, c := range cols {
-		w := runewidth.StringWidth(c.header)
+		w := twwidth.Width(c.header)
 		for _, jr := range rows {
-			w = max(w, runewidth.StringWidth(c.cell(jr, st)))
+			w = max(w, twwidth.Width(c.cell(jr, st)))
 		}
 		width += w + 3
 	}
@@ -523,7 +523,7 @@ func overWrapped(table string, rows int) bool {
 func widest(s string) int {
 	n := 0
 	for _, l := range strings.Split(s, "\n") {
-		n = max(n, runewidth.StringWidth(l))
+		n = max(n, twwidth.Width(l))
 	}
 	return n
 }

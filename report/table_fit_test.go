@@ -10,7 +10,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
 	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
-	"github.com/mattn/go-runewidth"
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 )
 
 // withJobs is the fixture run with each job repeated under every flag set and variant given ("" for the
@@ -110,7 +110,7 @@ func TestVerdictLinesFitInScreenColumns(t *testing.T) {
 	const width = 30
 	text := "device 0 (" + strings.Repeat("計算機 ", 6) + ") was full at buffer #80550"
 	for _, l := range strings.Split(bullet(text, width), "\n") {
-		if w := runewidth.StringWidth(l); w > width {
+		if w := twwidth.Width(l); w > width {
 			t.Errorf("a line of %d columns on a terminal of %d: %q", w, width, l)
 		}
 	}

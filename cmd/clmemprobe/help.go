@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/mattn/go-runewidth"
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/urfave/cli/v2"
 )
 
@@ -41,16 +41,16 @@ func wrapHelp(text string, width int) string {
 		switch {
 		case options && twoColumns:
 			flag := strings.Repeat(" ", lead) + first
-			if len(flag)+2 > optionColumn {
+			if twwidth.Width(flag)+2 > optionColumn {
 				out = append(out, flag)
 				flag = ""
 			}
-			out = append(out, hang(flag+strings.Repeat(" ", optionColumn-len(flag)), second, optionColumn, width)...)
-		case runewidth.StringWidth(l) <= width:
+			out = append(out, hang(flag+strings.Repeat(" ", optionColumn-twwidth.Width(flag)), second, optionColumn, width)...)
+		case twwidth.Width(l) <= width:
 			out = append(out, l)
-		case twoColumns && runewidth.StringWidth(l[:len(l)-len(second)]) < width/2:
+		case twoColumns && twwidth.Width(l[:len(l)-len(second)]) < width/2:
 			col := l[:len(l)-len(second)]
-			out = append(out, hang(col, second, runewidth.StringWidth(col), width)...)
+			out = append(out, hang(col, second, twwidth.Width(col), width)...)
 		default:
 			out = append(out, hang(strings.Repeat(" ", lead), trimmed, lead, width)...)
 		}
@@ -70,9 +70,9 @@ func paragraphs(lines []string, width int) []string {
 		if l != "" && l[0] != ' ' {
 			options = strings.HasSuffix(l, "OPTIONS:")
 		}
-		j, wide := i+1, runewidth.StringWidth(l) > width
+		j, wide := i+1, twwidth.Width(l) > width
 		for ; !options && l != "" && j < len(lines) && joins(lines[j-1], lines[j]); j++ {
-			wide = wide || runewidth.StringWidth(lines[j]) > width
+			wide = wide || twwidth.Width(lines[j]) > width
 		}
 		if !wide {
 			out = append(out, lines[i:j]...)
@@ -98,23 +98,23 @@ func joins(prev, next string) bool {
 	prevTrimmed := strings.TrimLeft(prev, " ")
 	first, second, two := strings.Cut(prevTrimmed, "  ")
 	if two {
-		return lead == len(prev)-len(prevTrimmed)+len(first)+2+len(second)-len(strings.TrimLeft(second, " "))
+		return lead == len(prev)-len(prevTrimmed)+twwidth.Width(first)+2+len(second)-len(strings.TrimLeft(second, " "))
 	}
 	return lead == len(prev)-len(prevTrimmed)
 }
 
-// hang writes prefix and text's words in lines of at most width columns (screen columns, as go-runewidth
-// counts them: the one measure of the tool's text), the lines after the first indented by indent spaces. A
-// word wider than a line stands alone on its line.
+// hang writes prefix and text's words in lines of at most width columns (screen columns, as the table's
+// renderer counts them, twwidth: the one measure of the tool's text), the lines after the first indented
+// by indent spaces. A word wider than a line stands alone on its line.
 func hang(prefix, text string, indent, width int) []string {
 	var lines []string
 	line := prefix
 	for _, word := range strings.Fields(text) {
-		if len(line) > indent && runewidth.StringWidth(line)+1+runewidth.StringWidth(word) > width {
+		if twwidth.Width(line) > indent && twwidth.Width(line)+1+twwidth.Width(word) > width {
 			lines = append(lines, line)
 			line = strings.Repeat(" ", indent)
 		}
-		if len(line) > indent && !strings.HasSuffix(line, " ") {
+		if twwidth.Width(line) > indent && !strings.HasSuffix(line, " ") {
 			line += " "
 		}
 		line += word

@@ -13,7 +13,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/mattn/go-isatty"
-	"github.com/mattn/go-runewidth"
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"golang.org/x/sys/unix"
 )
 
@@ -163,15 +163,16 @@ func fitLine(parts lineParts, width int) string {
 	}
 	line := strings.Join(texts, "")
 	if !fits() {
-		line = runewidth.Truncate(line, width, "")
+		line = twwidth.Truncate(line, width)
 	}
 	return line
 }
 
-// displayWidth is how many terminal columns s takes, as go-runewidth counts them (the table's renderer
-// counts so too): a wide character takes two, a combining mark none, where a byte count would overstate any
-// non-ASCII strategy or variant name and a rune count understate a wide one.
-func displayWidth(s string) int { return runewidth.StringWidth(s) }
+// displayWidth is how many terminal columns s takes, as the table's renderer counts them (tablewriter's
+// twwidth, on go-runewidth; its East Asian setting follows the locale, as the terminal's does): a wide
+// character takes two, a combining mark none, where a byte count would overstate any non-ASCII strategy
+// or variant name and a rune count understate a wide one.
+func displayWidth(s string) int { return twwidth.Width(s) }
 
 func (o *runObserver) Sample(j probe.Job, s *result.Sample) {
 	if o.out != nil {

@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/clmemprobe/clmemprobe/probe"
-	"github.com/mattn/go-runewidth"
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 )
 
 // At every width the live line fits, counted in runes; the count of buffers is never dropped, and the
@@ -38,8 +38,8 @@ func TestProgressLineFitsEveryWidth(t *testing.T) {
 	}
 	// A wide character (a variant named in CJK) takes two columns: counted as one, the line was cut to 12
 	// runes, 16 columns, and wrapped on a terminal of 12.
-	if got := fitLine(plainParts("変種変種変種 1/2 buffers"), 12); runewidth.StringWidth(got) > 12 || got != "変種変種変種" {
-		t.Errorf("at 12 columns: %q, %d columns wide; want the six wide characters alone", got, runewidth.StringWidth(got))
+	if got := fitLine(plainParts("変種変種変種 1/2 buffers"), 12); twwidth.Width(got) > 12 || got != "変種変種変種" {
+		t.Errorf("at 12 columns: %q, %d columns wide; want the six wide characters alone", got, twwidth.Width(got))
 	}
 }
 

@@ -42,8 +42,9 @@ type limitInput struct {
 	hostPerBuffer                       float64
 	systemPerBuffer, committedPerBuffer *float64
 	noise                               result.SlopeNoise
-	// ownCgroupPerBuffer is the slope of the run's own memory cgroup (not the root's, which is the whole
-	// machine's): the witness of the run's memory that other processes do not move. nil: none fitted.
+	// ownCgroupPerBuffer is the slope of the run's own memory cgroup (one with a limit, or below the root;
+	// not the root's, which is the whole machine's): the witness of the memory charged to the run, which
+	// other processes do not move. nil: none fitted.
 	ownCgroupPerBuffer *float64
 	// inFlight is how many of the buffers made the device had not confirmed when a worker died with a batch
 	// in flight: the job's end lies between allocationsOK less it and allocationsOK (afterBuffers).
@@ -133,7 +134,9 @@ func jobInput(r *result.Run, s *result.JobResult) *limitInput {
 	}
 	if rs := s.Resources; rs != nil {
 		in.fds, in.cgroup = rs.FDs, rs.Cgroup
-		if cg := rs.Cgroup; cg != nil && cg.Path != "" && cg.Path != "/" {
+		// A cgroup with a memory limit is a container's or a job's even where a cgroup namespace names it
+		// "/"; one without a limit is the run's own only below the root.
+		if cg := rs.Cgroup; cg != nil && (cg.Memory.Limit > 0 || cg.Path != "" && cg.Path != "/") {
 			in.ownCgroupPerBuffer = cg.Memory.PerBuffer
 		}
 		for i := range rs.Devices {
@@ -230,10 +233,10 @@ func (in *limitInput) fill(bytes uint64) float64 {
 // promised and not yet touched. signal names which measurement shows it. System available memory is the
 // better witness of memory taken; Committed_AS also sees shared memory that MemAvailable under-counts. Both
 // are the machine's: where the run has a memory cgroup of its own that grew as its RSS did
-// (cgroupDisagrees), the difference is other processes', and no cost of the buffers.
+// (cgroupGrewAsRSS), the difference was not charged to the run, and is not said to be its buffers'.
 func (in *limitInput) outsideRSS() (bytes float64, signal string, ok bool) {
 	bytes, signal, ok = in.machineOutsideRSS()
-	if ok && in.cgroupDisagrees() {
+	if ok && in.cgroupGrewAsRSS() {
 		return 0, "", false
 	}
 	return bytes, signal, ok
@@ -262,9 +265,9 @@ func (in *limitInput) outsideThreshold() float64 {
 	return max(cheapFraction*float64(in.sizeBytes), 4096)
 }
 
-// cgroupDisagrees says the run's own memory cgroup grew per buffer no more than its RSS did, give or take
-// outsideThreshold: whatever else the machine lost meanwhile, this run's processes did not hold it.
-func (in *limitInput) cgroupDisagrees() bool {
+// cgroupGrewAsRSS says the run's own memory cgroup grew per buffer no more than its RSS did, give or take
+// outsideThreshold: whatever else the machine lost meanwhile was not charged to this run.
+func (in *limitInput) cgroupGrewAsRSS() bool {
 	cg := in.ownCgroupPerBuffer
 	return cg != nil && *cg-in.hostPerBuffer <= in.outsideThreshold()
 }
