@@ -86,7 +86,8 @@ Each strategy runs in a child process: a crash, OOM kill or hang of the runtime 
 outcome (crashed, hung) and the others still run. --setup-timeout bounds loading the runtime and creating
 contexts and kernels; --hang-timeout bounds a loop that stops moving. A host guard reads available memory
 every 5 ms, and before each buffer that could cross --host-reserve at the measured cost per buffer, and
-stops the strategy before it does. Ctrl-C writes a partial result; a second Ctrl-C exits at once.
+stops the strategy before it does; under an address-space limit the workers inherit (ulimit -v) it also
+keeps 64 MiB of that limit free. Ctrl-C writes a partial result; a second Ctrl-C exits at once.
 
 ` + withOutFolder(exitCodesWith(map[int]string{exitOK: "the run did what was asked; " + runExitOK,
 			exitInterrupted: "interrupted with Ctrl-C: " + runInterrupted + " (what was written so far stays)"},
@@ -129,7 +130,7 @@ func runFlags(o *runOptions) []cli.Flag {
 		&cli.StringFlag{Name: "timeout", Value: "10m", Destination: &o.Timeout, Usage: "time limit per strategy; past it the strategy is stopped"},
 		&cli.StringFlag{Name: "hang-timeout", Value: "60s", Destination: &o.HangTimeout, Usage: "a loop without progress for this long is declared hung"},
 		setupTimeoutFlag(&o.SetupTimeout),
-		&cli.StringFlag{Name: "host-reserve", Destination: &o.HostReserve, Usage: "stop a strategy before system available memory falls below this, and in a memory cgroup with a limit before its free memory falls below the smaller of this and a sixteenth of the limit; at least " + units.Size(probe.LeastHostReserve) + " (less cannot protect anything: the kernel acts first), or 0 to turn the guard off (default: $CLMEMPROBE_HOST_RESERVE, else the larger of 1GiB and 5% of RAM)"},
+		&cli.StringFlag{Name: "host-reserve", Destination: &o.HostReserve, Usage: "stop a strategy before system available memory falls below this, and in a memory cgroup with a limit before its free memory falls below the smaller of this and a sixteenth of the limit; at least " + units.Size(probe.LeastHostReserve) + " (less cannot protect anything: the kernel acts first), or 0 to turn the guard off, the address space it keeps under ulimit -v included (default: $CLMEMPROBE_HOST_RESERVE, else the larger of 1GiB and 5% of RAM)"},
 		&cli.StringFlag{Name: "sample-interval", Value: "10ms", Destination: &o.SampleInterval, Usage: "least time between memory samples (the host guard keeps its own 5 ms cadence)"},
 		&cli.StringFlag{Name: "out", Destination: &o.Out, Usage: "folder to write run.json, samples.jsonl (every sample, as it comes) and run.png into (created if missing; one run at a time)"},
 		&cli.StringFlag{Name: "prom", Destination: &o.Prom, Usage: "also write the result as Prometheus metrics to this file, replaced atomically (for node_exporter's textfile collector, name it *.prom)"},
