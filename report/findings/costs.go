@@ -184,7 +184,7 @@ func othersNotOutside(v *view, out float64, signal string) result.Finding {
 	cg := *v.ownCgroupPerBuffer
 	return result.Finding{Kind: result.FindingUnmeasured, Strategies: []result.Strategy{v.s.Strategy},
 		Evidence: map[string]float64{"machine_outside_rss_bytes_per_buffer": out, "cgroup_bytes_per_buffer": cg, "host_bytes_per_buffer": v.hostPerBuffer},
-		Sentence: fmt.Sprintf("%s: by %s the machine lost %s per buffer more than the worker's RSS grew, but its memory cgroup %s grew by %s per buffer, as its RSS (%s): the rest was not charged to the run (other processes', or kernel memory the cgroup does not count), so it is not said to be memory its buffers held outside the process",
+		Sentence: fmt.Sprintf("%s: by %s the machine took %s per buffer more than the worker's RSS grew, but its memory cgroup %s grew by %s per buffer, as its RSS (%s): the rest was not charged to the run (other processes', or kernel memory the cgroup does not count), so it is not said to be memory its buffers held outside the process",
 			v.s.Strategy, signal, units.SignedBytes(out), v.cgroup.Path, units.SignedBytes(cg), units.SignedBytes(v.hostPerBuffer))}
 }
 
