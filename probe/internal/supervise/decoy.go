@@ -34,8 +34,8 @@ type Decoy struct {
 // decoyReady is how long ensure waits for a new decoy to hold its memory (a few milliseconds, as a rule).
 const decoyReady = time.Second
 
-// ensure starts a decoy where none is running, and waits until it holds its memory. A decoy that cannot be started is no error: the tool runs
-// as it would without one.
+// ensure starts a decoy where none is running, and waits until it holds its memory. A decoy that cannot
+// be started is no error: the tool runs as it would without one.
 func (d *Decoy) ensure() {
 	if d == nil {
 		return
@@ -75,12 +75,12 @@ func (d *Decoy) ensure() {
 		w.Close()
 		return
 	}
+	// Written here too, as for a traced program, for the moments before the decoy writes its own.
+	oomFirst(cmd.Process.Pid)
 	// Its memory touched, it writes one byte: the child started next finds it ready. One that does not say
 	// so within decoyReady comes up on its own, later.
 	_ = ready.SetReadDeadline(time.Now().Add(decoyReady))
 	_, _ = ready.Read(make([]byte, 1))
-	// Written here too, as for a traced program, for the moments before the decoy writes its own.
-	oomFirst(cmd.Process.Pid)
 	if d.stdin != nil {
 		d.stdin.Close()
 	}
