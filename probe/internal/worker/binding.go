@@ -45,13 +45,14 @@ type target struct {
 	kernel  *cl.Kernel     // nil unless touch=kernel
 	args    kernelArgs     // the kernel, as the loop sets its arguments (a fake's, in tests)
 	props   *cl.Properties // device-list properties, nil otherwise
+	pool    *poolBuffers   // the pool strategy's buffers (also buffers), nil otherwise
 }
 
 // mapsNext is how much address space the target's next buffer of size maps, where its buffers know (a
 // pool's: known); else the host guard's measured cost per buffer stands for it.
 func (t *target) mapsNext(size uint64) (maps uint64, known bool) {
-	if p, ok := t.buffers.(*poolBuffers); ok {
-		return p.mapsNext(size), true
+	if t.pool == nil {
+		return 0, false
 	}
-	return 0, false
+	return t.pool.mapsNext(size), true
 }

@@ -30,9 +30,6 @@ const (
 	exitNoParent = 3 // the events stream is gone: nobody reads the answer
 )
 
-// oomScoreFirst is the highest oom_score_adj: the OOM killer's first choice.
-const oomScoreFirst = wire.OOMScoreFirst
-
 // child is what every kind of job has: its spec, the progress cell, the event stream, the host it reads
 // (the real one, or a fixture in tests) and, once opened, the library.
 type child struct {
@@ -85,7 +82,6 @@ func (c *child) run() int {
 	// its tables by them): the user's descriptor limit, which this process's Go runtime raised as it started,
 	// and a variant's. A limit that cannot be set is the job's answer, at set-up.
 	var limitErr error
-	inheritedAddressSpace = addressSpace()
 	if c.spec.Strategy != nil {
 		limitErr = setLimits(c.spec.Strategy.Limits)
 	}
@@ -94,7 +90,7 @@ func (c *child) run() int {
 	}
 	// If memory runs out, the kernel's OOM killer should pick this process, not the parent holding the data.
 	if c.oomScoreAdj != "" {
-		_ = os.WriteFile(c.oomScoreAdj, []byte(oomScoreFirst), 0)
+		_ = os.WriteFile(c.oomScoreAdj, []byte(wire.OOMScoreFirst), 0)
 	}
 	c.cell.SetStage(wire.StageSetup)
 	var answer any

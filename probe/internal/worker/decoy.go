@@ -16,7 +16,7 @@ func isDecoy(args []string) bool { return len(args) > 2 && args[2] == string(wir
 // touched memory outside the Go heap, which it says with one byte on its standard output, until its
 // standard input closes (the tool exited); then it exits.
 func runDecoy(stdin io.Reader) int {
-	_ = os.WriteFile("/proc/self/oom_score_adj", []byte(oomScoreFirst), 0)
+	_ = os.WriteFile("/proc/self/oom_score_adj", []byte(wire.OOMScoreFirst), 0)
 	mem, err := syscall.Mmap(-1, 0, wire.DecoyBytes, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
 	if err == nil {
 		for i := 0; i < len(mem); i += os.Getpagesize() {

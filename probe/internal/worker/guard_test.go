@@ -408,3 +408,26 @@ func setStatus(t *testing.T, root sample.Root, b uint64) {
 		t.Fatal(err)
 	}
 }
+
+// TestGuardKeepsAnInheritedAddressSpaceLimitOnly: a limit a variant set is the variant's question and not
+// kept; a variant that raises the soft limit to the hard one, or none, leaves the worker's own limit (this
+// test process's: 0 where it has none) to keep.
+func TestGuardKeepsAnInheritedAddressSpaceLimitOnly(t *testing.T) {
+	own := addressSpace()
+	if own >= userSpace {
+		own = 0
+	}
+	for _, c := range []struct {
+		limits map[string]uint64
+		want   uint64
+	}{
+		{nil, own},
+		{map[string]uint64{"RLIMIT_NOFILE": 512}, own},
+		{map[string]uint64{"RLIMIT_AS": result.HardLimit}, own},
+		{map[string]uint64{"RLIMIT_AS": 1 << 30}, 0},
+	} {
+		if got := guardedAddressSpace(c.limits); got != c.want {
+			t.Errorf("limits %v: keeps %d, want %d", c.limits, got, c.want)
+		}
+	}
+}

@@ -167,7 +167,7 @@ func (w *worker) prepare() (*wire.StrategyInfo, *wire.StrategyAnswer) {
 	info.AddressSpace = addressSpace()
 	w.cgroup, _ = sample.FindCgroup(w.root)
 	w.host.Cgroup = w.cgroup
-	w.guard = newHostGuard(w.root, w.spec.HostReserve, w.spec.Size, w.cgroup, guardedAddressSpace())
+	w.guard = newHostGuard(w.root, w.spec.HostReserve, w.spec.Size, w.cgroup, guardedAddressSpace(w.spec.Limits))
 	w.loopStart = time.Now()
 	info.LoopStarted = w.loopStart
 	info.Resources = w.ledgerAtStart(w.takeSample(0))
@@ -296,7 +296,7 @@ func (w *worker) addTargets(ctx *cl.Context, ds []*cl.Device, idx []int) error {
 			if err != nil {
 				return err
 			}
-			t.buffers = pool
+			t.buffers, t.pool = pool, pool
 		}
 		w.targets = append(w.targets, t)
 	}
@@ -307,19 +307,18 @@ func (w *worker) addTargets(ctx *cl.Context, ds []*cl.Device, idx []int) error {
 // arm64 with 4-level tables).
 const userSpace = 1 << 47
 
-// inheritedAddressSpace is the address-space limit the worker started with (the user's ulimit -v, which
-// every process of the tool inherits, or userSpace), read before a variant's limits are set.
-var inheritedAddressSpace uint64
-
-// guardedAddressSpace is the address-space limit the host guard keeps within: the worker's limit now,
-// unless the job's variant lowered it below the one the worker inherited (that lower limit is the
-// variant's question, and the runtime's answer at it is the result); 0: none to keep.
-func guardedAddressSpace() uint64 {
-	as := addressSpace()
-	if as >= userSpace || inheritedAddressSpace == 0 || as < inheritedAddressSpace {
+// guardedAddressSpace is the address-space limit the host guard keeps within: the worker's limit, the
+// user's ulimit -v that every process of the tool inherits, unless the job's variant set one (limits) other
+// than the hard limit: that limit is the variant's question, and the runtime's answer at it is the
+// result. 0: none to keep.
+func guardedAddressSpace(limits map[string]uint64) uint64 {
+	if v, set := limits["RLIMIT_AS"]; set && v != result.HardLimit {
 		return 0
 	}
-	return as
+	if as := addressSpace(); as < userSpace {
+		return as
+	}
+	return 0
 }
 
 // poolBound is the most a pool buffer of the default size (the device's maximum allocation) may take, for
@@ -329,7 +328,7 @@ func guardedAddressSpace() uint64 {
 // where that is over the limit; pools of an eighth fill all but the last eighth (less what the loop maps
 // besides: malloc arenas, commands), where pools of half had stopped at half of what shared reached.
 func (w *worker) poolBound(n int) uint64 {
-	as := guardedAddressSpace()
+	as := guardedAddressSpace(w.spec.Limits)
 	if as == 0 || w.spec.HostReserve == 0 || n == 0 {
 		return 0
 	}
