@@ -94,6 +94,7 @@ var formats = []Format{
 	{Name: "repro", Help: "a C program that repeats one strategy's first failure (--strategy, --variant pick it)", Run: writeRepro, Trace: writeTraceRepro},
 	{Name: "png", Help: "a chart: memory against buffers (a sweep: buffers reached against size)", Binary: true, Run: writePNG, Fleet: writeFleetPNG},
 	{Name: "svg", Help: "the same chart as SVG", Binary: true, Run: writeSVG},
+	{Name: "timeline", Help: "memory counters, job or program slices and failure instants in Chrome's trace event format, for Perfetto (ui.perfetto.dev) and chrome://tracing", Run: writeTimeline, Trace: writeTraceTimeline},
 }
 
 // renders reports whether f can render documents of kind k.

@@ -26,7 +26,7 @@ func TestBundleHoldsTheTicket(t *testing.T) {
 		t.Fatalf("bundle: exit %d: %s", res.code, res.stderr)
 	}
 	files := untar(t, out)
-	want := []string{"ISSUE.md", "README.md", "run.json", "report.md", "run.png", "run.svg", "repro.c", "environment.txt"}
+	want := []string{"ISSUE.md", "README.md", "run.json", "report.md", "run.png", "run.svg", "timeline.json", "repro.c", "environment.txt"}
 	if _, ok := files[kernelLogFile]; ok {
 		want = append(want, kernelLogFile) // the kernel logged something while it ran
 	}
@@ -50,6 +50,9 @@ func TestBundleHoldsTheTicket(t *testing.T) {
 	}
 	if !bytes.Contains(files["run.svg"], []byte("<svg")) {
 		t.Errorf("run.svg is not SVG")
+	}
+	if tl := runTool(t, Env(), "report", "--format", "timeline", runJSON); string(files["timeline.json"]) != tl.stdout {
+		t.Errorf("timeline.json is not the timeline of the result")
 	}
 	if e := r.Environment; !bytes.Contains(files["environment.txt"], []byte(e.Kernel)) || !bytes.Contains(files["environment.txt"], []byte(e.OS)) {
 		t.Errorf("environment.txt does not hold the run's environment (%s, %s)", e.OS, e.Kernel)

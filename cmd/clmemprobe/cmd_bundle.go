@@ -44,10 +44,10 @@ clmemprobe-ticket: ISSUE.md (the fields of the runtime vendor's bug form, in its
 filled in from the result: GPU and PCI details with BAR sizes, driver and package versions, kernel and boot
 parameters, actual and expected behaviour, reproduction rate, steps, the kernel's log of the run; a field the
 result cannot fill says what to run), README.md (what this is and how to reproduce it), report.md, run.json,
-run.png and run.svg (the charts), repro.c (the C reproducer of the job that failed first, where there is one),
-kernel-log.txt (every kernel line of the run's window) and environment.txt. A trace's bundle (trace.json or
-trace --out's folder) has ISSUE.md, README.md, report.md, trace.json, repro.c and, for trace --calls,
-api-calls.log.
+run.png and run.svg (the charts), timeline.json (the run over time, for Perfetto and chrome://tracing), repro.c
+(the C reproducer of the job that failed first, where there is one), kernel-log.txt (every kernel line of the
+run's window) and environment.txt. A trace's bundle (trace.json or trace --out's folder) has ISSUE.md,
+README.md, report.md, trace.json, timeline.json, repro.c and, for trace --calls, api-calls.log.
 
 Nothing from outside the result goes in: the machine was read when the run started and ended. Secrets were
 redacted then; the host name, user names in paths, UUIDs and MAC addresses are taken out here (run.json
@@ -128,7 +128,8 @@ func runBundle(_ context.Context, o bundleOptions, stderr io.Writer) error {
 	for _, f := range []struct {
 		name, format string
 		opts         report.Options
-	}{{"report.md", "markdown", report.Options{Chart: chartFile}}, {chartFile, "png", report.Options{}}, {"run.svg", "svg", report.Options{}}} {
+	}{{"report.md", "markdown", report.Options{Chart: chartFile}}, {chartFile, "png", report.Options{}}, {"run.svg", "svg", report.Options{}},
+		{timelineFile, "timeline", report.Options{}}} {
 		body, err := render(f.format, f.opts)
 		if err != nil {
 			return outputErr("cannot render %s: %v", f.name, err)
@@ -277,6 +278,7 @@ func bundleReadme(j findings.Judged, reproErr error) []byte {
 	fmt.Fprintf(b, "| `report.md` | the report: %s, why, what each buffer cost, the environment |\n", strings.ToLower(report.ThresholdHeading(r)))
 	b.WriteString("| `run.json` | the result as clmemprobe wrote it (schema 1: every figure the report rests on) |\n")
 	b.WriteString("| `run.png`, `run.svg` | host and device memory against buffers allocated |\n")
+	b.WriteString("| `timeline.json` | the run over time: memory counters, a slice per job, the failures; open it in https://ui.perfetto.dev or chrome://tracing |\n")
 	if reproErr == nil {
 		what, _ := report.ReproSubject(j) // reproErr is nil: the same job, so no error here either
 		fmt.Fprintf(b, "| `repro.c` | a C program that, with the OpenCL API alone, repeats %s |\n", report.MarkdownText(what))

@@ -13,7 +13,7 @@ import (
 )
 
 // bundleTrace packs a trace for a ticket as bundle packs a run: README.md, report.md, trace.json as given,
-// and repro.c where the trace has a failure to repeat.
+// timeline.json, and repro.c where the trace has a failure to repeat.
 func bundleTrace(o bundleOptions, path string, t *result.Trace, loadErr error, stderr io.Writer) error {
 	if loadErr != nil {
 		return inputError(loadErr)
@@ -38,16 +38,19 @@ func bundleTrace(o bundleOptions, path string, t *result.Trace, loadErr error, s
 		}
 		original = b.Bytes()
 	}
-	var md, repro bytes.Buffer
+	var md, repro, timeline bytes.Buffer
 	if err := report.Render(&md, "markdown", j); err != nil {
 		return outputErr("cannot render report.md: %v", err)
 	}
+	if err := report.Render(&timeline, "timeline", j); err != nil {
+		return outputErr("cannot render %s: %v", timelineFile, err)
+	}
 	reproErr := report.Render(&repro, "repro", j)
-	issueOpts := report.IssueOptions{HasRepro: reproErr == nil, Files: []string{"README.md", "report.md", traceFile}}
+	issueOpts := report.IssueOptions{HasRepro: reproErr == nil, Files: []string{"README.md", "report.md", traceFile, timelineFile}}
 	if reproErr == nil {
 		issueOpts.Files = append(issueOpts.Files, "repro.c")
 	}
-	files := []bundleFile{{"README.md", traceReadme(j, reproErr)}, {"report.md", md.Bytes()}, {traceFile, original}}
+	files := []bundleFile{{"README.md", traceReadme(j, reproErr)}, {"report.md", md.Bytes()}, {traceFile, original}, {timelineFile, timeline.Bytes()}}
 	if reproErr == nil {
 		files = append(files, bundleFile{"repro.c", repro.Bytes()})
 	}
@@ -93,6 +96,7 @@ func traceReadme(j findings.JudgedTrace, reproErr error) []byte {
 		b.WriteString("| `api-calls.log` | the program's calls (trace --calls): the first and the last; it had no failure |\n")
 	}
 	b.WriteString("| `trace.json` | the trace as clmemprobe wrote it: every context, the allocation sequence, the samples |\n")
+	b.WriteString("| `timeline.json` | the program over time: memory counters, its contexts, its first failure; open it in https://ui.perfetto.dev or chrome://tracing |\n")
 	if reproErr == nil {
 		b.WriteString("| `repro.c` | a C program that repeats the traced allocation sequence (sizes, flags, contexts) to its first failure |\n\n")
 		b.WriteString("To reproduce without clmemprobe (OpenCL headers and loader only):\n\n```sh\ncc repro.c -lOpenCL -o repro && ./repro\n```\n\n")

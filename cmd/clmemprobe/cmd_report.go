@@ -42,7 +42,8 @@ func reportCommand(stdout io.Writer) *cli.Command {
 		Description: "Renders a result written by run --out (its run.json, or the folder), with the verdict derived again from its numbers.\n" +
 			"markdown is the report for a bug ticket; csv lists every kept sample, one row per strategy and sample;\n" +
 			"png and svg draw memory against buffers allocated (for a sweep, buffers reached against buffer size)\n" +
-			"and need --output or a redirected stdout.\n\n" + exitCodes(exitOK, exitUsage, exitOutput),
+			"and need --output or a redirected stdout. timeline writes the run (or a trace.json) over time in Chrome's\n" +
+			"trace event format, for Perfetto (ui.perfetto.dev) and chrome://tracing, as run --out writes timeline.json.\n\n" + exitCodes(exitOK, exitUsage, exitOutput),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: strings.Join(report.Names(report.KindRun), ", ")},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Destination: &o.Output, Usage: "write to this file instead of stdout"},

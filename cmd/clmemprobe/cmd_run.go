@@ -132,7 +132,7 @@ func runFlags(o *runOptions) []cli.Flag {
 		setupTimeoutFlag(&o.SetupTimeout),
 		&cli.StringFlag{Name: "host-reserve", Destination: &o.HostReserve, Usage: "stop a strategy before system available memory falls below this, and in a memory cgroup with a limit before its free memory falls below the smaller of this and a sixteenth of the limit; at least " + units.Size(probe.LeastHostReserve) + " (less cannot protect anything: the kernel acts first), or 0 to turn the guard off, the address space it keeps under ulimit -v included (default: $CLMEMPROBE_HOST_RESERVE, else the larger of 1GiB and 5% of RAM)"},
 		&cli.StringFlag{Name: "sample-interval", Value: "10ms", Destination: &o.SampleInterval, Usage: "least time between memory samples (the host guard keeps its own 5 ms cadence)"},
-		&cli.StringFlag{Name: "out", Destination: &o.Out, Usage: "folder to write run.json, samples.jsonl (every sample, as it comes) and run.png into (created if missing; one run at a time)"},
+		&cli.StringFlag{Name: "out", Destination: &o.Out, Usage: "folder to write run.json, samples.jsonl (every sample, as it comes), run.png and timeline.json (for Perfetto and chrome://tracing) into (created if missing; one run at a time)"},
 		&cli.StringFlag{Name: "prom", Destination: &o.Prom, Usage: "also write the result as Prometheus metrics to this file, replaced atomically (for node_exporter's textfile collector, name it *.prom)"},
 		&cli.BoolFlag{Name: "force", Destination: &o.Force, Usage: "replace the result a --out folder already holds"},
 		&cli.BoolFlag{Name: "dry-run", Destination: &o.DryRun, Usage: "print the plan (jobs, budgets, the most host and device memory each could take) and allocate nothing"},
@@ -142,7 +142,7 @@ func runFlags(o *runOptions) []cli.Flag {
 		&cli.StringFlag{Name: "attribution", Value: probe.AttributionBatched, Destination: &o.Attribution, Usage: "how a failure the runtime reports late is pinned to its buffer: batched (one wait per batch of up to 64 buffers, the failed command found by its event) or per-buffer (a wait after every buffer)"},
 		&cli.BoolFlag{Name: "runtime-log", Destination: &o.RuntimeLog, Usage: "turn on the runtime's documented logging in the workers and keep what it prints (bounded)"},
 		&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: "output on stdout: table, json or markdown"},
-		outputFlag(&o.Output, "write the --format output (what stdout would get) to this file instead of stdout; not --out, the folder of run.json, samples.jsonl and run.png"),
+		outputFlag(&o.Output, "write the --format output (what stdout would get) to this file instead of stdout; not --out, the folder of run.json, samples.jsonl, run.png and timeline.json"),
 		&cli.BoolFlag{Name: "wide", Destination: &o.Wide, Usage: "show every column of a table, however wide the terminal"},
 		quietFlag(&o.Quiet),
 		&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Destination: &o.Verbose, Usage: "print the plan (jobs, budgets, worst cases) on stderr before the run, and every finding under the table (not only the " + strconv.Itoa(findings.BriefBullets) + " that matter most)"},
@@ -572,7 +572,7 @@ func finishRun(j findings.Judged, req *runRequest, out *outputDir, interrupted b
 	var writeErr error
 	var written []string
 	if out != nil {
-		if err := joinErrors(out.writeRun(j), out.writeChart(j), out.samplesErr()); err != nil {
+		if err := joinErrors(out.writeRun(j), out.writeChart(j), out.writeTimeline(j), out.samplesErr()); err != nil {
 			writeErr = fmt.Errorf("could not write all of the result in %s: %v (run.json holds the last version that could be written)", req.out, err)
 		}
 		written = out.written()

@@ -78,12 +78,12 @@ Example:
 ` + traceExitCodes,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "timeout", Value: "0", Destination: &o.Timeout, Usage: "end the program (SIGTERM, then SIGKILL after 2 s) after this long; 0 is no limit"},
-			&cli.StringFlag{Name: "out", Destination: &o.Out, Usage: "folder to write trace.json into (created if missing; one trace at a time)"},
+			&cli.StringFlag{Name: "out", Destination: &o.Out, Usage: "folder to write trace.json and timeline.json (for Perfetto and chrome://tracing) into (created if missing; one trace at a time)"},
 			&cli.BoolFlag{Name: "force", Destination: &o.Force, Usage: "replace the trace an --out folder already holds"},
 			&cli.BoolFlag{Name: "calls", Destination: &o.Calls, Usage: "keep a log of the program's calls with their arguments and results (commands logged as they are made, so one it is killed in is there): the first " + fmt.Sprint(probe.TraceCallsHead) + ", the last " + fmt.Sprint(probe.TraceCallsBefore) + " up to its first failure and the " + fmt.Sprint(probe.TraceCallsAfter) + " after (the API log of a bug ticket; bundle writes it to api-calls.log)"},
 			&cli.StringFlag{Name: "via", Value: probe.TraceViaAuto, Destination: &o.Via, Usage: "how the layer goes in: auto (the loader's layers where the loader loads them, else LD_PRELOAD), layer, preload"},
 			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: strings.Join(report.Names(report.KindTrace), ", ")},
-			outputFlag(&o.Output, "write the --format output (what stdout would get) to this file instead; not --out, the folder of trace.json"),
+			outputFlag(&o.Output, "write the --format output (what stdout would get) to this file instead; not --out, the folder of trace.json and timeline.json"),
 			quietFlag(&o.Quiet),
 		},
 		OnUsageError: commandUsageError,
@@ -152,7 +152,7 @@ func runTrace(ctx context.Context, o traceOptions, stdout, stderr io.Writer) err
 	}
 	var lock *safefile.DirLock
 	if r.out != "" {
-		if lock, err = lockOutDir(r.out, r.force, "a trace", traceFile); err != nil {
+		if lock, err = lockOutDir(r.out, r.force, "a trace", traceFile, timelineFile); err != nil {
 			return err
 		}
 		defer lock.Unlock()
@@ -168,8 +168,8 @@ func runTrace(ctx context.Context, o traceOptions, stdout, stderr io.Writer) err
 	return finishTrace(findings.JudgeTrace(t), r, stdout, stderr)
 }
 
-// finishTrace writes trace.json (with --out), renders the trace, and says how the program ended in the exit
-// code.
+// finishTrace writes trace.json and timeline.json (with --out), renders the trace, and says how the program
+// ended in the exit code.
 func finishTrace(j findings.JudgedTrace, r *traceRequest, stdout, stderr io.Writer) error {
 	t := j.Trace()
 	if r.out != "" {
@@ -177,8 +177,12 @@ func finishTrace(j findings.JudgedTrace, r *traceRequest, stdout, stderr io.Writ
 		if err := safefile.WriteFile(path, func(w io.Writer) error { return report.Render(w, "json", j) }); err != nil {
 			return outputErr("--out: %v", named(traceFile, err))
 		}
+		timeline := filepath.Join(r.out, timelineFile)
+		if err := safefile.WriteFile(timeline, func(w io.Writer) error { return report.Render(w, "timeline", j) }); err != nil {
+			return outputErr("--out: %v (%s is written)", named(timelineFile, err), path)
+		}
 		if !r.quiet {
-			fmt.Fprintln(stderr, "wrote", path)
+			fmt.Fprintf(stderr, "wrote %s, %s\n", path, timeline)
 		}
 	}
 	if r.output != "" {

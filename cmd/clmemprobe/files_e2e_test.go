@@ -33,8 +33,8 @@ func noTemporaryFiles(t *testing.T, dir string) {
 	}
 }
 
-// A re-run with --force killed part way leaves a whole run.json (the new, partial one) and no chart of the
-// old result beside it.
+// A re-run with --force killed part way leaves a whole run.json (the new, partial one) and no chart or
+// timeline of the old result beside it.
 func TestForcedRerunKilledLeavesNoHalfFile(t *testing.T) {
 	env := FaultEnv(t, "FAULTCL_SLOW_US=1000")
 	dir := t.TempDir()
@@ -53,8 +53,10 @@ func TestForcedRerunKilledLeavesNoHalfFile(t *testing.T) {
 	if !r.Partial {
 		t.Errorf("the run.json left by a killed run must be the new partial one")
 	}
-	if _, err := os.Stat(filepath.Join(dir, "run.png")); err == nil {
-		t.Errorf("the old result's chart stands beside the new run.json")
+	for _, name := range []string{"run.png", "timeline.json"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			t.Errorf("the old result's %s stands beside the new run.json", name)
+		}
 	}
 }
 

@@ -24,10 +24,13 @@ const (
 	runFile     = "run.json"
 	samplesFile = "samples.jsonl"
 	chartFile   = "run.png"
+	// timelineFile is written by trace --out too: the result as a timeline for Perfetto and chrome://tracing.
+	timelineFile = "timeline.json"
 )
 
 // outputDir is the folder of run --out, locked for the run. Every file in it is written new and renamed
-// into place (safefile): run.json after every strategy, samples.jsonl as samples come, run.png at the end.
+// into place (safefile): run.json after every strategy, samples.jsonl as samples come, run.png and
+// timeline.json at the end.
 type outputDir struct {
 	dir     string
 	force   bool
@@ -71,7 +74,7 @@ func lockOutDir(dir string, force bool, what string, names ...string) (*safefile
 
 // openOutputDir makes the folder, takes its lock, and refuses a folder that holds a result unless force.
 func openOutputDir(dir string, force bool) (*outputDir, error) {
-	lock, err := lockOutDir(dir, force, "a result", runFile, samplesFile, chartFile)
+	lock, err := lockOutDir(dir, force, "a result", runFile, samplesFile, chartFile, timelineFile)
 	if err != nil {
 		return nil, err
 	}
@@ -84,11 +87,13 @@ func openOutputDir(dir string, force bool) (*outputDir, error) {
 }
 
 // begin puts the new run in place of an old one: the samples stream takes samples.jsonl's name and an old
-// chart goes, so no file of the old result stands beside the new run.json.
+// chart and timeline go, so no file of the old result stands beside the new run.json.
 func (o *outputDir) begin() error {
 	if o.force {
-		if err := os.Remove(filepath.Join(o.dir, chartFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
+		for _, name := range []string{chartFile, timelineFile} {
+			if err := os.Remove(filepath.Join(o.dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
 		}
 	}
 	return o.samples.Publish()
@@ -97,7 +102,7 @@ func (o *outputDir) begin() error {
 // written lists the result's files that are in the folder now.
 func (o *outputDir) written() []string {
 	var out []string
-	for _, name := range []string{runFile, samplesFile, chartFile} {
+	for _, name := range []string{runFile, samplesFile, chartFile, timelineFile} {
 		if _, err := os.Lstat(filepath.Join(o.dir, name)); err == nil {
 			out = append(out, filepath.Join(o.dir, name))
 		}
@@ -131,6 +136,11 @@ func (o *outputDir) writeRun(j findings.Judged) error {
 // writeChart replaces run.png.
 func (o *outputDir) writeChart(j findings.Judged) error {
 	return o.write(chartFile, func(w io.Writer) error { return report.Render(w, "png", j) })
+}
+
+// writeTimeline replaces timeline.json.
+func (o *outputDir) writeTimeline(j findings.Judged) error {
+	return o.write(timelineFile, func(w io.Writer) error { return report.Render(w, "timeline", j) })
 }
 
 func (o *outputDir) write(name string, render func(io.Writer) error) error {
@@ -251,7 +261,7 @@ func resultFileOf(path, outDir string) string {
 		return ""
 	}
 	abs, err1 := filepath.Abs(path)
-	for _, name := range []string{runFile, samplesFile, chartFile, traceFile} {
+	for _, name := range []string{runFile, samplesFile, chartFile, traceFile, timelineFile} {
 		f, err2 := filepath.Abs(filepath.Join(outDir, name))
 		if err1 == nil && err2 == nil && abs == f || same(path, filepath.Join(outDir, name)) {
 			return name
