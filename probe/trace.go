@@ -49,7 +49,18 @@ type TraceRequest struct {
 	CacheDir string
 	// Calls keeps a log of the program's calls around its first failure (trace --calls).
 	Calls bool
+	// NoLedger leaves out the ledger of the program's call sites (trace --ledger off); LedgerSample is the
+	// mean bytes between sampled buffers under TraceLedgerWhole (0: every buffer attributed).
+	NoLedger     bool
+	LedgerSample uint64
 }
+
+// The ledger's defaults (TraceRequest.LedgerSample): sampled every 512 KiB on average under 1 MiB, every
+// buffer of 1 MiB or more attributed.
+const (
+	TraceLedgerSample = trace.DefaultLedgerSample
+	TraceLedgerWhole  = trace.LedgerWhole
+)
 
 // layerError is a layer that cannot be built or used: the machine lacks a compiler or headers, or the cache
 // is in a place others can write. It counts as no OpenCL for the exit code (nothing ran).
@@ -97,7 +108,8 @@ func Trace(ctx context.Context, req TraceRequest) (*result.Trace, error) {
 	gpus := startGPUChild(ctx, trace.DefaultSampleEvery, groups)
 	klog := kernlog.Start(sample.System)
 	t, err := trace.Run(ctx, trace.Spec{Program: req.Program, Args: req.Args, Layer: layer, Via: req.Via, Way: way, WayReason: why,
-		Timeout: req.Timeout, Stdin: req.Stdin, Stdout: req.Stdout, Stderr: req.Stderr, GPUs: gpus, Groups: groups, Calls: req.Calls})
+		Timeout: req.Timeout, Stdin: req.Stdin, Stdout: req.Stdout, Stderr: req.Stderr, GPUs: gpus, Groups: groups, Calls: req.Calls,
+		Ledger: !req.NoLedger, LedgerSample: req.LedgerSample})
 	gpus.stop()
 	if err != nil {
 		return nil, &startError{err}

@@ -95,6 +95,8 @@ var formats = []Format{
 	{Name: "png", Help: "a chart: memory against buffers (a sweep: buffers reached against size)", Binary: true, Run: writePNG, Fleet: writeFleetPNG},
 	{Name: "svg", Help: "the same chart as SVG", Binary: true, Run: writeSVG},
 	{Name: "timeline", Help: "memory counters, job or program slices and failure instants in Chrome's trace event format, for Perfetto (ui.perfetto.dev) and chrome://tracing", Run: writeTimeline, Trace: writeTraceTimeline},
+	{Name: "pprof", Help: "a trace's ledger as a pprof profile: buffers and bytes each call site held when the program ended (go tool pprof -top FILE)", Binary: true, Trace: writeProfileAtEnd},
+	{Name: "pprof-failure", Help: "the same, live at the program's first failure", Binary: true, Trace: writeProfileAtFailure},
 }
 
 // renders reports whether f can render documents of kind k.

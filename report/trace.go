@@ -40,6 +40,9 @@ func writeTraceTable(w io.Writer, j findings.JudgedTrace, _ Options) error {
 	if legend := deviceLegend(t); legend != "" {
 		fmt.Fprintf(cw, "Devices: %s.\n", plain(legend))
 	}
+	if err := writeSitesTable(cw, t); err != nil {
+		return err
+	}
 	if t.FirstFailure == nil {
 		// At a failure the verdict says what the devices held (findings.DeriveTrace): said once.
 		fmt.Fprintf(cw, "\n%s\n", plain(traceDeviceLine(t)))
@@ -80,6 +83,7 @@ func writeTraceMarkdown(w io.Writer, j findings.JudgedTrace, _ Options) error {
 		fmt.Fprintf(cw, "\n%s\n", mdText(traceDeviceLine(t)))
 	}
 	fmt.Fprintf(cw, "\n%d allocation calls (%d failed), %d failed enqueues, %d records dropped.\n", t.Allocations, t.CreatesFailed, t.EnqueuesFailed, t.RecordsDropped)
+	writeSitesMarkdown(cw, t)
 	return cw.err
 }
 

@@ -2,7 +2,8 @@
 # Measures what clmemprobe trace's layer costs a program's create loop: scripts/traceprog's bench mode
 # (COUNT creates of SIZE bytes in one context, timed by the program itself around the loop only), run
 # plainly and under `clmemprobe trace`, alternating, REPS times each; prints each median and the ratio.
-#   scripts/trace-bench.sh [--count N] [--size BYTES] [--reps N] [--via auto|layer|preload]
+#   scripts/trace-bench.sh [--count N] [--size BYTES] [--reps N] [--via auto|layer|preload] [--ledger-sample S]
+# (--ledger-sample is trace's own flag: the ledger's sampling, 0 for every buffer, off for no ledger.)
 # (CLMEMPROBE=path/to/clmemprobe uses that build instead of building one, TRACEPROG=path/to/traceprog that
 # program; PIN_CPU=N runs the program, plain and traced, on CPU N alone (taskset), the tool on the others, so
 # that the scheduler's placement does not swamp a difference of a few percent.)
@@ -12,13 +13,14 @@
 set -euo pipefail
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$top"
-count=1000000 size=1024 reps=5 via=auto
+count=1000000 size=1024 reps=5 via=auto ledger=512KiB
 while [ $# -gt 0 ]; do
   case $1 in
     --count) count=$2; shift 2 ;;
     --size) size=$2; shift 2 ;;
     --reps) reps=$2; shift 2 ;;
     --via) via=$2; shift 2 ;;
+    --ledger-sample) ledger=$2; shift 2 ;;
     *) echo "trace-bench: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -38,7 +40,7 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 : >"$work/plain"; : >"$work/traced"
 for i in $(seq "$reps"); do
   seconds "$("${pin[@]}" "$prog" bench "$count" "$size")" >>"$work/plain"
-  out=$("$tool" trace -q --via "$via" --format json --out "$work/t$i" -- "${pin[@]}" "$prog" bench "$count" "$size")
+  out=$("$tool" trace -q --via "$via" --ledger-sample "$ledger" --format json --out "$work/t$i" -- "${pin[@]}" "$prog" bench "$count" "$size")
   seconds "$out" >>"$work/traced"
   dropped=$(awk -F': ' '/"records_dropped"/ { gsub(",", "", $2); print $2; exit }' "$work/t$i/trace.json")
   mech=$(awk -F'"' '/"interception"/ { print $4; exit }' "$work/t$i/trace.json")
@@ -49,4 +51,4 @@ t=$(median <"$work/traced")
 # The median of each pair's ratio too: a pair ran back to back, so a slow spell of the machine moves both.
 pairs=$(paste "$work/plain" "$work/traced" | awk '{ print $2 / $1 }' | median)
 awk -v p="$p" -v t="$t" -v q="$pairs" -v n="$count" -v s="$size" -v r="$reps" 'BEGIN {
-  printf "%d creates of %d bytes, median of %d: plain %.3f s, traced %.3f s, ratio %.3f (%.0f ns per create added); median of the pairs\x27 ratios %.3f\n", n, s, r, p, t, t / p, (t - p) / n * 1e9, q }'
+  printf "%d creates of %d bytes, median of %d (ledger: '"$ledger"'): plain %.3f s, traced %.3f s, ratio %.3f (%.0f ns per create added); median of the pairs\x27 ratios %.3f\n", n, s, r, p, t, t / p, (t - p) / n * 1e9, q }'

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
@@ -45,7 +46,7 @@ func reportCommand(stdout io.Writer) *cli.Command {
 			"and need --output or a redirected stdout. timeline writes the run (or a trace.json) over time in Chrome's\n" +
 			"trace event format, for Perfetto (ui.perfetto.dev) and chrome://tracing, as run --out writes timeline.json.\n\n" + exitCodes(exitOK, exitUsage, exitOutput),
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: strings.Join(report.Names(report.KindRun), ", ")},
+			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: strings.Join(reportFormats(), ", ") + " (pprof and pprof-failure: a trace's only)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Destination: &o.Output, Usage: "write to this file instead of stdout"},
 			&cli.StringFlag{Name: "max-samples", Value: "0", Destination: &o.MaxSamples, Usage: "keep at most this many samples per strategy, evenly spread, first and last kept (smaller files for tickets; 0: all)"},
 			&cli.BoolFlag{Name: "wide", Destination: &o.Wide, Usage: "show every column of a table, however wide the terminal"},
@@ -74,7 +75,12 @@ func (o reportOptions) validate() (*reportRequest, error) {
 	}
 	f, err := lookupFormat(o.Format, report.KindRun)
 	if err != nil {
-		return nil, err
+		// A trace's own format (pprof): the file decides, and a run given one is told so once it is read.
+		tf, terr := report.Lookup(o.Format, report.KindTrace)
+		if terr != nil {
+			return nil, usageErr("--format: unknown format %q%s: choose %s", o.Format, suggestion(o.Format, reportFormats()), strings.Join(reportFormats(), ", "))
+		}
+		f = tf
 	}
 	if (o.Strategy != "" || o.Variant != "" || o.Flags != "") && f.Name != "repro" {
 		return nil, usageErr("--strategy, --variant and --flags pick the job of --format repro; %s shows every job", f.Name)
@@ -90,6 +96,17 @@ func (o reportOptions) validate() (*reportRequest, error) {
 	}
 	return &reportRequest{path: resultPath(o.args[0]), output: o.Output, format: f, maxSamples: int(maxSamples), wide: o.Wide,
 		job: report.Options{Strategy: o.Strategy, Variant: o.Variant, Flags: flags}}, nil
+}
+
+// reportFormats are the formats report renders: a run's, then those only a trace has.
+func reportFormats() []string {
+	names := report.Names(report.KindRun)
+	for _, n := range report.Names(report.KindTrace) {
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return names
 }
 
 // resultPath is the run.json an argument names: the file itself, or the run.json in a run's folder (what
@@ -150,6 +167,9 @@ func runReport(_ context.Context, o reportOptions, stdout io.Writer) error {
 	r, err := loadResult(req.path)
 	if err != nil {
 		return err
+	}
+	if _, err := report.Lookup(req.format.Name, report.KindRun); err != nil {
+		return usageErr("--format %s is a trace's (trace.json): %s is a run; choose %s", req.format.Name, req.path, strings.Join(report.Names(report.KindRun), ", "))
 	}
 	if req.maxSamples > 0 {
 		for i := range r.Jobs {

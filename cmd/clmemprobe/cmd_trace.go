@@ -15,6 +15,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/cmd/clmemprobe/internal/safefile"
 	"github.com/clmemprobe/clmemprobe/probe"
 	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/urfave/cli/v2"
@@ -26,6 +27,7 @@ const traceFile = "trace.json"
 // traceOptions are the flags of `trace`.
 type traceOptions struct {
 	Timeout, Out, Format, Via string
+	LedgerSample              string // the ledger's mean bytes between samples, 0, or off
 	Output                    string // the rendered trace, instead of stdout
 	Force, Quiet, Calls       bool
 	args                      []string
@@ -81,6 +83,7 @@ Example:
 			&cli.StringFlag{Name: "out", Destination: &o.Out, Usage: "folder to write trace.json and timeline.json (for Perfetto and chrome://tracing) into (created if missing; one trace at a time)"},
 			&cli.BoolFlag{Name: "force", Destination: &o.Force, Usage: "replace the trace an --out folder already holds"},
 			&cli.BoolFlag{Name: "calls", Destination: &o.Calls, Usage: "keep a log of the program's calls with their arguments and results (commands logged as they are made, so one it is killed in is there): the first " + fmt.Sprint(probe.TraceCallsHead) + ", the last " + fmt.Sprint(probe.TraceCallsBefore) + " up to its first failure and the " + fmt.Sprint(probe.TraceCallsAfter) + " after (the API log of a bug ticket; bundle writes it to api-calls.log)"},
+			&cli.StringFlag{Name: "ledger-sample", Value: "512KiB", Destination: &o.LedgerSample, Usage: "the ledger of call sites (which of your functions made each buffer, what each left unreleased): buffers of 1 MiB or more are attributed one by one, smaller ones sampled by bytes, one per this many on average (their sites' figures are then estimates, said so); 0 attributes every buffer (each costs an unwind the first time its stack is seen), off keeps no ledger"},
 			&cli.StringFlag{Name: "via", Value: probe.TraceViaAuto, Destination: &o.Via, Usage: "how the layer goes in: auto (the loader's layers where the loader loads them, else LD_PRELOAD), layer, preload"},
 			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: strings.Join(report.Names(report.KindTrace), ", ")},
 			outputFlag(&o.Output, "write the --format output (what stdout would get) to this file instead; not --out, the folder of trace.json and timeline.json"),
@@ -127,6 +130,16 @@ func (o traceOptions) validate() (*traceRequest, error) {
 	}
 	r := &traceRequest{out: o.Out, force: o.Force, format: o.Format, output: o.Output, quiet: o.Quiet}
 	r.req = probe.TraceRequest{Program: path, Args: args[1:], Via: o.Via, Timeout: timeout, ToolVersion: version, Calls: o.Calls}
+	switch o.LedgerSample {
+	case "off":
+		r.req.NoLedger = true
+	case "0": // every buffer attributed
+	default:
+		r.req.LedgerSample, err = units.ParseSize(o.LedgerSample)
+	}
+	if err != nil {
+		return nil, usageErr("--ledger-sample: %v (a size such as 512KiB, 0 for every buffer, or off)", err)
+	}
 	return r, nil
 }
 
@@ -152,7 +165,7 @@ func runTrace(ctx context.Context, o traceOptions, stdout, stderr io.Writer) err
 	}
 	var lock *safefile.DirLock
 	if r.out != "" {
-		if lock, err = lockOutDir(r.out, r.force, "a trace", traceFile, timelineFile); err != nil {
+		if lock, err = lockOutDir(r.out, r.force, "a trace", traceOutFiles...); err != nil {
 			return err
 		}
 		defer lock.Unlock()
@@ -173,16 +186,12 @@ func runTrace(ctx context.Context, o traceOptions, stdout, stderr io.Writer) err
 func finishTrace(j findings.JudgedTrace, r *traceRequest, stdout, stderr io.Writer) error {
 	t := j.Trace()
 	if r.out != "" {
-		path := filepath.Join(r.out, traceFile)
-		if err := safefile.WriteFile(path, func(w io.Writer) error { return report.Render(w, "json", j) }); err != nil {
-			return outputErr("--out: %v", named(traceFile, err))
-		}
-		timeline := filepath.Join(r.out, timelineFile)
-		if err := safefile.WriteFile(timeline, func(w io.Writer) error { return report.Render(w, "timeline", j) }); err != nil {
-			return outputErr("--out: %v (%s is written)", named(timelineFile, err), path)
+		written, err := writeTraceOut(j, r.out)
+		if err != nil {
+			return err
 		}
 		if !r.quiet {
-			fmt.Fprintf(stderr, "wrote %s, %s\n", path, timeline)
+			fmt.Fprintf(stderr, "wrote %s\n", strings.Join(written, ", "))
 		}
 	}
 	if r.output != "" {
@@ -202,6 +211,48 @@ func finishTrace(j findings.JudgedTrace, r *traceRequest, stdout, stderr io.Writ
 	return nil
 }
 
+// The ledger's pprof profiles that trace --out writes beside trace.json: what each call site held when the
+// program ended, and at its first failure (only where there was one).
+const (
+	profileEndFile     = "live-at-exit.pb.gz"
+	profileFailureFile = "live-at-failure.pb.gz"
+)
+
+// traceOutFiles are the files trace --out may write, for its lock and --force.
+var traceOutFiles = []string{traceFile, timelineFile, profileEndFile, profileFailureFile}
+
+// writeTraceOut writes trace --out's files, trace.json first, and returns their paths. A profile the trace
+// has nothing for (no ledger, no failure) is not written, and an older one of that name is removed: no file
+// of an earlier trace stands beside this one.
+func writeTraceOut(j findings.JudgedTrace, dir string) ([]string, error) {
+	t := j.Trace()
+	files := []struct {
+		name, format string
+		has          bool
+	}{
+		{traceFile, "json", true}, {timelineFile, "timeline", true},
+		{profileEndFile, "pprof", t.Ledger != nil}, {profileFailureFile, "pprof-failure", t.Ledger != nil && t.FirstFailure != nil},
+	}
+	var written []string
+	for _, f := range files {
+		path := filepath.Join(dir, f.name)
+		if !f.has {
+			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return written, outputErr("--out: %v", named(f.name, err))
+			}
+			continue
+		}
+		if err := safefile.WriteFile(path, func(w io.Writer) error { return report.Render(w, f.format, j) }); err != nil {
+			if len(written) > 0 {
+				return written, outputErr("--out: %v (%s is written)", named(f.name, err), written[0])
+			}
+			return written, outputErr("--out: %v", named(f.name, err))
+		}
+		written = append(written, path)
+	}
+	return written, nil
+}
+
 // reportTrace is `report` of a trace.json: its findings derived again by this build, then rendered in the
 // format asked for (table, json, markdown or repro).
 func reportTrace(stdout io.Writer, output string, f *report.Format, wide bool, t *result.Trace, loadErr error) error {
@@ -212,9 +263,10 @@ func reportTrace(stdout io.Writer, output string, f *report.Format, wide bool, t
 		return err
 	}
 	j := findings.JudgeTrace(t)
-	if f.Name == "repro" {
-		// The reproducer needs a failure to repeat: a trace without one is bad input, said before any file.
-		if err := report.Render(io.Discard, "repro", j); err != nil {
+	if f.Name == "repro" || f.Name == "pprof" || f.Name == "pprof-failure" {
+		// The reproducer needs a failure to repeat, a profile a ledger (and a failure, for pprof-failure): a
+		// trace without one is bad input, said before any file.
+		if err := report.Render(io.Discard, f.Name, j); err != nil {
 			return usageErr("%v", err)
 		}
 	}

@@ -92,6 +92,9 @@ type Trace struct {
 	// Calls are the program's calls as the layer recorded them (trace --calls): the first ones, the last
 	// before the first failure, the first after it, bounded.
 	Calls []TraceCall `json:"calls,omitempty"`
+	// Ledger is where the program made its buffers, per call site (nil: trace --ledger off, or a trace made
+	// before the ledger).
+	Ledger *TraceLedger `json:"ledger,omitempty"`
 }
 
 // TraceLibrary is an OpenCL library a process of the program mapped.

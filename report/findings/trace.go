@@ -29,6 +29,7 @@ func DeriveTrace(t *result.Trace) ([]string, result.Limit, map[string]float64) {
 	if t.FirstFailure != nil {
 		verdict = append(verdict, "The program "+t.Exit.Description+".")
 	}
+	verdict = append(verdict, ledgerSentences(t)...)
 	if t.RecordsDropped > 0 {
 		verdict = append(verdict, fmt.Sprintf("%d records did not fit the ring and are not in the sequence; the counts and the first failure are exact.", t.RecordsDropped))
 	}

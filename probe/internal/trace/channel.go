@@ -22,7 +22,7 @@ import (
 // The channel's constants, as the layer defines them.
 const (
 	magic       = 0x31435254504d4c43 // "CLMPTRC1"
-	version     = 5
+	version     = 6
 	maxContexts = 128
 	maxDevices  = 64
 	ctxDevices  = 16
@@ -31,6 +31,10 @@ const (
 	pciBytes    = 16
 	maxLibs     = 8
 	libBytes    = 240
+	maxSites    = 1024 // the ledger's call sites
+	siteFrames  = 16   // program frames kept per site
+	maxObjects  = 128  // objects (the program, its libraries) the sites' frames are in
+	objBytes    = 224
 	// ringRecords is each ring's capacity: 4 MiB of 64-byte records, drained every few milliseconds, holds
 	// tens of milliseconds of the fastest create loop (PoCL makes a 1 KiB buffer in a quarter microsecond).
 	ringRecords = 1 << 16
@@ -71,6 +75,40 @@ type libSlot struct {
 	State, Kind uint32
 	Name        [libBytes]byte // NUL-terminated
 	_           uint64
+}
+
+// What an object a site's frame is in is, as the layer notes it (besides libLoader, libRuntime).
+const (
+	objProgram = 0 // the program or a library of its own
+	objSelf    = 3 // the layer
+)
+
+// Site flags, as the layer writes them.
+const (
+	siteUnwound   = 1 // the unwinder read the stack past the layer's entry
+	siteTruncated = 2 // the program's frames went on past siteFrames
+)
+
+// objSlot is struct tr_object: an object a frame of a site is in.
+type objSlot struct {
+	State, Kind  uint32
+	Base, Lo, Hi uint64
+	Name         [objBytes]byte // NUL-terminated
+}
+
+// siteSlot is struct tr_site: a call site in a context and what its buffers came to, in weights (a sampled
+// buffer stands for more than one).
+type siteSlot struct {
+	State, Context, Depth, Flags           uint32
+	Hash                                   uint64
+	PCs                                    [siteFrames]uint64
+	Objects                                [siteFrames]uint16
+	Attributed, ReleasedAttributed, Scaled uint64
+	Created, CreatedBytes                  float64
+	Released, ReleasedBytes                float64
+	Live, LiveBytes, PeakBytes             float64
+	FirstLive, FirstLiveBytes              float64
+	_                                      [5]uint64
 }
 
 // record is struct tr_record: a call, or in the fast ring a run of identical calls (Count of them).
@@ -145,6 +183,14 @@ type header struct {
 	LibrariesMore               uint32
 	_                           [11]uint32
 	Libraries                   [maxLibs]libSlot
+	// The ledger: the tool sets Ledger, LedgerRate and LedgerWhole before the program starts.
+	Ledger, ObjectsMore         uint32
+	LedgerRate, LedgerWhole     uint64
+	SitesFull, LiveFull         uint64
+	StacksUnwound, StacksCached uint64
+	_                           [9]uint64
+	Objects                     [maxObjects]objSlot
+	Sites                       [maxSites]siteSlot
 }
 
 const (
@@ -196,6 +242,13 @@ func NewChannel() (*Channel, error) {
 	// The magic last: a layer that maps the channel sees either nothing it accepts or all of the header.
 	atomic.StoreUint64(&h.Magic, magic)
 	return c, nil
+}
+
+// Ledger asks the layer to attribute the program's buffers to their call sites: one by one from whole bytes
+// up, sampled by bytes below (a mean of rate bytes between samples; 0: every buffer).
+func (c *Channel) Ledger(rate, whole uint64) {
+	c.h.LedgerRate, c.h.LedgerWhole = rate, whole
+	atomic.StoreUint32(&c.h.Ledger, 1)
 }
 
 // LogCalls asks the layer to record every command as the program makes it (trace --calls), before the

@@ -110,7 +110,7 @@ func build(ctx context.Context, cc, dir, path string) error {
 	}
 	tmp := strings.TrimSuffix(src.Name(), ".c") + ".so"
 	defer os.Remove(tmp)
-	args := append(append([]string{}, cflags...), "-o", tmp, src.Name(), "-ldl")
+	args := append(append([]string{}, cflags...), "-o", tmp, src.Name(), "-ldl", "-lm")
 	out, err := exec.CommandContext(ctx, cc, args...).CombinedOutput()
 	if err != nil {
 		if bytes.Contains(out, []byte("CL/cl")) && bytes.Contains(out, []byte("No such file")) {

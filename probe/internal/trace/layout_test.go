@@ -27,7 +27,10 @@ int main(void) {
 	printf("%zu %zu %zu %zu %zu ", offsetof(struct tr_context, failures), offsetof(struct tr_record, aux), offsetof(struct tr_header, shards), sizeof(struct tr_shard), offsetof(struct tr_device, pci_bus_id));
 	printf("%zu %zu %zu %zu %d %d ", offsetof(struct tr_header, layer_inits), offsetof(struct tr_header, unresolved), offsetof(struct tr_header, libraries), sizeof(struct tr_library), L_LOADER, L_RUNTIME);
 	printf("%d %d %d %d %d %d %d %d %d %d %d ", K_CONTEXT, K_BUFFER, K_SUB_BUFFER, K_BUFFER_PROPS, K_RELEASE_MEM, K_RELEASE_CONTEXT, K_ENQUEUE, M_LAYER, M_PRELOAD, B_NEWEST, B_OLDER);
-	printf("%d %zu\n", K_ISSUE, offsetof(struct tr_header, log_calls));
+	printf("%d %zu ", K_ISSUE, offsetof(struct tr_header, log_calls));
+	printf("%zu %zu %zu %zu %zu %zu %zu %zu %zu %d %d %d %d\n", offsetof(struct tr_header, ledger), offsetof(struct tr_header, stacks_cached), offsetof(struct tr_header, objects),
+		offsetof(struct tr_header, sites), sizeof(struct tr_site), sizeof(struct tr_object), offsetof(struct tr_site, objects), offsetof(struct tr_site, attributed),
+		offsetof(struct tr_site, first_live_bytes), O_PROGRAM, O_SELF, S_UNWOUND, S_TRUNCATED);
 	return 0;
 }
 `
@@ -35,7 +38,7 @@ int main(void) {
 		t.Fatal(err)
 	}
 	bin := filepath.Join(dir, "layout")
-	if out, err := exec.Command("cc", "-o", bin, src, "-ldl", "-pthread").CombinedOutput(); err != nil {
+	if out, err := exec.Command("cc", "-o", bin, src, "-ldl", "-lm", "-pthread").CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, out)
 	}
 	out, err := exec.Command(bin).Output()
@@ -46,6 +49,7 @@ int main(void) {
 	var c ctxSlot
 	var r record
 	var d devSlot
+	var s siteSlot
 	want := fmt.Sprintf("%d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d %d", unsafe.Sizeof(h), unsafe.Sizeof(r), unsafe.Sizeof(devSlot{}), unsafe.Sizeof(c),
 		unsafe.Offsetof(h.ShardsUsed), unsafe.Offsetof(h.Tail), unsafe.Offsetof(h.First), unsafe.Offsetof(h.Devices), unsafe.Offsetof(h.Contexts),
 		unsafe.Offsetof(h.FastHead), unsafe.Offsetof(h.Head), unsafe.Offsetof(h.FastTail), unsafe.Offsetof(h.DevicesUntracked), unsafe.Offsetof(r.AfterCount), unsafe.Offsetof(h.FirstTimeNS), unsafe.Offsetof(h.FastDropped), unsafe.Offsetof(h.FirstBuffer),
@@ -53,7 +57,10 @@ int main(void) {
 		fmt.Sprintf(" %d %d %d %d %d %d", unsafe.Offsetof(h.LayerInits), unsafe.Offsetof(h.Unresolved), unsafe.Offsetof(h.Libraries), unsafe.Sizeof(libSlot{}), libLoader, libRuntime) +
 		fmt.Sprintf(" %d %d %d %d %d %d %d %d %d %d %d", kindContext, kindBuffer, kindSubBuffer, kindBufferProps, kindReleaseMem, kindReleaseContext, kindEnqueue,
 			mechLayer, mechPreload, bufferNewest, bufferOlder) +
-		fmt.Sprintf(" %d %d", kindIssue, unsafe.Offsetof(h.LogCalls))
+		fmt.Sprintf(" %d %d", kindIssue, unsafe.Offsetof(h.LogCalls)) +
+		fmt.Sprintf(" %d %d %d %d %d %d %d %d %d %d %d %d %d", unsafe.Offsetof(h.Ledger), unsafe.Offsetof(h.StacksCached), unsafe.Offsetof(h.Objects),
+			unsafe.Offsetof(h.Sites), unsafe.Sizeof(siteSlot{}), unsafe.Sizeof(objSlot{}), unsafe.Offsetof(s.Objects), unsafe.Offsetof(s.Attributed),
+			unsafe.Offsetof(s.FirstLiveBytes), objProgram, objSelf, siteUnwound, siteTruncated)
 	if got := strings.TrimSpace(string(out)); got != want {
 		t.Fatalf("C layout %s, Go layout %s", got, want)
 	}

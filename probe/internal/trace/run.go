@@ -49,6 +49,10 @@ type Spec struct {
 	GPUs GPUSource
 	// Calls keeps the log of the program's calls (trace --calls).
 	Calls bool
+	// Ledger attributes the program's buffers to their call sites, sampling those under LedgerWhole at a mean
+	// of LedgerSample bytes apart (0: every buffer).
+	Ledger       bool
+	LedgerSample uint64
 }
 
 // DefaultSampleEvery is the sampling period where the spec names none: the GPU memory child reads at it.
@@ -73,6 +77,9 @@ func Run(ctx context.Context, spec Spec) (*result.Trace, error) {
 	defer ch.Close()
 	if spec.Calls {
 		ch.LogCalls()
+	}
+	if spec.Ledger {
+		ch.Ledger(spec.LedgerSample, LedgerWhole)
 	}
 	cmd := exec.Command(spec.Program, spec.Args...)
 	cmd.Env = environ(spec)
@@ -100,6 +107,9 @@ func Run(ctx context.Context, spec Spec) (*result.Trace, error) {
 	c.finish()
 	t := c.trace(spec, end, started)
 	t.ProgramPID = pid
+	if spec.Ledger {
+		t.Ledger = ch.ledger(spec.LedgerSample, LedgerWhole)
+	}
 	return t, nil
 }
 

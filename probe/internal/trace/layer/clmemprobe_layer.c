@@ -39,6 +39,8 @@
 #include <CL/cl_layer.h>
 #include <dlfcn.h>
 #include <link.h>
+#include <math.h>
+#include <unwind.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -53,7 +55,7 @@
 #define EXPORT __attribute__((visibility("default")))
 
 #define TR_MAGIC 0x31435254504d4c43ull /* "CLMPTRC1" little-endian */
-#define TR_VERSION 5
+#define TR_VERSION 6
 #define TR_MAX_CONTEXTS 128
 #define TR_MAX_DEVICES 64
 #define TR_CTX_DEVICES 16
@@ -63,6 +65,15 @@
 #define TR_SHARDS 32 /* per-thread counters; the last is shared, with atomic operations, by threads beyond */
 #define TR_LIBS 8
 #define TR_LIB_NAME 240
+/* The ledger: call sites (a program's stack, per context), the objects their frames are in, and the program
+ * frames kept of each stack. 16 frames tell apart two paths that differ anywhere within 16 calls of the
+ * create (a helper called from two places, a wrapper library's own frames between), at a few loads more
+ * per frame verified; a Python or JVM program's frames past its extension are the interpreter's, which
+ * the tool cuts off. */
+#define TR_SITES 1024
+#define TR_FRAMES 16
+#define TR_OBJECTS 128
+#define TR_OBJ_NAME 224
 
 /* K_ENQUEUE is a failed command; K_ISSUE a command as the program makes it, before the runtime has it (only
  * where the tool keeps a call log: header.log_calls). */
@@ -133,6 +144,34 @@ struct tr_library {
 	uint64_t pad;
 };
 
+/* An object (the program, a library) that a frame of a call site is in: its load bias, its span in memory,
+ * and its path ("" for none; the program's own from /proc/self/exe). kind: O_PROGRAM, L_LOADER, L_RUNTIME,
+ * O_SELF (this layer). */
+enum { O_PROGRAM = 0, O_SELF = 3 };
+struct tr_object {
+	uint32_t state; /* 0 free, 1 being written, 2 ready */
+	uint32_t kind;
+	uint64_t base, lo, hi;
+	char name[TR_OBJ_NAME];
+};
+
+/* A call site: the program's frames above the OpenCL libraries at a buffer's create, in one context, and
+ * what its buffers came to. The figures are sums of weights: a buffer attributed one by one counts 1, a
+ * sampled one the buffers it stands for (scaled counts how many did). Written under the ledger lock. */
+enum { S_UNWOUND = 1, S_TRUNCATED = 2 }; /* flags: the unwinder reached the program; its stack had more frames */
+struct tr_site {
+	uint32_t state; /* 0 free, 1 being written, 2 ready */
+	uint32_t context; /* context slot + 1 */
+	uint32_t depth;
+	uint32_t flags;
+	uint64_t hash;
+	uint64_t pcs[TR_FRAMES];     /* return addresses, innermost first */
+	uint16_t objects[TR_FRAMES]; /* object slot + 1 of each (0: in no object the layer could find) */
+	uint64_t attributed, released_attributed, scaled;
+	double created, created_bytes, released, released_bytes, live, live_bytes, peak_bytes, first_live, first_live_bytes;
+	uint64_t pad[5];
+};
+
 struct tr_header {
 	uint64_t magic;
 	uint32_t version, header_size, record_size, ring_records;
@@ -176,11 +215,23 @@ struct tr_header {
 	uint32_t libraries_more;   /* OpenCL libraries beyond the table */
 	uint32_t pad5[11];
 	struct tr_library libraries[TR_LIBS];
+	/* The ledger: the tool sets ledger, ledger_rate and ledger_whole before the program starts. */
+	uint32_t ledger;        /* 1: attribute buffers to the program's call sites */
+	uint32_t objects_more;  /* objects beyond the table: their frames are in no object */
+	uint64_t ledger_rate;   /* mean bytes between two sampled buffers smaller than ledger_whole; 0: every buffer */
+	uint64_t ledger_whole;  /* buffers of this size or more are attributed one by one */
+	uint64_t sites_full;    /* buffers not attributed: no site slot was free */
+	uint64_t live_full;     /* buffers not attributed: the table of live attributed buffers was full */
+	uint64_t stacks_unwound, stacks_cached; /* stacks read by the unwinder, and verified from the cache */
+	uint64_t pad6[9];
+	struct tr_object objects[TR_OBJECTS];
+	struct tr_site sites[TR_SITES];
 };
 
 _Static_assert(sizeof(struct tr_record) == 64, "record layout");
 _Static_assert(sizeof(struct tr_library) == 256, "library layout");
 _Static_assert(sizeof(struct tr_shard) % 64 == 0, "shard lines");
+_Static_assert(sizeof(struct tr_site) == 320 && sizeof(struct tr_object) == 256, "ledger layout");
 _Static_assert(__builtin_offsetof(struct tr_header, fast_head) == 64 && __builtin_offsetof(struct tr_header, shards_used) == 128 &&
                __builtin_offsetof(struct tr_header, tail) == 192, "header lines");
 
@@ -202,6 +253,9 @@ static int recording; /* this process owns the channel */
 static int layer_active;
 static pthread_once_t attach_once = PTHREAD_ONCE_INIT;
 static struct next_fns layer_next, preload_next;
+/* The ledger's settings, copied from the channel when this process attaches (see the ledger below). */
+static int ledger_on;
+static uint64_t ledger_rate, ledger_whole;
 static cl_icd_dispatch next_dispatch, layer_dispatch;
 
 static uint64_t now_ns(void) {
@@ -338,6 +392,7 @@ static void attach(void) {
 	fast_ring = (struct tr_record *)((char *)h + sizeof(struct tr_header));
 	ring = fast_ring + h->ring_records;
 	ring_mask = h->ring_records - 1;
+	ledger_on = h->ledger == 1, ledger_rate = h->ledger_rate, ledger_whole = h->ledger_whole;
 	hdr = h;
 	recording = 1;
 	pthread_atfork(NULL, NULL, forked_child);
@@ -789,6 +844,371 @@ static uint32_t fast_context_of(const struct next_fns *n, cl_context c) {
 	return slot;
 }
 
+/* ---- the ledger: each buffer's call site in the program (header.ledger) ----
+ *
+ * A buffer of ledger_whole bytes or more is attributed one by one; a smaller one is sampled by bytes, as Go's
+ * and tcmalloc's heap profilers sample: each thread counts down an interval drawn from an exponential
+ * distribution of mean ledger_rate bytes, and the buffer that crosses it is attributed, standing for
+ * 1 / (1 - e^(-size/rate)) buffers of its size (the chance a buffer of that size is sampled). A loop of small
+ * buffers pays one subtraction per create; the contexts' own counters stay exact whatever is sampled.
+ *
+ * A stack is read once by the unwinder (libgcc's, from the frames' unwind tables: no frame pointers needed)
+ * and kept in a cache keyed by the layer's entry frame (its return address, its CFA and the context): a
+ * later create from the same place is known by reading the return addresses where the unwinder found them
+ * and comparing them with the kept ones, a few loads. Every frame whose stack frame has a fixed size at its
+ * call (the compilers' usual code) is then the same frame; the cache is the fast thread's, whose stack it is.
+ * Other threads read their stacks whole each time. */
+
+#define UNWIND_MAX 64
+#define VERIFY_MAX (TR_FRAMES + 8) /* slots verified per cached stack: the kept frames and those skipped below them */
+#define STACK_CACHE 256
+#define LIVE_SLOTS (1u << 18) /* attributed buffers live at once: 256 Ki (an 80 GB device holds 80,550 of 1 MiB) */
+
+/* The frame of the layer's entry point a create came through: its return address and canonical frame
+ * address, taken there (the hooks may be inlined or not). */
+struct entry {
+	uintptr_t ra, cfa;
+};
+#define ENTRY_HERE ((struct entry){(uintptr_t)__builtin_return_address(0), (uintptr_t)__builtin_dwarf_cfa()})
+
+/* One lock for the sites' figures and the table of live attributed buffers: held for a few stores, never
+ * across a call into the runtime, the unwinder or the dynamic linker. */
+static int ledger_word;
+static void ledger_lock(void) {
+	while (__atomic_exchange_n(&ledger_word, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(&ledger_word, __ATOMIC_RELAXED)) {
+		}
+}
+static void ledger_unlock(void) { __atomic_store_n(&ledger_word, 0, __ATOMIC_RELEASE); }
+
+/* xorshift64, seeded once per thread: the sampling intervals need no more than that. */
+static uint64_t rng_next(uint64_t *s) {
+	if (!*s) *s = (now_ns() ^ ((uint64_t)(uintptr_t)s << 17) ^ ((uint64_t)getpid() << 40)) | 1;
+	uint64_t x = *s;
+	x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+	return *s = x;
+}
+
+static int64_t draw_interval(uint64_t *s) {
+	double u = (double)((rng_next(s) >> 11) + 1) * (1.0 / 9007199254740992.0); /* (0, 1] */
+	return (int64_t)(-log(u) * (double)ledger_rate) + 1;
+}
+
+static uint64_t fast_rng;
+static int64_t fast_left = -1; /* -1: no interval drawn yet */
+static __thread uint64_t my_rng;
+static __thread int64_t my_left = -1;
+
+/* ledger_weight is the buffers an attributed buffer stands for, or 0 where this one is not attributed. */
+static inline __attribute__((always_inline)) double ledger_weight(int fast, size_t size) {
+	if (size >= ledger_whole || !ledger_rate) return 1;
+	int64_t *left = fast ? &fast_left : &my_left;
+	uint64_t *rng = fast ? &fast_rng : &my_rng;
+	if (*left < 0) *left = draw_interval(rng);
+	*left -= (int64_t)size;
+	if (*left > 0) return 0;
+	*left = draw_interval(rng);
+	return 1.0 / (1.0 - exp(-(double)size / (double)ledger_rate));
+}
+
+/* ---- objects: which object a frame is in ---- */
+
+static uint16_t object_at(uintptr_t pc) {
+	for (uint32_t i = 0; i < TR_OBJECTS; i++) {
+		struct tr_object *o = &hdr->objects[i];
+		uint32_t st = __atomic_load_n(&o->state, __ATOMIC_ACQUIRE);
+		if (st == 0) return 0;
+		if (st == 2 && pc >= o->lo && pc < o->hi) return (uint16_t)(i + 1);
+	}
+	return 0;
+}
+
+static uint16_t add_object(const struct dl_phdr_info *info, uintptr_t lo, uintptr_t hi) {
+	for (uint32_t i = 0; i < TR_OBJECTS; i++) {
+		struct tr_object *o = &hdr->objects[i];
+		uint32_t zero = 0;
+		if (!__atomic_compare_exchange_n(&o->state, &zero, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			if (zero == 2 && o->lo == lo && o->hi == hi) return (uint16_t)(i + 1);
+			continue;
+		}
+		o->base = info->dlpi_addr, o->lo = lo, o->hi = hi;
+		o->kind = is_self(info) ? O_SELF : library_kind(info);
+		if (info->dlpi_name && *info->dlpi_name) {
+			snprintf(o->name, TR_OBJ_NAME, "%s", info->dlpi_name);
+		} else {
+			ssize_t n = readlink("/proc/self/exe", o->name, TR_OBJ_NAME - 1);
+			o->name[n > 0 ? n : 0] = 0;
+		}
+		__atomic_store_n(&o->state, 2, __ATOMIC_RELEASE);
+		return (uint16_t)(i + 1);
+	}
+	__atomic_add_fetch(&hdr->objects_more, 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+struct object_search {
+	const uintptr_t *pc;
+	uint16_t *obj;
+	int n;
+};
+
+/* find_objects is dl_iterate_phdr's callback: the object of every frame not found yet, added to the table. */
+static int find_objects(struct dl_phdr_info *info, size_t size, void *data) {
+	(void)size;
+	struct object_search *s = data;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD) continue;
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+		lo = a < lo ? a : lo, hi = a + ph->p_memsz > hi ? a + ph->p_memsz : hi;
+	}
+	uint16_t slot = 0;
+	for (int k = 0; k < s->n; k++) {
+		if (s->obj[k] || s->pc[k] - 1 < lo || s->pc[k] - 1 >= hi) continue;
+		if (!slot) slot = add_object(info, lo, hi);
+		s->obj[k] = slot;
+	}
+	return 0;
+}
+
+/* objects_of finds the object of each return address: from the table, else from the link map (a cold path:
+ * once per object). */
+static void objects_of(const uintptr_t *pc, uint16_t *obj, int n) {
+	int missing = 0;
+	for (int k = 0; k < n; k++) missing |= !(obj[k] = object_at(pc[k] - 1));
+	if (missing) {
+		struct object_search s = {pc, obj, n};
+		dl_iterate_phdr(find_objects, &s);
+	}
+}
+
+/* ---- stacks ---- */
+
+/* A stack as the unwinder reads it: each frame's return address, and the CFA its context holds, which is the
+ * CFA of the frame below it (the callee's): the stack pointer of this frame at its call, plus the return
+ * address's word. */
+struct unwound {
+	uintptr_t pc[UNWIND_MAX], cfa[UNWIND_MAX];
+	int n;
+};
+
+static _Unwind_Reason_Code unwind_one(struct _Unwind_Context *c, void *arg) {
+	struct unwound *u = arg;
+	if (u->n >= UNWIND_MAX || !_Unwind_GetIP(c)) return _URC_END_OF_STACK;
+	u->pc[u->n] = (uintptr_t)_Unwind_GetIP(c);
+	u->cfa[u->n] = (uintptr_t)_Unwind_GetCFA(c);
+	u->n++;
+	return _URC_NO_REASON;
+}
+
+/* A stack as read: the program's frames kept (after the OpenCL libraries' and this layer's below them) and,
+ * for the cache, where each return address from the entry frame up was found. */
+struct stack {
+	uint32_t depth, flags;
+	uint64_t pcs[TR_FRAMES];
+	uint16_t objects[TR_FRAMES];
+	int nslots; /* 0: not cacheable */
+	intptr_t slot_off[VERIFY_MAX];
+	uintptr_t slot_val[VERIFY_MAX];
+};
+
+static int is_opencl_object(uint16_t obj) {
+	if (!obj) return 0;
+	uint32_t kind = hdr->objects[obj - 1].kind;
+	return kind == O_SELF || kind == L_LOADER || kind == L_RUNTIME;
+}
+
+/* read_stack unwinds from here, finds the entry frame by its CFA, skips the OpenCL libraries' frames above it
+ * and keeps the program's. A stack the unwinder cannot take past the entry frame keeps no frame. */
+static void read_stack(const struct entry *at, struct stack *st) {
+	struct unwound u;
+	u.n = 0;
+	memset(st, 0, sizeof *st);
+	_Unwind_Backtrace(unwind_one, &u);
+	__atomic_add_fetch(&hdr->stacks_unwound, 1, __ATOMIC_RELAXED);
+	int first = 0; /* the entry's caller: its context holds the entry's CFA */
+	while (first < u.n && u.cfa[first] != at->cfa) first++;
+	if (first >= u.n || u.pc[first] != at->ra) return;
+	int n = u.n - first;
+	uint16_t obj[UNWIND_MAX];
+	objects_of(&u.pc[first], obj, n);
+	int skip = 0;
+	while (skip < n && is_opencl_object(obj[skip])) skip++;
+	int keep = n - skip < TR_FRAMES ? n - skip : TR_FRAMES;
+	st->flags = S_UNWOUND | (n - skip > TR_FRAMES ? S_TRUNCATED : 0);
+	st->depth = (uint32_t)keep;
+	for (int k = 0; k < keep; k++) st->pcs[k] = u.pc[first + skip + k], st->objects[k] = obj[skip + k];
+	/* A frame's return address sits just below the CFA of the frame it called (x86-64's call pushes it there);
+	 * where that does not hold, the stack is not cached and is read whole each time. */
+	int slots = skip + keep;
+	if (slots > VERIFY_MAX) return;
+	for (int k = 0; k < slots; k++) {
+		uintptr_t where = u.cfa[first + k] - sizeof(uintptr_t);
+		if (*(const uintptr_t *)where != u.pc[first + k]) return;
+		st->slot_off[k] = (intptr_t)(where - at->cfa), st->slot_val[k] = u.pc[first + k];
+	}
+	st->nslots = slots;
+}
+
+/* ---- sites ---- */
+
+static uint64_t site_hash(const struct stack *st, uint32_t context) {
+	uint64_t h = 1469598103934665603ull ^ context;
+	for (uint32_t k = 0; k < st->depth; k++) h = (h ^ st->pcs[k]) * 1099511628211ull;
+	return h | 1;
+}
+
+/* site_of is the site of a stack in a context: found, or added (0: the table is full). */
+static uint32_t site_of(const struct stack *st, uint32_t context) {
+	uint64_t h = site_hash(st, context);
+	for (uint32_t n = 0, i = (uint32_t)(h % TR_SITES); n < TR_SITES; n++, i = (i + 1) % TR_SITES) {
+		struct tr_site *s = &hdr->sites[i];
+		uint32_t state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
+		if (state == 0) {
+			uint32_t zero = 0;
+			if (!__atomic_compare_exchange_n(&s->state, &zero, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+				state = zero;
+			} else {
+				s->hash = h, s->context = context, s->depth = st->depth, s->flags = st->flags;
+				memcpy(s->pcs, st->pcs, sizeof s->pcs);
+				memcpy(s->objects, st->objects, sizeof s->objects);
+				__atomic_store_n(&s->state, 2, __ATOMIC_RELEASE);
+				return i + 1;
+			}
+		}
+		while (state == 1) state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE); /* another thread writes it */
+		if (s->hash == h && s->context == context && s->depth == st->depth && memcmp(s->pcs, st->pcs, st->depth * sizeof(uint64_t)) == 0)
+			return i + 1;
+	}
+	return 0;
+}
+
+/* The fast thread's cache of stacks it has read, by entry frame and context. */
+struct cached_stack {
+	uintptr_t ra, cfa;
+	uint32_t context, site; /* site slot + 1; 0: free */
+	int nslots;
+	intptr_t slot_off[VERIFY_MAX];
+	uintptr_t slot_val[VERIFY_MAX];
+};
+static struct cached_stack stack_cache[STACK_CACHE];
+
+static struct cached_stack *cache_slot(const struct entry *at, uint32_t context) {
+	uint64_t k = (at->ra ^ (at->cfa << 7) ^ ((uint64_t)context << 29)) * 0x9E3779B97F4A7C15ull;
+	return &stack_cache[k >> 56];
+}
+
+/* cached_site is the site a cached stack names, where every return address it kept is where it was. */
+static uint32_t cached_site(const struct cached_stack *c, const struct entry *at, uint32_t context) {
+	if (!c->site || c->ra != at->ra || c->cfa != at->cfa || c->context != context) return 0;
+	for (int k = 0; k < c->nslots; k++)
+		if (*(const uintptr_t *)(at->cfa + c->slot_off[k]) != c->slot_val[k]) return 0;
+	return c->site;
+}
+
+/* site_here is the site of the create in progress. */
+static uint32_t site_here(int fast, const struct entry *at, uint32_t context) {
+	struct cached_stack *c = fast ? cache_slot(at, context) : NULL;
+	uint32_t site = c ? cached_site(c, at, context) : 0;
+	if (site) {
+		__atomic_store_n(&hdr->stacks_cached, hdr->stacks_cached + 1, __ATOMIC_RELAXED);
+		return site;
+	}
+	struct stack st;
+	read_stack(at, &st);
+	site = site_of(&st, context);
+	if (c && site && st.nslots) {
+		c->ra = at->ra, c->cfa = at->cfa, c->context = context, c->site = site, c->nslots = st.nslots;
+		memcpy(c->slot_off, st.slot_off, sizeof c->slot_off);
+		memcpy(c->slot_val, st.slot_val, sizeof c->slot_val);
+	}
+	return site;
+}
+
+/* ---- the live attributed buffers: open addressing by handle, deletion by backward shift ---- */
+
+struct live_buffer {
+	uint64_t mem, size;
+	float weight;
+	uint32_t site; /* slot + 1 */
+};
+static struct live_buffer live_table[LIVE_SLOTS];
+static uint32_t live_count;
+
+static uint32_t live_home(uint64_t mem) { return (uint32_t)((mem * 0x9E3779B97F4A7C15ull) >> 46) & (LIVE_SLOTS - 1); }
+
+static void site_add(struct tr_site *s, double w, double bytes) {
+	s->created += w, s->created_bytes += w * bytes;
+	s->live += w, s->live_bytes += w * bytes;
+	if (s->live_bytes > s->peak_bytes) s->peak_bytes = s->live_bytes;
+}
+
+/* ledger_created attributes a buffer just made to the site of the create in progress. */
+static void ledger_created(int fast, const struct entry *at, uint32_t context, cl_mem m, size_t size, double w) {
+	uint32_t site = site_here(fast, at, context);
+	if (!site) {
+		__atomic_add_fetch(&hdr->sites_full, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	ledger_lock();
+	if (live_count >= LIVE_SLOTS / 8 * 7) {
+		ledger_unlock();
+		__atomic_add_fetch(&hdr->live_full, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	uint32_t i = live_home((uint64_t)(uintptr_t)m);
+	while (live_table[i].mem) i = (i + 1) & (LIVE_SLOTS - 1);
+	live_table[i] = (struct live_buffer){(uint64_t)(uintptr_t)m, size, (float)w, site};
+	__atomic_store_n(&live_count, live_count + 1, __ATOMIC_RELAXED);
+	struct tr_site *s = &hdr->sites[site - 1];
+	site_add(s, w, (double)size);
+	s->attributed++;
+	if (w > 1) s->scaled++;
+	ledger_unlock();
+}
+
+/* ledger_released takes a destroyed buffer out of its site's live figures, where it was attributed. */
+static void ledger_released(cl_mem m) {
+	if (!__atomic_load_n(&live_count, __ATOMIC_RELAXED)) return;
+	uint64_t key = (uint64_t)(uintptr_t)m;
+	ledger_lock();
+	uint32_t i = live_home(key);
+	while (live_table[i].mem && live_table[i].mem != key) i = (i + 1) & (LIVE_SLOTS - 1);
+	if (!live_table[i].mem) {
+		ledger_unlock();
+		return;
+	}
+	struct live_buffer b = live_table[i];
+	struct tr_site *s = &hdr->sites[b.site - 1];
+	s->released += b.weight, s->released_bytes += (double)b.weight * (double)b.size;
+	s->live -= b.weight, s->live_bytes -= (double)b.weight * (double)b.size;
+	s->released_attributed++;
+	live_table[i].mem = 0;
+	__atomic_store_n(&live_count, live_count - 1, __ATOMIC_RELAXED);
+	for (uint32_t j = i;;) {
+		j = (j + 1) & (LIVE_SLOTS - 1);
+		if (!live_table[j].mem) break;
+		uint32_t home = live_home(live_table[j].mem);
+		if (((j - home) & (LIVE_SLOTS - 1)) < ((j - i) & (LIVE_SLOTS - 1))) continue; /* home lies in (i, j]: stays */
+		live_table[i] = live_table[j];
+		live_table[j].mem = 0;
+		i = j;
+	}
+	ledger_unlock();
+}
+
+/* ledger_at_failure keeps every site's live figures at the program's first failure. */
+static void ledger_at_failure(void) {
+	if (!ledger_on) return;
+	ledger_lock();
+	for (uint32_t i = 0; i < TR_SITES; i++) {
+		struct tr_site *s = &hdr->sites[i];
+		if (__atomic_load_n(&s->state, __ATOMIC_ACQUIRE) == 2) s->first_live = s->live, s->first_live_bytes = s->live_bytes;
+	}
+	ledger_unlock();
+}
+
 /* first_failure keeps the program's first failed allocation call, and every context's live buffers and bytes
  * at that moment, exactly: only the first claims it, whatever the ring does. */
 static void first_failure(const struct tr_record *r, uint64_t index, uint32_t buffer, uint64_t buffer_bytes) {
@@ -816,11 +1236,13 @@ static void first_failure(const struct tr_record *r, uint64_t index, uint32_t bu
 		n = i + 1;
 	}
 	hdr->first_context_count = n;
+	ledger_at_failure();
 	__atomic_store_n(&hdr->first_state, 2, __ATOMIC_RELEASE);
 }
 
-/* created records one buffer or sub-buffer create, after the runtime answered. */
-static void created(const struct next_fns *n, uint32_t kind, cl_context c, cl_mem_flags flags, size_t size, cl_mem m, cl_int code, uint32_t props) {
+/* created records one buffer or sub-buffer create, after the runtime answered; at is the entry frame it came
+ * through (NULL for a sub-buffer, whose bytes are its parent's: it has no site). */
+static void created(const struct next_fns *n, const struct entry *at, uint32_t kind, cl_context c, cl_mem_flags flags, size_t size, cl_mem m, cl_int code, uint32_t props) {
 	int fast = is_fast(), shared;
 	struct tr_shard *sh = shard(fast, &shared);
 	struct tr_record r = {.size = size, .flags = flags, .context = fast ? fast_context_of(n, c) : context_of(n, c),
@@ -837,6 +1259,8 @@ static void created(const struct next_fns *n, uint32_t kind, cl_context c, cl_me
 		if (s && kind != K_SUB_BUFFER) {
 			bump(&sh->live_buffers[r.context - 1], 1, shared);
 			bump(&sh->live_bytes[r.context - 1], size, shared);
+			double w = ledger_on && at ? ledger_weight(fast, size) : 0;
+			if (w > 0) ledger_created(fast, at, r.context, m, size, w);
 		}
 	} else {
 		uint64_t index = calls();
@@ -861,18 +1285,18 @@ static void mark(int preload) {
 	__atomic_or_fetch(&marked, bit, __ATOMIC_RELAXED);
 }
 
-static cl_mem hook_create_buffer(const struct next_fns *n, int preload, __typeof__(&clCreateBuffer) next, cl_context c,
+static cl_mem hook_create_buffer(const struct next_fns *n, const struct entry *at, int preload, __typeof__(&clCreateBuffer) next, cl_context c,
                                  cl_mem_flags flags, size_t size, void *host, cl_int *err) {
 	cl_int local = CL_SUCCESS;
 	cl_int *e = err ? err : &local;
 	cl_mem m = next(c, flags, size, host, e);
 	if (PRELOAD_DONE(preload) || !channel()) return m;
 	mark(preload);
-	created(n, K_BUFFER, c, flags, size, m, *e, 0);
+	created(n, at, K_BUFFER, c, flags, size, m, *e, 0);
 	return m;
 }
 
-static cl_mem hook_create_buffer_props(const struct next_fns *n, int preload, __typeof__(&clCreateBufferWithProperties) next,
+static cl_mem hook_create_buffer_props(const struct next_fns *n, const struct entry *at, int preload, __typeof__(&clCreateBufferWithProperties) next,
                                        cl_context c, const cl_mem_properties *props, cl_mem_flags flags, size_t size,
                                        void *host, cl_int *err) {
 	cl_int local = CL_SUCCESS;
@@ -882,7 +1306,7 @@ static cl_mem hook_create_buffer_props(const struct next_fns *n, int preload, __
 	mark(preload);
 	uint32_t np = 0;
 	while (props && props[2 * np] != 0 && np < 64) np++;
-	created(n, K_BUFFER_PROPS, c, flags, size, m, *e, np);
+	created(n, at, K_BUFFER_PROPS, c, flags, size, m, *e, np);
 	return m;
 }
 
@@ -896,7 +1320,7 @@ static cl_mem hook_create_sub_buffer(const struct next_fns *n, int preload, __ty
 	cl_context c = NULL;
 	if (n->get_mem_info && has(parent, clGetMemObjectInfo)) n->get_mem_info(parent, CL_MEM_CONTEXT, sizeof c, &c, NULL);
 	size_t size = type == CL_BUFFER_CREATE_TYPE_REGION && info ? ((const cl_buffer_region *)info)->size : 0;
-	created(n, K_SUB_BUFFER, c, flags, size, m, *e, 0);
+	created(n, NULL, K_SUB_BUFFER, c, flags, size, m, *e, 0);
 	return m;
 }
 
@@ -928,6 +1352,7 @@ static cl_int hook_release_mem(const struct next_fns *n, int preload, __typeof__
 			struct tr_shard *sh = shard(fast, &shared);
 			bump(&sh->live_buffers[r.context - 1], (uint64_t)-1, shared);
 			bump(&sh->live_bytes[r.context - 1], (uint64_t)0 - size, shared);
+			if (ledger_on) ledger_released(m);
 		}
 	}
 	emit_as(fast, &r);
@@ -1093,22 +1518,26 @@ EXPORT cl_int CL_API_CALL clReleaseContext(cl_context c) {
 	return hook_release_context(pn(), 1, fn, c);
 }
 static cl_mem CL_API_CALL layer_clCreateBuffer(cl_context c, cl_mem_flags f, size_t s, void *h, cl_int *e) {
-	return hook_create_buffer(&layer_next, 0, next_dispatch.clCreateBuffer, c, f, s, h, e);
+	struct entry at = ENTRY_HERE;
+	return hook_create_buffer(&layer_next, &at, 0, next_dispatch.clCreateBuffer, c, f, s, h, e);
 }
 EXPORT cl_mem CL_API_CALL clCreateBuffer(cl_context c, cl_mem_flags f, size_t s, void *h, cl_int *e) {
 	RESOLVE(__typeof__(&clCreateBuffer), clCreateBuffer)
 	FORWARD_IF_LAYER(fn(c, f, s, h, e))
 	NO_ENTRY_ERR(e)
-	return hook_create_buffer(pn(), 1, fn, c, f, s, h, e);
+	struct entry at = ENTRY_HERE;
+	return hook_create_buffer(pn(), &at, 1, fn, c, f, s, h, e);
 }
 static cl_mem CL_API_CALL layer_clCreateBufferWithProperties(cl_context c, const cl_mem_properties *p, cl_mem_flags f, size_t s, void *h, cl_int *e) {
-	return hook_create_buffer_props(&layer_next, 0, next_dispatch.clCreateBufferWithProperties, c, p, f, s, h, e);
+	struct entry at = ENTRY_HERE;
+	return hook_create_buffer_props(&layer_next, &at, 0, next_dispatch.clCreateBufferWithProperties, c, p, f, s, h, e);
 }
 EXPORT cl_mem CL_API_CALL clCreateBufferWithProperties(cl_context c, const cl_mem_properties *p, cl_mem_flags f, size_t s, void *h, cl_int *e) {
 	RESOLVE(__typeof__(&clCreateBufferWithProperties), clCreateBufferWithProperties)
 	FORWARD_IF_LAYER(fn(c, p, f, s, h, e))
 	NO_ENTRY_ERR(e)
-	return hook_create_buffer_props(pn(), 1, fn, c, p, f, s, h, e);
+	struct entry at = ENTRY_HERE;
+	return hook_create_buffer_props(pn(), &at, 1, fn, c, p, f, s, h, e);
 }
 static cl_mem CL_API_CALL layer_clCreateSubBuffer(cl_mem m, cl_mem_flags f, cl_buffer_create_type t, const void *i, cl_int *e) {
 	return hook_create_sub_buffer(&layer_next, 0, next_dispatch.clCreateSubBuffer, m, f, t, i, e);

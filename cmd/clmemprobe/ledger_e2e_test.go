@@ -1,0 +1,214 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/google/pprof/profile"
+)
+
+const leakFrames, leakCached = 300, 200 // leak's defaults: upload_frames' buffers, alloc_cache's
+
+// leakProgram is scripts/traceprog's leak, built beside traceprog.
+func leakProgram(t *testing.T) string {
+	t.Helper()
+	return filepath.Join(filepath.Dir(Traceprog(t)), "leak")
+}
+
+// tracedInto traces argv with --out into a fresh folder and returns the folder and its trace.
+func tracedInto(t *testing.T, env []string, args ...string) (string, *result.Trace, invocation) {
+	t.Helper()
+	dir := t.TempDir()
+	res := runTool(t, traceEnv(env), append([]string{"trace", "-q", "--out", dir}, args...)...)
+	tr, err := result.LoadTrace(filepath.Join(dir, "trace.json"))
+	if err != nil || tr == nil {
+		t.Fatalf("trace %v: exit %d, stderr %q: %v", args, res.code, res.stderr, err)
+	}
+	return dir, tr, res
+}
+
+// siteOf is the ledger's site whose innermost frame is function fn.
+func siteOf(t *testing.T, tr *result.Trace, fn string) *result.TraceSite {
+	t.Helper()
+	if tr.Ledger == nil {
+		t.Fatal("the trace has no ledger")
+	}
+	for i, s := range tr.Ledger.Sites {
+		if len(s.Frames) > 0 && s.Frames[0].Function == fn {
+			return &tr.Ledger.Sites[i]
+		}
+	}
+	t.Fatalf("no site in %s among %+v", fn, tr.Ledger.Sites)
+	return nil
+}
+
+// liveByFunction reads a pprof profile and sums its bytes by each sample's innermost function.
+func liveByFunction(t *testing.T, path string) map[string]int64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := profile.Parse(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	bytesAt := -1
+	for i, st := range p.SampleType {
+		if st.Type == "bytes" {
+			bytesAt = i
+		}
+	}
+	out := map[string]int64{}
+	for _, s := range p.Sample {
+		if bytesAt < 0 || len(s.Location) == 0 || len(s.Location[0].Line) == 0 {
+			t.Fatalf("%s: sample types %v, sample %+v", path, p.SampleType, s)
+		}
+		out[s.Location[0].Line[0].Function.Name] += s.Value[bytesAt]
+	}
+	return out
+}
+
+// A program with two allocation paths, one that releases its buffers and one that keeps them, traced with
+// the defaults on PoCL: the ledger names each path by its function and line, with what each created,
+// released and kept; the verdict says the keeping function's buffers were never released and says
+// nothing of the other; the pprof profile of what was live at the end, read by pprof's own parser and by
+// `go tool pprof -top`, holds the keeping function with its bytes and not the other.
+func TestLedgerNamesTheSiteThatNeverReleased(t *testing.T) {
+	dir, tr, res := tracedInto(t, PoCLEnv(t), "--", leakProgram(t))
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	keep, churn := siteOf(t, tr, "alloc_cache"), siteOf(t, tr, "upload_frames")
+	if keep.Created != leakCached || keep.Live != leakCached || keep.LiveB != leakCached*mib || keep.Released != 0 || keep.Sampled ||
+		churn.Created != leakFrames || churn.Released != leakFrames || churn.Live != 0 || churn.PeakB != mib {
+		t.Fatalf("alloc_cache %+v, upload_frames %+v", keep, churn)
+	}
+	for _, s := range []*result.TraceSite{keep, churn} {
+		if f := s.Frames[0]; filepath.Base(f.File) != "leak.c" || f.Line <= 0 || len(s.Frames) < 2 || s.Frames[1].Function != "main" {
+			t.Fatalf("site frames %+v", s.Frames)
+		}
+	}
+	never := fmt.Sprintf("%d buffers (200 MiB) created in %s were never released.", leakCached, keep.Name())
+	var named []string
+	for _, v := range tr.Verdict {
+		if strings.Contains(v, "upload_frames") || strings.Contains(v, "alloc_cache") {
+			named = append(named, v)
+		}
+	}
+	if len(named) != 1 || named[0] != never {
+		t.Fatalf("verdict sentences naming a site %q; want only %q", named, never)
+	}
+	live := liveByFunction(t, filepath.Join(dir, "live-at-exit.pb.gz"))
+	if live["alloc_cache"] != leakCached*mib || live["upload_frames"] != 0 || len(live) != 1 {
+		t.Fatalf("live at exit by function: %v", live)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "live-at-failure.pb.gz")); !os.IsNotExist(err) {
+		t.Fatalf("a profile at the failure of a program that had none: %v", err)
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatal("go tool pprof reads the profile: no go on PATH")
+	}
+	top, err := exec.Command(goTool, "tool", "pprof", "-top", filepath.Join(dir, "live-at-exit.pb.gz")).CombinedOutput()
+	if err != nil || !strings.Contains(string(top), " alloc_cache\n") || strings.Contains(string(top), "upload_frames") {
+		t.Fatalf("go tool pprof -top: %v:\n%s", err, top)
+	}
+}
+
+// On the fault-injection runtime, the program's 600th create fails (in alloc_more, after upload_frames'
+// 300 and alloc_cache's 200): the ledger has what each site held at that moment, the verdict names the site
+// that held most of it with its share of the live bytes, and live-at-failure.pb.gz holds the same.
+func TestLedgerAtTheFirstFailure(t *testing.T) {
+	const at = 600
+	more := uint64(at - 1 - leakFrames - leakCached) // alloc_more's buffers before its failed one
+	dir, tr, res := tracedInto(t, FaultEnv(t, "FAULTCL_OOR_AT="+strconv.Itoa(at)), "--", leakProgram(t), "fail")
+	if res.code != 0 || tr.FirstFailure == nil || tr.FirstFailure.Index != at-1 {
+		t.Fatalf("exit %d, first failure %+v: %s", res.code, tr.FirstFailure, res.stderr)
+	}
+	keep, churn, grow := siteOf(t, tr, "alloc_cache"), siteOf(t, tr, "upload_frames"), siteOf(t, tr, "alloc_more")
+	if keep.AtFailure != leakCached || keep.AtFailureB != leakCached*mib || churn.AtFailure != 0 || grow.AtFailure != more || grow.AtFailureB != more*mib {
+		t.Fatalf("at the failure: alloc_cache %+v, upload_frames %+v, alloc_more %+v", keep, churn, grow)
+	}
+	share := fmt.Sprintf("At the failure, %s held %.0f%% of the live bytes (200 MiB in %d buffers).", keep.Name(),
+		100*float64(leakCached)/float64(leakCached+more), leakCached)
+	if !containsLine(tr.Verdict, share) {
+		t.Fatalf("verdict %q; want %q", tr.Verdict, share)
+	}
+	live := liveByFunction(t, filepath.Join(dir, "live-at-failure.pb.gz"))
+	if live["alloc_cache"] != int64(leakCached*mib) || live["alloc_more"] != int64(more*mib) || len(live) != 2 {
+		t.Fatalf("live at the failure by function: %v", live)
+	}
+}
+
+func containsLine(lines []string, want string) bool {
+	for _, l := range lines {
+		if l == want {
+			return true
+		}
+	}
+	return false
+}
+
+// Buffers under 1 MiB are sampled by bytes with the defaults: the bench loop's 100,000 creates of 1 KiB are
+// attributed to its one site from far fewer samples, scaled to an estimate (said sampled) near the exact
+// count; with --ledger-sample 0 every one is attributed and the figures are exact.
+func TestLedgerSamplesSmallBuffers(t *testing.T) {
+	const n = 100000
+	env := PoCLEnv(t)
+	_, sampled, _ := tracedInto(t, env, "--", Traceprog(t), "bench", strconv.Itoa(n), "1024")
+	s := siteOf(t, sampled, "loop")
+	// 100 MiB sampled every 512 KiB on average: about 200 samples, so an estimate off by 40% is over five
+	// standard deviations away.
+	if !s.Sampled || s.Attributed == 0 || s.Attributed >= n/100 || s.Created < n*6/10 || s.Created > n*14/10 || sampled.Contexts[0].BuffersCreated != n {
+		t.Fatalf("sampled site %+v, context %+v", s, sampled.Contexts[0])
+	}
+	_, exact, _ := tracedInto(t, env, "--ledger-sample", "0", "--", Traceprog(t), "bench", strconv.Itoa(n), "1024")
+	e := siteOf(t, exact, "loop")
+	if e.Sampled || e.Attributed != n || e.Created != n || e.CreatedB != n*1024 || e.Live != exact.Contexts[0].LiveBuffers {
+		t.Fatalf("site with every buffer attributed %+v, context %+v", e, exact.Contexts[0])
+	}
+	_, off, _ := tracedInto(t, env, "--ledger-sample", "off", "--", Traceprog(t), "bench", "10", "1024")
+	if off.Ledger != nil {
+		t.Fatalf("--ledger-sample off kept a ledger: %+v", off.Ledger)
+	}
+	oneLineError(t, runTool(t, traceEnv(env), "trace", "--ledger-sample", "lots", "--", "true"), exitUsage, "--ledger-sample")
+}
+
+// A Python program's sites are its extension module's function (pyopencl's _cl module is stripped of its
+// own symbols: named by the function's start, from its unwind table), and say that the interpreter's
+// frames came next, where the stack was cut.
+func TestLedgerOfAPythonProgram(t *testing.T) {
+	requirePyOpenCL(t)
+	script := filepath.Join(t.TempDir(), "keep.py")
+	src := "import pyopencl as cl\nctx = cl.Context([cl.get_platforms()[0].get_devices()[0]])\n" +
+		"keep = [cl.Buffer(ctx, cl.mem_flags.READ_WRITE, 1 << 20) for _ in range(20)]\nprint(len(keep))\n"
+	if err := os.WriteFile(script, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, tr, res := tracedInto(t, PoCLEnv(t), "--", debianPython, script)
+	if res.code != 0 || tr.Ledger == nil || len(tr.Ledger.Sites) == 0 {
+		t.Fatalf("exit %d, ledger %+v: %s", res.code, tr.Ledger, res.stderr)
+	}
+	var created uint64
+	for _, s := range tr.Ledger.Sites {
+		f := s.Frames
+		if len(f) == 0 || !strings.HasPrefix(filepath.Base(f[0].Object), "_cl.") || (f[0].Function == "" && f[0].FunctionStart == 0) ||
+			!strings.HasPrefix(s.StoppedAt, "python3") || !strings.Contains(s.StoppedAt, "the Python interpreter") {
+			b, _ := json.Marshal(s)
+			t.Fatalf("site %s", b)
+		}
+		created += s.Created
+	}
+	if created != 20 {
+		t.Fatalf("the sites created %d buffers, the script 20", created)
+	}
+}

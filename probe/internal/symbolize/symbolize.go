@@ -1,0 +1,291 @@
+// Package symbolize names the frames of the trace ledger's call sites, the way a user reads a stack: the
+// function an address is in (the object's ELF symbol tables, C++ names demangled), and its source file and
+// line where the object carries DWARF line tables. It reads the object files themselves, after the program
+// has ended: the program needs no -rdynamic and the user installs nothing. An object with neither a symbol
+// for the address nor debug information (a stripped extension module) still has its unwind table, which
+// gives the start of the function the address is in: the frame is named by that, not by a guess.
+package symbolize
+
+import (
+	"bytes"
+	"debug/dwarf"
+	"debug/elf"
+	"encoding/binary"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+
+	"github.com/ianlancetaylor/demangle"
+)
+
+// maxObjectBytes bounds the object files read: a path the traced program wrote names what is read, and a
+// file larger than any shared object is not one.
+const maxObjectBytes = 4 << 30
+
+// Frame is what is known of one return address.
+type Frame struct {
+	Function string // "" where neither a symbol nor the unwind table names it
+	// Start is the function's start (a file address) where only the unwind table knew it: Function is then
+	// "" and the frame is named by its object and this address.
+	Start uint64
+	File  string
+	Line  int
+}
+
+// Objects reads object files once each.
+type Objects struct {
+	files map[string]*object
+}
+
+// New returns an empty cache of object files.
+func New() *Objects { return &Objects{files: map[string]*object{}} }
+
+type symbol struct {
+	start, end uint64
+	name       string
+}
+
+type object struct {
+	err     error
+	buildID string
+	syms    []symbol
+	starts  []uint64 // function starts from .eh_frame_hdr, sorted
+	units   []unit   // compile units with their address ranges, where the object has DWARF
+	dw      *dwarf.Data
+}
+
+type unit struct {
+	ranges [][2]uint64
+	entry  *dwarf.Entry
+	rows   []row // its line table, read on first use
+	read   bool
+}
+
+// row is a line table row: the rows from it up to the next one are its file and line, unless it ends a
+// sequence.
+type row struct {
+	addr uint64
+	file string
+	line int
+	end  bool
+}
+
+// BuildID is the object's GNU build ID in hex, "" where it has none or cannot be read.
+func (o *Objects) BuildID(path string) string { return o.load(path).buildID }
+
+// Frame names the return address ret (a file address: the runtime address less the object's load bias).
+// The call is the instruction before it, so ret-1 is looked up.
+func (o *Objects) Frame(path string, ret uint64) Frame {
+	obj := o.load(path)
+	if obj.err != nil || ret == 0 {
+		return Frame{}
+	}
+	pc := ret - 1
+	var f Frame
+	if s, ok := obj.symbol(pc); ok {
+		f.Function = unclone(demangle.Filter(s.name, demangle.NoParams))
+	} else if start, ok := obj.start(pc); ok {
+		f.Start = start
+	}
+	f.File, f.Line = obj.line(pc)
+	return f
+}
+
+// clone is the suffix GCC gives a function's specialised copies (alloc.isra.0, alloc.constprop.0.cold): the
+// user wrote alloc.
+var clone = regexp.MustCompile(`(\.(isra|constprop|part|cold|lto_priv|localalias)(\.[0-9]+)?)+$`)
+
+func unclone(name string) string { return clone.ReplaceAllString(name, "") }
+
+func (o *Objects) load(path string) *object {
+	if obj, ok := o.files[path]; ok {
+		return obj
+	}
+	obj := open(path)
+	o.files[path] = obj
+	return obj
+}
+
+// open reads an object's tables; a file debug/elf cannot read, or that it panics on (a hostile file), is an
+// object without names.
+func open(path string) (obj *object) {
+	obj = &object{}
+	defer func() {
+		if r := recover(); r != nil {
+			obj = &object{err: fmt.Errorf("reading %s: %v", path, r)}
+		}
+	}()
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxObjectBytes || !filepath.IsAbs(path) {
+		return &object{err: fmt.Errorf("%s: not an object file to read", path)}
+	}
+	f, err := elf.Open(path)
+	if err != nil {
+		return &object{err: err}
+	}
+	defer f.Close()
+	obj.buildID = buildID(f)
+	obj.syms = symbols(f)
+	obj.starts = functionStarts(f)
+	if d, err := f.DWARF(); err == nil {
+		obj.dw, obj.units = d, units(d)
+	}
+	return obj
+}
+
+// symbols are the object's functions with a size, from .symtab and .dynsym, sorted by start.
+func symbols(f *elf.File) []symbol {
+	var out []symbol
+	for _, read := range []func() ([]elf.Symbol, error){f.Symbols, f.DynamicSymbols} {
+		syms, _ := read()
+		for _, s := range syms {
+			if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Size > 0 && s.Section != elf.SHN_UNDEF && s.Name != "" {
+				out = append(out, symbol{s.Value, s.Value + s.Size, s.Name})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].start < out[j].start })
+	return out
+}
+
+func (o *object) symbol(pc uint64) (symbol, bool) {
+	i := sort.Search(len(o.syms), func(i int) bool { return o.syms[i].start > pc })
+	for j := i - 1; j >= 0 && j >= i-8; j-- { // nested or aliased symbols: the nearest one that covers pc
+		if s := o.syms[j]; pc < s.end {
+			return s, true
+		}
+	}
+	return symbol{}, false
+}
+
+func (o *object) start(pc uint64) (uint64, bool) {
+	i := sort.Search(len(o.starts), func(i int) bool { return o.starts[i] > pc })
+	if i == 0 {
+		return 0, false
+	}
+	return o.starts[i-1], true
+}
+
+func buildID(f *elf.File) string {
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_NOTE {
+			continue
+		}
+		b := make([]byte, min(p.Filesz, 1<<16))
+		if _, err := p.ReadAt(b, 0); err != nil {
+			continue
+		}
+		for len(b) >= 12 {
+			nameLen, descLen, typ := f.ByteOrder.Uint32(b), f.ByteOrder.Uint32(b[4:]), f.ByteOrder.Uint32(b[8:])
+			name, desc := align4(nameLen), align4(descLen)
+			if uint64(len(b)) < 12+name+desc {
+				break
+			}
+			if typ == 3 && bytes.Equal(b[12:12+uint64(nameLen)], []byte("GNU\x00")) { // NT_GNU_BUILD_ID
+				return hex.EncodeToString(b[12+name : 12+name+uint64(descLen)])
+			}
+			b = b[12+name+desc:]
+		}
+	}
+	return ""
+}
+
+func align4(n uint32) uint64 { return (uint64(n) + 3) &^ 3 }
+
+// functionStarts reads .eh_frame_hdr's search table: the start of every function the unwind table
+// covers. Only the table encoding linkers write (data-relative signed 4-byte pairs) is read.
+func functionStarts(f *elf.File) []uint64 {
+	s := f.Section(".eh_frame_hdr")
+	if s == nil || s.Type == elf.SHT_NOBITS {
+		return nil
+	}
+	b, err := s.Data()
+	const datarelSdata4, pcrelSdata4, udata4 = 0x3b, 0x1b, 0x03
+	if err != nil || len(b) < 12 || b[0] != 1 || b[1] != pcrelSdata4 || b[2] != udata4 || b[3] != datarelSdata4 {
+		return nil
+	}
+	n := uint64(binary.LittleEndian.Uint32(b[8:12]))
+	if f.ByteOrder == binary.BigEndian {
+		n = uint64(binary.BigEndian.Uint32(b[8:12]))
+	}
+	table := b[12:]
+	if n > uint64(len(table))/8 {
+		return nil
+	}
+	out := make([]uint64, 0, n)
+	for i := uint64(0); i < n; i++ {
+		loc := int32(f.ByteOrder.Uint32(table[8*i:]))
+		out = append(out, uint64(int64(s.Addr)+int64(loc)))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// units lists the compile units and their address ranges.
+func units(d *dwarf.Data) []unit {
+	var out []unit
+	r := d.Reader()
+	for {
+		e, err := r.Next()
+		if err != nil || e == nil {
+			return out
+		}
+		if e.Tag == dwarf.TagCompileUnit {
+			if rs, err := d.Ranges(e); err == nil && len(rs) > 0 {
+				out = append(out, unit{ranges: rs, entry: e})
+			}
+		}
+		r.SkipChildren()
+	}
+}
+
+// line is the source file and line of pc, where a compile unit's line table covers it. The rows are read
+// in order (LineReader.SeekPC finds only the first sequence of a unit whose code is in several sections,
+// such as main in .text.startup).
+func (o *object) line(pc uint64) (string, int) {
+	for i := range o.units {
+		u := &o.units[i]
+		if !covers(u.ranges, pc) {
+			continue
+		}
+		if !u.read {
+			u.rows, u.read = o.rows(u.entry), true
+		}
+		for j := 0; j+1 < len(u.rows); j++ {
+			if r := u.rows[j]; !r.end && r.addr <= pc && pc < u.rows[j+1].addr {
+				return r.file, r.line
+			}
+		}
+		return "", 0
+	}
+	return "", 0
+}
+
+func covers(ranges [][2]uint64, pc uint64) bool {
+	for _, rg := range ranges {
+		if rg[0] <= pc && pc < rg[1] {
+			return true
+		}
+	}
+	return false
+}
+
+func (o *object) rows(cu *dwarf.Entry) []row {
+	lr, err := o.dw.LineReader(cu)
+	if err != nil || lr == nil {
+		return nil
+	}
+	var out []row
+	var le dwarf.LineEntry
+	for lr.Next(&le) == nil {
+		r := row{addr: le.Address, line: le.Line, end: le.EndSequence}
+		if le.File != nil {
+			r.file = le.File.Name
+		}
+		out = append(out, r)
+	}
+	return out
+}

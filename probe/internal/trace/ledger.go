@@ -1,0 +1,131 @@
+package trace
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync/atomic"
+
+	"github.com/clmemprobe/clmemprobe/probe/internal/symbolize"
+	"github.com/clmemprobe/clmemprobe/probe/result"
+)
+
+// Ledger defaults: buffers of WholeBytes or more attributed one by one, smaller ones sampled every
+// SampleBytes on average (Go's heap profiler samples every 512 KiB too: a loop of 1 KiB creates pays an unwind
+// once in about 512 creates).
+const (
+	DefaultLedgerSample = 512 << 10
+	LedgerWhole         = 1 << 20
+)
+
+// interpreters are the runtimes whose frames end a site's stack: a Python or JVM program's own code is the
+// extension that made the call, and the interpreter's frames above it say nothing of the program's call path.
+var interpreters = []struct{ prefix, what string }{
+	{"libpython", "the Python interpreter"}, {"python", "the Python interpreter"},
+	{"libjvm", "the JVM"}, {"node", "Node.js"}, {"libruby", "the Ruby interpreter"}, {"libjulia", "Julia"},
+}
+
+func interpreter(object string) (string, bool) {
+	base := filepath.Base(object)
+	for _, in := range interpreters {
+		if strings.HasPrefix(base, in.prefix) {
+			return fmt.Sprintf("%s (%s)", base, in.what), true
+		}
+	}
+	return "", false
+}
+
+// ledger reads the sites the layer kept, names their frames from the object files and merges the sites
+// that are the same once cut at an interpreter.
+func (ch *Channel) ledger(rate, whole uint64) *result.TraceLedger {
+	h := ch.h
+	l := &result.TraceLedger{SampleBytes: rate, WholeBytes: whole, Sites: []result.TraceSite{},
+		NotAttributed: atomic.LoadUint64(&h.SitesFull) + atomic.LoadUint64(&h.LiveFull),
+		StacksRead:    atomic.LoadUint64(&h.StacksUnwound), StacksCached: atomic.LoadUint64(&h.StacksCached)}
+	objs := symbolize.New()
+	index := map[string]int{}
+	for i := range h.Sites {
+		s := &h.Sites[i]
+		if atomic.LoadUint32(&s.State) != 2 || s.Context == 0 || s.Context > maxContexts {
+			continue
+		}
+		site := ch.site(s, objs)
+		key := siteKey(&site)
+		if j, ok := index[key]; ok {
+			merge(&l.Sites[j], &site)
+			continue
+		}
+		index[key] = len(l.Sites)
+		l.Sites = append(l.Sites, site)
+	}
+	sort.SliceStable(l.Sites, func(i, j int) bool {
+		a, b := l.Sites[i], l.Sites[j]
+		if a.LiveB != b.LiveB {
+			return a.LiveB > b.LiveB
+		}
+		return a.CreatedB > b.CreatedB
+	})
+	return l
+}
+
+// site is one slot's site: its frames named, cut at an interpreter, its weights rounded to buffers and bytes.
+func (ch *Channel) site(s *siteSlot, objs *symbolize.Objects) result.TraceSite {
+	out := result.TraceSite{Context: int(s.Context) - 1, Frames: []result.TraceFrame{}, Unwound: s.Flags&siteUnwound != 0,
+		Truncated: s.Flags&siteTruncated != 0, Sampled: s.Scaled > 0, Attributed: s.Attributed,
+		Created: whole(s.Created), CreatedB: whole(s.CreatedBytes), Released: whole(s.Released), ReleasedB: whole(s.ReleasedBytes),
+		AtFailure: whole(s.FirstLive), AtFailureB: whole(s.FirstLiveBytes), Live: whole(s.Live), LiveB: whole(s.LiveBytes),
+		PeakB: whole(s.PeakBytes)}
+	for k := 0; k < int(min(s.Depth, siteFrames)); k++ {
+		f := result.TraceFrame{Address: s.PCs[k]}
+		if o := int(s.Objects[k]); o > 0 && o <= maxObjects {
+			obj := &ch.h.Objects[o-1]
+			name, _, _ := bytes.Cut(obj.Name[:], []byte{0})
+			f.Object = strings.ToValidUTF8(string(name), "?")
+			f.Address = s.PCs[k] - min(obj.Base, s.PCs[k])
+			if what, ok := interpreter(f.Object); ok {
+				out.StoppedAt, out.Truncated = what, false
+				break
+			}
+			sym := objs.Frame(f.Object, f.Address)
+			f.BuildID, f.Function, f.FunctionStart, f.File, f.Line = objs.BuildID(f.Object), sym.Function, sym.Start, sym.File, sym.Line
+		}
+		out.Frames = append(out.Frames, f)
+	}
+	return out
+}
+
+// whole rounds a sum of weights; a sum that float arithmetic left a hair below zero is zero.
+func whole(w float64) uint64 {
+	if w <= 0 || math.IsNaN(w) {
+		return 0
+	}
+	return uint64(math.Round(w))
+}
+
+func siteKey(s *result.TraceSite) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d|%s", s.Context, s.StoppedAt)
+	for _, f := range s.Frames {
+		fmt.Fprintf(&b, "|%s+%x", f.Object, f.Address)
+	}
+	return b.String()
+}
+
+func merge(into, s *result.TraceSite) {
+	into.Sampled = into.Sampled || s.Sampled
+	into.Truncated = into.Truncated || s.Truncated
+	into.Attributed += s.Attributed
+	into.Created += s.Created
+	into.CreatedB += s.CreatedB
+	into.Released += s.Released
+	into.ReleasedB += s.ReleasedB
+	into.AtFailure += s.AtFailure
+	into.AtFailureB += s.AtFailureB
+	into.Live += s.Live
+	into.LiveB += s.LiveB
+	// The two stacks' peaks may not have been at once: their sum bounds the merged site's peak.
+	into.PeakB += s.PeakB
+}

@@ -1,0 +1,89 @@
+package result
+
+import (
+	"fmt"
+	"path/filepath"
+)
+
+// TraceLedger is where the traced program made its buffers: per call site (the program's own frames above
+// the OpenCL libraries) and context, what was created, released, live at the first failure, live at the end,
+// and the peak. Buffers of WholeBytes or more are attributed one by one; smaller ones are sampled by bytes
+// (a mean of SampleBytes between samples, each standing for the buffers its size stands for), so a site's
+// figures are estimates where it says Sampled. The contexts' own figures (Trace.Contexts) are exact either
+// way.
+type TraceLedger struct {
+	SampleBytes uint64      `json:"sample_bytes"` // 0: every buffer attributed
+	WholeBytes  uint64      `json:"whole_bytes"`
+	Sites       []TraceSite `json:"sites"`
+	// NotAttributed are buffers the layer had no room to attribute (its 1024 sites or its table of live
+	// attributed buffers full): the sites' figures leave them out.
+	NotAttributed uint64 `json:"not_attributed,omitempty"`
+	// StacksRead and StacksCached are stacks the unwinder read, and those known again from the cache.
+	StacksRead   uint64 `json:"stacks_read"`
+	StacksCached uint64 `json:"stacks_cached"`
+}
+
+// TraceSite is one call site in one context.
+type TraceSite struct {
+	Context int          `json:"context"`
+	Frames  []TraceFrame `json:"frames"` // innermost first
+	// StoppedAt names the runtime whose frames came after the program's (a Python interpreter, a JVM): the
+	// stack is cut there, as its frames are the runtime's own, not the program's.
+	StoppedAt string `json:"stopped_at,omitempty"`
+	// Truncated says the stack went on past the 16 frames kept; Unwound false that the unwinder could not
+	// read it past the OpenCL call (the site then has no frames).
+	Truncated bool `json:"truncated,omitempty"`
+	Unwound   bool `json:"unwound"`
+	// Sampled says the figures are scaled from sampled buffers (Attributed of them); else every buffer of the
+	// site was attributed and the figures are exact.
+	Sampled    bool   `json:"sampled"`
+	Attributed uint64 `json:"attributed"`
+	Created    uint64 `json:"created"`
+	CreatedB   uint64 `json:"created_bytes"`
+	Released   uint64 `json:"released"`
+	ReleasedB  uint64 `json:"released_bytes"`
+	// AtFailure is what was live at the program's first failure; Live what was live when the program ended
+	// (exited, or was killed: never released either way).
+	AtFailure  uint64 `json:"live_at_failure"`
+	AtFailureB uint64 `json:"live_at_failure_bytes"`
+	Live       uint64 `json:"live_at_end"`
+	LiveB      uint64 `json:"live_at_end_bytes"`
+	PeakB      uint64 `json:"peak_bytes"`
+}
+
+// TraceFrame is one return address of a site, with what the object file says of it.
+type TraceFrame struct {
+	Object  string `json:"object"`
+	BuildID string `json:"build_id,omitempty"`
+	// Address is the return address as a file address of Object (the load bias taken off).
+	Address  uint64 `json:"address"`
+	Function string `json:"function,omitempty"`
+	// FunctionStart is the function's start where only the unwind table knew it (a stripped object).
+	FunctionStart uint64 `json:"function_start,omitempty"`
+	File          string `json:"file,omitempty"`
+	Line          int    `json:"line,omitempty"`
+}
+
+// Name is how a frame is said: its function and source line ("alloc_cache (leak.c:9)"), else its function,
+// else its object and the function's start or the address ("_cl.so: function at 0x4a2f0").
+func (f TraceFrame) Name() string {
+	switch {
+	case f.Function != "" && f.File != "":
+		return fmt.Sprintf("%s (%s:%d)", f.Function, filepath.Base(f.File), f.Line)
+	case f.Function != "":
+		return f.Function
+	case f.FunctionStart != 0:
+		return fmt.Sprintf("%s: function at %#x", filepath.Base(f.Object), f.FunctionStart)
+	case f.Object != "":
+		return fmt.Sprintf("%s+%#x", filepath.Base(f.Object), f.Address)
+	}
+	return fmt.Sprintf("%#x", f.Address)
+}
+
+// Name is how a site is said: its innermost frame ("(no stack)" where the unwinder read none).
+func (s TraceSite) Name() string {
+	if len(s.Frames) == 0 {
+		return "(no stack)"
+	}
+	return s.Frames[0].Name()
+}

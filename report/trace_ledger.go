@@ -1,0 +1,105 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/units"
+)
+
+// ledgerRows bounds the sites a table shows; the pprof profile and trace.json have every one.
+const ledgerRows = 10
+
+// ledgerNote says how the ledger's figures were made: which buffers are attributed one by one, which are
+// sampled, and where the stacks were cut.
+func ledgerNote(l *result.TraceLedger) string {
+	s := fmt.Sprintf("Sites are the program's own frames above the OpenCL libraries; buffers of %s or more are attributed one by one", units.Bytes(l.WholeBytes))
+	if l.SampleBytes > 0 {
+		s += fmt.Sprintf(", smaller ones sampled every %s on average (a site marked ~ has figures scaled from its samples)", units.Bytes(l.SampleBytes))
+	} else {
+		s += ", and every smaller one too"
+	}
+	return s + "."
+}
+
+func sampledMark(s result.TraceSite) string {
+	if s.Sampled {
+		return "~"
+	}
+	return ""
+}
+
+// writeSitesTable writes the sites that made the most bytes, for a terminal.
+func writeSitesTable(w io.Writer, t *result.Trace) error {
+	l := t.Ledger
+	if l == nil || len(l.Sites) == 0 {
+		return nil
+	}
+	// Fits 80 columns for the usual names: the callers and whole stacks are in the Markdown and the profile.
+	fmt.Fprintln(w, "\nWhere the buffers were made (the ledger; trace --out writes it for pprof too):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "site\tctx\tcreated\treleased\tat failure\tlive at end\tpeak")
+	for i, s := range l.Sites {
+		if i == ledgerRows {
+			break
+		}
+		fmt.Fprintf(tw, "%s%s\t%d\t%d\t%d\t%s\t%s\t%s\n", sampledMark(s), plain(s.Name()), s.Context, s.Created, s.Released,
+			atFailureText(t, s), liveText(s.Live, s.LiveB), units.Bytes(s.PeakB))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(l.Sites) > ledgerRows {
+		fmt.Fprintf(w, "(%d more sites in trace.json)\n", len(l.Sites)-ledgerRows)
+	}
+	_, err := fmt.Fprintln(w, plain(ledgerNote(l)))
+	return err
+}
+
+func atFailureText(t *result.Trace, s result.TraceSite) string {
+	if t.FirstFailure == nil {
+		return "-"
+	}
+	return liveText(s.AtFailure, s.AtFailureB)
+}
+
+func liveText(buffers, bytes uint64) string {
+	if buffers == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d (%s)", buffers, units.Bytes(bytes))
+}
+
+// writeSitesMarkdown writes every site, with its whole stack, for a bug ticket.
+func writeSitesMarkdown(w io.Writer, t *result.Trace) {
+	l := t.Ledger
+	if l == nil || len(l.Sites) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n## Where the buffers were made\n\n%s\n\n", mdText(ledgerNote(l)))
+	fmt.Fprint(w, "| site | context | created | released | live at failure | live at end | peak | stack |\n|:--|--:|--:|--:|--:|--:|--:|:--|\n")
+	for _, s := range l.Sites {
+		fmt.Fprintf(w, "| %s%s | %d | %d (%s) | %d (%s) | %s | %s | %s | %s |\n", sampledMark(s), mdText(s.Name()), s.Context, s.Created, units.Bytes(s.CreatedB),
+			s.Released, units.Bytes(s.ReleasedB), atFailureText(t, s), liveText(s.Live, s.LiveB), units.Bytes(s.PeakB), mdText(stackText(s)))
+	}
+}
+
+// stackText is a site's frames, innermost first, and where they were cut.
+func stackText(s result.TraceSite) string {
+	out := ""
+	for i, f := range s.Frames {
+		if i > 0 {
+			out += " < "
+		}
+		out += f.Name()
+	}
+	if s.StoppedAt != "" {
+		out += " < [" + s.StoppedAt + "]"
+	}
+	if s.Truncated {
+		out += " < ..."
+	}
+	return out
+}

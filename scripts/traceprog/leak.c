@@ -1,0 +1,70 @@
+/* leak: a program with two allocation paths, one of which forgets its buffers: the trace ledger's example
+ * (README) and test. upload_frames creates and releases FRAMES buffers of 1 MiB, one at a time; alloc_cache
+ * creates CACHED and keeps them to the end. With "fail" it then creates buffers of 1 MiB in alloc_more until
+ * a create fails (or 1,000,000 were made), so the ledger has a first failure to show.
+ *   leak [FRAMES CACHED] [fail]       (defaults 300 200) */
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static cl_context ctx;
+
+static cl_mem buffer(size_t size, cl_int *err) { return clCreateBuffer(ctx, CL_MEM_READ_WRITE, size, NULL, err); }
+
+__attribute__((noinline)) static long upload_frames(long n) {
+	long made = 0;
+	for (long i = 0; i < n; i++) {
+		cl_int err;
+		cl_mem m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 1 << 20, NULL, &err);
+		if (!m) break;
+		made++;
+		clReleaseMemObject(m);
+	}
+	return made;
+}
+
+__attribute__((noinline)) static long alloc_cache(cl_mem *keep, long n) {
+	long made = 0;
+	for (long i = 0; i < n; i++) {
+		cl_int err;
+		keep[i] = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 1 << 20, NULL, &err);
+		if (!keep[i]) break;
+		made++;
+	}
+	return made;
+}
+
+__attribute__((noinline)) static long alloc_more(void) {
+	for (long i = 0; i < 1000000; i++) {
+		cl_int err = CL_SUCCESS;
+		if (!buffer(1 << 20, &err)) {
+			printf("alloc_more failed at %ld with %d\n", i, err);
+			return i;
+		}
+	}
+	return 1000000;
+}
+
+int main(int argc, char **argv) {
+	long frames = argc > 2 ? atol(argv[1]) : 300, cached = argc > 2 ? atol(argv[2]) : 200;
+	int fail = argc > 1 && strcmp(argv[argc - 1], "fail") == 0;
+	cl_platform_id p;
+	cl_device_id d;
+	cl_int err;
+	if (clGetPlatformIDs(1, &p, NULL) != CL_SUCCESS || clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &d, NULL) != CL_SUCCESS) {
+		fprintf(stderr, "leak: no OpenCL device\n");
+		return 1;
+	}
+	ctx = clCreateContext(NULL, 1, &d, NULL, NULL, &err);
+	if (!ctx) {
+		fprintf(stderr, "leak: clCreateContext: %d\n", err);
+		return 1;
+	}
+	cl_mem *keep = calloc((size_t)(cached > 0 ? cached : 1), sizeof *keep);
+	long a = upload_frames(frames), b = alloc_cache(keep, cached);
+	printf("upload_frames made and released %ld, alloc_cache made and kept %ld\n", a, b);
+	if (fail) alloc_more();
+	return 0;
+}
