@@ -13,7 +13,8 @@ import (
 )
 
 // bundleTrace packs a trace for a ticket as bundle packs a run: README.md, report.md, trace.json as given,
-// timeline.json, and repro.c where the trace has a failure to repeat.
+// timeline.json, the ledger's pprof profiles where it has a ledger, and repro.c where the trace has a
+// failure to repeat.
 func bundleTrace(o bundleOptions, path string, t *result.Trace, loadErr error, stderr io.Writer) error {
 	if loadErr != nil {
 		return inputError(loadErr)
@@ -59,6 +60,14 @@ func bundleTrace(o bundleOptions, path string, t *result.Trace, loadErr error, s
 		issueOpts.Files = append(issueOpts.Files, apiLogFile)
 		files = append(files, bundleFile{apiLogFile, report.CallsLogText(t)})
 	}
+	profiles, err := traceProfiles(j)
+	if err != nil {
+		return err
+	}
+	for _, f := range profiles {
+		issueOpts.Files = append(issueOpts.Files, f.name)
+	}
+	files = append(files, profiles...)
 	if t.KernelLog != nil && len(t.KernelLog.Window) > 0 {
 		issueOpts.KernelLogFile = kernelLogFile
 		issueOpts.Files = append(issueOpts.Files, kernelLogFile)
@@ -70,6 +79,27 @@ func bundleTrace(o bundleOptions, path string, t *result.Trace, loadErr error, s
 		mtime = time.Unix(0, 0)
 	}
 	return writeBundle(o, files, mtime, stderr)
+}
+
+// traceProfiles are the ledger's pprof profiles, as trace --out writes them: live at the end, and at the
+// first failure where there was one; none without a ledger.
+func traceProfiles(j findings.JudgedTrace) ([]bundleFile, error) {
+	t := j.Trace()
+	if t.Ledger == nil {
+		return nil, nil
+	}
+	var out []bundleFile
+	for _, p := range []struct{ name, format string }{{profileEndFile, "pprof"}, {profileFailureFile, "pprof-failure"}} {
+		if p.format == "pprof-failure" && t.FirstFailure == nil {
+			continue
+		}
+		var b bytes.Buffer
+		if err := report.Render(&b, p.format, j); err != nil {
+			return nil, outputErr("cannot render %s: %v", p.name, err)
+		}
+		out = append(out, bundleFile{p.name, b.Bytes()})
+	}
+	return out, nil
 }
 
 // apiLogFile is a trace bundle's file of the program's logged calls (trace --calls).
@@ -97,6 +127,12 @@ func traceReadme(j findings.JudgedTrace, reproErr error) []byte {
 	}
 	b.WriteString("| `trace.json` | the trace as clmemprobe wrote it: every context, the allocation sequence, the samples |\n")
 	b.WriteString("| `timeline.json` | the program over time: memory counters, its contexts, its first failure; open it in https://ui.perfetto.dev or chrome://tracing |\n")
+	if t.Ledger != nil {
+		b.WriteString("| `" + profileEndFile + "` | the buffers each call site of the program held when it ended (never released), for `go tool pprof -top` |\n")
+		if t.FirstFailure != nil {
+			b.WriteString("| `" + profileFailureFile + "` | what each call site held at the first failure |\n")
+		}
+	}
 	if reproErr == nil {
 		b.WriteString("| `repro.c` | a C program that repeats the traced allocation sequence (sizes, flags, contexts) to its first failure |\n\n")
 		b.WriteString("To reproduce without clmemprobe (OpenCL headers and loader only):\n\n```sh\ncc repro.c -lOpenCL -o repro && ./repro\n```\n\n")

@@ -147,6 +147,22 @@ func TestLedgerAtTheFirstFailure(t *testing.T) {
 	if live["alloc_cache"] != int64(leakCached*mib) || live["alloc_more"] != int64(more*mib) || len(live) != 2 {
 		t.Fatalf("live at the failure by function: %v", live)
 	}
+	// The ticket's bundle carries both profiles, made from the trace as the bundle scrubbed it.
+	tgz := filepath.Join(t.TempDir(), "ticket.tgz")
+	if r := runTool(t, nil, "bundle", "--output", tgz, filepath.Join(dir, "trace.json")); r.code != 0 {
+		t.Fatalf("bundle: exit %d: %s", r.code, r.stderr)
+	}
+	files := untar(t, tgz)
+	for name, want := range map[string]map[string]int64{"live-at-exit.pb.gz": {"alloc_cache": leakCached * mib, "alloc_more": int64(more * mib)},
+		"live-at-failure.pb.gz": live} {
+		path := filepath.Join(t.TempDir(), name)
+		if err := os.WriteFile(path, files[name], 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got := liveByFunction(t, path); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("the bundle's %s by function: %v, want %v", name, got, want)
+		}
+	}
 }
 
 func containsLine(lines []string, want string) bool {
