@@ -94,6 +94,9 @@ func stackText(s result.TraceSite) string {
 			out += " < "
 		}
 		out += f.Name()
+		for _, c := range f.InlinedInto {
+			out += " < " + c.Name() + " (inlined)"
+		}
 	}
 	if s.StoppedAt != "" {
 		out += " < [" + s.StoppedAt + "]"

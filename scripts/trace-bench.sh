@@ -3,7 +3,8 @@
 # (COUNT creates of SIZE bytes in one context, timed by the program itself around the loop only), run
 # plainly and under `clmemprobe trace`, alternating, REPS times each; prints each median and the ratio.
 #   scripts/trace-bench.sh [--count N] [--size BYTES] [--reps N] [--via auto|layer|preload] [--ledger-sample S]
-# (--ledger-sample is trace's own flag: the ledger's sampling, 0 for every buffer, off for no ledger.)
+# (--ledger-sample is trace's own flag: the ledger's sampling, 0 for every buffer, off for no ledger; a list
+# such as off,512KiB traces each way in every repetition, after the same plain run.)
 # (CLMEMPROBE=path/to/clmemprobe uses that build instead of building one, TRACEPROG=path/to/traceprog that
 # program; PIN_CPU=N runs the program, plain and traced, on CPU N alone (taskset), the tool on the others, so
 # that the scheduler's placement does not swamp a difference of a few percent.)
@@ -37,18 +38,26 @@ trap 'rm -rf "$work"' EXIT
 # seconds OUTPUT: the loop's time the program printed ("creates N seconds S").
 seconds() { awk '$1 == "creates" { print $4 }' <<<"$1"; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-: >"$work/plain"; : >"$work/traced"
+: >"$work/plain"
+IFS=, read -r -a ledgers <<<"$ledger"
+for l in "${ledgers[@]}"; do : >"$work/traced-$l"; done
 for i in $(seq "$reps"); do
   seconds "$("${pin[@]}" "$prog" bench "$count" "$size")" >>"$work/plain"
-  out=$("$tool" trace -q --via "$via" --ledger-sample "$ledger" --format json --out "$work/t$i" -- "${pin[@]}" "$prog" bench "$count" "$size")
-  seconds "$out" >>"$work/traced"
-  dropped=$(awk -F': ' '/"records_dropped"/ { gsub(",", "", $2); print $2; exit }' "$work/t$i/trace.json")
-  mech=$(awk -F'"' '/"interception"/ { print $4; exit }' "$work/t$i/trace.json")
-  echo "trace-bench: run $i: plain $(tail -n1 "$work/plain") s, traced $(tail -n1 "$work/traced") s ($mech, $dropped records dropped)" >&2
+  line="trace-bench: run $i: plain $(tail -n1 "$work/plain") s"
+  for l in "${ledgers[@]}"; do
+    out=$("$tool" trace -q --via "$via" --ledger-sample "$l" --format json --out "$work/t$i-$l" -- "${pin[@]}" "$prog" bench "$count" "$size")
+    seconds "$out" >>"$work/traced-$l"
+    dropped=$(awk -F': ' '/"records_dropped"/ { gsub(",", "", $2); print $2; exit }' "$work/t$i-$l/trace.json")
+    mech=$(awk -F'"' '/"interception"/ { print $4; exit }' "$work/t$i-$l/trace.json")
+    line="$line, traced (ledger $l) $(tail -n1 "$work/traced-$l") s ($mech, $dropped records dropped)"
+  done
+  echo "$line" >&2
 done
 p=$(median <"$work/plain")
-t=$(median <"$work/traced")
-# The median of each pair's ratio too: a pair ran back to back, so a slow spell of the machine moves both.
-pairs=$(paste "$work/plain" "$work/traced" | awk '{ print $2 / $1 }' | median)
-awk -v p="$p" -v t="$t" -v q="$pairs" -v n="$count" -v s="$size" -v r="$reps" 'BEGIN {
-  printf "%d creates of %d bytes, median of %d (ledger: '"$ledger"'): plain %.3f s, traced %.3f s, ratio %.3f (%.0f ns per create added); median of the pairs\x27 ratios %.3f\n", n, s, r, p, t, t / p, (t - p) / n * 1e9, q }'
+for l in "${ledgers[@]}"; do
+  t=$(median <"$work/traced-$l")
+  # The median of each pair's ratio too: a pair ran back to back, so a slow spell of the machine moves both.
+  pairs=$(paste "$work/plain" "$work/traced-$l" | awk '{ print $2 / $1 }' | median)
+  awk -v p="$p" -v t="$t" -v q="$pairs" -v n="$count" -v s="$size" -v r="$reps" -v l="$l" 'BEGIN {
+    printf "%d creates of %d bytes, median of %d (ledger: %s): plain %.3f s, traced %.3f s, ratio %.3f (%.0f ns per create added); median of the pairs\x27 ratios %.3f\n", n, s, r, l, p, t, t / p, (t - p) / n * 1e9, q }'
+done

@@ -127,6 +127,8 @@ func TestLedgerNamesTheSiteThatNeverReleased(t *testing.T) {
 // On the fault-injection runtime, the program's 600th create fails (in alloc_more, after upload_frames'
 // 300 and alloc_cache's 200): the ledger has what each site held at that moment, the verdict names the site
 // that held most of it with its share of the live bytes, and live-at-failure.pb.gz holds the same.
+// alloc_more's creates are written in buffer, which the compiler inlined into it: the site is buffer's
+// line, inlined into alloc_more at its call's line.
 func TestLedgerAtTheFirstFailure(t *testing.T) {
 	const at = 600
 	more := uint64(at - 1 - leakFrames - leakCached) // alloc_more's buffers before its failed one
@@ -134,9 +136,12 @@ func TestLedgerAtTheFirstFailure(t *testing.T) {
 	if res.code != 0 || tr.FirstFailure == nil || tr.FirstFailure.Index != at-1 {
 		t.Fatalf("exit %d, first failure %+v: %s", res.code, tr.FirstFailure, res.stderr)
 	}
-	keep, churn, grow := siteOf(t, tr, "alloc_cache"), siteOf(t, tr, "upload_frames"), siteOf(t, tr, "alloc_more")
+	keep, churn, grow := siteOf(t, tr, "alloc_cache"), siteOf(t, tr, "upload_frames"), siteOf(t, tr, "buffer")
+	if in := grow.Frames[0].InlinedInto; len(in) != 1 || in[0].Function != "alloc_more" || filepath.Base(in[0].File) != "leak.c" || in[0].Line <= grow.Frames[0].Line {
+		t.Fatalf("buffer's frame %+v: want it inlined into alloc_more, called below its own line", grow.Frames[0])
+	}
 	if keep.AtFailure != leakCached || keep.AtFailureB != leakCached*mib || churn.AtFailure != 0 || grow.AtFailure != more || grow.AtFailureB != more*mib {
-		t.Fatalf("at the failure: alloc_cache %+v, upload_frames %+v, alloc_more %+v", keep, churn, grow)
+		t.Fatalf("at the failure: alloc_cache %+v, upload_frames %+v, buffer in alloc_more %+v", keep, churn, grow)
 	}
 	share := fmt.Sprintf("At the failure, %s held %.0f%% of the live bytes (200 MiB in %d buffers).", keep.Name(),
 		100*float64(leakCached)/float64(leakCached+more), leakCached)
@@ -144,7 +149,7 @@ func TestLedgerAtTheFirstFailure(t *testing.T) {
 		t.Fatalf("verdict %q; want %q", tr.Verdict, share)
 	}
 	live := liveByFunction(t, filepath.Join(dir, "live-at-failure.pb.gz"))
-	if live["alloc_cache"] != int64(leakCached*mib) || live["alloc_more"] != int64(more*mib) || len(live) != 2 {
+	if live["alloc_cache"] != int64(leakCached*mib) || live["buffer"] != int64(more*mib) || len(live) != 2 {
 		t.Fatalf("live at the failure by function: %v", live)
 	}
 	// The ticket's bundle carries both profiles, made from the trace as the bundle scrubbed it.
@@ -153,7 +158,7 @@ func TestLedgerAtTheFirstFailure(t *testing.T) {
 		t.Fatalf("bundle: exit %d: %s", r.code, r.stderr)
 	}
 	files := untar(t, tgz)
-	for name, want := range map[string]map[string]int64{"live-at-exit.pb.gz": {"alloc_cache": leakCached * mib, "alloc_more": int64(more * mib)},
+	for name, want := range map[string]map[string]int64{"live-at-exit.pb.gz": {"alloc_cache": leakCached * mib, "buffer": int64(more * mib)},
 		"live-at-failure.pb.gz": live} {
 		path := filepath.Join(t.TempDir(), name)
 		if err := os.WriteFile(path, files[name], 0o600); err != nil {

@@ -62,6 +62,24 @@ type TraceFrame struct {
 	FunctionStart uint64 `json:"function_start,omitempty"`
 	File          string `json:"file,omitempty"`
 	Line          int    `json:"line,omitempty"`
+	// InlinedInto are the functions the compiler inlined Function into at this address, innermost first,
+	// each with the line of the call in it (the last is the symbol's function).
+	InlinedInto []TraceCaller `json:"inlined_into,omitempty"`
+}
+
+// TraceCaller is a function and the line in it of a call.
+type TraceCaller struct {
+	Function string `json:"function"`
+	File     string `json:"file,omitempty"`
+	Line     int    `json:"line,omitempty"`
+}
+
+// Name is how the caller is said: "main (leak.c:60)".
+func (c TraceCaller) Name() string {
+	if c.File == "" {
+		return c.Function
+	}
+	return fmt.Sprintf("%s (%s:%d)", c.Function, filepath.Base(c.File), c.Line)
 }
 
 // Name is how a frame is said: its function and source line ("alloc_cache (leak.c:9)"), else its function,

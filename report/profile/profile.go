@@ -112,12 +112,16 @@ func (b *builder) sample(s result.TraceSite, buffers, bytes int64) {
 }
 
 func (b *builder) location(f result.TraceFrame) *profile.Location {
-	key := fmt.Sprintf("%s\x00%x\x00%s", f.Object, f.Address, f.Function)
+	key := fmt.Sprintf("%s\x00%x\x00%s\x00%d", f.Object, f.Address, f.Function, len(f.InlinedInto))
 	if l, ok := b.locations[key]; ok {
 		return l
 	}
 	l := &profile.Location{ID: uint64(len(b.p.Location) + 1), Address: f.Address, Mapping: b.mapping(f)}
+	// Innermost first, as pprof keeps a location's inlined functions.
 	l.Line = []profile.Line{{Function: b.function(f), Line: int64(f.Line)}}
+	for _, c := range f.InlinedInto {
+		l.Line = append(l.Line, profile.Line{Function: b.function(result.TraceFrame{Function: c.Function, File: c.File}), Line: int64(c.Line)})
+	}
 	b.locations[key] = l
 	b.p.Location = append(b.p.Location, l)
 	return l

@@ -1,7 +1,8 @@
 /* leak: a program with two allocation paths, one of which forgets its buffers: the trace ledger's example
  * (README) and test. upload_frames creates and releases FRAMES buffers of 1 MiB, one at a time; alloc_cache
- * creates CACHED and keeps them to the end. With "fail" it then creates buffers of 1 MiB in alloc_more until
- * a create fails (or 1,000,000 were made), so the ledger has a first failure to show.
+ * creates CACHED and keeps them to the end. With "fail" it then creates buffers of 1 MiB in alloc_more, through
+ * buffer (always inlined: the ledger names the function the call is written in, and the one it was inlined
+ * into), until a create fails (or 1,000,000 were made), so the ledger has a first failure to show.
  *   leak [FRAMES CACHED] [fail]       (defaults 300 200) */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -11,7 +12,9 @@
 
 static cl_context ctx;
 
-static cl_mem buffer(size_t size, cl_int *err) { return clCreateBuffer(ctx, CL_MEM_READ_WRITE, size, NULL, err); }
+static inline __attribute__((always_inline)) cl_mem buffer(size_t size, cl_int *err) {
+	return clCreateBuffer(ctx, CL_MEM_READ_WRITE, size, NULL, err);
+}
 
 __attribute__((noinline)) static long upload_frames(long n) {
 	long made = 0;

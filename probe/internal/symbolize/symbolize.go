@@ -25,14 +25,23 @@ import (
 // file larger than any shared object is not one.
 const maxObjectBytes = 4 << 30
 
-// Frame is what is known of one return address.
+// Frame is what is known of one return address. Where the compiler inlined the call's function into
+// others, Function, File and Line are the innermost (the function the call is written in) and InlinedInto
+// the functions it was inlined into, innermost first, the last being the symbol's.
 type Frame struct {
 	Function string // "" where neither a symbol nor the unwind table names it
 	// Start is the function's start (a file address) where only the unwind table knew it: Function is then
 	// "" and the frame is named by its object and this address.
-	Start uint64
-	File  string
-	Line  int
+	Start       uint64
+	File        string
+	Line        int
+	InlinedInto []Call
+}
+
+// Call is a function and the line in it of the call (here: of the inlined function's body).
+type Call struct {
+	Function, File string
+	Line           int
 }
 
 // Objects reads object files once each.
@@ -58,10 +67,21 @@ type object struct {
 }
 
 type unit struct {
-	ranges [][2]uint64
-	entry  *dwarf.Entry
-	rows   []row // its line table, read on first use
-	read   bool
+	ranges  [][2]uint64
+	entry   *dwarf.Entry
+	rows    []row // its line table, read on first use
+	inlines []inline
+	read    bool
+}
+
+// inline is one inlined call in a unit: where its body's code is, how deep it is nested, what was inlined,
+// and where it was called from.
+type inline struct {
+	ranges   [][2]uint64
+	depth    int
+	name     string
+	callFile string
+	callLine int
 }
 
 // row is a line table row: the rows from it up to the next one are its file and line, unless it ends a
@@ -91,6 +111,18 @@ func (o *Objects) Frame(path string, ret uint64) Frame {
 		f.Start = start
 	}
 	f.File, f.Line = obj.line(pc)
+	if chain := obj.inlinedAt(pc); len(chain) > 0 && f.Function != "" {
+		// chain runs outermost first: the symbol's function called chain[0], which called chain[1]...
+		outer := f.Function
+		f.Function = unclone(demangle.Filter(chain[len(chain)-1].name, demangle.NoParams))
+		for i := len(chain) - 1; i >= 0; i-- {
+			caller := outer
+			if i > 0 {
+				caller = unclone(demangle.Filter(chain[i-1].name, demangle.NoParams))
+			}
+			f.InlinedInto = append(f.InlinedInto, Call{Function: caller, File: chain[i].callFile, Line: chain[i].callLine})
+		}
+	}
 	return f
 }
 
@@ -251,9 +283,7 @@ func (o *object) line(pc uint64) (string, int) {
 		if !covers(u.ranges, pc) {
 			continue
 		}
-		if !u.read {
-			u.rows, u.read = o.rows(u.entry), true
-		}
+		o.read(u)
 		for j := 0; j+1 < len(u.rows); j++ {
 			if r := u.rows[j]; !r.end && r.addr <= pc && pc < u.rows[j+1].addr {
 				return r.file, r.line
@@ -262,6 +292,105 @@ func (o *object) line(pc uint64) (string, int) {
 		return "", 0
 	}
 	return "", 0
+}
+
+// read reads a unit's line table and inlined calls, once.
+func (o *object) read(u *unit) {
+	if !u.read {
+		u.rows, u.inlines, u.read = o.rows(u.entry), o.inlinesOf(u.entry), true
+	}
+}
+
+// inlinedAt is the chain of inlined calls whose code holds pc, outermost first.
+func (o *object) inlinedAt(pc uint64) []inline {
+	for i := range o.units {
+		u := &o.units[i]
+		if !covers(u.ranges, pc) {
+			continue
+		}
+		o.read(u)
+		var chain []inline
+		for _, in := range u.inlines {
+			if covers(in.ranges, pc) {
+				chain = append(chain[:min(len(chain), in.depth)], in)
+			}
+		}
+		return chain
+	}
+	return nil
+}
+
+// inlinesOf lists a unit's inlined calls in the order of its tree, each with its nesting among them (0: in
+// a function's own body).
+func (o *object) inlinesOf(cu *dwarf.Entry) []inline {
+	var files []*dwarf.LineFile
+	if lr, err := o.dw.LineReader(cu); err == nil && lr != nil {
+		files = lr.Files()
+	}
+	r := o.dw.Reader()
+	r.Seek(cu.Offset)
+	if _, err := r.Next(); err != nil { // the unit itself
+		return nil
+	}
+	var out []inline
+	var open []bool // per tree level below the unit: whether the entry that opened it is an inlined call
+	for depth := 1; depth > 0; {
+		e, err := r.Next()
+		if err != nil || e == nil {
+			return out
+		}
+		if e.Tag == 0 { // the end of a level
+			depth--
+			if len(open) > 0 {
+				open = open[:len(open)-1]
+			}
+			continue
+		}
+		isInline := e.Tag == dwarf.TagInlinedSubroutine
+		if isInline {
+			if rs, err := o.dw.Ranges(e); err == nil && len(rs) > 0 {
+				nested := 0
+				for _, b := range open {
+					if b {
+						nested++
+					}
+				}
+				in := inline{ranges: rs, depth: nested, name: o.originName(e)}
+				if idx, ok := e.Val(dwarf.AttrCallFile).(int64); ok && idx >= 0 && int(idx) < len(files) && files[idx] != nil {
+					in.callFile = files[idx].Name
+				}
+				if line, ok := e.Val(dwarf.AttrCallLine).(int64); ok {
+					in.callLine = int(line)
+				}
+				out = append(out, in)
+			}
+		}
+		if e.Children {
+			depth++
+			open = append(open, isInline)
+		}
+	}
+	return out
+}
+
+// originName is the name of what an inlined call inlined: its abstract origin's (or that one's
+// specification's) name.
+func (o *object) originName(e *dwarf.Entry) string {
+	for hops := 0; e != nil && hops < 4; hops++ {
+		if name, ok := e.Val(dwarf.AttrName).(string); ok {
+			return name
+		}
+		off, ok := e.Val(dwarf.AttrAbstractOrigin).(dwarf.Offset)
+		if !ok {
+			if off, ok = e.Val(dwarf.AttrSpecification).(dwarf.Offset); !ok {
+				return ""
+			}
+		}
+		r := o.dw.Reader()
+		r.Seek(off)
+		e, _ = r.Next()
+	}
+	return ""
 }
 
 func covers(ranges [][2]uint64, pc uint64) bool {

@@ -9,9 +9,12 @@ import (
 )
 
 const source = `#include <stdio.h>
+static inline __attribute__((always_inline)) int helper(volatile int *x) {
+	return *x * 3;
+}
 __attribute__((noinline)) int keeper(int n) {
 	volatile int x = n;
-	return x * 3;
+	return helper(&x);
 }
 int main(int argc, char **argv) { (void)argv; return keeper(argc); }
 `
@@ -60,17 +63,31 @@ func keeperSymbol(t *testing.T, bin string) elf.Symbol {
 }
 
 // A return address inside a function is named by its symbol, with the source line of the instruction
-// before it; in the stripped copy, with neither symbols nor debug information, it is named by the start of
-// the function as the unwind table gives it, which is the symbol's own address.
+// before it, and where that instruction is an inlined function's, by the inlined function, inlined into the
+// symbol's at the call's line; in the stripped copy, with neither symbols nor debug information, it is
+// named by the start of the function as the unwind table gives it, which is the symbol's own address.
 func TestFrameNamesAFunctionWithAndWithoutSymbols(t *testing.T) {
 	bin, stripped := built(t)
 	keeper := keeperSymbol(t, bin)
 	objs := New()
-	ret := keeper.Value + keeper.Size/2 + 1
-	f := objs.Frame(bin, ret)
-	if f.Function != "keeper" || filepath.Base(f.File) != "prog.c" || f.Line < 2 || f.Line > 5 || f.Start != 0 {
-		t.Fatalf("with symbols: %+v", f)
+	inlined := 0
+	for ret := keeper.Value + 1; ret <= keeper.Value+keeper.Size; ret++ {
+		f := objs.Frame(bin, ret)
+		switch {
+		case f.Function == "keeper" && f.File != "" && f.Line >= 5 && f.Line <= 8 && len(f.InlinedInto) == 0:
+		case f.Function == "helper" && f.Line == 3 && len(f.InlinedInto) == 1 && f.InlinedInto[0] == (Call{"keeper", f.File, 7}):
+			inlined++
+		default:
+			t.Fatalf("with symbols, at %#x: %+v", ret, f)
+		}
+		if filepath.Base(f.File) != "prog.c" || f.Start != 0 {
+			t.Fatalf("with symbols, at %#x: %+v", ret, f)
+		}
 	}
+	if inlined == 0 {
+		t.Fatal("no address of keeper is named as helper's inlined code")
+	}
+	ret := keeper.Value + keeper.Size/2 + 1
 	if objs.BuildID(bin) == "" || objs.BuildID(bin) != objs.BuildID(stripped) {
 		t.Fatalf("build ids %q and %q", objs.BuildID(bin), objs.BuildID(stripped))
 	}
@@ -88,7 +105,7 @@ func TestFrameOfNoObject(t *testing.T) {
 	}
 	objs := New()
 	for _, p := range []string{"", "relative.so", t.TempDir(), "/nonexistent/lib.so", junk} {
-		if f := objs.Frame(p, 0x1234); f != (Frame{}) || objs.BuildID(p) != "" {
+		if f := objs.Frame(p, 0x1234); f.Function != "" || f.Start != 0 || f.File != "" || f.InlinedInto != nil || objs.BuildID(p) != "" {
 			t.Fatalf("%q: %+v", p, f)
 		}
 	}

@@ -91,6 +91,9 @@ func (ch *Channel) site(s *siteSlot, objs *symbolize.Objects) result.TraceSite {
 			}
 			sym := objs.Frame(f.Object, f.Address)
 			f.BuildID, f.Function, f.FunctionStart, f.File, f.Line = objs.BuildID(f.Object), sym.Function, sym.Start, sym.File, sym.Line
+			for _, c := range sym.InlinedInto {
+				f.InlinedInto = append(f.InlinedInto, result.TraceCaller{Function: c.Function, File: c.File, Line: c.Line})
+			}
 		}
 		out.Frames = append(out.Frames, f)
 	}
