@@ -1135,7 +1135,28 @@ struct live_buffer {
 	float weight;
 	uint32_t site; /* slot + 1 */
 };
-static struct live_buffer live_table[LIVE_SLOTS];
+/* Mapped at the first attributed buffer, not in the layer's own data: a program traced with no ledger, or
+ * one that attributes none, has not a byte more of address space (a program under ulimit -v near its limit
+ * stays as it was). */
+static struct live_buffer *live_table;
+static int live_unmapped; /* the mapping failed: no buffer is attributed */
+
+static struct live_buffer *live_table_mapped(void) {
+	struct live_buffer *t = __atomic_load_n(&live_table, __ATOMIC_ACQUIRE);
+	if (t || __atomic_load_n(&live_unmapped, __ATOMIC_RELAXED)) return t;
+	size_t bytes = LIVE_SLOTS * sizeof(struct live_buffer);
+	void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED) {
+		__atomic_store_n(&live_unmapped, 1, __ATOMIC_RELAXED);
+		return NULL;
+	}
+	struct live_buffer *none = NULL;
+	if (!__atomic_compare_exchange_n(&live_table, &none, (struct live_buffer *)m, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		munmap(m, bytes); /* another thread mapped it first */
+		return none;
+	}
+	return m;
+}
 static uint32_t live_count; /* in the table and pending */
 
 /* A buffer just made waits among the pending until PENDING have come (or a release looks one up): they go
@@ -1183,6 +1204,10 @@ static void ledger_created(int fast, const struct entry *at, uint32_t context, c
 	uint32_t site = site_here(fast, at, context);
 	if (!site) {
 		__atomic_add_fetch(&hdr->sites_full, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	if (!live_table_mapped()) {
+		__atomic_add_fetch(&hdr->live_full, 1, __ATOMIC_RELAXED);
 		return;
 	}
 	ledger_lock();
