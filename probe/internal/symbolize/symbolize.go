@@ -98,13 +98,20 @@ func (o *Objects) BuildID(path string) string { return o.load(path).buildID }
 
 // Frame names the return address ret (a file address: the runtime address less the object's load bias).
 // The call is the instruction before it, so ret-1 is looked up.
-func (o *Objects) Frame(path string, ret uint64) Frame {
+func (o *Objects) Frame(path string, ret uint64) (f Frame) {
 	obj := o.load(path)
 	if obj.err != nil || ret == 0 {
 		return Frame{}
 	}
+	// The tables are read as they are needed (a unit's lines and inlined calls): a malformed one that
+	// debug/dwarf panics on leaves the frame with what was read before it, and the object without more.
+	defer func() {
+		if r := recover(); r != nil {
+			obj.err = fmt.Errorf("reading %s: %v", path, r)
+			f = Frame{Function: f.Function, Start: f.Start}
+		}
+	}()
 	pc := ret - 1
-	var f Frame
 	if s, ok := obj.symbol(pc); ok {
 		f.Function = unclone(demangle.Filter(s.name, demangle.NoParams))
 	} else if start, ok := obj.start(pc); ok {
