@@ -15,13 +15,24 @@ const ledgerRows = 10
 // ledgerNote says how the ledger's figures were made: which buffers are attributed one by one, which are
 // sampled, and where the stacks were cut.
 func ledgerNote(l *result.TraceLedger) string {
-	s := fmt.Sprintf("Sites are the program's own frames above the OpenCL libraries; buffers of %s or more are attributed one by one", units.Bytes(l.WholeBytes))
+	s := fmt.Sprintf("Sites are the program's own frames above the OpenCL libraries; buffers, images and SVM allocations of %s or more are attributed one by one", units.Bytes(l.WholeBytes))
 	if l.SampleBytes > 0 {
 		s += fmt.Sprintf(", smaller ones sampled every %s on average (a site marked ~ has figures scaled from its samples)", units.Bytes(l.SampleBytes))
 	} else {
 		s += ", and every smaller one too"
 	}
 	return s + "."
+}
+
+// allocMark names what a site allocates where it is not buffers.
+func allocMark(s result.TraceSite) string {
+	switch s.Allocates {
+	case result.AllocImages:
+		return "image: "
+	case result.AllocSVM:
+		return "SVM: "
+	}
+	return ""
 }
 
 func sampledMark(s result.TraceSite) string {
@@ -38,14 +49,14 @@ func writeSitesTable(w io.Writer, t *result.Trace) error {
 		return nil
 	}
 	// Fits 80 columns for the usual names: the callers and whole stacks are in the Markdown and the profile.
-	fmt.Fprintln(w, "\nWhere the buffers were made (the ledger; trace --out writes it for pprof too):")
+	fmt.Fprintln(w, "\nWhere the allocations were made (the ledger; trace --out writes it for pprof too):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "site\tctx\tcreated\treleased\tat failure\tlive at end\tpeak")
 	for i, s := range l.Sites {
 		if i == ledgerRows {
 			break
 		}
-		fmt.Fprintf(tw, "%s%s\t%d\t%d\t%d\t%s\t%s\t%s\n", sampledMark(s), plain(s.Name()), s.Context, s.Created, s.Released,
+		fmt.Fprintf(tw, "%s%s%s\t%d\t%d\t%d\t%s\t%s\t%s\n", sampledMark(s), allocMark(s), plain(s.Name()), s.Context, s.Created, s.Released,
 			atFailureText(t, s), liveText(s.Live, s.LiveB), units.Bytes(s.PeakB))
 	}
 	if err := tw.Flush(); err != nil {
@@ -78,10 +89,10 @@ func writeSitesMarkdown(w io.Writer, t *result.Trace) {
 	if l == nil || len(l.Sites) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\n## Where the buffers were made\n\n%s\n\n", mdText(ledgerNote(l)))
+	fmt.Fprintf(w, "\n## Where the allocations were made\n\n%s\n\n", mdText(ledgerNote(l)))
 	fmt.Fprint(w, "| site | context | created | released | live at failure | live at end | peak | stack |\n|:--|--:|--:|--:|--:|--:|--:|:--|\n")
 	for _, s := range l.Sites {
-		fmt.Fprintf(w, "| %s%s | %d | %d (%s) | %d (%s) | %s | %s | %s | %s |\n", sampledMark(s), mdText(s.Name()), s.Context, s.Created, units.Bytes(s.CreatedB),
+		fmt.Fprintf(w, "| %s%s%s | %d | %d (%s) | %d (%s) | %s | %s | %s | %s |\n", sampledMark(s), allocMark(s), mdText(s.Name()), s.Context, s.Created, units.Bytes(s.CreatedB),
 			s.Released, units.Bytes(s.ReleasedB), atFailureText(t, s), liveText(s.Live, s.LiveB), units.Bytes(s.PeakB), mdText(stackText(s)))
 	}
 }

@@ -179,6 +179,34 @@ func containsLine(lines []string, want string) bool {
 	return false
 }
 
+// Images and SVM allocations have sites of their own, with what each released; they are not buffers, so the
+// contexts' buffer figures neither count them nor lose them at their release (an image's release once took
+// one off its context's live buffers).
+func TestLedgerOfImagesAndSVM(t *testing.T) {
+	_, tr, res := tracedInto(t, PoCLEnv(t), "--", leakProgram(t), "images")
+	if res.code != 0 || len(tr.Contexts) != 1 {
+		t.Fatalf("exit %d, contexts %+v: %s", res.code, tr.Contexts, res.stderr)
+	}
+	images, svm := siteOf(t, tr, "make_images"), siteOf(t, tr, "svm_pool")
+	const made, imagesReleased, allocated, freed = 5, 2, 10, 6 // leak.c's make_images and svm_pool
+	if images.Allocates != result.AllocImages || images.Created != made || images.Released != imagesReleased || images.Live != made-imagesReleased ||
+		images.LiveB != (made-imagesReleased)*mib || images.PeakB != made*mib {
+		t.Fatalf("images' site %+v", images)
+	}
+	if svm.Allocates != result.AllocSVM || svm.Created != allocated || svm.Released != freed || svm.Live != allocated-freed || svm.PeakB != allocated*mib {
+		t.Fatalf("SVM's site %+v", svm)
+	}
+	if c := tr.Contexts[0]; c.LiveBuffers != 0 || c.LiveBytes != 0 || c.BuffersCreated != 0 {
+		t.Fatalf("the context's buffer figures %+v: it made no buffer", c)
+	}
+	for _, want := range []string{fmt.Sprintf("%d images (3 MiB) created in %s were never released.", made-imagesReleased, images.Name()),
+		fmt.Sprintf("%d SVM allocations (4 MiB) created in %s were never released.", allocated-freed, svm.Name())} {
+		if !containsLine(tr.Verdict, want) {
+			t.Fatalf("verdict %q; want %q", tr.Verdict, want)
+		}
+	}
+}
+
 // Buffers under 1 MiB are sampled by bytes with the defaults: the bench loop's 100,000 creates of 1 KiB are
 // attributed to its one site from far fewer samples, scaled to an estimate (said sampled) near the exact
 // count; with --ledger-sample 0 every one is attributed and the figures are exact.

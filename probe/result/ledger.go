@@ -23,10 +23,18 @@ type TraceLedger struct {
 	StacksCached uint64 `json:"stacks_cached"`
 }
 
-// TraceSite is one call site in one context.
+// What a site allocates (TraceSite.Allocates).
+const (
+	AllocBuffers = "buffers"
+	AllocImages  = "images"
+	AllocSVM     = "svm" // shared virtual memory (clSVMAlloc)
+)
+
+// TraceSite is one call site in one context, of one kind of allocation.
 type TraceSite struct {
-	Context int          `json:"context"`
-	Frames  []TraceFrame `json:"frames"` // innermost first
+	Context   int          `json:"context"`
+	Allocates string       `json:"allocates"` // AllocBuffers, AllocImages, AllocSVM
+	Frames    []TraceFrame `json:"frames"`    // innermost first
 	// StoppedAt names the runtime whose frames came after the program's (a Python interpreter, a JVM): the
 	// stack is cut there, as its frames are the runtime's own, not the program's.
 	StoppedAt string `json:"stopped_at,omitempty"`
@@ -96,6 +104,21 @@ func (f TraceFrame) Name() string {
 		return fmt.Sprintf("%s+%#x", filepath.Base(f.Object), f.Address)
 	}
 	return fmt.Sprintf("%#x", f.Address)
+}
+
+// Counted is n of what the site allocates: "3 buffers", "1 image", "2 SVM allocations".
+func (s TraceSite) Counted(n uint64) string {
+	noun, plural := "buffer", "buffers"
+	switch s.Allocates {
+	case AllocImages:
+		noun, plural = "image", "images"
+	case AllocSVM:
+		noun, plural = "SVM allocation", "SVM allocations"
+	}
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %s", n, plural)
 }
 
 // Name is how a site is said: its innermost frame ("(no stack)" where the unwinder read none).

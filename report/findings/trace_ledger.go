@@ -29,15 +29,15 @@ func ledgerSentences(t *result.Trace) []string {
 			continue
 		}
 		named++
-		out = append(out, fmt.Sprintf("%s%s (%s) created in %s%s %s.", about(s), units.Counted(s.Live, "buffer"), units.Bytes(s.LiveB),
+		out = append(out, fmt.Sprintf("%s%s (%s) created in %s%s %s.", about(s), s.Counted(s.Live), units.Bytes(s.LiveB),
 			s.Name(), inContext(t, s), unreleasedEnd(t)))
 	}
 	if more := unreleasedCount(l) - named; more > 0 {
-		out = append(out, fmt.Sprintf("%s more kept buffers to the end; the ledger lists them.", units.Counted(uint64(more), "site")))
+		out = append(out, fmt.Sprintf("%s more kept allocations to the end; the ledger lists them.", units.Counted(uint64(more), "site")))
 	}
 	if l.NotAttributed > 0 {
-		out = append(out, fmt.Sprintf("%s were not attributed to a site (the ledger's tables were full): the sites' figures leave them out, the contexts' figures count them.",
-			units.Counted(l.NotAttributed, "buffer")))
+		out = append(out, fmt.Sprintf("%s were not attributed to a site (the ledger's tables were full): the sites' figures leave them out, the contexts' figures count the buffers among them.",
+			units.Counted(l.NotAttributed, "allocation")))
 	}
 	return out
 }
@@ -64,7 +64,7 @@ func atFailure(t *result.Trace) string {
 	}
 	share := min(100, 100*float64(top.AtFailureB)/float64(total))
 	return fmt.Sprintf("At the failure, %s%s held %s%.0f%% of the live bytes (%s in %s).", top.Name(), inContext(t, *top), aboutWord(*top),
-		share, units.Bytes(top.AtFailureB), units.Counted(top.AtFailure, "buffer"))
+		share, units.Bytes(top.AtFailureB), top.Counted(top.AtFailure))
 }
 
 func unreleasedCount(l *result.TraceLedger) int {

@@ -23,8 +23,8 @@ func TestLedgerSentences(t *testing.T) {
 		"4 buffers (4 MiB) created in a (a.c:7) were never released.",
 		"About 3 buffers (3 MiB) created in b (b.c:7) were never released.",
 		"2 buffers (2 MiB) created in d (d.c:7) were never released.",
-		"1 site more kept buffers to the end; the ledger lists them.",
-		"7 buffers were not attributed to a site (the ledger's tables were full): the sites' figures leave them out, the contexts' figures count them.",
+		"1 site more kept allocations to the end; the ledger lists them.",
+		"7 allocations were not attributed to a site (the ledger's tables were full): the sites' figures leave them out, the contexts' figures count the buffers among them.",
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("got\n%q\nwant\n%q", got, want)

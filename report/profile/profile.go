@@ -108,7 +108,7 @@ func (b *builder) sample(s result.TraceSite, buffers, bytes int64) {
 		sampled = "yes"
 	}
 	b.p.Sample = append(b.p.Sample, &profile.Sample{Location: locs, Value: []int64{buffers, bytes},
-		Label: map[string][]string{"sampled": {sampled}}, NumLabel: map[string][]int64{"context": {int64(s.Context)}}})
+		Label: map[string][]string{"sampled": {sampled}, "allocates": {s.Allocates}}, NumLabel: map[string][]int64{"context": {int64(s.Context)}}})
 }
 
 func (b *builder) location(f result.TraceFrame) *profile.Location {

@@ -3,8 +3,11 @@
  * creates CACHED and keeps them to the end. With "fail" it then creates buffers of 1 MiB in alloc_more, through
  * buffer (always inlined: the ledger names the function the call is written in, and the one it was inlined
  * into), until a create fails (or 1,000,000 were made), so the ledger has a first failure to show.
- *   leak [FRAMES CACHED] [fail]       (defaults 300 200) */
-#define CL_TARGET_OPENCL_VERSION 120
+ * With "images" it makes images and SVM allocations instead, each of 1 MiB: make_images makes 5 images and
+ * releases 2, svm_pool allocates 10 and frees 6.
+ *   leak [FRAMES CACHED] [fail]       (defaults 300 200)
+ *   leak images */
+#define CL_TARGET_OPENCL_VERSION 200
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +53,25 @@ __attribute__((noinline)) static long alloc_more(void) {
 	return 1000000;
 }
 
+__attribute__((noinline)) static void make_images(void) {
+	cl_image_format f = {CL_RGBA, CL_UNORM_INT8};
+	cl_image_desc d = {.image_type = CL_MEM_OBJECT_IMAGE2D, .image_width = 512, .image_height = 512}; /* 1 MiB */
+	cl_mem im[5];
+	for (int i = 0; i < 5; i++) {
+		cl_int err;
+		im[i] = clCreateImage(ctx, CL_MEM_READ_WRITE, &f, &d, NULL, &err);
+		if (!im[i]) printf("clCreateImage: %d\n", err);
+	}
+	for (int i = 0; i < 2; i++) clReleaseMemObject(im[i]);
+}
+
+__attribute__((noinline)) static void svm_pool(void) {
+	void *p[10];
+	for (int i = 0; i < 10; i++)
+		if (!(p[i] = clSVMAlloc(ctx, CL_MEM_READ_WRITE, 1 << 20, 0))) printf("clSVMAlloc failed\n");
+	for (int i = 0; i < 6; i++) clSVMFree(ctx, p[i]);
+}
+
 int main(int argc, char **argv) {
 	long frames = argc > 2 ? atol(argv[1]) : 300, cached = argc > 2 ? atol(argv[2]) : 200;
 	int fail = argc > 1 && strcmp(argv[argc - 1], "fail") == 0;
@@ -64,6 +86,12 @@ int main(int argc, char **argv) {
 	if (!ctx) {
 		fprintf(stderr, "leak: clCreateContext: %d\n", err);
 		return 1;
+	}
+	if (argc > 1 && strcmp(argv[1], "images") == 0) {
+		make_images();
+		svm_pool();
+		printf("make_images kept 3 of 5, svm_pool kept 4 of 10\n");
+		return 0;
 	}
 	cl_mem *keep = calloc((size_t)(cached > 0 ? cached : 1), sizeof *keep);
 	long a = upload_frames(frames), b = alloc_cache(keep, cached);

@@ -83,6 +83,13 @@ const (
 	objSelf    = 3 // the layer
 )
 
+// What a site allocates, as the layer writes it.
+const (
+	allocBuffer = 1
+	allocImage  = 2
+	allocSVM    = 3
+)
+
 // Site flags, as the layer writes them.
 const (
 	siteUnwound   = 1 // the unwinder read the stack past the layer's entry
@@ -108,7 +115,9 @@ type siteSlot struct {
 	Released, ReleasedBytes                float64
 	Live, LiveBytes, PeakBytes             float64
 	FirstLive, FirstLiveBytes              float64
-	_                                      [5]uint64
+	Alloc                                  uint32 // allocBuffer, allocImage, allocSVM
+	_                                      uint32
+	_                                      [4]uint64
 }
 
 // record is struct tr_record: a call, or in the fast ring a run of identical calls (Count of them).

@@ -28,9 +28,10 @@ int main(void) {
 	printf("%zu %zu %zu %zu %d %d ", offsetof(struct tr_header, layer_inits), offsetof(struct tr_header, unresolved), offsetof(struct tr_header, libraries), sizeof(struct tr_library), L_LOADER, L_RUNTIME);
 	printf("%d %d %d %d %d %d %d %d %d %d %d ", K_CONTEXT, K_BUFFER, K_SUB_BUFFER, K_BUFFER_PROPS, K_RELEASE_MEM, K_RELEASE_CONTEXT, K_ENQUEUE, M_LAYER, M_PRELOAD, B_NEWEST, B_OLDER);
 	printf("%d %zu ", K_ISSUE, offsetof(struct tr_header, log_calls));
-	printf("%zu %zu %zu %zu %zu %zu %zu %zu %zu %d %d %d %d\n", offsetof(struct tr_header, ledger), offsetof(struct tr_header, stacks_cached), offsetof(struct tr_header, objects),
+	printf("%zu %zu %zu %zu %zu %zu %zu %zu %zu %d %d %d %d ", offsetof(struct tr_header, ledger), offsetof(struct tr_header, stacks_cached), offsetof(struct tr_header, objects),
 		offsetof(struct tr_header, sites), sizeof(struct tr_site), sizeof(struct tr_object), offsetof(struct tr_site, objects), offsetof(struct tr_site, attributed),
 		offsetof(struct tr_site, first_live_bytes), O_PROGRAM, O_SELF, S_UNWOUND, S_TRUNCATED);
+	printf("%zu %d %d %d\n", offsetof(struct tr_site, alloc), A_BUFFER, A_IMAGE, A_SVM);
 	return 0;
 }
 `
@@ -60,7 +61,8 @@ int main(void) {
 		fmt.Sprintf(" %d %d", kindIssue, unsafe.Offsetof(h.LogCalls)) +
 		fmt.Sprintf(" %d %d %d %d %d %d %d %d %d %d %d %d %d", unsafe.Offsetof(h.Ledger), unsafe.Offsetof(h.StacksCached), unsafe.Offsetof(h.Objects),
 			unsafe.Offsetof(h.Sites), unsafe.Sizeof(siteSlot{}), unsafe.Sizeof(objSlot{}), unsafe.Offsetof(s.Objects), unsafe.Offsetof(s.Attributed),
-			unsafe.Offsetof(s.FirstLiveBytes), objProgram, objSelf, siteUnwound, siteTruncated)
+			unsafe.Offsetof(s.FirstLiveBytes), objProgram, objSelf, siteUnwound, siteTruncated) +
+		fmt.Sprintf(" %d %d %d %d", unsafe.Offsetof(s.Alloc), allocBuffer, allocImage, allocSVM)
 	if got := strings.TrimSpace(string(out)); got != want {
 		t.Fatalf("C layout %s, Go layout %s", got, want)
 	}

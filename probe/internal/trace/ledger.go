@@ -73,7 +73,7 @@ func (ch *Channel) ledger(rate, whole uint64) *result.TraceLedger {
 
 // site is one slot's site: its frames named, cut at an interpreter, its weights rounded to buffers and bytes.
 func (ch *Channel) site(s *siteSlot, objs *symbolize.Objects) result.TraceSite {
-	out := result.TraceSite{Context: int(s.Context) - 1, Frames: []result.TraceFrame{}, Unwound: s.Flags&siteUnwound != 0,
+	out := result.TraceSite{Context: int(s.Context) - 1, Allocates: allocates(s.Alloc), Frames: []result.TraceFrame{}, Unwound: s.Flags&siteUnwound != 0,
 		Truncated: s.Flags&siteTruncated != 0, Sampled: s.Scaled > 0, Attributed: s.Attributed,
 		Created: whole(s.Created), CreatedB: whole(s.CreatedBytes), Released: whole(s.Released), ReleasedB: whole(s.ReleasedBytes),
 		AtFailure: whole(s.FirstLive), AtFailureB: whole(s.FirstLiveBytes), Live: whole(s.Live), LiveB: whole(s.LiveBytes),
@@ -108,9 +108,19 @@ func whole(w float64) uint64 {
 	return uint64(math.Round(w))
 }
 
+func allocates(a uint32) string {
+	switch a {
+	case allocImage:
+		return result.AllocImages
+	case allocSVM:
+		return result.AllocSVM
+	}
+	return result.AllocBuffers
+}
+
 func siteKey(s *result.TraceSite) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d|%s", s.Context, s.StoppedAt)
+	fmt.Fprintf(&b, "%d|%s|%s", s.Context, s.Allocates, s.StoppedAt)
 	for _, f := range s.Frames {
 		fmt.Fprintf(&b, "|%s+%x", f.Object, f.Address)
 	}

@@ -33,6 +33,7 @@
  */
 #define _GNU_SOURCE
 #define CL_TARGET_OPENCL_VERSION 300
+#define CL_USE_DEPRECATED_OPENCL_1_1_APIS /* clCreateImage2D and 3D, which programs still call */
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
 #include <CL/cl_icd.h>
@@ -159,6 +160,7 @@ struct tr_object {
  * what its buffers came to. The figures are sums of weights: a buffer attributed one by one counts 1, a
  * sampled one the buffers it stands for (scaled counts how many did). Written under the ledger lock. */
 enum { S_UNWOUND = 1, S_TRUNCATED = 2 }; /* flags: the unwinder reached the program; its stack had more frames */
+enum { A_BUFFER = 1, A_IMAGE = 2, A_SVM = 3 }; /* what a site allocates */
 struct tr_site {
 	uint32_t state; /* 0 free, 1 being written, 2 ready */
 	uint32_t context; /* context slot + 1 */
@@ -169,7 +171,9 @@ struct tr_site {
 	uint16_t objects[TR_FRAMES]; /* object slot + 1 of each (0: in no object the layer could find) */
 	uint64_t attributed, released_attributed, scaled;
 	double created, created_bytes, released, released_bytes, live, live_bytes, peak_bytes, first_live, first_live_bytes;
-	uint64_t pad[5];
+	uint32_t alloc; /* what its calls allocate: A_BUFFER, A_IMAGE, A_SVM */
+	uint32_t pad32;
+	uint64_t pad[4];
 };
 
 struct tr_header {
@@ -899,7 +903,14 @@ static int64_t fast_left = -1; /* -1: no interval drawn yet */
 static __thread uint64_t my_rng;
 static __thread int64_t my_left = -1;
 
-/* ledger_weight is the buffers an attributed buffer stands for, or 0 where this one is not attributed. */
+/* weight_of is the allocations an attributed one of size bytes stands for: 1 from ledger_whole up (or with
+ * every allocation attributed), else one over the chance that an allocation of that size is sampled. */
+static double weight_of(uint64_t size) {
+	if (size >= ledger_whole || !ledger_rate) return 1;
+	return 1.0 / (1.0 - exp(-(double)size / (double)ledger_rate));
+}
+
+/* ledger_weight is the allocations an attributed one stands for, or 0 where this one is not attributed. */
 static inline __attribute__((always_inline)) double ledger_weight(int fast, size_t size) {
 	if (size >= ledger_whole || !ledger_rate) return 1;
 	int64_t *left = fast ? &fast_left : &my_left;
@@ -908,7 +919,7 @@ static inline __attribute__((always_inline)) double ledger_weight(int fast, size
 	*left -= (int64_t)size;
 	if (*left > 0) return 0;
 	*left = draw_interval(rng);
-	return 1.0 / (1.0 - exp(-(double)size / (double)ledger_rate));
+	return weight_of(size);
 }
 
 /* ---- objects: which object a frame is in ---- */
@@ -1053,15 +1064,15 @@ static void read_stack(const struct entry *at, struct stack *st) {
 
 /* ---- sites ---- */
 
-static uint64_t site_hash(const struct stack *st, uint32_t context) {
-	uint64_t h = 1469598103934665603ull ^ context;
+static uint64_t site_hash(const struct stack *st, uint32_t context, uint32_t alloc) {
+	uint64_t h = 1469598103934665603ull ^ context ^ ((uint64_t)alloc << 32);
 	for (uint32_t k = 0; k < st->depth; k++) h = (h ^ st->pcs[k]) * 1099511628211ull;
 	return h | 1;
 }
 
-/* site_of is the site of a stack in a context: found, or added (0: the table is full). */
-static uint32_t site_of(const struct stack *st, uint32_t context) {
-	uint64_t h = site_hash(st, context);
+/* site_of is the site of a stack in a context, for what it allocates: found, or added (0: the table is full). */
+static uint32_t site_of(const struct stack *st, uint32_t context, uint32_t alloc) {
+	uint64_t h = site_hash(st, context, alloc);
 	for (uint32_t n = 0, i = (uint32_t)(h % TR_SITES); n < TR_SITES; n++, i = (i + 1) % TR_SITES) {
 		struct tr_site *s = &hdr->sites[i];
 		uint32_t state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE);
@@ -1070,7 +1081,7 @@ static uint32_t site_of(const struct stack *st, uint32_t context) {
 			if (!__atomic_compare_exchange_n(&s->state, &zero, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 				state = zero;
 			} else {
-				s->hash = h, s->context = context, s->depth = st->depth, s->flags = st->flags;
+				s->hash = h, s->context = context, s->depth = st->depth, s->flags = st->flags, s->alloc = alloc;
 				memcpy(s->pcs, st->pcs, sizeof s->pcs);
 				memcpy(s->objects, st->objects, sizeof s->objects);
 				__atomic_store_n(&s->state, 2, __ATOMIC_RELEASE);
@@ -1078,7 +1089,8 @@ static uint32_t site_of(const struct stack *st, uint32_t context) {
 			}
 		}
 		while (state == 1) state = __atomic_load_n(&s->state, __ATOMIC_ACQUIRE); /* another thread writes it */
-		if (s->hash == h && s->context == context && s->depth == st->depth && memcmp(s->pcs, st->pcs, st->depth * sizeof(uint64_t)) == 0)
+		if (s->hash == h && s->context == context && s->alloc == alloc && s->depth == st->depth &&
+		    memcmp(s->pcs, st->pcs, st->depth * sizeof(uint64_t)) == 0)
 			return i + 1;
 	}
 	return 0;
@@ -1107,8 +1119,9 @@ static uint32_t cached_site(const struct cached_stack *c, const struct entry *at
 	return c->site;
 }
 
-/* site_here is the site of the create in progress. */
-static uint32_t site_here(int fast, const struct entry *at, uint32_t context) {
+/* site_here is the site of the create in progress. A cached stack's site allocates what the cached call did:
+ * its entry frame's return address is the place of one call. */
+static uint32_t site_here(int fast, const struct entry *at, uint32_t context, uint32_t alloc) {
 	struct cached_stack *c = fast ? cache_slot(at, context) : NULL;
 	uint32_t site = c ? cached_site(c, at, context) : 0;
 	if (site) {
@@ -1117,7 +1130,7 @@ static uint32_t site_here(int fast, const struct entry *at, uint32_t context) {
 	}
 	struct stack st;
 	read_stack(at, &st);
-	site = site_of(&st, context);
+	site = site_of(&st, context, alloc);
 	if (c && site && st.nslots) {
 		c->ra = at->ra, c->cfa = at->cfa, c->context = context, c->site = site, c->nslots = st.nslots;
 		memcpy(c->slot_off, st.slot_off, sizeof c->slot_off);
@@ -1128,12 +1141,13 @@ static uint32_t site_here(int fast, const struct entry *at, uint32_t context) {
 
 /* ---- the live attributed buffers: open addressing by handle, deletion by backward shift ---- */
 
-/* 16 bytes: the table's pages are touched as it fills, and a first touch costs more than the lookups (the
- * buffer's size is read again at its release). */
+/* 16 bytes: the table's pages are touched as it fills, and a first touch costs more than the lookups. The
+ * size and the site share a word (a site slot needs 11 bits); the weight follows from the size. */
+#define SITE_BITS 11
+_Static_assert(TR_SITES < (1 << SITE_BITS), "site bits");
 struct live_buffer {
-	uint64_t mem;
-	float weight;
-	uint32_t site; /* slot + 1 */
+	uint64_t mem;       /* the handle (cl_mem) or the SVM pointer */
+	uint64_t size_site; /* size << SITE_BITS | site slot + 1 */
 };
 /* Mapped at the first attributed buffer, not in the layer's own data: a program traced with no ledger, or
  * one that attributes none, has not a byte more of address space (a program under ulimit -v near its limit
@@ -1180,7 +1194,7 @@ static void live_insert(struct live_buffer b) {
 	if (!(live_written[page / 64] & (1ull << (page % 64)))) {
 		/* Never written, so all zeros (an entry only moves into a slot that held one): storing a zero
 		 * changes nothing but maps the page for writing. */
-		__atomic_store_n(&live_table[page * LIVE_PAGE_SLOTS].site, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&live_table[page * LIVE_PAGE_SLOTS].size_site, 0, __ATOMIC_RELAXED);
 		live_written[page / 64] |= 1ull << (page % 64);
 	}
 	while (live_table[i].mem) i = (i + 1) & (LIVE_SLOTS - 1);
@@ -1199,9 +1213,10 @@ static void site_add(struct tr_site *s, double w, double bytes) {
 	if (s->live_bytes > s->peak_bytes) s->peak_bytes = s->live_bytes;
 }
 
-/* ledger_created attributes a buffer just made to the site of the create in progress. */
-static void ledger_created(int fast, const struct entry *at, uint32_t context, cl_mem m, size_t size, double w) {
-	uint32_t site = site_here(fast, at, context);
+/* ledger_created attributes an allocation just made (key: its handle or SVM pointer) to the site of the call
+ * in progress. */
+static void ledger_created(int fast, const struct entry *at, uint32_t context, uint32_t alloc, uint64_t key, size_t size, double w) {
+	uint32_t site = site_here(fast, at, context, alloc);
 	if (!site) {
 		__atomic_add_fetch(&hdr->sites_full, 1, __ATOMIC_RELAXED);
 		return;
@@ -1216,7 +1231,7 @@ static void ledger_created(int fast, const struct entry *at, uint32_t context, c
 		__atomic_add_fetch(&hdr->live_full, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	pending[npending++] = (struct live_buffer){(uint64_t)(uintptr_t)m, (float)w, site};
+	pending[npending++] = (struct live_buffer){key, (uint64_t)size << SITE_BITS | site};
 	if (npending == PENDING) flush_pending();
 	__atomic_store_n(&live_count, live_count + 1, __ATOMIC_RELAXED);
 	struct tr_site *s = &hdr->sites[site - 1];
@@ -1226,11 +1241,10 @@ static void ledger_created(int fast, const struct entry *at, uint32_t context, c
 	ledger_unlock();
 }
 
-/* ledger_released takes a destroyed buffer of size bytes out of its site's live figures, where it was
- * attributed. */
-static void ledger_released(cl_mem m, size_t size) {
+/* ledger_released takes a destroyed allocation (key: its handle or SVM pointer) out of its site's live
+ * figures, where it was attributed. */
+static void ledger_released(uint64_t key) {
 	if (!__atomic_load_n(&live_count, __ATOMIC_RELAXED)) return;
-	uint64_t key = (uint64_t)(uintptr_t)m;
 	ledger_lock();
 	flush_pending();
 	uint32_t i = live_home(key);
@@ -1239,10 +1253,11 @@ static void ledger_released(cl_mem m, size_t size) {
 		ledger_unlock();
 		return;
 	}
-	struct live_buffer b = live_table[i];
-	struct tr_site *s = &hdr->sites[b.site - 1];
-	s->released += b.weight, s->released_bytes += (double)b.weight * (double)size;
-	s->live -= b.weight, s->live_bytes -= (double)b.weight * (double)size;
+	uint64_t size = live_table[i].size_site >> SITE_BITS;
+	struct tr_site *s = &hdr->sites[(live_table[i].size_site & ((1u << SITE_BITS) - 1)) - 1];
+	double w = weight_of(size);
+	s->released += w, s->released_bytes += w * (double)size;
+	s->live -= w, s->live_bytes -= w * (double)size;
 	s->released_attributed++;
 	live_table[i].mem = 0;
 	__atomic_store_n(&live_count, live_count - 1, __ATOMIC_RELAXED);
@@ -1320,7 +1335,7 @@ static void created(const struct next_fns *n, const struct entry *at, uint32_t k
 			bump(&sh->live_buffers[r.context - 1], 1, shared);
 			bump(&sh->live_bytes[r.context - 1], size, shared);
 			double w = ledger_on && at ? ledger_weight(fast, size) : 0;
-			if (w > 0) ledger_created(fast, at, r.context, m, size, w);
+			if (w > 0) ledger_created(fast, at, r.context, A_BUFFER, (uint64_t)(uintptr_t)m, size, w);
 		}
 	} else {
 		uint64_t index = calls();
@@ -1396,13 +1411,20 @@ static cl_int hook_release_mem(const struct next_fns *n, int preload, __typeof__
 	            n->get_mem_info(m, CL_MEM_SIZE, sizeof size, &size, NULL) == CL_SUCCESS &&
 	            n->get_mem_info(m, CL_MEM_CONTEXT, sizeof c, &c, NULL) == CL_SUCCESS;
 	if (n->get_mem_info(m, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, NULL) != CL_SUCCESS) parent = NULL;
+	cl_mem_object_type type = CL_MEM_OBJECT_BUFFER;
+	n->get_mem_info(m, CL_MEM_TYPE, sizeof type, &type, NULL);
 	cl_int rc = next(m);
 	mark(preload);
 	int fast = is_fast();
 	struct tr_record r = {.size = size, .kind = K_RELEASE_MEM, .code = rc, .aux = known && refs == 1 && rc == CL_SUCCESS};
 	r.context = known ? find_context(c) : 0;
 	__atomic_add_fetch(&hdr->releases, 1, __ATOMIC_RELAXED);
-	if (r.aux && r.context) {
+	if (r.aux && type != CL_MEM_OBJECT_BUFFER) {
+		/* An image: the contexts' figures are of buffers, and never counted it; the ledger did, where it
+		 * attributed it. */
+		r.flags = 2;
+		if (ledger_on) ledger_released((uint64_t)(uintptr_t)m);
+	} else if (r.aux && r.context) {
 		struct tr_context *s = &hdr->contexts[r.context - 1];
 		if (parent) {
 			__atomic_sub_fetch(&s->sub_buffers, 1, __ATOMIC_RELAXED);
@@ -1412,7 +1434,7 @@ static cl_int hook_release_mem(const struct next_fns *n, int preload, __typeof__
 			struct tr_shard *sh = shard(fast, &shared);
 			bump(&sh->live_buffers[r.context - 1], (uint64_t)-1, shared);
 			bump(&sh->live_bytes[r.context - 1], (uint64_t)0 - size, shared);
-			if (ledger_on) ledger_released(m, size);
+			if (ledger_on) ledger_released((uint64_t)(uintptr_t)m);
 		}
 	}
 	emit_as(fast, &r);
@@ -1504,6 +1526,35 @@ static void issued(const struct next_fns *n, int preload, cl_command_queue q, ui
 	struct tr_record r = {.kind = K_ISSUE, .size = size, .aux = cmd};
 	r.context = c ? context_of(n, c) : 0;
 	emit(&r);
+}
+
+/* ledger_only attributes an allocation the contexts' figures do not count (an image, an SVM allocation) to
+ * its call site, where the ledger is kept and its context is tracked. */
+static void ledger_only(const struct next_fns *n, const struct entry *at, uint32_t alloc, cl_context c, uint64_t key, size_t size) {
+	if (!ledger_on || !key || !size) return;
+	int fast = is_fast();
+	uint32_t context = fast ? fast_context_of(n, c) : context_of(n, c);
+	double w = context ? ledger_weight(fast, size) : 0;
+	if (w > 0) ledger_created(fast, at, context, alloc, key, size, w);
+}
+
+/* image_made attributes an image the runtime made, by the size it says the image has. */
+static void image_made(const struct next_fns *n, const struct entry *at, int preload, cl_context c, cl_mem m) {
+	if (!m || PRELOAD_DONE(preload) || !channel() || !n->get_mem_info || !has(m, clGetMemObjectInfo)) return;
+	mark(preload);
+	size_t size = 0;
+	if (n->get_mem_info(m, CL_MEM_SIZE, sizeof size, &size, NULL) == CL_SUCCESS) ledger_only(n, at, A_IMAGE, c, (uint64_t)(uintptr_t)m, size);
+}
+
+static void svm_made(const struct next_fns *n, const struct entry *at, int preload, cl_context c, void *p, size_t size) {
+	if (!p || PRELOAD_DONE(preload) || !channel()) return;
+	mark(preload);
+	ledger_only(n, at, A_SVM, c, (uint64_t)(uintptr_t)p, size);
+}
+
+static void svm_freed(int preload, void *p) {
+	if (!p || PRELOAD_DONE(preload) || !channel() || !ledger_on) return;
+	ledger_released((uint64_t)(uintptr_t)p);
 }
 
 /* ---- the two entry points into the hooks ---- */
@@ -1618,6 +1669,98 @@ EXPORT cl_int CL_API_CALL clReleaseMemObject(cl_mem m) {
 	return hook_release_mem(pn(), 1, fn, m);
 }
 
+/* Images and SVM allocations, for the ledger alone: each forwards first, then attributes what was made. */
+#define IMG_FMT const cl_image_format *fmt
+static cl_mem CL_API_CALL layer_clCreateImage(cl_context c, cl_mem_flags f, IMG_FMT, const cl_image_desc *d, void *h, cl_int *e) {
+	struct entry at = ENTRY_HERE;
+	cl_mem m = next_dispatch.clCreateImage(c, f, fmt, d, h, e);
+	image_made(&layer_next, &at, 0, c, m);
+	return m;
+}
+EXPORT cl_mem CL_API_CALL clCreateImage(cl_context c, cl_mem_flags f, IMG_FMT, const cl_image_desc *d, void *h, cl_int *e) {
+	RESOLVE(__typeof__(&clCreateImage), clCreateImage)
+	FORWARD_IF_LAYER(fn(c, f, fmt, d, h, e))
+	NO_ENTRY_ERR(e)
+	struct entry at = ENTRY_HERE;
+	cl_mem m = fn(c, f, fmt, d, h, e);
+	image_made(pn(), &at, 1, c, m);
+	return m;
+}
+static cl_mem CL_API_CALL layer_clCreateImageWithProperties(cl_context c, const cl_mem_properties *p, cl_mem_flags f, IMG_FMT, const cl_image_desc *d, void *h, cl_int *e) {
+	struct entry at = ENTRY_HERE;
+	cl_mem m = next_dispatch.clCreateImageWithProperties(c, p, f, fmt, d, h, e);
+	image_made(&layer_next, &at, 0, c, m);
+	return m;
+}
+EXPORT cl_mem CL_API_CALL clCreateImageWithProperties(cl_context c, const cl_mem_properties *p, cl_mem_flags f, IMG_FMT, const cl_image_desc *d, void *h, cl_int *e) {
+	RESOLVE(__typeof__(&clCreateImageWithProperties), clCreateImageWithProperties)
+	FORWARD_IF_LAYER(fn(c, p, f, fmt, d, h, e))
+	NO_ENTRY_ERR(e)
+	struct entry at = ENTRY_HERE;
+	cl_mem m = fn(c, p, f, fmt, d, h, e);
+	image_made(pn(), &at, 1, c, m);
+	return m;
+}
+static cl_mem CL_API_CALL layer_clCreateImage2D(cl_context c, cl_mem_flags f, IMG_FMT, size_t w, size_t ht, size_t rp, void *h, cl_int *e) {
+	struct entry at = ENTRY_HERE;
+	cl_mem m = next_dispatch.clCreateImage2D(c, f, fmt, w, ht, rp, h, e);
+	image_made(&layer_next, &at, 0, c, m);
+	return m;
+}
+EXPORT cl_mem CL_API_CALL clCreateImage2D(cl_context c, cl_mem_flags f, IMG_FMT, size_t w, size_t ht, size_t rp, void *h, cl_int *e) {
+	RESOLVE(__typeof__(&clCreateImage2D), clCreateImage2D)
+	FORWARD_IF_LAYER(fn(c, f, fmt, w, ht, rp, h, e))
+	NO_ENTRY_ERR(e)
+	struct entry at = ENTRY_HERE;
+	cl_mem m = fn(c, f, fmt, w, ht, rp, h, e);
+	image_made(pn(), &at, 1, c, m);
+	return m;
+}
+static cl_mem CL_API_CALL layer_clCreateImage3D(cl_context c, cl_mem_flags f, IMG_FMT, size_t w, size_t ht, size_t dp, size_t rp, size_t sp, void *h, cl_int *e) {
+	struct entry at = ENTRY_HERE;
+	cl_mem m = next_dispatch.clCreateImage3D(c, f, fmt, w, ht, dp, rp, sp, h, e);
+	image_made(&layer_next, &at, 0, c, m);
+	return m;
+}
+EXPORT cl_mem CL_API_CALL clCreateImage3D(cl_context c, cl_mem_flags f, IMG_FMT, size_t w, size_t ht, size_t dp, size_t rp, size_t sp, void *h, cl_int *e) {
+	RESOLVE(__typeof__(&clCreateImage3D), clCreateImage3D)
+	FORWARD_IF_LAYER(fn(c, f, fmt, w, ht, dp, rp, sp, h, e))
+	NO_ENTRY_ERR(e)
+	struct entry at = ENTRY_HERE;
+	cl_mem m = fn(c, f, fmt, w, ht, dp, rp, sp, h, e);
+	image_made(pn(), &at, 1, c, m);
+	return m;
+}
+static void *CL_API_CALL layer_clSVMAlloc(cl_context c, cl_svm_mem_flags f, size_t size, cl_uint align) {
+	struct entry at = ENTRY_HERE;
+	void *p = next_dispatch.clSVMAlloc(c, f, size, align);
+	svm_made(&layer_next, &at, 0, c, p, size);
+	return p;
+}
+EXPORT void *CL_API_CALL clSVMAlloc(cl_context c, cl_svm_mem_flags f, size_t size, cl_uint align) {
+	RESOLVE(__typeof__(&clSVMAlloc), clSVMAlloc)
+	FORWARD_IF_LAYER(fn(c, f, size, align))
+	if (!fn) return NULL;
+	struct entry at = ENTRY_HERE;
+	void *p = fn(c, f, size, align);
+	svm_made(pn(), &at, 1, c, p, size);
+	return p;
+}
+static void CL_API_CALL layer_clSVMFree(cl_context c, void *p) {
+	next_dispatch.clSVMFree(c, p);
+	svm_freed(0, p);
+}
+EXPORT void CL_API_CALL clSVMFree(cl_context c, void *p) {
+	RESOLVE(__typeof__(&clSVMFree), clSVMFree)
+	if (fn && __atomic_load_n(&layer_active, __ATOMIC_ACQUIRE)) {
+		fn(c, p);
+		return;
+	}
+	if (!fn) return;
+	fn(c, p);
+	svm_freed(1, p);
+}
+
 /* ENQUEUE makes both entry points of a command that returns a status, q being its queue, target the buffer
  * it is about (its destination; NULL where it has none, or several) and size the bytes it names (0: none).
  * The arguments go on as they came; the layer reads none behind a pointer. */
@@ -1727,6 +1870,12 @@ EXPORT cl_int CL_API_CALL clInitLayer(cl_uint num_entries, const cl_icd_dispatch
 	WATCH(clCreateBufferWithProperties);
 	WATCH(clCreateSubBuffer);
 	WATCH(clReleaseMemObject);
+	WATCH(clCreateImage);
+	WATCH(clCreateImageWithProperties);
+	WATCH(clCreateImage2D);
+	WATCH(clCreateImage3D);
+	WATCH(clSVMAlloc);
+	WATCH(clSVMFree);
 	WATCH(clEnqueueReadBuffer);
 	WATCH(clEnqueueWriteBuffer);
 	WATCH(clEnqueueCopyBuffer);
