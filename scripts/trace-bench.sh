@@ -4,7 +4,7 @@
 # plainly and under `clmemprobe trace`, alternating, REPS times each; prints each median and the ratio.
 #   scripts/trace-bench.sh [--count N] [--size BYTES] [--reps N] [--via auto|layer|preload] [--ledger-sample S]
 # (--ledger-sample is trace's own flag: the ledger's sampling, 0 for every buffer, off for no ledger; a list
-# such as off,512KiB traces each way in every repetition, after the same plain run.)
+# such as off,512KiB traces each way in every repetition, after the same plain run, in turn first.)
 # (CLMEMPROBE=path/to/clmemprobe uses that build instead of building one, TRACEPROG=path/to/traceprog that
 # program; PIN_CPU=N runs the program, plain and traced, on CPU N alone (taskset), the tool on the others, so
 # that the scheduler's placement does not swamp a difference of a few percent.)
@@ -44,7 +44,11 @@ for l in "${ledgers[@]}"; do : >"$work/traced-$l"; done
 for i in $(seq "$reps"); do
   seconds "$("${pin[@]}" "$prog" bench "$count" "$size")" >>"$work/plain"
   line="trace-bench: run $i: plain $(tail -n1 "$work/plain") s"
-  for l in "${ledgers[@]}"; do
+  # The ways in turn take the place right after the plain run: a machine that slows as it goes (a warming
+  # runtime, its caches) weighs on each alike.
+  order=()
+  for k in "${!ledgers[@]}"; do order+=("${ledgers[$(((k + i) % ${#ledgers[@]}))]}"); done
+  for l in "${order[@]}"; do
     out=$("$tool" trace -q --via "$via" --ledger-sample "$l" --format json --out "$work/t$i-$l" -- "${pin[@]}" "$prog" bench "$count" "$size")
     seconds "$out" >>"$work/traced-$l"
     dropped=$(awk -F': ' '/"records_dropped"/ { gsub(",", "", $2); print $2; exit }' "$work/t$i-$l/trace.json")
