@@ -52,12 +52,13 @@ func writeSitesTable(w io.Writer, t *result.Trace) error {
 	fmt.Fprintln(w, "\nWhere the allocations were made (the ledger; trace --out writes it for pprof too):")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "site\tctx\tcreated\treleased\tat failure\tlive at end\tpeak")
+	labels := l.Labels(" < ")
 	for i, s := range l.Sites {
 		if i == ledgerRows {
 			break
 		}
-		fmt.Fprintf(tw, "%s%s%s\t%d\t%d\t%d\t%s\t%s\t%s\n", sampledMark(s), allocMark(s), plain(s.Name()), s.Context, s.Created, s.Released,
-			atFailureText(t, s), liveText(s.Live, s.LiveB), units.Bytes(s.PeakB))
+		fmt.Fprintf(tw, "%s%s%s\t%d\t%d\t%d\t%s\t%s\t%s\n", sampledMark(s), allocMark(s), plain(labels[i]), s.Context, s.Created, s.Released,
+			atFailureText(t, s), liveText(s.Live, s.LiveB), peakText(s))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -67,6 +68,14 @@ func writeSitesTable(w io.Writer, t *result.Trace) error {
 	}
 	_, err := fmt.Fprintln(w, plain(ledgerNote(l)))
 	return err
+}
+
+// peakText is a site's peak, "at most" where it is a bound.
+func peakText(s result.TraceSite) string {
+	if s.PeakBound {
+		return "<= " + units.Bytes(s.PeakB)
+	}
+	return units.Bytes(s.PeakB)
 }
 
 func atFailureText(t *result.Trace, s result.TraceSite) string {
@@ -93,7 +102,7 @@ func writeSitesMarkdown(w io.Writer, t *result.Trace) {
 	fmt.Fprint(w, "| site | context | created | released | live at failure | live at end | peak | stack |\n|:--|--:|--:|--:|--:|--:|--:|:--|\n")
 	for _, s := range l.Sites {
 		fmt.Fprintf(w, "| %s%s%s | %d | %d (%s) | %d (%s) | %s | %s | %s | %s |\n", sampledMark(s), allocMark(s), mdText(s.Name()), s.Context, s.Created, units.Bytes(s.CreatedB),
-			s.Released, units.Bytes(s.ReleasedB), atFailureText(t, s), liveText(s.Live, s.LiveB), units.Bytes(s.PeakB), mdText(stackText(s)))
+			s.Released, units.Bytes(s.ReleasedB), atFailureText(t, s), liveText(s.Live, s.LiveB), mdText(peakText(s)), mdText(stackText(s)))
 	}
 }
 

@@ -128,7 +128,11 @@ func traceReadme(j findings.JudgedTrace, reproErr error) []byte {
 	b.WriteString("| `trace.json` | the trace as clmemprobe wrote it: every context, the allocation sequence, the samples |\n")
 	b.WriteString("| `timeline.json` | the program over time: memory counters, its contexts, its first failure; open it in https://ui.perfetto.dev or chrome://tracing |\n")
 	if t.Ledger != nil {
-		b.WriteString("| `" + profileEndFile + "` | the buffers each call site of the program held when it ended (never released), for `go tool pprof -top` |\n")
+		what := "held when it ended (never released)"
+		if t.Exit.Code == nil || t.Exit.TimedOut || t.Exit.Interrupted {
+			what = "still held when it was ended"
+		}
+		b.WriteString("| `" + profileEndFile + "` | the allocations each call site of the program " + what + ", for `go tool pprof -top` |\n")
 		if t.FirstFailure != nil {
 			b.WriteString("| `" + profileFailureFile + "` | what each call site held at the first failure |\n")
 		}

@@ -261,3 +261,33 @@ func TestLedgerOfAPythonProgram(t *testing.T) {
 		t.Fatalf("the sites created %d buffers, the script 20", created)
 	}
 }
+
+// One helper, make_one, makes the buffers of two callers whose frames are alike (path_a's 300, then
+// path_b's 200): the stacks differ only in the return address into the caller, at the same place on the
+// stack, so the layer's cache of the first stack must fail its check on the second. The two sites are told
+// apart, with their own counts, and the sentences name each by its caller.
+func TestLedgerTellsTwoPathsThroughOneHelperApart(t *testing.T) {
+	_, tr, res := tracedInto(t, PoCLEnv(t), "--", leakProgram(t), "paths")
+	if res.code != 0 || tr.Ledger == nil {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	want := map[string]uint64{"path_a": 300, "path_b": 200} // leak.c's two callers
+	labels := tr.Ledger.Labels(", called from ")
+	for i, s := range tr.Ledger.Sites {
+		if len(s.Frames) < 2 || s.Frames[0].Function != "make_one" {
+			t.Fatalf("site %+v", s)
+		}
+		caller := s.Frames[1].Function
+		if n, ok := want[caller]; !ok || s.Created != n || s.Live != n {
+			t.Fatalf("make_one called from %s: %+v; want %v", caller, s, want)
+		}
+		delete(want, caller)
+		sentence := fmt.Sprintf("%d buffers (%d MiB) created in %s, were never released.", s.Live, s.Live, labels[i])
+		if !strings.Contains(labels[i], "called from "+caller+" (leak.c:") || !containsLine(tr.Verdict, sentence) {
+			t.Fatalf("verdict %q; want %q", tr.Verdict, sentence)
+		}
+	}
+	if len(want) != 0 || tr.Ledger.StacksRead < 2 {
+		t.Fatalf("sites %+v, stacks read %d: want one site per caller, each stack read", tr.Ledger.Sites, tr.Ledger.StacksRead)
+	}
+}

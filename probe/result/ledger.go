@@ -57,6 +57,9 @@ type TraceSite struct {
 	Live       uint64 `json:"live_at_end"`
 	LiveB      uint64 `json:"live_at_end_bytes"`
 	PeakB      uint64 `json:"peak_bytes"`
+	// PeakBound says PeakB is an upper bound: the site is several stacks that differed only past where
+	// they were cut (an interpreter's frames), whose peaks are summed, not known to have been at once.
+	PeakBound bool `json:"peak_is_upper_bound,omitempty"`
 }
 
 // TraceFrame is one return address of a site, with what the object file says of it.
@@ -119,6 +122,37 @@ func (s TraceSite) Counted(n uint64) string {
 		return "1 " + noun
 	}
 	return fmt.Sprintf("%d %s", n, plural)
+}
+
+// Labels say the sites apart, in the order of Sites: each its Name, and where another site has the same
+// name (one helper called from two places), its callers after it, joined by sep, as far as it takes (up to 4
+// frames).
+func (l *TraceLedger) Labels(sep string) []string {
+	labels := make([]string, len(l.Sites))
+	for depth := 1; depth <= 4; depth++ {
+		seen := map[string]int{}
+		for i, s := range l.Sites {
+			labels[i] = s.label(depth, sep)
+			seen[labels[i]]++
+		}
+		unique := true
+		for _, n := range seen {
+			unique = unique && n == 1
+		}
+		if unique {
+			break
+		}
+	}
+	return labels
+}
+
+// label is the site's name and the names of up to depth-1 callers.
+func (s TraceSite) label(depth int, sep string) string {
+	out := s.Name()
+	for i := 1; i < depth && i < len(s.Frames); i++ {
+		out += sep + s.Frames[i].Name()
+	}
+	return out
 }
 
 // Name is how a site is said: its innermost frame ("(no stack)" where the unwinder read none).

@@ -23,14 +23,14 @@ func ledgerSentences(t *result.Trace) []string {
 	if s := atFailure(t); s != "" {
 		out = append(out, s)
 	}
-	named := 0
-	for _, s := range l.Sites { // by live bytes at the end, most first
+	named, labels := 0, l.Labels(", called from ")
+	for i, s := range l.Sites { // by live bytes at the end, most first
 		if s.Live == 0 || named == unreleasedSites {
 			continue
 		}
 		named++
 		out = append(out, fmt.Sprintf("%s%s (%s) created in %s%s %s.", about(s), s.Counted(s.Live), units.Bytes(s.LiveB),
-			s.Name(), inContext(t, s), unreleasedEnd(t)))
+			clause(labels[i], s), inContext(t, s), unreleasedEnd(t)))
 	}
 	if more := unreleasedCount(l) - named; more > 0 {
 		out = append(out, fmt.Sprintf("%s more kept allocations to the end; the ledger lists them.", units.Counted(uint64(more), "site")))
@@ -42,8 +42,9 @@ func ledgerSentences(t *result.Trace) []string {
 	return out
 }
 
-// atFailure names the site that held the most bytes at the first failure, as a share of every context's
-// live bytes then (the layer's exact counters), where the ledger saw that moment.
+// atFailure names the site that held the most bytes at the first failure, as a share of what was live then:
+// every context's buffers (the layer's exact counters) and the images and SVM allocations the ledger
+// attributed (which those counters leave out).
 func atFailure(t *result.Trace) string {
 	f := t.FirstFailure
 	if f == nil {
@@ -53,18 +54,35 @@ func atFailure(t *result.Trace) string {
 	for _, l := range f.Live {
 		total += l.Bytes
 	}
+	for _, s := range t.Ledger.Sites {
+		if s.Allocates != "" && s.Allocates != result.AllocBuffers {
+			total += s.AtFailureB
+		}
+	}
 	var top *result.TraceSite
+	label := ""
+	labels := t.Ledger.Labels(", called from ")
 	for i := range t.Ledger.Sites {
 		if s := &t.Ledger.Sites[i]; s.AtFailureB > 0 && (top == nil || s.AtFailureB > top.AtFailureB) {
-			top = s
+			top, label = s, labels[i]
 		}
 	}
 	if top == nil || total == 0 {
 		return ""
 	}
+	// A sampled site's estimate can pass the exact total by its error: said as all of it, "about".
 	share := min(100, 100*float64(top.AtFailureB)/float64(total))
-	return fmt.Sprintf("At the failure, %s%s held %s%.0f%% of the live bytes (%s in %s).", top.Name(), inContext(t, *top), aboutWord(*top),
+	return fmt.Sprintf("At the failure, %s%s held %s%.0f%% of the live bytes (%s in %s).", clause(label, *top), inContext(t, *top), aboutWord(*top),
 		share, units.Bytes(top.AtFailureB), top.Counted(top.AtFailure))
+}
+
+// clause closes a label that names callers ("make_one (a.c:3), called from path_a (a.c:9),") so that the
+// sentence reads on.
+func clause(label string, s result.TraceSite) string {
+	if label != s.Name() {
+		return label + ","
+	}
+	return label
 }
 
 func unreleasedCount(l *result.TraceLedger) int {

@@ -61,6 +61,9 @@ func Of(t *result.Trace, m Moment) (*profile.Profile, error) {
 
 func comments(t *result.Trace, m Moment) []string {
 	what := "live when the program ended (never released)"
+	if t.Exit.Code == nil || t.Exit.TimedOut || t.Exit.Interrupted {
+		what = "still live when the program was ended (" + t.Exit.Description + ")"
+	}
 	if m == AtFailure {
 		what = fmt.Sprintf("live at the program's first failure (%s after %d allocation calls)", t.FirstFailure.CodeName, t.FirstFailure.Index)
 	}

@@ -5,8 +5,11 @@
  * into), until a create fails (or 1,000,000 were made), so the ledger has a first failure to show.
  * With "images" it makes images and SVM allocations instead, each of 1 MiB: make_images makes 5 images and
  * releases 2, svm_pool allocates 10 and frees 6.
+ * With "paths" one helper, make_one, makes and keeps buffers for two callers alike but for their counts
+ * (path_a 300, path_b 200): the stacks differ only in the return address into them, at the same place.
  *   leak [FRAMES CACHED] [fail]       (defaults 300 200)
- *   leak images */
+ *   leak images
+ *   leak paths */
 #define CL_TARGET_OPENCL_VERSION 200
 #include <CL/cl.h>
 #include <stdio.h>
@@ -72,6 +75,21 @@ __attribute__((noinline)) static void svm_pool(void) {
 	for (int i = 0; i < 6; i++) clSVMFree(ctx, p[i]);
 }
 
+__attribute__((noinline)) static cl_mem make_one(void) {
+	cl_int err;
+	return clCreateBuffer(ctx, CL_MEM_READ_WRITE, 1 << 20, NULL, &err);
+}
+
+static cl_mem kept[500];
+
+__attribute__((noinline)) static void path_a(void) {
+	for (int i = 0; i < 300; i++) kept[i] = make_one();
+}
+
+__attribute__((noinline)) static void path_b(void) {
+	for (int i = 0; i < 200; i++) kept[300 + i] = make_one();
+}
+
 int main(int argc, char **argv) {
 	long frames = argc > 2 ? atol(argv[1]) : 300, cached = argc > 2 ? atol(argv[2]) : 200;
 	int fail = argc > 1 && strcmp(argv[argc - 1], "fail") == 0;
@@ -86,6 +104,12 @@ int main(int argc, char **argv) {
 	if (!ctx) {
 		fprintf(stderr, "leak: clCreateContext: %d\n", err);
 		return 1;
+	}
+	if (argc > 1 && strcmp(argv[1], "paths") == 0) {
+		path_a(); /* path_b's first create meets path_a's stack in the layer's cache, at the same place */
+		path_b();
+		printf("path_a made 300, path_b 200, through make_one\n");
+		return 0;
 	}
 	if (argc > 1 && strcmp(argv[1], "images") == 0) {
 		make_images();

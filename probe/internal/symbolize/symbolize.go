@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"syscall"
 
 	"github.com/ianlancetaylor/demangle"
 )
@@ -157,15 +158,24 @@ func open(path string) (obj *object) {
 			obj = &object{err: fmt.Errorf("reading %s: %v", path, r)}
 		}
 	}()
-	fi, err := os.Stat(path)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxObjectBytes || !filepath.IsAbs(path) {
-		return &object{err: fmt.Errorf("%s: not an object file to read", path)}
+	if !filepath.IsAbs(path) {
+		return &object{err: fmt.Errorf("%s: not an absolute path", path)}
 	}
-	f, err := elf.Open(path)
+	// The path came from the traced program: opened without waiting (a FIFO put there would block an open
+	// for ever), and checked on the descriptor opened, not on the name, which may change in between.
+	file, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return &object{err: err}
 	}
-	defer f.Close()
+	defer file.Close()
+	fi, err := file.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxObjectBytes {
+		return &object{err: fmt.Errorf("%s: not an object file to read", path)}
+	}
+	f, err := elf.NewFile(file)
+	if err != nil {
+		return &object{err: err}
+	}
 	obj.buildID = buildID(f)
 	obj.syms = symbols(f)
 	obj.starts = functionStarts(f)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -21,17 +22,24 @@ const (
 	LedgerWhole         = 1 << 20
 )
 
-// interpreters are the runtimes whose frames end a site's stack: a Python or JVM program's own code is the
-// extension that made the call, and the interpreter's frames above it say nothing of the program's call path.
-var interpreters = []struct{ prefix, what string }{
-	{"libpython", "the Python interpreter"}, {"python", "the Python interpreter"},
-	{"libjvm", "the JVM"}, {"node", "Node.js"}, {"libruby", "the Ruby interpreter"}, {"libjulia", "Julia"},
+// interpreters are the runtimes whose frames end a site's stack, by their objects' exact names: a Python or
+// JVM program's own code is the extension that made the call, and the interpreter's frames above it say
+// nothing of the program's call path. A program merely named like one (node-leak, python_tool) is not one.
+var interpreters = []struct {
+	name *regexp.Regexp
+	what string
+}{
+	{regexp.MustCompile(`^(lib)?python[23](\.[0-9]+)?[dmu]*(\.so(\.[0-9.]+)?)?$`), "the Python interpreter"},
+	{regexp.MustCompile(`^libjvm\.so$`), "the JVM"},
+	{regexp.MustCompile(`^(node|nodejs|libnode\.so(\.[0-9.]+)?)$`), "Node.js"},
+	{regexp.MustCompile(`^(ruby[0-9.]*|libruby[-0-9.]*\.so(\.[0-9.]+)?)$`), "the Ruby interpreter"},
+	{regexp.MustCompile(`^(julia|libjulia(-internal)?\.so(\.[0-9.]+)?)$`), "Julia"},
 }
 
 func interpreter(object string) (string, bool) {
 	base := filepath.Base(object)
 	for _, in := range interpreters {
-		if strings.HasPrefix(base, in.prefix) {
+		if in.name.MatchString(base) {
 			return fmt.Sprintf("%s (%s)", base, in.what), true
 		}
 	}
@@ -141,4 +149,5 @@ func merge(into, s *result.TraceSite) {
 	into.LiveB += s.LiveB
 	// The two stacks' peaks may not have been at once: their sum bounds the merged site's peak.
 	into.PeakB += s.PeakB
+	into.PeakBound = true
 }

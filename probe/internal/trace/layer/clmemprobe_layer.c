@@ -247,6 +247,7 @@ struct next_fns {
 	__typeof__(&clGetDeviceInfo) get_device_info;
 	__typeof__(&clGetMemObjectInfo) get_mem_info;
 	__typeof__(&clGetCommandQueueInfo) get_queue_info;
+	__typeof__(&clSetMemObjectDestructorCallback) set_destructor;
 };
 
 static struct tr_header *hdr;
@@ -1188,7 +1189,20 @@ static uint32_t live_home(uint64_t mem) { return (uint32_t)((mem * 0x9E3779B97F4
 #define LIVE_PAGE_SLOTS (4096 / sizeof(struct live_buffer))
 static uint64_t live_written[LIVE_SLOTS / LIVE_PAGE_SLOTS / 64];
 
-/* live_insert and flush_pending run under the ledger lock. */
+/* retire takes a live entry out of its site's live figures, as released (under the ledger lock). */
+static void retire(const struct live_buffer *e) {
+	uint64_t size = e->size_site >> SITE_BITS;
+	struct tr_site *s = &hdr->sites[(e->size_site & ((1u << SITE_BITS) - 1)) - 1];
+	double w = weight_of(size);
+	s->released += w, s->released_bytes += w * (double)size;
+	s->live -= w, s->live_bytes -= w * (double)size;
+	s->released_attributed++;
+	__atomic_store_n(&live_count, live_count - 1, __ATOMIC_RELAXED);
+}
+
+/* live_insert and flush_pending run under the ledger lock. A handle already in the table belongs to an
+ * object the runtime has destroyed without a release the layer saw as the last (one a sub-buffer or the
+ * runtime itself still held): it handed the handle out again, so the old one is retired here. */
 static void live_insert(struct live_buffer b) {
 	uint32_t i = live_home(b.mem), page = i / LIVE_PAGE_SLOTS;
 	if (!(live_written[page / 64] & (1ull << (page % 64)))) {
@@ -1197,7 +1211,12 @@ static void live_insert(struct live_buffer b) {
 		__atomic_store_n(&live_table[page * LIVE_PAGE_SLOTS].size_site, 0, __ATOMIC_RELAXED);
 		live_written[page / 64] |= 1ull << (page % 64);
 	}
-	while (live_table[i].mem) i = (i + 1) & (LIVE_SLOTS - 1);
+	for (; live_table[i].mem; i = (i + 1) & (LIVE_SLOTS - 1)) {
+		if (live_table[i].mem == b.mem) {
+			retire(&live_table[i]);
+			break;
+		}
+	}
 	live_table[i] = b;
 }
 
@@ -1253,14 +1272,8 @@ static void ledger_released(uint64_t key) {
 		ledger_unlock();
 		return;
 	}
-	uint64_t size = live_table[i].size_site >> SITE_BITS;
-	struct tr_site *s = &hdr->sites[(live_table[i].size_site & ((1u << SITE_BITS) - 1)) - 1];
-	double w = weight_of(size);
-	s->released += w, s->released_bytes += w * (double)size;
-	s->live -= w, s->live_bytes -= w * (double)size;
-	s->released_attributed++;
+	retire(&live_table[i]);
 	live_table[i].mem = 0;
-	__atomic_store_n(&live_count, live_count - 1, __ATOMIC_RELAXED);
 	for (uint32_t j = i;;) {
 		j = (j + 1) & (LIVE_SLOTS - 1);
 		if (!live_table[j].mem) break;
@@ -1399,6 +1412,12 @@ static cl_mem hook_create_sub_buffer(const struct next_fns *n, int preload, __ty
 	return m;
 }
 
+/* destroyed is the runtime's word that a memory object is gone (clSetMemObjectDestructorCallback). */
+static void CL_CALLBACK destroyed(cl_mem m, void *user) {
+	(void)user;
+	ledger_released((uint64_t)(uintptr_t)m);
+}
+
 /* hook_release_mem reads the buffer's size, context and reference count before the release: at count 1 the
  * release destroys it, and its bytes leave its context's live bytes. */
 static cl_int hook_release_mem(const struct next_fns *n, int preload, __typeof__(&clReleaseMemObject) next, cl_mem m) {
@@ -1413,6 +1432,11 @@ static cl_int hook_release_mem(const struct next_fns *n, int preload, __typeof__
 	if (n->get_mem_info(m, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof parent, &parent, NULL) != CL_SUCCESS) parent = NULL;
 	cl_mem_object_type type = CL_MEM_OBJECT_BUFFER;
 	n->get_mem_info(m, CL_MEM_TYPE, sizeof type, &type, NULL);
+	/* A release that is not the last may still be the last the layer sees: a sub-buffer, or the runtime
+	 * itself, can hold the object's last reference. Where the ledger may have attributed it, the runtime
+	 * tells the ledger when it destroys it (the callback only takes out what is still in the table). */
+	if (known && refs > 1 && ledger_on && __atomic_load_n(&live_count, __ATOMIC_RELAXED) && n->set_destructor && has(m, clSetMemObjectDestructorCallback))
+		n->set_destructor(m, destroyed, NULL);
 	cl_int rc = next(m);
 	mark(preload);
 	int fast = is_fast();
@@ -1588,11 +1612,13 @@ static const struct next_fns *pn(void) {
 			.get_device_info = (__typeof__(&clGetDeviceInfo))real_entry("clGetDeviceInfo"),
 			.get_mem_info = (__typeof__(&clGetMemObjectInfo))real_entry("clGetMemObjectInfo"),
 			.get_queue_info = (__typeof__(&clGetCommandQueueInfo))real_entry("clGetCommandQueueInfo"),
+			.set_destructor = (__typeof__(&clSetMemObjectDestructorCallback))real_entry("clSetMemObjectDestructorCallback"),
 		};
 		__atomic_store_n(&preload_next.get_context_info, n.get_context_info, __ATOMIC_RELAXED);
 		__atomic_store_n(&preload_next.get_device_info, n.get_device_info, __ATOMIC_RELAXED);
 		__atomic_store_n(&preload_next.get_mem_info, n.get_mem_info, __ATOMIC_RELAXED);
 		__atomic_store_n(&preload_next.get_queue_info, n.get_queue_info, __ATOMIC_RELAXED);
+		__atomic_store_n(&preload_next.set_destructor, n.set_destructor, __ATOMIC_RELAXED);
 		__atomic_store_n(&preload_ready, 1, __ATOMIC_RELEASE);
 	}
 	return &preload_next;
@@ -1782,6 +1808,28 @@ EXPORT void CL_API_CALL clSVMFree(cl_context c, void *p) {
 	}
 
 #define EVS cl_uint ne, const cl_event *wl, cl_event *ev
+
+/* clEnqueueSVMFree releases SVM allocations as a command: the ledger takes them out when the runtime took the
+ * command (the program has let them go; the command frees them in the queue's order). */
+#define SVM_FREE_FN void(CL_CALLBACK * free_fn)(cl_command_queue, cl_uint, void *[], void *)
+static void svm_enqueue_freed(int preload, cl_int rc, cl_uint np, void *ptrs[]) {
+	if (rc != CL_SUCCESS || !ptrs) return;
+	for (cl_uint i = 0; i < np; i++) svm_freed(preload, ptrs[i]);
+}
+static cl_int CL_API_CALL layer_clEnqueueSVMFree(cl_command_queue q, cl_uint np, void *ptrs[], SVM_FREE_FN, void *u, EVS) {
+	cl_int rc = next_dispatch.clEnqueueSVMFree(q, np, ptrs, free_fn, u, ne, wl, ev);
+	svm_enqueue_freed(0, rc, np, ptrs);
+	return rc;
+}
+EXPORT cl_int CL_API_CALL clEnqueueSVMFree(cl_command_queue q, cl_uint np, void *ptrs[], SVM_FREE_FN, void *u, EVS) {
+	RESOLVE(__typeof__(&clEnqueueSVMFree), clEnqueueSVMFree)
+	FORWARD_IF_LAYER(fn(q, np, ptrs, free_fn, u, ne, wl, ev))
+	NO_ENTRY
+	cl_int rc = fn(q, np, ptrs, free_fn, u, ne, wl, ev);
+	svm_enqueue_freed(1, rc, np, ptrs);
+	return rc;
+}
+
 ENQUEUE(clEnqueueReadBuffer, C_READ, b, s, (cl_command_queue q, cl_mem b, cl_bool bl, size_t o, size_t s, void *p, EVS), (q, b, bl, o, s, p, ne, wl, ev))
 ENQUEUE(clEnqueueWriteBuffer, C_WRITE, b, s, (cl_command_queue q, cl_mem b, cl_bool bl, size_t o, size_t s, const void *p, EVS), (q, b, bl, o, s, p, ne, wl, ev))
 ENQUEUE(clEnqueueCopyBuffer, C_COPY, b, s, (cl_command_queue q, cl_mem a, cl_mem b, size_t oa, size_t ob, size_t s, EVS), (q, a, b, oa, ob, s, ne, wl, ev))
@@ -1862,6 +1910,7 @@ EXPORT cl_int CL_API_CALL clInitLayer(cl_uint num_entries, const cl_icd_dispatch
 	layer_next.get_device_info = next_dispatch.clGetDeviceInfo;
 	layer_next.get_mem_info = next_dispatch.clGetMemObjectInfo;
 	layer_next.get_queue_info = next_dispatch.clGetCommandQueueInfo;
+	layer_next.set_destructor = next_dispatch.clSetMemObjectDestructorCallback;
 #define WATCH(name) if (next_dispatch.name) layer_dispatch.name = layer_##name
 	WATCH(clCreateContext);
 	WATCH(clCreateContextFromType);
@@ -1876,6 +1925,7 @@ EXPORT cl_int CL_API_CALL clInitLayer(cl_uint num_entries, const cl_icd_dispatch
 	WATCH(clCreateImage3D);
 	WATCH(clSVMAlloc);
 	WATCH(clSVMFree);
+	WATCH(clEnqueueSVMFree);
 	WATCH(clEnqueueReadBuffer);
 	WATCH(clEnqueueWriteBuffer);
 	WATCH(clEnqueueCopyBuffer);
