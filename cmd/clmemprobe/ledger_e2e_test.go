@@ -291,3 +291,22 @@ func TestLedgerTellsTwoPathsThroughOneHelperApart(t *testing.T) {
 		t.Fatalf("sites %+v, stacks read %d: want one site per caller, each stack read", tr.Ledger.Sites, tr.Ledger.StacksRead)
 	}
 }
+
+// A buffer whose last reference its sub-buffer held (PoCL counts one: the program's release of the parent
+// finds 2) is released when the runtime destroys it, at the sub-buffer's release: the site made 10 and
+// released 10, and none is said kept.
+func TestLedgerSeesAParentGoWithItsSubBuffer(t *testing.T) {
+	_, tr, res := tracedInto(t, PoCLEnv(t), "--", leakProgram(t), "subs")
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	const made = 10 // leak.c's subs
+	if s := siteOf(t, tr, "make_parent"); s.Created != made || s.Released != made || s.Live != 0 {
+		t.Fatalf("make_parent's site %+v", s)
+	}
+	for _, v := range tr.Verdict {
+		if strings.Contains(v, "make_parent") {
+			t.Fatalf("the verdict names a site that released all it made: %q", v)
+		}
+	}
+}

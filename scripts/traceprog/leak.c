@@ -7,7 +7,10 @@
  * releases 2, svm_pool allocates 10 and frees 6.
  * With "paths" one helper, make_one, makes and keeps buffers for two callers alike but for their counts
  * (path_a 300, path_b 200): the stacks differ only in the return address into them, at the same place.
+ * With "subs" make_parent makes 10 buffers with a sub-buffer each and releases each parent, then its
+ * sub-buffer, which held the parent's last reference where the runtime counts one (PoCL does).
  *   leak [FRAMES CACHED] [fail]       (defaults 300 200)
+ *   leak subs
  *   leak images
  *   leak paths */
 #define CL_TARGET_OPENCL_VERSION 200
@@ -90,6 +93,23 @@ __attribute__((noinline)) static void path_b(void) {
 	for (int i = 0; i < 200; i++) kept[300 + i] = make_one();
 }
 
+__attribute__((noinline)) static cl_mem make_parent(void) {
+	cl_int err;
+	return clCreateBuffer(ctx, CL_MEM_READ_WRITE, 1 << 20, NULL, &err);
+}
+
+static void subs(void) {
+	for (int i = 0; i < 10; i++) {
+		cl_int err;
+		cl_mem parent = make_parent();
+		cl_buffer_region r = {0, 4096};
+		cl_mem sub = clCreateSubBuffer(parent, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &r, &err);
+		clReleaseMemObject(parent);
+		clReleaseMemObject(sub);
+	}
+	printf("make_parent made 10 and released them all, each with its sub-buffer\n");
+}
+
 int main(int argc, char **argv) {
 	long frames = argc > 2 ? atol(argv[1]) : 300, cached = argc > 2 ? atol(argv[2]) : 200;
 	int fail = argc > 1 && strcmp(argv[argc - 1], "fail") == 0;
@@ -104,6 +124,10 @@ int main(int argc, char **argv) {
 	if (!ctx) {
 		fprintf(stderr, "leak: clCreateContext: %d\n", err);
 		return 1;
+	}
+	if (argc > 1 && strcmp(argv[1], "subs") == 0) {
+		subs();
+		return 0;
 	}
 	if (argc > 1 && strcmp(argv[1], "paths") == 0) {
 		path_a(); /* path_b's first create meets path_a's stack in the layer's cache, at the same place */
