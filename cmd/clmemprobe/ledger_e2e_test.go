@@ -310,3 +310,33 @@ func TestLedgerSeesAParentGoWithItsSubBuffer(t *testing.T) {
 		}
 	}
 }
+
+// A program whose file is replaced before the tool reads it (rebuilt while it ran, say) is not named from
+// the new file: the build ID the layer read from the mapped object differs from the file's, and the frames
+// are left unnamed, said so, rather than named from another binary.
+func TestLedgerNamesNoFrameFromAChangedFile(t *testing.T) {
+	dir := t.TempDir()
+	copyOf := filepath.Join(dir, "leak")
+	b, err := os.ReadFile(leakProgram(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(copyOf, b, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	script := `"$1" && cp "$2" "$1.new" && mv "$1.new" "$1"` // runs the copy, then puts another binary there
+	_, tr, res := tracedInto(t, PoCLEnv(t), "--", "/bin/sh", "-c", script, "sh", copyOf, Traceprog(t))
+	if res.code != 0 || tr.Ledger == nil || len(tr.Ledger.Sites) == 0 {
+		t.Fatalf("exit %d, ledger %+v: %s", res.code, tr.Ledger, res.stderr)
+	}
+	for _, s := range tr.Ledger.Sites {
+		f := s.Frames[0]
+		if f.Object != copyOf || !f.ObjectChanged || f.Function != "" || f.File != "" || f.BuildID == "" {
+			t.Fatalf("the copy's frame %+v", f)
+		}
+	}
+	want := fmt.Sprintf("created in leak+%#x (the file changed since the program ran) were never released.", tr.Ledger.Sites[0].Frames[0].Address)
+	if v := strings.Join(tr.Verdict, "\n"); !strings.Contains(v, want) {
+		t.Fatalf("verdict %q; want %q", v, want)
+	}
+}

@@ -73,6 +73,9 @@ type TraceFrame struct {
 	FunctionStart uint64 `json:"function_start,omitempty"`
 	File          string `json:"file,omitempty"`
 	Line          int    `json:"line,omitempty"`
+	// ObjectChanged says the file at Object's path was not the object the program ran (its build ID
+	// differs from the one mapped): the frame is left unnamed rather than named from another binary.
+	ObjectChanged bool `json:"object_changed,omitempty"`
 	// InlinedInto are the functions the compiler inlined Function into at this address, innermost first,
 	// each with the line of the call in it (the last is the symbol's function).
 	InlinedInto []TraceCaller `json:"inlined_into,omitempty"`
@@ -103,6 +106,8 @@ func (f TraceFrame) Name() string {
 		return f.Function
 	case f.FunctionStart != 0:
 		return fmt.Sprintf("%s: function at %#x", filepath.Base(f.Object), f.FunctionStart)
+	case f.ObjectChanged:
+		return fmt.Sprintf("%s+%#x (the file changed since the program ran)", filepath.Base(f.Object), f.Address)
 	case f.Object != "":
 		return fmt.Sprintf("%s+%#x", filepath.Base(f.Object), f.Address)
 	}

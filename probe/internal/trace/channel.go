@@ -34,7 +34,8 @@ const (
 	maxSites    = 1024 // the ledger's call sites
 	siteFrames  = 16   // program frames kept per site
 	maxObjects  = 128  // objects (the program, its libraries) the sites' frames are in
-	objBytes    = 224
+	objBytes    = 192
+	buildIDMax  = 28
 	// ringRecords is each ring's capacity: 4 MiB of 64-byte records, drained every few milliseconds, holds
 	// tens of milliseconds of the fastest create loop (PoCL makes a 1 KiB buffer in a quarter microsecond).
 	ringRecords = 1 << 16
@@ -100,6 +101,8 @@ const (
 type objSlot struct {
 	State, Kind  uint32
 	Base, Lo, Hi uint64
+	BuildIDLen   uint32 // the object's GNU build ID as mapped (0: none)
+	BuildID      [buildIDMax]byte
 	Name         [objBytes]byte // NUL-terminated
 }
 

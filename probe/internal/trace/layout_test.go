@@ -31,7 +31,7 @@ int main(void) {
 	printf("%zu %zu %zu %zu %zu %zu %zu %zu %zu %d %d %d %d ", offsetof(struct tr_header, ledger), offsetof(struct tr_header, stacks_cached), offsetof(struct tr_header, objects),
 		offsetof(struct tr_header, sites), sizeof(struct tr_site), sizeof(struct tr_object), offsetof(struct tr_site, objects), offsetof(struct tr_site, attributed),
 		offsetof(struct tr_site, first_live_bytes), O_PROGRAM, O_SELF, S_UNWOUND, S_TRUNCATED);
-	printf("%zu %d %d %d\n", offsetof(struct tr_site, alloc), A_BUFFER, A_IMAGE, A_SVM);
+	printf("%zu %d %d %d %zu\n", offsetof(struct tr_site, alloc), A_BUFFER, A_IMAGE, A_SVM, offsetof(struct tr_object, name));
 	return 0;
 }
 `
@@ -62,7 +62,7 @@ int main(void) {
 		fmt.Sprintf(" %d %d %d %d %d %d %d %d %d %d %d %d %d", unsafe.Offsetof(h.Ledger), unsafe.Offsetof(h.StacksCached), unsafe.Offsetof(h.Objects),
 			unsafe.Offsetof(h.Sites), unsafe.Sizeof(siteSlot{}), unsafe.Sizeof(objSlot{}), unsafe.Offsetof(s.Objects), unsafe.Offsetof(s.Attributed),
 			unsafe.Offsetof(s.FirstLiveBytes), objProgram, objSelf, siteUnwound, siteTruncated) +
-		fmt.Sprintf(" %d %d %d %d", unsafe.Offsetof(s.Alloc), allocBuffer, allocImage, allocSVM)
+		fmt.Sprintf(" %d %d %d %d %d", unsafe.Offsetof(s.Alloc), allocBuffer, allocImage, allocSVM, unsafe.Offsetof(objSlot{}.Name))
 	if got := strings.TrimSpace(string(out)); got != want {
 		t.Fatalf("C layout %s, Go layout %s", got, want)
 	}

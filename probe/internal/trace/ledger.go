@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"encoding/hex"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -97,8 +98,16 @@ func (ch *Channel) site(s *siteSlot, objs *symbolize.Objects) result.TraceSite {
 				out.StoppedAt, out.Truncated = what, false
 				break
 			}
+			f.BuildID = hex.EncodeToString(obj.BuildID[:min(obj.BuildIDLen, buildIDMax)])
+			if onDisk := objs.BuildID(f.Object); f.BuildID != "" && onDisk != f.BuildID {
+				// The file at that path is not the object the program ran (rebuilt, replaced): its names
+				// would be another program's.
+				f.ObjectChanged = true
+				out.Frames = append(out.Frames, f)
+				continue
+			}
 			sym := objs.Frame(f.Object, f.Address)
-			f.BuildID, f.Function, f.FunctionStart, f.File, f.Line = objs.BuildID(f.Object), sym.Function, sym.Start, sym.File, sym.Line
+			f.Function, f.FunctionStart, f.File, f.Line = sym.Function, sym.Start, sym.File, sym.Line
 			for _, c := range sym.InlinedInto {
 				f.InlinedInto = append(f.InlinedInto, result.TraceCaller{Function: c.Function, File: c.File, Line: c.Line})
 			}

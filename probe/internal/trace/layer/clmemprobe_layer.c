@@ -74,7 +74,8 @@
 #define TR_SITES 1024
 #define TR_FRAMES 16
 #define TR_OBJECTS 128
-#define TR_OBJ_NAME 224
+#define TR_OBJ_NAME 192
+#define TR_BUILD_ID 28
 
 /* K_ENQUEUE is a failed command; K_ISSUE a command as the program makes it, before the runtime has it (only
  * where the tool keeps a call log: header.log_calls). */
@@ -153,6 +154,9 @@ struct tr_object {
 	uint32_t state; /* 0 free, 1 being written, 2 ready */
 	uint32_t kind;
 	uint64_t base, lo, hi;
+	uint32_t build_id_len; /* its GNU build ID as mapped (0: none): the tool names frames from the file only
+	                          where the file on disk has the same one */
+	uint8_t build_id[TR_BUILD_ID];
 	char name[TR_OBJ_NAME];
 };
 
@@ -935,6 +939,26 @@ static uint16_t object_at(uintptr_t pc) {
 	return 0;
 }
 
+/* mapped_build_id copies an object's GNU build ID from its notes as mapped (NT_GNU_BUILD_ID); 0: none. */
+static uint32_t mapped_build_id(const struct dl_phdr_info *info, uint8_t out[TR_BUILD_ID]) {
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_NOTE) continue;
+		const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
+		while (p + 12 <= end) {
+			const uint32_t *n = (const uint32_t *)p;
+			size_t name = (n[0] + 3u) & ~3u, desc = (n[1] + 3u) & ~3u;
+			if ((size_t)(end - p) < 12 + name + desc) break;
+			if (n[2] == 3 && n[0] == 4 && memcmp(p + 12, "GNU", 4) == 0 && n[1] > 0 && n[1] <= TR_BUILD_ID) {
+				memcpy(out, p + 12 + name, n[1]);
+				return n[1];
+			}
+			p += 12 + name + desc;
+		}
+	}
+	return 0;
+}
+
 static uint16_t add_object(const struct dl_phdr_info *info, uintptr_t lo, uintptr_t hi) {
 	for (uint32_t i = 0; i < TR_OBJECTS; i++) {
 		struct tr_object *o = &hdr->objects[i];
@@ -945,6 +969,7 @@ static uint16_t add_object(const struct dl_phdr_info *info, uintptr_t lo, uintpt
 		}
 		o->base = info->dlpi_addr, o->lo = lo, o->hi = hi;
 		o->kind = is_self(info) ? O_SELF : library_kind(info);
+		o->build_id_len = mapped_build_id(info, o->build_id);
 		if (info->dlpi_name && *info->dlpi_name) {
 			snprintf(o->name, TR_OBJ_NAME, "%s", info->dlpi_name);
 		} else {
