@@ -107,6 +107,10 @@ func Trace(ctx context.Context, req TraceRequest) (*result.Trace, error) {
 	// samples have device figures, and ended with its group when the trace ends.
 	gpus := startGPUChild(ctx, trace.DefaultSampleEvery, groups)
 	klog := kernlog.Start(sample.System)
+	// The machine's description is read beside the program, not after it: nothing in it changes while the
+	// program runs, and it is the slowest part of a trace's finish (lsb_release, the package database).
+	machine := make(chan *result.Environment, 1)
+	go func() { machine <- Environment("") }()
 	t, err := trace.Run(ctx, trace.Spec{Program: req.Program, Args: req.Args, Layer: layer, Via: req.Via, Way: way, WayReason: why,
 		Timeout: req.Timeout, Stdin: req.Stdin, Stdout: req.Stdout, Stderr: req.Stderr, GPUs: gpus, Groups: groups, Calls: req.Calls,
 		Ledger: !req.NoLedger, LedgerSample: req.LedgerSample})
@@ -116,7 +120,7 @@ func Trace(ctx context.Context, req TraceRequest) (*result.Trace, error) {
 	}
 	t.KernelLog = klog.End([]int{t.ProgramPID}, []string{filepath.Base(req.Program)})
 	t.Tool = result.Tool{Name: "clmemprobe", Version: req.ToolVersion}
-	t.Environment = Environment("")
+	t.Environment = <-machine
 	return t, nil
 }
 
