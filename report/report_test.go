@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"flag"
 	"image/png"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -19,23 +17,7 @@ var update = flag.Bool("update", false, "rewrite the golden files from the rende
 
 func loadFixture(t *testing.T) *result.Run { return fixture.Run(t) }
 
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./report -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from %s (go test ./report -update regenerates it after a deliberate change)\n--- got ---\n%s", name, path, got)
-	}
-}
+func golden(t *testing.T, name string, got []byte) { fixture.Golden(t, name, got, *update, "./report") }
 
 func TestRenderersMatchGoldenFiles(t *testing.T) {
 	r := loadFixture(t)

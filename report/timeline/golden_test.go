@@ -3,11 +3,11 @@ package timeline
 import (
 	"bytes"
 	"flag"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files from the timelines written")
@@ -45,19 +45,5 @@ func TestGoldenFiles(t *testing.T) {
 }
 
 func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./report/timeline -update creates it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("the %s timeline differs from %s (go test ./report/timeline -update rewrites it after a deliberate change)", name, path)
-	}
+	fixture.Golden(t, name, got, *update, "./report/timeline")
 }

@@ -10,14 +10,27 @@ import (
 	"unsafe"
 )
 
+// runWithLayer compiles a C program that includes the layer's own source (so it sees its types and static
+// functions) before body, runs it, and returns what it printed.
+func runWithLayer(t *testing.T, body string) ([]byte, error) {
+	t.Helper()
+	built(t) // skips where nothing can be compiled
+	dir := t.TempDir()
+	src, bin := filepath.Join(dir, "prog.c"), filepath.Join(dir, "prog")
+	prog := `#include "` + filepath.Join(root(), "probe", "internal", "trace", "layer", "clmemprobe_layer.c") + "\"\n" + body
+	if err := os.WriteFile(src, []byte(prog), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cc", "-O1", "-o", bin, src, "-ldl", "-lm", "-pthread").CombinedOutput(); err != nil {
+		t.Fatalf("compiling with the layer: %v: %s", err, out)
+	}
+	return exec.Command(bin).CombinedOutput()
+}
+
 // The Go mirror of the channel has the C layout: sizes and the offsets of fields both sides use, printed by
 // a C program that includes the layer's own source.
 func TestLayoutMatchesC(t *testing.T) {
-	built(t) // skips where nothing can be compiled
-	dir := t.TempDir()
-	src := filepath.Join(dir, "layout.c")
-	prog := `#include "` + filepath.Join(root(), "probe", "internal", "trace", "layer", "clmemprobe_layer.c") + `"
-#include <stdio.h>
+	out, err := runWithLayer(t, `#include <stdio.h>
 #include <stddef.h>
 int main(void) {
 	printf("%zu %zu %zu %zu ", sizeof(struct tr_header), sizeof(struct tr_record), sizeof(struct tr_device), sizeof(struct tr_context));
@@ -34,17 +47,9 @@ int main(void) {
 	printf("%zu %d %d %d %zu\n", offsetof(struct tr_site, alloc), A_BUFFER, A_IMAGE, A_SVM, offsetof(struct tr_object, name));
 	return 0;
 }
-`
-	if err := os.WriteFile(src, []byte(prog), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "layout")
-	if out, err := exec.Command("cc", "-o", bin, src, "-ldl", "-lm", "-pthread").CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	out, err := exec.Command(bin).Output()
+`)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v: %s", err, out)
 	}
 	var h header
 	var c ctxSlot

@@ -1,9 +1,6 @@
 package trace
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -14,11 +11,7 @@ import (
 // again while the table still holds it (an object the runtime destroyed unseen) retires the old entry.
 // Each line the program prints is a check that held; it prints FAIL and stops at the first that did not.
 func TestLedgerTableKeepsCollidingKeysFindable(t *testing.T) {
-	built(t) // skips where nothing can be compiled
-	dir := t.TempDir()
-	src := filepath.Join(dir, "table.c")
-	prog := `#include "` + filepath.Join(root(), "probe", "internal", "trace", "layer", "clmemprobe_layer.c") + `"
-#include <stdio.h>
+	out, err := runWithLayer(t, `#include <stdio.h>
 #define CHECK(c) do { if (!(c)) { printf("FAIL %s\n", #c); return 1; } printf("ok %s\n", #c); } while (0)
 static struct tr_header h;
 int main(void) {
@@ -54,15 +47,7 @@ int main(void) {
 	CHECK(live_count == 1 && h.sites[0].released == 3 && h.sites[0].released_bytes == 100 + 102 + 7);
 	return 0;
 }
-`
-	if err := os.WriteFile(src, []byte(prog), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "table")
-	if out, err := exec.Command("cc", "-O1", "-o", bin, src, "-ldl", "-lm", "-pthread").CombinedOutput(); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	out, err := exec.Command(bin).CombinedOutput()
+`)
 	if err != nil || strings.Contains(string(out), "FAIL") || strings.Count(string(out), "ok ") != 6 {
 		t.Fatalf("%v:\n%s", err, out)
 	}
