@@ -108,12 +108,14 @@ func Trace(ctx context.Context, req TraceRequest) (*result.Trace, error) {
 	gpus := startGPUChild(ctx, trace.DefaultSampleEvery, groups)
 	klog := kernlog.Start(sample.System)
 	// The machine's description is read beside the program, not after it: nothing in it changes while the
-	// program runs, and it is the slowest part of a trace's finish (lsb_release, the package database).
+	// program runs, and it was the slowest part of a trace's finish (the package database, /proc). It starts
+	// once the program has (Started): begun before, its children took the CPU from the tool as it started
+	// the program, and the program ran before the tool made it the OOM killer's first choice.
 	machine := make(chan *result.Environment, 1)
-	go func() { machine <- Environment("") }()
+	besides := func() { go func() { machine <- Environment("") }() }
 	t, err := trace.Run(ctx, trace.Spec{Program: req.Program, Args: req.Args, Layer: layer, Via: req.Via, Way: way, WayReason: why,
 		Timeout: req.Timeout, Stdin: req.Stdin, Stdout: req.Stdout, Stderr: req.Stderr, GPUs: gpus, Groups: groups, Calls: req.Calls,
-		Ledger: !req.NoLedger, LedgerSample: req.LedgerSample})
+		Ledger: !req.NoLedger, LedgerSample: req.LedgerSample, Started: besides})
 	gpus.stop()
 	if err != nil {
 		return nil, &startError{err}

@@ -53,6 +53,10 @@ type Spec struct {
 	// of LedgerSample bytes apart (0: every buffer).
 	Ledger       bool
 	LedgerSample uint64
+	// Started runs once the program has started and has been made the OOM killer's first choice (nil:
+	// nothing): work that can run beside the program starts there, not before, so that it takes no CPU
+	// from the tool while it starts the program.
+	Started func()
 }
 
 // DefaultSampleEvery is the sampling period where the spec names none: the GPU memory child reads at it.
@@ -100,6 +104,9 @@ func Run(ctx context.Context, spec Spec) (*result.Trace, error) {
 			pid = p
 			c = newCollector(ch, spec, started)
 			c.attach(root, p, spec.GPUs)
+			if spec.Started != nil {
+				spec.Started()
+			}
 		}})
 	if err != nil {
 		return nil, fmt.Errorf("cannot start %s: %w", spec.Program, err)
