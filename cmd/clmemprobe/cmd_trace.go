@@ -80,7 +80,7 @@ Example:
 ` + traceExitCodes,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "timeout", Value: "0", Destination: &o.Timeout, Usage: "end the program (SIGTERM, then SIGKILL after 2 s) after this long; 0 is no limit"},
-			&cli.StringFlag{Name: "out", Destination: &o.Out, Usage: "folder to write trace.json and timeline.json (for Perfetto and chrome://tracing) into (created if missing; one trace at a time)"},
+			&cli.StringFlag{Name: "out", Destination: &o.Out, Usage: "folder to write trace.json, timeline.json (for Perfetto and chrome://tracing) and the ledger's pprof profiles (live-at-exit.pb.gz, live-at-failure.pb.gz after a failure) into (created if missing; one trace at a time)"},
 			&cli.BoolFlag{Name: "force", Destination: &o.Force, Usage: "replace the trace an --out folder already holds"},
 			&cli.BoolFlag{Name: "calls", Destination: &o.Calls, Usage: "keep a log of the program's calls with their arguments and results (commands logged as they are made, so one it is killed in is there): the first " + fmt.Sprint(probe.TraceCallsHead) + ", the last " + fmt.Sprint(probe.TraceCallsBefore) + " up to its first failure and the " + fmt.Sprint(probe.TraceCallsAfter) + " after (the API log of a bug ticket; bundle writes it to api-calls.log)"},
 			&cli.StringFlag{Name: "ledger-sample", Value: "512KiB", Destination: &o.LedgerSample, Usage: "the ledger of call sites (which of your functions made each buffer, what each left unreleased): buffers of 1 MiB or more are attributed one by one, smaller ones sampled by bytes, one per this many on average (their sites' figures are then estimates, said so); 0 attributes every buffer (each costs an unwind the first time its stack is seen), off keeps no ledger"},
