@@ -81,18 +81,10 @@ func bundleTrace(o bundleOptions, path string, t *result.Trace, loadErr error, s
 	return writeBundle(o, files, mtime, stderr)
 }
 
-// traceProfiles are the ledger's pprof profiles, as trace --out writes them: live at the end, and at the
-// first failure where there was one; none without a ledger.
+// traceProfiles are the ledger's pprof profiles, rendered as trace --out writes them (profilesOf).
 func traceProfiles(j findings.JudgedTrace) ([]bundleFile, error) {
-	t := j.Trace()
-	if t.Ledger == nil {
-		return nil, nil
-	}
 	var out []bundleFile
-	for _, p := range []struct{ name, format string }{{profileEndFile, "pprof"}, {profileFailureFile, "pprof-failure"}} {
-		if p.format == "pprof-failure" && t.FirstFailure == nil {
-			continue
-		}
+	for _, p := range profilesOf(j.Trace()) {
 		var b bytes.Buffer
 		if err := report.Render(&b, p.format, j); err != nil {
 			return nil, outputErr("cannot render %s: %v", p.name, err)

@@ -221,27 +221,37 @@ const (
 // traceOutFiles are the files trace --out may write, for its lock and --force.
 var traceOutFiles = []string{traceFile, timelineFile, profileEndFile, profileFailureFile}
 
+// traceOutFile is a file rendered from a trace: its name and the format that renders it.
+type traceOutFile struct{ name, format string }
+
+// profilesOf are the ledger's profiles a trace has, as trace --out and bundle write them: what each call
+// site held at the end, and at the first failure where there was one; none without a ledger.
+func profilesOf(t *result.Trace) []traceOutFile {
+	var out []traceOutFile
+	if t.Ledger != nil {
+		out = append(out, traceOutFile{profileEndFile, "pprof"})
+		if t.FirstFailure != nil {
+			out = append(out, traceOutFile{profileFailureFile, "pprof-failure"})
+		}
+	}
+	return out
+}
+
 // writeTraceOut writes trace --out's files, trace.json first, and returns their paths. A profile the trace
 // has nothing for (no ledger, no failure) is not written, and an older one of that name is removed: no file
 // of an earlier trace stands beside this one.
 func writeTraceOut(j findings.JudgedTrace, dir string) ([]string, error) {
-	t := j.Trace()
-	files := []struct {
-		name, format string
-		has          bool
-	}{
-		{traceFile, "json", true}, {timelineFile, "timeline", true},
-		{profileEndFile, "pprof", t.Ledger != nil}, {profileFailureFile, "pprof-failure", t.Ledger != nil && t.FirstFailure != nil},
+	files := append([]traceOutFile{{traceFile, "json"}, {timelineFile, "timeline"}}, profilesOf(j.Trace())...)
+	for _, name := range traceOutFiles {
+		if !slices.ContainsFunc(files, func(f traceOutFile) bool { return f.name == name }) {
+			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, outputErr("--out: %v", named(name, err))
+			}
+		}
 	}
 	var written []string
 	for _, f := range files {
 		path := filepath.Join(dir, f.name)
-		if !f.has {
-			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return written, outputErr("--out: %v", named(f.name, err))
-			}
-			continue
-		}
 		if err := safefile.WriteFile(path, func(w io.Writer) error { return report.Render(w, f.format, j) }); err != nil {
 			if len(written) > 0 {
 				return written, outputErr("--out: %v (%s is written)", named(f.name, err), written[0])

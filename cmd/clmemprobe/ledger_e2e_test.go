@@ -22,18 +22,6 @@ func leakProgram(t *testing.T) string {
 	return filepath.Join(filepath.Dir(Traceprog(t)), "leak")
 }
 
-// tracedInto traces argv with --out into a fresh folder and returns the folder and its trace.
-func tracedInto(t *testing.T, env []string, args ...string) (string, *result.Trace, invocation) {
-	t.Helper()
-	dir := t.TempDir()
-	res := runTool(t, traceEnv(env), append([]string{"trace", "-q", "--out", dir}, args...)...)
-	tr, err := result.LoadTrace(filepath.Join(dir, "trace.json"))
-	if err != nil || tr == nil {
-		t.Fatalf("trace %v: exit %d, stderr %q: %v", args, res.code, res.stderr, err)
-	}
-	return dir, tr, res
-}
-
 // siteOf is the ledger's site whose innermost frame is function fn.
 func siteOf(t *testing.T, tr *result.Trace, fn string) *result.TraceSite {
 	t.Helper()

@@ -53,20 +53,23 @@ func traceEnv(env []string) []string {
 // traceOut runs trace with --out in a fresh folder and loads the trace.json it wrote.
 func traceOut(t *testing.T, env []string, args ...string) (*result.Trace, invocation) {
 	t.Helper()
-	dir := t.TempDir()
-	res := runTool(t, traceEnv(env), append([]string{"trace", "--out", dir, "-q"}, args...)...)
-	b, err := os.ReadFile(filepath.Join(dir, "trace.json"))
-	if err != nil {
-		t.Fatalf("trace.json after %v (exit %d, stderr %q): %v", args, res.code, res.stderr, err)
-	}
-	var tr result.Trace
-	if err := json.Unmarshal(b, &tr); err != nil {
-		t.Fatalf("trace.json: %v", err)
-	}
+	_, tr, res := tracedInto(t, env, args...)
 	if tr.SchemaVersion != result.TraceSchemaVersion || tr.Kind != result.TraceKind || len(tr.Verdict) == 0 {
 		t.Fatalf("trace.json: schema %d kind %q verdict %q", tr.SchemaVersion, tr.Kind, tr.Verdict)
 	}
-	return &tr, res
+	return tr, res
+}
+
+// tracedInto traces with --out into a fresh folder and returns the folder and its trace.
+func tracedInto(t *testing.T, env []string, args ...string) (string, *result.Trace, invocation) {
+	t.Helper()
+	dir := t.TempDir()
+	res := runTool(t, traceEnv(env), append([]string{"trace", "-q", "--out", dir}, args...)...)
+	tr, err := result.LoadTrace(filepath.Join(dir, "trace.json"))
+	if err != nil || tr == nil {
+		t.Fatalf("trace %v: exit %d, stderr %q: %v", args, res.code, res.stderr, err)
+	}
+	return dir, tr, res
 }
 
 // printedFailure is the "first failure: index I code C" line the program printed.

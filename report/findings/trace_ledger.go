@@ -2,6 +2,7 @@ package findings
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
@@ -29,8 +30,9 @@ func ledgerSentences(t *result.Trace) []string {
 			continue
 		}
 		named++
-		out = append(out, fmt.Sprintf("%s%s (%s) created in %s%s %s.", about(s), s.Counted(s.Live), units.Bytes(s.LiveB),
-			clause(labels[i], s), inContext(t, s), unreleasedEnd(t)))
+		sentence := fmt.Sprintf("%s%s (%s) created in %s%s %s.", aboutWord(s), s.Counted(s.Live), units.Bytes(s.LiveB),
+			clause(labels[i], s), inContext(t, s), unreleasedEnd(t))
+		out = append(out, strings.ToUpper(sentence[:1])+sentence[1:])
 	}
 	if more := unreleasedCount(l) - named; more > 0 {
 		out = append(out, fmt.Sprintf("%s more kept allocations to the end; the ledger lists them.", units.Counted(uint64(more), "site")))
@@ -109,13 +111,6 @@ func inContext(t *result.Trace, s result.TraceSite) string {
 		return ""
 	}
 	return fmt.Sprintf(" (context %d)", s.Context)
-}
-
-func about(s result.TraceSite) string {
-	if s.Sampled {
-		return "About "
-	}
-	return ""
 }
 
 func aboutWord(s result.TraceSite) string {
