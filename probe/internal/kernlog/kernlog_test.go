@@ -184,3 +184,56 @@ func TestParseSyslogAndJournal(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// The kernel's own /dev/kmsg, placed at its end at the start: a record logged before the start is not in
+// the window, one logged after it is, and the log before the window (read beside it) holds the first and
+// not the second. A record is logged by writing it to /dev/kmsg, which needs root; as root (CI) it runs.
+func TestWindowOfTheKernelsLog(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("logging a record into /dev/kmsg needs root")
+	}
+	tag := "clmemprobe-kernlog-test-" + strconv.Itoa(os.Getpid())
+	logRecord(t, tag+" before")
+	w := Start(sample.System)
+	if w.kmsg == nil {
+		t.Fatalf("/dev/kmsg was not opened at its end: source %q why %q", w.source, w.why)
+	}
+	logRecord(t, tag+" inside")
+	window, before, _ := w.kmsg.end()
+	tagged := func(recs []record) (texts []string) {
+		for _, r := range recs {
+			if strings.HasPrefix(r.text, tag) {
+				texts = append(texts, r.text)
+			}
+		}
+		return texts
+	}
+	if got := tagged(window); len(got) != 1 || got[0] != tag+" inside" {
+		t.Errorf("the window's own records are %q, want only %q", got, tag+" inside")
+	}
+	if got := tagged(before); len(got) != 1 || got[0] != tag+" before" {
+		t.Errorf("the records before the window are %q, want only %q", got, tag+" before")
+	}
+	// End, once, gives the window's lines; a second End says it was read.
+	w = Start(sample.System)
+	logRecord(t, tag+" second")
+	if kl := w.End(nil, nil); kl.Source != SourceKmsg || len(kl.Window) == 0 || kl.Window[len(kl.Window)-1].Text != tag+" second" {
+		t.Errorf("End: %+v", kl)
+	}
+	if again := w.End(nil, nil); len(again.Window) != 0 || again.Unreadable == "" {
+		t.Errorf("a second End: %+v", again)
+	}
+}
+
+// logRecord logs text into the kernel's log at level 6 (info) of the user facility ("<14>").
+func logRecord(t *testing.T, text string) {
+	t.Helper()
+	f, err := os.OpenFile("/dev/kmsg", os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatalf("no kernel log to write to: %v", err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString("<14>" + text + "\n"); err != nil {
+		t.Fatalf("logging %q: %v", text, err)
+	}
+}
