@@ -98,14 +98,18 @@ func Trace(ctx context.Context, req TraceRequest) (*result.Trace, error) {
 	}
 	groups, end := session(true)
 	defer end()
+	// NVML is a vendor library: read in a child of the tool, started first (its start overlaps asking the
+	// loader, where that is asked), and ended with its group when the trace ends.
+	gpus := startGPUChild(ctx, trace.DefaultSampleEvery, groups)
 	var asked trace.LoaderAnswer
 	if req.Via == TraceViaAuto {
-		asked = askLoader(ctx, layer, groups)
+		kept, ok := trace.KeptAnswer(dir, layer)
+		if asked = kept; !ok {
+			asked = askLoader(ctx, layer, groups)
+			trace.KeepAnswer(dir, layer, asked)
+		}
 	}
 	way, why := trace.ChooseWay(req.Via, asked)
-	// NVML is a vendor library: read in a child of the tool, started before the program so that its first
-	// samples have device figures, and ended with its group when the trace ends.
-	gpus := startGPUChild(ctx, trace.DefaultSampleEvery, groups)
 	klog := kernlog.Start(sample.System)
 	// The machine's description is read beside the program, not after it: nothing in it changes while the
 	// program runs, and it was the slowest part of a trace's finish (the package database, /proc). It starts
@@ -113,11 +117,12 @@ func Trace(ctx context.Context, req TraceRequest) (*result.Trace, error) {
 	// the program, and the program ran before the tool made it the OOM killer's first choice.
 	machine := make(chan *result.Environment, 1)
 	besides := func() { go func() { machine <- Environment("") }() }
-	t, err := trace.Run(ctx, trace.Spec{Program: req.Program, Args: req.Args, Layer: layer, Via: req.Via, Way: way, WayReason: why,
+	t, err := trace.Run(ctx, trace.Spec{Program: req.Program, Args: req.Args, Layer: layer, Via: req.Via, Way: way, WayReason: why, WayKept: asked.Kept,
 		Timeout: req.Timeout, Stdin: req.Stdin, Stdout: req.Stdout, Stderr: req.Stderr, GPUs: gpus, Groups: groups, Calls: req.Calls,
 		Ledger: !req.NoLedger, LedgerSample: req.LedgerSample, Started: besides})
 	gpus.stop()
 	if err != nil {
+		klog.Close()
 		return nil, &startError{err}
 	}
 	t.KernelLog = klog.End([]int{t.ProgramPID}, []string{filepath.Base(req.Program)})
@@ -153,6 +158,6 @@ func askLoader(ctx context.Context, layer string, groups *supervise.Groups) trac
 		a.Fault = supervise.How(err)
 		return a
 	}
-	a.Platforms, a.Error = ans.Platforms, ans.Error
+	a.Platforms, a.Error, a.File = ans.Platforms, ans.Error, ans.Loader
 	return a
 }

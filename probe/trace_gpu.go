@@ -15,9 +15,6 @@ import (
 const (
 	gpuSetup = 30 * time.Second
 	gpuHang  = 10 * time.Second
-	// gpuReady bounds how long the program's start waits for the child's first reading or its answer, so
-	// that a short program has device figures from its first sample, and a slow NVML cannot hold it back.
-	gpuReady = 5 * time.Second
 )
 
 // gpuChild is trace's GPU memory child (`clmemprobe __child gpu-memory`) seen from the parent: its newest
@@ -34,8 +31,11 @@ type gpuChild struct {
 
 var _ trace.GPUSource = (*gpuChild)(nil)
 
-// startGPUChild starts the child, reading every interval, in the session's process groups, and waits up to
-// gpuReady for its first word.
+// startGPUChild starts the child, reading every interval, in the session's process groups. The program is
+// not held for its first word: a trace learns its devices as the program makes contexts, which takes a GPU
+// runtime longer than NVML's start (20-30 ms on an H100 with persistence mode), and the readings' process
+// lists tell the program's device memory from what others held before it. Waiting held every traced
+// program back by that start (docs/performance.md#what-a-trace-costs-to-start).
 func startGPUChild(ctx context.Context, interval time.Duration, groups *supervise.Groups) *gpuChild {
 	cctx, cancel := context.WithCancel(ctx)
 	g := &gpuChild{ready: make(chan struct{}), cancel: cancel, done: make(chan struct{})}
@@ -46,11 +46,6 @@ func startGPUChild(ctx context.Context, interval time.Duration, groups *supervis
 			Limits: supervise.Limits{Setup: gpuSetup, Hang: gpuHang}, Groups: groups, OnEvent: g.event})
 		g.end(e, err)
 	}()
-	select {
-	case <-g.ready:
-	case <-time.After(gpuReady):
-	case <-ctx.Done():
-	}
 	return g
 }
 

@@ -37,10 +37,12 @@ type Trace struct {
 	Args    []string `json:"args"`
 	// Via is what was asked for (auto, layer, preload); WayIn the one way the layer went in (layer or
 	// preload) and WayInReason why: what the ICD loader answered when the tool asked it whether it loads
-	// layers, or the user's --via. Interception is what recorded the calls.
+	// layers, or the user's --via; WayInKept says that answer was kept from an earlier trace, the loader's
+	// file and what chooses it unchanged, instead of asked again. Interception is what recorded the calls.
 	Via          string `json:"via"`
 	WayIn        string `json:"way_in,omitempty"`
 	WayInReason  string `json:"way_in_reason,omitempty"`
+	WayInKept    bool   `json:"way_in_kept,omitempty"`
 	Interception string `json:"interception"`
 	// Libraries are the OpenCL libraries (loaders and runtimes) the program's processes mapped, as the layer
 	// read them from the link map; LibrariesMore those beyond the layer's table of 8. A program that made

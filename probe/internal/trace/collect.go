@@ -216,7 +216,7 @@ func (c *collector) trace(spec Spec, e supervise.ProgramEnd, started time.Time) 
 	k := c.ch.counters()
 	t := &result.Trace{SchemaVersion: result.TraceSchemaVersion, Kind: result.TraceKind,
 		Started: started.UTC().Format(time.RFC3339), Ended: time.Now().UTC().Format(time.RFC3339),
-		Program: spec.Program, Args: result.RedactArgs(spec.Args), Via: spec.Via, WayIn: spec.Way, WayInReason: spec.WayReason,
+		Program: spec.Program, Args: result.RedactArgs(spec.Args), Via: spec.Via, WayIn: spec.Way, WayInReason: spec.WayReason, WayInKept: spec.WayKept,
 		Interception: mechanism(k.mechanism),
 		Exit:         describe(e), Seconds: time.Since(started).Seconds(),
 		Allocations: k.seq, CreatesOK: k.seq - min(k.seq, k.createsFailed), CreatesFailed: k.createsFailed, EnqueuesFailed: k.enqueuesFailed,

@@ -32,8 +32,9 @@ type Spec struct {
 	Env   []string
 	Layer string // the built layer's path
 	// Via is what the user asked for; Way the one way the layer goes in (result.WayLayer or
-	// result.WayPreload), and WayReason why.
+	// result.WayPreload), and WayReason why; WayKept says the loader's answer was kept from an earlier trace.
 	Via, Way, WayReason string
+	WayKept             bool
 	// Groups holds the program's process group while it runs, so that the engine's Abort ends it.
 	Groups *supervise.Groups
 	// Timeout bounds the program's run; 0 is none. At the end its process group is ended.

@@ -16,6 +16,10 @@ type LoaderAnswer struct {
 	Platforms int    // the platforms it listed
 	Error     string // why it could not be loaded or asked, where it could not
 	Fault     string // how the child ended, where it crashed or hung
+	// File is the loader's file as the child mapped it ("" where it could not tell one); Kept says the
+	// answer was kept from an earlier trace (KeptAnswer), not asked now.
+	File string
+	Kept bool
 }
 
 // ChooseWay is the one way the layer goes into the program and why. The user's --via layer or preload is
@@ -31,6 +35,8 @@ func ChooseWay(via string, a LoaderAnswer) (way, reason string) {
 		return result.WayPreload, "asked for with --via preload"
 	}
 	switch {
+	case a.Inits > 0 && a.Kept:
+		return result.WayLayer, fmt.Sprintf("the ICD loader (%s) loaded the layer from OPENCL_LAYERS when the tool asked it in an earlier trace, and its file (%s) and the environment that chooses it are unchanged", a.Library, a.File)
 	case a.Inits > 0:
 		return result.WayLayer, fmt.Sprintf("the ICD loader (%s) loaded the layer from OPENCL_LAYERS when the tool asked it", a.Library)
 	case a.Fault != "":

@@ -104,6 +104,8 @@ func ReadSpec(r io.Reader) (Spec, error) {
 type LayersAnswer struct {
 	Platforms int    `json:"platforms"`
 	Error     string `json:"error,omitempty"`
+	// Loader is the loader's file as the child mapped it, where one file named libOpenCL.so* was mapped.
+	Loader string `json:"loader,omitempty"`
 }
 
 // DescribeAnswer is what the describing child answers.

@@ -3,6 +3,9 @@ package worker
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
 	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
@@ -63,7 +66,33 @@ func (c *child) askLayers() *wire.LayersAnswer {
 	case err != nil:
 		return &wire.LayersAnswer{Error: err.Error()}
 	}
-	return &wire.LayersAnswer{Platforms: len(ps)}
+	return &wire.LayersAnswer{Platforms: len(ps), Loader: mappedLoader("/proc/self/maps")}
+}
+
+// mappedLoader is the one file named libOpenCL.so* mapped into this process, as maps lists it ("" where
+// none or more than one is: the parent then keeps no answer).
+func mappedLoader(maps string) string {
+	b, err := os.ReadFile(maps)
+	if err != nil {
+		return ""
+	}
+	found := ""
+	for line := range strings.Lines(string(b)) {
+		// address perms offset dev inode path: the path is the sixth field, and may hold spaces.
+		f := strings.SplitN(strings.TrimSpace(line), " ", 6)
+		if len(f) < 6 {
+			continue
+		}
+		path := strings.TrimSpace(f[5])
+		if !strings.HasPrefix(path, "/") || !strings.HasPrefix(filepath.Base(path), "libOpenCL.so") {
+			continue
+		}
+		if found != "" && found != path {
+			return ""
+		}
+		found = path
+	}
+	return found
 }
 
 // loadICD is the ICD-diagnosing child: the runtime's library loaded on its own (RTLD_LOCAL, so nothing of

@@ -1,0 +1,131 @@
+package trace
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// Asking the ICD loader whether it loads layers loads the OpenCL runtime in a child: about 50 ms on PoCL and
+// 150 ms on an H100, before every traced program (docs/performance.md#what-a-trace-costs-to-start). A yes
+// is a property of the loader's file: it is kept in the layer's cache folder and taken again while that file
+// and everything that decides which file the dynamic linker loads are unchanged. Any other answer (no
+// platform, a crash, a loader without layers) is asked again each time: it can change with the runtimes.
+
+// answersFile holds the kept answers in the layer's cache folder, newest first, at most keptAnswers of them
+// (one per environment the user traces in).
+const (
+	answersFile = "loader-answers.json"
+	keptAnswers = 8
+	// answersLimit bounds what is read of the file: a few hundred bytes an answer.
+	answersLimit = 64 << 10
+)
+
+// keptAnswer is one kept answer and what it holds for.
+type keptAnswer struct {
+	Key    string       `json:"key"`  // answerKey: the layer and what chooses the loader
+	File   string       `json:"file"` // fileIdentity of Answer.File
+	Answer LoaderAnswer `json:"answer"`
+}
+
+// chooserVariables are the environment variables that decide which loader a program loads, which layers
+// and runtimes it loads, or how.
+var chooserVariables = []string{"LD_LIBRARY_PATH", "LD_PRELOAD", "OPENCL_LAYERS", "OCL_ICD_VENDORS", "OCL_ICD_FILENAMES", "OPENCL_VENDOR_PATH"}
+
+// answerKey is what an answer holds for besides the loader's file: the layer, those variables, the dynamic
+// linker's cache, and the folders of LD_LIBRARY_PATH (a loader put into one of them changes the folder).
+func answerKey(layer string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00", layer)
+	for _, k := range chooserVariables {
+		fmt.Fprintf(h, "%s=%s\x00", k, os.Getenv(k))
+	}
+	fmt.Fprintf(h, "%s\x00", fileIdentity("/etc/ld.so.cache"))
+	for _, d := range filepath.SplitList(os.Getenv("LD_LIBRARY_PATH")) {
+		fmt.Fprintf(h, "%s:%s\x00", d, fileIdentity(d))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// fileIdentity tells a file apart from any other and from itself changed: its device, inode, size, and the
+// times of its last change of content and of inode ("" where it cannot be read).
+func fileIdentity(path string) string {
+	var st syscall.Stat_t
+	if path == "" || syscall.Stat(path, &st) != nil {
+		return ""
+	}
+	return fmt.Sprintf("%d:%d:%d:%d.%09d:%d.%09d", st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec)
+}
+
+// KeptAnswer is the answer kept in dir for this layer and environment, where the loader's file is the one it
+// was kept for.
+func KeptAnswer(dir, layer string) (LoaderAnswer, bool) {
+	key := answerKey(layer)
+	for _, k := range readAnswers(dir) {
+		if k.Key == key && k.File != "" && k.File == fileIdentity(k.Answer.File) {
+			a := k.Answer
+			a.Kept = true
+			return a, true
+		}
+	}
+	return LoaderAnswer{}, false
+}
+
+// KeepAnswer keeps a in dir where it says the loader loaded the layer and the child named the loader's file.
+// A failure to write is not an error: the next trace asks again.
+func KeepAnswer(dir, layer string, a LoaderAnswer) {
+	if a.Inits == 0 || a.File == "" || a.Kept {
+		return
+	}
+	k := keptAnswer{Key: answerKey(layer), File: fileIdentity(a.File), Answer: a}
+	if k.File == "" {
+		return
+	}
+	kept := []keptAnswer{k}
+	for _, old := range readAnswers(dir) {
+		if old.Key != k.Key && len(kept) < keptAnswers {
+			kept = append(kept, old)
+		}
+	}
+	b, err := json.Marshal(kept)
+	if err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(dir, ".loader-answers-*")
+	if err != nil {
+		return
+	}
+	defer os.Remove(tmp.Name())
+	_, werr := tmp.Write(b)
+	if cerr := tmp.Close(); werr != nil || cerr != nil {
+		return
+	}
+	_ = os.Rename(tmp.Name(), filepath.Join(dir, answersFile))
+}
+
+// readAnswers reads the kept answers; a file that is missing, too long, or not what this build writes
+// keeps nothing.
+func readAnswers(dir string) []keptAnswer {
+	f, err := os.OpenFile(filepath.Join(dir, answersFile), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	b, err := io.ReadAll(io.LimitReader(f, answersLimit+1))
+	if err != nil || len(b) > answersLimit {
+		return nil
+	}
+	var kept []keptAnswer
+	if json.Unmarshal(b, &kept) != nil {
+		return nil
+	}
+	return kept
+}
