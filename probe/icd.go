@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/clmemprobe/clmemprobe/probe/internal/cl"
 	"github.com/clmemprobe/clmemprobe/probe/internal/icd"
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
 	"github.com/clmemprobe/clmemprobe/probe/internal/supervise"
@@ -38,19 +40,48 @@ func DiagnoseICDs(ctx context.Context, libPath string, setup time.Duration) (dir
 	if u, err := user.Current(); err == nil {
 		who = u.Username
 	}
+	// Each runtime is loaded in a child of its own, all at once: they are independent, and one at a time
+	// a machine with several runtimes paid each one's start in turn (260 ms for NVIDIA's alone).
+	out = make([]result.ICDStatus, len(files))
+	asked := make([]bool, len(files))
+	var wg sync.WaitGroup
 	for i, f := range files {
-		if ctx.Err() != nil {
-			break
-		}
 		alone := filepath.Join(tmp, strconv.Itoa(i))
-		if os.Mkdir(alone, 0o700) != nil || os.WriteFile(filepath.Join(alone, "runtime.icd"), []byte(f.Library+"\n"), 0o600) != nil {
+		if ctx.Err() != nil || os.Mkdir(alone, 0o700) != nil || os.WriteFile(filepath.Join(alone, "runtime.icd"), []byte(f.Library+"\n"), 0o600) != nil {
 			break
 		}
-		s := diagnoseICD(ctx, f, libPath, alone, setup, groups)
-		s.User = who
-		out = append(out, s)
+		asked[i] = true
+		wg.Go(func() {
+			out[i] = diagnoseICD(ctx, f, libPath, alone, setup, groups)
+			out[i].User = who
+		})
 	}
-	return dir, out
+	wg.Wait()
+	n := 0
+	for n < len(asked) && asked[n] {
+		n++
+	}
+	return dir, out[:n]
+}
+
+// RegisteredRuntimeGave says whether an inventory listed through the ICD loader shows that the one runtime
+// registered gave its devices, so that loading it on its own (DiagnoseICDs) would add nothing: the loader
+// was libPath's default, it had no other source of runtimes (OCL_ICD_FILENAMES, OPENCL_VENDOR_PATH), one
+// .icd file was registered, and every platform listed has a device. Where more runtimes are registered the
+// inventory cannot tell which gave what, and they are asked.
+func RegisteredRuntimeGave(libPath string, inv result.Inventory) bool {
+	if libPath != cl.DefaultLibrary || os.Getenv("OCL_ICD_FILENAMES") != "" || os.Getenv("OPENCL_VENDOR_PATH") != "" || len(inv) == 0 {
+		return false
+	}
+	if _, files := icd.Registered(sample.System.Etc); len(files) != 1 {
+		return false
+	}
+	for _, p := range inv {
+		if len(p.Devices) == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // diagnoseICD loads one runtime in a child and says what it gave.

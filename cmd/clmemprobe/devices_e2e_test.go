@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -35,5 +37,32 @@ func TestDevicesListsBothPoCLDevices(t *testing.T) {
 	table := runTool(t, env, "devices")
 	if table.code != 0 || strings.Count(table.stdout, pocl.Devices[0].Name) != 2 {
 		t.Fatalf("devices table should list both devices: exit %d\n%s", table.code, table.stdout)
+	}
+}
+
+// devices loads each registered runtime on its own only where the listing cannot tell what each gave: with
+// one runtime registered and listing devices it adds nothing, with a second registered beside it (here one
+// whose library is missing) it is asked, and its line says what is wrong.
+func TestDevicesDiagnosesARuntimeBesideAWorkingOne(t *testing.T) {
+	vendors := t.TempDir()
+	pocl, err := os.ReadFile("/etc/OpenCL/vendors/pocl.icd")
+	if err != nil {
+		skipOrFail(t, "PoCL is not installed (apt-get install pocl-opencl-icd ocl-icd-libopencl1): %v", err)
+	}
+	writeICD := func(name, library string) {
+		if err := os.WriteFile(filepath.Join(vendors, name), []byte(library), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeICD("pocl.icd", string(pocl))
+	env := Env("POCL_DEVICES=pthread pthread", "OCL_ICD_VENDORS="+vendors)
+	alone := runTool(t, env, "devices")
+	if alone.code != 0 || alone.stderr != "" {
+		t.Fatalf("devices with PoCL alone: exit %d, stderr %q", alone.code, alone.stderr)
+	}
+	writeICD("missing.icd", "libclmemprobe-missing-runtime.so.1\n")
+	both := runTool(t, env, "devices")
+	if both.code != 0 || !strings.Contains(both.stderr, "libclmemprobe-missing-runtime.so.1") || both.stdout != alone.stdout {
+		t.Fatalf("devices with a missing runtime beside PoCL: exit %d, stderr %q; the table changed: %v", both.code, both.stderr, both.stdout != alone.stdout)
 	}
 }
