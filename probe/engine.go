@@ -147,6 +147,7 @@ func Run(ctx context.Context, p Plan, inv result.Inventory, obs Observer) (*resu
 			sr.Repeats = append(sr.Repeats, result.AttemptOf(again))
 		}
 		run.Jobs = append(run.Jobs, *sr)
+		p.takeEnvironment(run)
 		if run.StartupSeconds == 0 {
 			if t, err := time.Parse(time.RFC3339Nano, sr.LoopStarted); err == nil {
 				run.StartupSeconds = t.Sub(p.Began).Seconds()
@@ -154,21 +155,37 @@ func Run(ctx context.Context, p Plan, inv result.Inventory, obs Observer) (*resu
 		}
 		obs.JobDone(j, run.Snapshot())
 	}
+	p.takeEnvironment(run)
 	run.Partial = ctx.Err() != nil
 	run.Ended = time.Now().UTC().Format(time.RFC3339)
 	run.ParentPeakRSSBytes = parentPeakRSS(root)
 	return run, ctx.Err()
 }
 
+// takeEnvironment puts the environment block the caller was still collecting into the run, once: it waits
+// for it. The platforms newRun listed in it are kept.
+func (p *Plan) takeEnvironment(run *result.Run) {
+	if p.Environment != nil || p.EnvironmentLater == nil {
+		return
+	}
+	e := *<-p.EnvironmentLater
+	p.EnvironmentLater = nil
+	e.Platforms = run.Environment.Platforms
+	run.Environment = &e
+}
+
 // newRun starts the result: what was asked, where, on which devices. It is partial until Run returns.
 func newRun(p *Plan, root sample.Root, inv result.Inventory) *result.Run {
 	var env *result.Environment
-	if p.Environment != nil {
+	switch {
+	case p.Environment == nil && p.EnvironmentLater != nil:
+		env = &result.Environment{} // takeEnvironment fills it
+	case p.Environment != nil:
 		// The caller's environment is copied, not added to: the engine never writes into its inputs.
 		e := *p.Environment
 		e.Platforms = slices.Clone(e.Platforms)
 		env = &e
-	} else {
+	default:
 		env = environment(root, p.Library)
 	}
 	r := &result.Run{SchemaVersion: result.SchemaVersion, Tool: result.Tool{Name: "clmemprobe", Version: p.ToolVersion},

@@ -60,8 +60,12 @@ type Plan struct {
 	// Began is when the command started, for the run's startup time; zero: when Run was called.
 	Began time.Time
 	// Environment is the environment block, when the caller collected it already (while the runtime was
-	// listing its devices); nil: Run collects it.
-	Environment *result.Environment
+	// listing its devices); nil: Run collects it, or takes it from EnvironmentLater, where the caller is
+	// still collecting it: once the first job has ended (the run's first checkpoint goes without it), so
+	// that the package database and /proc, 50-60 ms and more on a loaded machine, do not hold the first
+	// worker's start.
+	Environment      *result.Environment
+	EnvironmentLater <-chan *result.Environment
 	// Repeat is how many times each job runs, each time in its own worker (0 and 1: once): the runs after
 	// the first are recorded as the job's repeats, so that a report can say how often its failure came back.
 	Repeat int

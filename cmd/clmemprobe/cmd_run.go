@@ -487,7 +487,8 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 	}
 	ctx, stop := withInterrupt(ctx, stderr)
 	defer stop()
-	// The environment block is collected while the runtime lists its devices: both take a moment.
+	// The environment block is collected while the runtime lists its devices and the first job starts: both
+	// take a moment.
 	envc := make(chan *result.Environment, 1)
 	go func() { envc <- probe.Environment(req.plan.Library) }()
 	inv, err := probe.Describe(ctx, req.plan.Library, req.plan.Limits.Setup)
@@ -501,7 +502,7 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 	for _, note := range sizeNotes(inv, plan.Platform, plan.Devices, plan.Sizes, plan.FlagSets) {
 		fmt.Fprintln(stderr, "clmemprobe:", note)
 	}
-	plan.Began, plan.Environment = began, <-envc
+	plan.Began, plan.EnvironmentLater = began, envc
 	if req.runtimeLog {
 		name := inv[plan.Platform].Platform.Name
 		if plan.RuntimeLog, _ = probe.RuntimeLogFor(result.VendorOf(inv[plan.Platform].Platform)); plan.RuntimeLog == nil {
