@@ -3,9 +3,11 @@ package result
 import (
 	"bytes"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -63,6 +65,75 @@ func agree(t *testing.T, b []byte) {
 	if !reflect.DeepEqual(fast, slow) {
 		t.Errorf("one pass and head first decode different runs")
 	}
+	agreeLean(t, b, fast)
+}
+
+// agreeLean holds the lean scan to the full decode: where it takes a file, the full decode takes it too,
+// and gives the same run but for the fields the scan skips.
+func agreeLean(t *testing.T, b []byte, full *Run) {
+	t.Helper()
+	lean, ok := decodeLean(b, "f.json")
+	switch {
+	case ok && full == nil:
+		t.Fatalf("the lean scan takes a file the full decode refuses")
+	case ok && !reflect.DeepEqual(lean, withoutSkipped(full)):
+		t.Errorf("the lean scan decodes another run than the full decode")
+	}
+}
+
+// withoutSkipped is a copy of r without the fields the lean scan skips (leanSkipped), each job with the fit
+// it is judged to have.
+func withoutSkipped(r *Run) *Run {
+	cp := *r
+	clear := func(v reflect.Value) {
+		for _, name := range leanSkipped[v.Type()] {
+			for i := range v.NumField() {
+				if tag, _, _ := cutTag(v.Type().Field(i).Tag.Get("json")); tag == name {
+					v.Field(i).SetZero()
+				}
+			}
+		}
+	}
+	clear(reflect.ValueOf(&cp).Elem())
+	if r.Environment != nil {
+		env := *r.Environment
+		clear(reflect.ValueOf(&env).Elem())
+		cp.Environment = &env
+	}
+	cp.Devices = slices.Clone(r.Devices)
+	for i := range cp.Devices {
+		clear(reflect.ValueOf(&cp.Devices[i]).Elem())
+	}
+	cp.Jobs = slices.Clone(r.Jobs)
+	for i := range cp.Jobs {
+		cp.Jobs[i].Fit = cp.Jobs[i].JudgedFit()
+		clear(reflect.ValueOf(&cp.Jobs[i]).Elem())
+	}
+	return &cp
+}
+
+// The lean scan takes the results this build writes, and the fixtures of every schema 1 file the tests
+// keep, and gives what the full decode gives, fields it skips aside.
+func TestLeanDecodeAgreesWithLoad(t *testing.T) {
+	paths, _ := filepath.Glob(filepath.Join("testdata", "*.json"))
+	more, _ := filepath.Glob(filepath.Join("..", "..", "docs", "examples", "*", "*", "run.json"))
+	taken := 0
+	for _, path := range append(paths, more...) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		full, err := decodeRun(b, "f.json")
+		if _, ok := decodeLean(b, "f.json"); ok {
+			taken++
+		} else if err == nil {
+			t.Errorf("%s: the lean scan gives up on a result of this build", path)
+		}
+		agreeLean(t, b, full)
+	}
+	if taken < 5 {
+		t.Errorf("the lean scan took %d files; the examples alone are more", taken)
+	}
 }
 
 func TestOnePassDecodeAgreesWithHeadFirst(t *testing.T) {
@@ -113,3 +184,49 @@ func TestLoaderKeepsNothingOfTheFileBefore(t *testing.T) {
 		}
 	}
 }
+
+// Files a byte or a few away from a result (a character changed, dropped or doubled, a key's case changed,
+// a key named twice): whatever the lean scan takes, the full decode takes and decodes the same, and what
+// it gives up on the full decode answers.
+func TestLeanDecodeAgreesOnMutatedFiles(t *testing.T) {
+	fixture, err := os.ReadFile(filepath.Join("testdata", "run-v1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(43, 1))
+	const chars = "{}[],:\"\\/0123456789.eE+-ntfrueals \t\nAZaz\x00\x1f\x7f\xc3\xff"
+	taken := 0
+	for range 1500 {
+		b := bytes.Clone(fixture)
+		for range 1 + rng.IntN(3) {
+			i := rng.IntN(len(b))
+			switch rng.IntN(5) {
+			case 0:
+				b[i] = chars[rng.IntN(len(chars))]
+			case 1:
+				b = append(b[:i:i], b[i+1:]...)
+			case 2:
+				j := min(len(b), i+1+rng.IntN(40))
+				b = append(b[:j:j], b[i:]...)
+			case 3:
+				k := leanKeys[rng.IntN(len(leanKeys))]
+				b = bytes.Replace(b, []byte(`"`+k+`"`), []byte(`"`+strings.ToUpper(k)+`"`), 1)
+			default:
+				k := leanKeys[rng.IntN(len(leanKeys))]
+				b = bytes.Replace(b, []byte(`"`+k+`": `), []byte(`"`+k+`": null, "`+k+`": `), 1)
+			}
+		}
+		full, _ := decodeRun(b, "f.json")
+		if _, ok := decodeLean(b, "f.json"); ok {
+			taken++
+		}
+		agreeLean(t, b, full)
+	}
+	if taken == 0 {
+		t.Error("the lean scan took none of the files; some changes leave a result")
+	}
+}
+
+// leanKeys are keys of a run's fields that the mutations above rename or repeat.
+var leanKeys = []string{"schema_version", "name", "hostname", "driver_version", "strategies", "strategy", "outcome",
+	"allocations_ok", "size_bytes", "fit", "ok", "host_bytes_per_buffer", "samples", "index", "t", "touch", "max_allocs"}

@@ -1,9 +1,12 @@
 package comparison
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -246,5 +249,48 @@ func TestWhatAMergeKeepsHoldsNoRun(t *testing.T) {
 	walk("Fleet", reflect.TypeFor[Fleet]())
 	if !seen[reflect.TypeFor[FleetRow]()] {
 		t.Error("the walk never reached FleetRow")
+	}
+}
+
+// Merge reads files with the lean scan (result.Loader.LoadLean): on generated runs of every shape, with
+// and without fits, it gives what the full load gives, the same rows or the same error.
+func TestLeanLoadGivesTheRowsOfTheFullLoad(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(43, 2))
+	var lean result.Loader
+	loaded := 0
+	for i := range 300 {
+		r := fixture.Random(rng)
+		if i%2 == 1 {
+			r = fixture.RandomSweep(rng)
+		}
+		r.SchemaVersion, r.Tool.Name, r.Environment.Hostname = result.SchemaVersion, "clmemprobe", fmt.Sprintf("node-%d", i)
+		for k := range r.Jobs {
+			if rng.IntN(3) == 0 {
+				r.Jobs[k].Fit = result.JudgeFit(rng.IntN(20), 0, uint64(rng.IntN(100)), r.Jobs[k].AllocationsOK)
+			}
+		}
+		b, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, fmt.Sprintf("%d.json", i))
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want, werr := result.Load(path)
+		got, gerr := lean.LoadLean(path)
+		if fmt.Sprint(werr) != fmt.Sprint(gerr) {
+			t.Fatalf("run %d: the full load says %v, the lean one %v", i, werr, gerr)
+		}
+		if werr == nil && !reflect.DeepEqual(NodeOf(path, want), NodeOf(path, got)) {
+			t.Fatalf("run %d: the lean load gives other rows than the full load", i)
+		}
+		if werr == nil {
+			loaded++
+		}
+	}
+	if loaded < 100 {
+		t.Errorf("%d of 300 generated runs loaded; the test needs results to compare rows", loaded)
 	}
 }

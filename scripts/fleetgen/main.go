@@ -1,9 +1,21 @@
 // Command fleetgen writes N run.json files that look like one fleet's results, for benchmarking
-// `clmemprobe merge` at fleet scale (scripts/merge-bench.sh runs it). Each node is a copy of a real
-// four-strategy run with its own host name, one of three driver versions, thresholds and host costs with a
-// little noise, and now and then an outlier: a threshold well short of the others, or a crash. It is a
-// fixture generator: what it writes is deterministic for a given seed, and nothing it writes is a
-// measurement.
+// `clmemprobe merge` at fleet scale (scripts/merge-bench.sh runs it). Each node is a copy of a real run
+// with its own host name, one of three driver versions, thresholds and host costs with a little noise, and
+// now and then an outlier: a threshold well short of the others, or a crash. It is a fixture generator:
+// what it writes is deterministic for a given seed, and nothing it writes is a measurement.
+//
+// -shape picks the template and what is done to it:
+//
+//	example  the four-strategy H200 run of docs/examples as it is (43.5 KB a node)
+//	issue    the five-strategy PoCL run beside this file (run --strategies shared,per-device,migrate-first,
+//	         device-list,pool --max-allocs 3000 on two pthread devices), its samples made denser and its
+//	         workers' output longer until a node is about 94 KiB with its samples 36% of it: the files of
+//	         issue 43's merge
+//	small    the same PoCL run without its bulk (two samples a job, no findings, system or resource
+//	         ledger; compact JSON): about 6 KB a node, for a million nodes on one disk
+//
+// -fanout K puts the nodes in folders of K (group-NNNN/node-NNNNNNN), as a million in one folder would make
+// every listing of it slow.
 package main
 
 import (
@@ -35,9 +47,16 @@ const (
 )
 
 type options struct {
-	nodes, start int
-	out, from    string
-	seed         uint64
+	nodes, start, fanout int
+	out, from, shape     string
+	seed                 uint64
+}
+
+// templates are the run each -shape starts from.
+var templates = map[string]string{
+	"example": "docs/examples/nvidia-h200-x2/touch-kernel/run.json",
+	"issue":   "scripts/fleetgen/pocl-5-strategies.json",
+	"small":   "scripts/fleetgen/pocl-5-strategies.json",
 }
 
 func main() {
@@ -45,11 +64,16 @@ func main() {
 	flag.IntVar(&o.nodes, "n", 10000, "how many run.json files to write")
 	flag.IntVar(&o.start, "start", 1, "the first node's number (to add nodes to a fleet in another folder)")
 	flag.StringVar(&o.out, "out", "", "the folder to write node-NNNNN/run.json under (required)")
-	flag.StringVar(&o.from, "template", "docs/examples/nvidia-h200-x2/touch-kernel/run.json", "the real run.json every node is made from")
+	flag.StringVar(&o.shape, "shape", "example", "example, issue or small (see the package's comment)")
+	flag.StringVar(&o.from, "template", "", "the real run.json every node is made from (default: the shape's)")
+	flag.IntVar(&o.fanout, "fanout", 0, "put the nodes in folders of this many (0: all in -out)")
 	flag.Uint64Var(&o.seed, "seed", 1, "the noise's seed")
 	flag.Parse()
-	if o.out == "" || o.nodes < 1 || o.start < 1 {
-		fmt.Fprintln(os.Stderr, "usage: fleetgen -n N -out DIR [-start K] [-template RUN.json] [-seed S]")
+	if o.from == "" {
+		o.from = templates[o.shape]
+	}
+	if o.out == "" || o.nodes < 1 || o.start < 1 || o.fanout < 0 || templates[o.shape] == "" {
+		fmt.Fprintln(os.Stderr, "usage: fleetgen -n N -out DIR [-shape example|issue|small] [-start K] [-fanout K] [-template RUN.json] [-seed S]")
 		os.Exit(2)
 	}
 	if err := generate(o); err != nil {
@@ -60,13 +84,20 @@ func main() {
 
 // generate writes the nodes on one goroutine per CPU: marshalling 46 KB a node is most of the work.
 func generate(o options) error {
-	tmpl, err := os.ReadFile(o.from)
+	// Loaded once to check the template is a result this build reads and to give it its shape; every node
+	// is decoded from the shaped bytes again so that nodes share nothing.
+	r, err := result.Load(o.from)
 	if err != nil {
 		return err
 	}
-	// Loaded once to check the template is a result this build reads; every node is decoded from the bytes
-	// again so that nodes share nothing.
-	if _, err := result.Load(o.from); err != nil {
+	switch o.shape {
+	case "issue":
+		reshapeIssue(r)
+	case "small":
+		reshapeSmall(r)
+	}
+	tmpl, err := json.Marshal(r)
+	if err != nil {
 		return err
 	}
 	width := max(5, len(strconv.Itoa(o.start+o.nodes-1)))
@@ -106,11 +137,18 @@ func writeNode(o options, tmpl []byte, i, width int) error {
 	}
 	rng := rand.New(rand.NewPCG(o.seed, uint64(i)))
 	shape(&r, i, rng)
+	// Indented, as the tool writes results; the small shape compact, as it is about the count of files.
 	b, err := json.MarshalIndent(&r, "", "  ")
+	if o.shape == "small" {
+		b, err = json.Marshal(&r)
+	}
 	if err != nil {
 		return err
 	}
 	dir := filepath.Join(o.out, fmt.Sprintf("node-%0*d", width, i))
+	if o.fanout > 0 {
+		dir = filepath.Join(o.out, fmt.Sprintf("group-%04d", (i-1)/o.fanout), filepath.Base(dir))
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -136,6 +174,9 @@ func shape(r *result.Run, i int, rng *rand.Rand) {
 	}
 	for k := range r.Jobs {
 		s := &r.Jobs[k]
+		if s.Outcome == result.OutcomeUnsupported { // a strategy the runtime lacks is unsupported on every node
+			continue
+		}
 		n := uint64(float64(s.AllocationsOK) * (1 + 0.01*rng.NormFloat64()))
 		if k == odd && i%shortEvery == 0 {
 			n = n * 7 / 10
