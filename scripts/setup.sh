@@ -77,6 +77,9 @@ if [ $want_tests = 1 ]; then
   # The terminal tests draw the live line in an 80-column tmux pane and drive the zsh completion script.
   command -v tmux >/dev/null 2>&1 || packages+=(tmux)
   command -v zsh >/dev/null 2>&1 || packages+=(zsh)
+  # scripts/bench.sh times `devices` against clinfo -l, and /usr/bin/time gives merge's peak memory.
+  command -v clinfo >/dev/null 2>&1 || packages+=(clinfo)
+  [ -x /usr/bin/time ] || packages+=(time)
 fi
 if [ $need_go = 1 ]; then
   command -v curl >/dev/null 2>&1 || packages+=(curl)

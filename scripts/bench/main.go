@@ -1,9 +1,10 @@
 // Command bench measures clmemprobe against a plain C loop (scripts/cloop/cloop.c) on the same runtime and
 // holds the figures to the project's performance targets: the allocation loop's time, the time from the
 // command's start to its loop, the first failure's index (the same in both), and the tool's own memory next
-// to the runtime's. Runs alternate between the two programs; figures are medians of the repetitions. It
-// measures and prints; it does not fail on a missed target (machines are noisy). scripts/bench.sh builds both
-// programs and runs this.
+// to the runtime's. Runs alternate between the two programs; figures are medians of the repetitions. Then the
+// fixed costs (fixed.go), each against its own baseline: devices against clinfo -l, run's set-up against the
+// C loop's, and a short traced program against it untraced. It measures and prints; it does not fail on a
+// missed target (machines are noisy). scripts/bench.sh builds both programs and runs this.
 package main
 
 import (
@@ -66,7 +67,12 @@ func main() {
 	devices := flag.Int("devices", 0, "use the first N devices (0: all)")
 	gpu := flag.Uint64("gpu", 0, "the GPU scenarios instead: fill 1 MiB buffers to the first failure (give a count past the devices' memory), "+
 		"64 MiB buffers to the first failure, and 260,000 creates without touch")
-	out := flag.String("out", "", "folder for bench.json and bench.md")
+	out := flag.String("out", "", "folder for bench.json, fixed.json and bench.md")
+	loops := flag.Bool("loops", true, "the loops against the C loop (-loops=false: the fixed costs only, as for an older build)")
+	fixed := flag.Bool("fixed", true, "also the fixed costs: devices against clinfo -l, run's set-up against the C loop's, a traced program against it untraced")
+	clinfo := flag.String("clinfo", "clinfo", "clinfo, the baseline of devices")
+	fixedReps := flag.Int("fixed-reps", 9, "repetitions of each fixed cost (3 with -quick)")
+	traceCount := flag.Int("trace-count", 20000, "creates of 1 KiB the traced program makes")
 	flag.Parse()
 	scenarios := []scenario{
 		{Name: "create only, 1 KiB", Touch: "none", Size: 1 << 10, Count: 1_000_000, Target: 1.2},
@@ -80,13 +86,16 @@ func main() {
 			{Name: "create only, 1 MiB", Touch: "none", Size: 1 << 20, Count: 260_000, Target: 1.10},
 		}
 	case *quick:
-		*reps = 3
+		*reps, *fixedReps = 3, 3
 		scenarios = []scenario{
 			{Name: "create only, 1 KiB", Touch: "none", Size: 1 << 10, Count: 50_000, Target: 1.2},
 			{Name: "create and fill, 1 MiB", Touch: "fill", Size: 1 << 20, Count: 200},
 		}
 	}
 	var rows []row
+	if !*loops {
+		scenarios = nil
+	}
 	for _, sc := range scenarios {
 		fmt.Fprintf(os.Stderr, "bench: %s, %d repetitions of each program...\n", sc.Name, *reps)
 		r, err := measure(*tool, *cloop, *platform, *devices, sc, *reps)
@@ -96,11 +105,29 @@ func main() {
 		}
 		rows = append(rows, r)
 	}
-	md := render(rows, *gpu > 0)
+	md := ""
+	if len(rows) > 0 {
+		md = render(rows, *gpu > 0)
+	}
+	var costs []fixedRow
+	if *fixed {
+		fmt.Fprintf(os.Stderr, "bench: the fixed costs, %d repetitions of each...\n", *fixedReps)
+		var err error
+		costs, err = measureFixed(fixedSpec{tool: *tool, cloop: *cloop, clinfo: *clinfo, platform: *platform, reps: *fixedReps, traceCount: *traceCount})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		md += "\n" + renderFixed(costs)
+	}
 	fmt.Print(md)
 	if *out != "" {
 		b, _ := json.MarshalIndent(rows, "", "  ")
 		_ = os.WriteFile(filepath.Join(*out, "bench.json"), b, 0o644)
+		if costs != nil {
+			b, _ = json.MarshalIndent(costs, "", "  ")
+			_ = os.WriteFile(filepath.Join(*out, "fixed.json"), b, 0o644)
+		}
 		_ = os.WriteFile(filepath.Join(*out, "bench.md"), []byte(md), 0o644)
 	}
 }
