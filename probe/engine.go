@@ -15,6 +15,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/internal/kernlog"
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
 	"github.com/clmemprobe/clmemprobe/probe/internal/supervise"
+	"github.com/clmemprobe/clmemprobe/probe/internal/trace"
 	"github.com/clmemprobe/clmemprobe/probe/internal/wire"
 	"github.com/clmemprobe/clmemprobe/probe/internal/worker"
 	"github.com/clmemprobe/clmemprobe/probe/result"
@@ -297,12 +298,25 @@ func Environment(library string) *result.Environment { return environment(sample
 
 // environment is Environment of the host under root.
 func environment(root sample.Root, library string) *result.Environment {
-	e := env.Collect(root, library)
+	e := env.Collect(root, library, keepDir(root))
 	e.FDLimit, _ = shellNofile(context.Background())
 	if cg, _ := sample.FindCgroup(root); cg != nil {
 		e.MemoryCgroup = &result.CgroupInfo{Version: cg.Version, Path: cg.Path, LimitBytes: cg.Limit()}
 	}
 	return e
+}
+
+// keepDir is the user's cache folder for answers kept between runs (the trace layer's), made where missing,
+// or "" where it cannot be used safely (see trace.Safe) or root is not this machine (a test's fixture).
+func keepDir(root sample.Root) string {
+	if root != sample.System {
+		return ""
+	}
+	dir, err := trace.CacheDir()
+	if err != nil || os.MkdirAll(dir, 0o700) != nil || trace.Safe(dir) != nil {
+		return ""
+	}
+	return dir
 }
 
 // The default host reserve: the larger of defaultReserveFloor and one hostReserveShare-th of RAM (5%).

@@ -51,8 +51,9 @@ var (
 	}
 )
 
-// Collect reads the environment under root.
-func Collect(root sample.Root, openclLibrary string) *result.Environment {
+// Collect reads the environment under root; keepDir is where slow answers are kept between runs ("": none;
+// see system.CollectKeeping).
+func Collect(root sample.Root, openclLibrary, keepDir string) *result.Environment {
 	ctx := root.Context(context.Background())
 	e := &result.Environment{OS: runtime.GOOS, CPUs: runtime.NumCPU(), OpenCLLibrary: openclLibrary}
 	if platform, _, version, err := host.PlatformInformationWithContext(ctx); err == nil && platform != "" {
@@ -83,7 +84,7 @@ func Collect(root sample.Root, openclLibrary string) *result.Environment {
 	for _, f := range files {
 		libs = append(libs, f.Path, f.Library) // the .icd file's package is the runtime's too
 	}
-	e.System = system.Collect(root, libs)
+	e.System = system.CollectKeeping(root, libs, keepDir)
 	return e
 }
 

@@ -18,7 +18,7 @@ func TestCollectFromFixtures(t *testing.T) {
 	t.Setenv("NVIDIA_API_KEY", "nvapi-secret")        // not a runtime variable: left out
 	t.Setenv("POCL_AUTH_TOKEN", "secret-in-a-prefix") // recorded by its prefix, but a secret: redacted
 	t.Setenv("CLMEMPROBE_password", "lower-case")     // the same, in lower case
-	e := Collect(sample.Under("testdata"), "libOpenCL.so.1")
+	e := Collect(sample.Under("testdata"), "libOpenCL.so.1", "")
 	if e.Overcommit != "2" || e.OvercommitPct != "80" || e.MaxMapCount != 262144 {
 		t.Errorf("memory policy: overcommit %q ratio %q max_map_count %d", e.Overcommit, e.OvercommitPct, e.MaxMapCount)
 	}

@@ -36,10 +36,20 @@ var collectors = []collector{
 
 // Collect reads the machine under root. libs are the OpenCL libraries the run loads (the loader and the
 // registered ICDs' libraries): the packages that own them are recorded with the vendors' usual ones.
-func Collect(root sample.Root, libs []string) *result.System {
+func Collect(root sample.Root, libs []string) *result.System { return CollectKeeping(root, libs, "") }
+
+// CollectKeeping is Collect with the package database's answer kept in dir, the user's cache folder
+// ("" keeps nothing; see collectPackagesKept).
+func CollectKeeping(root sample.Root, libs []string, dir string) *result.System {
 	s := &result.System{}
 	for _, c := range collectors {
-		if why := c.fill(root, libs, s); why != "" {
+		fill := c.fill
+		if c.name == "packages" && dir != "" {
+			fill = func(root sample.Root, libs []string, s *result.System) string {
+				return collectPackagesKept(root, libs, dir, s)
+			}
+		}
+		if why := fill(root, libs, s); why != "" {
 			if s.Unread == nil {
 				s.Unread = map[string]string{}
 			}

@@ -3,12 +3,11 @@ package trace
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
-	"syscall"
+
+	"github.com/clmemprobe/clmemprobe/probe/internal/keep"
 )
 
 // Asking the ICD loader whether it loads layers loads the OpenCL runtime in a child: about 50 ms on PoCL and
@@ -22,8 +21,6 @@ import (
 const (
 	answersFile = "loader-answers.json"
 	keptAnswers = 8
-	// answersLimit bounds what is read of the file: a few hundred bytes an answer.
-	answersLimit = 64 << 10
 )
 
 // keptAnswer is one kept answer and what it holds for.
@@ -45,21 +42,11 @@ func answerKey(layer string) string {
 	for _, k := range chooserVariables {
 		fmt.Fprintf(h, "%s=%s\x00", k, os.Getenv(k))
 	}
-	fmt.Fprintf(h, "%s\x00", fileIdentity("/etc/ld.so.cache"))
+	fmt.Fprintf(h, "%s\x00", keep.Identity("/etc/ld.so.cache"))
 	for _, d := range filepath.SplitList(os.Getenv("LD_LIBRARY_PATH")) {
-		fmt.Fprintf(h, "%s:%s\x00", d, fileIdentity(d))
+		fmt.Fprintf(h, "%s:%s\x00", d, keep.Identity(d))
 	}
 	return hex.EncodeToString(h.Sum(nil))
-}
-
-// fileIdentity tells a file apart from any other and from itself changed: its device, inode, size, and the
-// times of its last change of content and of inode ("" where it cannot be read).
-func fileIdentity(path string) string {
-	var st syscall.Stat_t
-	if path == "" || syscall.Stat(path, &st) != nil {
-		return ""
-	}
-	return fmt.Sprintf("%d:%d:%d:%d.%09d:%d.%09d", st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec)
 }
 
 // KeptAnswer is the answer kept in dir for this layer and environment, where the loader's file is the one it
@@ -67,7 +54,7 @@ func fileIdentity(path string) string {
 func KeptAnswer(dir, layer string) (LoaderAnswer, bool) {
 	key := answerKey(layer)
 	for _, k := range readAnswers(dir) {
-		if k.Key == key && k.File != "" && k.File == fileIdentity(k.Answer.File) {
+		if k.Key == key && k.File != "" && k.File == keep.Identity(k.Answer.File) {
 			a := k.Answer
 			a.Kept = true
 			return a, true
@@ -82,7 +69,7 @@ func KeepAnswer(dir, layer string, a LoaderAnswer) {
 	if a.Inits == 0 || a.File == "" || a.Kept {
 		return
 	}
-	k := keptAnswer{Key: answerKey(layer), File: fileIdentity(a.File), Answer: a}
+	k := keptAnswer{Key: answerKey(layer), File: keep.Identity(a.File), Answer: a}
 	if k.File == "" {
 		return
 	}
@@ -92,39 +79,13 @@ func KeepAnswer(dir, layer string, a LoaderAnswer) {
 			kept = append(kept, old)
 		}
 	}
-	b, err := json.Marshal(kept)
-	if err != nil {
-		return
-	}
-	tmp, err := os.CreateTemp(dir, ".loader-answers-*")
-	if err != nil {
-		return
-	}
-	defer os.Remove(tmp.Name())
-	_, werr := tmp.Write(b)
-	if cerr := tmp.Close(); werr != nil || cerr != nil {
-		return
-	}
-	_ = os.Rename(tmp.Name(), filepath.Join(dir, answersFile))
+	keep.Write(dir, answersFile, kept)
 }
 
-// readAnswers reads the kept answers; a file that is missing, too long, or not what this build writes
-// keeps nothing.
+// readAnswers reads the kept answers.
 func readAnswers(dir string) []keptAnswer {
-	f, err := os.OpenFile(filepath.Join(dir, answersFile), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil
-	}
-	b, err := io.ReadAll(io.LimitReader(f, answersLimit+1))
-	if err != nil || len(b) > answersLimit {
-		return nil
-	}
 	var kept []keptAnswer
-	if json.Unmarshal(b, &kept) != nil {
+	if !keep.Read(dir, answersFile, &kept) {
 		return nil
 	}
 	return kept
