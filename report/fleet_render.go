@@ -7,6 +7,7 @@ import (
 	"image/color"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -108,11 +109,11 @@ func fleetRows(w io.Writer, g *comparison.FleetGroup, st style, keep []bool) err
 	for _, j := range g.Jobs {
 		spread := fmt.Sprintf("spread %.1f%% (%d-%d)", 100*j.Spread, j.MinAllocs, j.MaxAllocs)
 		if err := t.Append(pick([]string{st.text(jobName(j.Strategy, j.Flags)), units.Size(j.SizeBytes), st.text(j.Variant),
-			fmt.Sprintf("median of %d", len(j.Rows)), "", string(j.Outcome), units.Count(j.MedianAllocs), spread,
+			fmt.Sprintf("median of %d", j.Count()), "", string(j.Outcome), units.Count(j.MedianAllocs), spread,
 			cost(j.MedianHostCost), cost(j.MedianDeviceCost), ""})); err != nil {
 			return err
 		}
-		rows, healthy := shownRows(j.Rows, st.AllRows)
+		rows, healthy := shownRows(&j, st.AllRows)
 		labels := nodeLabels(rows, !keep[4])
 		for ri, r := range rows {
 			verdict := "ok"
@@ -177,17 +178,12 @@ func distinctTail(source string, sources []string) string {
 const FleetRowLimit = 25
 
 // shownRows are the rows of a job a table shows, and how many healthy ones it leaves out.
-func shownRows(rows []comparison.FleetRow, all bool) ([]comparison.FleetRow, int) {
-	if all || len(rows) <= FleetRowLimit {
-		return rows, 0
+func shownRows(j *comparison.FleetJob, all bool) ([]comparison.FleetRow, int) {
+	if all || j.Count() <= FleetRowLimit {
+		return slices.Collect(j.All()), 0
 	}
-	var out []comparison.FleetRow
-	for _, r := range rows {
-		if r.Outlier {
-			out = append(out, r)
-		}
-	}
-	return out, len(rows) - len(out)
+	out := slices.Collect(j.Outliers())
+	return out, j.Count() - len(out)
 }
 
 // grouped writes a count with a comma between thousands: 100,000 nodes.
@@ -205,11 +201,9 @@ func outlierLines(f *comparison.Fleet, st style) []string {
 	for gi := range f.Groups {
 		g := &f.Groups[gi]
 		for _, j := range g.Jobs {
-			for _, r := range j.Rows {
-				if r.Outlier {
-					out = append(out, fmt.Sprintf("%s (%s): %s at %s, variant %s, on %s driver %s: %s.", st.text(r.Node), st.code(r.Source),
-						st.text(jobName(j.Strategy, j.Flags)), units.Size(j.SizeBytes), st.text(j.Variant), st.text(g.DeviceModel), st.text(g.DriverVersion), st.text(r.Why)))
-				}
+			for r := range j.Outliers() {
+				out = append(out, fmt.Sprintf("%s (%s): %s at %s, variant %s, on %s driver %s: %s.", st.text(r.Node), st.code(r.Source),
+					st.text(jobName(j.Strategy, j.Flags)), units.Size(j.SizeBytes), st.text(j.Variant), st.text(g.DeviceModel), st.text(g.DriverVersion), st.text(r.Why)))
 			}
 		}
 	}
@@ -272,7 +266,7 @@ func writeFleetCSV(w io.Writer, f *comparison.Fleet, _ Options) error {
 	}
 	for _, g := range f.Groups {
 		for _, j := range g.Jobs {
-			for _, r := range j.Rows {
+			for r := range j.All() {
 				row := []string{csvText(g.Platform), csvText(g.DeviceModel), csvText(g.DriverVersion), string(g.Touch), strconv.FormatUint(g.MaxAllocs, 10),
 					strconv.FormatUint(g.MaxBytes, 10), string(j.Strategy), strconv.FormatUint(j.SizeBytes, 10), csvText(j.Variant),
 					csvText(j.Flags), csvText(r.Node), csvText(r.Source), string(r.Outcome), strconv.FormatUint(r.AllocationsOK, 10),
@@ -357,7 +351,7 @@ func layOutFleet(f *comparison.Fleet) *fleetLayout {
 		}
 		first := x
 		for _, j := range g.Jobs {
-			for _, r := range j.Rows {
+			for r := range j.All() {
 				l.maxY = math.Max(l.maxY, float64(r.AllocationsOK))
 				k := fleetSlot{gi, r.Source}
 				if _, ok := l.xOf[k]; !ok {
@@ -396,7 +390,7 @@ func plotFleetJobs(p *plot.Plot, f *comparison.Fleet, l *fleetLayout) error {
 			var pts plotter.XYs
 			// Each job sits a little to the side within a node's slot, so equal thresholds stay visible.
 			shift := 0.12 * (float64(idx) - float64(len(g.Jobs)-1)/2)
-			for _, r := range j.Rows {
+			for r := range j.All() {
 				pt := plotter.XY{X: l.xOf[fleetSlot{gi, r.Source}] + shift, Y: float64(r.AllocationsOK)}
 				pts = append(pts, pt)
 				if r.Outlier {

@@ -43,7 +43,7 @@ func TestMergeRendersEveryFormat(t *testing.T) {
 			}
 			want := 1
 			for _, j := range f.Groups[0].Jobs {
-				want += len(j.Rows)
+				want += j.Count()
 			}
 			if len(rows) != want {
 				t.Errorf("csv: %d rows, want a header and one per node and job (%d)", len(rows), want)

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 
 	"github.com/clmemprobe/clmemprobe/report/comparison"
 )
@@ -31,9 +32,15 @@ func writeFleetJSON(w io.Writer, f *comparison.Fleet, _ Options) error {
 		return writeNested(bw, indent, &head, len(g.Jobs), func(ji int, indent string) error {
 			j := &g.Jobs[ji]
 			head := *j
-			head.Rows = emptied(j.Rows)
-			return writeNested(bw, indent, &head, len(j.Rows), func(ri int, indent string) error {
-				return writeNested(bw, indent, &j.Rows[ri], 0, nil)
+			head.Rows = j.Rows
+			if j.Count() > 0 {
+				head.Rows = []comparison.FleetRow{}
+			}
+			next, stop := iter.Pull(j.All())
+			defer stop()
+			return writeNested(bw, indent, &head, j.Count(), func(_ int, indent string) error {
+				r, _ := next()
+				return writeNested(bw, indent, &r, 0, nil)
 			})
 		})
 	})

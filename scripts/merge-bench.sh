@@ -4,8 +4,8 @@
 #     its samples ~36% of it; about 1 GB), merged by this build and by the baseline build, alternately,
 #     --runs times each;
 #   - 1,000,000 synthetic nodes (-shape small: the same run without its bulk, ~8.5 KB of compact JSON; about
-#     12 GB on disk with a folder each), merged by this build only: the baseline keeps ~700 bytes of rows a
-#     node and would need about 2 GiB and 20 minutes.
+#     12 GB on disk with a folder each), merged by this build only: fe3862d kept ~700 bytes of rows a node
+#     (2.05 GiB peak); this build keeps them as columns (~490 MiB peak, docs/performance.md).
 # Each merge is `--format json > /dev/null` under /usr/bin/time: wall time and peak RSS, against the targets
 # (4 s and 256 MiB at 10,000; 300 s and 256 MiB at 1,000,000). It prints met or MISSED and never fails on
 # a miss: machines are noisy.

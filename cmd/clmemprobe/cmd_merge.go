@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -92,17 +94,12 @@ func runMerge(_ context.Context, o mergeOptions, stdout, stderr io.Writer) error
 	if err := checkOutput("--output", req.output, req.paths...); err != nil {
 		return err
 	}
-	files, read := findFleet(req.paths)
+	files, read := findFleet(req.paths, req.output != "")
 	if err := checkOutput("--output", req.output, append(append([]string{}, req.paths...), read...)...); err != nil {
 		return err
 	}
 	merger := loadFleet(files)
-	var bad []error
-	for _, f := range files {
-		if f.err != nil {
-			bad = append(bad, f.err)
-		}
-	}
+	bad := files.errors()
 	results := merger.Results()
 	if results == 0 && len(bad) == 1 {
 		return usageErr("%s", oneLine(bad[0].Error()))
@@ -140,18 +137,62 @@ func emitFleet(stdout io.Writer, req *mergeRequest, fleet *comparison.Fleet) err
 	return emitWith(stdout, req.output, req.format, fleet, opts)
 }
 
-// fleetFile is one input of a merge, in the order named and found: a file to load, or why it is not one.
-type fleetFile struct {
-	path string
-	err  error
+// fleetFiles are the inputs of a merge in the order named and found: a file to load, or why it is not one.
+// The paths share one arena: a million of them as strings in structs cost ~100 bytes each, a third of what
+// a merge of a million nodes may hold in all.
+type fleetFiles struct {
+	text []byte
+	ends []int // path i is text[ends[i-1]:ends[i]]; a path that failed is empty
+	mu   sync.Mutex
+	errs map[int]error // the inputs that are not files to load, or did not load
+}
+
+func (f *fleetFiles) add(path string) {
+	f.text = append(f.text, path...)
+	f.ends = append(f.ends, len(f.text))
+}
+
+func (f *fleetFiles) fail(err error) {
+	f.setErr(len(f.ends), err)
+	f.ends = append(f.ends, len(f.text))
+}
+
+func (f *fleetFiles) setErr(i int, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.errs == nil {
+		f.errs = map[int]error{}
+	}
+	f.errs[i] = err
+}
+
+func (f *fleetFiles) path(i int) string {
+	start := 0
+	if i > 0 {
+		start = f.ends[i-1]
+	}
+	return string(f.text[start:f.ends[i]])
+}
+
+// errors are the inputs that could not be used, in the order they were named and found.
+func (f *fleetFiles) errors() []error {
+	var out []error
+	for _, i := range slices.Sorted(maps.Keys(f.errs)) {
+		out = append(out, f.errs[i])
+	}
+	return out
 }
 
 // findFleet lists every result the paths name: files as given, folders searched for run.json without
-// following symlinks, each file once; read is every file named or found, for checkOutput.
-func findFleet(paths []string) (files []fleetFile, read []string) {
+// following symlinks, each file once; read is every file named or found, for checkOutput (kept only where
+// it asks: a million paths are a lot to keep for nothing).
+func findFleet(paths []string, keepRead bool) (files *fleetFiles, read []string) {
+	files = &fleetFiles{}
 	seen := map[[2]uint64]bool{} // device and inode: a file named twice (a folder and a file in it, a link) counts once
 	add := func(path string) {
-		read = append(read, path)
+		if keepRead {
+			read = append(read, path)
+		}
 		if fi, err := os.Stat(path); err == nil {
 			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 				id := [2]uint64{uint64(st.Dev), st.Ino}
@@ -161,38 +202,42 @@ func findFleet(paths []string) (files []fleetFile, read []string) {
 				seen[id] = true
 			}
 		}
-		files = append(files, fleetFile{path: path})
+		files.add(path)
 	}
-	fail := func(err error) { files = append(files, fleetFile{err: err}) }
 	for _, p := range paths {
 		fi, err := os.Stat(p)
 		if err != nil {
-			fail(fmt.Errorf("%s: %v", p, reason(err)))
+			files.fail(fmt.Errorf("%s: %v", p, reason(err)))
 			continue
 		}
 		if !fi.IsDir() {
 			add(p)
 			continue
 		}
-		found := 0
-		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				fail(fmt.Errorf("%s: %v", path, reason(err)))
-				return nil
-			}
-			if d.Type().IsRegular() && d.Name() == runFile {
-				found++
-				add(path)
-			}
-			return nil
-		})
-		if err != nil {
-			fail(err)
-		} else if found == 0 {
-			fail(fmt.Errorf("%s: no %s under this folder", p, runFile))
-		}
+		walkFleet(p, add, files.fail)
 	}
 	return files, read
+}
+
+// walkFleet adds every run.json under the folder p, and fails with what cannot be read.
+func walkFleet(p string, add func(string), fail func(error)) {
+	found := 0
+	err := filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			fail(fmt.Errorf("%s: %v", path, reason(err)))
+			return nil
+		}
+		if d.Type().IsRegular() && d.Name() == runFile {
+			found++
+			add(path)
+		}
+		return nil
+	})
+	if err != nil {
+		fail(err)
+	} else if found == 0 {
+		fail(fmt.Errorf("%s: no %s under this folder", p, runFile))
+	}
 }
 
 // loadFleet loads the files on one goroutine per CPU (decoding is the work: 10,000 results of this build are
@@ -201,30 +246,31 @@ func findFleet(paths []string) (files []fleetFile, read []string) {
 // nothing of the samples and the other bulk merge never reads, and gives Load's answer for any file. A file
 // that does not load gets its error in files, in place, so that the errors are told in the order the files
 // were named.
-func loadFleet(files []fleetFile) *comparison.FleetMerger {
+func loadFleet(files *fleetFiles) *comparison.FleetMerger {
 	var (
 		merger comparison.FleetMerger
 		mu     sync.Mutex
 		next   atomic.Int64
 		wg     sync.WaitGroup
 	)
-	for range min(runtime.GOMAXPROCS(0), len(files)) {
+	n := len(files.ends)
+	for range min(runtime.GOMAXPROCS(0), n) {
 		wg.Go(func() {
 			var loader result.Loader
-			for i := int(next.Add(1)) - 1; i < len(files); i = int(next.Add(1)) - 1 {
-				f := &files[i]
-				if f.err != nil {
-					continue
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				path := files.path(i)
+				if path == "" {
+					continue // an input that failed when it was found
 				}
-				r, err := loader.LoadLean(f.path)
+				r, err := loader.LoadLean(path)
 				if err != nil {
-					if !strings.Contains(err.Error(), f.path) {
-						err = fmt.Errorf("%s: %w", f.path, err)
+					if !strings.Contains(err.Error(), path) {
+						err = fmt.Errorf("%s: %w", path, err)
 					}
-					f.err = err
+					files.setErr(i, err)
 					continue
 				}
-				node := comparison.NodeOf(f.path, r)
+				node := comparison.NodeOf(path, r)
 				mu.Lock()
 				merger.Add(node)
 				mu.Unlock()

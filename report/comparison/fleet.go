@@ -3,10 +3,9 @@ package comparison
 import (
 	"cmp"
 	"fmt"
+	"iter"
 	"maps"
-	"math"
 	"slices"
-	"strings"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
@@ -47,7 +46,43 @@ type FleetJob struct {
 	Spread           float64         `json:"spread"` // (max - min) / median; 0 where the median is 0
 	MedianHostCost   *float64        `json:"median_host_bytes_per_buffer,omitempty"`
 	MedianDeviceCost *float64        `json:"median_device_bytes_per_buffer,omitempty"`
-	Rows             []FleetRow      `json:"rows"`
+	// Rows are the job's rows where they were given whole (a fleet read back from merge's JSON, or made by
+	// hand). A merge leaves them empty and keeps its rows compact: Count and All give them either way.
+	Rows []FleetRow `json:"rows"`
+
+	rows  *jobRows
+	group *groupRows
+}
+
+// Count is how many rows the job has: one per node that ran it.
+func (j *FleetJob) Count() int {
+	if j.rows == nil {
+		return len(j.Rows)
+	}
+	return j.rows.present
+}
+
+// All gives the job's rows in order of node name, then file, each made when it is asked for: a merge of a
+// million nodes never holds them all as FleetRows.
+func (j *FleetJob) All() iter.Seq[FleetRow] {
+	if j.rows == nil {
+		return slices.Values(j.Rows)
+	}
+	return j.rows.rows(j.group)
+}
+
+// Outliers gives the job's outlying rows, in the order All gives them.
+func (j *FleetJob) Outliers() iter.Seq[FleetRow] {
+	return func(yield func(FleetRow) bool) {
+		if j.rows != nil && j.rows.outliers == 0 {
+			return
+		}
+		for r := range j.All() {
+			if r.Outlier && !yield(r) {
+				return
+			}
+		}
+	}
 }
 
 // FleetRow is one node's run of one job.
@@ -109,35 +144,50 @@ func NodeOf(source string, r *result.Run) FleetNode {
 }
 
 // FleetMerger merges results one at a time (Add), each already cut down to its rows (NodeOf), so that the
-// runs themselves need never be in memory together. The zero value is ready to use; it is not safe for
-// concurrent use.
+// runs themselves need never be in memory together; it keeps the rows compact (groupRows). The zero value is
+// ready to use; it is not safe for concurrent use.
 type FleetMerger struct {
-	results int
-	groups  map[groupKey]*FleetGroup
-	jobs    map[groupKey]map[Key]*FleetJob
+	results  int
+	groups   map[groupKey]*FleetGroup
+	rows     map[groupKey]*groupRows
+	outcomes []result.Outcome // every outcome a row has, once: rows keep its index
 }
 
 // Add merges one node's result.
 func (m *FleetMerger) Add(n FleetNode) {
 	if m.groups == nil {
-		m.groups, m.jobs = map[groupKey]*FleetGroup{}, map[groupKey]map[Key]*FleetJob{}
+		m.groups, m.rows = map[groupKey]*FleetGroup{}, map[groupKey]*groupRows{}
 	}
 	m.results++
 	gk := n.group
-	g := m.groups[gk]
+	g, rows := m.groups[gk], m.rows[gk]
 	if g == nil {
 		g = &FleetGroup{Platform: gk.platform, DeviceModel: gk.run.Devices, DriverVersion: gk.driver, Touch: gk.run.Touch, MaxAllocs: gk.maxAllocs, MaxBytes: gk.maxBytes}
-		m.groups[gk], m.jobs[gk] = g, map[Key]*FleetJob{}
+		rows = &groupRows{jobs: map[Key]*jobRows{}}
+		m.groups[gk], m.rows[gk] = g, rows
 	}
 	g.Nodes++
-	for _, nj := range n.jobs {
-		j := m.jobs[gk][nj.key]
-		if j == nil {
-			j = &FleetJob{Strategy: nj.key.Strategy, SizeBytes: nj.key.Size, Variant: nj.key.Variant, Flags: nj.key.Flags}
-			m.jobs[gk][nj.key] = j
-		}
-		j.Rows = append(j.Rows, nj.row)
+	if len(n.jobs) == 0 {
+		return
 	}
+	k := rows.addNode(n.jobs[0].row.Node, n.jobs[0].row.Source)
+	for _, nj := range n.jobs {
+		j := rows.jobs[nj.key]
+		if j == nil {
+			j = &jobRows{}
+			rows.jobs[nj.key], rows.cols = j, append(rows.cols, j)
+		}
+		j.add(k, &nj.row, m.outcome(nj.row.Outcome))
+	}
+}
+
+// outcome is the index of o in the merger's outcomes, which it joins the first time.
+func (m *FleetMerger) outcome(o result.Outcome) int {
+	if i := slices.Index(m.outcomes, o); i >= 0 {
+		return i
+	}
+	m.outcomes = append(m.outcomes, o)
+	return len(m.outcomes) - 1
 }
 
 // Results is how many results were added.
@@ -164,11 +214,12 @@ func (m *FleetMerger) Fleet(tolerance float64) *Fleet {
 			cmp.Compare(a.run.Touch, b.run.Touch), cmp.Compare(a.maxAllocs, b.maxAllocs), cmp.Compare(a.maxBytes, b.maxBytes), cmp.Compare(a.run.Flags, b.run.Flags))
 	})
 	for _, gk := range groups {
-		g := m.groups[gk]
-		for _, k := range slices.SortedFunc(maps.Keys(m.jobs[gk]), order) {
-			j := m.jobs[gk][k]
-			f.Outliers += j.judge(tolerance)
-			g.Jobs = append(g.Jobs, *j)
+		g, rows := m.groups[gk], m.rows[gk]
+		rows.sortNodes()
+		for _, k := range slices.SortedFunc(maps.Keys(rows.jobs), order) {
+			j := FleetJob{Strategy: k.Strategy, SizeBytes: k.Size, Variant: k.Variant, Flags: k.Flags, rows: rows.jobs[k], group: rows}
+			f.Outliers += j.rows.judge(&j, tolerance, m.outcomes)
+			g.Jobs = append(g.Jobs, j)
 		}
 		f.Groups = append(f.Groups, *g)
 	}
@@ -190,49 +241,6 @@ func fleetRow(node, source string, s *result.JobResult) FleetRow {
 		}
 	}
 	return row
-}
-
-// judge sets the job's median, spread and most common outcome, marks its outliers and returns how many.
-func (j *FleetJob) judge(tol float64) int {
-	slices.SortFunc(j.Rows, func(a, b FleetRow) int { return cmp.Or(cmp.Compare(a.Node, b.Node), cmp.Compare(a.Source, b.Source)) })
-	j.summarize()
-	n := 0
-	for i := range j.Rows {
-		r := &j.Rows[i]
-		if why := j.outlier(r, tol); len(why) > 0 {
-			r.Outlier, r.Why = true, strings.Join(why, "; ")
-			n++
-		}
-	}
-	return n
-}
-
-// summarize sets the job's median threshold and costs, its range and spread, and its most common outcome.
-func (j *FleetJob) summarize() {
-	var allocs, hosts, devices []float64
-	counts := map[result.Outcome]int{}
-	j.MinAllocs = math.MaxUint64
-	for _, r := range j.Rows {
-		allocs = append(allocs, float64(r.AllocationsOK))
-		j.MinAllocs, j.MaxAllocs = min(j.MinAllocs, r.AllocationsOK), max(j.MaxAllocs, r.AllocationsOK)
-		if r.HostCost != nil {
-			hosts = append(hosts, *r.HostCost)
-		}
-		if r.DeviceCost != nil {
-			devices = append(devices, *r.DeviceCost)
-		}
-		counts[r.Outcome]++
-	}
-	j.MedianAllocs = Median(allocs)
-	if j.MedianAllocs > 0 {
-		j.Spread = float64(j.MaxAllocs-j.MinAllocs) / j.MedianAllocs
-	}
-	j.MedianHostCost, j.MedianDeviceCost = medianOrNil(hosts), medianOrNil(devices)
-	for _, o := range result.Outcomes { // ties go to the healthier outcome, in the enum's order
-		if counts[o] > counts[j.Outcome] {
-			j.Outcome = o
-		}
-	}
 }
 
 // medianOrNil is the median of costs, nil where none was fitted.

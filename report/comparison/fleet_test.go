@@ -48,7 +48,7 @@ func rowOf(f *Fleet, strategy result.Strategy, node string) *FleetRow {
 func TestMergeFindsTheNodeThatDiffers(t *testing.T) {
 	base := fixture.Run(t)
 	in := []FleetInput{node(t, "n1", 1), node(t, "n2", 1), node(t, "n3", 1.05), node(t, "n4", 0.97), node(t, "slow", 0.8)}
-	f := Merge(in, 0.10)
+	f := merged(in, 0.10)
 	if len(f.Groups) != 1 || f.Groups[0].Nodes != 5 {
 		t.Fatalf("want one group of 5 results, got %d groups", len(f.Groups))
 	}
@@ -85,7 +85,7 @@ func TestMergeFindsTheNodeThatDiffers(t *testing.T) {
 		t.Errorf("the outlier's reason must say how far it is (%s): %+v", dev, r)
 	}
 	// A wider tolerance forgives it.
-	if f := Merge(in, 0.25); f.Outliers != 0 {
+	if f := merged(in, 0.25); f.Outliers != 0 {
 		t.Errorf("%d outliers at 25%% tolerance, want 0", f.Outliers)
 	}
 }
@@ -95,7 +95,7 @@ func TestMergeNeverGroupsRunsThatAskedForDifferentThings(t *testing.T) {
 	b.Run.Config.Touch = result.TouchFill
 	c.Run.Config.MaxAllocs++
 	d.Run.Devices[0].DriverVersion = "2.0"
-	f := Merge([]FleetInput{a, b, c, d}, 0.1)
+	f := merged([]FleetInput{a, b, c, d}, 0.1)
 	if len(f.Groups) != 4 || f.Outliers != 0 {
 		t.Fatalf("touch, budget and driver differ: want 4 groups and no outlier, got %d groups, %d outliers", len(f.Groups), f.Outliers)
 	}
@@ -104,7 +104,7 @@ func TestMergeNeverGroupsRunsThatAskedForDifferentThings(t *testing.T) {
 	for i := range e.Run.Jobs {
 		e.Run.Jobs[i].SizeBytes *= 2
 	}
-	f = Merge([]FleetInput{a, e}, 0.1)
+	f = merged([]FleetInput{a, e}, 0.1)
 	for _, j := range f.Groups[0].Jobs {
 		if len(j.Rows) != 1 {
 			t.Errorf("%s at %d: %d rows, want 1", j.Strategy, j.SizeBytes, len(j.Rows))
@@ -121,7 +121,7 @@ func TestMergeOutcomeAndCostOutliers(t *testing.T) {
 	for i := range in {
 		in[i].Run.Jobs[1].Fit = &result.Fit{OK: true}
 	}
-	f := Merge(in, 0.1)
+	f := merged(in, 0.1)
 	if r := rowOf(f, st.Strategy, "c"); r == nil || !r.Outlier || !strings.Contains(r.Why, "crashed where the group") {
 		t.Errorf("a crash among failures must be an outlier: %+v", r)
 	}
@@ -140,7 +140,7 @@ func TestMergeKeysTheDefaultVariantOnce(t *testing.T) {
 	for i := range in[1].Run.Jobs {
 		in[1].Run.Jobs[i].Variant = result.DefaultVariant
 	}
-	f := Merge(in, 0.1)
+	f := merged(in, 0.1)
 	for _, j := range f.Groups[0].Jobs {
 		if len(j.Rows) != 2 || j.Variant != result.DefaultVariant {
 			t.Errorf("%s: %d rows under variant %q, want 2 under %q", j.Strategy, len(j.Rows), j.Variant, result.DefaultVariant)
@@ -153,7 +153,7 @@ func TestMergeKeysTheDefaultVariantOnce(t *testing.T) {
 func TestFleetMergerAgreesWithItsInputs(t *testing.T) {
 	scales := map[string][]float64{"1.0": {1, 1.02, 0.99, 1.01, 0.7}, "2.0": {1, 1, 1.03, 0.98}}
 	in := inputs(fixture.Nodes(t, scales))
-	want := Merge(slices.Clone(in), 0.1)
+	want := expanded(Merge(slices.Clone(in), 0.1))
 	for seed := range uint64(5) {
 		shuffled := slices.Clone(in)
 		rand.New(rand.NewPCG(seed, 0)).Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
@@ -164,7 +164,7 @@ func TestFleetMergerAgreesWithItsInputs(t *testing.T) {
 		if m.Results() != len(in) {
 			t.Fatalf("Results %d, want %d", m.Results(), len(in))
 		}
-		if got := m.Fleet(0.1); !reflect.DeepEqual(got, want) {
+		if got := expanded(m.Fleet(0.1)); !reflect.DeepEqual(got, want) {
 			t.Fatalf("order %d: the merger's fleet differs from Merge's", seed)
 		}
 	}
