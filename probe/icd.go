@@ -64,16 +64,23 @@ func DiagnoseICDs(ctx context.Context, libPath string, setup time.Duration) (dir
 	return dir, out[:n]
 }
 
-// RegisteredRuntimeGave says whether an inventory listed through the ICD loader shows that the one runtime
-// registered gave its devices, so that loading it on its own (DiagnoseICDs) would add nothing: the loader
-// was libPath's default, it had no other source of runtimes (OCL_ICD_FILENAMES, OPENCL_VENDOR_PATH), one
-// .icd file was registered, and every platform listed has a device. Where more runtimes are registered the
-// inventory cannot tell which gave what, and they are asked.
-func RegisteredRuntimeGave(libPath string, inv result.Inventory) bool {
-	if libPath != cl.DefaultLibrary || os.Getenv("OCL_ICD_FILENAMES") != "" || os.Getenv("OPENCL_VENDOR_PATH") != "" || len(inv) == 0 {
+// OneRuntimeRegistered says whether the ICD loader at libPath has one runtime to load: it is the default
+// loader, with no source of runtimes besides the .icd files (OCL_ICD_FILENAMES, OPENCL_VENDOR_PATH), and
+// one .icd file is registered. Then an inventory can tell what that runtime gave (RegisteredRuntimeGave);
+// where more are, it cannot tell which gave what, and each is loaded on its own (DiagnoseICDs).
+func OneRuntimeRegistered(libPath string) bool {
+	if libPath != cl.DefaultLibrary || os.Getenv("OCL_ICD_FILENAMES") != "" || os.Getenv("OPENCL_VENDOR_PATH") != "" {
 		return false
 	}
-	if _, files := icd.Registered(sample.System.Etc); len(files) != 1 {
+	_, files := icd.Registered(sample.System.Etc)
+	return len(files) == 1
+}
+
+// RegisteredRuntimeGave says whether an inventory listed through the ICD loader shows that the one runtime
+// registered (OneRuntimeRegistered) gave its devices, so that loading it on its own would add nothing:
+// every platform listed has a device.
+func RegisteredRuntimeGave(libPath string, inv result.Inventory) bool {
+	if len(inv) == 0 || !OneRuntimeRegistered(libPath) {
 		return false
 	}
 	for _, p := range inv {
