@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
 	"slices"
 	"strings"
 	"sync"
@@ -94,11 +96,13 @@ func runMerge(_ context.Context, o mergeOptions, stdout, stderr io.Writer) error
 	if err := checkOutput("--output", req.output, req.paths...); err != nil {
 		return err
 	}
-	files, read := findFleet(req.paths, req.output != "")
+	limit := newHeapLimit()
+	defer limit.restore()
+	files, read := findFleet(req.paths, req.output != "", limit)
 	if err := checkOutput("--output", req.output, append(append([]string{}, req.paths...), read...)...); err != nil {
 		return err
 	}
-	merger := loadFleet(files)
+	merger := loadFleet(files, limit)
 	bad := files.errors()
 	results := merger.Results()
 	if results == 0 && len(bad) == 1 {
@@ -138,23 +142,20 @@ func emitFleet(stdout io.Writer, req *mergeRequest, fleet *comparison.Fleet) err
 }
 
 // fleetFiles are the inputs of a merge in the order named and found: a file to load, or why it is not one.
-// The paths share one arena: a million of them as strings in structs cost ~100 bytes each, a third of what
-// a merge of a million nodes may hold in all.
+// The paths share one arena, which the merger keeps its nodes' files in too (by index): a million of them as
+// strings in structs cost ~100 bytes each, and a copy of each in the merged rows ~50 more.
 type fleetFiles struct {
-	text []byte
-	ends []int // path i is text[ends[i-1]:ends[i]]; a path that failed is empty
-	mu   sync.Mutex
-	errs map[int]error // the inputs that are not files to load, or did not load
+	paths comparison.Sources // a path that failed is empty
+	mu    sync.Mutex
+	errs  map[int]error // the inputs that are not files to load, or did not load
 }
 
 func (f *fleetFiles) add(path string) {
-	f.text = append(f.text, path...)
-	f.ends = append(f.ends, len(f.text))
+	f.paths.Add(path)
 }
 
 func (f *fleetFiles) fail(err error) {
-	f.setErr(len(f.ends), err)
-	f.ends = append(f.ends, len(f.text))
+	f.setErr(f.paths.Add(""), err)
 }
 
 func (f *fleetFiles) setErr(i int, err error) {
@@ -164,14 +165,6 @@ func (f *fleetFiles) setErr(i int, err error) {
 		f.errs = map[int]error{}
 	}
 	f.errs[i] = err
-}
-
-func (f *fleetFiles) path(i int) string {
-	start := 0
-	if i > 0 {
-		start = f.ends[i-1]
-	}
-	return string(f.text[start:f.ends[i]])
 }
 
 // errors are the inputs that could not be used, in the order they were named and found.
@@ -186,20 +179,23 @@ func (f *fleetFiles) errors() []error {
 // findFleet lists every result the paths name: files as given, folders searched for run.json without
 // following symlinks, each file once; read is every file named or found, for checkOutput (kept only where
 // it asks: a million paths are a lot to keep for nothing).
-func findFleet(paths []string, keepRead bool) (files *fleetFiles, read []string) {
+func findFleet(paths []string, keepRead bool, limit *heapLimit) (files *fleetFiles, read []string) {
 	files = &fleetFiles{}
-	seen := map[[2]uint64]bool{} // device and inode: a file named twice (a folder and a file in it, a link) counts once
+	seen := map[[2]uint64]struct{}{} // device and inode: a file named twice (a folder and a file in it, a link) counts once
 	add := func(path string) {
+		if len(seen)%heapLimitEvery == 0 {
+			limit.update()
+		}
 		if keepRead {
 			read = append(read, path)
 		}
 		if fi, err := os.Stat(path); err == nil {
 			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
 				id := [2]uint64{uint64(st.Dev), st.Ino}
-				if seen[id] {
+				if _, ok := seen[id]; ok {
 					return
 				}
-				seen[id] = true
+				seen[id] = struct{}{}
 			}
 		}
 		files.add(path)
@@ -246,19 +242,19 @@ func walkFleet(p string, add func(string), fail func(error)) {
 // nothing of the samples and the other bulk merge never reads, and gives Load's answer for any file. A file
 // that does not load gets its error in files, in place, so that the errors are told in the order the files
 // were named.
-func loadFleet(files *fleetFiles) *comparison.FleetMerger {
+func loadFleet(files *fleetFiles, limit *heapLimit) *comparison.FleetMerger {
 	var (
-		merger comparison.FleetMerger
+		merger = comparison.FleetMerger{Sources: &files.paths}
 		mu     sync.Mutex
 		next   atomic.Int64
 		wg     sync.WaitGroup
 	)
-	n := len(files.ends)
+	n := files.paths.Len()
 	for range min(runtime.GOMAXPROCS(0), n) {
 		wg.Go(func() {
 			var loader result.Loader
 			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
-				path := files.path(i)
+				path := files.paths.Path(i)
 				if path == "" {
 					continue // an input that failed when it was found
 				}
@@ -270,9 +266,12 @@ func loadFleet(files *fleetFiles) *comparison.FleetMerger {
 					files.setErr(i, err)
 					continue
 				}
-				node := comparison.NodeOf(path, r)
+				node := comparison.NodeIn(i, r)
 				mu.Lock()
 				merger.Add(node)
+				if merger.Results()%heapLimitEvery == 0 {
+					limit.update()
+				}
 				mu.Unlock()
 			}
 		})
@@ -280,6 +279,44 @@ func loadFleet(files *fleetFiles) *comparison.FleetMerger {
 	wg.Wait()
 	return &merger
 }
+
+// heapLimitEvery is how many files a merge finds, or results it adds, between two looks at what it holds: at
+// ~160 bytes a node, 4,096 nodes are well under a megabyte of new rows.
+const heapLimitEvery = 4096
+
+// heapLimit keeps a merge's heap near what the merge holds. By default (GOGC=100) Go lets the heap grow to
+// twice what was live at the last collection; what a merge holds is its rows, which only grow, and what
+// it throws away is each file's scan, so at a million nodes the default let ~160 MB of rows take ~330 MB
+// of heap and 385 MiB of RSS. A memory limit of what is live plus an eighth (at least 32 MiB) makes the
+// collector run before the garbage doubles the heap, and makes the runtime give freed pages back to the
+// system to stay under it. It is sized from what the last collection found live, so it moves up with the
+// rows and never sits below them (a limit under what is live makes Go collect without end); while less is
+// live than the floor, GOGC's own goal is the lower one and nothing changes (a merge of 10,000 issue files
+// holds a few MB). A lower GOGC alone would also collect more often at small merges, where there is nothing
+// to save.
+type heapLimit struct {
+	live   []metrics.Sample
+	before int64 // the limit the process had (math.MaxInt64 unless GOMEMLIMIT was set): never raised
+}
+
+func newHeapLimit() *heapLimit {
+	h := &heapLimit{live: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}, before: debug.SetMemoryLimit(-1)}
+	h.update()
+	return h
+}
+
+// update sets the limit from what the last collection found live.
+func (h *heapLimit) update() {
+	metrics.Read(h.live)
+	if h.live[0].Value.Kind() != metrics.KindUint64 {
+		return // a runtime without the metric: leave the limit as it was
+	}
+	live := int64(h.live[0].Value.Uint64())
+	debug.SetMemoryLimit(min(h.before, live+max(live/8, 32<<20)))
+}
+
+// restore puts back the limit the process had (the tests merge in one process, many times).
+func (h *heapLimit) restore() { debug.SetMemoryLimit(h.before) }
 
 // reason is what went wrong with a file, without the path the caller names itself.
 func reason(err error) error {

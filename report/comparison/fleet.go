@@ -109,8 +109,9 @@ type FleetInput struct {
 // of the run itself (no samples, no environment but the host name), so a merge of many files needs memory
 // for its rows, not for its files.
 type FleetNode struct {
-	group groupKey
-	jobs  []nodeJob
+	group  groupKey
+	jobs   []nodeJob
+	source int // 1 + the index of its file in the merger's Sources (NodeIn); 0: the file is in its rows (NodeOf)
 }
 
 type nodeJob struct {
@@ -129,6 +130,17 @@ type groupKey struct {
 
 // NodeOf takes from a checked run what merging it needs; the run may be dropped after.
 func NodeOf(source string, r *result.Run) FleetNode {
+	return nodeOf(source, r)
+}
+
+// NodeIn is NodeOf for the run of file i of the merger's Sources, which the merger keeps once, there.
+func NodeIn(i int, r *result.Run) FleetNode {
+	n := nodeOf("", r)
+	n.source = i + 1
+	return n
+}
+
+func nodeOf(source string, r *result.Run) FleetNode {
 	n := FleetNode{
 		group: groupKey{RunKey(r), r.Platform.Name, result.DriverVersions(r.Devices), r.Config.MaxAllocs, r.Config.MaxBytes},
 		jobs:  make([]nodeJob, len(r.Jobs)),
@@ -147,6 +159,10 @@ func NodeOf(source string, r *result.Run) FleetNode {
 // runs themselves need never be in memory together; it keeps the rows compact (groupRows). The zero value is
 // ready to use; it is not safe for concurrent use.
 type FleetMerger struct {
+	// Sources are where the nodes' files are kept: NodeIn's index into them; NodeOf's file is added to them.
+	// Nil: a list of the merger's own.
+	Sources *Sources
+
 	results  int
 	groups   map[groupKey]*FleetGroup
 	rows     map[groupKey]*groupRows
@@ -158,19 +174,26 @@ func (m *FleetMerger) Add(n FleetNode) {
 	if m.groups == nil {
 		m.groups, m.rows = map[groupKey]*FleetGroup{}, map[groupKey]*groupRows{}
 	}
+	if m.Sources == nil {
+		m.Sources = &Sources{}
+	}
 	m.results++
 	gk := n.group
 	g, rows := m.groups[gk], m.rows[gk]
 	if g == nil {
 		g = &FleetGroup{Platform: gk.platform, DeviceModel: gk.run.Devices, DriverVersion: gk.driver, Touch: gk.run.Touch, MaxAllocs: gk.maxAllocs, MaxBytes: gk.maxBytes}
-		rows = &groupRows{jobs: map[Key]*jobRows{}}
+		rows = &groupRows{jobs: map[Key]*jobRows{}, sources: m.Sources}
 		m.groups[gk], m.rows[gk] = g, rows
 	}
 	g.Nodes++
 	if len(n.jobs) == 0 {
 		return
 	}
-	k := rows.addNode(n.jobs[0].row.Node, n.jobs[0].row.Source)
+	source := n.source - 1
+	if source < 0 {
+		source = m.Sources.Add(n.jobs[0].row.Source)
+	}
+	k := rows.addNode(n.jobs[0].row.Node, source)
 	for _, nj := range n.jobs {
 		j := rows.jobs[nj.key]
 		if j == nil {

@@ -13,16 +13,52 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
-// groupRows is what a merge keeps of one group's nodes until the end: each node's name and file once, in one
-// arena, and a column store per job whose row k is the group's node k. At a million nodes the rows are most
-// of merge's memory; kept as FleetRows (two strings, two pointers, a verdict) they took ~700 bytes a node,
-// kept here about a fifth of that. Everything a row shows besides what is stored (its deviation, whether it
-// is an outlier and why) follows from the job's medians and is worked out when the row is asked for.
+// groupRows is what a merge keeps of one group's nodes until the end: each node's name once, in one arena,
+// its file as an index into the merger's Sources (the list of inputs holds every path already: a second copy
+// here was ~50 bytes a node), and a column store per job whose row k is the group's node k. At a million
+// nodes the rows are most of merge's memory; kept as FleetRows (two strings, two pointers, a verdict) they
+// took ~700 bytes a node, kept here about a sixth of that. Everything a row shows besides what is stored (its
+// deviation, whether it is an outlier and why) follows from the job's medians and is worked out when the row
+// is asked for.
 type groupRows struct {
-	text []byte // each node's name then its file, each after its length as a uvarint
-	at   []int  // where each node's name starts in text, in the order the nodes came
-	jobs map[Key]*jobRows
-	cols []*jobRows // the same jobs, in the order they came: what a swap of two nodes goes through
+	names   []byte   // each node's name after its length as a uvarint
+	at      counts   // where each node's name starts in names, in the order the nodes came
+	source  counts   // each node's file: its index in sources
+	sources *Sources // the merger's
+	jobs    map[Key]*jobRows
+	cols    []*jobRows // the same jobs, in the order they came: what a swap of two nodes goes through
+}
+
+// Sources are the files a merge's nodes came from, in the order added, in one arena: a million paths as
+// strings cost ~16 bytes of header and ~8 of rounding each beside their text; here they cost their text and a
+// 4-byte end. A merge's caller may fill them before it loads (FleetMerger.Sources, NodeIn), so that the list
+// of inputs and the merged rows share one copy of every path. The zero value is an empty list.
+type Sources struct {
+	text []byte
+	ends counts // path i is text[ends[i-1]:ends[i]]
+}
+
+// Add appends a path and returns its index.
+func (s *Sources) Add(path string) int {
+	i := s.Len()
+	s.text = append(s.text, path...)
+	s.ends.set(i, uint64(len(s.text)))
+	return i
+}
+
+// Len is how many paths were added.
+func (s *Sources) Len() int { return s.ends.len() }
+
+// Path is path i.
+func (s *Sources) Path(i int) string { return string(s.bytes(i)) }
+
+// bytes is path i as a view of the arena: compare it, copy it to keep it.
+func (s *Sources) bytes(i int) []byte {
+	start := uint64(0)
+	if i > 0 {
+		start = s.ends.at(i - 1)
+	}
+	return s.text[start:s.ends.at(i)]
 }
 
 // jobRows are one job's rows as columns, row k being the group's node k: where a node has no run of the job
@@ -54,8 +90,8 @@ const (
 func (c cell) has(f cell) bool { return c&f != 0 }
 func (c cell) outcome() int    { return int(c >> cellFlags) }
 
-// counts are buffer counts: four bytes each while every one fits (a budget is rarely past four billion
-// buffers), eight from the first that does not.
+// counts are buffer counts, offsets and indices: four bytes each while every one fits (a budget is rarely
+// past four billion buffers, an arena of names or paths past 4 GiB), eight from the first that does not.
 type counts struct {
 	narrow []uint32
 	wide   []uint64
@@ -66,6 +102,22 @@ func (c *counts) at(i int) uint64 {
 		return c.wide[i]
 	}
 	return uint64(c.narrow[i])
+}
+
+func (c *counts) len() int {
+	if c.wide != nil {
+		return len(c.wide)
+	}
+	return len(c.narrow)
+}
+
+// grow makes the column n long, zeros where nothing was set.
+func (c *counts) grow(n int) {
+	if c.wide != nil {
+		c.wide = grown(c.wide, n-1)
+	} else {
+		c.narrow = grown(c.narrow, n-1)
+	}
 }
 
 func (c *counts) set(i int, v uint64) {
@@ -101,23 +153,24 @@ func grown[T any](s []T, i int) []T {
 	return append(s, make([]T, i+1-len(s))...)
 }
 
-// addNode keeps a node's name and file and returns its row.
-func (g *groupRows) addNode(name, source string) int {
-	g.at = append(g.at, len(g.text))
-	g.text = binary.AppendUvarint(g.text, uint64(len(name)))
-	g.text = append(g.text, name...)
-	g.text = binary.AppendUvarint(g.text, uint64(len(source)))
-	g.text = append(g.text, source...)
-	return len(g.at) - 1
+// addNode keeps a node's name and the index of its file in sources, and returns its row.
+func (g *groupRows) addNode(name string, source int) int {
+	k := g.at.len()
+	g.at.set(k, uint64(len(g.names)))
+	g.names = binary.AppendUvarint(g.names, uint64(len(name)))
+	g.names = append(g.names, name...)
+	g.source.set(k, uint64(source))
+	return k
 }
 
-// node is the name and file of the group's node k, as views of the arena: compare them, copy to keep.
+// len is how many nodes the group has.
+func (g *groupRows) len() int { return g.at.len() }
+
+// node is the name and file of the group's node k, as views of the arenas: compare them, copy to keep.
 func (g *groupRows) node(k int) (name, source []byte) {
-	b := g.text[g.at[k]:]
+	b := g.names[g.at.at(k):]
 	n, w := binary.Uvarint(b)
-	name, b = b[w:w+int(n)], b[w+int(n):]
-	n, w = binary.Uvarint(b)
-	return name, b[w : w+int(n)]
+	return b[w : w+int(n)], g.sources.bytes(int(g.source.at(k)))
 }
 
 // add sets row k of the job from a node's row; outcome is its index in the merger's outcomes.
@@ -142,13 +195,9 @@ func (j *jobRows) add(k int, r *FleetRow, outcome int) {
 // sortNodes puts the group's nodes, and every job's rows with them, in order of name, then file.
 func (g *groupRows) sortNodes() {
 	for _, j := range g.cols { // every column as long as the group, so that a swap finds every row
-		n := len(g.at)
+		n := g.len()
 		j.cells, j.host, j.device = grown(j.cells, n-1), grownIf(j.host, n), grownIf(j.device, n)
-		if j.allocs.wide != nil {
-			j.allocs.wide = grown(j.allocs.wide, n-1)
-		} else {
-			j.allocs.narrow = grown(j.allocs.narrow, n-1)
-		}
+		j.allocs.grow(n)
 	}
 	sort.Sort((*byNode)(g))
 }
@@ -164,7 +213,7 @@ func grownIf(s []float64, n int) []float64 {
 // byNode sorts a group's rows by node name, then file.
 type byNode groupRows
 
-func (b *byNode) Len() int { return len(b.at) }
+func (b *byNode) Len() int { return (*groupRows)(b).len() }
 
 func (b *byNode) Less(x, y int) bool {
 	g := (*groupRows)(b)
@@ -174,7 +223,8 @@ func (b *byNode) Less(x, y int) bool {
 }
 
 func (b *byNode) Swap(x, y int) {
-	b.at[x], b.at[y] = b.at[y], b.at[x]
+	b.at.swap(x, y)
+	b.source.swap(x, y)
 	for _, j := range b.cols {
 		j.cells[x], j.cells[y] = j.cells[y], j.cells[x]
 		j.allocs.swap(x, y)

@@ -210,3 +210,21 @@ func firstDifference(got, want *Fleet) string {
 	}
 	return "the fleets' heads"
 }
+
+func TestSourcesGiveBackEachPathByIndex(t *testing.T) {
+	var s Sources
+	paths := []string{"a/run.json", "", "group-0001/node-0000002/run.json", ""}
+	for i, p := range paths {
+		if got := s.Add(p); got != i {
+			t.Fatalf("Add(%q) = %d, want %d", p, got, i)
+		}
+	}
+	if s.Len() != len(paths) {
+		t.Fatalf("Len() = %d, want %d", s.Len(), len(paths))
+	}
+	for i, p := range paths {
+		if got := s.Path(i); got != p {
+			t.Errorf("Path(%d) = %q, want %q", i, got, p)
+		}
+	}
+}
