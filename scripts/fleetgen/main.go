@@ -100,7 +100,9 @@ func generate(o options) error {
 	if err != nil {
 		return err
 	}
-	width := max(5, len(strconv.Itoa(o.start+o.nodes-1)))
+	// Node folders are numbered at one width for any -start, so that a fleet made in parts sorts as one
+	// (the width of the last node of each part made node-64000 beside node-0063999).
+	width := max(7, len(strconv.Itoa(o.start+o.nodes-1)))
 	next := make(chan int)
 	errs := make(chan error, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
