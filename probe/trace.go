@@ -119,7 +119,7 @@ func Trace(ctx context.Context, req TraceRequest) (*result.Trace, error) {
 	besides := func() { go func() { machine <- Environment("") }() }
 	t, err := trace.Run(ctx, trace.Spec{Program: req.Program, Args: req.Args, Layer: layer, Via: req.Via, Way: way, WayReason: why, WayKept: asked.Kept,
 		Timeout: req.Timeout, Stdin: req.Stdin, Stdout: req.Stdout, Stderr: req.Stderr, GPUs: gpus, Groups: groups, Calls: req.Calls,
-		Ledger: !req.NoLedger, LedgerSample: req.LedgerSample, Started: besides})
+		Ledger: !req.NoLedger, LedgerSample: req.LedgerSample, Started: besides, Ended: func() { gpus.firstWord(gpuFirstWord) }})
 	gpus.stop()
 	if err != nil {
 		klog.Close()

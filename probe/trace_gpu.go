@@ -15,6 +15,9 @@ import (
 const (
 	gpuSetup = 30 * time.Second
 	gpuHang  = 10 * time.Second
+	// gpuFirstWord bounds how long a trace whose program ended before the child's first word waits for it:
+	// without NVML the child says so in 10-20 ms, and that is why the trace has no device figures.
+	gpuFirstWord = time.Second
 )
 
 // gpuChild is trace's GPU memory child (`clmemprobe __child gpu-memory`) seen from the parent: its newest
@@ -47,6 +50,14 @@ func startGPUChild(ctx context.Context, interval time.Duration, groups *supervis
 		g.end(e, err)
 	}()
 	return g
+}
+
+// firstWord waits up to bound for the child's first reading or its answer, where neither has come.
+func (g *gpuChild) firstWord(bound time.Duration) {
+	select {
+	case <-g.ready:
+	case <-time.After(bound):
+	}
 }
 
 // event keeps the newest reading.

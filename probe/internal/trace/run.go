@@ -58,6 +58,10 @@ type Spec struct {
 	// nothing): work that can run beside the program starts there, not before, so that it takes no CPU
 	// from the tool while it starts the program.
 	Started func()
+	// Ended runs once the program has ended and its last sample is taken, before the trace is made (nil:
+	// nothing): a source still starting (the GPU memory child) can give its last word, which says why no
+	// sample had its figures, without a reading taken after the program counting as the program's.
+	Ended func()
 }
 
 // DefaultSampleEvery is the sampling period where the spec names none: the GPU memory child reads at it.
@@ -113,6 +117,9 @@ func Run(ctx context.Context, spec Spec) (*result.Trace, error) {
 		return nil, fmt.Errorf("cannot start %s: %w", spec.Program, err)
 	}
 	c.finish()
+	if spec.Ended != nil {
+		spec.Ended()
+	}
 	t := c.trace(spec, end, started)
 	t.ProgramPID = pid
 	if spec.Ledger {
