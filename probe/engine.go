@@ -131,6 +131,8 @@ func Run(ctx context.Context, p Plan, inv result.Inventory, obs Observer) (*resu
 	defer end()
 	klog := kernlog.Start(root)
 	defer func() { run.KernelLog = klog.End(workerPIDs(run), []string{workerComm()}) }()
+	defer p.takeEnvironment(run) // on an error return too: the run written so far gets its environment
+
 	for _, j := range p.jobs() {
 		if ctx.Err() != nil {
 			break
@@ -169,8 +171,12 @@ func (p *Plan) takeEnvironment(run *result.Run) {
 	if p.Environment != nil || p.EnvironmentLater == nil {
 		return
 	}
-	e := *<-p.EnvironmentLater
+	later, ok := <-p.EnvironmentLater
 	p.EnvironmentLater = nil
+	if !ok || later == nil {
+		later = environment(p.hostRoot(), p.Library)
+	}
+	e := *later
 	e.Platforms = run.Environment.Platforms
 	run.Environment = &e
 }

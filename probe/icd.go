@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,10 +41,12 @@ func DiagnoseICDs(ctx context.Context, libPath string, setup time.Duration) (dir
 	if u, err := user.Current(); err == nil {
 		who = u.Username
 	}
-	// Each runtime is loaded in a child of its own, all at once: they are independent, and one at a time
-	// a machine with several runtimes paid each one's start in turn (260 ms for NVIDIA's alone).
+	// Each runtime is loaded in a child of its own, a few at once: they are independent, and one at a time
+	// a machine with several runtimes paid each one's start in turn (260 ms for NVIDIA's alone); a runtime
+	// can take hundreds of MiB to load, so a folder of many .icd files is not loaded all at once.
 	out = make([]result.ICDStatus, len(files))
 	asked := make([]bool, len(files))
+	slots := make(chan struct{}, min(runtime.NumCPU(), maxICDsAtOnce))
 	var wg sync.WaitGroup
 	for i, f := range files {
 		alone := filepath.Join(tmp, strconv.Itoa(i))
@@ -52,6 +55,8 @@ func DiagnoseICDs(ctx context.Context, libPath string, setup time.Duration) (dir
 		}
 		asked[i] = true
 		wg.Go(func() {
+			slots <- struct{}{}
+			defer func() { <-slots }()
 			out[i] = diagnoseICD(ctx, f, libPath, alone, setup, groups)
 			out[i].User = who
 		})
@@ -90,6 +95,9 @@ func RegisteredRuntimeGave(libPath string, inv result.Inventory) bool {
 	}
 	return true
 }
+
+// maxICDsAtOnce bounds the runtimes DiagnoseICDs loads at once.
+const maxICDsAtOnce = 4
 
 // diagnoseICD loads one runtime in a child and says what it gave.
 func diagnoseICD(ctx context.Context, f icd.File, libPath, alone string, setup time.Duration, groups *supervise.Groups) result.ICDStatus {

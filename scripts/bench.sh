@@ -22,7 +22,7 @@ args=()
 for a in "$@"; do
   case "$a" in
     --no-merge) merge=0 ;;
-    --quick|--gpu|-quick|-gpu) merge=0; args+=("$a") ;;
+    --quick|--gpu|-quick|-gpu|--quick=*|--gpu=*|-quick=*|-gpu=*) merge=0; args+=("$a") ;;
     *) args+=("$a") ;;
   esac
 done

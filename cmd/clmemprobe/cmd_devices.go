@@ -154,7 +154,9 @@ func listDevices(ctx context.Context, req *listingRequest, stdout io.Writer) err
 	var st []result.ICDStatus
 	switch {
 	case beside != nil:
-		st = <-beside
+		if st = <-beside; ctx.Err() != nil {
+			return ctx.Err() // interrupted: what the runtimes gave was not found out
+		}
 	case probe.RegisteredRuntimeGave(req.library, inv):
 		return nil
 	default:

@@ -92,6 +92,10 @@ func main() {
 			{Name: "create and fill, 1 MiB", Touch: "fill", Size: 1 << 20, Count: 200},
 		}
 	}
+	if *reps < 1 || *fixedReps < 1 {
+		fmt.Fprintln(os.Stderr, "bench: -reps and -fixed-reps need at least 1")
+		os.Exit(2)
+	}
 	var rows []row
 	if !*loops {
 		scenarios = nil

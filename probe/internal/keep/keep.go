@@ -59,7 +59,8 @@ func Write(dir, name string, v any) {
 	}
 	defer os.Remove(tmp.Name())
 	_, werr := tmp.Write(b)
-	if cerr := tmp.Close(); werr != nil || cerr != nil {
+	serr := tmp.Sync()
+	if cerr := tmp.Close(); werr != nil || serr != nil || cerr != nil {
 		return
 	}
 	_ = os.Rename(tmp.Name(), filepath.Join(dir, name))

@@ -124,7 +124,7 @@ func (w *Window) End(pids []int, comms []string) *result.KernelLog {
 	var window, before []record
 	kl := &result.KernelLog{Source: w.source}
 	if w.kmsg != nil {
-		window, before, kl.Lost = w.kmsg.end()
+		window, before, kl.Lost = w.kmsg.end(w.startMono)
 		w.kmsg = nil
 	} else {
 		recs, source, err := read(w.root)
@@ -189,15 +189,22 @@ func (w *Window) inWindow(r record, endMono float64) bool {
 
 // end reads the window's records from the descriptor placed at the start, and the records before it from
 // the log read beside it: those numbered below the window's first (the log read beside may have gone on
-// into the window). lost says records of the window were overwritten before they were read (the device
-// says so with EPIPE), or that a window longer than maxLogBytes lost its oldest.
-func (k *kmsgWindow) end() (window, before []record, lost bool) {
+// into the window; where the window is empty, those logged before its start, by the kernel's clock, as the
+// log read beside may have gone on past the window's end). lost says records of the window were overwritten
+// before they were read (the device says so with EPIPE), or that a window longer than maxLogBytes lost its
+// oldest.
+func (k *kmsgWindow) end(startMono float64) (window, before []record, lost bool) {
 	b, lost, _ := readFrom(k.fd)
 	syscall.Close(k.fd)
 	window = parseKmsg(b)
 	ring := <-k.ring
 	if len(window) == 0 {
-		return nil, ring, lost
+		for _, r := range ring {
+			if r.seconds < startMono {
+				before = append(before, r)
+			}
+		}
+		return nil, before, lost
 	}
 	first := window[0].seq
 	for _, r := range ring {

@@ -204,7 +204,7 @@ func TestWindowOfTheKernelsLog(t *testing.T) {
 		t.Fatalf("/dev/kmsg was not opened at its end: source %q why %q", w.source, w.why)
 	}
 	logRecord(t, tag+" inside")
-	window, before, _ := w.kmsg.end()
+	window, before, _ := w.kmsg.end(w.startMono)
 	tagged := func(recs []record) (texts []string) {
 		for _, r := range recs {
 			if strings.HasPrefix(r.text, tag) {

@@ -267,7 +267,7 @@ func collectPackagesKept(root sample.Root, libs []string, dir string, s *result.
 		}
 	}
 	why := collectPackages(root, libs, s)
-	if s.PackageManager != "dpkg" {
+	if s.PackageManager != "dpkg" || why != "" { // only a whole answer is kept
 		return why
 	}
 	fresh := []keptPackages{{Key: key, Why: why, Manager: s.PackageManager, Packages: s.Packages, Unowned: s.Unowned}}

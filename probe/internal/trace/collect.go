@@ -212,13 +212,13 @@ func (ch *Channel) liveNow() []result.TraceLive {
 
 // trace is the whole result: the header's exact counters, contexts and devices, the first failure, and what
 // the records and samples added.
-func (c *collector) trace(spec Spec, e supervise.ProgramEnd, started time.Time) *result.Trace {
+func (c *collector) trace(spec Spec, e supervise.ProgramEnd, started, ended time.Time) *result.Trace {
 	k := c.ch.counters()
 	t := &result.Trace{SchemaVersion: result.TraceSchemaVersion, Kind: result.TraceKind,
-		Started: started.UTC().Format(time.RFC3339), Ended: time.Now().UTC().Format(time.RFC3339),
+		Started: started.UTC().Format(time.RFC3339), Ended: ended.UTC().Format(time.RFC3339),
 		Program: spec.Program, Args: result.RedactArgs(spec.Args), Via: spec.Via, WayIn: spec.Way, WayInReason: spec.WayReason, WayInKept: spec.WayKept,
 		Interception: mechanism(k.mechanism),
-		Exit:         describe(e), Seconds: time.Since(started).Seconds(),
+		Exit:         describe(e), Seconds: ended.Sub(started).Seconds(),
 		Allocations: k.seq, CreatesOK: k.seq - min(k.seq, k.createsFailed), CreatesFailed: k.createsFailed, EnqueuesFailed: k.enqueuesFailed,
 		RecordsDropped: k.drops, RecordsLost: c.ch.lost, OtherProcesses: k.otherProcesses,
 		ContextsUntracked: k.contextsUntracked, DevicesUntracked: k.devicesUntracked,

@@ -117,10 +117,11 @@ func Run(ctx context.Context, spec Spec) (*result.Trace, error) {
 		return nil, fmt.Errorf("cannot start %s: %w", spec.Program, err)
 	}
 	c.finish()
+	ended := time.Now() // the trace's time is the program's, not the wait below
 	if spec.Ended != nil {
 		spec.Ended()
 	}
-	t := c.trace(spec, end, started)
+	t := c.trace(spec, end, started, ended)
 	t.ProgramPID = pid
 	if spec.Ledger {
 		t.Ledger = ch.ledger(spec.LedgerSample, LedgerWhole)
