@@ -98,9 +98,9 @@ func Trace(ctx context.Context, req TraceRequest) (*result.Trace, error) {
 	}
 	groups, end := session(true)
 	defer end()
-	// NVML is a vendor library: read in a child of the tool, started first (its start overlaps asking the
-	// loader, where that is asked), and ended with its group when the trace ends.
-	gpus := startGPUChild(ctx, trace.DefaultSampleEvery, groups)
+	// NVML is a vendor library: read in a child of the tool, started beside the program (newGPUChild says
+	// why not before), and ended with its group when the trace ends.
+	gpus := newGPUChild()
 	var asked trace.LoaderAnswer
 	if req.Via == TraceViaAuto {
 		kept, ok := trace.KeptAnswer(dir, layer)
@@ -116,7 +116,10 @@ func Trace(ctx context.Context, req TraceRequest) (*result.Trace, error) {
 	// once the program has (Started): begun before, its children took the CPU from the tool as it started
 	// the program, and the program ran before the tool made it the OOM killer's first choice.
 	machine := make(chan *result.Environment, 1)
-	besides := func() { go func() { machine <- Environment("") }() }
+	besides := func() {
+		gpus.start(ctx, trace.DefaultSampleEvery, groups)
+		go func() { machine <- Environment("") }()
+	}
 	t, err := trace.Run(ctx, trace.Spec{Program: req.Program, Args: req.Args, Layer: layer, Via: req.Via, Way: way, WayReason: why, WayKept: asked.Kept,
 		Timeout: req.Timeout, Stdin: req.Stdin, Stdout: req.Stdout, Stderr: req.Stderr, GPUs: gpus, Groups: groups, Calls: req.Calls,
 		Ledger: !req.NoLedger, LedgerSample: req.LedgerSample, Started: besides, Ended: func() { gpus.firstWord(gpuFirstWord) }})

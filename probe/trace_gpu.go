@@ -34,14 +34,33 @@ type gpuChild struct {
 
 var _ trace.GPUSource = (*gpuChild)(nil)
 
-// startGPUChild starts the child, reading every interval, in the session's process groups. The program is
-// not held for its first word: a trace learns its devices as the program makes contexts, which takes a GPU
-// runtime longer than NVML's start (20-30 ms on an H100 with persistence mode), and the readings' process
-// lists tell the program's device memory from what others held before it. Waiting held every traced
-// program back by that start (docs/performance.md#what-a-trace-costs-to-start).
+// startGPUChild starts the child, reading every interval, in the session's process groups.
 func startGPUChild(ctx context.Context, interval time.Duration, groups *supervise.Groups) *gpuChild {
+	g := newGPUChild()
+	g.start(ctx, interval, groups)
+	return g
+}
+
+// newGPUChild is the child's place, not started yet: trace starts it once the program has started and
+// been made the OOM killer's first choice. The program is not held for the child's first word: a trace
+// learns its devices as the program makes contexts, which takes a GPU runtime longer than NVML's start
+// (20-30 ms on an H100 with persistence mode), and the readings' process lists tell the program's device
+// memory from what others held before it. Waiting held every traced program back by that start
+// (docs/performance.md#what-a-trace-costs-to-start); started before the program, its start took the CPU
+// from the tool as it wrote the program's oom_score_adj, and a shell read 0 there.
+func newGPUChild() *gpuChild {
+	return &gpuChild{ready: make(chan struct{}), done: make(chan struct{})}
+}
+
+// start starts the child, once.
+func (g *gpuChild) start(ctx context.Context, interval time.Duration, groups *supervise.Groups) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.cancel != nil {
+		return
+	}
 	cctx, cancel := context.WithCancel(ctx)
-	g := &gpuChild{ready: make(chan struct{}), cancel: cancel, done: make(chan struct{})}
+	g.cancel = cancel
 	go func() {
 		defer close(g.done)
 		e, err := supervise.Run(cctx, supervise.Child{
@@ -49,7 +68,6 @@ func startGPUChild(ctx context.Context, interval time.Duration, groups *supervis
 			Limits: supervise.Limits{Setup: gpuSetup, Hang: gpuHang}, Groups: groups, OnEvent: g.event})
 		g.end(e, err)
 	}()
-	return g
 }
 
 // firstWord waits up to bound for the child's first reading or its answer, where neither has come.
@@ -105,8 +123,14 @@ func (g *gpuChild) Unavailable() string {
 	return g.why
 }
 
-// stop ends the child with its group, as the trace ends, and waits for it.
+// stop ends the child with its group, as the trace ends, and waits for it (nothing where it never started).
 func (g *gpuChild) stop() {
-	g.cancel()
+	g.mu.Lock()
+	cancel := g.cancel
+	g.mu.Unlock()
+	if cancel == nil {
+		return
+	}
+	cancel()
 	<-g.done
 }

@@ -139,12 +139,17 @@ func TestDryRunNamesItsCgroup(t *testing.T) {
 	}
 }
 
-// TestTheTracedProgramIsTheOOMKillersFirstChoice: the traced program starts with oom_score_adj 1000, as the
-// workers make themselves, so that where memory runs out the kernel ends it and not the tool. A shell as
-// the program writes what it (and so the program's process) has; before, it had the tool's own 0.
+// TestTheTracedProgramIsTheOOMKillersFirstChoice: the traced program is made oom_score_adj 1000 as it
+// starts, as the workers make themselves, so that where memory runs out the kernel ends it and not the
+// tool. A shell as the program writes what it (and so the program's process) has; before, it had the
+// tool's own 0. The tool writes the value just after the program's exec, so a shell's very first line can
+// run before it (a clean clone's run read 0 so, on a loaded machine): the shell reads it until it is 1000
+// or 2 s have passed, which only a tool that never writes it fails.
 func TestTheTracedProgramIsTheOOMKillersFirstChoice(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "adj")
-	res := runTool(t, traceEnv(PoCLEnv(t)), "trace", "-q", "--", "/bin/sh", "-c", `cat /proc/$$/oom_score_adj > "$1"`, "sh", out)
+	script := `i=0; while [ "$(cat /proc/$$/oom_score_adj)" != 1000 ] && [ $i -lt 200 ]; do sleep 0.01; i=$((i + 1)); done
+cat /proc/$$/oom_score_adj > "$1"`
+	res := runTool(t, traceEnv(PoCLEnv(t)), "trace", "-q", "--", "/bin/sh", "-c", script, "sh", out)
 	b, err := os.ReadFile(out)
 	if err != nil || strings.TrimSpace(string(b)) != "1000" {
 		t.Fatalf("the program's oom_score_adj %q (%v); exit %d: %s", b, err, res.code, res.stderr)
