@@ -158,7 +158,6 @@ func Run(ctx context.Context, p Plan, inv result.Inventory, obs Observer) (*resu
 		}
 		obs.JobDone(j, run.Snapshot())
 	}
-	p.takeEnvironment(run)
 	run.Partial = ctx.Err() != nil
 	run.Ended = time.Now().UTC().Format(time.RFC3339)
 	run.ParentPeakRSSBytes = parentPeakRSS(root)

@@ -34,13 +34,6 @@ type gpuChild struct {
 
 var _ trace.GPUSource = (*gpuChild)(nil)
 
-// startGPUChild starts the child, reading every interval, in the session's process groups.
-func startGPUChild(ctx context.Context, interval time.Duration, groups *supervise.Groups) *gpuChild {
-	g := newGPUChild()
-	g.start(ctx, interval, groups)
-	return g
-}
-
 // newGPUChild is the child's place, not started yet: trace starts it once the program has started and
 // been made the OOM killer's first choice. The program is not held for the child's first word: a trace
 // learns its devices as the program makes contexts, which takes a GPU runtime longer than NVML's start
@@ -52,7 +45,7 @@ func newGPUChild() *gpuChild {
 	return &gpuChild{ready: make(chan struct{}), done: make(chan struct{})}
 }
 
-// start starts the child, once.
+// start starts the child, once, reading every interval, in the session's process groups.
 func (g *gpuChild) start(ctx context.Context, interval time.Duration, groups *supervise.Groups) {
 	g.mu.Lock()
 	defer g.mu.Unlock()

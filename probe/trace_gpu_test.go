@@ -14,7 +14,8 @@ import (
 func TestGPUChildFirstWord(t *testing.T) {
 	groups, end := session(false)
 	defer end()
-	g := startGPUChild(context.Background(), 50*time.Millisecond, groups)
+	g := newGPUChild()
+	g.start(context.Background(), 50*time.Millisecond, groups)
 	defer g.stop()
 	select {
 	case <-g.ready:
