@@ -1,11 +1,12 @@
 // Package report renders clmemprobe's documents (a run, a comparison, an exchange, a device listing, an
 // environment) in the formats of one registry. Every command picks its output format here; a new format is
-// one file with its render functions plus one line in the formats list below.
+// one file with its render functions plus its line in formats and its registrations in renderers.
 package report
 
 import (
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
@@ -55,89 +56,121 @@ type Options struct {
 	Chart string
 }
 
-// Format is one output format and the documents it can render; a nil renderer means "not for that kind".
+// Format is one output format: its name, what it is for, and whether it is binary.
 type Format struct {
 	Name string
 	Help string
 	// Binary formats (charts) are never written to a terminal.
-	Binary       bool
-	Run          func(io.Writer, findings.Judged, Options) error
-	Comparison   func(io.Writer, *comparison.Comparison, Options) error
-	Exchange     func(io.Writer, *result.ExchangeRun, Options) error
-	Inventory    func(io.Writer, *result.Inventory, Options) error
-	Environment  func(io.Writer, *result.Environment, Options) error
-	Plan         func(io.Writer, *result.DryRun, Options) error
-	Fleet        func(io.Writer, *comparison.Fleet, Options) error
-	Health       func(io.Writer, *comparison.Health, Options) error
-	Expectations func(io.Writer, *result.Expectations, Options) error
-	Presets      func(io.Writer, *PresetList, Options) error
-	Trace        func(io.Writer, findings.JudgedTrace, Options) error
-	Largest      func(io.Writer, *result.Largest, Options) error
-	Remedy       func(io.Writer, *result.Remedy, Options) error
+	Binary bool
 }
 
-// formats is the registry, in the order help texts list them.
+// formats are the output formats, in the order help texts list them.
 var formats = []Format{
-	{Name: "table", Help: "tables and sentences for a terminal", Run: writeTable, Comparison: writeComparison,
-		Exchange: writeExchangeText, Inventory: writeInventory, Environment: writeEnvironmentText, Plan: writePlanText,
-		Fleet: writeFleetText, Health: writeHealthText, Presets: writePresetsText, Trace: writeTraceTable, Largest: writeLargestTable,
-		Remedy: writeRemedyTable},
-	{Name: "json", Help: "the document as indented JSON, for scripts", Run: jsonOf[findings.Judged], Comparison: jsonOf[*comparison.Comparison],
-		Exchange: jsonOf[*result.ExchangeRun], Inventory: jsonOf[*result.Inventory], Environment: jsonOf[*result.Environment],
-		Plan: jsonOf[*result.DryRun], Fleet: writeFleetJSON, Health: jsonOf[*comparison.Health], Expectations: jsonOf[*result.Expectations], Presets: jsonOf[*PresetList],
-		Trace: jsonOf[findings.JudgedTrace], Largest: jsonOf[*result.Largest], Remedy: jsonOf[*result.Remedy]},
-	{Name: "markdown", Help: "a report for a bug ticket", Run: writeMarkdown, Comparison: writeComparisonMarkdown, Exchange: writeExchangeMarkdown,
-		Environment: writeEnvironmentMarkdown, Fleet: writeFleetMarkdown, Trace: writeTraceMarkdown, Largest: writeLargestMarkdown,
-		Remedy: writeRemedyMarkdown},
-	{Name: "csv", Help: "every kept sample, one row per strategy and sample", Run: writeCSV, Fleet: writeFleetCSV},
-	{Name: "prom", Help: "Prometheus text exposition, for node_exporter's textfile collector", Run: writeProm},
-	{Name: "repro", Help: "a C program that repeats one strategy's first failure (--strategy, --variant pick it)", Run: writeRepro, Trace: writeTraceRepro},
-	{Name: "png", Help: "a chart: memory against buffers (a sweep: buffers reached against size)", Binary: true, Run: writePNG, Fleet: writeFleetPNG},
-	{Name: "svg", Help: "the same chart as SVG", Binary: true, Run: writeSVG},
-	{Name: "timeline", Help: "memory counters, job or program slices and failure instants in Chrome's trace event format, for Perfetto (ui.perfetto.dev) and chrome://tracing", Run: writeTimeline, Trace: writeTraceTimeline},
-	{Name: "pprof", Help: "a trace's ledger as a pprof profile: buffers and bytes each call site held when the program ended (go tool pprof -top FILE)", Binary: true, Trace: writeProfileAtEnd},
-	{Name: "pprof-failure", Help: "the same, live at the program's first failure", Binary: true, Trace: writeProfileAtFailure},
+	{Name: "table", Help: "tables and sentences for a terminal"},
+	{Name: "json", Help: "the document as indented JSON, for scripts"},
+	{Name: "markdown", Help: "a report for a bug ticket"},
+	{Name: "csv", Help: "every kept sample, one row per strategy and sample"},
+	{Name: "prom", Help: "Prometheus text exposition, for node_exporter's textfile collector"},
+	{Name: "repro", Help: "a C program that repeats one strategy's first failure (--strategy, --variant pick it)"},
+	{Name: "png", Help: "a chart: memory against buffers (a sweep: buffers reached against size)", Binary: true},
+	{Name: "svg", Help: "the same chart as SVG", Binary: true},
+	{Name: "timeline", Help: "memory counters, job or program slices and failure instants in Chrome's trace event format, for Perfetto (ui.perfetto.dev) and chrome://tracing"},
+	{Name: "pprof", Help: "a trace's ledger as a pprof profile: buffers and bytes each call site held when the program ended (go tool pprof -top FILE)", Binary: true},
+	{Name: "pprof-failure", Help: "the same, live at the program's first failure", Binary: true},
 }
 
-// renders reports whether f can render documents of kind k.
-func (f *Format) renders(k Kind) bool {
-	switch k {
-	case KindRun:
-		return f.Run != nil
-	case KindComparison:
-		return f.Comparison != nil
-	case KindExchange:
-		return f.Exchange != nil
-	case KindInventory:
-		return f.Inventory != nil
-	case KindEnvironment:
-		return f.Environment != nil
-	case KindPlan:
-		return f.Plan != nil
-	case KindFleet:
-		return f.Fleet != nil
-	case KindHealth:
-		return f.Health != nil
-	case KindExpectations:
-		return f.Expectations != nil
-	case KindPresets:
-		return f.Presets != nil
-	case KindTrace:
-		return f.Trace != nil
-	case KindLargest:
-		return f.Largest != nil
-	case KindRemedy:
-		return f.Remedy != nil
+// renderers is the registry: one registration per document kind and format. A new format is a file of
+// render functions and its lines here (and in formats); a new kind of document, its type's lines.
+var renderers = []registration{
+	as(KindRun, "table", writeTable),
+	as(KindRun, "json", jsonOf[findings.Judged]),
+	as(KindRun, "markdown", writeMarkdown),
+	as(KindRun, "csv", writeCSV),
+	as(KindRun, "prom", writeProm),
+	as(KindRun, "repro", writeRepro),
+	as(KindRun, "png", writePNG),
+	as(KindRun, "svg", writeSVG),
+	as(KindRun, "timeline", writeTimeline),
+
+	as(KindTrace, "table", writeTraceTable),
+	as(KindTrace, "json", jsonOf[findings.JudgedTrace]),
+	as(KindTrace, "markdown", writeTraceMarkdown),
+	as(KindTrace, "repro", writeTraceRepro),
+	as(KindTrace, "timeline", writeTraceTimeline),
+	as(KindTrace, "pprof", writeProfileAtEnd),
+	as(KindTrace, "pprof-failure", writeProfileAtFailure),
+
+	as(KindComparison, "table", writeComparison),
+	as(KindComparison, "json", jsonOf[*comparison.Comparison]),
+	as(KindComparison, "markdown", writeComparisonMarkdown),
+
+	as(KindFleet, "table", writeFleetText),
+	as(KindFleet, "json", writeFleetJSON),
+	as(KindFleet, "markdown", writeFleetMarkdown),
+	as(KindFleet, "csv", writeFleetCSV),
+	as(KindFleet, "png", writeFleetPNG),
+
+	as(KindHealth, "table", writeHealthText),
+	as(KindHealth, "json", jsonOf[*comparison.Health]),
+
+	as(KindLargest, "table", writeLargestTable),
+	as(KindLargest, "json", jsonOf[*result.Largest]),
+	as(KindLargest, "markdown", writeLargestMarkdown),
+
+	as(KindRemedy, "table", writeRemedyTable),
+	as(KindRemedy, "json", jsonOf[*result.Remedy]),
+	as(KindRemedy, "markdown", writeRemedyMarkdown),
+
+	as(KindExchange, "table", writeExchangeText),
+	as(KindExchange, "json", jsonOf[*result.ExchangeRun]),
+	as(KindExchange, "markdown", writeExchangeMarkdown),
+
+	as(KindInventory, "table", writeInventory),
+	as(KindInventory, "json", jsonOf[*result.Inventory]),
+
+	as(KindEnvironment, "table", writeEnvironmentText),
+	as(KindEnvironment, "json", jsonOf[*result.Environment]),
+	as(KindEnvironment, "markdown", writeEnvironmentMarkdown),
+
+	as(KindPlan, "table", writePlanText),
+	as(KindPlan, "json", jsonOf[*result.DryRun]),
+
+	as(KindExpectations, "json", jsonOf[*result.Expectations]),
+
+	as(KindPresets, "table", writePresetsText),
+	as(KindPresets, "json", jsonOf[*PresetList]),
+}
+
+// registration writes the documents of one kind, all of one Go type, in one format.
+type registration struct {
+	kind   Kind
+	format string
+	doc    reflect.Type
+	write  func(io.Writer, any, Options) error
+}
+
+// as registers fn as the renderer of kind k in the named format; the kind's documents are fn's type T.
+func as[T any](k Kind, format string, fn func(io.Writer, T, Options) error) registration {
+	return registration{kind: k, format: format, doc: reflect.TypeFor[T](),
+		write: func(w io.Writer, doc any, o Options) error { return fn(w, doc.(T), o) }}
+}
+
+// find is the renderer of kind k in the named format; nil where there is none.
+func find(k Kind, format string) *registration {
+	for i := range renderers {
+		if renderers[i].kind == k && renderers[i].format == format {
+			return &renderers[i]
+		}
 	}
-	return false
+	return nil
 }
 
 // Names lists the formats that render documents of kind k.
 func Names(k Kind) []string {
 	var out []string
-	for i := range formats {
-		if formats[i].renders(k) {
-			out = append(out, formats[i].Name)
+	for _, f := range formats {
+		if find(k, f.Name) != nil {
+			out = append(out, f.Name)
 		}
 	}
 	return out
@@ -146,7 +179,7 @@ func Names(k Kind) []string {
 // Lookup returns the named format if it renders documents of kind k, else an error that lists the choices.
 func Lookup(name string, k Kind) (*Format, error) {
 	for i := range formats {
-		if formats[i].Name == name && formats[i].renders(k) {
+		if formats[i].Name == name && find(k, name) != nil {
 			return &formats[i], nil
 		}
 	}
@@ -162,72 +195,24 @@ func RenderWith(w io.Writer, name string, doc any, opts Options) error {
 	if err != nil {
 		return err
 	}
-	f, err := Lookup(name, k)
-	if err != nil {
+	if _, err := Lookup(name, k); err != nil {
 		return err
 	}
-	switch d := doc.(type) {
-	case findings.Judged:
-		return f.Run(w, d, opts)
-	case *comparison.Comparison:
-		return f.Comparison(w, d, opts)
-	case *result.ExchangeRun:
-		return f.Exchange(w, d, opts)
-	case *result.Inventory:
-		return f.Inventory(w, d, opts)
-	case *result.Environment:
-		return f.Environment(w, d, opts)
-	case *result.DryRun:
-		return f.Plan(w, d, opts)
-	case *comparison.Fleet:
-		return f.Fleet(w, d, opts)
-	case *comparison.Health:
-		return f.Health(w, d, opts)
-	case *result.Expectations:
-		return f.Expectations(w, d, opts)
-	case *PresetList:
-		return f.Presets(w, d, opts)
-	case findings.JudgedTrace:
-		return f.Trace(w, d, opts)
-	case *result.Largest:
-		return f.Largest(w, d, opts)
-	case *result.Remedy:
-		return f.Remedy(w, d, opts)
-	}
-	return fmt.Errorf("report: cannot render a %T", doc)
+	return find(k, name).write(w, doc, opts)
 }
 
+// kindOf is the kind whose renderers take documents of doc's type.
 func kindOf(doc any) (Kind, error) {
 	switch doc.(type) {
-	case findings.Judged:
-		return KindRun, nil
 	case *result.Run, *result.Trace:
 		// A bare run would be rendered with whatever verdict it holds: the caller judges it first.
 		return 0, fmt.Errorf("report: a %T is rendered judged (findings.Judge, findings.JudgeTrace)", doc)
-	case *comparison.Comparison:
-		return KindComparison, nil
-	case *result.ExchangeRun:
-		return KindExchange, nil
-	case *result.Inventory:
-		return KindInventory, nil
-	case *result.Environment:
-		return KindEnvironment, nil
-	case *result.DryRun:
-		return KindPlan, nil
-	case *comparison.Fleet:
-		return KindFleet, nil
-	case *comparison.Health:
-		return KindHealth, nil
-	case *result.Expectations:
-		return KindExpectations, nil
-	case *PresetList:
-		return KindPresets, nil
-	case findings.JudgedTrace:
-		return KindTrace, nil
-	case *result.Largest:
-		return KindLargest, nil
-	case *result.Remedy:
-		return KindRemedy, nil
+	}
+	t := reflect.TypeOf(doc)
+	for _, r := range renderers {
+		if r.doc == t {
+			return r.kind, nil
+		}
 	}
 	return 0, fmt.Errorf("report: cannot render a %T", doc)
 }
