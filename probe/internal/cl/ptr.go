@@ -10,18 +10,21 @@ import (
 // This file is the package's one boundary for pointers (STYLE.md, rule 1): every Go pointer the package
 // hands to C, and every address of C memory it reads, is converted here and nowhere else. The rest of the
 // package passes Go values (a pointer to an out-parameter, a slice, a string) to the functions below, which
-// are named after the C function they call and take its arguments in its order.
+// are named after the C function they call and take its arguments in its order (a list and its length as
+// one slice). The allocation loop's way into C on amd64 is here too (cgocall): its //go:linkname is allowed
+// only in a file that imports unsafe.
 //
 // The rule: a Go pointer stays an unsafe.Pointer until the purego.SyscallN call expression that passes it
 // to C, where it becomes a uintptr. SyscallN is marked //go:uintptrescapes, so the compiler moves what such
 // a pointer points to onto the heap and keeps it alive for the call: a goroutine stack that grows (and is
 // copied) on the way into C cannot leave C writing into the old copy. That holds only for a conversion
 // written among SyscallN's own arguments (not one made before, nor one inside a slice passed with ...), so
-// each call that passes a Go pointer has its own SyscallN expression here, and helpers return
-// unsafe.Pointer, never uintptr.
+// each call that passes a Go pointer has its own SyscallN expression here, and a helper that finds the
+// pointer to pass (listPtr) returns an unsafe.Pointer, never a uintptr.
 //
-// The one exception is pinned memory (runtime.Pinner), which never moves: pinnedAddr gives its address as a
-// number, which the call blocks (hotblock.go) keep in their argument arrays before the call.
+// Two kinds of memory never move, and only their addresses are numbers before a call: Go memory pinned with
+// a runtime.Pinner (pinnedAddr; the call blocks of hotblock.go keep such addresses in their argument arrays),
+// and memory mapped outside Go's heap (mappedAddr, for MapHost).
 
 // pinnedAddr is the address of *p, which the caller has pinned with a runtime.Pinner and keeps pinned for as
 // long as the address is used.

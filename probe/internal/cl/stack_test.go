@@ -61,6 +61,7 @@ func TestStackMovesDuringCalls(t *testing.T) {
 		{"clCreateContext", (*stackEnv).context},
 		{"clCreateBuffer, clEnqueueFillBuffer, clEnqueueReadBuffer, events", (*stackEnv).fillAndRead},
 		{"clEnqueueMigrateMemObjects with a wait list", (*stackEnv).migrate},
+		{"clEnqueueWriteBuffer, clEnqueueCopyBuffer, a pattern of its own, clCreateSubBuffer", (*stackEnv).writeCopyAndSubBuffer},
 		{"clCreateProgramWithSource", (*stackEnv).program},
 		{"clCreateKernel, clSetKernelArg, clEnqueueNDRangeKernel", (*stackEnv).kernel},
 	} {
@@ -232,6 +233,41 @@ func (e *stackEnv) migrate() error {
 		return err
 	}
 	return e.readBack(ms[0], bytes.Repeat([]byte{9}, 64))
+}
+
+// writeCopyAndSubBuffer writes a buffer, copies it to a second and reads that back, then fills the first
+// with a pattern of its own and reads it back through a sub-buffer of its first half.
+func (e *stackEnv) writeCopyAndSubBuffer() error {
+	var ms [2]Mem
+	for i := range ms {
+		m, err := e.ctx.CreateBuffer(MEM_READ_WRITE, 64, 0)
+		if err != nil {
+			return err
+		}
+		defer e.ctx.ReleaseMem(m)
+		ms[i] = m
+	}
+	data := bytes.Repeat([]byte{5, 6, 7, 8}, 16)
+	if _, err := e.q.Write(ms[0], 0, data, nil, false); err != nil {
+		return err
+	}
+	ev, err := e.q.Copy(ms[0], ms[1], 0, 0, uint64(len(data)), nil, true)
+	if err != nil {
+		return err
+	}
+	defer e.q.ReleaseEvent(ev)
+	if err := e.readBack(ms[1], data, ev); err != nil {
+		return err
+	}
+	if err := e.q.FillWith(ms[0], []byte{3, 4}, 64); err != nil {
+		return err
+	}
+	sub, err := e.ctx.CreateSubBuffer(ms[0], 0, 0, 32)
+	if err != nil {
+		return err
+	}
+	defer e.ctx.ReleaseMem(sub)
+	return e.readBack(sub, bytes.Repeat([]byte{3, 4}, 16))
 }
 
 func (e *stackEnv) program() error {
