@@ -208,15 +208,28 @@ func (e *stackEnv) fillAndRead() error {
 	return nil
 }
 
-func (e *stackEnv) migrate() error {
-	var ms [2]Mem
-	for i := range ms {
-		m, err := e.ctx.CreateBuffer(MEM_READ_WRITE, 64, 0)
-		if err != nil {
-			return err
+// twoBuffers creates two buffers of 64 bytes; release releases those it made, also when it fails.
+func (e *stackEnv) twoBuffers() (ms [2]Mem, release func(), err error) {
+	release = func() {
+		for _, m := range ms {
+			if m != 0 {
+				_ = e.ctx.ReleaseMem(m)
+			}
 		}
-		defer e.ctx.ReleaseMem(m)
-		ms[i] = m
+	}
+	for i := range ms {
+		if ms[i], err = e.ctx.CreateBuffer(MEM_READ_WRITE, 64, 0); err != nil {
+			break
+		}
+	}
+	return ms, release, err
+}
+
+func (e *stackEnv) migrate() error {
+	ms, release, err := e.twoBuffers()
+	defer release()
+	if err != nil {
+		return err
 	}
 	e.q.SetFillPattern([]byte{9, 9})
 	fev, err := e.q.Fill(ms[0], 64, true)
@@ -238,14 +251,10 @@ func (e *stackEnv) migrate() error {
 // writeCopyAndSubBuffer writes a buffer, copies it to a second and reads that back, then fills the first
 // with a pattern of its own and reads it back through a sub-buffer of its first half.
 func (e *stackEnv) writeCopyAndSubBuffer() error {
-	var ms [2]Mem
-	for i := range ms {
-		m, err := e.ctx.CreateBuffer(MEM_READ_WRITE, 64, 0)
-		if err != nil {
-			return err
-		}
-		defer e.ctx.ReleaseMem(m)
-		ms[i] = m
+	ms, release, err := e.twoBuffers()
+	defer release()
+	if err != nil {
+		return err
 	}
 	data := bytes.Repeat([]byte{5, 6, 7, 8}, 16)
 	if _, err := e.q.Write(ms[0], 0, data, nil, false); err != nil {
