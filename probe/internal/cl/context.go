@@ -3,9 +3,6 @@ package cl
 import (
 	"fmt"
 	"runtime"
-	"unsafe"
-
-	"github.com/ebitengine/purego"
 )
 
 // Context is an OpenCL context over one or more devices of one platform. Not safe for concurrent use.
@@ -47,8 +44,7 @@ func (l *Library) CreateContext(devs []*Device, tag int) (*Context, error) {
 	}
 	props = append(props, 0)
 	var status int32
-	id, _, _ := purego.SyscallN(l.fn.createContext, uintptr(unsafe.Pointer(&props[0])), uintptr(len(ids)),
-		uintptr(unsafe.Pointer(&ids[0])), notifyCallback(), uintptr(tag), uintptr(unsafe.Pointer(&status)))
+	id := clCreateContext(l.fn.createContext, props, ids, notifyCallback(), uintptr(tag), &status)
 	if err := check(status, "clCreateContext"); err != nil {
 		return nil, err
 	}
@@ -89,7 +85,7 @@ func (c *Context) DeviceListProperties(devs ...*Device) *Properties {
 	}
 	list = append(list, MEM_DEVICE_HANDLE_LIST_END_KHR, 0)
 	c.hot.pin.Pin(&list[0])
-	return &Properties{list: list, addr: uintptr(unsafe.Pointer(&list[0]))}
+	return &Properties{list: list, addr: pinnedAddr(&list[0])}
 }
 
 // CreateBufferWithProperties is clCreateBufferWithProperties (OpenCL 3.0); ErrUnsupported when absent.
@@ -122,9 +118,7 @@ func (c *Context) CreateSubBuffer(parent Mem, flags, origin, size uint64) (Mem, 
 	}
 	region := &bufferRegion{origin: uintptr(origin), size: uintptr(size)}
 	var status int32
-	r, _, _ := purego.SyscallN(c.lib.fn.createSubBuffer, uintptr(parent), uintptr(flags), bufferCreateTypeRegion,
-		uintptr(unsafe.Pointer(region)), uintptr(unsafe.Pointer(&status)))
-	runtime.KeepAlive(region)
+	r := clCreateSubBuffer(c.lib.fn.createSubBuffer, parent, flags, bufferCreateTypeRegion, region, &status)
 	if err := check(status, "clCreateSubBuffer"); err != nil {
 		return 0, err
 	}

@@ -5,9 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"unsafe"
-
-	"github.com/ebitengine/purego"
 )
 
 // Raw OpenCL constants, named as in the C headers without the CL_ prefix.
@@ -104,20 +101,20 @@ func (d *Device) HasExtension(ext string) bool {
 // Platforms lists the platforms of the library. No platform is ErrNoPlatform.
 func (l *Library) Platforms() ([]*Platform, error) {
 	var n uint32
-	r, _, _ := purego.SyscallN(l.fn.getPlatformIDs, 0, 0, uintptr(unsafe.Pointer(&n)))
+	r := clGetPlatformIDs(l.fn.getPlatformIDs, nil, &n)
 	// The ICD loader answers CL_PLATFORM_NOT_FOUND_KHR when no vendor .icd loads.
 	if st := Status(r); st == PlatformNotFoundKHR || (st == Success && n == 0) {
 		return nil, ErrNoPlatform
 	}
-	if err := check(int32(r), "clGetPlatformIDs"); err != nil {
+	if err := check(r, "clGetPlatformIDs"); err != nil {
 		return nil, err
 	}
 	if n > maxHandles {
 		return nil, fmt.Errorf("clGetPlatformIDs: the runtime answered an implausible %d platforms", n)
 	}
 	ids := make([]uintptr, n)
-	r, _, _ = purego.SyscallN(l.fn.getPlatformIDs, uintptr(n), uintptr(unsafe.Pointer(&ids[0])), 0)
-	if err := check(int32(r), "clGetPlatformIDs"); err != nil {
+	r = clGetPlatformIDs(l.fn.getPlatformIDs, ids, nil)
+	if err := check(r, "clGetPlatformIDs"); err != nil {
 		return nil, err
 	}
 	out := make([]*Platform, 0, n)
@@ -148,19 +145,19 @@ func (l *Library) platformString(id uintptr, param uint32) (string, error) {
 func (p *Platform) Devices() ([]*Device, error) {
 	l := p.lib
 	var n uint32
-	r, _, _ := purego.SyscallN(l.fn.getDeviceIDs, p.id, DEVICE_TYPE_ALL, 0, 0, uintptr(unsafe.Pointer(&n)))
+	r := clGetDeviceIDs(l.fn.getDeviceIDs, p.id, DEVICE_TYPE_ALL, nil, &n)
 	if st := Status(r); st == DeviceNotFound || (st == Success && n == 0) {
 		return nil, nil
 	}
-	if err := check(int32(r), "clGetDeviceIDs"); err != nil {
+	if err := check(r, "clGetDeviceIDs"); err != nil {
 		return nil, err
 	}
 	if n > maxHandles {
 		return nil, fmt.Errorf("clGetDeviceIDs: the runtime answered an implausible %d devices", n)
 	}
 	ids := make([]uintptr, n)
-	r, _, _ = purego.SyscallN(l.fn.getDeviceIDs, p.id, DEVICE_TYPE_ALL, uintptr(n), uintptr(unsafe.Pointer(&ids[0])), 0)
-	if err := check(int32(r), "clGetDeviceIDs"); err != nil {
+	r = clGetDeviceIDs(l.fn.getDeviceIDs, p.id, DEVICE_TYPE_ALL, ids, nil)
+	if err := check(r, "clGetDeviceIDs"); err != nil {
 		return nil, err
 	}
 	out := make([]*Device, 0, n)

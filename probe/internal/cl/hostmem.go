@@ -3,7 +3,6 @@ package cl
 import (
 	"fmt"
 	"syscall"
-	"unsafe"
 )
 
 // HostPtr is the address of host memory a buffer is created with (CL_MEM_USE_HOST_PTR's storage,
@@ -29,5 +28,5 @@ func MapHost(size uint64, fill byte) (HostPtr, error) {
 	}
 	b[len(b)-1] = fill
 	// The mapping outlives b: the address is of memory the Go runtime does not manage.
-	return HostPtr(unsafe.Pointer(&b[0])), nil
+	return mappedAddr(b), nil
 }

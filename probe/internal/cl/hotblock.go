@@ -3,7 +3,6 @@ package cl
 import (
 	"runtime"
 	"sync"
-	"unsafe"
 )
 
 // hotBlock holds the arguments and out-parameters of the calls that pass through it: the allocation loop's,
@@ -57,9 +56,9 @@ func newPinnedBlock() *pinnedBlock {
 	b.pin.Pin(b.hotBlock)
 	h := b.hotBlock
 	// The block is pinned: these addresses stay valid until release unpins it.
-	b.statusAddr, b.u32Addr = uintptr(unsafe.Pointer(&h.status)), uintptr(unsafe.Pointer(&h.u32))
-	b.memsAddr, b.waitAddr = uintptr(unsafe.Pointer(&h.mems[0])), uintptr(unsafe.Pointer(&h.wait[0]))
-	b.globalAddr, b.patternAddr, b.eventAddr = uintptr(unsafe.Pointer(&h.global)), uintptr(unsafe.Pointer(&h.pattern[0])), uintptr(unsafe.Pointer(&h.event))
+	b.statusAddr, b.u32Addr = pinnedAddr(&h.status), pinnedAddr(&h.u32)
+	b.memsAddr, b.waitAddr = pinnedAddr(&h.mems[0]), pinnedAddr(&h.wait[0])
+	b.globalAddr, b.patternAddr, b.eventAddr = pinnedAddr(&h.global), pinnedAddr(&h.pattern[0]), pinnedAddr(&h.event)
 	return b
 }
 

@@ -1,7 +1,5 @@
 package cl
 
-import "unsafe"
-
 // The allocation loop's calls go through a trampoline of this package (hotcall_amd64.s) rather than
 // purego.SyscallN. SyscallN copies 32 integer and 8 float arguments through a sync.Pool into a block its
 // trampoline loads in full, whatever the call needs, a large part of a fast runtime's whole clCreateBuffer
@@ -13,17 +11,11 @@ import "unsafe"
 // hotTrampolineABI0 is the address of the trampoline, set in hotcall_amd64.s.
 var hotTrampolineABI0 uintptr
 
-// runtime_cgocall calls fn(arg) on the system stack with the C calling convention. The runtime exports it
-// for this use (its comment names purego, go.dev/issue/67401).
-//
-//go:linkname runtime_cgocall runtime.cgocall
-func runtime_cgocall(fn uintptr, arg unsafe.Pointer) int32
-
 // hotCall calls fn with the block's arguments (the first n matter; the C ABI lets a callee ignore the
 // rest) and returns its integer result. The block is pinned (see the package comment), so C may keep its
-// addresses for the call; it is passed as an unsafe.Pointer, never as a uintptr.
+// addresses for the call; cgocall (ptr.go) passes it to the trampoline.
 func hotCall(b *hotBlock, fn uintptr, _ int) uintptr {
 	b.fn = fn
-	runtime_cgocall(hotTrampolineABI0, unsafe.Pointer(b))
+	cgocall(hotTrampolineABI0, b)
 	return b.ret
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
-	"unsafe"
 
 	"github.com/ebitengine/purego"
 )
@@ -35,7 +34,7 @@ func TestHotCallPassesNineArguments(t *testing.T) {
 		values := [6]int64{int64(depth), -1, 1 << 40, 3, -(1 << 33), 9}
 		want := fmt.Sprintf("%d %d %d %d %d %d", values[0], values[1], values[2], values[3], values[4], values[5])
 		// Pinned: their addresses may sit in the block before the call (the package comment).
-		b.args = [9]uintptr{uintptr(unsafe.Pointer(&out[0])), uintptr(len(out)), uintptr(unsafe.Pointer(&format[0]))}
+		b.args = [9]uintptr{pinnedAddr(&out[0]), uintptr(len(out)), pinnedAddr(&format[0])}
 		for i, v := range values {
 			b.args[3+i] = uintptr(v)
 		}

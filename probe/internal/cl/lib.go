@@ -2,11 +2,10 @@
 // handles and calls C (besides the NVML binding). It loads the library at run time through purego (no cgo),
 // so the binary builds and runs without OpenCL headers and says clearly when no OpenCL library is present.
 //
-// The foreign-call rule of this package (STYLE.md, rule 1): a Go pointer stays an unsafe.Pointer until the
-// purego.SyscallN call expression that passes it to C, where it becomes a uintptr. SyscallN is marked
-// //go:uintptrescapes, so the compiler moves what such a pointer points to onto the heap and keeps it alive
-// for the call: a goroutine stack that grows (and is copied) on the way into C cannot leave C writing into
-// the old copy. Helpers take unsafe.Pointer parameters, never uintptr, for the same reason.
+// Every Go pointer the package hands to C is converted in ptr.go and nowhere else: its functions, named
+// after the C functions they call, take Go values (a pointer to an out-parameter, a slice, a string) and
+// convert each in the call expression that passes it to C (STYLE.md, rule 1; ptr.go says why). The rest of
+// the package passes only Go values and handles.
 //
 // One exception, for the calls whose pointer arguments fit in a small block (the allocation loop's, and a
 // queue's migrations, kernels and events and a kernel's arguments, whose lists and values are copied into
@@ -14,10 +13,10 @@
 // and a Kernel uses its context's. Pinned memory never moves, so its addresses may sit in the block's
 // argument array before the call (runtime.Pinner: a pointer to a pinned object "can be contained in Go
 // memory passed to C functions"). The block also holds the function to call and its result; on amd64 these
-// calls go through a trampoline of this package (hotcall_amd64.s), whose runtime.cgocall expression takes
-// the block's address as an unsafe.Pointer: it loads the nine argument words and nothing else, where
-// SyscallN copies forty through a pool (hotcall_amd64.go says what that cost). Because of the block, a
-// Context, a Queue or a Kernel is not safe for concurrent use.
+// calls go through a trampoline of this package (hotcall_amd64.s), which runtime.cgocall calls with the
+// block's address as its one argument: it loads the nine argument words and nothing else, where SyscallN
+// copies forty through a pool (hotcall_amd64.go says what that cost). Because of the block, a Context, a
+// Queue or a Kernel is not safe for concurrent use.
 package cl
 
 import (
@@ -25,7 +24,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"unsafe"
 
 	"github.com/ebitengine/purego"
 )
@@ -179,7 +177,7 @@ func (l *Library) HasCreateBufferWithProperties() bool { return l.fn.createBuffe
 func (l *Library) HasCreateSubBuffer() bool { return l.fn.createSubBuffer != 0 }
 
 // call makes a foreign call whose arguments are all plain values (handles, sizes, flags): none is a Go
-// pointer. Calls that pass a Go pointer call purego.SyscallN themselves (the package's rule).
+// pointer. Calls that pass a Go pointer go through ptr.go (the package's rule).
 func call(fn uintptr, args ...uintptr) int32 {
 	r, _, _ := purego.SyscallN(fn, args...)
 	return int32(r)
@@ -189,18 +187,18 @@ func call(fn uintptr, args ...uintptr) int32 {
 // broken, and must not take the process down with it.
 const maxInfoBytes = 16 << 20
 
-// queryInfo runs the two-step OpenCL info query (size, then value). ask makes the call; its pointers stay
-// unsafe.Pointers until the SyscallN expression inside it.
-func queryInfo(call string, ask func(size uintptr, value, sizeRet unsafe.Pointer) int32) ([]byte, error) {
+// queryInfo runs the two-step OpenCL info query (size, then value). ask makes the call: the value into value
+// (nil: not asked), its size into sizeRet (nil: not asked).
+func queryInfo(call string, ask func(value []byte, sizeRet *uintptr) int32) ([]byte, error) {
 	var size uintptr
-	if err := check(ask(0, nil, unsafe.Pointer(&size)), call); err != nil || size == 0 {
+	if err := check(ask(nil, &size), call); err != nil || size == 0 {
 		return nil, err
 	}
 	if size > maxInfoBytes {
 		return nil, fmt.Errorf("%s: the runtime answered an implausible size of %d bytes", call, size)
 	}
 	buf := make([]byte, size)
-	if err := check(ask(size, unsafe.Pointer(&buf[0]), nil), call); err != nil {
+	if err := check(ask(buf, nil), call); err != nil {
 		return nil, err
 	}
 	return buf, nil
@@ -208,19 +206,13 @@ func queryInfo(call string, ask func(size uintptr, value, sizeRet unsafe.Pointer
 
 // infoOf makes the query function of a clGet*Info entry point whose leading argument is one handle
 // (platform and device info).
-func infoOf(fn uintptr, param uint32, h uintptr) func(size uintptr, value, sizeRet unsafe.Pointer) int32 {
-	return func(size uintptr, value, sizeRet unsafe.Pointer) int32 {
-		r, _, _ := purego.SyscallN(fn, h, uintptr(param), size, uintptr(value), uintptr(sizeRet))
-		return int32(r)
-	}
+func infoOf(fn uintptr, param uint32, h uintptr) func(value []byte, sizeRet *uintptr) int32 {
+	return func(value []byte, sizeRet *uintptr) int32 { return clGetInfo(fn, h, param, value, sizeRet) }
 }
 
 // info2Of is infoOf for entry points with two leading handles (per-device program info).
-func info2Of(fn uintptr, param uint32, h1, h2 uintptr) func(size uintptr, value, sizeRet unsafe.Pointer) int32 {
-	return func(size uintptr, value, sizeRet unsafe.Pointer) int32 {
-		r, _, _ := purego.SyscallN(fn, h1, h2, uintptr(param), size, uintptr(value), uintptr(sizeRet))
-		return int32(r)
-	}
+func info2Of(fn uintptr, param uint32, h1, h2 uintptr) func(value []byte, sizeRet *uintptr) int32 {
+	return func(value []byte, sizeRet *uintptr) int32 { return clGetInfo2(fn, h1, h2, param, value, sizeRet) }
 }
 
 func cString(b []byte) string {
@@ -237,18 +229,6 @@ func indexNUL(b []byte) int {
 		}
 	}
 	return -1
-}
-
-// goStringFromC copies a NUL-terminated C string of at most 64 KiB; used only for callback arguments.
-func goStringFromC(p *byte) string {
-	if p == nil {
-		return ""
-	}
-	n := 0
-	for n < 1<<16 && *(*byte)(unsafe.Add(unsafe.Pointer(p), n)) != 0 {
-		n++
-	}
-	return string(unsafe.Slice(p, n))
 }
 
 // Notice is a message a runtime passed to a context's notify callback.
@@ -274,7 +254,7 @@ func OnNotice(f func(Notice)) {
 
 func notifyCallback() uintptr {
 	notify.once.Do(func() {
-		notify.cb = purego.NewCallback(func(errinfo *byte, privateInfo unsafe.Pointer, cb, userData uintptr) {
+		notify.cb = purego.NewCallback(func(errinfo *byte, privateInfo, cb, userData uintptr) {
 			n := Notice{Context: int(userData), Message: goStringFromC(errinfo)}
 			notify.mu.Lock()
 			hook := notify.hook

@@ -2,11 +2,7 @@ package cl
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
-	"unsafe"
-
-	"github.com/ebitengine/purego"
 )
 
 // Program is a built OpenCL program.
@@ -17,16 +13,8 @@ type Program struct {
 
 // CreateProgram is clCreateProgramWithSource: the program is not built yet.
 func (c *Context) CreateProgram(source string) (*Program, error) {
-	src := append([]byte(source), 0)
-	// The call takes an array of string pointers: Go memory holding a Go pointer, so the string is pinned.
-	var pin runtime.Pinner
-	pin.Pin(&src[0])
-	defer pin.Unpin()
-	srcs := []unsafe.Pointer{unsafe.Pointer(&src[0])}
-	length := uintptr(len(source))
 	var status int32
-	id, _, _ := purego.SyscallN(c.lib.fn.createProgramWithSource, c.id, 1, uintptr(unsafe.Pointer(&srcs[0])),
-		uintptr(unsafe.Pointer(&length)), uintptr(unsafe.Pointer(&status)))
+	id := clCreateProgramWithSource(c.lib.fn.createProgramWithSource, c.id, source, &status)
 	if err := check(status, "clCreateProgramWithSource"); err != nil {
 		return nil, err
 	}
@@ -36,9 +24,7 @@ func (c *Context) CreateProgram(source string) (*Program, error) {
 // Build compiles the program for every device of its context; a failed build returns the build log.
 func (p *Program) Build(options string) error {
 	c := p.ctx
-	opts := append([]byte(options), 0)
-	r, _, _ := purego.SyscallN(c.lib.fn.buildProgram, p.id, 0, 0, uintptr(unsafe.Pointer(&opts[0])), 0, 0)
-	if err := check(int32(r), "clBuildProgram"); err != nil {
+	if err := check(clBuildProgram(c.lib.fn.buildProgram, p.id, options), "clBuildProgram"); err != nil {
 		var logs []string
 		for _, d := range c.Devices {
 			if b, e := queryInfo("clGetProgramBuildInfo", info2Of(c.lib.fn.getProgramBuildInfo, PROGRAM_BUILD_LOG, p.id, d.id)); e == nil {
@@ -78,9 +64,8 @@ type Kernel struct {
 
 // Kernel creates the kernel named name.
 func (p *Program) Kernel(name string) (*Kernel, error) {
-	n := append([]byte(name), 0)
 	var status int32
-	id, _, _ := purego.SyscallN(p.ctx.lib.fn.createKernel, p.id, uintptr(unsafe.Pointer(&n[0])), uintptr(unsafe.Pointer(&status)))
+	id := clCreateKernel(p.ctx.lib.fn.createKernel, p.id, name, &status)
 	if err := check(status, "clCreateKernel("+name+")"); err != nil {
 		return nil, err
 	}
@@ -91,7 +76,7 @@ func (p *Program) Kernel(name string) (*Kernel, error) {
 func (k *Kernel) SetMem(i int, m Mem) error {
 	h := k.hot
 	h.mems[0] = m
-	h.args[0], h.args[1], h.args[2], h.args[3] = k.id, uintptr(i), unsafe.Sizeof(m), h.memsAddr
+	h.args[0], h.args[1], h.args[2], h.args[3] = k.id, uintptr(i), memArgSize, h.memsAddr
 	return check(int32(h.call(k.lib.fn.setKernelArg, 4)), "clSetKernelArg")
 }
 
@@ -99,6 +84,6 @@ func (k *Kernel) SetMem(i int, m Mem) error {
 func (k *Kernel) SetUint32(i int, v uint32) error {
 	h := k.hot
 	h.u32 = v
-	h.args[0], h.args[1], h.args[2], h.args[3] = k.id, uintptr(i), unsafe.Sizeof(v), h.u32Addr
+	h.args[0], h.args[1], h.args[2], h.args[3] = k.id, uintptr(i), uint32ArgSize, h.u32Addr
 	return check(int32(h.call(k.lib.fn.setKernelArg, 4)), "clSetKernelArg")
 }

@@ -2,10 +2,6 @@ package cl
 
 import (
 	"fmt"
-	"runtime"
-	"unsafe"
-
-	"github.com/ebitengine/purego"
 )
 
 // Queue is an in-order command queue on one device of a context. Not safe for concurrent use.
@@ -23,7 +19,7 @@ func (c *Context) CreateQueue(d *Device, profiling bool) (*Queue, error) {
 		props = QUEUE_PROFILING_ENABLE
 	}
 	var status int32
-	id, _, _ := purego.SyscallN(c.lib.fn.createCommandQueue, c.id, d.id, props, uintptr(unsafe.Pointer(&status)))
+	id := clCreateCommandQueue(c.lib.fn.createCommandQueue, c.id, d.id, props, &status)
 	if err := check(status, "clCreateCommandQueue"); err != nil {
 		return nil, err
 	}
@@ -110,21 +106,12 @@ func (q *Queue) RunKernel(k *Kernel, global uint64, wantEvent bool) (Event, erro
 }
 
 // The transfers below take Go memory and wait lists of any length; they are for the halo exchange and the
-// tests, not the allocation loop, and each passes its pointers in the SyscallN expression itself.
+// tests, not the allocation loop, and each passes its pointers through ptr.go.
 
-// waitList returns a wait list's length and first element, as the trailing arguments of an enqueue want
-// them (0 and nil for an empty list).
-func waitList(wait []Event) (uintptr, unsafe.Pointer) {
-	if len(wait) == 0 {
-		return 0, nil
-	}
-	return uintptr(len(wait)), unsafe.Pointer(&wait[0])
-}
-
-// eventPtr is the event out-parameter: ev, or nil when no event is wanted.
-func eventPtr(ev *Event, want bool) unsafe.Pointer {
+// eventOut is the event out-parameter: ev, or nil when no event is wanted.
+func eventOut(ev *Event, want bool) *Event {
 	if want {
-		return unsafe.Pointer(ev)
+		return ev
 	}
 	return nil
 }
@@ -133,29 +120,23 @@ func eventPtr(ev *Event, want bool) unsafe.Pointer {
 // the call lasts, so writes from Go memory are always blocking.
 func (q *Queue) Write(m Mem, offset uint64, data []byte, wait []Event, wantEvent bool) (Event, error) {
 	var ev Event
-	n, list := waitList(wait)
-	r, _, _ := purego.SyscallN(q.lib.fn.enqueueWriteBuffer, q.id, uintptr(m), 1, uintptr(offset), uintptr(len(data)),
-		uintptr(unsafe.Pointer(&data[0])), n, uintptr(list), uintptr(eventPtr(&ev, wantEvent)))
-	return ev, check(int32(r), "clEnqueueWriteBuffer")
+	r := clEnqueueReadOrWriteBuffer(q.lib.fn.enqueueWriteBuffer, q.id, m, offset, data, wait, eventOut(&ev, wantEvent))
+	return ev, check(r, "clEnqueueWriteBuffer")
 }
 
 // Read is a blocking clEnqueueReadBuffer into data from offset: Go memory must not be written by the
 // runtime after the call returns, so reads are always blocking.
 func (q *Queue) Read(m Mem, offset uint64, data []byte, wait []Event, wantEvent bool) (Event, error) {
 	var ev Event
-	n, list := waitList(wait)
-	r, _, _ := purego.SyscallN(q.lib.fn.enqueueReadBuffer, q.id, uintptr(m), 1, uintptr(offset), uintptr(len(data)),
-		uintptr(unsafe.Pointer(&data[0])), n, uintptr(list), uintptr(eventPtr(&ev, wantEvent)))
-	return ev, check(int32(r), "clEnqueueReadBuffer")
+	r := clEnqueueReadOrWriteBuffer(q.lib.fn.enqueueReadBuffer, q.id, m, offset, data, wait, eventOut(&ev, wantEvent))
+	return ev, check(r, "clEnqueueReadBuffer")
 }
 
 // Copy is clEnqueueCopyBuffer of size bytes.
 func (q *Queue) Copy(src, dst Mem, srcOffset, dstOffset, size uint64, wait []Event, wantEvent bool) (Event, error) {
 	var ev Event
-	n, list := waitList(wait)
-	r, _, _ := purego.SyscallN(q.lib.fn.enqueueCopyBuffer, q.id, uintptr(src), uintptr(dst), uintptr(srcOffset),
-		uintptr(dstOffset), uintptr(size), n, uintptr(list), uintptr(eventPtr(&ev, wantEvent)))
-	return ev, check(int32(r), "clEnqueueCopyBuffer")
+	r := clEnqueueCopyBuffer(q.lib.fn.enqueueCopyBuffer, q.id, src, dst, srcOffset, dstOffset, size, wait, eventOut(&ev, wantEvent))
+	return ev, check(r, "clEnqueueCopyBuffer")
 }
 
 // Wait blocks until every event has completed; an event that ended in error makes it fail.
@@ -163,19 +144,16 @@ func (l *Library) Wait(evs ...Event) error {
 	if len(evs) == 0 {
 		return nil
 	}
-	r, _, _ := purego.SyscallN(l.fn.waitForEvents, uintptr(len(evs)), uintptr(unsafe.Pointer(&evs[0])))
-	return check(int32(r), "clWaitForEvents")
+	return check(clWaitForEvents(l.fn.waitForEvents, evs), "clWaitForEvents")
 }
 
 // Profile returns the device timestamps (ns) when the command started and ended; the queue must have been
 // created with profiling.
 func (l *Library) Profile(ev Event) (start, end uint64, err error) {
-	r, _, _ := purego.SyscallN(l.fn.getEventProfilingInfo, uintptr(ev), PROFILING_COMMAND_START, 8, uintptr(unsafe.Pointer(&start)), 0)
-	if err = check(int32(r), "clGetEventProfilingInfo"); err != nil {
+	if err = check(clGetEventProfilingInfo(l.fn.getEventProfilingInfo, ev, PROFILING_COMMAND_START, &start), "clGetEventProfilingInfo"); err != nil {
 		return
 	}
-	r, _, _ = purego.SyscallN(l.fn.getEventProfilingInfo, uintptr(ev), PROFILING_COMMAND_END, 8, uintptr(unsafe.Pointer(&end)), 0)
-	err = check(int32(r), "clGetEventProfilingInfo")
+	err = check(clGetEventProfilingInfo(l.fn.getEventProfilingInfo, ev, PROFILING_COMMAND_END, &end), "clGetEventProfilingInfo")
 	return
 }
 
@@ -183,8 +161,5 @@ func (l *Library) Profile(ev Event) (start, end uint64, err error) {
 // power of two that divides size), off the hot path: the runtime copies the pattern before the call
 // returns, as the specification says it may reuse the memory then.
 func (q *Queue) FillWith(m Mem, pattern []byte, size uint64) error {
-	r, _, _ := purego.SyscallN(q.lib.fn.enqueueFillBuffer, q.id, uintptr(m), uintptr(unsafe.Pointer(&pattern[0])), uintptr(len(pattern)),
-		0, uintptr(size), 0, 0, 0)
-	runtime.KeepAlive(pattern)
-	return check(int32(r), "clEnqueueFillBuffer")
+	return check(clEnqueueFillBuffer(q.lib.fn.enqueueFillBuffer, q.id, m, pattern, size), "clEnqueueFillBuffer")
 }

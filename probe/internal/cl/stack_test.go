@@ -61,6 +61,7 @@ func TestStackMovesDuringCalls(t *testing.T) {
 		{"clCreateContext", (*stackEnv).context},
 		{"clCreateBuffer, clEnqueueFillBuffer, clEnqueueReadBuffer, events", (*stackEnv).fillAndRead},
 		{"clEnqueueMigrateMemObjects with a wait list", (*stackEnv).migrate},
+		{"clEnqueueWriteBuffer, clEnqueueCopyBuffer, a pattern of its own, clCreateSubBuffer", (*stackEnv).writeCopyAndSubBuffer},
 		{"clCreateProgramWithSource", (*stackEnv).program},
 		{"clCreateKernel, clSetKernelArg, clEnqueueNDRangeKernel", (*stackEnv).kernel},
 	} {
@@ -207,15 +208,28 @@ func (e *stackEnv) fillAndRead() error {
 	return nil
 }
 
-func (e *stackEnv) migrate() error {
-	var ms [2]Mem
-	for i := range ms {
-		m, err := e.ctx.CreateBuffer(MEM_READ_WRITE, 64, 0)
-		if err != nil {
-			return err
+// twoBuffers creates two buffers of 64 bytes; release releases those it made, also when it fails.
+func (e *stackEnv) twoBuffers() (ms [2]Mem, release func(), err error) {
+	release = func() {
+		for _, m := range ms {
+			if m != 0 {
+				_ = e.ctx.ReleaseMem(m)
+			}
 		}
-		defer e.ctx.ReleaseMem(m)
-		ms[i] = m
+	}
+	for i := range ms {
+		if ms[i], err = e.ctx.CreateBuffer(MEM_READ_WRITE, 64, 0); err != nil {
+			break
+		}
+	}
+	return ms, release, err
+}
+
+func (e *stackEnv) migrate() error {
+	ms, release, err := e.twoBuffers()
+	defer release()
+	if err != nil {
+		return err
 	}
 	e.q.SetFillPattern([]byte{9, 9})
 	fev, err := e.q.Fill(ms[0], 64, true)
@@ -232,6 +246,37 @@ func (e *stackEnv) migrate() error {
 		return err
 	}
 	return e.readBack(ms[0], bytes.Repeat([]byte{9}, 64))
+}
+
+// writeCopyAndSubBuffer writes a buffer, copies it to a second and reads that back, then fills the first
+// with a pattern of its own and reads it back through a sub-buffer of its first half.
+func (e *stackEnv) writeCopyAndSubBuffer() error {
+	ms, release, err := e.twoBuffers()
+	defer release()
+	if err != nil {
+		return err
+	}
+	data := bytes.Repeat([]byte{5, 6, 7, 8}, 16)
+	if _, err := e.q.Write(ms[0], 0, data, nil, false); err != nil {
+		return err
+	}
+	ev, err := e.q.Copy(ms[0], ms[1], 0, 0, uint64(len(data)), nil, true)
+	if err != nil {
+		return err
+	}
+	defer e.q.ReleaseEvent(ev)
+	if err := e.readBack(ms[1], data, ev); err != nil {
+		return err
+	}
+	if err := e.q.FillWith(ms[0], []byte{3, 4}, 64); err != nil {
+		return err
+	}
+	sub, err := e.ctx.CreateSubBuffer(ms[0], 0, 0, 32)
+	if err != nil {
+		return err
+	}
+	defer e.ctx.ReleaseMem(sub)
+	return e.readBack(sub, bytes.Repeat([]byte{3, 4}, 16))
 }
 
 func (e *stackEnv) program() error {
