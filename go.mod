@@ -5,6 +5,8 @@ go 1.26.0
 require (
 	github.com/ebitengine/purego v0.11.3
 	github.com/google/pprof v0.0.0-20261105003125-4bf881d7fb0b
+	github.com/google/renameio/v2 v2.0.2
+	github.com/hbollon/go-edlib v1.7.0
 	github.com/ianlancetaylor/demangle v0.0.0-20250417193237-f615e6bd150b
 	github.com/mattn/go-isatty v0.0.20
 	github.com/olekukonko/tablewriter v1.1.5

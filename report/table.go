@@ -11,8 +11,8 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/textwidth"
 	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/olekukonko/tablewriter/tw"
 )
 
@@ -57,27 +57,14 @@ func bullet(text string, width int) string { return wrapWords("- ", text, width)
 // wrapWords writes lead and text, broken at spaces into lines of at most width columns (0: one line), each
 // line after the first indented as far as lead. A word longer than a line stands alone on its line.
 func wrapWords(lead, text string, width int) string {
-	indent := strings.Repeat(" ", twwidth.Width(lead))
-	if width <= len(indent) || twwidth.Width(lead+text) <= width {
+	if width <= textwidth.Width(lead) || textwidth.Width(lead+text) <= width {
 		return lead + strings.ReplaceAll(text, string(glue), " ")
 	}
-	var b strings.Builder
-	b.WriteString(lead)
-	col := len(indent)
-	for i, word := range strings.Fields(glueUnits(text)) {
-		word = strings.ReplaceAll(word, string(glue), " ") // a number and its unit stay on one line
-		n := twwidth.Width(word)
-		if i > 0 && col+1+n > width {
-			b.WriteString("\n" + indent)
-			col = len(indent)
-		} else if i > 0 {
-			b.WriteByte(' ')
-			col++
-		}
-		b.WriteString(word)
-		col += n
+	words := strings.Fields(glueUnits(text))
+	for i, word := range words {
+		words[i] = strings.ReplaceAll(word, string(glue), " ") // a number and its unit stay on one line
 	}
-	return b.String()
+	return strings.Join(textwidth.Hang(lead, words, width), "\n")
 }
 
 // column is one column of the threshold table: its header, alignment, cell, and whether a narrow terminal
@@ -232,9 +219,9 @@ func hiddenNote(w io.Writer, hidden int, shows string) error {
 func tableWidth(rows []jobRow, st style, cols []column) int {
 	width := 1
 	for _, c := range cols {
-		w := twwidth.Width(c.header)
+		w := textwidth.Width(c.header)
 		for _, jr := range rows {
-			w = max(w, twwidth.Width(c.cell(jr, st)))
+			w = max(w, textwidth.Width(c.cell(jr, st)))
 		}
 		width += w + 3
 	}
@@ -523,7 +510,7 @@ func overWrapped(table string, rows int) bool {
 func widest(s string) int {
 	n := 0
 	for _, l := range strings.Split(s, "\n") {
-		n = max(n, twwidth.Width(l))
+		n = max(n, textwidth.Width(l))
 	}
 	return n
 }

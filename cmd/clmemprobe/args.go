@@ -6,6 +6,7 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe"
 	"github.com/clmemprobe/clmemprobe/report"
+	edlib "github.com/hbollon/go-edlib"
 	"github.com/urfave/cli/v2"
 	"github.com/xrash/smetrics"
 )
@@ -104,12 +105,14 @@ func suggestion(typed string, names []string) string {
 	}
 	// Jaro-Winkler matches letters only within a window of half the length, which for a short word is
 	// none: "rnu" is far from "run" by it. A slip of one key (a letter left out, added, changed or two
-	// swapped) is caught by the edit distance, which a longer word may have twice.
+	// swapped) is caught by the edit distance, which a longer word may have twice: the optimal string
+	// alignment distance, where a swap of two adjacent letters counts one (smetrics's Levenshtein distances
+	// count it two, more than the one slip a three-letter word may have: "rnu" would get no hint).
 	if score < 0.8 {
 		best = ""
 		least := 1 + len(typed)/6
 		for _, n := range names {
-			if d := editDistance(typed, n); d <= least {
+			if d := edlib.OSADamerauLevenshteinDistance(typed, n); d <= least {
 				best, least = n, d-1
 			}
 		}
@@ -118,33 +121,6 @@ func suggestion(typed string, names []string) string {
 		return ""
 	}
 	return " (did you mean " + best + "?)"
-}
-
-// editDistance is the optimal-string-alignment distance: insertions, deletions, substitutions and swaps of
-// two adjacent letters, each counting one.
-func editDistance(a, b string) int {
-	x, y := []rune(a), []rune(b)
-	d := make([][]int, len(x)+1)
-	for i := range d {
-		d[i] = make([]int, len(y)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(x); i++ {
-		for j := 1; j <= len(y); j++ {
-			cost := 1
-			if x[i-1] == y[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && x[i-1] == y[j-2] && x[i-2] == y[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(x)][len(y)]
 }
 
 // lookupFormat is report.Lookup for a --format flag: bad input with the choices and, for a mistyped name,

@@ -16,7 +16,9 @@ import (
 // word being completed (empty after a space), then --generate-bash-completion, and the program answers with
 // one candidate a line: commands, flags, or the values of the flag before the word. A first line of
 // completeFiles or completeDirs asks the shell to complete names of files or folders instead, with what
-// follows that line (a flag's "--name=" written as one word) left before them.
+// follows that line (a flag's "--name=" written as one word) left before them. Only the request flag and
+// the callbacks are urfave/cli's: its own answer (DefaultCompleteWithFlags) names commands and flags, no
+// flag's values, lists or file names, and its scripts are files of its repository, not Go values to print.
 const bashCompletion = `# clmemprobe completion for bash: eval "$(clmemprobe completion bash)", or save it in
 # /etc/bash_completion.d/clmemprobe.
 _clmemprobe_complete() {
@@ -102,7 +104,11 @@ func completionCommand(stdout io.Writer) *cli.Command {
 // Every callback gives the same answer, worked out from the words alone, so which one urfave/cli calls
 // does not matter.
 func completeFrom(app *cli.App, args []string, out io.Writer) {
-	answer := func(*cli.Context) { writeCompletion(out, completion(app, args)) }
+	answer := func(*cli.Context) {
+		for _, l := range completion(app, args) {
+			fmt.Fprintln(out, l)
+		}
+	}
 	app.BashComplete = answer
 	for _, cmd := range app.Commands {
 		cmd.BashComplete = answer
@@ -198,9 +204,9 @@ func flagValues(cmd *cli.Command, f cli.Flag, cur string) []string {
 	var choices []string
 	switch name {
 	case "touch":
-		choices = enumStrings(result.Touches)
+		choices = toStrings(result.Touches)
 	case "strategies":
-		return listValues(append(enumStrings(result.Strategies), "all"), cur)
+		return listValues(append(toStrings(result.Strategies), "all"), cur)
 	case "flags":
 		return listValues(result.FlagNames(), cur)
 	case "format":
@@ -303,19 +309,4 @@ func prefixed(p string, lines []string) []string {
 		out[i] = p + l
 	}
 	return out
-}
-
-// enumStrings writes the values of one of the model's string enums.
-func enumStrings[T ~string](values []T) []string {
-	out := make([]string, len(values))
-	for i, v := range values {
-		out[i] = string(v)
-	}
-	return out
-}
-
-func writeCompletion(out io.Writer, lines []string) {
-	for _, l := range lines {
-		fmt.Fprintln(out, l)
-	}
 }

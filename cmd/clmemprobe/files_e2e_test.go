@@ -16,18 +16,20 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/clmemprobe/clmemprobe/cmd/clmemprobe/internal/safefile"
 	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // quickRun is a run on faultcl that takes a moment: two strategies, 200 buffers each.
 var quickRun = []string{"--strategies", "shared,per-device", "--max-allocs", "200"}
 
-// noTemporaryFiles checks that no temporary file of the tool is left in dir.
+// noTemporaryFiles checks that no temporary file of the tool is left in dir: a hidden name, as safefile's
+// renameio gives them ("." and the file's name before its random part), other than a folder's lock.
 func noTemporaryFiles(t *testing.T, dir string) {
 	t.Helper()
 	entries, _ := os.ReadDir(dir)
 	for _, e := range entries {
-		if strings.Contains(e.Name(), ".tmp-") {
+		if strings.HasPrefix(e.Name(), ".") && e.Name() != safefile.LockName {
 			t.Errorf("a temporary file was left behind: %s", e.Name())
 		}
 	}

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/olekukonko/tablewriter/pkg/twwidth"
+	"github.com/clmemprobe/clmemprobe/report/textwidth"
 	"github.com/urfave/cli/v2"
 )
 
@@ -41,18 +41,18 @@ func wrapHelp(text string, width int) string {
 		switch {
 		case options && twoColumns:
 			flag := strings.Repeat(" ", lead) + first
-			if twwidth.Width(flag)+2 > optionColumn {
+			if textwidth.Width(flag)+2 > optionColumn {
 				out = append(out, flag)
 				flag = ""
 			}
-			out = append(out, hang(flag+strings.Repeat(" ", optionColumn-twwidth.Width(flag)), second, optionColumn, width)...)
-		case twwidth.Width(l) <= width:
+			out = append(out, textwidth.Hang(flag+strings.Repeat(" ", optionColumn-textwidth.Width(flag)), strings.Fields(second), width)...)
+		case textwidth.Width(l) <= width:
 			out = append(out, l)
-		case twoColumns && twwidth.Width(l[:len(l)-len(second)]) < width/2:
+		case twoColumns && textwidth.Width(l[:len(l)-len(second)]) < width/2:
 			col := l[:len(l)-len(second)]
-			out = append(out, hang(col, second, twwidth.Width(col), width)...)
+			out = append(out, textwidth.Hang(col, strings.Fields(second), width)...)
 		default:
-			out = append(out, hang(strings.Repeat(" ", lead), trimmed, lead, width)...)
+			out = append(out, textwidth.Hang(strings.Repeat(" ", lead), strings.Fields(trimmed), width)...)
 		}
 	}
 	return strings.Join(out, "\n")
@@ -70,9 +70,9 @@ func paragraphs(lines []string, width int) []string {
 		if l != "" && l[0] != ' ' {
 			options = strings.HasSuffix(l, "OPTIONS:")
 		}
-		j, wide := i+1, twwidth.Width(l) > width
+		j, wide := i+1, textwidth.Width(l) > width
 		for ; !options && l != "" && j < len(lines) && joins(lines[j-1], lines[j]); j++ {
-			wide = wide || twwidth.Width(lines[j]) > width
+			wide = wide || textwidth.Width(lines[j]) > width
 		}
 		if !wide {
 			out = append(out, lines[i:j]...)
@@ -98,26 +98,7 @@ func joins(prev, next string) bool {
 	prevTrimmed := strings.TrimLeft(prev, " ")
 	first, second, two := strings.Cut(prevTrimmed, "  ")
 	if two {
-		return lead == len(prev)-len(prevTrimmed)+twwidth.Width(first)+2+len(second)-len(strings.TrimLeft(second, " "))
+		return lead == len(prev)-len(prevTrimmed)+textwidth.Width(first)+2+len(second)-len(strings.TrimLeft(second, " "))
 	}
 	return lead == len(prev)-len(prevTrimmed)
-}
-
-// hang writes prefix and text's words in lines of at most width columns (screen columns, as the table's
-// renderer counts them, twwidth: the one measure of the tool's text), the lines after the first indented
-// by indent spaces. A word wider than a line stands alone on its line.
-func hang(prefix, text string, indent, width int) []string {
-	var lines []string
-	line := prefix
-	for _, word := range strings.Fields(text) {
-		if twwidth.Width(line) > indent && twwidth.Width(line)+1+twwidth.Width(word) > width {
-			lines = append(lines, line)
-			line = strings.Repeat(" ", indent)
-		}
-		if twwidth.Width(line) > indent && !strings.HasSuffix(line, " ") {
-			line += " "
-		}
-		line += word
-	}
-	return append(lines, line)
 }

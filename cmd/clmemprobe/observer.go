@@ -12,8 +12,8 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/textwidth"
 	"github.com/mattn/go-isatty"
-	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"golang.org/x/sys/unix"
 )
 
@@ -142,7 +142,7 @@ func fitLine(parts lineParts, width int) string {
 	for i, p := range parts {
 		texts[i] = p.text
 	}
-	fits := func() bool { return width <= 0 || displayWidth(strings.Join(texts, "")) <= width }
+	fits := func() bool { return width <= 0 || textwidth.Width(strings.Join(texts, "")) <= width }
 	order := make([]int, len(parts))
 	for i := range order {
 		order[i] = i
@@ -163,16 +163,10 @@ func fitLine(parts lineParts, width int) string {
 	}
 	line := strings.Join(texts, "")
 	if !fits() {
-		line = twwidth.Truncate(line, width)
+		line = textwidth.Cut(line, width)
 	}
 	return line
 }
-
-// displayWidth is how many terminal columns s takes, as the table's renderer counts them (tablewriter's
-// twwidth, on go-runewidth; its East Asian setting follows the locale, as the terminal's does): a wide
-// character takes two, a combining mark none, where a byte count would overstate any non-ASCII strategy
-// or variant name and a rune count understate a wide one.
-func displayWidth(s string) int { return twwidth.Width(s) }
 
 func (o *runObserver) Sample(j probe.Job, s *result.Sample) {
 	if o.out != nil {
@@ -211,9 +205,9 @@ func (o *runObserver) line(parts lineParts) {
 	if width > 0 {
 		blank = min(blank, width)
 	}
-	pad := max(blank-displayWidth(s), 0)
+	pad := max(blank-textwidth.Width(s), 0)
 	fmt.Fprintf(o.w, "\r%s%*s", s, pad, "")
-	o.width = displayWidth(s)
+	o.width = textwidth.Width(s)
 }
 
 // columns is the width of the terminal the live line goes to, or 0 when it cannot be told.

@@ -65,3 +65,25 @@ func TestMistypedNamesGetTheClosest(t *testing.T) {
 		t.Fatal(err) // the names above are formats this build has
 	}
 }
+
+// The hint for a short word, where Jaro-Winkler sees nothing, comes from the edit distance: one slip (a
+// swap of two letters counting one) for a word under six letters, two from six on, and no hint past that.
+func TestSuggestionAllowsOneSlipPerSixLetters(t *testing.T) {
+	names := []string{"run", "csv", "json", "trace"}
+	for _, c := range []struct{ typed, want string }{
+		{"rnu", "run"},      // a swap
+		{"scv", "csv"},      // a swap
+		{"jsn", "json"},     // a letter left out
+		{"tracce", "trace"}, // a letter added
+		{"nru", ""},         // two slips in three letters
+		{"nosj", ""},        // too far
+	} {
+		want := ""
+		if c.want != "" {
+			want = " (did you mean " + c.want + "?)"
+		}
+		if got := suggestion(c.typed, names); got != want {
+			t.Errorf("suggestion(%q) = %q, want %q", c.typed, got, want)
+		}
+	}
+}

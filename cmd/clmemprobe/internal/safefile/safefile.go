@@ -1,82 +1,65 @@
 // Package safefile writes files so that a crash, a full disk or a planted symlink costs nothing: every file
-// is created new under a temporary name in its final folder (O_CREAT|O_EXCL|O_NOFOLLOW, mode 0644 whatever
-// the umask), written, synced and then renamed into place. A reader, or a crash, sees the old file or the
-// new one, never part of either, and a symlink where the file goes is replaced, never followed. It also
-// holds the advisory lock that keeps two runs out of one folder.
+// is created new under a temporary name in its final folder, written, synced and then renamed into place
+// (google/renameio's PendingFile: O_CREAT|O_EXCL, which never opens an existing name, a symlink included).
+// A reader, or a crash, sees the old file or the new one, never part of either, and a symlink where the file
+// goes is replaced, never followed. What renameio does not do is here: the mode 0644 whatever the umask,
+// with the temporary file removed when it cannot be set; the refusal to rename over a folder, a FIFO or a
+// device; the sync of the folder that makes the rename durable; the stream that is renamed into place while
+// it is still written; and the advisory lock that keeps two runs out of one folder.
 package safefile
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"syscall"
+
+	"github.com/google/renameio/v2"
 )
 
 // Mode is the permission every file gets.
 const Mode = 0o644
 
-// tempFile is what the writers use of a temporary file: an *os.File, or in the tests one that fails as a
-// full disk or a failing device does.
+// tempFile is what the writers use of a temporary file: a *renameio.PendingFile, or in the tests one that
+// fails as a full disk or a failing device does.
 type tempFile interface {
 	io.Writer
 	Name() string
 	Sync() error
-	Close() error
 	Truncate(size int64) error
 	Seek(offset int64, whence int) (int64, error)
+	Close() error
+	// CloseAtomicallyReplace syncs and closes the file, then renames it into place.
+	CloseAtomicallyReplace() error
+	// Cleanup closes and removes the file unless it was put in place; it does nothing after that.
+	Cleanup() error
 }
 
 // newTemp creates every temporary file the writers use; the tests put a failing file in its place.
 var newTemp = func(path string) (tempFile, error) {
 	f, err := createTemp(path)
 	if err != nil {
-		return nil, err // not a nil *os.File in a non-nil interface
+		return nil, err // not a nil *PendingFile in a non-nil interface
 	}
 	return f, nil
 }
 
-// tempSuffix makes the random part of a temporary file's name; the tests make it name a file already there.
-var tempSuffix = func() (string, error) {
-	var b [6]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
+// createTemp creates a new, empty file beside path that no one else can have opened. The temporary folder
+// is path's own: renameio would otherwise try $TMPDIR first, whose file a rename can also move where both
+// share a file system, and a crash would leave it there.
+func createTemp(path string) (*renameio.PendingFile, error) {
+	f, err := renameio.NewPendingFile(path, renameio.WithTempDir(filepath.Dir(path)), renameio.WithPermissions(Mode))
+	if err != nil {
+		return nil, err
 	}
-	return hex.EncodeToString(b[:]), nil
-}
-
-// createTemp creates a new, empty file beside path that no one else can have opened: O_EXCL refuses any
-// existing name, a symlink included, and O_NOFOLLOW says so twice.
-func createTemp(path string) (*os.File, error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
+	// The umask may have taken bits away: set the mode the tool promises. Set here rather than with
+	// renameio's WithStaticPermissions, which leaves its temporary file behind when the chmod fails.
+	if err := f.Chmod(Mode); err != nil {
+		return nil, errors.Join(err, f.Cleanup())
 	}
-	for try := 0; try < 100; try++ {
-		suffix, err := tempSuffix()
-		if err != nil {
-			return nil, err
-		}
-		name := filepath.Join(dir, "."+base+".tmp-"+suffix)
-		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, Mode)
-		if errors.Is(err, os.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		// The umask may have taken bits away: set the mode the tool promises.
-		if err := f.Chmod(Mode); err != nil {
-			f.Close()
-			os.Remove(name)
-			return nil, err
-		}
-		return f, nil
-	}
-	return nil, fmt.Errorf("cannot create a temporary file in %s", dir)
+	return f, nil
 }
 
 // Probe creates the temporary file WriteFile would create for path, and removes it: nil when the folder
@@ -87,8 +70,7 @@ func Probe(path string) error {
 	if err != nil {
 		return err
 	}
-	name := f.Name()
-	return errors.Join(f.Close(), os.Remove(name))
+	return f.Cleanup()
 }
 
 // WriteFile writes path through a temporary file renamed into place once it is complete and synced. On any
@@ -98,39 +80,30 @@ func WriteFile(path string, write func(io.Writer) error) error {
 	if err != nil {
 		return err
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
+	defer f.Cleanup() // nothing to do once the file is in place
 	if err := write(f); err != nil {
 		return err
 	}
-	if err := f.Sync(); err != nil {
+	if err := plainOrNothing(path); err != nil {
 		return err
 	}
-	if err := f.Close(); err != nil {
+	if err := f.CloseAtomicallyReplace(); err != nil {
 		return err
 	}
-	if err := rename(f.Name(), path); err != nil {
-		return err
-	}
-	ok = true
 	return syncDir(filepath.Dir(path))
 }
 
-// rename puts the temporary file in place. A rename replaces whatever has the name: never a device, a
-// FIFO or a folder (commands refuse such a name before they start; this holds for every file written).
-func rename(temp, path string) error {
+// plainOrNothing refuses a name that a rename would replace but that is no old result: a device, a FIFO or
+// a folder (commands refuse such a name before they start; this holds for every file written). A symlink
+// is replaced by the rename, never followed.
+func plainOrNothing(path string) error {
 	if fi, err := os.Lstat(path); err == nil && !fi.Mode().IsRegular() && fi.Mode()&os.ModeSymlink == 0 {
 		return fmt.Errorf("%s is not a plain file; it is left as it is", path)
 	}
-	return os.Rename(temp, path)
+	return nil
 }
 
-// syncDir makes a rename in dir durable.
+// syncDir makes a rename in dir durable (renameio syncs the file, not its folder).
 func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
@@ -145,7 +118,9 @@ func syncDir(dir string) error {
 }
 
 // Stream is a file written record by record over a long time (samples.jsonl): created under a temporary
-// name, put in place by Publish, and never left with half a record. It is not safe for concurrent use.
+// name, put in place by Publish, and never left with half a record. Its file stays open through the rename
+// (records go on to the file at its final name), which renameio's CloseAtomicallyReplace, closing the file,
+// cannot do: Publish renames it itself. It is not safe for concurrent use.
 type Stream struct {
 	f         tempFile
 	path      string
@@ -193,7 +168,10 @@ func (s *Stream) Publish() error {
 	if err := s.f.Sync(); err != nil {
 		return err
 	}
-	if err := rename(s.f.Name(), s.path); err != nil {
+	if err := plainOrNothing(s.path); err != nil {
+		return err
+	}
+	if err := os.Rename(s.f.Name(), s.path); err != nil {
 		return err
 	}
 	s.published = true
@@ -203,8 +181,7 @@ func (s *Stream) Publish() error {
 // Close syncs and closes the stream; a stream never published is removed.
 func (s *Stream) Close() error {
 	if !s.published {
-		s.f.Close()
-		return os.Remove(s.f.Name())
+		return s.f.Cleanup()
 	}
 	serr := s.f.Sync()
 	return errors.Join(serr, s.f.Close())

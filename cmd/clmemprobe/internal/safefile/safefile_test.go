@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/google/renameio/v2"
 )
 
 // content writes s, as a renderer would.
@@ -29,7 +31,8 @@ func read(t *testing.T, path string) string {
 	return string(b)
 }
 
-// noTemporaryFiles fails when a temporary file is left in dir.
+// noTemporaryFiles fails when a temporary file is left in dir: a hidden name, as renameio gives them
+// ("." and the file's name before its random part), other than a lock's.
 func noTemporaryFiles(t *testing.T, dir string) {
 	t.Helper()
 	entries, err := os.ReadDir(dir)
@@ -37,7 +40,7 @@ func noTemporaryFiles(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		if strings.Contains(e.Name(), ".tmp-") {
+		if strings.HasPrefix(e.Name(), ".") && e.Name() != LockName {
 			t.Errorf("temporary file %s left behind", e.Name())
 		}
 	}
@@ -86,6 +89,31 @@ func TestWriteFileReplacesASymlinkWithoutFollowingIt(t *testing.T) {
 	}
 }
 
+// The temporary file is made in the file's own folder, never in $TMPDIR (renameio's first choice where a
+// rename from there works): a crash leaves it beside the result, where the next write's folder is.
+func TestTemporaryFileIsInTheFilesFolder(t *testing.T) {
+	dir, tmp := t.TempDir(), t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	path := filepath.Join(dir, "run.json")
+	if err := WriteFile(path, func(w io.Writer) error {
+		for _, d := range []struct {
+			dir  string
+			want int
+		}{{dir, 1}, {tmp, 0}} {
+			if entries, err := os.ReadDir(d.dir); err != nil || len(entries) != d.want {
+				t.Errorf("%s holds %d files while the file is written (%v), want %d", d.dir, len(entries), err, d.want)
+			}
+		}
+		_, err := io.WriteString(w, "result")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, path); got != "result" {
+		t.Errorf("%q, want the result", got)
+	}
+}
+
 // A folder or a FIFO where the file goes is not replaced: the write fails and leaves it, and no temporary
 // file, behind.
 func TestWriteFileRefusesWhatIsNotAPlainFile(t *testing.T) {
@@ -115,38 +143,11 @@ func TestWriteFileRefusesWhatIsNotAPlainFile(t *testing.T) {
 	}
 }
 
-// The temporary file is always a new one: a name that is taken, by a symlink to someone's file in
-// particular, is passed over (O_EXCL, O_NOFOLLOW), never opened.
-func TestTemporaryFilesAreNeverOpenedTwice(t *testing.T) {
-	dir := t.TempDir()
-	victim, path := filepath.Join(dir, "victim"), filepath.Join(dir, "run.json")
-	if err := os.WriteFile(victim, []byte("someone's file"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	// Plant a link where the first temporary name will be.
-	if err := os.Symlink(victim, filepath.Join(dir, ".run.json.tmp-taken")); err != nil {
-		t.Fatal(err)
-	}
-	names := []string{"taken", "free"}
-	defer func(orig func() (string, error)) { tempSuffix = orig }(tempSuffix)
-	tempSuffix = func() (string, error) {
-		s := names[0]
-		names = names[1:]
-		return s, nil
-	}
-	if err := WriteFile(path, content("result")); err != nil {
-		t.Fatal(err)
-	}
-	if got := read(t, victim); got != "someone's file" || read(t, path) != "result" || len(names) != 0 {
-		t.Errorf("victim %q, result %q, %d names left: want the taken name passed over", got, read(t, path), len(names))
-	}
-}
-
 // failing is a temporary file on a disk that fails: writes past room bytes fail as a full disk does (the
-// bytes that fit are written), and Sync fails where syncErr is set. ops records the writes and syncs in
-// order. It has only tempFile's methods, so no write can go around it.
+// bytes that fit are written), and a sync fails where syncErr is set. ops records the writes, syncs and
+// commits in order. It has only tempFile's methods, so no write can go around it.
 type failing struct {
-	f       *os.File
+	f       *renameio.PendingFile
 	room    int
 	syncErr error
 	ops     *[]string
@@ -171,6 +172,17 @@ func (f *failing) Sync() error {
 	return f.f.Sync()
 }
 
+// CloseAtomicallyReplace is renameio's, whose first step is the sync: where syncErr is set it fails as
+// renameio's does when that sync fails, before the rename, with the file still open.
+func (f *failing) CloseAtomicallyReplace() error {
+	*f.ops = append(*f.ops, "commit")
+	if f.syncErr != nil {
+		return f.syncErr
+	}
+	return f.f.CloseAtomicallyReplace()
+}
+
+func (f *failing) Cleanup() error                            { return f.f.Cleanup() }
 func (f *failing) Name() string                              { return f.f.Name() }
 func (f *failing) Close() error                              { return f.f.Close() }
 func (f *failing) Truncate(size int64) error                 { return f.f.Truncate(size) }
@@ -225,8 +237,9 @@ func TestFailedWriteLeavesTheOldFile(t *testing.T) {
 	}
 }
 
-// The new file is synced before it is renamed into place: a crash after the rename finds it whole.
-func TestWriteFileSyncsBeforeTheRename(t *testing.T) {
+// The new file is put in place only once it is whole, by one commit after its last write (renameio's, which
+// syncs it before the rename): a crash after the rename finds it whole.
+func TestWriteFileCommitsOnlyAWholeFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "run.json")
 	ops := onFailingDisk(t, 1<<20, nil)
@@ -235,14 +248,14 @@ func TestWriteFileSyncsBeforeTheRename(t *testing.T) {
 			return err
 		}
 		if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
-			t.Errorf("%s is in place before it was synced (%v)", path, err)
+			t.Errorf("%s is in place before it was written whole (%v)", path, err)
 		}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(*ops, ","); got != "write,sync" || read(t, path) != "result" {
-		t.Errorf("calls %s and content %q, want write,sync and the result", got, read(t, path))
+	if got := strings.Join(*ops, ","); got != "write,commit" || read(t, path) != "result" {
+		t.Errorf("calls %s and content %q, want write,commit and the result", got, read(t, path))
 	}
 }
 
