@@ -17,7 +17,8 @@ go build -o "$fx/fleetgen" ./scripts/fleetgen || exit 2
 "$fx/fleetgen" -n 120 -start 940 -shape issue -out "$fx/issue" >/dev/null
 "$fx/fleetgen" -n 400 -start 2300 -shape small -fanout 37 -out "$fx/small" >/dev/null
 bad=$fx/bad
-good=$fx/issue/node-00997/run.json
+good=$fx/issue/node-0000997/run.json
+[ -s "$good" ] || { echo "merge-ident: fleetgen wrote no $good" >&2; exit 2; }
 mk() { mkdir -p "$bad/$1"; cat > "$bad/$1/run.json"; }
 printf '{not json' | mk notjson
 head -c 30000 "$good" | mk truncated
@@ -28,6 +29,10 @@ sed '0,/"hostname": "\([^"]*\)"/s//"hostname": "dup", "hostname": "\1"/' "$good"
 sed '0,/"hostname": "gpu/s//"hostname": "=g\\u00e9pu/' "$good" | mk escaped
 printf '' | mk empty
 mkdir -p "$bad/dir/run.json"
+# A damaged file that came out the same as the good one damages nothing: the fixtures went stale.
+for d in schema2 typeerr badoutcome dupkey escaped; do
+  cmp -s "$good" "$bad/$d/run.json" && { echo "merge-ident: the $d fixture is the good file unchanged" >&2; exit 2; }
+done
 compared=0 differ=0
 run() { # name, merge's arguments
   local name=$1; shift
@@ -51,6 +56,6 @@ for f in table json markdown csv png; do
 done
 for d in "$bad"/*; do run "one-$(basename "$d")" "$d/run.json"; done
 run none "$bad"
-run output -o "$fx/issue/node-00940/run.json" "$fx/issue"
+run output -o "$fx/issue/node-0000940/run.json" "$fx/issue"
 echo "merge-ident: $compared merges compared (stdout, stderr, exit code), $differ differences"
 [ "$differ" -eq 0 ]
