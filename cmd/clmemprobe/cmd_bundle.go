@@ -20,11 +20,10 @@ import (
 
 // bundleOptions are the flags of `bundle`.
 type bundleOptions struct {
-	Output       string
-	Baseline     string // a run.json from a driver that worked, for the ticket's regression fields
-	KeepIdentity bool   // keep the host name, user names, UUIDs and MAC addresses
-	Quiet        bool   // no "wrote" line
-	args         []string
+	outputOptions        // --output, the bundle to write; --quiet: no "wrote" line
+	Baseline      string // a run.json from a driver that worked, for the ticket's regression fields
+	KeepIdentity  bool   // keep the host name, user names, UUIDs and MAC addresses
+	args          []string
 }
 
 // kernelLogFile is the bundle's file of the run's whole kernel window.
@@ -56,10 +55,10 @@ regression fields (last working, first failing driver).
 
 ` + exitCodes(exitOK, exitUsage, exitOutput),
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Destination: &o.Output, Usage: "the .tar.gz to write (required)"},
+			o.outputFlag("the .tar.gz to write (required)"),
 			&cli.StringFlag{Name: "baseline", Destination: &o.Baseline, Usage: "a run.json (or its folder) of the same command on a driver that worked: fills the regression fields of ISSUE.md"},
 			&cli.BoolFlag{Name: "keep-identity", Destination: &o.KeepIdentity, Usage: "keep the host name, user names in paths, UUIDs and MAC addresses (taken out by default: tickets are public)"},
-			quietFlag(&o.Quiet),
+			o.quietFlag(),
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
