@@ -18,10 +18,10 @@ import (
 type exchangeOptions struct {
 	runtimeOptions
 	outputOptions
-	Cells, Halo, Steps     countValue // counts: 1e6 as well as 1000000 (ParseCount)
-	VerifyEvery, BenchReps countValue
+	Cells, Halo, Steps     amount // counts: 1e6 as well as 1000000 (ParseCount)
+	VerifyEvery, BenchReps amount
 	Sync                   string // the engine's to check: events or none
-	BenchBytes             sizeValue
+	BenchBytes             amount
 	BufferFlags            bufferFlagsValue
 	Hang                   durationValue
 	args, commandLine      []string
@@ -87,12 +87,12 @@ func (o exchangeOptions) validate() error {
 // request is the exchange the flags ask for, before the runtime says which platform and devices there are.
 func (o exchangeOptions) request() probe.ExchangeRequest {
 	return probe.ExchangeRequest{Devices: o.Devices.Indices, Cells: o.Cells.N, Halo: o.Halo.N, Steps: o.Steps.N, Sync: o.Sync,
-		VerifyEvery: o.VerifyEvery.N, BenchBytes: o.BenchBytes.Bytes, BenchReps: int(o.BenchReps.N), AllocHostPtr: o.BufferFlags.AllocHostPtr}
+		VerifyEvery: o.VerifyEvery.N, BenchBytes: o.BenchBytes.N, BenchReps: int(o.BenchReps.N), AllocHostPtr: o.BufferFlags.AllocHostPtr}
 }
 
 // note says what a --bench-bytes typed in a decimal unit is, or "".
 func (o exchangeOptions) note() string {
-	return decimalNote("--bench-bytes", o.BenchBytes.Text, o.BenchBytes.Bytes)
+	return decimalNote("--bench-bytes", o.BenchBytes.Text, o.BenchBytes.N)
 }
 
 // bufferFlagsValue is --buffer-flags: read-write, optionally with alloc-host-ptr.
@@ -102,12 +102,7 @@ type bufferFlagsValue struct {
 }
 
 func (v *bufferFlagsValue) Set(s string) error {
-	a, err := parseBufferFlags(s)
-	if err != nil {
-		return fmt.Errorf("--buffer-flags: %v", err)
-	}
-	v.Text, v.AllocHostPtr = s, a
-	return nil
+	return set(&v.typed, &v.AllocHostPtr, s, flagged("--buffer-flags", parseBufferFlags))
 }
 
 // parseBufferFlags reads --buffer-flags: read-write, optionally with alloc-host-ptr.

@@ -22,8 +22,8 @@ type largestOptions struct {
 	runtimeOptions
 	outputOptions
 	Flags             memFlagsValue
-	MaxBytes          sizeValue
-	HostReserve       sizeValue
+	MaxBytes          amount
+	HostReserve       amount
 	Patterns          patternList
 	args, commandLine []string
 }
@@ -82,7 +82,7 @@ func (o largestOptions) validate() error {
 			return usageErr("%v", err)
 		}
 	}
-	if o.MaxBytes.Text != "" && o.MaxBytes.Bytes < 1<<20 {
+	if o.MaxBytes.Text != "" && o.MaxBytes.N < 1<<20 {
 		return usageErr("--max-bytes %s: at least 1MiB (the search's step)", o.MaxBytes.Text)
 	}
 	return nil
@@ -91,7 +91,7 @@ func (o largestOptions) validate() error {
 // request is the search the flags ask for, on the platform and devices the runtime has.
 func (o largestOptions) request(inv result.Inventory) (probe.LargestRequest, error) {
 	r := probe.LargestRequest{Library: o.library(), Command: result.RedactArgs(o.commandLine), ToolVersion: version, Flags: uint64(o.Flags.Flags),
-		MaxBytes: o.MaxBytes.Bytes, HostReserve: o.HostReserve.Bytes, Patterns: o.Patterns.Sizes, Setup: o.Setup.D}
+		MaxBytes: o.MaxBytes.N, HostReserve: o.HostReserve.N, Patterns: o.Patterns.Sizes, Setup: o.Setup.D}
 	if o.HostReserve.Text == "" {
 		r.HostReserve, _ = defaultHostReserve() // validated
 	}
@@ -110,12 +110,7 @@ type patternList struct {
 }
 
 func (v *patternList) Set(s string) error {
-	p, err := parsePatterns(s)
-	if err != nil {
-		return fmt.Errorf("--patterns: %v", err)
-	}
-	v.Text, v.Sizes = s, p
-	return nil
+	return set(&v.typed, &v.Sizes, s, flagged("--patterns", parsePatterns))
 }
 
 // parsePatterns reads --patterns: powers of two from 1 to 128, each once.

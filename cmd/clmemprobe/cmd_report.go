@@ -22,7 +22,7 @@ type reportOptions struct {
 	outputOptions
 	Strategy, Variant string        // repro: the job to reproduce
 	Flags             memFlagsValue // repro: its flag set
-	MaxSamples        countValue    // 1e3 as well as 1000
+	MaxSamples        amount        // 1e3 as well as 1000
 	args              []string
 }
 

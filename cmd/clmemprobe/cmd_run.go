@@ -23,9 +23,9 @@ type runOptions struct {
 	runtimeOptions
 	outputOptions
 	jobOptions
-	Repeat     countValue // how many times each job runs
-	Like       string     // a trace.json whose sizes and flags the jobs take
-	Out, Prom  string     // the run's folder, and the Prometheus textfile to replace at the end
+	Repeat     amount // how many times each job runs
+	Like       string // a trace.json whose sizes and flags the jobs take
+	Out, Prom  string // the run's folder, and the Prometheus textfile to replace at the end
 	Force      bool
 	DryRun     bool
 	devicesSet bool
@@ -101,7 +101,7 @@ func jobFlags(rt *runtimeOptions, out *outputOptions, j *jobOptions, run *runOpt
 		durationFlag(&j.Timeout, "timeout", "10m", "time limit per strategy; past it the strategy is stopped"),
 		durationFlag(&j.Hang, "hang-timeout", "60s", "a loop without progress for this long is declared hung"),
 		rt.setupFlag(),
-		valueFlag("host-reserve", &j.HostReserve, "", "stop a strategy before system available memory falls below this, and in a memory cgroup with a limit before its free memory falls below the smaller of this and a sixteenth of the limit; at least "+units.Size(probe.LeastHostReserve)+" (less cannot protect anything: the kernel acts first), or 0 to turn the guard off, the address space it keeps under ulimit -v included (default: $CLMEMPROBE_HOST_RESERVE, else the larger of 1GiB and 5% of RAM)"),
+		hostReserveFlag(&j.HostReserve, "stop a strategy before system available memory falls below this, and in a memory cgroup with a limit before its free memory falls below the smaller of this and a sixteenth of the limit; at least "+units.Size(probe.LeastHostReserve)+" (less cannot protect anything: the kernel acts first), or 0 to turn the guard off, the address space it keeps under ulimit -v included (default: $CLMEMPROBE_HOST_RESERVE, else the larger of 1GiB and 5% of RAM)"),
 		durationFlag(&j.SampleInterval, "sample-interval", "10ms", "least time between memory samples (the host guard keeps its own 5 ms cadence)"))
 	if run != nil {
 		flags = append(flags,

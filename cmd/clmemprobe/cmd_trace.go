@@ -29,7 +29,7 @@ type traceOptions struct {
 	Timeout       durationValue // 0: no limit
 	Out           string        // the folder of trace.json
 	Via           viaValue
-	LedgerSample  ledgerValue
+	LedgerSample  amount
 	Force, Calls  bool
 	args          []string
 }
@@ -75,7 +75,7 @@ Example:
 			&cli.StringFlag{Name: "out", Destination: &o.Out, Usage: "folder to write trace.json, timeline.json (for Perfetto and chrome://tracing) and the ledger's pprof profiles (live-at-exit.pb.gz, live-at-failure.pb.gz after a failure) into (created if missing; one trace at a time)"},
 			&cli.BoolFlag{Name: "force", Destination: &o.Force, Usage: "replace the trace an --out folder already holds"},
 			&cli.BoolFlag{Name: "calls", Destination: &o.Calls, Usage: "keep a log of the program's calls with their arguments and results (commands logged as they are made, so one it is killed in is there): the first " + fmt.Sprint(probe.TraceCallsHead) + ", the last " + fmt.Sprint(probe.TraceCallsBefore) + " up to its first failure and the " + fmt.Sprint(probe.TraceCallsAfter) + " after (the API log of a bug ticket; bundle writes it to api-calls.log)"},
-			valueFlag("ledger-sample", &o.LedgerSample, "512KiB", "the ledger of call sites (which of your functions made each buffer, what each left unreleased): buffers of 1 MiB or more are attributed one by one, smaller ones sampled by bytes, one per this many on average (their sites' figures are then estimates, said so); 0 attributes every buffer (each costs an unwind the first time its stack is seen), off keeps no ledger"),
+			ledgerFlag(&o.LedgerSample, "the ledger of call sites (which of your functions made each buffer, what each left unreleased): buffers of 1 MiB or more are attributed one by one, smaller ones sampled by bytes, one per this many on average (their sites' figures are then estimates, said so); 0 attributes every buffer (each costs an unwind the first time its stack is seen), off keeps no ledger"),
 			valueFlag("via", &o.Via, probe.TraceViaAuto, "how the layer goes in: auto (the loader's layers where the loader loads them, else LD_PRELOAD), layer, preload"),
 			formatFlag(&o.Format, "table", strings.Join(report.Names(report.KindTrace), ", "), ofKind(report.KindTrace)),
 			o.outputFlag("write the --format output (what stdout would get) to this file instead; not --out, the folder of trace.json and timeline.json"),
@@ -119,7 +119,7 @@ func (o traceOptions) request() (probe.TraceRequest, error) {
 		return probe.TraceRequest{}, usageErr("trace: %s: %v", args[0], lookError(err))
 	}
 	return probe.TraceRequest{Program: path, Args: args[1:], Via: o.Via.Text, Timeout: o.Timeout.D, ToolVersion: version, Calls: o.Calls,
-		NoLedger: o.LedgerSample.Off, LedgerSample: o.LedgerSample.Bytes}, nil
+		NoLedger: o.LedgerSample.Off, LedgerSample: o.LedgerSample.N}, nil
 }
 
 // traceTimeoutFlag is trace's --timeout: 0 is no limit.
@@ -139,26 +139,20 @@ func (v *viaValue) Set(s string) error {
 	return nil
 }
 
-// ledgerValue is --ledger-sample: the ledger's mean bytes between sampled buffers, 0 for every buffer, or
+// ledgerFlag is --ledger-sample: the ledger's mean bytes between sampled buffers, 0 for every buffer, or
 // off for no ledger.
-type ledgerValue struct {
-	typed
-	Bytes uint64
-	Off   bool
-}
-
-func (v *ledgerValue) Set(s string) error {
-	var b uint64
-	switch s {
-	case "off", "0":
-	default:
-		var err error
-		if b, err = units.ParseSize(s); err != nil {
-			return fmt.Errorf("--ledger-sample: %v (a size such as 512KiB, 0 for every buffer, or off)", err)
+func ledgerFlag(v *amount, usage string) cli.Flag {
+	v.parse = func(s string) (uint64, bool, error) {
+		if s == "off" || s == "0" {
+			return 0, s == "off", nil
 		}
+		b, err := units.ParseSize(s)
+		if err != nil {
+			return 0, false, fmt.Errorf("--ledger-sample: %v (a size such as 512KiB, 0 for every buffer, or off)", err)
+		}
+		return b, false, nil
 	}
-	v.Text, v.Bytes, v.Off = s, b, s == "off"
-	return nil
+	return valueFlag("ledger-sample", v, "512KiB", usage)
 }
 
 // lookError says why a program cannot be run, without exec's wrapping of the name.

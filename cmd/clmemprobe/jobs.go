@@ -21,14 +21,14 @@ type jobOptions struct {
 	Strategies        strategyList
 	Touch             touchValue
 	Attribution       attributionValue
-	MaxAllocs         countValue
+	MaxAllocs         amount
 	Timeout, Hang     durationValue
 	SampleInterval    durationValue
-	Size, PoolSize    sizeValue
-	MaxBytes          sizeValue
+	Size, PoolSize    amount
+	MaxBytes          amount
 	Sizes             sizeList
 	Flags, FlagSets   flagSetsValue
-	HostReserve       hostReserveValue
+	HostReserve       amount
 	Variants, Presets []string
 	NoDefaultVariant  bool
 	RuntimeLog        bool
@@ -66,7 +66,7 @@ func (j jobOptions) validate() error {
 func (j jobOptions) planned(rt runtimeOptions, like *result.Like, likePath string) (probe.Plan, []string, error) {
 	p := j.plan
 	p.Library, p.Command, p.ToolVersion = rt.library(), result.RedactArgs(j.commandLine), version
-	p.MaxAllocs, p.MaxBytes, p.PoolSize = j.MaxAllocs.N, j.MaxBytes.Bytes, j.PoolSize.Bytes
+	p.MaxAllocs, p.MaxBytes, p.PoolSize = j.MaxAllocs.N, j.MaxBytes.N, j.PoolSize.N
 	p.Limits = probe.Limits{Setup: rt.Setup.D, Total: j.Timeout.D, Hang: j.Hang.D}
 	p.SampleInterval = j.SampleInterval.D
 	var notes []string
@@ -89,7 +89,7 @@ func (j jobOptions) planned(rt runtimeOptions, like *result.Like, likePath strin
 		return p, nil, err
 	}
 	var err error
-	if p.HostReserve, err = j.HostReserve.reserve(); err != nil {
+	if p.HostReserve, err = j.reserve(); err != nil {
 		return p, nil, err
 	}
 	if slices.Contains(j.Presets, "list") {
@@ -102,9 +102,9 @@ func (j jobOptions) planned(rt runtimeOptions, like *result.Like, likePath strin
 // sizes are the buffer sizes --size (one) or --sizes (a sweep) name, and a note for each typed in a
 // decimal unit.
 func (j jobOptions) sizes() (sizes []uint64, notes []string) {
-	flag, bytes, texts := "--size", []uint64{j.Size.Bytes}, []string{j.Size.Text}
+	flag, bytes, texts := "--size", []uint64{j.Size.N}, []string{j.Size.Text}
 	if j.Sizes.Text != "" {
-		flag, bytes, texts = "--sizes", j.Sizes.Bytes, j.Sizes.Texts
+		flag, bytes, texts = "--sizes", j.Sizes.Bytes, j.Sizes.Texts()
 	}
 	for i, b := range bytes {
 		if note := decimalNote(flag, texts[i], b); note != "" {
@@ -186,6 +186,22 @@ func (j jobOptions) variants() ([]result.Variant, error) {
 	return out, nil
 }
 
+// attributionValue is --attribution, bound to the plan's choice of a wait after every buffer.
+type attributionValue struct {
+	typed
+	dest *bool
+}
+
+func (v *attributionValue) Set(s string) error {
+	switch s {
+	case probe.AttributionBatched, probe.AttributionPerBuffer:
+		v.Text, *v.dest = s, s == probe.AttributionPerBuffer
+		return nil
+	}
+	return fmt.Errorf("--attribution %q%s: choose %s or %s", s, suggestion(s, []string{probe.AttributionBatched, probe.AttributionPerBuffer}),
+		probe.AttributionBatched, probe.AttributionPerBuffer)
+}
+
 // flagSetsValue is run --flags (one set of cl_mem_flags) or --flag-sets (a sweep of sets separated by ';').
 type flagSetsValue struct {
 	typed
@@ -223,42 +239,36 @@ func (v *flagSetsValue) Set(s string) error {
 	return nil
 }
 
-// hostReserveValue is run --host-reserve: a size of at least probe.LeastHostReserve, 0 or off (the guard
+// hostReserveFlag is run's --host-reserve: a size of at least probe.LeastHostReserve, 0 or off (the guard
 // off), or "" for the default.
-type hostReserveValue struct {
-	typed
-	Bytes uint64
-	Off   bool
-}
-
-func (v *hostReserveValue) Set(s string) error {
-	v.Text, v.Bytes, v.Off = s, 0, false
-	switch s {
-	case "0", "off":
-		v.Off = true // the guard is off: runRun says so on stderr
-		return nil
-	case "":
-		return nil
+func hostReserveFlag(v *amount, usage string) cli.Flag {
+	v.parse = func(s string) (uint64, bool, error) {
+		switch s {
+		case "0", "off":
+			return 0, true, nil // the guard is off: runRun says so on stderr
+		case "":
+			return 0, false, nil
+		}
+		b, err := units.ParseSize(s)
+		if err != nil {
+			return 0, false, fmt.Errorf("--host-reserve: %v (or 0 to turn the host guard off)", err)
+		}
+		if b < probe.LeastHostReserve {
+			return 0, false, fmt.Errorf("--host-reserve %s is too small to protect the machine: give at least %s (the kernel keeps tens of MiB free for itself and the OOM killer acts before available memory nears zero, so a smaller reserve would stop nothing), or 0 to turn the guard off",
+				s, units.Size(probe.LeastHostReserve))
+		}
+		return b, false, nil
 	}
-	b, err := units.ParseSize(s)
-	if err != nil {
-		return fmt.Errorf("--host-reserve: %v (or 0 to turn the host guard off)", err)
-	}
-	if b < probe.LeastHostReserve {
-		return fmt.Errorf("--host-reserve %s is too small to protect the machine: give at least %s (the kernel keeps tens of MiB free for itself and the OOM killer acts before available memory nears zero, so a smaller reserve would stop nothing), or 0 to turn the guard off",
-			s, units.Size(probe.LeastHostReserve))
-	}
-	v.Bytes = b
-	return nil
+	return valueFlag("host-reserve", v, "", usage)
 }
 
 // reserve is the host guard's reserve: the one given, none when the guard is off, else the default.
-func (v *hostReserveValue) reserve() (uint64, error) {
-	switch {
+func (j jobOptions) reserve() (uint64, error) {
+	switch v := j.HostReserve; {
 	case v.Off:
 		return 0, nil
 	case v.Text != "":
-		return v.Bytes, nil
+		return v.N, nil
 	}
 	r, err := defaultHostReserve()
 	if err != nil {

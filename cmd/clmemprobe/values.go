@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/clmemprobe/clmemprobe/probe"
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report"
@@ -61,29 +60,57 @@ type typed struct {
 
 func (t *typed) String() string { return t.Text }
 
-// sizeValue is a size in bytes (1MiB, 1.5GB, 1MiB+4KiB); with emptyIsNone, "" is none given, 0 bytes.
-type sizeValue struct {
-	typed
-	Bytes       uint64
-	emptyIsNone bool
+// set parses s into dest and keeps s as typed; what does not parse leaves both as they were and says the
+// flag's own line.
+func set[T any](t *typed, dest *T, s string, parse func(string) (T, error)) error {
+	v, err := parse(s)
+	if err != nil {
+		return err
+	}
+	t.Text, *dest = s, v
+	return nil
 }
 
-func (v *sizeValue) Set(s string) error {
-	v.Text, v.Bytes = s, 0
-	if s == "" && v.emptyIsNone {
-		return nil
+// flagged is parse with the flag's name before what it says of a value that does not parse.
+func flagged[T any](flag string, parse func(string) (T, error)) func(string) (T, error) {
+	return func(s string) (T, error) {
+		v, err := parse(s)
+		if err != nil {
+			return v, fmt.Errorf("%s: %v", flag, err)
+		}
+		return v, nil
 	}
-	b, err := units.ParseSize(s)
+}
+
+// amount is a size in bytes or a count, as the flag that binds it reads it (sizeFlag, countFlag); Off is
+// set where the flag also takes a word that turns what it sizes off (run --host-reserve, trace
+// --ledger-sample).
+type amount struct {
+	typed
+	N     uint64
+	Off   bool
+	parse func(string) (n uint64, off bool, err error)
+}
+
+func (v *amount) Set(s string) error {
+	n, off, err := v.parse(s)
 	if err != nil {
-		return fmt.Errorf("%s: %v", v.flag, err)
+		return err
 	}
-	v.Bytes = b
+	v.Text, v.N, v.Off = s, n, off
 	return nil
 }
 
 // sizeFlag binds a size flag to v; a flag without a default may be given "", as if not given.
-func sizeFlag(v *sizeValue, name, def, usage string) cli.Flag {
-	v.flag, v.emptyIsNone = "--"+name, def == ""
+func sizeFlag(v *amount, name, def, usage string) cli.Flag {
+	v.flag = "--" + name
+	v.parse = func(s string) (uint64, bool, error) {
+		if s == "" && def == "" {
+			return 0, false, nil
+		}
+		n, err := flagged(v.flag, units.ParseSize)(s)
+		return n, false, err
+	}
 	return valueFlag(name, v, def, usage)
 }
 
@@ -91,48 +118,42 @@ func sizeFlag(v *sizeValue, name, def, usage string) cli.Flag {
 type sizeList struct {
 	typed
 	Bytes []uint64
-	Texts []string // each as typed, for the note on a decimal unit
 }
+
+// Texts are the sizes as typed, for the note on a decimal unit.
+func (v *sizeList) Texts() []string { return strings.Split(v.Text, ",") }
 
 func (v *sizeList) Set(s string) error {
-	v.Text, v.Bytes, v.Texts = s, nil, nil
-	if s == "" {
-		return nil
-	}
-	for _, t := range strings.Split(s, ",") {
-		b, err := units.ParseSize(t)
-		if err != nil {
-			return fmt.Errorf("%s: %v", v.flag, err)
+	return set(&v.typed, &v.Bytes, s, flagged(v.flag, func(s string) (out []uint64, err error) {
+		if s == "" {
+			return nil, nil
 		}
-		v.Bytes, v.Texts = append(v.Bytes, b), append(v.Texts, t)
-	}
-	return nil
-}
-
-// countValue is a count as users type it (ParseCount), at least least.
-type countValue struct {
-	typed
-	N     uint64
-	least uint64
-}
-
-func (v *countValue) Set(s string) error {
-	n, err := ParseCount(s)
-	switch {
-	case err != nil:
-		return fmt.Errorf("%s: %v", v.flag, err)
-	case n < v.least && v.least == 1:
-		return fmt.Errorf("%s must be positive, got %s", v.flag, strings.TrimSpace(s))
-	case n < v.least:
-		return fmt.Errorf("%s must be at least %d, got %s", v.flag, v.least, strings.TrimSpace(s))
-	}
-	v.Text, v.N = s, n
-	return nil
+		for _, t := range strings.Split(s, ",") {
+			b, err := units.ParseSize(t)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, b)
+		}
+		return out, nil
+	}))
 }
 
 // countFlag binds a count flag to v, which must be at least least.
-func countFlag(v *countValue, name, def string, least uint64, usage string) cli.Flag {
-	v.flag, v.least = "--"+name, least
+func countFlag(v *amount, name, def string, least uint64, usage string) cli.Flag {
+	v.flag = "--" + name
+	v.parse = func(s string) (uint64, bool, error) {
+		n, err := ParseCount(s)
+		switch {
+		case err != nil:
+			return 0, false, fmt.Errorf("%s: %v", v.flag, err)
+		case n < least && least == 1:
+			return 0, false, fmt.Errorf("%s must be positive, got %s", v.flag, strings.TrimSpace(s))
+		case n < least:
+			return 0, false, fmt.Errorf("%s must be at least %d, got %s", v.flag, least, strings.TrimSpace(s))
+		}
+		return n, false, nil
+	}
 	return valueFlag(name, v, def, usage)
 }
 
@@ -144,19 +165,19 @@ type durationValue struct {
 }
 
 func (v *durationValue) Set(s string) error {
-	if v.zeroIsNone && s == "0" {
-		v.Text, v.D = s, 0
-		return nil
-	}
-	d, err := ParseDuration(s)
-	if err != nil {
-		if v.zeroIsNone {
-			return fmt.Errorf("%s: %v (or 0 for no limit)", v.flag, err)
+	return set(&v.typed, &v.D, s, func(s string) (time.Duration, error) {
+		if !v.zeroIsNone {
+			return flagged(v.flag, ParseDuration)(s)
 		}
-		return fmt.Errorf("%s: %v", v.flag, err)
-	}
-	v.Text, v.D = s, d
-	return nil
+		if s == "0" {
+			return 0, nil
+		}
+		d, err := ParseDuration(s)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %v (or 0 for no limit)", v.flag, err)
+		}
+		return d, nil
+	})
 }
 
 // durationFlag binds a duration flag to v.
@@ -172,12 +193,7 @@ type percentValue struct {
 }
 
 func (v *percentValue) Set(s string) error {
-	f, err := ParsePercent(s)
-	if err != nil {
-		return fmt.Errorf("%s: %v", v.flag, err)
-	}
-	v.Text, v.Fraction = s, f
-	return nil
+	return set(&v.typed, &v.Fraction, s, flagged(v.flag, ParsePercent))
 }
 
 // toleranceFlag is --tolerance of compare, merge and check.
@@ -193,12 +209,7 @@ type deviceList struct {
 }
 
 func (v *deviceList) Set(s string) error {
-	d, err := ParseDeviceList(s)
-	if err != nil {
-		return fmt.Errorf("--devices: %v", err)
-	}
-	v.Text, v.Indices = s, d
-	return nil
+	return set(&v.typed, &v.Indices, s, flagged("--devices", ParseDeviceList))
 }
 
 // strategyList is --strategies, bound to where the strategies go.
@@ -208,12 +219,7 @@ type strategyList struct {
 }
 
 func (v *strategyList) Set(s string) error {
-	st, err := ParseStrategies(s)
-	if err != nil {
-		return fmt.Errorf("--strategies: %v", err)
-	}
-	v.Text, *v.dest = s, st
-	return nil
+	return set(&v.typed, v.dest, s, flagged("--strategies", ParseStrategies))
 }
 
 // touchValue is --touch, bound to the touch mode of the plan: the flag's value is the engine's enum.
@@ -223,28 +229,7 @@ type touchValue struct {
 }
 
 func (v *touchValue) Set(s string) error {
-	t, err := ParseTouch(s)
-	if err != nil {
-		return fmt.Errorf("--touch: %v", err)
-	}
-	v.Text, *v.dest = s, t
-	return nil
-}
-
-// attributionValue is --attribution, bound to the plan's choice of a wait after every buffer.
-type attributionValue struct {
-	typed
-	dest *bool
-}
-
-func (v *attributionValue) Set(s string) error {
-	switch s {
-	case probe.AttributionBatched, probe.AttributionPerBuffer:
-		v.Text, *v.dest = s, s == probe.AttributionPerBuffer
-		return nil
-	}
-	return fmt.Errorf("--attribution %q%s: choose %s or %s", s, suggestion(s, []string{probe.AttributionBatched, probe.AttributionPerBuffer}),
-		probe.AttributionBatched, probe.AttributionPerBuffer)
+	return set(&v.typed, v.dest, s, flagged("--touch", ParseTouch))
 }
 
 // memFlagsValue is one set of cl_mem_flags (largest --flags, report --flags); "" is none given.
@@ -254,16 +239,12 @@ type memFlagsValue struct {
 }
 
 func (v *memFlagsValue) Set(s string) error {
-	v.Text, v.Flags = s, 0
-	if s == "" {
-		return nil
-	}
-	f, err := result.ParseMemFlags(s)
-	if err != nil {
-		return fmt.Errorf("%s: %v", v.flag, err)
-	}
-	v.Flags = f
-	return nil
+	return set(&v.typed, &v.Flags, s, flagged(v.flag, func(s string) (result.MemFlags, error) {
+		if s == "" {
+			return 0, nil
+		}
+		return result.ParseMemFlags(s)
+	}))
 }
 
 // formatValue is --format: a format name its command takes, with the format it names where the command
@@ -274,14 +255,7 @@ type formatValue struct {
 	lookup func(name string) (*report.Format, error)
 }
 
-func (v *formatValue) Set(s string) error {
-	f, err := v.lookup(s)
-	if err != nil {
-		return err
-	}
-	v.Text, v.Format = s, f
-	return nil
-}
+func (v *formatValue) Set(s string) error { return set(&v.typed, &v.Format, s, v.lookup) }
 
 // Name is the format's name, as given.
 func (v *formatValue) Name() string { return v.Text }

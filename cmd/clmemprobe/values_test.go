@@ -27,8 +27,8 @@ func parseFlags(flags []cli.Flag, args ...string) error {
 func TestJobFlagsSetThePlan(t *testing.T) {
 	var o runOptions
 	flags := jobFlags(&o.runtimeOptions, &o.outputOptions, &o.jobOptions, &o)
-	if o.plan.Touch != result.TouchNone || len(o.plan.Strategies) != 3 || o.MaxAllocs.N != 100000 || o.Size.Bytes != 1<<20 || o.Timeout.D != 10*time.Minute {
-		t.Fatalf("defaults: touch %q, strategies %v, max-allocs %d, size %d, timeout %v", o.plan.Touch, o.plan.Strategies, o.MaxAllocs.N, o.Size.Bytes, o.Timeout.D)
+	if o.plan.Touch != result.TouchNone || len(o.plan.Strategies) != 3 || o.MaxAllocs.N != 100000 || o.Size.N != 1<<20 || o.Timeout.D != 10*time.Minute {
+		t.Fatalf("defaults: touch %q, strategies %v, max-allocs %d, size %d, timeout %v", o.plan.Touch, o.plan.Strategies, o.MaxAllocs.N, o.Size.N, o.Timeout.D)
 	}
 	err := parseFlags(flags, "--touch", "FILL", "--strategies", "pool", "--attribution", "per-buffer", "--max-allocs", "1e3", "--devices", "0-2", "--host-reserve", "off")
 	if err != nil || o.plan.Touch != result.TouchFill || len(o.plan.Strategies) != 1 || o.plan.Strategies[0] != result.Pool || !o.plan.PerBuffer ||
