@@ -101,6 +101,16 @@ run --variant 'a:FOO'
 run --variant default --no-default-variant
 run --no-default-variant
 run --variant-preset nope
+run --variant-preset neo-pool --variant-preset neo-pool --dry-run
+run --dry-run --variant-preset neo-pool --variant 'x:FOO=1' --format json
+run --dry-run --variant-preset neo-pool --variant 'pool-off:FOO=1'
+run --variant 'a:FOO=1' --variant 'a:FOO=2' --dry-run
+run --variant 'b:RLIMIT_NOFILE=x'
+run --variant 'c:OCL_ICD_VENDORS=x'
+run --dry-run --variant 'a:FOO=1,BAR=x,y' --variant-preset list
+run --dry-run --variant default --variant 'x:FOO=1'
+run --dry-run --no-default-variant --variant 'x:FOO=1' --format json
+remedy --variant-preset nope
 run --attribution each
 run --format yaml
 run --format jsno

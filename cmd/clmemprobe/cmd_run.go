@@ -111,9 +111,9 @@ func jobFlags(rt *runtimeOptions, out *outputOptions, j *jobOptions, run *runOpt
 			&cli.BoolFlag{Name: "dry-run", Destination: &run.DryRun, Usage: "print the plan (jobs, budgets, the most host and device memory each could take) and allocate nothing"})
 	}
 	flags = append(flags,
-		&cli.StringSliceFlag{Name: "variant", Usage: "run every strategy also under these runtime settings, in its own workers: NAME:KEY=VALUE[,KEY=VALUE...] (repeatable)"},
+		repeatable(&j.Variants, "variant", "run every strategy also under these runtime settings, in its own workers: NAME:KEY=VALUE[,KEY=VALUE...] (repeatable)"),
 		&cli.BoolFlag{Name: "no-default-variant", Destination: &j.NoDefaultVariant, Usage: "leave out the runtime's own settings (the variant named default)"},
-		&cli.StringSliceFlag{Name: "variant-preset", Usage: "add the documented variants of a known runtime switch (repeatable); list shows them"},
+		repeatable(&j.Presets, "variant-preset", "add the documented variants of a known runtime switch (repeatable); list shows them"),
 		valueFlag("attribution", &j.Attribution, probe.AttributionBatched, "how a failure the runtime reports late is pinned to its buffer: batched (one wait per batch of up to 64 buffers, the failed command found by its event) or per-buffer (a wait after every buffer)"),
 		&cli.BoolFlag{Name: "runtime-log", Destination: &j.RuntimeLog, Usage: "turn on the runtime's documented logging in the workers and keep what it prints (bounded)"},
 		formatFlag(&out.Format, "table", "output on stdout: table, json or markdown", runFormat),
@@ -269,7 +269,7 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 	if err := o.checkOutputs(); err != nil {
 		return err
 	}
-	if slices.Contains(o.Presets, "list") {
+	if o.Presets.List {
 		return o.emit(stdout, "table", report.KindPresets, presetList())
 	}
 	for _, note := range notes {

@@ -17,27 +17,28 @@ import (
 // remedy takes too, to start from the job they describe. The touch mode, the strategies, the budget in
 // buffers, the time limits and the sampling interval are set by their flags straight into the plan.
 type jobOptions struct {
-	plan              probe.Plan // without platform, devices, sizes, flag sets and variants
-	Strategies        strategyList
-	Touch             touchValue
-	Attribution       attributionValue
-	MaxAllocs         amount
-	Timeout, Hang     durationValue
-	SampleInterval    durationValue
-	Size, PoolSize    amount
-	MaxBytes          amount
-	Sizes             sizeList
-	Flags, FlagSets   flagSetsValue
-	HostReserve       amount
-	Variants, Presets []string
-	NoDefaultVariant  bool
-	RuntimeLog        bool
-	likeConflicts     []string // the flags given that --like cannot take with it
-	commandLine       []string
+	plan             probe.Plan // without platform, devices, sizes, flag sets and variants
+	Strategies       strategyList
+	Touch            touchValue
+	Attribution      attributionValue
+	MaxAllocs        amount
+	Timeout, Hang    durationValue
+	SampleInterval   durationValue
+	Size, PoolSize   amount
+	MaxBytes         amount
+	Sizes            sizeList
+	Flags, FlagSets  flagSetsValue
+	HostReserve      amount
+	Variants         variantList
+	Presets          presetsValue
+	NoDefaultVariant bool
+	RuntimeLog       bool
+	likeConflicts    []string // the flags given that --like cannot take with it
+	commandLine      []string
 }
 
 // given takes from the command line what the flags' values do not say: which flags were given (--like
-// takes none of those that name sizes and flags), the repeatable flags, and the command line itself.
+// takes none of those that name sizes and flags), and the command line itself.
 func (j *jobOptions) given(c *cli.Context) {
 	j.commandLine = os.Args
 	for _, name := range []string{"size", "sizes", "flags", "flag-sets"} {
@@ -45,7 +46,6 @@ func (j *jobOptions) given(c *cli.Context) {
 			j.likeConflicts = append(j.likeConflicts, "--"+name)
 		}
 	}
-	j.Variants, j.Presets = c.StringSlice("variant"), c.StringSlice("variant-preset")
 }
 
 // validate checks the rules between the job flags that their values alone cannot say. It has no side
@@ -92,7 +92,7 @@ func (j jobOptions) planned(rt runtimeOptions, like *result.Like, likePath strin
 	if p.HostReserve, err = j.reserve(); err != nil {
 		return p, nil, err
 	}
-	if slices.Contains(j.Presets, "list") {
+	if j.Presets.List {
 		return p, notes, nil // the presets are listed, nothing runs
 	}
 	p.Variants, err = j.variants()
@@ -150,21 +150,13 @@ func (j jobOptions) budgets(p probe.Plan) error {
 // explicitly), the presets', then --variant's. Only the default: nil, a plain run.
 func (j jobOptions) variants() ([]result.Variant, error) {
 	var out []result.Variant
-	if !j.NoDefaultVariant && !slices.Contains(j.Variants, result.DefaultVariant) { // unless placed explicitly
+	if !j.NoDefaultVariant && !slices.Contains(j.Variants.Texts, result.DefaultVariant) { // unless placed explicitly
 		out = append(out, result.Variant{Name: result.DefaultVariant})
 	}
-	for _, name := range j.Presets {
-		p, ok := probe.PresetNamed(name)
-		if !ok {
-			return nil, usageErr("--variant-preset %q%s: no such preset (clmemprobe run --variant-preset list shows them)", name, suggestion(name, presetNames()))
-		}
+	for _, p := range j.Presets.Presets {
 		out = append(out, p.Variants...)
 	}
-	for _, s := range j.Variants {
-		v, err := ParseVariant(s)
-		if err != nil {
-			return nil, usageErr("--variant %v", err)
-		}
+	for _, v := range j.Variants.Variants {
 		if j.NoDefaultVariant && v.Name == result.DefaultVariant {
 			return nil, usageErr("--variant default and --no-default-variant contradict each other")
 		}
@@ -201,6 +193,47 @@ func (v *attributionValue) Set(s string) error {
 	return fmt.Errorf("--attribution %q%s: choose %s or %s", s, suggestion(s, []string{probe.AttributionBatched, probe.AttributionPerBuffer}),
 		probe.AttributionBatched, probe.AttributionPerBuffer)
 }
+
+// variantList is --variant, which may be given many times: each NAME:KEY=VALUE[,KEY=VALUE...] is read as
+// it is given.
+type variantList struct {
+	Texts    []string // as typed
+	Variants []result.Variant
+}
+
+func (v *variantList) Set(s string) error {
+	x, err := ParseVariant(s)
+	if err != nil {
+		return fmt.Errorf("--variant %v", err)
+	}
+	v.Texts, v.Variants = append(v.Texts, s), append(v.Variants, x)
+	return nil
+}
+
+func (v *variantList) String() string { return strings.Join(v.Texts, ", ") }
+
+// presetsValue is --variant-preset, which may be given many times: a known runtime switch's presets, or
+// list (print them).
+type presetsValue struct {
+	Names   []string
+	Presets []probe.Preset
+	List    bool
+}
+
+func (v *presetsValue) Set(s string) error {
+	if s == "list" {
+		v.Names, v.List = append(v.Names, s), true
+		return nil
+	}
+	p, ok := probe.PresetNamed(s)
+	if !ok {
+		return fmt.Errorf("--variant-preset %q%s: no such preset (clmemprobe run --variant-preset list shows them)", s, suggestion(s, presetNames()))
+	}
+	v.Names, v.Presets = append(v.Names, s), append(v.Presets, p)
+	return nil
+}
+
+func (v *presetsValue) String() string { return strings.Join(v.Names, ", ") }
 
 // flagSetsValue is run --flags (one set of cl_mem_flags) or --flag-sets (a sweep of sets separated by ';').
 type flagSetsValue struct {

@@ -32,6 +32,21 @@ func valueFlag(name string, v cli.Generic, def, usage string, aliases ...string)
 	return f
 }
 
+// repeatableFlag is a flag of a typed value that may be given many times, each value added to the last:
+// its help shows it as a string slice flag's does.
+type repeatableFlag struct{ *cli.GenericFlag }
+
+// IsSliceFlag says, for help, that the flag may be given many times.
+func (repeatableFlag) IsSliceFlag() bool { return true }
+
+// String is the flag's line in help, as a slice flag's.
+func (f repeatableFlag) String() string { return cli.FlagStringer(f) }
+
+// repeatable binds a flag that may be given many times to v.
+func repeatable(v cli.Generic, name, usage string) cli.Flag {
+	return repeatableFlag{&cli.GenericFlag{Name: name, Value: v, Usage: usage}}
+}
+
 // setErrorLine is the line a typed value's Set said, taken out of the flag package's wrapping of it
 // (invalid value "X" for flag -NAME: LINE); ok is false for any other error.
 func setErrorLine(err error) (line string, ok bool) {
