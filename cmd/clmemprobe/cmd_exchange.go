@@ -20,7 +20,7 @@ type exchangeOptions struct {
 	outputOptions
 	Cells, Halo, Steps     amount // counts: 1e6 as well as 1000000 (ParseCount)
 	VerifyEvery, BenchReps amount
-	Sync                   string // the engine's to check: events or none
+	Sync                   choice // events or none
 	BenchBytes             amount
 	BufferFlags            bufferFlagsValue
 	Hang                   durationValue
@@ -59,7 +59,9 @@ func exchangeFlags(o *exchangeOptions) []cli.Flag {
 		countFlag(&o.Cells, "cells", "1048576", 1, "cells (32-bit) per device"),
 		countFlag(&o.Halo, "halo", "4", 1, "halo width in cells (also the stencil's radius)"),
 		countFlag(&o.Steps, "steps", "100", 1, "time steps"),
-		&cli.StringFlag{Name: "sync", Value: "events", Destination: &o.Sync, Usage: "events (wait on the producers' kernel events) or none"},
+		choiceFlag(&o.Sync, "sync", probe.SyncEvents, []string{probe.SyncEvents, probe.SyncNone}, func(s string) error {
+			return fmt.Errorf("--sync %q: choose events or none", s)
+		}, "events (wait on the producers' kernel events) or none"),
 		countFlag(&o.VerifyEvery, "verify-every", "0", 0, "also verify every k steps (0: after the last step only)"),
 		sizeFlag(&o.BenchBytes, "bench-bytes", "16MiB", "transfer size for the copy-path comparison (the halo size is measured too)"),
 		countFlag(&o.BenchReps, "bench-reps", "20", 0, "repetitions per path in the comparison (0: skip it)"),
@@ -86,7 +88,7 @@ func (o exchangeOptions) validate() error {
 
 // request is the exchange the flags ask for, before the runtime says which platform and devices there are.
 func (o exchangeOptions) request() probe.ExchangeRequest {
-	return probe.ExchangeRequest{Devices: o.Devices.Indices, Cells: o.Cells.N, Halo: o.Halo.N, Steps: o.Steps.N, Sync: o.Sync,
+	return probe.ExchangeRequest{Devices: o.Devices.Indices, Cells: o.Cells.N, Halo: o.Halo.N, Steps: o.Steps.N, Sync: o.Sync.Text,
 		VerifyEvery: o.VerifyEvery.N, BenchBytes: o.BenchBytes.N, BenchReps: int(o.BenchReps.N), AllocHostPtr: o.BufferFlags.AllocHostPtr}
 }
 

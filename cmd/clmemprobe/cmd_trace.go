@@ -28,7 +28,7 @@ type traceOptions struct {
 	outputOptions               // --output: the rendered trace, instead of stdout
 	Timeout       durationValue // 0: no limit
 	Out           string        // the folder of trace.json
-	Via           viaValue
+	Via           choice        // how the layer goes into the program
 	LedgerSample  amount
 	Force, Calls  bool
 	args          []string
@@ -76,7 +76,9 @@ Example:
 			&cli.BoolFlag{Name: "force", Destination: &o.Force, Usage: "replace the trace an --out folder already holds"},
 			&cli.BoolFlag{Name: "calls", Destination: &o.Calls, Usage: "keep a log of the program's calls with their arguments and results (commands logged as they are made, so one it is killed in is there): the first " + fmt.Sprint(probe.TraceCallsHead) + ", the last " + fmt.Sprint(probe.TraceCallsBefore) + " up to its first failure and the " + fmt.Sprint(probe.TraceCallsAfter) + " after (the API log of a bug ticket; bundle writes it to api-calls.log)"},
 			ledgerFlag(&o.LedgerSample, "the ledger of call sites (which of your functions made each buffer, what each left unreleased): buffers of 1 MiB or more are attributed one by one, smaller ones sampled by bytes, one per this many on average (their sites' figures are then estimates, said so); 0 attributes every buffer (each costs an unwind the first time its stack is seen), off keeps no ledger"),
-			valueFlag("via", &o.Via, probe.TraceViaAuto, "how the layer goes in: auto (the loader's layers where the loader loads them, else LD_PRELOAD), layer, preload"),
+			choiceFlag(&o.Via, "via", probe.TraceViaAuto, probe.TraceVias, func(s string) error {
+				return fmt.Errorf("--via %q%s: choose %s", s, suggestion(s, probe.TraceVias), strings.Join(probe.TraceVias, ", "))
+			}, "how the layer goes in: auto (the loader's layers where the loader loads them, else LD_PRELOAD), layer, preload"),
 			formatFlag(&o.Format, "table", strings.Join(report.Names(report.KindTrace), ", "), ofKind(report.KindTrace)),
 			o.outputFlag("write the --format output (what stdout would get) to this file instead; not --out, the folder of trace.json and timeline.json"),
 			o.quietFlag(),
@@ -126,17 +128,6 @@ func (o traceOptions) request() (probe.TraceRequest, error) {
 func traceTimeoutFlag(v *durationValue) cli.Flag {
 	v.zeroIsNone = true
 	return durationFlag(v, "timeout", "0", "end the program (SIGTERM, then SIGKILL after 2 s) after this long; 0 is no limit")
-}
-
-// viaValue is --via: how the layer goes into the program.
-type viaValue struct{ typed }
-
-func (v *viaValue) Set(s string) error {
-	if !slices.Contains(probe.TraceVias, s) {
-		return fmt.Errorf("--via %q%s: choose %s", s, suggestion(s, probe.TraceVias), strings.Join(probe.TraceVias, ", "))
-	}
-	v.Text = s
-	return nil
 }
 
 // ledgerFlag is --ledger-sample: the ledger's mean bytes between sampled buffers, 0 for every buffer, or

@@ -8,6 +8,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -289,5 +290,26 @@ func formatFlag(v *formatValue, def, usage string, lookup func(string) (*report.
 // memFlagsFlag binds a flag of one set of cl_mem_flags to v.
 func memFlagsFlag(v *memFlagsValue, name, def, usage string) cli.Flag {
 	v.flag = "--" + name
+	return valueFlag(name, v, def, usage)
+}
+
+// choice is a flag's value that is one of a few words.
+type choice struct {
+	typed
+	words  []string
+	refuse func(s string) error // the line for a word not among them
+}
+
+func (v *choice) Set(s string) error {
+	if !slices.Contains(v.words, s) {
+		return v.refuse(s)
+	}
+	v.Text = s
+	return nil
+}
+
+// choiceFlag binds a flag of one of words to v; refuse says the line for any other.
+func choiceFlag(v *choice, name, def string, words []string, refuse func(string) error, usage string) cli.Flag {
+	v.words, v.refuse = words, refuse
 	return valueFlag(name, v, def, usage)
 }
