@@ -68,6 +68,7 @@ regression fields (last working, first failing driver).
 	}
 }
 
+// validate checks bundle's argument and the name of its --output. It has no side effects.
 func (o bundleOptions) validate() error {
 	if len(o.args) != 1 {
 		return usageErr("bundle needs exactly one RUN.json or TRACE.json argument (see clmemprobe bundle --help)")
@@ -79,7 +80,7 @@ func (o bundleOptions) validate() error {
 	if name := strings.ToLower(o.Output); !strings.HasSuffix(name, ".tar.gz") && !strings.HasSuffix(name, ".tgz") {
 		return usageErr("--output %s: a bundle is a gzip-compressed tar; name it FILE.tar.gz or FILE.tgz", o.Output)
 	}
-	return checkOutput("--output", o.Output, resultPath(o.args[0]))
+	return nil
 }
 
 // bundleFile is one file of the bundle.
@@ -93,6 +94,9 @@ func runBundle(_ context.Context, o bundleOptions, stderr io.Writer) error {
 		return err
 	}
 	path := resultPath(o.args[0]) // a run's folder stands for its run.json
+	if err := checkOutput("--output", o.Output, path); err != nil {
+		return err
+	}
 	if t, err := result.LoadTrace(path); err != nil || t != nil {
 		return bundleTrace(o, path, t, err, stderr) // a trace (cmd_bundle_trace.go)
 	}
