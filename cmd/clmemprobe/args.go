@@ -91,7 +91,29 @@ func helpArgs(app *cli.App, args []string) ([]string, error) {
 	if len(rest) > 0 && rest[0] != "--" && (slices.Contains(flags, "-h") || slices.Contains(flags, "--help")) {
 		return nil, usageErr("%s --help takes no arguments, got %q (clmemprobe help %s)", cmd.Name, rest[0], cmd.Name)
 	}
+	if kept, help := withoutValues(cmd, flags); help {
+		return append(append([]string{args[0], args[1]}, kept...), rest...), nil
+	}
 	return args, nil
+}
+
+// withoutValues are a command's flags less those given a value, and whether help is asked (-h or --help
+// where a flag stands, not as another flag's value): help shows the same whatever a flag was given, and a
+// value, parsed when it is set, must not stand in the way of the help asked for.
+func withoutValues(cmd *cli.Command, flags []string) (kept []string, help bool) {
+	for i := 0; i < len(flags); i++ {
+		name, _, hasValue := strings.Cut(strings.TrimLeft(flags[i], "-"), "=")
+		f := flagNamed(cmd.Flags, name)
+		switch {
+		case f != nil && hasValue:
+		case f != nil && i+1 < len(flags):
+			i++ // its value
+		default:
+			help = help || flags[i] == "-h" || flags[i] == "--help"
+			kept = append(kept, flags[i])
+		}
+	}
+	return kept, help
 }
 
 // suggestion returns " (did you mean X?)" for the closest of names to what was typed, or "" when none is

@@ -20,11 +20,10 @@ import (
 
 // bundleOptions are the flags of `bundle`.
 type bundleOptions struct {
-	Output       string
-	Baseline     string // a run.json from a driver that worked, for the ticket's regression fields
-	KeepIdentity bool   // keep the host name, user names, UUIDs and MAC addresses
-	Quiet        bool   // no "wrote" line
-	args         []string
+	outputOptions        // --output, the bundle to write; --quiet: no "wrote" line
+	Baseline      string // a run.json from a driver that worked, for the ticket's regression fields
+	KeepIdentity  bool   // keep the host name, user names, UUIDs and MAC addresses
+	args          []string
 }
 
 // kernelLogFile is the bundle's file of the run's whole kernel window.
@@ -56,10 +55,10 @@ regression fields (last working, first failing driver).
 
 ` + exitCodes(exitOK, exitUsage, exitOutput),
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Destination: &o.Output, Usage: "the .tar.gz to write (required)"},
+			o.outputFlag("the .tar.gz to write (required)"),
 			&cli.StringFlag{Name: "baseline", Destination: &o.Baseline, Usage: "a run.json (or its folder) of the same command on a driver that worked: fills the regression fields of ISSUE.md"},
 			&cli.BoolFlag{Name: "keep-identity", Destination: &o.KeepIdentity, Usage: "keep the host name, user names in paths, UUIDs and MAC addresses (taken out by default: tickets are public)"},
-			quietFlag(&o.Quiet),
+			o.quietFlag(),
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
@@ -69,6 +68,7 @@ regression fields (last working, first failing driver).
 	}
 }
 
+// validate checks bundle's argument and the name of its --output. It has no side effects.
 func (o bundleOptions) validate() error {
 	if len(o.args) != 1 {
 		return usageErr("bundle needs exactly one RUN.json or TRACE.json argument (see clmemprobe bundle --help)")
@@ -80,7 +80,7 @@ func (o bundleOptions) validate() error {
 	if name := strings.ToLower(o.Output); !strings.HasSuffix(name, ".tar.gz") && !strings.HasSuffix(name, ".tgz") {
 		return usageErr("--output %s: a bundle is a gzip-compressed tar; name it FILE.tar.gz or FILE.tgz", o.Output)
 	}
-	return checkOutput("--output", o.Output, resultPath(o.args[0]))
+	return nil
 }
 
 // bundleFile is one file of the bundle.
@@ -94,6 +94,9 @@ func runBundle(_ context.Context, o bundleOptions, stderr io.Writer) error {
 		return err
 	}
 	path := resultPath(o.args[0]) // a run's folder stands for its run.json
+	if err := checkOutput("--output", o.Output, path); err != nil {
+		return err
+	}
 	if t, err := result.LoadTrace(path); err != nil || t != nil {
 		return bundleTrace(o, path, t, err, stderr) // a trace (cmd_bundle_trace.go)
 	}

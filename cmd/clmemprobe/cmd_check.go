@@ -18,21 +18,14 @@ import (
 
 // checkOptions are the flags of `check`.
 type checkOptions struct {
-	Expect, Output, TimeLimit, Tolerance, OpenCLLib, Format, Prom string
-	Record, Quiet, Verbose                                        bool
-	args, commandLine                                             []string
-}
-
-type checkRequest struct {
-	record, quiet   bool
-	verbose         bool // each job's comparison on stderr
-	expect, runFile string
-	output, prom    string
-	timeLimit       time.Duration
-	tolerance       float64
-	hostReserve     uint64 // the guard's reserve: CLMEMPROBE_HOST_RESERVE, else the default
-	library, format string
-	command         []string
+	runtimeOptions           // --opencl-lib
+	outputOptions            // -v: each job's comparison on stderr
+	Expect            string // the expectations file, or a run.json
+	Prom              string // the Prometheus textfile to replace
+	TimeLimit         durationValue
+	Tolerance         percentValue
+	Record            bool
+	args, commandLine []string
 }
 
 // checkMargin is kept back from the time limit for starting up, judging and writing: the command ends within
@@ -69,15 +62,15 @@ different driver is noted, not judged.
 			exitOK, exitRegression, exitUsage, exitNoOpenCL, exitOutput, exitInterrupted),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "expect", Destination: &o.Expect, Usage: "the expectations file (or a run.json) to hold this node to"},
-			&cli.StringFlag{Name: "time-limit", Aliases: []string{"budget"}, Value: "50s", Destination: &o.TimeLimit, Usage: "the most time the whole check may take (--budget is its old name)"},
-			&cli.StringFlag{Name: "tolerance", Value: comparison.TolerancePercent, Destination: &o.Tolerance, Usage: "how far below the expected threshold a job may end and still be healthy"},
+			durationFlag(&o.TimeLimit, "time-limit", "50s", "the most time the whole check may take (--budget is its old name)", "budget"),
+			toleranceFlag(&o.Tolerance, "how far below the expected threshold a job may end and still be healthy"),
 			&cli.BoolFlag{Name: "record", Destination: &o.Record, Usage: "write the expectations of RUN.json (or a run's folder) to --output, or stdout, instead of checking; a run that --expect would refuse is refused (exit 2): an interrupted run, one with a job the host guard, Ctrl-C or --timeout stopped (its thresholds are not the runtime's), or one with a job that crashed or hung (check fails every crash and hang)"},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Destination: &o.Output, Usage: "with --record: the expectations file to write (default: stdout)"},
+			o.outputFlag("with --record: the expectations file to write (default: stdout)"),
 			&cli.StringFlag{Name: "prom", Destination: &o.Prom, Usage: "also write the check's run as Prometheus metrics to this file, replaced atomically"},
-			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: "table (one line) or json"},
-			openclLibFlag(&o.OpenCLLib),
-			quietFlag(&o.Quiet),
-			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Destination: &o.Verbose, Usage: "also print each job's comparison on stderr, one line each: buffers reached and outcome against the recorded ones"},
+			formatFlag(&o.Format, "table", "table (one line) or json", ofKind(report.KindHealth)),
+			o.libraryFlag(),
+			o.quietFlag(),
+			o.verboseFlag("also print each job's comparison on stderr, one line each: buffers reached and outcome against the recorded ones"),
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
@@ -87,78 +80,67 @@ different driver is noted, not judged.
 	}
 }
 
-func (o checkOptions) validate() (*checkRequest, error) {
-	if o.Quiet && o.Verbose {
-		return nil, usageErr("--quiet and --verbose contradict each other: give one")
+// validate checks the rules between check's flags and its arguments. It has no side effects.
+func (o checkOptions) validate() error {
+	if err := o.quietOrVerbose(); err != nil {
+		return err
 	}
-	r := &checkRequest{record: o.Record, quiet: o.Quiet, verbose: o.Verbose, expect: o.Expect, output: o.Output, prom: o.Prom, format: o.Format,
-		library: probe.LibraryPath(o.OpenCLLib), command: result.RedactArgs(o.commandLine)}
 	if o.Record {
 		if len(o.args) != 1 || o.Expect != "" {
-			return nil, usageErr("check --record needs one RUN.json (or a run's folder) argument, and no --expect (see clmemprobe check --help)")
+			return usageErr("check --record needs one RUN.json (or a run's folder) argument, and no --expect (see clmemprobe check --help)")
 		}
-		r.runFile = resultPath(o.args[0])
-		return r, nil
+		return nil
 	}
 	if o.Expect == "" {
-		return nil, usageErr("check needs --expect FILE (make one with clmemprobe check --record --output FILE RUN.json)")
+		return usageErr("check needs --expect FILE (make one with clmemprobe check --record --output FILE RUN.json)")
 	}
 	if len(o.args) > 0 {
-		return nil, usageErr("check takes no arguments, got %q (the expectations go in --expect)", o.args[0])
+		return usageErr("check takes no arguments, got %q (the expectations go in --expect)", o.args[0])
 	}
 	if o.Output != "" {
-		return nil, usageErr("--output is for --record; the check prints one line (and --prom writes metrics)")
+		return usageErr("--output is for --record; the check prints one line (and --prom writes metrics)")
 	}
-	var err error
-	if r.timeLimit, err = ParseDuration(o.TimeLimit); err != nil {
-		return nil, usageErr("--time-limit: %v", err)
+	if o.TimeLimit.D < 5*time.Second {
+		return usageErr("--time-limit %s is too short to load a runtime and run a job; give at least 5s", o.TimeLimit.Text)
 	}
-	if r.timeLimit < 5*time.Second {
-		return nil, usageErr("--time-limit %s is too short to load a runtime and run a job; give at least 5s", o.TimeLimit)
+	if _, err := defaultHostReserve(); err != nil {
+		return usageErr("%v", err)
 	}
-	if r.tolerance, err = ParsePercent(o.Tolerance); err != nil {
-		return nil, usageErr("--tolerance: %v", err)
-	}
-	if _, err := lookupFormat(o.Format, report.KindHealth); err != nil {
-		return nil, err
-	}
-	if r.hostReserve, err = defaultHostReserve(); err != nil {
-		return nil, usageErr("%v", err)
-	}
-	return r, nil
+	return nil
 }
 
 // recordExpectations writes what check holds a node to, from a recorded run, to --output or stdout.
-func recordExpectations(req *checkRequest, stdout, stderr io.Writer) error {
-	if err := checkOutput("--output", req.output, req.runFile); err != nil {
+func recordExpectations(o checkOptions, stdout, stderr io.Writer) error {
+	runFile := resultPath(o.args[0])
+	if err := checkOutput("--output", o.Output, runFile); err != nil {
 		return err
 	}
-	r, err := loadResult(req.runFile)
+	r, err := loadResult(runFile)
 	if err != nil {
 		return err
 	}
 	exp := result.ExpectationsFrom(r)
 	if err := comparison.Baseline(exp); err != nil {
-		return notABaseline("check --record: ", req.runFile, err)
+		return notABaseline("check --record: ", runFile, err)
 	}
 	// Said once the expectations are written: a failure says one line, and only that.
 	note := func() {
-		if n := budgetOnly(r); n != "" && !req.quiet {
+		if n := budgetOnly(r); n != "" && !o.Quiet {
 			fmt.Fprintln(stderr, "clmemprobe:", n)
 		}
 	}
-	if req.output == "" {
+	if o.Output == "" {
 		if err := render(stdout, "json", exp); err != nil {
 			return err
 		}
 		note()
 		return nil
 	}
-	if err := renderFile(req.output, "json", exp); err != nil {
+	if err := renderFile(o.Output, "json", exp); err != nil {
 		return err
 	}
-	if !req.quiet {
-		fmt.Fprintf(stderr, "clmemprobe: wrote %s\n", req.output)
+	if !o.Quiet {
+		fmt.Fprintf(stderr, "clmemprobe: wrote %s\n", o.Output)
 	}
 	note()
 	return nil
@@ -197,51 +179,51 @@ func notABaseline(who, file string, err error) error {
 
 func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) error {
 	start := time.Now()
-	req, err := o.validate()
-	if err != nil {
+	if err := o.validate(); err != nil {
 		return err
 	}
-	if req.record {
-		return recordExpectations(req, stdout, stderr)
+	if o.Record {
+		return recordExpectations(o, stdout, stderr)
 	}
-	if err := checkOutput("--prom", req.prom, resultPath(req.expect)); err != nil {
+	timeLimit := o.TimeLimit.D
+	if err := checkOutput("--prom", o.Prom, resultPath(o.Expect)); err != nil {
 		return err
 	}
 	// A check ends within its time limit: a FIFO or a terminal could hold it up for ever. A run's folder
 	// stands for its run.json, as everywhere.
-	expect := resultPath(req.expect)
+	expect := resultPath(o.Expect)
 	if fi, err := os.Stat(expect); err == nil && !fi.Mode().IsRegular() {
-		return usageErr("--expect %s is not a plain file; give the expectations file (check --record writes one)", req.expect)
+		return usageErr("--expect %s is not a plain file; give the expectations file (check --record writes one)", o.Expect)
 	}
 	exp, err := result.LoadExpectations(expect)
 	if errors.Is(err, os.ErrNotExist) {
-		return usageErr("--expect %s: no such file; give the expectations file check --record wrote (clmemprobe check --record --output expect.json RUN.json records one)", req.expect)
+		return usageErr("--expect %s: no such file; give the expectations file check --record wrote (clmemprobe check --record --output expect.json RUN.json records one)", o.Expect)
 	}
 	if err != nil {
 		return usageErr("--expect: %v", err)
 	}
 	// The rule check --record applies: a file that check --record would have refused is no baseline either.
 	if err := comparison.Baseline(exp); err != nil {
-		return notABaseline("--expect ", req.expect, err)
+		return notABaseline("--expect ", o.Expect, err)
 	}
 	var recorded float64
 	for _, j := range exp.Jobs {
 		recorded += j.Seconds
 	}
-	if time.Duration(recorded*float64(time.Second)) > req.timeLimit/2 {
-		return usageErr("the recorded jobs took %.1f s, more than half of --time-limit %s: record a shorter run (fewer --max-allocs) or give a longer time limit", recorded, req.timeLimit)
+	if time.Duration(recorded*float64(time.Second)) > timeLimit/2 {
+		return usageErr("the recorded jobs took %.1f s, more than half of --time-limit %s: record a shorter run (fewer --max-allocs) or give a longer time limit", recorded, timeLimit)
 	}
 	// The time limit is a deadline for the whole command: listing devices, every job, judging, writing.
-	deadline := start.Add(req.timeLimit - checkMargin)
+	deadline := start.Add(timeLimit - checkMargin)
 	ctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	ctx, stop := withInterrupt(ctx, stderr)
 	defer stop()
-	inv, err := probe.Describe(ctx, req.library, time.Until(deadline))
+	inv, err := probe.Describe(ctx, o.library(), time.Until(deadline))
 	if err != nil {
 		return err
 	}
-	plan, err := checkPlan(req, exp, inv, time.Until(deadline))
+	plan, err := checkPlan(o, exp, inv, time.Until(deadline))
 	if err != nil {
 		return err
 	}
@@ -250,19 +232,19 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) err
 		return runErr
 	}
 	if errors.Is(ctx.Err(), context.Canceled) { // Ctrl-C, not the time limit (DeadlineExceeded)
-		return interruptedCheck(stdout, req.format, run, len(exp.Jobs))
+		return interruptedCheck(stdout, o.Format.Name(), run, len(exp.Jobs))
 	}
 	judged := findings.Judge(run)
-	health := comparison.CheckHealth(exp, run, req.tolerance, req.timeLimit.Seconds())
+	health := comparison.CheckHealth(exp, run, o.Tolerance.Fraction, timeLimit.Seconds())
 	health.Seconds = time.Since(start).Seconds()
 	var writeErr error
-	if req.prom != "" {
-		writeErr = renderFile(req.prom, "prom", judged)
+	if o.Prom != "" {
+		writeErr = renderFile(o.Prom, "prom", judged)
 	}
-	if err := renderWide(stdout, req.format, health, false); err != nil {
+	if err := renderWide(stdout, o.Format.Name(), health, false); err != nil {
 		return err
 	}
-	if req.verbose {
+	if o.Verbose {
 		// After the line: stdout, which a scheduler reads, stays one line, whatever stderr gets.
 		_ = report.WriteHealthJobs(stderr, health)
 	}
@@ -294,12 +276,13 @@ func interruptedCheck(stdout io.Writer, format string, run *result.Run, planned 
 
 // checkPlan is the plan of the recorded jobs on this node's matching platform and devices, each job given
 // an equal share of the time left.
-func checkPlan(req *checkRequest, exp *result.Expectations, inv result.Inventory, left time.Duration) (probe.Plan, error) {
+func checkPlan(o checkOptions, exp *result.Expectations, inv result.Inventory, left time.Duration) (probe.Plan, error) {
 	p, err := probe.ExpectedPlan(exp, left)
 	if err != nil {
 		return p, usageErr("%v", err)
 	}
-	p.Library, p.Command, p.ToolVersion, p.HostReserve = req.library, req.command, version, req.hostReserve
+	p.Library, p.Command, p.ToolVersion = o.library(), result.RedactArgs(o.commandLine), version
+	p.HostReserve, _ = defaultHostReserve() // validated
 	// A platform or a device the node had when it was recorded and lacks now is a node without its GPU:
 	// no OpenCL for what it is there for (exit 3), which a scheduler drains like any failed check.
 	if p.Platform, err = selectPlatform(inv, exp.Platform); err != nil {

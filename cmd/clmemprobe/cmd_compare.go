@@ -12,17 +12,9 @@ import (
 
 // compareOptions are the flags of `compare`.
 type compareOptions struct {
-	Tolerance, Format, Output string
-	Wide                      bool
-	args                      []string
-}
-
-type compareRequest struct {
-	base, next string
-	tolerance  float64
-	format     *report.Format
-	output     string
-	wide       bool
+	outputOptions
+	Tolerance percentValue
+	args      []string
 }
 
 func compareCommand(stdout io.Writer) *cli.Command {
@@ -42,10 +34,10 @@ those are not compared).
 
 ` + exitCodesOne("a threshold regressed beyond the tolerance", exitOK, exitRegression, exitUsage, exitOutput),
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "tolerance", Value: comparison.TolerancePercent, Destination: &o.Tolerance, Usage: "allowed change before it counts, as a percentage"},
-			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: strings.Join(report.Names(report.KindComparison), ", ")},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Destination: &o.Output, Usage: "write to this file instead of stdout"},
-			&cli.BoolFlag{Name: "wide", Destination: &o.Wide, Usage: "show every column of a table, however wide the terminal"},
+			toleranceFlag(&o.Tolerance, "allowed change before it counts, as a percentage"),
+			formatFlag(&o.Format, "table", strings.Join(report.Names(report.KindComparison), ", "), ofKind(report.KindComparison)),
+			o.outputFlag("write to this file instead of stdout"),
+			o.wideFlag(),
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
@@ -55,42 +47,35 @@ those are not compared).
 	}
 }
 
-func (o compareOptions) validate() (*compareRequest, error) {
+// validate checks the arguments compare takes. It has no side effects.
+func (o compareOptions) validate() error {
 	if len(o.args) != 2 {
-		return nil, usageErr("compare needs two arguments, BASE.json and NEW.json, files or run folders (see clmemprobe compare --help)")
+		return usageErr("compare needs two arguments, BASE.json and NEW.json, files or run folders (see clmemprobe compare --help)")
 	}
-	tol, err := ParsePercent(o.Tolerance)
-	if err != nil {
-		return nil, usageErr("--tolerance: %v", err)
-	}
-	f, err := lookupFormat(o.Format, report.KindComparison)
-	if err != nil {
-		return nil, err
-	}
-	return &compareRequest{base: resultPath(o.args[0]), next: resultPath(o.args[1]), tolerance: tol, format: f, output: o.Output, wide: o.Wide}, nil
+	return nil
 }
 
 func runCompare(_ context.Context, o compareOptions, stdout io.Writer) error {
-	req, err := o.validate()
+	if err := o.validate(); err != nil {
+		return err
+	}
+	basePath, nextPath := resultPath(o.args[0]), resultPath(o.args[1])
+	if err := checkOutput("--output", o.Output, basePath, nextPath); err != nil {
+		return err
+	}
+	base, err := loadResult(basePath)
 	if err != nil {
 		return err
 	}
-	if err := checkOutput("--output", req.output, req.base, req.next); err != nil {
-		return err
-	}
-	base, err := loadResult(req.base)
+	next, err := loadResult(nextPath)
 	if err != nil {
 		return err
 	}
-	next, err := loadResult(req.next)
-	if err != nil {
-		return err
-	}
-	cmp := comparison.Compare(base, next, req.tolerance)
+	cmp := comparison.Compare(base, next, o.Tolerance.Fraction)
 	if cmp.Incomparable != "" {
-		return usageErr("%s and %s cannot be compared: %s; compare runs of the same devices and touch mode", req.base, req.next, cmp.Incomparable)
+		return usageErr("%s and %s cannot be compared: %s; compare runs of the same devices and touch mode", basePath, nextPath, cmp.Incomparable)
 	}
-	if err := emit(stdout, req.output, req.format, cmp, req.wide); err != nil {
+	if err := emit(stdout, o.Output, o.Format.Format, cmp, o.Wide); err != nil {
 		return err
 	}
 	if cmp.Regressed {

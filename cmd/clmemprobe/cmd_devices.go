@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe"
 	"github.com/clmemprobe/clmemprobe/probe/result"
@@ -16,28 +15,16 @@ import (
 // listingOptions are the flags of the commands that list what the runtime and the machine have: devices
 // and env.
 type listingOptions struct {
-	OpenCLLib    string
-	SetupTimeout string
-	Format       string
-	Output       string
-	JSON         bool // the old spelling of --format json, still taken
-	Wide         bool
-	args         []string
+	runtimeOptions // --opencl-lib and --setup-timeout
+	outputOptions
+	JSON   bool // the old spelling of --format json, still taken
+	args   []string
+	stderr io.Writer
 }
 
-// listingRequest is what valid listingOptions ask for.
-type listingRequest struct {
-	library string
-	setup   time.Duration
-	format  *report.Format
-	output  string // the file to write instead of stdout; empty: stdout
-	wide    bool
-	stderr  io.Writer
-}
-
-// emit writes doc where the listing's output goes: --output, else stdout.
-func (r *listingRequest) emit(stdout io.Writer, doc any) error {
-	return emit(stdout, r.output, r.format, doc, r.wide)
+// emit writes doc where the listing's output goes: --output, else stdout, in the format validate chose.
+func (o *listingOptions) emit(stdout io.Writer, doc any) error {
+	return emit(stdout, o.Output, o.Format.Format, doc, o.Wide)
 }
 
 // listing is one listing command: what its help says, and what it lists once its flags are checked.
@@ -46,7 +33,7 @@ type listing struct {
 	kind                     report.Kind // what it prints, for the formats it takes
 	// wide: its table leaves out columns on a narrow terminal, so it takes --wide, as every such command does.
 	wide bool
-	list func(ctx context.Context, req *listingRequest, stdout io.Writer) error
+	list func(ctx context.Context, o *listingOptions, stdout io.Writer) error
 }
 
 // listingExitCodes are the exit codes of devices and env: an interrupt comes while the runtime lists its
@@ -57,11 +44,16 @@ var listingExitCodes = exitCodesWith(map[int]string{exitInterrupted: "interrupte
 // command binds the listing's flags and runs it under Ctrl-C's interrupt.
 func (l listing) command(stdout, stderr io.Writer) *cli.Command {
 	var o listingOptions
-	flags := []cli.Flag{openclLibFlag(&o.OpenCLLib), setupTimeoutFlag(&o.SetupTimeout),
-		&cli.StringFlag{Name: "format", Destination: &o.Format, Usage: strings.Join(report.Names(l.kind), ", ") + " (default: table)"},
-		&cli.BoolFlag{Name: "json", Destination: &o.JSON, Usage: "the same as --format json"}, outputFlag(&o.Output, "write to this file instead of stdout")}
+	flags := []cli.Flag{o.libraryFlag(), o.setupFlag(),
+		formatFlag(&o.Format, "", strings.Join(report.Names(l.kind), ", ")+" (default: table)", func(name string) (*report.Format, error) {
+			if name == "" {
+				return nil, nil // table, unless --json
+			}
+			return lookupFormat(name, l.kind)
+		}),
+		&cli.BoolFlag{Name: "json", Destination: &o.JSON, Usage: "the same as --format json"}, o.outputFlag("write to this file instead of stdout")}
 	if l.wide {
-		flags = append(flags, wideFlag(&o.Wide))
+		flags = append(flags, o.wideFlag())
 	}
 	return &cli.Command{
 		Name:         l.name,
@@ -70,45 +62,44 @@ func (l listing) command(stdout, stderr io.Writer) *cli.Command {
 		Flags:        flags,
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
-			o.args = c.Args().Slice()
-			req, err := o.validate(l.name, l.kind)
-			if err != nil {
+			o.args, o.stderr = c.Args().Slice(), stderr
+			if err := o.validate(l.name); err != nil {
 				return err
 			}
-			req.stderr = stderr
-			if err := checkOutput("--output", req.output); err != nil {
+			var err error
+			if o.Format.Format, err = lookupFormat(o.format(), l.kind); err != nil {
+				return err
+			}
+			if err := checkOutput("--output", o.Output); err != nil {
 				return err
 			}
 			ctx, stop := withInterrupt(c.Context, stderr)
 			defer stop()
-			return l.list(ctx, req, stdout)
+			return l.list(ctx, &o, stdout)
 		},
 	}
 }
 
 // validate checks the flags of the listing command; it has no side effects.
-func (o listingOptions) validate(command string, kind report.Kind) (*listingRequest, error) {
+func (o listingOptions) validate(command string) error {
 	if len(o.args) > 0 {
-		return nil, usageErr("%s takes no arguments, got %q", command, o.args[0])
+		return usageErr("%s takes no arguments, got %q", command, o.args[0])
 	}
-	setup, err := ParseDuration(o.SetupTimeout)
-	if err != nil {
-		return nil, usageErr("--setup-timeout: %v", err)
+	if f := o.Format.Name(); o.JSON && f != "" && f != "json" {
+		return usageErr("--json and --format %s contradict each other: give one", f)
 	}
-	format := o.Format
+	return nil
+}
+
+// format is the format the listing is printed in: --format, or json with --json, else table.
+func (o listingOptions) format() string {
 	switch {
-	case o.JSON && format != "" && format != "json":
-		return nil, usageErr("--json and --format %s contradict each other: give one", format)
 	case o.JSON:
-		format = "json"
-	case format == "":
-		format = "table"
+		return "json"
+	case o.Format.Name() == "":
+		return "table"
 	}
-	f, err := lookupFormat(format, kind)
-	if err != nil {
-		return nil, err
-	}
-	return &listingRequest{library: probe.LibraryPath(o.OpenCLLib), setup: setup, format: f, output: o.Output, wide: o.Wide}, nil
+	return o.Format.Name()
 }
 
 func devicesCommand(stdout, stderr io.Writer) *cli.Command {
@@ -126,23 +117,23 @@ func devicesCommand(stdout, stderr io.Writer) *cli.Command {
 
 // listDevices prints every platform and device the runtime reports, listed in a child process, and says on
 // stderr, one line each, why a registered runtime gave none (where no runtime gave one, the error says it).
-func listDevices(ctx context.Context, req *listingRequest, stdout io.Writer) error {
+func listDevices(ctx context.Context, o *listingOptions, stdout io.Writer) error {
 	// Where the listing cannot tell what each registered runtime gave, each is loaded on its own beside the
 	// listing, not after it: the command takes the longer of the two, not both (on an H100 the listing and
 	// the one runtime's own load took 250 ms each).
 	dctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var beside chan []result.ICDStatus
-	if !probe.OneRuntimeRegistered(req.library) {
+	if !probe.OneRuntimeRegistered(o.library()) {
 		beside = make(chan []result.ICDStatus, 1)
 		go func() {
-			_, st := probe.DiagnoseICDs(dctx, req.library, req.setup)
+			_, st := probe.DiagnoseICDs(dctx, o.library(), o.Setup.D)
 			beside <- st
 		}()
 	}
-	inv, err := probe.Describe(ctx, req.library, req.setup)
+	inv, err := probe.Describe(ctx, o.library(), o.Setup.D)
 	if err == nil {
-		err = req.emit(stdout, &inv)
+		err = o.emit(stdout, &inv)
 	}
 	if err != nil {
 		cancel()
@@ -157,14 +148,14 @@ func listDevices(ctx context.Context, req *listingRequest, stdout io.Writer) err
 		if st = <-beside; ctx.Err() != nil {
 			return ctx.Err() // interrupted: what the runtimes gave was not found out
 		}
-	case probe.RegisteredRuntimeGave(req.library, inv):
+	case probe.RegisteredRuntimeGave(o.library(), inv):
 		return nil
 	default:
-		_, st = probe.DiagnoseICDs(ctx, req.library, req.setup)
+		_, st = probe.DiagnoseICDs(ctx, o.library(), o.Setup.D)
 	}
 	for _, s := range st {
 		if !s.Gave() {
-			fmt.Fprintf(req.stderr, "clmemprobe: a registered runtime gave no device: %s\n", s.Line())
+			fmt.Fprintf(o.stderr, "clmemprobe: a registered runtime gave no device: %s\n", s.Line())
 		}
 	}
 	return nil

@@ -24,14 +24,14 @@ func envCommand(stdout, stderr io.Writer) *cli.Command {
 }
 
 // listEnvironment prints the environment block, with the platforms the runtime lists where it lists them.
-func listEnvironment(ctx context.Context, req *listingRequest, stdout io.Writer) error {
-	e := probe.Environment(req.library)
-	inv, listErr := probe.Describe(ctx, req.library, req.setup)
+func listEnvironment(ctx context.Context, o *listingOptions, stdout io.Writer) error {
+	e := probe.Environment(o.library())
+	inv, listErr := probe.Describe(ctx, o.library(), o.Setup.D)
 	for _, p := range inv {
 		e.Platforms = append(e.Platforms, p.Platform)
 	}
-	_, e.ICDStatus = probe.DiagnoseICDs(ctx, req.library, req.setup)
-	if err := req.emit(stdout, e); err != nil {
+	_, e.ICDStatus = probe.DiagnoseICDs(ctx, o.library(), o.Setup.D)
+	if err := o.emit(stdout, e); err != nil {
 		return err
 	}
 	if errors.Is(listErr, probe.ErrChildFault) || errors.Is(listErr, context.Canceled) {

@@ -10,33 +10,21 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe"
 	"github.com/clmemprobe/clmemprobe/probe/result"
-	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/urfave/cli/v2"
 )
 
 // exchangeOptions are the flags of `exchange`.
 type exchangeOptions struct {
-	OpenCLLib, Platform, Devices  string
-	Cells, Halo, Steps            string // counts: 1e6 as well as 1000000 (ParseCount)
-	VerifyEvery, BenchReps        string
-	Sync, BenchBytes, BufferFlags string
-	SetupTimeout, HangTimeout     string
-	Format, Output                string
-	args, commandLine             []string
-}
-
-type exchangeRequest struct {
-	library  string
-	platform string
-	devices  []int
-	ex       probe.ExchangeRequest
-	limits   probe.Limits
-	format   *report.Format
-	output   string // the file to write instead of stdout; empty: stdout
-	flags    string
-	command  []string
-	note     string // said on stderr before anything runs (a decimal --bench-bytes)
+	runtimeOptions
+	outputOptions
+	Cells, Halo, Steps     amount // counts: 1e6 as well as 1000000 (ParseCount)
+	VerifyEvery, BenchReps amount
+	Sync                   choice // events or none
+	BenchBytes             amount
+	BufferFlags            bufferFlagsValue
+	Hang                   durationValue
+	args, commandLine      []string
 }
 
 func exchangeCommand(stdout, stderr io.Writer) *cli.Command {
@@ -55,23 +43,7 @@ clEnqueueCopyBuffer, to show what each path costs. It runs in a child process: a
 hangs while setting up ends with exit code 3, during the steps with exit code 5.
 
 ` + exitCodesOne("wrong cells: the exchanged halos did not match the host reference", exitOK, exitRegression, exitUsage, exitNoOpenCL, exitOutput, exitWorkerFault, exitInterrupted),
-		Flags: []cli.Flag{
-			openclLibFlag(&o.OpenCLLib),
-			&cli.StringFlag{Name: "platform", Destination: &o.Platform, Usage: "platform index or part of its name (default: the first platform with devices)"},
-			&cli.StringFlag{Name: "devices", Value: "all", Destination: &o.Devices, Usage: "two or more device indices within the platform, or all"},
-			&cli.StringFlag{Name: "cells", Value: "1048576", Destination: &o.Cells, Usage: "cells (32-bit) per device"},
-			&cli.StringFlag{Name: "halo", Value: "4", Destination: &o.Halo, Usage: "halo width in cells (also the stencil's radius)"},
-			&cli.StringFlag{Name: "steps", Value: "100", Destination: &o.Steps, Usage: "time steps"},
-			&cli.StringFlag{Name: "sync", Value: "events", Destination: &o.Sync, Usage: "events (wait on the producers' kernel events) or none"},
-			&cli.StringFlag{Name: "verify-every", Value: "0", Destination: &o.VerifyEvery, Usage: "also verify every k steps (0: after the last step only)"},
-			&cli.StringFlag{Name: "bench-bytes", Value: "16MiB", Destination: &o.BenchBytes, Usage: "transfer size for the copy-path comparison (the halo size is measured too)"},
-			&cli.StringFlag{Name: "bench-reps", Value: "20", Destination: &o.BenchReps, Usage: "repetitions per path in the comparison (0: skip it)"},
-			&cli.StringFlag{Name: "buffer-flags", Value: "read-write", Destination: &o.BufferFlags, Usage: "flags of every buffer: read-write, or read-write,alloc-host-ptr (CL_MEM_ALLOC_HOST_PTR)"},
-			setupTimeoutFlag(&o.SetupTimeout),
-			&cli.StringFlag{Name: "hang-timeout", Value: "60s", Destination: &o.HangTimeout, Usage: "steps without progress for this long are declared hung"},
-			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: strings.Join(report.Names(report.KindExchange), ", ")},
-			outputFlag(&o.Output, "write to this file instead of stdout"),
-		},
+		Flags:        exchangeFlags(&o),
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
 			o.args, o.commandLine = c.Args().Slice(), os.Args
@@ -80,42 +52,59 @@ hangs while setting up ends with exit code 3, during the steps with exit code 5.
 	}
 }
 
-func (o exchangeOptions) validate() (*exchangeRequest, error) {
+// exchangeFlags are exchange's flags, bound to o.
+func exchangeFlags(o *exchangeOptions) []cli.Flag {
+	return []cli.Flag{
+		o.libraryFlag(), o.platformFlag(), o.devicesFlag("two or more device indices within the platform, or all"),
+		countFlag(&o.Cells, "cells", "1048576", 1, "cells (32-bit) per device"),
+		countFlag(&o.Halo, "halo", "4", 1, "halo width in cells (also the stencil's radius)"),
+		countFlag(&o.Steps, "steps", "100", 1, "time steps"),
+		choiceFlag(&o.Sync, "sync", probe.SyncEvents, []string{probe.SyncEvents, probe.SyncNone}, func(s string) error {
+			return fmt.Errorf("--sync %q: choose events or none", s)
+		}, "events (wait on the producers' kernel events) or none"),
+		countFlag(&o.VerifyEvery, "verify-every", "0", 0, "also verify every k steps (0: after the last step only)"),
+		sizeFlag(&o.BenchBytes, "bench-bytes", "16MiB", "transfer size for the copy-path comparison (the halo size is measured too)"),
+		countFlag(&o.BenchReps, "bench-reps", "20", 0, "repetitions per path in the comparison (0: skip it)"),
+		valueFlag("buffer-flags", &o.BufferFlags, "read-write", "flags of every buffer: read-write, or read-write,alloc-host-ptr (CL_MEM_ALLOC_HOST_PTR)"),
+		o.setupFlag(),
+		durationFlag(&o.Hang, "hang-timeout", "60s", "steps without progress for this long are declared hung"),
+		formatFlag(&o.Format, "table", strings.Join(report.Names(report.KindExchange), ", "), ofKind(report.KindExchange)),
+		o.outputFlag("write to this file instead of stdout"),
+	}
+}
+
+// validate checks the rules between exchange's flags that their values alone cannot say. It has no side
+// effects.
+func (o exchangeOptions) validate() error {
 	if len(o.args) > 0 {
-		return nil, usageErr("exchange takes no arguments, got %q", o.args[0])
+		return usageErr("exchange takes no arguments, got %q", o.args[0])
 	}
-	var cells, halo, steps, verify, reps uint64
-	if err := parseCounts(countFlag{"cells", o.Cells, &cells, 1}, countFlag{"halo", o.Halo, &halo, 1}, countFlag{"steps", o.Steps, &steps, 1},
-		countFlag{"verify-every", o.VerifyEvery, &verify, 0}, countFlag{"bench-reps", o.BenchReps, &reps, 0}); err != nil {
-		return nil, err
+	r := o.request()
+	if err := r.Validate(); err != nil {
+		return usageErr("%v", err)
 	}
-	f, err := lookupFormat(o.Format, report.KindExchange)
-	if err != nil {
-		return nil, err
-	}
-	r := &exchangeRequest{library: probe.LibraryPath(o.OpenCLLib), platform: o.Platform, format: f, output: o.Output, flags: o.BufferFlags, command: result.RedactArgs(o.commandLine)}
-	if r.ex.BenchBytes, err = units.ParseSize(o.BenchBytes); err != nil {
-		return nil, usageErr("--bench-bytes: %v", err)
-	}
-	r.note = decimalNote("--bench-bytes", o.BenchBytes, r.ex.BenchBytes)
-	if r.ex.AllocHostPtr, err = parseBufferFlags(o.BufferFlags); err != nil {
-		return nil, usageErr("--buffer-flags: %v", err)
-	}
-	if r.devices, err = ParseDeviceList(o.Devices); err != nil {
-		return nil, usageErr("--devices: %v", err)
-	}
-	if r.limits.Setup, err = ParseDuration(o.SetupTimeout); err != nil {
-		return nil, usageErr("--setup-timeout: %v", err)
-	}
-	if r.limits.Hang, err = ParseDuration(o.HangTimeout); err != nil {
-		return nil, usageErr("--hang-timeout: %v", err)
-	}
-	r.ex.Devices, r.ex.Cells, r.ex.Halo, r.ex.Steps = r.devices, cells, halo, steps
-	r.ex.Sync, r.ex.VerifyEvery, r.ex.BenchReps = o.Sync, verify, int(reps)
-	if err := r.ex.Validate(); err != nil {
-		return nil, usageErr("%v", err)
-	}
-	return r, nil
+	return nil
+}
+
+// request is the exchange the flags ask for, before the runtime says which platform and devices there are.
+func (o exchangeOptions) request() probe.ExchangeRequest {
+	return probe.ExchangeRequest{Devices: o.Devices.Indices, Cells: o.Cells.N, Halo: o.Halo.N, Steps: o.Steps.N, Sync: o.Sync.Text,
+		VerifyEvery: o.VerifyEvery.N, BenchBytes: o.BenchBytes.N, BenchReps: int(o.BenchReps.N), AllocHostPtr: o.BufferFlags.AllocHostPtr}
+}
+
+// note says what a --bench-bytes typed in a decimal unit is, or "".
+func (o exchangeOptions) note() string {
+	return decimalNote("--bench-bytes", o.BenchBytes.Text, o.BenchBytes.N)
+}
+
+// bufferFlagsValue is --buffer-flags: read-write, optionally with alloc-host-ptr.
+type bufferFlagsValue struct {
+	typed
+	AllocHostPtr bool
+}
+
+func (v *bufferFlagsValue) Set(s string) error {
+	return set(&v.typed, &v.AllocHostPtr, s, flagged("--buffer-flags", parseBufferFlags))
 }
 
 // parseBufferFlags reads --buffer-flags: read-write, optionally with alloc-host-ptr.
@@ -139,41 +128,40 @@ func parseBufferFlags(s string) (allocHostPtr bool, err error) {
 }
 
 func runExchange(ctx context.Context, o exchangeOptions, stdout, stderr io.Writer) error {
-	req, err := o.validate()
-	if err != nil {
+	if err := o.validate(); err != nil {
 		return err
 	}
-	if req.note != "" {
-		fmt.Fprintln(stderr, "clmemprobe:", req.note)
+	if note := o.note(); note != "" {
+		fmt.Fprintln(stderr, "clmemprobe:", note)
 	}
-	ctx, stop, inv, err := beginProbe(ctx, req.output, req.library, req.limits.Setup, stderr)
+	library, limits := o.library(), probe.Limits{Setup: o.Setup.D, Hang: o.Hang.D}
+	ctx, stop, inv, err := beginProbe(ctx, o.Output, library, limits.Setup, stderr)
 	defer stop()
 	if err != nil {
 		return err
 	}
-	plat, err := selectPlatform(inv, req.platform)
-	if err != nil {
+	req := o.request()
+	if req.Platform, err = selectPlatform(inv, o.Platform); err != nil {
 		return err
 	}
-	if req.ex.Devices, err = selectDevices(inv, plat, req.devices); err != nil {
+	if req.Devices, err = selectDevices(inv, req.Platform, o.Devices.Indices); err != nil {
 		return err
 	}
-	req.ex.Platform = plat
-	if err := req.ex.Validate(); err != nil {
+	if err := req.Validate(); err != nil {
 		return usageErr("%v", err)
 	}
 	started := time.Now().UTC().Format(time.RFC3339)
-	ex, err := probe.Exchange(ctx, req.library, req.ex, req.limits)
+	ex, err := probe.Exchange(ctx, library, req, limits)
 	if ex == nil {
 		return err
 	}
 	res := &result.ExchangeRun{SchemaVersion: result.SchemaVersion, Tool: result.Tool{Name: "clmemprobe", Version: version},
-		Started: started, Command: req.command, Environment: probe.Environment(req.library), Platform: inv[plat].Platform, Exchange: *ex}
-	for _, i := range req.ex.Devices {
-		res.DeviceInfo = append(res.DeviceInfo, inv[plat].Devices[i])
+		Started: started, Command: result.RedactArgs(o.commandLine), Environment: probe.Environment(library), Platform: inv[req.Platform].Platform, Exchange: *ex}
+	for _, i := range req.Devices {
+		res.DeviceInfo = append(res.DeviceInfo, inv[req.Platform].Devices[i])
 	}
-	res.BufferFlags = req.flags
-	if err := emit(stdout, req.output, req.format, res, false); err != nil {
+	res.BufferFlags = o.BufferFlags.Text
+	if err := emit(stdout, o.Output, o.Format.Format, res, false); err != nil {
 		return err
 	}
 	if ex.Interrupted {

@@ -17,23 +17,15 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// largestOptions are the flags of `largest`, as given.
+// largestOptions are the flags of `largest`.
 type largestOptions struct {
-	OpenCLLib, Platform, Devices, Flags, MaxBytes, Patterns string
-	SetupTimeout, HostReserve, Format, Output               string
-	Quiet, Verbose                                          bool
-	args, commandLine                                       []string
-}
-
-// largestRequest is what valid largestOptions ask for, before the runtime lists its devices.
-type largestRequest struct {
-	req      probe.LargestRequest
-	platform string
-	devices  []int
-	format   *report.Format
-	output   string
-	quiet    bool
-	verbose  bool
+	runtimeOptions
+	outputOptions
+	Flags             memFlagsValue
+	MaxBytes          amount
+	HostReserve       amount
+	Patterns          patternList
+	args, commandLine []string
 }
 
 func largestCommand(stdout, stderr io.Writer) *cli.Command {
@@ -60,18 +52,16 @@ same bytes: a driver bug to report. -v lists every try.
 
 ` + exitCodes(exitOK, exitUsage, exitNoOpenCL, exitOutput, exitInterrupted),
 		Flags: []cli.Flag{
-			openclLibFlag(&o.OpenCLLib),
-			&cli.StringFlag{Name: "platform", Destination: &o.Platform, Usage: "platform index or part of its name (default: the first platform with devices)"},
-			&cli.StringFlag{Name: "devices", Value: "all", Destination: &o.Devices, Usage: "device indices within the platform (0,1 or 0-3), or all"},
-			&cli.StringFlag{Name: "flags", Value: "read-write", Destination: &o.Flags, Usage: "the cl_mem_flags of every buffer, as run --flags takes them"},
-			&cli.StringFlag{Name: "max-bytes", Destination: &o.MaxBytes, Usage: "search up to this size, even above the device's reported memory (default: the device's memory)"},
-			&cli.StringFlag{Name: "patterns", Value: "1,4,128", Destination: &o.Patterns, Usage: "fill pattern sizes in bytes, each searched on its own: powers of two from 1 to 128"},
-			&cli.StringFlag{Name: "host-reserve", Destination: &o.HostReserve, Usage: "for a device whose memory is the host's, leave this much of the host's available memory (default: $CLMEMPROBE_HOST_RESERVE, else the larger of 1GiB and 5% of RAM)"},
-			setupTimeoutFlag(&o.SetupTimeout),
-			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: strings.Join(report.Names(report.KindLargest), ", ")},
-			outputFlag(&o.Output, "write to this file instead of stdout"),
-			quietFlag(&o.Quiet),
-			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Destination: &o.Verbose, Usage: "list every try under the table"},
+			o.libraryFlag(), o.platformFlag(), o.devicesFlag("device indices within the platform (0,1 or 0-3), or all"),
+			memFlagsFlag(&o.Flags, "flags", "read-write", "the cl_mem_flags of every buffer, as run --flags takes them"),
+			sizeFlag(&o.MaxBytes, "max-bytes", "", "search up to this size, even above the device's reported memory (default: the device's memory)"),
+			valueFlag("patterns", &o.Patterns, "1,4,128", "fill pattern sizes in bytes, each searched on its own: powers of two from 1 to 128"),
+			sizeFlag(&o.HostReserve, "host-reserve", "", "for a device whose memory is the host's, leave this much of the host's available memory (default: $CLMEMPROBE_HOST_RESERVE, else the larger of 1GiB and 5% of RAM)"),
+			o.setupFlag(),
+			formatFlag(&o.Format, "table", strings.Join(report.Names(report.KindLargest), ", "), ofKind(report.KindLargest)),
+			o.outputFlag("write to this file instead of stdout"),
+			o.quietFlag(),
+			o.verboseFlag("list every try under the table"),
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
@@ -81,47 +71,46 @@ same bytes: a driver bug to report. -v lists every try.
 	}
 }
 
-func (o largestOptions) validate() (*largestRequest, error) {
+// validate checks the rules between largest's flags that their values alone cannot say. It has no side
+// effects.
+func (o largestOptions) validate() error {
 	if len(o.args) > 0 {
-		return nil, usageErr("largest takes no arguments, got %q", o.args[0])
+		return usageErr("largest takes no arguments, got %q", o.args[0])
 	}
-	f, err := lookupFormat(o.Format, report.KindLargest)
-	if err != nil {
-		return nil, err
-	}
-	r := &largestRequest{platform: o.Platform, format: f, output: o.Output, quiet: o.Quiet, verbose: o.Verbose}
-	r.req = probe.LargestRequest{Library: probe.LibraryPath(o.OpenCLLib), Command: result.RedactArgs(o.commandLine), ToolVersion: version}
-	if r.req.HostReserve, err = defaultHostReserve(); err != nil && o.HostReserve == "" {
-		return nil, usageErr("%v", err)
-	}
-	if r.devices, err = ParseDeviceList(o.Devices); err != nil {
-		return nil, usageErr("--devices: %v", err)
-	}
-	flags, err := result.ParseMemFlags(o.Flags)
-	if err != nil {
-		return nil, usageErr("--flags: %v", err)
-	}
-	r.req.Flags = uint64(flags)
-	if o.MaxBytes != "" {
-		if r.req.MaxBytes, err = units.ParseSize(o.MaxBytes); err != nil {
-			return nil, usageErr("--max-bytes: %v", err)
-		}
-		if r.req.MaxBytes < 1<<20 {
-			return nil, usageErr("--max-bytes %s: at least 1MiB (the search's step)", o.MaxBytes)
+	if o.HostReserve.Text == "" {
+		if _, err := defaultHostReserve(); err != nil {
+			return usageErr("%v", err)
 		}
 	}
-	if o.HostReserve != "" {
-		if r.req.HostReserve, err = units.ParseSize(o.HostReserve); err != nil {
-			return nil, usageErr("--host-reserve: %v", err)
-		}
+	if o.MaxBytes.Text != "" && o.MaxBytes.N < 1<<20 {
+		return usageErr("--max-bytes %s: at least 1MiB (the search's step)", o.MaxBytes.Text)
 	}
-	if r.req.Patterns, err = parsePatterns(o.Patterns); err != nil {
-		return nil, usageErr("--patterns: %v", err)
+	return nil
+}
+
+// request is the search the flags ask for, on the platform and devices the runtime has.
+func (o largestOptions) request(inv result.Inventory) (probe.LargestRequest, error) {
+	r := probe.LargestRequest{Library: o.library(), Command: result.RedactArgs(o.commandLine), ToolVersion: version, Flags: uint64(o.Flags.Flags),
+		MaxBytes: o.MaxBytes.N, HostReserve: o.HostReserve.N, Patterns: o.Patterns.Sizes, Setup: o.Setup.D}
+	if o.HostReserve.Text == "" {
+		r.HostReserve, _ = defaultHostReserve() // validated
 	}
-	if r.req.Setup, err = ParseDuration(o.SetupTimeout); err != nil {
-		return nil, usageErr("--setup-timeout: %v", err)
+	var err error
+	if r.Platform, err = selectPlatform(inv, o.Platform); err != nil {
+		return r, err
 	}
-	return r, nil
+	r.Devices, err = selectDevices(inv, r.Platform, o.Devices.Indices)
+	return r, err
+}
+
+// patternList is --patterns: fill pattern sizes, powers of two from 1 to 128, each once.
+type patternList struct {
+	typed
+	Sizes []int
+}
+
+func (v *patternList) Set(s string) error {
+	return set(&v.typed, &v.Sizes, s, flagged("--patterns", parsePatterns))
 }
 
 // parsePatterns reads --patterns: powers of two from 1 to 128, each once.
@@ -143,30 +132,27 @@ func parsePatterns(s string) ([]int, error) {
 }
 
 func runLargest(ctx context.Context, o largestOptions, stdout, stderr io.Writer) error {
-	r, err := o.validate()
-	if err != nil {
+	if err := o.validate(); err != nil {
 		return err
 	}
-	ctx, stop, inv, err := beginProbe(ctx, r.output, r.req.Library, r.req.Setup, stderr)
+	ctx, stop, inv, err := beginProbe(ctx, o.Output, o.library(), o.Setup.D, stderr)
 	defer stop()
 	if err != nil {
 		return err
 	}
-	if r.req.Platform, err = selectPlatform(inv, r.platform); err != nil {
+	req, err := o.request(inv)
+	if err != nil {
 		return err
 	}
-	if r.req.Devices, err = selectDevices(inv, r.req.Platform, r.devices); err != nil {
-		return err
-	}
-	if !r.quiet {
-		r.req.OnTry = func(dev int, t result.LargestTry) {
+	if !o.Quiet {
+		req.OnTry = func(dev int, t result.LargestTry) {
 			fmt.Fprintf(stderr, "clmemprobe: device %d: %s with a %d-byte pattern: %s (%.1f s)\n", dev, units.Size(t.SizeBytes), t.PatternBytes, t.Outcome, t.Seconds)
 		}
 	}
-	l, err := probe.Largest(ctx, r.req, inv)
+	l, err := probe.Largest(ctx, req, inv)
 	if l != nil {
 		l.Verdict = findings.LargestVerdicts(l)
-		if emitErr := emit(stdout, r.output, r.format, l, false, func(opts *report.Options) { opts.AllFindings = r.verbose }); emitErr != nil {
+		if emitErr := emit(stdout, o.Output, o.Format.Format, l, false, func(opts *report.Options) { opts.AllFindings = o.Verbose }); emitErr != nil {
 			return emitErr
 		}
 	}

@@ -27,17 +27,10 @@ import (
 
 // mergeOptions are the flags of `merge`.
 type mergeOptions struct {
-	Format, Output, Tolerance string
-	Wide, All                 bool
-	args                      []string
-}
-
-type mergeRequest struct {
-	paths     []string
-	format    *report.Format
-	output    string
-	tolerance float64
-	wide, all bool
+	outputOptions
+	Tolerance percentValue
+	All       bool // every node of a large job, not only its outliers
+	args      []string
 }
 
 func mergeCommand(stdout, stderr io.Writer) *cli.Command {
@@ -57,10 +50,10 @@ nodes shows its outliers and a count of the healthy others (--all: every node); 
 
 ` + exitCodesOne("a node is an outlier", exitOK, exitRegression, exitUsage, exitOutput),
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: strings.Join(report.Names(report.KindFleet), ", ")},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Destination: &o.Output, Usage: "write to this file instead of stdout (png needs it, or a redirected stdout)"},
-			&cli.StringFlag{Name: "tolerance", Value: comparison.TolerancePercent, Destination: &o.Tolerance, Usage: "how far from its job's median a node may be before it is an outlier, as a percentage"},
-			&cli.BoolFlag{Name: "wide", Destination: &o.Wide, Usage: "show every column of a table, however wide the terminal"},
+			formatFlag(&o.Format, "table", strings.Join(report.Names(report.KindFleet), ", "), ofKind(report.KindFleet)),
+			o.outputFlag("write to this file instead of stdout (png needs it, or a redirected stdout)"),
+			toleranceFlag(&o.Tolerance, "how far from its job's median a node may be before it is an outlier, as a percentage"),
+			o.wideFlag(),
 			&cli.BoolFlag{Name: "all", Destination: &o.All, Usage: "show every node of a large job in a table or markdown, not only its outliers"},
 		},
 		OnUsageError: commandUsageError,
@@ -71,35 +64,27 @@ nodes shows its outliers and a count of the healthy others (--all: every node); 
 	}
 }
 
-func (o mergeOptions) validate() (*mergeRequest, error) {
+// validate checks the arguments merge takes. It has no side effects.
+func (o mergeOptions) validate() error {
 	if len(o.args) == 0 {
-		return nil, usageErr("merge needs at least one folder or run.json (see clmemprobe merge --help)")
+		return usageErr("merge needs at least one folder or run.json (see clmemprobe merge --help)")
 	}
-	tol, err := ParsePercent(o.Tolerance)
-	if err != nil {
-		return nil, usageErr("--tolerance: %v", err)
-	}
-	f, err := lookupFormat(o.Format, report.KindFleet)
-	if err != nil {
-		return nil, err
-	}
-	return &mergeRequest{paths: o.args, format: f, output: o.Output, tolerance: tol, wide: o.Wide, all: o.All}, nil
+	return nil
 }
 
 func runMerge(_ context.Context, o mergeOptions, stdout, stderr io.Writer) error {
-	req, err := o.validate()
-	if err != nil {
+	if err := o.validate(); err != nil {
 		return err
 	}
 	// Checked before the inputs are looked through, and again against every file named or found there, not
 	// only those that load: a broken input is still someone's file.
-	if err := checkOutput("--output", req.output, req.paths...); err != nil {
+	if err := checkOutput("--output", o.Output, o.args...); err != nil {
 		return err
 	}
 	limit := newHeapLimit()
 	defer limit.restore()
-	files, read := findFleet(req.paths, req.output != "", limit)
-	if err := checkOutput("--output", req.output, append(append([]string{}, req.paths...), read...)...); err != nil {
+	files, read := findFleet(o.args, o.Output != "", limit)
+	if err := checkOutput("--output", o.Output, append(append([]string{}, o.args...), read...)...); err != nil {
 		return err
 	}
 	merger := loadFleet(files, limit)
@@ -114,8 +99,8 @@ func runMerge(_ context.Context, o mergeOptions, stdout, stderr io.Writer) error
 	if results == 0 {
 		return usageErr("none of the %d inputs named above holds a result to merge", len(bad))
 	}
-	fleet := merger.Fleet(req.tolerance)
-	if err := emitFleet(stdout, req, fleet); err != nil {
+	fleet := merger.Fleet(o.Tolerance.Fraction)
+	if err := emitFleet(stdout, o, fleet); err != nil {
 		return err
 	}
 	switch {
@@ -129,16 +114,17 @@ func runMerge(_ context.Context, o mergeOptions, stdout, stderr io.Writer) error
 }
 
 // emitFleet writes the merge as emit does, with --all.
-func emitFleet(stdout io.Writer, req *mergeRequest, fleet *comparison.Fleet) error {
-	opts := report.Options{AllRows: req.all}
-	if req.output == "" {
-		if file, ok := stdout.(*os.File); ok && req.format.Binary && isatty.IsTerminal(file.Fd()) {
-			return usageErr("a %s chart is binary: give --output FILE or redirect stdout", req.format.Name)
+func emitFleet(stdout io.Writer, o mergeOptions, fleet *comparison.Fleet) error {
+	f := o.Format.Format
+	opts := report.Options{AllRows: o.All}
+	if o.Output == "" {
+		if file, ok := stdout.(*os.File); ok && f.Binary && isatty.IsTerminal(file.Fd()) {
+			return usageErr("a %s chart is binary: give --output FILE or redirect stdout", f.Name)
 		}
-		opts = textOptions(stdout, req.wide)
-		opts.AllRows = req.all
+		opts = textOptions(stdout, o.Wide)
+		opts.AllRows = o.All
 	}
-	return emitWith(stdout, req.output, req.format, fleet, opts)
+	return emitWith(stdout, o.Output, f, fleet, opts)
 }
 
 // fleetFiles are the inputs of a merge in the order named and found: a file to load, or why it is not one.

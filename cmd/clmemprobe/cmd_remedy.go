@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe"
@@ -15,8 +14,17 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
+// remedyOptions are the flags of `remedy`: run's job flags, to start from the job they describe, and the
+// runtime and output flags as run has them.
+type remedyOptions struct {
+	runtimeOptions
+	outputOptions
+	jobOptions
+	args []string
+}
+
 func remedyCommand(stdout, stderr io.Writer) *cli.Command {
-	var o runOptions
+	var o remedyOptions
 	return &cli.Command{
 		Name:      "remedy",
 		Usage:     "from a failing job, try the known changes, each in its own job, and rank them by how far each goes",
@@ -35,69 +43,69 @@ gain (bytes placed against the baseline's), then the smallest change. The headli
 change that lifts the failure and how far it goes, and the changes that did not help (within 10%).
 
 ` + exitCodes(exitOK, exitUsage, exitNoOpenCL, exitOutput, exitInterrupted),
-		Flags:        remedyFlags(&o),
+		Flags:        jobFlags(&o.runtimeOptions, &o.outputOptions, &o.jobOptions, nil),
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
-			o.args, o.commandLine = c.Args().Slice(), os.Args
-			o.Variants, o.Presets = c.StringSlice("variant"), c.StringSlice("variant-preset")
+			o.args = c.Args().Slice()
+			o.jobOptions.given(c)
 			return runRemedy(c.Context, o, stdout, stderr)
 		},
 	}
 }
 
-// runOnly are run's flags that remedy leaves out: its own files, a dry run, repeats and a traced program's
-// jobs are not a remedy's.
-var runOnly = map[string]bool{"out": true, "prom": true, "force": true, "dry-run": true, "repeat": true, "like": true, "wide": true}
-
-// remedyFlags are run's flags but runOnly, bound to o.
-func remedyFlags(o *runOptions) []cli.Flag {
-	var out []cli.Flag
-	for _, f := range runFlags(o) {
-		if !runOnly[f.Names()[0]] {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-func runRemedy(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
-	var from *result.Run
+// validate checks the rules between remedy's flags that their values alone cannot say. It has no side
+// effects.
+func (o remedyOptions) validate() error {
 	if len(o.args) > 1 {
 		return usageErr("remedy takes one RUN.json (or run's flags), got %d arguments", len(o.args))
 	}
+	if err := o.quietOrVerbose(); err != nil {
+		return err
+	}
+	return o.jobOptions.validate()
+}
+
+func runRemedy(ctx context.Context, o remedyOptions, stdout, stderr io.Writer) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	var from *result.Run
 	if len(o.args) == 1 {
 		r, _, err := loadResultBytes(resultPath(o.args[0]))
 		if err != nil {
 			return err
 		}
-		from, o.args = r, nil
+		from = r
 	}
-	o.Repeat = "1" // run's flag, not remedy's: each job runs once
-	req, err := o.validate()
+	plan, _, err := o.planned(o.runtimeOptions, nil, "")
 	if err != nil {
 		return err
 	}
+	plan.Repeat = 1 // each job runs once: --repeat is run's
 	if from != nil {
-		req.plan.Library = from.Config.OpenCLLibrary
+		plan.Library = from.Config.OpenCLLibrary
 	}
-	ctx, stop, inv, err := beginProbe(ctx, req.output, req.plan.Library, req.plan.Limits.Setup, stderr)
+	ctx, stop, inv, err := beginProbe(ctx, o.Output, plan.Library, plan.Limits.Setup, stderr)
 	defer stop()
 	if err != nil {
 		return err
 	}
-	base, err := remedyBase(req, inv, from)
+	if plan, err = placed(plan, inv, o.Platform, o.Devices.Indices); err != nil {
+		return err
+	}
+	base, err := remedyBase(plan, inv, from)
 	if err != nil {
 		return err
 	}
 	rem := &result.Remedy{SchemaVersion: result.SchemaVersion, Kind: result.RemedyKind, Tool: result.Tool{Name: "clmemprobe", Version: version},
-		Started: time.Now().UTC().Format(time.RFC3339), Command: result.RedactArgs(o.commandLine), Platform: inv[base.Platform].Platform, Touch: base.Touch}
+		Started: time.Now().UTC().Format(time.RFC3339), Command: plan.Command, Platform: inv[base.Platform].Platform, Touch: base.Touch}
 	for _, i := range base.Devices {
 		rem.Devices = append(rem.Devices, inv[base.Platform].Devices[i])
 	}
 	changes := probe.RemedyChanges(base, rem.Platform)
 	rem.ChangesPlanned = len(changes)
 	say := func(k int, what string, j result.RemedyJob) {
-		if !req.quiet {
+		if !o.Quiet {
 			fmt.Fprintf(stderr, "clmemprobe: %d/%d %s: %s after %d buffers (%s)\n", k, len(changes)+1, what, j.Outcome, j.AllocationsOK, units.Bytes(j.BytesOK))
 		}
 	}
@@ -124,11 +132,11 @@ func runRemedy(ctx context.Context, o runOptions, stdout, stderr io.Writer) erro
 	}
 	rem.Interrupted = ctx.Err() != nil
 	findings.RankRemedies(rem)
-	f, err := lookupFormat(req.format, report.KindRemedy)
+	f, err := lookupFormat(o.Format.Name(), report.KindRemedy)
 	if err != nil {
 		return err
 	}
-	if err := emit(stdout, req.output, f, rem, req.wide); err != nil {
+	if err := emit(stdout, o.Output, f, rem, o.Wide); err != nil {
 		return err
 	}
 	if ctx.Err() != nil {
@@ -139,11 +147,7 @@ func runRemedy(ctx context.Context, o runOptions, stdout, stderr io.Writer) erro
 
 // remedyBase is the plan of the one job remedy starts from: the run's first job that did not end well
 // (else its first), or the first job of run's flags, on the devices the runtime has.
-func remedyBase(req *runRequest, inv result.Inventory, from *result.Run) (probe.Plan, error) {
-	p, err := req.planFor(inv)
-	if err != nil {
-		return p, err
-	}
+func remedyBase(p probe.Plan, inv result.Inventory, from *result.Run) (probe.Plan, error) {
 	p.Strategies, p.Sizes = p.Strategies[:1], p.Sizes[:1]
 	if len(p.FlagSets) > 1 {
 		p.FlagSets = p.FlagSets[:1]
@@ -170,6 +174,7 @@ func remedyBase(req *runRequest, inv result.Inventory, from *result.Run) (probe.
 			break
 		}
 	}
+	var err error
 	if p, err = probe.JobPlan(p, c, s); err != nil {
 		return p, usageErr("%v", err)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -18,20 +19,11 @@ import (
 
 // reportOptions are the flags of `report`.
 type reportOptions struct {
-	Format, Output    string
-	Strategy, Variant string
-	Flags             string
-	MaxSamples        string // a count: 1e3 as well as 1000
-	Wide              bool
+	outputOptions
+	Strategy, Variant string        // repro: the job to reproduce
+	Flags             memFlagsValue // repro: its flag set
+	MaxSamples        amount        // 1e3 as well as 1000
 	args              []string
-}
-
-type reportRequest struct {
-	path, output string
-	job          report.Options // the job a one-job format (repro) takes
-	format       *report.Format
-	maxSamples   int
-	wide         bool
 }
 
 func reportCommand(stdout io.Writer) *cli.Command {
@@ -46,13 +38,13 @@ func reportCommand(stdout io.Writer) *cli.Command {
 			"and need --output or a redirected stdout. timeline writes the run (or a trace.json) over time in Chrome's\n" +
 			"trace event format, for Perfetto (ui.perfetto.dev) and chrome://tracing, as run --out writes timeline.json.\n\n" + exitCodes(exitOK, exitUsage, exitOutput),
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: strings.Join(reportFormats(), ", ") + " (pprof and pprof-failure: a trace's only)"},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Destination: &o.Output, Usage: "write to this file instead of stdout"},
-			&cli.StringFlag{Name: "max-samples", Value: "0", Destination: &o.MaxSamples, Usage: "keep at most this many samples per strategy, evenly spread, first and last kept (smaller files for tickets; 0: all)"},
-			&cli.BoolFlag{Name: "wide", Destination: &o.Wide, Usage: "show every column of a table, however wide the terminal"},
+			formatFlag(&o.Format, "table", strings.Join(reportFormats(), ", ")+" (pprof and pprof-failure: a trace's only)", reportFormat),
+			o.outputFlag("write to this file instead of stdout"),
+			countFlag(&o.MaxSamples, "max-samples", "0", 0, "keep at most this many samples per strategy, evenly spread, first and last kept (smaller files for tickets; 0: all)"),
+			o.wideFlag(),
 			&cli.StringFlag{Name: "strategy", Destination: &o.Strategy, Usage: "repro: the strategy to reproduce (default: the one that failed first)"},
 			&cli.StringFlag{Name: "variant", Destination: &o.Variant, Usage: "repro: the variant to reproduce"},
-			&cli.StringFlag{Name: "flags", Destination: &o.Flags, Usage: "repro: the flag set to reproduce, as the run wrote it (use-host-ptr, read-only+alloc-host-ptr)"},
+			memFlagsFlag(&o.Flags, "flags", "", "repro: the flag set to reproduce, as the run wrote it (use-host-ptr, read-only+alloc-host-ptr)"),
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
@@ -62,40 +54,40 @@ func reportCommand(stdout io.Writer) *cli.Command {
 	}
 }
 
-func (o reportOptions) validate() (*reportRequest, error) {
+// validate checks the rules between report's flags and its argument. It has no side effects.
+func (o reportOptions) validate() error {
 	if len(o.args) != 1 {
-		return nil, usageErr("report needs exactly one RUN.json (or a run's folder) argument (see clmemprobe report --help)")
+		return usageErr("report needs exactly one RUN.json (or a run's folder) argument (see clmemprobe report --help)")
 	}
-	var maxSamples uint64
-	if err := parseCounts(countFlag{"max-samples", o.MaxSamples, &maxSamples, 0}); err != nil {
-		return nil, err
+	if o.MaxSamples.N == 1 {
+		return usageErr("--max-samples must be 0 (all) or at least 2, got %s", o.MaxSamples.Text)
 	}
-	if maxSamples == 1 {
-		return nil, usageErr("--max-samples must be 0 (all) or at least 2, got %s", o.MaxSamples)
+	if f := o.Format.Format; (o.Strategy != "" || o.Variant != "" || o.Flags.Text != "") && f.Name != "repro" {
+		return usageErr("--strategy, --variant and --flags pick the job of --format repro; %s shows every job", f.Name)
 	}
-	f, err := lookupFormat(o.Format, report.KindRun)
-	if err != nil {
-		// A trace's own format (pprof): the file decides, and a run given one is told so once it is read.
-		tf, terr := report.Lookup(o.Format, report.KindTrace)
-		if terr != nil {
-			return nil, usageErr("--format: unknown format %q%s: choose %s", o.Format, suggestion(o.Format, reportFormats()), strings.Join(reportFormats(), ", "))
-		}
-		f = tf
+	return nil
+}
+
+// reportFormat takes a run's format, or a trace's own (pprof): the file decides, and a run given a trace's
+// format is told so once it is read.
+func reportFormat(name string) (*report.Format, error) {
+	if f, err := report.Lookup(name, report.KindRun); err == nil {
+		return f, nil
 	}
-	if (o.Strategy != "" || o.Variant != "" || o.Flags != "") && f.Name != "repro" {
-		return nil, usageErr("--strategy, --variant and --flags pick the job of --format repro; %s shows every job", f.Name)
+	if f, err := report.Lookup(name, report.KindTrace); err == nil {
+		return f, nil
 	}
-	flags := o.Flags
-	if flags != "" {
-		// As the run wrote it, whatever order or spelling was typed: CL_MEM_USE_HOST_PTR is use-host-ptr.
-		f, err := result.ParseMemFlags(flags)
-		if err != nil {
-			return nil, usageErr("--flags: %v", err)
-		}
-		flags = f.String()
+	return nil, fmt.Errorf("--format: unknown format %q%s: choose %s", name, suggestion(name, reportFormats()), strings.Join(reportFormats(), ", "))
+}
+
+// job is the job a one-job format (repro) takes; its flags as the run wrote them, whatever order or
+// spelling was typed: CL_MEM_USE_HOST_PTR is use-host-ptr.
+func (o reportOptions) job() report.Options {
+	j := report.Options{Strategy: o.Strategy, Variant: o.Variant}
+	if o.Flags.Text != "" {
+		j.Flags = o.Flags.Flags.String()
 	}
-	return &reportRequest{path: resultPath(o.args[0]), output: o.Output, format: f, maxSamples: int(maxSamples), wide: o.Wide,
-		job: report.Options{Strategy: o.Strategy, Variant: o.Variant, Flags: flags}}, nil
+	return j
 }
 
 // reportFormats are the formats report renders: a run's, then those only a trace has.
@@ -154,42 +146,43 @@ func loadResultBytes(path string) (*result.Run, []byte, error) {
 }
 
 func runReport(_ context.Context, o reportOptions, stdout io.Writer) error {
-	req, err := o.validate()
+	if err := o.validate(); err != nil {
+		return err
+	}
+	path, f := resultPath(o.args[0]), o.Format.Format
+	if err := checkOutput("--output", o.Output, path); err != nil {
+		return err
+	}
+	if t, err := result.LoadTrace(path); err != nil || t != nil {
+		return reportTrace(stdout, o.Output, f, o.Wide, t, err) // a trace (cmd_trace.go)
+	}
+	r, err := loadResult(path)
 	if err != nil {
 		return err
 	}
-	if err := checkOutput("--output", req.output, req.path); err != nil {
-		return err
+	if _, err := report.Lookup(f.Name, report.KindRun); err != nil {
+		return usageErr("--format %s is a trace's (trace.json): %s is a run; choose %s", f.Name, path, strings.Join(report.Names(report.KindRun), ", "))
 	}
-	if t, err := result.LoadTrace(req.path); err != nil || t != nil {
-		return reportTrace(stdout, req.output, req.format, req.wide, t, err) // a trace (cmd_trace.go)
-	}
-	r, err := loadResult(req.path)
-	if err != nil {
-		return err
-	}
-	if _, err := report.Lookup(req.format.Name, report.KindRun); err != nil {
-		return usageErr("--format %s is a trace's (trace.json): %s is a run; choose %s", req.format.Name, req.path, strings.Join(report.Names(report.KindRun), ", "))
-	}
-	if req.maxSamples > 0 {
+	if o.MaxSamples.N > 0 {
 		for i := range r.Jobs {
-			r.Jobs[i].Samples = result.Thin(r.Jobs[i].Samples, req.maxSamples)
+			r.Jobs[i].Samples = result.Thin(r.Jobs[i].Samples, int(o.MaxSamples.N))
 		}
 	}
 	// The verdict is derived from the numbers, so it is derived again: a result says what this build says
 	// of it, whatever verdict the file holds.
 	j := findings.Judge(r)
-	if req.format.Name == "repro" {
-		if _, err := report.ReproJob(j, req.job.Strategy, req.job.Variant, req.job.Flags); err != nil {
-			return usageErr("%s: %v", req.path, err)
+	if f.Name == "repro" {
+		job := o.job()
+		if _, err := report.ReproJob(j, job.Strategy, job.Variant, job.Flags); err != nil {
+			return usageErr("%s: %v", path, err)
 		}
-		return emitWith(stdout, req.output, req.format, j, req.job)
+		return emitWith(stdout, o.Output, f, j, job)
 	}
-	if req.format.Name == "markdown" && req.output != "" {
+	if f.Name == "markdown" && o.Output != "" {
 		// A report written beside the run's chart (run --out writes run.png next to run.json) links it.
-		if fi, err := os.Lstat(filepath.Join(filepath.Dir(req.output), chartFile)); err == nil && fi.Mode().IsRegular() {
-			return emitWith(stdout, req.output, req.format, j, report.Options{Chart: chartFile})
+		if fi, err := os.Lstat(filepath.Join(filepath.Dir(o.Output), chartFile)); err == nil && fi.Mode().IsRegular() {
+			return emitWith(stdout, o.Output, f, j, report.Options{Chart: chartFile})
 		}
 	}
-	return emit(stdout, req.output, req.format, j, req.wide)
+	return emit(stdout, o.Output, f, j, o.Wide)
 }

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/clmemprobe/clmemprobe/cmd/clmemprobe/internal/safefile"
 	"github.com/clmemprobe/clmemprobe/probe"
@@ -26,20 +25,13 @@ const traceFile = "trace.json"
 
 // traceOptions are the flags of `trace`.
 type traceOptions struct {
-	Timeout, Out, Format, Via string
-	LedgerSample              string // the ledger's mean bytes between samples, 0, or off
-	Output                    string // the rendered trace, instead of stdout
-	Force, Quiet, Calls       bool
-	args                      []string
-}
-
-type traceRequest struct {
-	req    probe.TraceRequest
-	out    string
-	force  bool
-	format string
-	output string
-	quiet  bool
+	outputOptions               // --output: the rendered trace, instead of stdout
+	Timeout       durationValue // 0: no limit
+	Out           string        // the folder of trace.json
+	Via           choice        // how the layer goes into the program
+	LedgerSample  amount
+	Force, Calls  bool
+	args          []string
 }
 
 // traceExitCodes are trace's own meanings of the codes it ends with.
@@ -79,15 +71,17 @@ Example:
 
 ` + traceExitCodes,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "timeout", Value: "0", Destination: &o.Timeout, Usage: "end the program (SIGTERM, then SIGKILL after 2 s) after this long; 0 is no limit"},
+			traceTimeoutFlag(&o.Timeout),
 			&cli.StringFlag{Name: "out", Destination: &o.Out, Usage: "folder to write trace.json, timeline.json (for Perfetto and chrome://tracing) and the ledger's pprof profiles (live-at-exit.pb.gz, live-at-failure.pb.gz after a failure) into (created if missing; one trace at a time)"},
 			&cli.BoolFlag{Name: "force", Destination: &o.Force, Usage: "replace the trace an --out folder already holds"},
 			&cli.BoolFlag{Name: "calls", Destination: &o.Calls, Usage: "keep a log of the program's calls with their arguments and results (commands logged as they are made, so one it is killed in is there): the first " + fmt.Sprint(probe.TraceCallsHead) + ", the last " + fmt.Sprint(probe.TraceCallsBefore) + " up to its first failure and the " + fmt.Sprint(probe.TraceCallsAfter) + " after (the API log of a bug ticket; bundle writes it to api-calls.log)"},
-			&cli.StringFlag{Name: "ledger-sample", Value: "512KiB", Destination: &o.LedgerSample, Usage: "the ledger of call sites (which of your functions made each buffer, what each left unreleased): buffers of 1 MiB or more are attributed one by one, smaller ones sampled by bytes, one per this many on average (their sites' figures are then estimates, said so); 0 attributes every buffer (each costs an unwind the first time its stack is seen), off keeps no ledger"},
-			&cli.StringFlag{Name: "via", Value: probe.TraceViaAuto, Destination: &o.Via, Usage: "how the layer goes in: auto (the loader's layers where the loader loads them, else LD_PRELOAD), layer, preload"},
-			&cli.StringFlag{Name: "format", Value: "table", Destination: &o.Format, Usage: strings.Join(report.Names(report.KindTrace), ", ")},
-			outputFlag(&o.Output, "write the --format output (what stdout would get) to this file instead; not --out, the folder of trace.json and timeline.json"),
-			quietFlag(&o.Quiet),
+			ledgerFlag(&o.LedgerSample, "the ledger of call sites (which of your functions made each buffer, what each left unreleased): buffers of 1 MiB or more are attributed one by one, smaller ones sampled by bytes, one per this many on average (their sites' figures are then estimates, said so); 0 attributes every buffer (each costs an unwind the first time its stack is seen), off keeps no ledger"),
+			choiceFlag(&o.Via, "via", probe.TraceViaAuto, probe.TraceVias, func(s string) error {
+				return fmt.Errorf("--via %q%s: choose %s", s, suggestion(s, probe.TraceVias), strings.Join(probe.TraceVias, ", "))
+			}, "how the layer goes in: auto (the loader's layers where the loader loads them, else LD_PRELOAD), layer, preload"),
+			formatFlag(&o.Format, "table", strings.Join(report.Names(report.KindTrace), ", "), ofKind(report.KindTrace)),
+			o.outputFlag("write the --format output (what stdout would get) to this file instead; not --out, the folder of trace.json and timeline.json"),
+			o.quietFlag(),
 		},
 		OnUsageError: commandUsageError,
 		Action: func(c *cli.Context) error {
@@ -97,50 +91,59 @@ Example:
 	}
 }
 
-func (o traceOptions) validate() (*traceRequest, error) {
-	args := o.args
-	if len(args) > 0 && args[0] == "--" {
-		args = args[1:]
-	}
-	if len(args) == 0 {
-		return nil, usageErr("trace needs a program: clmemprobe trace [FLAGS] -- PROGRAM [ARGS...]")
-	}
-	if _, err := lookupFormat(o.Format, report.KindTrace); err != nil {
-		return nil, err
-	}
-	if !slices.Contains(probe.TraceVias, o.Via) {
-		return nil, usageErr("--via %q%s: choose %s", o.Via, suggestion(o.Via, probe.TraceVias), strings.Join(probe.TraceVias, ", "))
-	}
-	var timeout time.Duration
-	if o.Timeout != "0" {
-		var err error
-		if timeout, err = ParseDuration(o.Timeout); err != nil {
-			return nil, usageErr("--timeout: %v (or 0 for no limit)", err)
-		}
+// validate checks the rules between trace's flags and its arguments. It has no side effects.
+func (o traceOptions) validate() error {
+	if len(o.program()) == 0 {
+		return usageErr("trace needs a program: clmemprobe trace [FLAGS] -- PROGRAM [ARGS...]")
 	}
 	if name := resultFileOf(o.Output, o.Out); o.Output != "" && name != "" {
-		return nil, usageErr("--output %s is --out's own %s; give the rendered trace another name", o.Output, name)
+		return usageErr("--output %s is --out's own %s; give the rendered trace another name", o.Output, name)
 	}
+	return nil
+}
+
+// program is the program to trace and its arguments: what follows --.
+func (o traceOptions) program() []string {
+	if len(o.args) > 0 && o.args[0] == "--" {
+		return o.args[1:]
+	}
+	return o.args
+}
+
+// request is the trace the flags ask for, of the program found on PATH.
+func (o traceOptions) request() (probe.TraceRequest, error) {
+	args := o.program()
 	if err := checkOutput("--output", o.Output); err != nil {
-		return nil, err
+		return probe.TraceRequest{}, err
 	}
 	path, err := exec.LookPath(args[0])
 	if err != nil {
-		return nil, usageErr("trace: %s: %v", args[0], lookError(err))
+		return probe.TraceRequest{}, usageErr("trace: %s: %v", args[0], lookError(err))
 	}
-	r := &traceRequest{out: o.Out, force: o.Force, format: o.Format, output: o.Output, quiet: o.Quiet}
-	r.req = probe.TraceRequest{Program: path, Args: args[1:], Via: o.Via, Timeout: timeout, ToolVersion: version, Calls: o.Calls}
-	switch o.LedgerSample {
-	case "off":
-		r.req.NoLedger = true
-	case "0": // every buffer attributed
-	default:
-		r.req.LedgerSample, err = units.ParseSize(o.LedgerSample)
+	return probe.TraceRequest{Program: path, Args: args[1:], Via: o.Via.Text, Timeout: o.Timeout.D, ToolVersion: version, Calls: o.Calls,
+		NoLedger: o.LedgerSample.Off, LedgerSample: o.LedgerSample.N}, nil
+}
+
+// traceTimeoutFlag is trace's --timeout: 0 is no limit.
+func traceTimeoutFlag(v *durationValue) cli.Flag {
+	v.zeroIsNone = true
+	return durationFlag(v, "timeout", "0", "end the program (SIGTERM, then SIGKILL after 2 s) after this long; 0 is no limit")
+}
+
+// ledgerFlag is --ledger-sample: the ledger's mean bytes between sampled buffers, 0 for every buffer, or
+// off for no ledger.
+func ledgerFlag(v *amount, usage string) cli.Flag {
+	v.parse = func(s string) (uint64, bool, error) {
+		if s == "off" || s == "0" {
+			return 0, s == "off", nil
+		}
+		b, err := units.ParseSize(s)
+		if err != nil {
+			return 0, false, fmt.Errorf("--ledger-sample: %v (a size such as 512KiB, 0 for every buffer, or off)", err)
+		}
+		return b, false, nil
 	}
-	if err != nil {
-		return nil, usageErr("--ledger-sample: %v (a size such as 512KiB, 0 for every buffer, or off)", err)
-	}
-	return r, nil
+	return valueFlag("ledger-sample", v, "512KiB", usage)
 }
 
 // lookError says why a program cannot be run, without exec's wrapping of the name.
@@ -159,47 +162,49 @@ func lookError(err error) string {
 }
 
 func runTrace(ctx context.Context, o traceOptions, stdout, stderr io.Writer) error {
-	r, err := o.validate()
+	if err := o.validate(); err != nil {
+		return err
+	}
+	req, err := o.request()
 	if err != nil {
 		return err
 	}
 	var lock *safefile.DirLock
-	if r.out != "" {
-		if lock, err = lockOutDir(r.out, r.force, "a trace", traceOutFiles...); err != nil {
+	if o.Out != "" {
+		if lock, err = lockOutDir(o.Out, o.Force, "a trace", traceOutFiles...); err != nil {
 			return err
 		}
 		defer lock.Unlock()
 	}
 	ctx, stop := withInterrupt(ctx, stderr)
 	defer stop()
-	r.req.Stdin, r.req.Stdout, r.req.Stderr = os.Stdin, stdout, stderr
-	t, err := probe.Trace(ctx, r.req)
+	req.Stdin, req.Stdout, req.Stderr = os.Stdin, stdout, stderr
+	t, err := probe.Trace(ctx, req)
 	if err != nil {
 		return err
 	}
 	t.Exit.Interrupted = t.Exit.Interrupted || ctx.Err() != nil
-	return finishTrace(findings.JudgeTrace(t), r, stdout, stderr)
+	return finishTrace(findings.JudgeTrace(t), o, stdout, stderr)
 }
 
 // finishTrace writes trace.json and timeline.json (with --out), renders the trace, and says how the program
 // ended in the exit code.
-func finishTrace(j findings.JudgedTrace, r *traceRequest, stdout, stderr io.Writer) error {
+func finishTrace(j findings.JudgedTrace, o traceOptions, stdout, stderr io.Writer) error {
 	t := j.Trace()
-	if r.out != "" {
-		written, err := writeTraceOut(j, r.out)
+	if o.Out != "" {
+		written, err := writeTraceOut(j, o.Out)
 		if err != nil {
 			return err
 		}
-		if !r.quiet {
+		if !o.Quiet {
 			fmt.Fprintf(stderr, "wrote %s\n", strings.Join(written, ", "))
 		}
 	}
-	if r.output != "" {
-		f, _ := report.Lookup(r.format, report.KindTrace) // validated
-		if err := emit(stdout, r.output, f, j, false); err != nil {
+	if o.Output != "" {
+		if err := emit(stdout, o.Output, o.Format.Format, j, false); err != nil {
 			return err
 		}
-	} else if err := render(stdout, r.format, j); err != nil {
+	} else if err := render(stdout, o.Format.Name(), j); err != nil {
 		return err
 	}
 	switch {

@@ -181,6 +181,9 @@ func realMain(args []string, stdout, stderr io.Writer) int {
 	completeFrom(app, args, stdout)
 	args, err := helpArgs(app, args)
 	if err == nil {
+		err = spacedSize(app, args)
+	}
+	if err == nil {
 		err = app.RunContext(context.Background(), flagsFirst(app, args))
 	}
 	sayError(stderr, err)
@@ -313,39 +316,12 @@ func newApp(stdout, stderr io.Writer) *cli.App {
 	}
 }
 
-// openclLibFlag is shared by every command that talks to OpenCL.
-func openclLibFlag(dest *string) cli.Flag {
-	return &cli.StringFlag{Name: "opencl-lib", Destination: dest,
-		Usage: "OpenCL library to load (default: $CLMEMPROBE_OPENCL_LIB, else libOpenCL.so.1, the ICD loader)"}
-}
-
-// setupTimeoutFlag is shared by every command that loads a runtime.
-func setupTimeoutFlag(dest *string) cli.Flag {
-	return &cli.StringFlag{Name: "setup-timeout", Value: "120s", Destination: dest,
-		Usage: "time limit for loading the runtime, listing devices, creating contexts and building kernels"}
-}
-
-// quietFlag is -q of the commands that say what they did on stderr: with it they say nothing there but
-// errors and warnings.
-func quietFlag(dest *bool) cli.Flag {
-	return &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Destination: dest,
-		Usage: "nothing on stderr but errors and warnings: no progress line, no \"wrote ...\" line"}
-}
-
-// outputFlag is -o of the commands that render a document: what would go to stdout goes to the file, written
-// new in its folder, synced and renamed into place (emit, safefile), so a link there is replaced, not followed.
-func outputFlag(dest *string, usage string) cli.Flag {
-	return &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Destination: dest, Usage: usage}
-}
-
-// wideFlag is --wide of every command whose table leaves out columns on a narrow terminal.
-func wideFlag(dest *bool) cli.Flag {
-	return &cli.BoolFlag{Name: "wide", Destination: dest, Usage: "show every column of a table, however wide the terminal"}
-}
-
 // commandUsageError makes flag errors of subcommands one clear line with exit code 2, with the closest flag
-// when the one given does not exist.
+// when the one given does not exist; a value that does not parse says its own line.
 func commandUsageError(c *cli.Context, err error, isSubcommand bool) error {
+	if line, ok := setErrorLine(err); ok {
+		return usageErr("%s", line) // a typed value's own line, which names its flag
+	}
 	return usageErr("%s: %s%s (see clmemprobe %s --help)", c.Command.Name, flagError(err), flagSuggestion(c.Command, err), c.Command.Name)
 }
 

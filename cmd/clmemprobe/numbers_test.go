@@ -5,6 +5,8 @@ package main
 
 import (
 	"encoding/json"
+	"flag"
+	"io"
 	"strings"
 	"testing"
 
@@ -35,14 +37,14 @@ func TestCountFlagsTakeExponents(t *testing.T) {
 		t.Fatalf("--max-allocs 1e3: exit %d, %.300s %s", res.code, res.stdout, res.stderr)
 	}
 	oneLineError(t, inProcess(t, PoCLEnv(t), "run", "--dry-run", "--max-allocs", "1.2345e2"), exitUsage, "--max-allocs")
-	o := exchangeOptions{Cells: "1e3", Halo: "4", Steps: "1e2", VerifyEvery: "0", BenchReps: "2e1", Sync: "events", BenchBytes: "1Mi",
-		BufferFlags: "read-write", SetupTimeout: "1s", HangTimeout: "1s", Format: "table", Devices: "0,1"}
-	r, err := o.validate()
-	if err != nil || r.ex.Cells != 1000 || r.ex.Steps != 100 || r.ex.BenchReps != 20 || r.ex.BenchBytes != 1<<20 {
+	o, err := exchangeOptionsOf("--cells", "1e3", "--steps", "1e2", "--bench-reps", "2e1", "--bench-bytes", "1Mi", "--devices", "0,1")
+	if err == nil {
+		err = o.validate()
+	}
+	if r := o.request(); err != nil || r.Cells != 1000 || r.Steps != 100 || r.BenchReps != 20 || r.BenchBytes != 1<<20 {
 		t.Fatalf("exchange 1e3 cells, 1e2 steps, 2e1 reps, 1Mi: %+v, %v", r, err)
 	}
-	o.Steps = "2.5"
-	if _, err := o.validate(); err == nil || !strings.Contains(err.Error(), "--steps") {
+	if _, err := exchangeOptionsOf("--steps", "2.5"); err == nil || !strings.Contains(err.Error(), "--steps") {
 		t.Errorf("--steps 2.5: %v", err)
 	}
 	for _, args := range [][]string{{"report", "--max-samples", "1.5", "x.json"}, {"exchange", "--cells", "1e3.5"}} {
@@ -63,15 +65,12 @@ func TestDecimalSizeIsSaidOnce(t *testing.T) {
 	if sweep.code != 0 || !strings.Contains(sweep.stderr, "--sizes 2GB is 2,000,000,000 bytes (decimal); 2GiB is 2,147,483,648") {
 		t.Errorf("--sizes 4KiB,2GB: exit %d, stderr %q", sweep.code, sweep.stderr)
 	}
-	o := exchangeOptions{Cells: "1e3", Halo: "4", Steps: "1", VerifyEvery: "0", BenchReps: "0", Sync: "events", BenchBytes: "16MB",
-		BufferFlags: "read-write", SetupTimeout: "1s", HangTimeout: "1s", Format: "table"}
-	if r, err := o.validate(); err != nil || r.note != "--bench-bytes 16MB is 16,000,000 bytes (decimal); 16MiB is 16,777,216" {
-		t.Errorf("exchange --bench-bytes 16MB: %+v, %v", r, err)
+	if o, err := exchangeOptionsOf("--bench-bytes", "16MB"); err != nil || o.note() != "--bench-bytes 16MB is 16,000,000 bytes (decimal); 16MiB is 16,777,216" {
+		t.Errorf("exchange --bench-bytes 16MB: %q, %v", o.note(), err)
 	}
 	// A decimal size whose binary reading is no whole number of bytes still says the bytes it is.
-	o.BenchBytes = "1.1MB"
-	if r, err := o.validate(); err != nil || r.note != "--bench-bytes 1.1MB is "+units.Grouped(11*100*1000)+" bytes (decimal); 1.1MiB would not be a whole number of bytes" {
-		t.Errorf("exchange --bench-bytes 1.1MB: %+v, %v", r, err)
+	if o, err := exchangeOptionsOf("--bench-bytes", "1.1MB"); err != nil || o.note() != "--bench-bytes 1.1MB is "+units.Grouped(11*100*1000)+" bytes (decimal); 1.1MiB would not be a whole number of bytes" {
+		t.Errorf("exchange --bench-bytes 1.1MB: %q, %v", o.note(), err)
 	}
 	for _, size := range []string{"1MiB", "1Mi", "1M", "1048576"} {
 		if res := inProcess(t, env, "run", "--dry-run", "--max-allocs", "4", "--size", size); res.code != 0 || res.stderr != "" {
@@ -111,4 +110,17 @@ func TestHostReserveFromTheEnvironment(t *testing.T) {
 		oneLineError(t, inProcess(t, append(env, "CLMEMPROBE_HOST_RESERVE="+bad), "run", "--dry-run"), exitUsage, "CLMEMPROBE_HOST_RESERVE="+bad)
 		oneLineError(t, inProcess(t, append(env, "CLMEMPROBE_HOST_RESERVE="+bad), "largest", "--max-bytes", "64MiB"), exitUsage, "CLMEMPROBE_HOST_RESERVE="+bad)
 	}
+}
+
+// exchangeOptionsOf are exchange's options as its flags set them from args, as the command line does.
+func exchangeOptionsOf(args ...string) (*exchangeOptions, error) {
+	o := &exchangeOptions{}
+	set := flag.NewFlagSet("exchange", flag.ContinueOnError)
+	set.SetOutput(io.Discard)
+	for _, f := range exchangeFlags(o) {
+		if err := f.Apply(set); err != nil {
+			return o, err
+		}
+	}
+	return o, set.Parse(args)
 }

@@ -250,32 +250,6 @@ func ParseCount(s string) (uint64, error) {
 	return uint64(f), nil
 }
 
-// countFlag is one count flag: its name, the value given, where the count goes, and the least it may be.
-type countFlag struct {
-	name  string
-	value string
-	dest  *uint64
-	least uint64
-}
-
-// parseCounts reads count flags in order; the first that does not read is bad input.
-func parseCounts(flags ...countFlag) error {
-	for _, f := range flags {
-		n, err := ParseCount(f.value)
-		if err != nil {
-			return usageErr("--%s: %v", f.name, err)
-		}
-		if n < f.least {
-			if f.least == 1 {
-				return usageErr("--%s must be positive, got %s", f.name, strings.TrimSpace(f.value))
-			}
-			return usageErr("--%s must be at least %d, got %s", f.name, f.least, strings.TrimSpace(f.value))
-		}
-		*f.dest = n
-	}
-	return nil
-}
-
 // hostReserveEnv names the environment variable that sets the default host reserve where no --host-reserve
 // is given: a site's own, or a test suite's on a runtime that takes little host memory, whose runs must not
 // stop for what the rest of the machine holds.

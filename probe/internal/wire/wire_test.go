@@ -2,9 +2,11 @@ package wire
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
 )
@@ -170,5 +172,22 @@ func TestCgroupReserve(t *testing.T) {
 				t.Errorf("%d, want %d", got, c.wants)
 			}
 		})
+	}
+}
+
+// A strategy job goes to its worker as this JSON, the touch mode as the engine's enum spelled as users type
+// it: the bytes are pinned, so that a change of the spec's types shows here before it shows between a
+// parent and a worker.
+func TestStrategySpecBytes(t *testing.T) {
+	spec := StrategySpec{Platform: 1, Devices: []int{0, 2}, Strategy: result.MigrateFirst, Size: 1 << 20, Flags: result.DefaultFlags, Count: 10,
+		Touch: result.TouchKernel, HostReserve: 64 << 20, SampleInterval: 10 * time.Millisecond, PerBuffer: true}
+	b, err := json.Marshal(spec)
+	want := `{"platform":1,"devices":[0,2],"strategy":"migrate-first","size":1048576,"flags":1,"count":10,"touch":"kernel","host_reserve":67108864,"sample_interval":10000000,"per_buffer":true}`
+	if err != nil || string(b) != want {
+		t.Fatalf("spec JSON %s, %v; want %s", b, err, want)
+	}
+	var back StrategySpec
+	if err := json.Unmarshal(b, &back); err != nil || back.Touch != result.TouchKernel || back.Strategy != result.MigrateFirst || back.Count != 10 {
+		t.Errorf("read back %+v, %v", back, err)
 	}
 }
