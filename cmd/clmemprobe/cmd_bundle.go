@@ -163,12 +163,17 @@ func runBundle(_ context.Context, o bundleOptions, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "clmemprobe: nothing failed, crashed or hung in this run: ISSUE.md describes a run without a failure")
 	}
 	files = append([]bundleFile{{"ISSUE.md", report.IssueRun(j, issueOpts)}, {"README.md", bundleReadme(j, reproErr)}}, files...)
-	// Every file is dated by the run, so the same result gives the same bundle.
-	mtime, err := time.Parse(time.RFC3339, r.Started)
+	return writeBundle(o, files, bundleTime(r.Started), stderr)
+}
+
+// bundleTime is when every file of a bundle is dated: when its result started, so that the same result
+// gives the same bundle (the epoch for a result whose start cannot be read).
+func bundleTime(started string) time.Time {
+	mtime, err := time.Parse(time.RFC3339, started)
 	if err != nil {
-		mtime = time.Unix(0, 0)
+		return time.Unix(0, 0)
 	}
-	return writeBundle(o, files, mtime, stderr)
+	return mtime
 }
 
 // loadBaseline loads --baseline, where given, and refuses one that measured something else.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report"
@@ -74,11 +73,7 @@ func bundleTrace(o bundleOptions, path string, t *result.Trace, loadErr error, s
 		files = append(files, bundleFile{kernelLogFile, report.KernelLogText(t.KernelLog)})
 	}
 	files = append([]bundleFile{{"ISSUE.md", report.IssueTrace(j, issueOpts)}}, files...)
-	mtime, err := time.Parse(time.RFC3339, t.Started)
-	if err != nil {
-		mtime = time.Unix(0, 0)
-	}
-	return writeBundle(o, files, mtime, stderr)
+	return writeBundle(o, files, bundleTime(t.Started), stderr)
 }
 
 // traceProfiles are the ledger's pprof profiles, rendered as trace --out writes them (profilesOf).
