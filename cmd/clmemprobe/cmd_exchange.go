@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe"
 	"github.com/clmemprobe/clmemprobe/probe/result"
@@ -162,13 +161,13 @@ func runExchange(ctx context.Context, o exchangeOptions, stdout, stderr io.Write
 	if err := req.ex.Validate(); err != nil {
 		return usageErr("%v", err)
 	}
-	started := time.Now().UTC().Format(time.RFC3339)
+	header := result.NewHeader(version, req.command, inv, plat) // started before the exchange
 	ex, err := probe.Exchange(ctx, req.library, req.ex, req.limits)
 	if ex == nil {
 		return err
 	}
-	res := &result.ExchangeRun{SchemaVersion: result.SchemaVersion, Tool: result.Tool{Name: "clmemprobe", Version: version},
-		Started: started, Command: req.command, Environment: probe.Environment(req.library), Platform: inv[plat].Platform, Exchange: *ex}
+	res := result.NewExchangeRun(header, *ex)
+	res.Environment = probe.Environment(req.library)
 	for _, i := range req.ex.Devices {
 		res.DeviceInfo = append(res.DeviceInfo, inv[plat].Devices[i])
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe"
 	"github.com/clmemprobe/clmemprobe/probe/result"
@@ -89,8 +88,8 @@ func runRemedy(ctx context.Context, o runOptions, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	rem := &result.Remedy{SchemaVersion: result.SchemaVersion, Kind: result.RemedyKind, Tool: result.Tool{Name: "clmemprobe", Version: version},
-		Started: time.Now().UTC().Format(time.RFC3339), Command: result.RedactArgs(o.commandLine), Platform: inv[base.Platform].Platform, Touch: base.Touch}
+	rem := result.NewRemedy(result.NewHeader(version, result.RedactArgs(o.commandLine), inv, base.Platform))
+	rem.Touch = base.Touch
 	for _, i := range base.Devices {
 		rem.Devices = append(rem.Devices, inv[base.Platform].Devices[i])
 	}
