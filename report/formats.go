@@ -20,7 +20,7 @@ type Kind int
 const (
 	KindRun          Kind = iota // a probe run, judged (findings.Judged)
 	KindComparison               // compare's answer (*comparison.Comparison)
-	KindExchange                 // the halo exchange (*result.ExchangeRun)
+	KindExchange                 // the halo exchange, judged (findings.JudgedExchange)
 	KindInventory                // the device listing (*result.Inventory)
 	KindEnvironment              // the environment block (*result.Environment)
 	KindPlan                     // what run --dry-run would do (*result.DryRun)
@@ -29,8 +29,8 @@ const (
 	KindExpectations             // what check holds a node to (*result.Expectations)
 	KindPresets                  // run --variant-preset list (*PresetList)
 	KindTrace                    // a traced program, judged (findings.JudgedTrace)
-	KindLargest                  // the largest buffer search (*result.Largest)
-	KindRemedy                   // the remedy search (*result.Remedy)
+	KindLargest                  // the largest buffer search, judged (findings.JudgedLargest)
+	KindRemedy                   // the remedy search, judged (findings.JudgedRemedy)
 )
 
 // Options shape text output for the terminal it goes to; the zero value suits files and pipes.
@@ -63,7 +63,7 @@ type Format struct {
 	Binary       bool
 	Run          func(io.Writer, findings.Judged, Options) error
 	Comparison   func(io.Writer, *comparison.Comparison, Options) error
-	Exchange     func(io.Writer, *result.ExchangeRun, Options) error
+	Exchange     func(io.Writer, findings.JudgedExchange, Options) error
 	Inventory    func(io.Writer, *result.Inventory, Options) error
 	Environment  func(io.Writer, *result.Environment, Options) error
 	Plan         func(io.Writer, *result.DryRun, Options) error
@@ -72,8 +72,8 @@ type Format struct {
 	Expectations func(io.Writer, *result.Expectations, Options) error
 	Presets      func(io.Writer, *PresetList, Options) error
 	Trace        func(io.Writer, findings.JudgedTrace, Options) error
-	Largest      func(io.Writer, *result.Largest, Options) error
-	Remedy       func(io.Writer, *result.Remedy, Options) error
+	Largest      func(io.Writer, findings.JudgedLargest, Options) error
+	Remedy       func(io.Writer, findings.JudgedRemedy, Options) error
 }
 
 // formats is the registry, in the order help texts list them.
@@ -83,9 +83,9 @@ var formats = []Format{
 		Fleet: writeFleetText, Health: writeHealthText, Presets: writePresetsText, Trace: writeTraceTable, Largest: writeLargestTable,
 		Remedy: writeRemedyTable},
 	{Name: "json", Help: "the document as indented JSON, for scripts", Run: jsonOf[findings.Judged], Comparison: jsonOf[*comparison.Comparison],
-		Exchange: jsonOf[*result.ExchangeRun], Inventory: jsonOf[*result.Inventory], Environment: jsonOf[*result.Environment],
+		Exchange: jsonOf[findings.JudgedExchange], Inventory: jsonOf[*result.Inventory], Environment: jsonOf[*result.Environment],
 		Plan: jsonOf[*result.DryRun], Fleet: writeFleetJSON, Health: jsonOf[*comparison.Health], Expectations: jsonOf[*result.Expectations], Presets: jsonOf[*PresetList],
-		Trace: jsonOf[findings.JudgedTrace], Largest: jsonOf[*result.Largest], Remedy: jsonOf[*result.Remedy]},
+		Trace: jsonOf[findings.JudgedTrace], Largest: jsonOf[findings.JudgedLargest], Remedy: jsonOf[findings.JudgedRemedy]},
 	{Name: "markdown", Help: "a report for a bug ticket", Run: writeMarkdown, Comparison: writeComparisonMarkdown, Exchange: writeExchangeMarkdown,
 		Environment: writeEnvironmentMarkdown, Fleet: writeFleetMarkdown, Trace: writeTraceMarkdown, Largest: writeLargestMarkdown,
 		Remedy: writeRemedyMarkdown},
@@ -171,7 +171,7 @@ func RenderWith(w io.Writer, name string, doc any, opts Options) error {
 		return f.Run(w, d, opts)
 	case *comparison.Comparison:
 		return f.Comparison(w, d, opts)
-	case *result.ExchangeRun:
+	case findings.JudgedExchange:
 		return f.Exchange(w, d, opts)
 	case *result.Inventory:
 		return f.Inventory(w, d, opts)
@@ -189,9 +189,9 @@ func RenderWith(w io.Writer, name string, doc any, opts Options) error {
 		return f.Presets(w, d, opts)
 	case findings.JudgedTrace:
 		return f.Trace(w, d, opts)
-	case *result.Largest:
+	case findings.JudgedLargest:
 		return f.Largest(w, d, opts)
-	case *result.Remedy:
+	case findings.JudgedRemedy:
 		return f.Remedy(w, d, opts)
 	}
 	return fmt.Errorf("report: cannot render a %T", doc)
@@ -201,12 +201,13 @@ func kindOf(doc any) (Kind, error) {
 	switch doc.(type) {
 	case findings.Judged:
 		return KindRun, nil
-	case *result.Run, *result.Trace:
-		// A bare run would be rendered with whatever verdict it holds: the caller judges it first.
-		return 0, fmt.Errorf("report: a %T is rendered judged (findings.Judge, findings.JudgeTrace)", doc)
+	case *result.Run, *result.Trace, *result.Largest, *result.Remedy, *result.ExchangeRun:
+		// A bare document would be rendered with whatever verdict it holds, or none: the caller judges it
+		// first.
+		return 0, fmt.Errorf("report: a %T is rendered judged (package judge)", doc)
 	case *comparison.Comparison:
 		return KindComparison, nil
-	case *result.ExchangeRun:
+	case findings.JudgedExchange:
 		return KindExchange, nil
 	case *result.Inventory:
 		return KindInventory, nil
@@ -224,9 +225,9 @@ func kindOf(doc any) (Kind, error) {
 		return KindPresets, nil
 	case findings.JudgedTrace:
 		return KindTrace, nil
-	case *result.Largest:
+	case findings.JudgedLargest:
 		return KindLargest, nil
-	case *result.Remedy:
+	case findings.JudgedRemedy:
 		return KindRemedy, nil
 	}
 	return 0, fmt.Errorf("report: cannot render a %T", doc)

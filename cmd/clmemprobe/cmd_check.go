@@ -12,7 +12,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
-	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/judge"
 	"github.com/urfave/cli/v2"
 )
 
@@ -252,9 +252,8 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) err
 	if errors.Is(ctx.Err(), context.Canceled) { // Ctrl-C, not the time limit (DeadlineExceeded)
 		return interruptedCheck(stdout, req.format, run, len(exp.Jobs))
 	}
-	judged := findings.Judge(run)
-	health := comparison.CheckHealth(exp, run, req.tolerance, req.timeLimit.Seconds())
-	health.Seconds = time.Since(start).Seconds()
+	judged := judge.Run(run)
+	health := judge.Check(exp, run, req.tolerance, req.timeLimit, time.Since(start))
 	var writeErr error
 	if req.prom != "" {
 		writeErr = renderFile(req.prom, "prom", judged)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
+	"github.com/clmemprobe/clmemprobe/report/judge"
 	"github.com/urfave/cli/v2"
 )
 
@@ -86,7 +87,7 @@ func runCompare(_ context.Context, o compareOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cmp := comparison.Compare(base, next, req.tolerance)
+	cmp := judge.Compare(base, next, req.tolerance)
 	if cmp.Incomparable != "" {
 		return usageErr("%s and %s cannot be compared: %s; compare runs of the same devices and touch mode", req.base, req.next, cmp.Incomparable)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report"
+	"github.com/clmemprobe/clmemprobe/report/judge"
 	"github.com/urfave/cli/v2"
 )
 
@@ -172,7 +173,7 @@ func runExchange(ctx context.Context, o exchangeOptions, stdout, stderr io.Write
 		res.DeviceInfo = append(res.DeviceInfo, inv[plat].Devices[i])
 	}
 	res.BufferFlags = req.flags
-	if err := emit(stdout, req.output, req.format, res, false); err != nil {
+	if err := emit(stdout, req.output, req.format, judge.Exchange(res), false); err != nil {
 		return err
 	}
 	if ex.Interrupted {

@@ -10,7 +10,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report"
-	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/judge"
 	"github.com/urfave/cli/v2"
 )
 
@@ -122,12 +122,11 @@ func runRemedy(ctx context.Context, o runOptions, stdout, stderr io.Writer) erro
 		say(k+2, ch.Name, j)
 	}
 	rem.Interrupted = ctx.Err() != nil
-	findings.RankRemedies(rem)
 	f, err := lookupFormat(req.format, report.KindRemedy)
 	if err != nil {
 		return err
 	}
-	if err := emit(stdout, req.output, f, rem, req.wide); err != nil {
+	if err := emit(stdout, req.output, f, judge.Remedy(rem), req.wide); err != nil {
 		return err
 	}
 	if ctx.Err() != nil {
@@ -179,17 +178,14 @@ func remedyBase(req *runRequest, inv result.Inventory, from *result.Run) (probe.
 // began, and then the job says it was interrupted with nothing done.
 func remedyJob(ctx context.Context, p probe.Plan, inv result.Inventory, change string) (j result.RemedyJob, started bool, err error) {
 	run, err := probe.Run(ctx, p, inv, nil)
-	j = result.RemedyJob{Change: change, Strategy: p.Strategies[0], SizeBytes: p.Sizes[0]}
 	if run == nil || len(run.Jobs) == 0 {
+		j = result.RemedyJob{Change: change, Strategy: p.Strategies[0], SizeBytes: p.Sizes[0]}
 		if ctx.Err() != nil {
 			j.Outcome, j.StopCause, j.Reason = result.OutcomeStopped, result.StopInterrupted, "interrupted before it began"
 		}
 		return j, false, err
 	}
-	s := run.Jobs[0]
-	j.Flags, j.Variant, j.VariantSettings = s.Flags, s.Variant, s.VariantSettings
-	j.AllocationsOK, j.BytesOK, j.Outcome, j.FirstFailure, j.Reason, j.StopCause = s.AllocationsOK, s.BytesOK, s.Outcome, s.FirstFailure, s.Reason, s.StopCause
-	judged := findings.Judge(run) // its own copy of the run: the limit is asked of the copy's job
-	j.Limit = judged.Limit(&judged.Run().Jobs[0]).Limit
+	j = judge.RemedyJob(run)
+	j.Change, j.Strategy, j.SizeBytes = change, p.Strategies[0], p.Sizes[0]
 	return j, true, err
 }

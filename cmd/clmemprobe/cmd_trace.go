@@ -18,6 +18,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/judge"
 	"github.com/urfave/cli/v2"
 )
 
@@ -177,8 +178,7 @@ func runTrace(ctx context.Context, o traceOptions, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	t.Exit.Interrupted = t.Exit.Interrupted || ctx.Err() != nil
-	return finishTrace(findings.JudgeTrace(t), r, stdout, stderr)
+	return finishTrace(judge.Trace(t, ctx.Err() != nil), r, stdout, stderr)
 }
 
 // finishTrace writes trace.json and timeline.json (with --out), renders the trace, and says how the program

@@ -1,7 +1,9 @@
 package findings
 
 import (
+	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -10,15 +12,44 @@ import (
 	"github.com/clmemprobe/clmemprobe/report/comparison"
 )
 
-// RankRemedies judges a remedy search: each change's gain against the baseline and whether it lifts the
-// failure, the changes ordered by that (lifting first, then the largest gain, then the smallest change),
-// and the headline. A job Ctrl-C interrupted has no gain and comes last: how far it went says nothing of
-// its change.
-func RankRemedies(r *result.Remedy) {
-	base := r.Baseline
+// JudgedRemedy is a remedy search with what it means: its changes ranked, each with its gain against the
+// baseline and whether it lifts the failure, and the headline. JudgeRemedy is the one function that makes
+// one; every renderer of a remedy search takes one.
+type JudgedRemedy struct {
+	remedy  *result.Remedy // a copy of the search with its changes ranked and the verdict stored
+	verdict []string
+}
+
+// JudgeRemedy ranks a remedy search's changes (rankRemedies) and states its headline, in a copy of its own:
+// it leaves r as it is.
+func JudgeRemedy(r *result.Remedy) JudgedRemedy {
+	if r == nil {
+		r = &result.Remedy{}
+	}
+	ranked := *r
+	ranked.Remedies = rankRemedies(r.Baseline, r.Remedies)
+	verdict := []string{remedyHeadline(&ranked)}
+	return JudgedRemedy{remedy: result.WithJudgement(&ranked, result.Judgement{Verdict: verdict}), verdict: verdict}
+}
+
+// Remedy is the judged search, its changes in their ranking.
+func (j JudgedRemedy) Remedy() *result.Remedy { return j.remedy }
+
+// Verdict is the search's headline, one sentence.
+func (j JudgedRemedy) Verdict() []string { return j.verdict }
+
+// MarshalJSON writes the judged search as remedy --format json does.
+func (j JudgedRemedy) MarshalJSON() ([]byte, error) { return json.Marshal(j.remedy) }
+
+// rankRemedies judges the changes of a remedy search: each change's gain against the baseline and whether
+// it lifts the failure, the changes ordered by that (lifting first, then the largest gain, then the
+// smallest change). A job Ctrl-C interrupted has no gain and comes last: how far it went says nothing of
+// its change. It returns ranked copies of the jobs, in the order they ran.
+func rankRemedies(base result.RemedyJob, jobs []result.RemedyJob) []result.RemedyJob {
 	failed := base.Outcome != result.OutcomeCompleted
-	for i := range r.Remedies {
-		j := &r.Remedies[i]
+	ranked := slices.Clone(jobs)
+	for i := range ranked {
+		j := &ranked[i]
 		j.Order = i
 		j.Gain, j.Lifts = 0, false
 		if !j.Interrupted() && !base.Interrupted() {
@@ -26,8 +57,8 @@ func RankRemedies(r *result.Remedy) {
 			j.Lifts = failed && j.Outcome == result.OutcomeCompleted
 		}
 	}
-	sort.SliceStable(r.Remedies, func(a, b int) bool {
-		x, y := r.Remedies[a], r.Remedies[b]
+	sort.SliceStable(ranked, func(a, b int) bool {
+		x, y := ranked[a], ranked[b]
 		if x.Interrupted() != y.Interrupted() {
 			return y.Interrupted()
 		}
@@ -39,11 +70,8 @@ func RankRemedies(r *result.Remedy) {
 		}
 		return x.Order < y.Order
 	})
-	r.Verdict = RemedyVerdict(r)
+	return ranked
 }
-
-// RemedyVerdict is the headline of a ranked remedy search: what lifts the failure, or what comes nearest.
-func RemedyVerdict(r *result.Remedy) []string { return []string{remedyHeadline(r)} }
 
 // remedyTolerance is how far a change must go past the baseline to have gone further: the comparisons'
 // tolerance, and where the host guard stopped both before their address-space limit, at least the scatter
@@ -71,6 +99,7 @@ func gainOf(j, base result.RemedyJob) float64 {
 	return float64(j.BytesOK) / float64(base.SizeBytes)
 }
 
+// remedyHeadline is the headline of a ranked remedy search: what lifts the failure, or what comes nearest.
 func remedyHeadline(r *result.Remedy) string {
 	base := r.Baseline
 	if base.Interrupted() {

@@ -22,7 +22,7 @@ func TestRankRemediesLiftingFirstThenGainThenSmallest(t *testing.T) {
 		remedyJob("buffers a quarter the size", result.Shared, result.OutcomeFailed, 2000),
 	}}
 	r.Remedies[1].Reason = "no cl_khr_external_memory"
-	RankRemedies(r)
+	r = JudgeRemedy(r).Remedy()
 	var order []string
 	for _, j := range r.Remedies {
 		order = append(order, j.Change)
@@ -46,7 +46,7 @@ func TestRankRemediesLiftingFirstThenGainThenSmallest(t *testing.T) {
 		remedyJob("flags alloc-host-ptr", result.Shared, result.OutcomeFailed, 1050),
 		remedyJob("buffers a quarter the size", result.Shared, result.OutcomeFailed, 2000),
 	}}
-	RankRemedies(r2)
+	r2 = JudgeRemedy(r2).Remedy()
 	if h := r2.Verdict[0]; !strings.Contains(h, "no change lifts the failure: buffers a quarter the size goes furthest, 2000 buffers (2.00x") ||
 		!strings.Contains(h, "did not help: flags alloc-host-ptr (1.05x)") {
 		t.Errorf("headline: %s", h)
@@ -56,7 +56,7 @@ func TestRankRemediesLiftingFirstThenGainThenSmallest(t *testing.T) {
 func TestRankRemediesOfABaselineThatCompleted(t *testing.T) {
 	r := &result.Remedy{Baseline: remedyJob("the baseline", result.Shared, result.OutcomeCompleted, 100), Remedies: []result.RemedyJob{
 		remedyJob("pool", result.Pool, result.OutcomeCompleted, 100)}}
-	RankRemedies(r)
+	r = JudgeRemedy(r).Remedy()
 	if r.Remedies[0].Lifts || !strings.HasPrefix(r.Verdict[0], "Nothing to lift") {
 		t.Errorf("%+v %q", r.Remedies[0], r.Verdict[0])
 	}
@@ -71,7 +71,7 @@ func TestRankRemediesOfAnInterruptedSearch(t *testing.T) {
 	r := &result.Remedy{Baseline: remedyJob("the baseline", result.Shared, result.OutcomeFailed, 1000), ChangesPlanned: 9, Interrupted: true,
 		Remedies: []result.RemedyJob{cut, remedyJob("one context per device", result.PerDevice, result.OutcomeCompleted, 3000),
 			remedyJob("flags alloc-host-ptr", result.Shared, result.OutcomeFailed, 1050)}}
-	RankRemedies(r)
+	r = JudgeRemedy(r).Remedy()
 	last := r.Remedies[len(r.Remedies)-1]
 	if last.Change != cut.Change || last.Gain != 0 || last.Lifts {
 		t.Errorf("the interrupted job: %+v; want it last, with no gain", last)
@@ -82,12 +82,12 @@ func TestRankRemediesOfAnInterruptedSearch(t *testing.T) {
 	}
 	// Interrupted before any change ended, and during the baseline.
 	r.Remedies = []result.RemedyJob{cut}
-	RankRemedies(r)
+	r = JudgeRemedy(r).Remedy()
 	if h := r.Verdict[0]; !strings.HasPrefix(h, "Interrupted (Ctrl-C) after the baseline") || !strings.Contains(h, "none of the 9 changes") {
 		t.Errorf("no change ended: %q", h)
 	}
 	r.Baseline, r.Remedies = cut, nil
-	RankRemedies(r)
+	r = JudgeRemedy(r).Remedy()
 	if h := r.Verdict[0]; !strings.HasPrefix(h, "Interrupted (Ctrl-C) during the baseline") {
 		t.Errorf("during the baseline: %q", h)
 	}
@@ -98,7 +98,7 @@ func TestRemedyNamesTheCgroupsOOMKiller(t *testing.T) {
 	base := remedyJob("the baseline", result.Shared, result.OutcomeCrashed, 538)
 	base.Limit = result.LimitCgroupMemory
 	r := &result.Remedy{Baseline: base, Remedies: []result.RemedyJob{remedyJob("one context per device", result.PerDevice, result.OutcomeCrashed, 540)}}
-	RankRemedies(r)
+	r = JudgeRemedy(r).Remedy()
 	if want := "The baseline (shared, 1 MiB buffers) was ended by its memory cgroup's OOM killer after 538 buffers"; !strings.HasPrefix(r.Verdict[0], want) {
 		t.Errorf("headline %q, want it to start %q", r.Verdict[0], want)
 	}
@@ -118,7 +118,7 @@ func TestRemedySaysTheGuardStoppedAtAUserLimit(t *testing.T) {
 			return j
 		}
 		r := &result.Remedy{Baseline: stopped("the baseline", 400), Remedies: []result.RemedyJob{stopped("buffers 4x as large, the same bytes", 600)}}
-		RankRemedies(r)
+		r = JudgeRemedy(r).Remedy()
 		if h := r.Verdict[0]; strings.Count(h, words) != 2 {
 			t.Errorf("%s: the headline does not say twice %q: %s", limit, words, h)
 		}
@@ -140,7 +140,7 @@ func TestRemedyAtTheAddressSpaceLimitTakesItsScatter(t *testing.T) {
 		atLimit("buffers 4x as large, the same bytes", 484, result.LimitAddressSpace),
 		atLimit("a change that maps less", 618, result.LimitAddressSpace),
 	}}
-	RankRemedies(r)
+	r = JudgeRemedy(r).Remedy()
 	h := r.Verdict[0]
 	if !strings.Contains(h, "no change lifts the failure: a change that maps less goes furthest") ||
 		!strings.Contains(h, "did not help: buffers 4x as large, the same bytes (1.16x), settings RLIMIT_NOFILE=hard (1.15x)") {
@@ -148,7 +148,7 @@ func TestRemedyAtTheAddressSpaceLimitTakesItsScatter(t *testing.T) {
 	}
 	reserve := &result.Remedy{Baseline: atLimit("the baseline", 418, result.LimitHostMemory), Remedies: []result.RemedyJob{
 		atLimit("settings RLIMIT_NOFILE=hard", 482, result.LimitHostMemory)}}
-	RankRemedies(reserve)
+	reserve = JudgeRemedy(reserve).Remedy()
 	if h := reserve.Verdict[0]; !strings.Contains(h, "settings RLIMIT_NOFILE=hard goes furthest") {
 		t.Errorf("at the host reserve: %s", h)
 	}
