@@ -12,7 +12,7 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report"
-	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/judge"
 	"github.com/urfave/cli/v2"
 )
 
@@ -171,14 +171,13 @@ func runReport(_ context.Context, o reportOptions, stdout io.Writer) error {
 	if _, err := report.Lookup(req.format.Name, report.KindRun); err != nil {
 		return usageErr("--format %s is a trace's (trace.json): %s is a run; choose %s", req.format.Name, req.path, strings.Join(report.Names(report.KindRun), ", "))
 	}
-	if req.maxSamples > 0 {
-		for i := range r.Jobs {
-			r.Jobs[i].Samples = result.Thin(r.Jobs[i].Samples, req.maxSamples)
-		}
-	}
 	// The verdict is derived from the numbers, so it is derived again: a result says what this build says
-	// of it, whatever verdict the file holds.
-	j := findings.Judge(r)
+	// of it, whatever verdict the file holds. It is derived from every sample; --max-samples thins what is
+	// shown.
+	j := judge.Run(r)
+	if req.maxSamples > 0 {
+		j = j.Thinned(req.maxSamples)
+	}
 	if req.format.Name == "repro" {
 		if _, err := report.ReproJob(j, req.job.Strategy, req.job.Variant, req.job.Flags); err != nil {
 			return usageErr("%s: %v", req.path, err)

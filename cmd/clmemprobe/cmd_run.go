@@ -17,6 +17,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/judge"
 	"github.com/urfave/cli/v2"
 )
 
@@ -533,7 +534,7 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 	if runErr != nil && !interrupted {
 		return runErr
 	}
-	return finishRun(findings.Judge(run), req, out, interrupted, stdout, stderr)
+	return finishRun(judge.Run(run), req, out, interrupted, stdout, stderr)
 }
 
 // checkOutputs refuses, before any work, a --prom or --output file the run must not write: one that

@@ -272,7 +272,7 @@ func reportTrace(stdout io.Writer, output string, f *report.Format, wide bool, t
 	if _, err := lookupFormat(f.Name, report.KindTrace); err != nil {
 		return err
 	}
-	j := findings.JudgeTrace(t)
+	j := judge.Trace(t, false)
 	if f.Name == "repro" || f.Name == "pprof" || f.Name == "pprof-failure" {
 		// The reproducer needs a failure to repeat, a profile a ledger (and a failure, for pprof-failure): a
 		// trace without one is bad input, said before any file.

@@ -2,6 +2,7 @@ package findings
 
 import (
 	"encoding/json"
+	"slices"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
 )
@@ -29,6 +30,22 @@ func Judge(r *result.Run) Judged {
 // Run is the judged run. Its jobs are the judgement's own copies: a job's limit is read with Limit, from a
 // pointer into these jobs.
 func (j Judged) Run() *result.Run { return j.run }
+
+// Thinned is the judgement with at most n samples of each job left in its run (result.Thin), for a report
+// that shows fewer: what the judgement says still rests on every sample. The run it was judged from is
+// left as it is.
+func (j Judged) Thinned(n int) Judged {
+	if j.run == nil {
+		return j
+	}
+	run := *j.run
+	run.Jobs = slices.Clone(j.run.Jobs)
+	for i := range run.Jobs {
+		run.Jobs[i].Samples = result.Thin(run.Jobs[i].Samples, n)
+	}
+	j.run = &run
+	return j
+}
 
 // Findings are the run's findings, the headline first.
 func (j Judged) Findings() []result.Finding { return j.findings }
