@@ -460,6 +460,16 @@ func (r *Run) Snapshot() *Run {
 	return &cp
 }
 
+// Thinned is a copy of the run with at most n samples of each job (Thin), for a document that shows
+// fewer; the run is left as it is.
+func (r *Run) Thinned(n int) *Run {
+	cp := r.Snapshot()
+	for i := range cp.Jobs {
+		cp.Jobs[i].Samples = Thin(cp.Jobs[i].Samples, n)
+	}
+	return cp
+}
+
 // WithFindings returns a copy of the run with what the findings derived stored in it: each job's limit and
 // its evidence (limits holds one per job, in the run's order), the findings, and the verdict (their
 // sentences, the headline first). It leaves the run as it is; findings.Judge is its one caller, and what

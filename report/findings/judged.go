@@ -2,7 +2,6 @@ package findings
 
 import (
 	"encoding/json"
-	"slices"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
 )
@@ -35,15 +34,9 @@ func (j Judged) Run() *result.Run { return j.run }
 // that shows fewer: what the judgement says still rests on every sample. The run it was judged from is
 // left as it is.
 func (j Judged) Thinned(n int) Judged {
-	if j.run == nil {
-		return j
+	if j.run != nil {
+		j.run = j.run.Thinned(n)
 	}
-	run := *j.run
-	run.Jobs = slices.Clone(j.run.Jobs)
-	for i := range run.Jobs {
-		run.Jobs[i].Samples = result.Thin(run.Jobs[i].Samples, n)
-	}
-	j.run = &run
 	return j
 }
 
