@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
 )
 
 // baselineRun is a complete run of two jobs that each failed or completed by themselves: a baseline.
@@ -81,7 +82,7 @@ func TestBaseline(t *testing.T) {
 	}
 	// The sentences name each job as the command line would (strategy, size, what ended it): their words
 	// are the golden file's.
-	goldenLines(t, "baseline-refusals", refusals)
+	fixture.GoldenLines(t, "baseline-refusals", refusals, *update, "./report/comparison")
 }
 
 // An expectations file records only each job's outcome: a stopped, crashed or hung job in one is refused
@@ -114,5 +115,5 @@ func TestBaselineNamesVariantAndFlags(t *testing.T) {
 	if !errors.As(err, &ref) || len(ref.Jobs) != 1 || ref.Jobs[0] != (RefusedJob{Strategy: result.PerDevice, SizeBytes: 4 << 20, Variant: "cap", Flags: "alloc-host-ptr", Ending: "crashed"}) {
 		t.Fatalf("Baseline = %v, want it to name the variant and the flags", err)
 	}
-	goldenLines(t, "baseline-variant-flags", []string{err.Error()})
+	fixture.GoldenLines(t, "baseline-variant-flags", []string{err.Error()}, *update, "./report/comparison")
 }

@@ -98,7 +98,7 @@ func TestJobsAskedDifferentlyAreNotComparable(t *testing.T) {
 		why = append(why, string(r.Strategy)+": "+r.Why)
 	}
 	// Why names the settings of each side: the golden file's words.
-	goldenLines(t, "compare-variants-why", why)
+	fixture.GoldenLines(t, "compare-variants-why", why, *update, "./report/comparison")
 	// The new run under the base's settings too, without per-device: per-device is missing, a regression.
 	next.Jobs = append(next.Jobs, mk(result.Shared, "", 1000))
 	c = Compare(base, next, 0.1)

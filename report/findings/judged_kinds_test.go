@@ -73,13 +73,10 @@ func TestJudgedDocumentsWriteTheirVerdict(t *testing.T) {
 	}
 }
 
-func decode(t *testing.T, v any, into any) {
+// decode writes v as JSON and reads it back into into.
+func decode(t *testing.T, v, into any) {
 	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, into); err != nil {
-		t.Fatal(err)
+	if b, err := json.Marshal(v); err != nil || json.Unmarshal(b, into) != nil {
+		t.Fatalf("%T does not write itself as JSON that reads back: %v", v, err)
 	}
 }
