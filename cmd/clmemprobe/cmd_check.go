@@ -277,15 +277,7 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) err
 // interruptedCheck is a check Ctrl-C stopped once its jobs began: it judges nothing (a job cut short and
 // jobs never run say nothing of the node), says in the check's format how far it got, and exits 130.
 func interruptedCheck(stdout io.Writer, format string, run *result.Run, planned int) error {
-	h := &comparison.Health{Interrupted: true, JobsPlanned: planned}
-	if run != nil {
-		for i := range run.Jobs {
-			if !run.Jobs[i].Interrupted() {
-				h.JobsDone++
-			}
-		}
-	}
-	if err := renderWide(stdout, format, h, false); err != nil {
+	if err := renderWide(stdout, format, judge.CheckInterrupted(run, planned), false); err != nil {
 		return err
 	}
 	return &exitError{exitInterrupted, nil}

@@ -62,6 +62,20 @@ func Compare(base, next *result.Run, tolerance float64) *comparison.Comparison {
 // after: its rows move into the answer).
 func Merge(m *comparison.FleetMerger, tolerance float64) *comparison.Fleet { return m.Fleet(tolerance) }
 
+// CheckInterrupted is check's answer when Ctrl-C ended its run (r, nil where none began): nothing is
+// judged, and it says how many of the planned jobs ran to their end.
+func CheckInterrupted(r *result.Run, planned int) *comparison.Health {
+	h := &comparison.Health{Interrupted: true, JobsPlanned: planned}
+	if r != nil {
+		for i := range r.Jobs {
+			if !r.Jobs[i].Interrupted() {
+				h.JobsDone++
+			}
+		}
+	}
+	return h
+}
+
 // Check holds a run to its expectations at the tolerance, within the time limit; took is how long the check
 // took, which its answer says (comparison.CheckHealth).
 func Check(e *result.Expectations, r *result.Run, tolerance float64, limit, took time.Duration) *comparison.Health {

@@ -88,6 +88,14 @@ func TestEveryJudgeLeavesItsInputAsItWas(t *testing.T) {
 			}
 			return Merge(&m, comparison.Tolerance).Results
 		}},
+		{"interrupted check", func() any { return fixture.Run(t) }, func(in any) int {
+			r := in.(*result.Run)
+			h := CheckInterrupted(r, len(r.Jobs)+2)
+			if !h.Interrupted || h.JobsDone != len(r.Jobs) || h.JobsPlanned != len(r.Jobs)+2 || CheckInterrupted(nil, 3).JobsDone != 0 {
+				t.Errorf("interrupted check %+v of %d jobs run of %d", h, len(r.Jobs), len(r.Jobs)+2)
+			}
+			return h.JobsPlanned
+		}},
 		{"check", func() any { r := fixture.Run(t); return [2]any{result.ExpectationsFrom(r), fixture.Node(t, "n", 0.5)} }, func(in any) int {
 			p := in.([2]any)
 			return len(Check(p[0].(*result.Expectations), p[1].(*result.Run), comparison.Tolerance, time.Minute, time.Second).Jobs)
