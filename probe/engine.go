@@ -194,14 +194,12 @@ func newRun(p *Plan, root sample.Root, inv result.Inventory) *result.Run {
 	default:
 		env = environment(root, p.Library)
 	}
-	r := &result.Run{SchemaVersion: result.SchemaVersion, Tool: result.Tool{Name: "clmemprobe", Version: p.ToolVersion},
-		Started: time.Now().UTC().Format(time.RFC3339), Command: p.Command, Environment: env,
-		Jobs: []result.JobResult{}, Partial: true}
+	r := result.NewRun(result.NewHeader(p.ToolVersion, p.Command, inv, p.Platform))
+	r.Environment = env
 	for _, pl := range inv {
 		r.Environment.Platforms = append(r.Environment.Platforms, pl.Platform)
 	}
 	if p.Platform < len(inv) {
-		r.Platform = inv[p.Platform].Platform
 		for _, i := range p.Devices {
 			if i < len(inv[p.Platform].Devices) {
 				r.Devices = append(r.Devices, inv[p.Platform].Devices[i])

@@ -38,11 +38,7 @@ var DefaultLargestPatterns = []int{1, 4, 128}
 
 // Largest searches every requested device, one try at a time, each in a supervised worker.
 func Largest(ctx context.Context, req LargestRequest, inv result.Inventory) (*result.Largest, error) {
-	l := &result.Largest{SchemaVersion: result.SchemaVersion, Kind: result.LargestKind, Command: req.Command,
-		Tool: result.Tool{Name: "clmemprobe", Version: req.ToolVersion}, Started: time.Now().UTC().Format(time.RFC3339)}
-	if req.Platform < len(inv) {
-		l.Platform = inv[req.Platform].Platform
-	}
+	l := result.NewLargest(result.NewHeader(req.ToolVersion, req.Command, inv, req.Platform))
 	groups, end := session(true)
 	defer end()
 	kills := oomKillCounter(sample.System)

@@ -129,7 +129,7 @@ func Trace(ctx context.Context, req TraceRequest) (*result.Trace, error) {
 		return nil, &startError{err}
 	}
 	t.KernelLog = klog.End([]int{t.ProgramPID}, []string{filepath.Base(req.Program)})
-	t.Tool = result.Tool{Name: "clmemprobe", Version: req.ToolVersion}
+	t.Tool = result.Tool{Name: result.ToolName, Version: req.ToolVersion}
 	t.Environment = <-machine
 	return t, nil
 }

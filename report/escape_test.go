@@ -36,7 +36,7 @@ func hostileRun() *result.Run {
 		Environment: &result.Environment{OS: h(6), Kernel: h(7), CPU: h(0), OpenCLLibrary: h(1), ICDVendorsDir: h(2),
 			ICDFiles: map[string]string{h(3): h(4)}, DRIDevices: []string{h(5)}, EnvVars: map[string]string{"POCL_X": h(6)},
 			Platforms: []result.Platform{{Name: h(7)}}},
-		Verdict: []string{h(0), h(1)},
+		Judgement: result.Judgement{Verdict: []string{h(0), h(1)}},
 	}
 	for i := 0; i < 3; i++ {
 		r.Jobs = append(r.Jobs, result.JobResult{Strategy: result.Strategy(h(i)), Devices: []int{0}, SizeBytes: 1 << 20,

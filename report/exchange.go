@@ -5,31 +5,32 @@ import (
 	"io"
 	"strings"
 
-	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
+	"github.com/clmemprobe/clmemprobe/report/findings"
 )
 
 // writeExchangeText renders an exchange run for a terminal.
-func writeExchangeText(w io.Writer, e *result.ExchangeRun, opts Options) error {
+func writeExchangeText(w io.Writer, e findings.JudgedExchange, opts Options) error {
 	return writeExchange(w, e, terminal(opts))
 }
 
 // writeExchangeMarkdown renders an exchange run for a ticket.
-func writeExchangeMarkdown(w io.Writer, e *result.ExchangeRun, _ Options) error {
+func writeExchangeMarkdown(w io.Writer, e findings.JudgedExchange, _ Options) error {
 	return writeExchange(w, e, markdown)
 }
 
-func writeExchange(w io.Writer, e *result.ExchangeRun, st style) error {
+func writeExchange(w io.Writer, j findings.JudgedExchange, st style) error {
+	e := j.Exchange()
 	b := &strings.Builder{}
 	var devs []string
 	for _, d := range e.DeviceInfo {
 		devs = append(devs, st.text(fmt.Sprintf("[%d] %s", d.Index, d.Name)))
 	}
 	if st.markdown {
-		fmt.Fprintf(b, "# clmemprobe exchange: %s\n\n**%s**\n\n", strings.Join(devs, ", "), st.text(e.Conclusion()))
+		fmt.Fprintf(b, "# clmemprobe exchange: %s\n\n**%s**\n\n", strings.Join(devs, ", "), st.text(j.Conclusion()))
 	} else {
 		fmt.Fprintf(b, "clmemprobe %s exchange: %s, platform %s\n%s\n", st.text(e.Tool.Version), strings.Join(devs, ", "),
-			st.text(e.Platform.Name), st.text(e.Conclusion()))
+			st.text(e.Platform.Name), st.text(j.Conclusion()))
 	}
 	migration := fmt.Sprintf("migration %.1f µs for %s (%.3f GB/s)", e.MigrateMicros, units.Bytes(e.BytesMigratedPerStep), e.MigrateGBps)
 	if e.MigrateMicros == 0 {

@@ -21,7 +21,7 @@ type Kind int
 const (
 	KindRun          Kind = iota // a probe run, judged (findings.Judged)
 	KindComparison               // compare's answer (*comparison.Comparison)
-	KindExchange                 // the halo exchange (*result.ExchangeRun)
+	KindExchange                 // the halo exchange, judged (findings.JudgedExchange)
 	KindInventory                // the device listing (*result.Inventory)
 	KindEnvironment              // the environment block (*result.Environment)
 	KindPlan                     // what run --dry-run would do (*result.DryRun)
@@ -30,8 +30,8 @@ const (
 	KindExpectations             // what check holds a node to (*result.Expectations)
 	KindPresets                  // run --variant-preset list (*PresetList)
 	KindTrace                    // a traced program, judged (findings.JudgedTrace)
-	KindLargest                  // the largest buffer search (*result.Largest)
-	KindRemedy                   // the remedy search (*result.Remedy)
+	KindLargest                  // the largest buffer search, judged (findings.JudgedLargest)
+	KindRemedy                   // the remedy search, judged (findings.JudgedRemedy)
 )
 
 // Options shape text output for the terminal it goes to; the zero value suits files and pipes.
@@ -114,15 +114,15 @@ var renderers = []registration{
 	as(KindHealth, "json", jsonOf[*comparison.Health]),
 
 	as(KindLargest, "table", writeLargestTable),
-	as(KindLargest, "json", jsonOf[*result.Largest]),
+	as(KindLargest, "json", jsonOf[findings.JudgedLargest]),
 	as(KindLargest, "markdown", writeLargestMarkdown),
 
 	as(KindRemedy, "table", writeRemedyTable),
-	as(KindRemedy, "json", jsonOf[*result.Remedy]),
+	as(KindRemedy, "json", jsonOf[findings.JudgedRemedy]),
 	as(KindRemedy, "markdown", writeRemedyMarkdown),
 
 	as(KindExchange, "table", writeExchangeText),
-	as(KindExchange, "json", jsonOf[*result.ExchangeRun]),
+	as(KindExchange, "json", jsonOf[findings.JudgedExchange]),
 	as(KindExchange, "markdown", writeExchangeMarkdown),
 
 	as(KindInventory, "table", writeInventory),
@@ -204,9 +204,10 @@ func RenderWith(w io.Writer, name string, doc any, opts Options) error {
 // kindOf is the kind whose renderers take documents of doc's type.
 func kindOf(doc any) (Kind, error) {
 	switch doc.(type) {
-	case *result.Run, *result.Trace:
-		// A bare run would be rendered with whatever verdict it holds: the caller judges it first.
-		return 0, fmt.Errorf("report: a %T is rendered judged (findings.Judge, findings.JudgeTrace)", doc)
+	case *result.Run, *result.Trace, *result.Largest, *result.Remedy, *result.ExchangeRun:
+		// A bare document would be rendered with whatever verdict it holds, or none: the caller judges it
+		// first.
+		return 0, fmt.Errorf("report: a %T is rendered judged (package judge)", doc)
 	}
 	t := reflect.TypeOf(doc)
 	for _, r := range renderers {

@@ -169,7 +169,7 @@ func TestIssueOfATraceShowsTheCallsAroundTheFailure(t *testing.T) {
 		FirstFailure: &result.TraceFailure{Index: 41, Call: "clCreateBuffer", Code: -6, CodeName: "CL_OUT_OF_HOST_MEMORY", SizeBytes: 1 << 20},
 		Calls: []result.TraceCall{{T: 0.001, Call: "clCreateContext", Devices: 2}, {T: 0.002, Call: "clCreateBuffer", Size: 1 << 20, Flags: "read-write", Count: 41},
 			{T: 0.004, Index: 41, Call: "clCreateBuffer", Size: 1 << 20, Flags: "read-write", Code: -6, CodeName: "CL_OUT_OF_HOST_MEMORY", Count: 1, Failure: true}},
-		Verdict: []string{"clCreateBuffer failed"}}
+		Judgement: result.Judgement{Verdict: []string{"clCreateBuffer failed"}}}
 	md := string(report.IssueTrace(findings.JudgeTrace(tr), report.IssueOptions{APILogFile: "api-calls.log"}))
 	_, body := fields(md)
 	api := body["API call log"] // PoCL's tracker, by the runtime the program mapped
@@ -188,7 +188,7 @@ func TestIssueOfATraceWithoutAFailureSaysSo(t *testing.T) {
 	}
 	tr := &result.Trace{Program: "/opt/solver", Environment: &result.Environment{Kernel: "6.1.0"},
 		Libraries: []result.TraceLibrary{{Path: "/usr/lib/x86_64-linux-gnu/libpocl.so.2", Kind: result.LibraryRuntime}},
-		Calls:     calls, Verdict: []string{"killed"}}
+		Calls:     calls, Judgement: result.Judgement{Verdict: []string{"killed"}}}
 	_, body := fields(string(report.IssueTrace(findings.JudgeTrace(tr), report.IssueOptions{})))
 	api := body["API call log"]
 	intro, _, _ := strings.Cut(api, "\n")

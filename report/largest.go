@@ -13,7 +13,8 @@ import (
 
 // writeLargestTable renders `largest` for a terminal: the headlines, then per device and pattern size the
 // largest verified buffer and the first try that was not; with AllFindings every try.
-func writeLargestTable(w io.Writer, l *result.Largest, opts Options) error {
+func writeLargestTable(w io.Writer, j findings.JudgedLargest, opts Options) error {
+	l := j.Largest()
 	cw := &errWriter{w: w}
 	fmt.Fprintf(cw, "clmemprobe largest: platform %s\n\n", plain(l.Platform.Name))
 	tw := tabwriter.NewWriter(cw, 0, 0, 2, ' ', 0)
@@ -28,7 +29,7 @@ func writeLargestTable(w io.Writer, l *result.Largest, opts Options) error {
 		return err
 	}
 	fmt.Fprintln(cw)
-	for _, v := range findings.LargestVerdicts(l) {
+	for _, v := range j.Verdict() {
 		fmt.Fprintln(cw, wrapWords("- ", plain(v), opts.Width))
 	}
 	if opts.AllFindings {
@@ -80,10 +81,11 @@ func firstNotVerified(d result.LargestDevice, pattern int) string {
 }
 
 // writeLargestMarkdown renders `largest` for a ticket: the headlines, the table, and every try.
-func writeLargestMarkdown(w io.Writer, l *result.Largest, _ Options) error {
+func writeLargestMarkdown(w io.Writer, j findings.JudgedLargest, _ Options) error {
+	l := j.Largest()
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "# The largest buffer: %s\n\n", mdText(l.Platform.Name))
-	for _, v := range findings.LargestVerdicts(l) {
+	for _, v := range j.Verdict() {
 		fmt.Fprintf(b, "- %s\n", mdText(v))
 	}
 	b.WriteString("\n| device | max alloc | global | pattern | largest verified | x max alloc | first not verified |\n|--:|--:|--:|--:|--:|--:|:--|\n")

@@ -13,7 +13,8 @@ import (
 
 // writeRemedyTable renders `remedy` for a terminal: the headline, then the baseline and every change, in
 // their ranking.
-func writeRemedyTable(w io.Writer, r *result.Remedy, opts Options) error {
+func writeRemedyTable(w io.Writer, judged findings.JudgedRemedy, opts Options) error {
+	r := judged.Remedy()
 	cw := &errWriter{w: w}
 	fmt.Fprintf(cw, "clmemprobe remedy: platform %s, touch %s\n\n", plain(r.Platform.Name), r.Touch)
 	tw := tabwriter.NewWriter(cw, 0, 0, 2, ' ', 0)
@@ -33,7 +34,7 @@ func writeRemedyTable(w io.Writer, r *result.Remedy, opts Options) error {
 		return err
 	}
 	fmt.Fprintln(cw)
-	for _, v := range findings.RemedyVerdict(r) {
+	for _, v := range judged.Verdict() {
 		fmt.Fprintln(cw, wrapWords("- ", plain(v), opts.Width))
 	}
 	return cw.err
@@ -51,10 +52,11 @@ func remedyOutcome(j result.RemedyJob) string {
 }
 
 // writeRemedyMarkdown renders `remedy` for a ticket.
-func writeRemedyMarkdown(w io.Writer, r *result.Remedy, _ Options) error {
+func writeRemedyMarkdown(w io.Writer, judged findings.JudgedRemedy, _ Options) error {
+	r := judged.Remedy()
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "# What lifts the failure: %s\n\n", mdText(r.Platform.Name))
-	for _, v := range findings.RemedyVerdict(r) {
+	for _, v := range judged.Verdict() {
 		fmt.Fprintf(b, "- %s\n", mdText(v))
 	}
 	b.WriteString("\n| change | strategy | size | flags | settings | outcome | buffers | bytes | gain |\n|:--|:--|--:|:--|:--|:--|--:|--:|--:|\n")

@@ -15,6 +15,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/judge"
 	"github.com/urfave/cli/v2"
 )
 
@@ -112,7 +113,7 @@ func runBundle(_ context.Context, o bundleOptions, stderr io.Writer) error {
 		scrub(r, baseline)
 	}
 	// Judged after the scrub, so that no sentence can quote what the scrub took out.
-	j := findings.Judge(r)
+	j := judge.Run(r)
 	if !o.KeepIdentity {
 		// The scrubbed run.json is written again from the model, with this build's findings.
 		var b bytes.Buffer

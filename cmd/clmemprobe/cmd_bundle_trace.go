@@ -9,6 +9,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/judge"
 )
 
 // bundleTrace packs a trace for a ticket as bundle packs a run: README.md, report.md, trace.json as given,
@@ -30,7 +31,7 @@ func bundleTrace(o bundleOptions, path string, t *result.Trace, loadErr error, s
 		id.Scrub(t)
 	}
 	// Judged after the scrub, so that no sentence can quote what the scrub took out.
-	j := findings.JudgeTrace(t)
+	j := judge.Trace(t, false)
 	if !o.KeepIdentity {
 		var b bytes.Buffer
 		if err := report.Render(&b, "json", j); err != nil {

@@ -12,7 +12,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
-	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/judge"
 	"github.com/urfave/cli/v2"
 )
 
@@ -234,9 +234,8 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) err
 	if errors.Is(ctx.Err(), context.Canceled) { // Ctrl-C, not the time limit (DeadlineExceeded)
 		return interruptedCheck(stdout, o.Format.Name(), run, len(exp.Jobs))
 	}
-	judged := findings.Judge(run)
-	health := comparison.CheckHealth(exp, run, o.Tolerance.Fraction, timeLimit.Seconds())
-	health.Seconds = time.Since(start).Seconds()
+	judged := judge.Run(run)
+	health := judge.Check(exp, run, o.Tolerance.Fraction, timeLimit, time.Since(start))
 	var writeErr error
 	if o.Prom != "" {
 		writeErr = renderFile(o.Prom, "prom", judged)
@@ -260,15 +259,7 @@ func runCheck(ctx context.Context, o checkOptions, stdout, stderr io.Writer) err
 // interruptedCheck is a check Ctrl-C stopped once its jobs began: it judges nothing (a job cut short and
 // jobs never run say nothing of the node), says in the check's format how far it got, and exits 130.
 func interruptedCheck(stdout io.Writer, format string, run *result.Run, planned int) error {
-	h := &comparison.Health{Interrupted: true, JobsPlanned: planned}
-	if run != nil {
-		for i := range run.Jobs {
-			if !run.Jobs[i].Interrupted() {
-				h.JobsDone++
-			}
-		}
-	}
-	if err := renderWide(stdout, format, h, false); err != nil {
+	if err := renderWide(stdout, format, judge.CheckInterrupted(run, planned), false); err != nil {
 		return err
 	}
 	return &exitError{exitInterrupted, nil}

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/clmemprobe/clmemprobe/report"
-	"github.com/clmemprobe/clmemprobe/report/comparison"
+	"github.com/clmemprobe/clmemprobe/report/judge"
 	"github.com/urfave/cli/v2"
 )
 
@@ -71,7 +71,7 @@ func runCompare(_ context.Context, o compareOptions, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cmp := comparison.Compare(base, next, o.Tolerance.Fraction)
+	cmp := judge.Compare(base, next, o.Tolerance.Fraction)
 	if cmp.Incomparable != "" {
 		return usageErr("%s and %s cannot be compared: %s; compare runs of the same devices and touch mode", basePath, nextPath, cmp.Incomparable)
 	}

@@ -6,11 +6,11 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe"
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report"
+	"github.com/clmemprobe/clmemprobe/report/judge"
 	"github.com/urfave/cli/v2"
 )
 
@@ -150,18 +150,18 @@ func runExchange(ctx context.Context, o exchangeOptions, stdout, stderr io.Write
 	if err := req.Validate(); err != nil {
 		return usageErr("%v", err)
 	}
-	started := time.Now().UTC().Format(time.RFC3339)
+	header := result.NewHeader(version, result.RedactArgs(o.commandLine), inv, req.Platform) // started before the exchange
 	ex, err := probe.Exchange(ctx, library, req, limits)
 	if ex == nil {
 		return err
 	}
-	res := &result.ExchangeRun{SchemaVersion: result.SchemaVersion, Tool: result.Tool{Name: "clmemprobe", Version: version},
-		Started: started, Command: result.RedactArgs(o.commandLine), Environment: probe.Environment(library), Platform: inv[req.Platform].Platform, Exchange: *ex}
+	res := result.NewExchangeRun(header, *ex)
+	res.Environment = probe.Environment(library)
 	for _, i := range req.Devices {
 		res.DeviceInfo = append(res.DeviceInfo, inv[req.Platform].Devices[i])
 	}
 	res.BufferFlags = o.BufferFlags.Text
-	if err := emit(stdout, o.Output, o.Format.Format, res, false); err != nil {
+	if err := emit(stdout, o.Output, o.Format.Format, judge.Exchange(res), false); err != nil {
 		return err
 	}
 	if ex.Interrupted {

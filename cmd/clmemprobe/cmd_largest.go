@@ -13,7 +13,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report"
-	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/judge"
 	"github.com/urfave/cli/v2"
 )
 
@@ -151,8 +151,7 @@ func runLargest(ctx context.Context, o largestOptions, stdout, stderr io.Writer)
 	}
 	l, err := probe.Largest(ctx, req, inv)
 	if l != nil {
-		l.Verdict = findings.LargestVerdicts(l)
-		if emitErr := emit(stdout, o.Output, o.Format.Format, l, false, func(opts *report.Options) { opts.AllFindings = o.Verbose }); emitErr != nil {
+		if emitErr := emit(stdout, o.Output, o.Format.Format, judge.Largest(l), false, func(opts *report.Options) { opts.AllFindings = o.Verbose }); emitErr != nil {
 			return emitErr
 		}
 	}

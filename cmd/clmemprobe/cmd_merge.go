@@ -21,6 +21,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
+	"github.com/clmemprobe/clmemprobe/report/judge"
 	"github.com/mattn/go-isatty"
 	"github.com/urfave/cli/v2"
 )
@@ -99,7 +100,7 @@ func runMerge(_ context.Context, o mergeOptions, stdout, stderr io.Writer) error
 	if results == 0 {
 		return usageErr("none of the %d inputs named above holds a result to merge", len(bad))
 	}
-	fleet := merger.Fleet(o.Tolerance.Fraction)
+	fleet := judge.Merge(merger, o.Tolerance.Fraction)
 	if err := emitFleet(stdout, o, fleet); err != nil {
 		return err
 	}

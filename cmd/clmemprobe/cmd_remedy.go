@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe"
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report"
-	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/judge"
 	"github.com/urfave/cli/v2"
 )
 
@@ -97,8 +96,8 @@ func runRemedy(ctx context.Context, o remedyOptions, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	rem := &result.Remedy{SchemaVersion: result.SchemaVersion, Kind: result.RemedyKind, Tool: result.Tool{Name: "clmemprobe", Version: version},
-		Started: time.Now().UTC().Format(time.RFC3339), Command: plan.Command, Platform: inv[base.Platform].Platform, Touch: base.Touch}
+	rem := result.NewRemedy(result.NewHeader(version, plan.Command, inv, base.Platform))
+	rem.Touch = base.Touch
 	for _, i := range base.Devices {
 		rem.Devices = append(rem.Devices, inv[base.Platform].Devices[i])
 	}
@@ -131,12 +130,11 @@ func runRemedy(ctx context.Context, o remedyOptions, stdout, stderr io.Writer) e
 		say(k+2, ch.Name, j)
 	}
 	rem.Interrupted = ctx.Err() != nil
-	findings.RankRemedies(rem)
 	f, err := lookupFormat(o.Format.Name(), report.KindRemedy)
 	if err != nil {
 		return err
 	}
-	if err := emit(stdout, o.Output, f, rem, o.Wide); err != nil {
+	if err := emit(stdout, o.Output, f, judge.Remedy(rem), o.Wide); err != nil {
 		return err
 	}
 	if ctx.Err() != nil {
@@ -185,17 +183,14 @@ func remedyBase(p probe.Plan, inv result.Inventory, from *result.Run) (probe.Pla
 // began, and then the job says it was interrupted with nothing done.
 func remedyJob(ctx context.Context, p probe.Plan, inv result.Inventory, change string) (j result.RemedyJob, started bool, err error) {
 	run, err := probe.Run(ctx, p, inv, nil)
-	j = result.RemedyJob{Change: change, Strategy: p.Strategies[0], SizeBytes: p.Sizes[0]}
 	if run == nil || len(run.Jobs) == 0 {
+		j = result.RemedyJob{Change: change, Strategy: p.Strategies[0], SizeBytes: p.Sizes[0]}
 		if ctx.Err() != nil {
 			j.Outcome, j.StopCause, j.Reason = result.OutcomeStopped, result.StopInterrupted, "interrupted before it began"
 		}
 		return j, false, err
 	}
-	s := run.Jobs[0]
-	j.Flags, j.Variant, j.VariantSettings = s.Flags, s.Variant, s.VariantSettings
-	j.AllocationsOK, j.BytesOK, j.Outcome, j.FirstFailure, j.Reason, j.StopCause = s.AllocationsOK, s.BytesOK, s.Outcome, s.FirstFailure, s.Reason, s.StopCause
-	judged := findings.Judge(run) // its own copy of the run: the limit is asked of the copy's job
-	j.Limit = judged.Limit(&judged.Run().Jobs[0]).Limit
+	j = judge.RemedyJob(run)
+	j.Change, j.Strategy, j.SizeBytes = change, p.Strategies[0], p.Sizes[0]
 	return j, true, err
 }

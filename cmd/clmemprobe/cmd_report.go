@@ -13,7 +13,7 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report"
-	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/judge"
 	"github.com/urfave/cli/v2"
 )
 
@@ -163,14 +163,13 @@ func runReport(_ context.Context, o reportOptions, stdout io.Writer) error {
 	if _, err := report.Lookup(f.Name, report.KindRun); err != nil {
 		return usageErr("--format %s is a trace's (trace.json): %s is a run; choose %s", f.Name, path, strings.Join(report.Names(report.KindRun), ", "))
 	}
-	if o.MaxSamples.N > 0 {
-		for i := range r.Jobs {
-			r.Jobs[i].Samples = result.Thin(r.Jobs[i].Samples, int(o.MaxSamples.N))
-		}
-	}
 	// The verdict is derived from the numbers, so it is derived again: a result says what this build says
-	// of it, whatever verdict the file holds.
-	j := findings.Judge(r)
+	// of it, whatever verdict the file holds. It is derived from every sample; --max-samples thins what is
+	// shown.
+	j := judge.Run(r)
+	if o.MaxSamples.N > 0 {
+		j = j.Thinned(int(o.MaxSamples.N))
+	}
 	if f.Name == "repro" {
 		job := o.job()
 		if _, err := report.ReproJob(j, job.Strategy, job.Variant, job.Flags); err != nil {

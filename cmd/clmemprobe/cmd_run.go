@@ -15,6 +15,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/judge"
 	"github.com/urfave/cli/v2"
 )
 
@@ -332,7 +333,7 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 	if runErr != nil && !interrupted {
 		return runErr
 	}
-	return finishRun(findings.Judge(run), o, out, interrupted, stdout, stderr)
+	return finishRun(judge.Run(run), o, out, interrupted, stdout, stderr)
 }
 
 // checkOutputs refuses, before any work, a --prom or --output file the run must not write: one that

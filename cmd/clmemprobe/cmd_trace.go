@@ -17,6 +17,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/judge"
 	"github.com/urfave/cli/v2"
 )
 
@@ -183,8 +184,7 @@ func runTrace(ctx context.Context, o traceOptions, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	t.Exit.Interrupted = t.Exit.Interrupted || ctx.Err() != nil
-	return finishTrace(findings.JudgeTrace(t), o, stdout, stderr)
+	return finishTrace(judge.Trace(t, ctx.Err() != nil), o, stdout, stderr)
 }
 
 // finishTrace writes trace.json and timeline.json (with --out), renders the trace, and says how the program
@@ -277,7 +277,7 @@ func reportTrace(stdout io.Writer, output string, f *report.Format, wide bool, t
 	if _, err := lookupFormat(f.Name, report.KindTrace); err != nil {
 		return err
 	}
-	j := findings.JudgeTrace(t)
+	j := judge.Trace(t, false)
 	if f.Name == "repro" || f.Name == "pprof" || f.Name == "pprof-failure" {
 		// The reproducer needs a failure to repeat, a profile a ledger (and a failure, for pprof-failure): a
 		// trace without one is bad input, said before any file.

@@ -11,7 +11,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe"
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
-	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/judge"
 	"github.com/clmemprobe/clmemprobe/report/textwidth"
 	"github.com/mattn/go-isatty"
 	"golang.org/x/sys/unix"
@@ -48,7 +48,7 @@ func (o *runObserver) RunStarted(run *result.Run) {
 	if o.out != nil {
 		// A failure here is written again, and said, at the end: the run goes on.
 		_ = o.out.begin()
-		_ = o.out.writeRun(findings.Judge(run))
+		_ = o.out.writeRun(judge.Run(run))
 	}
 }
 
@@ -186,7 +186,7 @@ func (o *runObserver) JobDone(j probe.Job, run *result.Run) {
 	if o.out != nil {
 		// A checkpoint that cannot be written leaves the previous one in place; the next one tries again. The
 		// engine still holds the run: the checkpoint is a judged copy, and the run stays as the engine wrote it.
-		_ = o.out.writeRun(findings.Judge(run))
+		_ = o.out.writeRun(judge.Run(run))
 	}
 }
 

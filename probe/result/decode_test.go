@@ -95,6 +95,7 @@ func withoutSkipped(r *Run) *Run {
 		}
 	}
 	clear(reflect.ValueOf(&cp).Elem())
+	cp.Judgement = Judgement{} // the embedded verdict and findings, both skipped
 	if r.Environment != nil {
 		env := *r.Environment
 		clear(reflect.ValueOf(&env).Elem())

@@ -1,7 +1,5 @@
 package result
 
-import "fmt"
-
 // ExchangeRun is the result of `clmemprobe exchange`, with the same header as a probe run.
 type ExchangeRun struct {
 	SchemaVersion int          `json:"schema_version"`
@@ -55,20 +53,4 @@ type ExchangePath struct {
 	Bytes        uint64  `json:"bytes"`
 	MedianMicros float64 `json:"median_us"`
 	GBps         float64 `json:"gbps"`
-}
-
-// Conclusion is the one-sentence answer of an exchange run.
-func (e *ExchangeRun) Conclusion() string {
-	cells := e.Cells * uint64(len(e.Devices))
-	switch {
-	case e.Interrupted:
-		return fmt.Sprintf("Interrupted (Ctrl-C) after %d of %d steps: nothing was verified or timed.", e.StepsDone, e.Steps)
-	case !e.Verified:
-		return "The result was not verified."
-	case e.Correct:
-		return fmt.Sprintf("Verified: all %d cells match the host reference after %d steps with --sync %s (%d check(s)).", cells, e.Steps, e.Sync, len(e.Checks))
-	case e.Sync == "none":
-		return fmt.Sprintf("Corruption observed: %d wrong cells (largest error %d) without event wait lists (--sync none): a migration ran before the producer's kernel finished.", e.WrongCells, e.MaxError)
-	}
-	return fmt.Sprintf("FAILED: %d wrong cells (largest error %d) with --sync events.", e.WrongCells, e.MaxError)
 }

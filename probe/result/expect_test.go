@@ -178,7 +178,7 @@ func TestLoadExpectationsRefusesHostileFiles(t *testing.T) {
 // only those two) and Load (which reads a run.json, turning away what is not a result) refuse it.
 func TestRunLoadersRefuseATraceDocument(t *testing.T) {
 	tr := &Trace{SchemaVersion: TraceSchemaVersion, Kind: TraceKind, Tool: Tool{Name: "clmemprobe"}, Program: "./app",
-		Devices: []TraceDevice{{Index: 0, Name: "GPU"}}, Verdict: []string{}}
+		Devices: []TraceDevice{{Index: 0, Name: "GPU"}}, Judgement: Judgement{Verdict: []string{}}}
 	path := writeJSON(t, t.TempDir(), "trace.json", tr)
 	var nr *NotAResultError
 	if _, err := LoadExpectations(path); !errors.As(err, &nr) {

@@ -47,8 +47,8 @@ type Largest struct {
 	// Interrupted says Ctrl-C ended the search: the device searched then is marked, devices not reached are
 	// absent.
 	Interrupted bool `json:"interrupted,omitempty"`
-	// Verdict is one headline per device.
-	Verdict []string `json:"verdict"`
+	// Judgement is the verdict: one headline per device.
+	Judgement
 }
 
 // LargestKind marks a largest result.

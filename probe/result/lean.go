@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"sync"
 )
@@ -46,7 +47,7 @@ var errNotLean = errors.New("not for the lean scan")
 
 // leanField is one field of a struct as encoding/json decodes it.
 type leanField struct {
-	index int
+	index []int // the field's index path: an embedded struct's fields are the holder's, as encoding/json reads them
 	typ   reflect.Type
 	skip  bool // checked, not kept
 }
@@ -76,26 +77,37 @@ func addLeanStruct(out map[reflect.Type]*leanStruct, t reflect.Type) {
 	}
 	s := &leanStruct{byName: map[string]int{}, folded: map[string]bool{}}
 	out[t] = s
-	skipped := leanSkipped[t]
+	addLeanFields(out, s, t, nil, leanSkipped[t])
+	if len(s.fields) > 128 {
+		panic(fmt.Sprintf("result: %s has more fields than the lean scan tracks", t))
+	}
+}
+
+// addLeanFields adds the fields of t, at index path at in the struct s decodes, to s. The fields of an
+// embedded struct without a JSON name of its own are s's own, as encoding/json decodes them; skipped names
+// the fields of s that are checked and not kept.
+func addLeanFields(out map[reflect.Type]*leanStruct, s *leanStruct, t reflect.Type, at []int, skipped []string) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		name, _, _ := cutTag(f.Tag.Get("json"))
 		if !f.IsExported() || name == "-" {
 			continue
 		}
+		index := append(slices.Clone(at), i)
 		if f.Anonymous {
-			panic(fmt.Sprintf("result: the lean scan does not decode the embedded %s in %s", f.Type, t))
+			if f.Type.Kind() != reflect.Struct || name != "" {
+				panic(fmt.Sprintf("result: the lean scan does not decode the embedded %s in %s", f.Type, t))
+			}
+			addLeanFields(out, s, f.Type, index, skipped)
+			continue
 		}
 		if name == "" {
 			name = f.Name
 		}
 		s.byName[name] = len(s.fields)
 		s.folded[lowerASCII([]byte(name))] = true
-		s.fields = append(s.fields, leanField{index: i, typ: f.Type, skip: hasName(skipped, name)})
+		s.fields = append(s.fields, leanField{index: index, typ: f.Type, skip: hasName(skipped, name)})
 		addLeanType(out, f.Type)
-	}
-	if len(s.fields) > 128 {
-		panic(fmt.Sprintf("result: %s has more fields than the lean scan tracks", t))
 	}
 }
 
@@ -553,7 +565,7 @@ func (d *leanDecoder) object(t reflect.Type, v reflect.Value) error {
 		f := &s.fields[k]
 		var fv reflect.Value
 		if v.IsValid() && !f.skip {
-			fv = v.Field(f.index)
+			fv = v.FieldByIndex(f.index)
 		}
 		if f.typ == reflect.TypeFor[[]Sample]() {
 			return d.samples()

@@ -26,10 +26,8 @@ type Run struct {
 	Devices       []Device     `json:"devices"`
 	Config        Config       `json:"config"`
 	Jobs          []JobResult  `json:"strategies"`
-	// Verdict is the findings' sentences, in order: the first says what happened and what to try next.
-	Verdict []string `json:"verdict"`
-	// Findings are the verdict's sentences with what they rest on, for scripts.
-	Findings []Finding `json:"findings,omitempty"`
+	// Judgement is the verdict and the findings it is the sentences of (the judge's, never the engine's).
+	Judgement
 	// StartupSeconds is the time from the command's start to the first job's loop: loading the runtime to
 	// list the devices, collecting the environment, starting the first worker and its set-up.
 	StartupSeconds float64 `json:"startup_seconds,omitempty"`
@@ -462,13 +460,27 @@ func (r *Run) Snapshot() *Run {
 	return &cp
 }
 
+// Thinned is a copy of the run with at most n samples of each job (Thin), for a document that shows
+// fewer; the run is left as it is.
+func (r *Run) Thinned(n int) *Run {
+	cp := r.Snapshot()
+	for i := range cp.Jobs {
+		cp.Jobs[i].Samples = Thin(cp.Jobs[i].Samples, n)
+	}
+	return cp
+}
+
 // WithFindings returns a copy of the run with what the findings derived stored in it: each job's limit and
 // its evidence (limits holds one per job, in the run's order), the findings, and the verdict (their
 // sentences, the headline first). It leaves the run as it is; findings.Judge is its one caller, and what
 // it returns is what run.json writes. The copy has jobs of its own; what it never writes (samples, devices,
 // the environment) it shares with the run.
 func (r *Run) WithFindings(findings []Finding, limits []JobLimit) *Run {
-	cp := *r
+	verdict := make([]string, len(findings))
+	for i, f := range findings {
+		verdict[i] = f.Sentence
+	}
+	cp := WithJudgement(r, Judgement{Verdict: verdict, Findings: findings})
 	cp.Jobs = slices.Clone(r.Jobs)
 	for i := range cp.Jobs {
 		var l JobLimit
@@ -477,12 +489,7 @@ func (r *Run) WithFindings(findings []Finding, limits []JobLimit) *Run {
 		}
 		cp.Jobs[i].Limit, cp.Jobs[i].LimitEvidence = l.Limit, l.Evidence
 	}
-	cp.Findings = findings
-	cp.Verdict = make([]string, len(findings))
-	for i, f := range findings {
-		cp.Verdict[i] = f.Sentence
-	}
-	return &cp
+	return cp
 }
 
 // Finding is one sentence of the verdict with what it rests on.

@@ -159,7 +159,7 @@ func TestReplicationNeedsPlacedMemory(t *testing.T) {
 // WithFindings gives a copy holding the findings and leaves the run it copied as it was, strategies
 // included.
 func TestWithFindingsLeavesTheRunAlone(t *testing.T) {
-	r := &Run{Jobs: []JobResult{{Strategy: Shared}}, Verdict: []string{"old"}}
+	r := &Run{Jobs: []JobResult{{Strategy: Shared}}, Judgement: Judgement{Verdict: []string{"old"}}}
 	cp := r.WithFindings([]Finding{{Kind: FindingHeadline, Sentence: "new"}}, []JobLimit{{Limit: LimitContext}})
 	if cp == r || !slices.Equal(cp.Verdict, []string{"new"}) || cp.Jobs[0].Limit != LimitContext {
 		t.Errorf("copy: verdict %q limit %q, want the new findings in a copy", cp.Verdict, cp.Jobs[0].Limit)

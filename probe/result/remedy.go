@@ -17,9 +17,9 @@ type Remedy struct {
 	// only the jobs in Remedies ran (the last of them, interrupted, may be among them).
 	ChangesPlanned int  `json:"changes_planned,omitempty"`
 	Interrupted    bool `json:"interrupted,omitempty"`
-	// Verdict is the headline: the smallest change that lifts the failure and how far it goes, and which
-	// changes did not help.
-	Verdict []string `json:"verdict"`
+	// Judgement is the verdict, one headline: the smallest change that lifts the failure and how far it
+	// goes, and which changes did not help.
+	Judgement
 }
 
 // Interrupted reports whether Ctrl-C stopped the job: how far it went says nothing of its change.

@@ -85,8 +85,8 @@ type Trace struct {
 	DeviceSampler DeviceSource       `json:"device_sampler,omitempty"`
 	Limit         Limit              `json:"limit,omitempty"`
 	LimitEvidence map[string]float64 `json:"limit_evidence,omitempty"`
-	// Verdict is the findings' sentences: what failed first, then what ran out.
-	Verdict []string `json:"verdict"`
+	// Judgement is the verdict: what failed first, then what ran out (sentences only, no findings).
+	Judgement
 	// ProgramPID is the traced program's process id: the kernel's log names it by it.
 	ProgramPID int `json:"program_pid,omitempty"`
 	// KernelLog is the kernel's log from the program's start to its end.
@@ -309,12 +309,12 @@ const MaxTraceSteps = 20000
 // WithFindings returns a copy of the trace with what the findings derived stored in it (the verdict, the
 // limit and its evidence); it leaves the trace as it is. findings.JudgeTrace is its one caller.
 func (t *Trace) WithFindings(verdict []string, limit JobLimit) *Trace {
-	cp := *t
-	cp.Verdict, cp.Limit, cp.LimitEvidence = verdict, limit.Limit, limit.Evidence
-	if cp.Verdict == nil {
-		cp.Verdict = []string{}
+	if verdict == nil {
+		verdict = []string{}
 	}
-	return &cp
+	cp := WithJudgement(t, Judgement{Verdict: verdict})
+	cp.Limit, cp.LimitEvidence = limit.Limit, limit.Evidence
+	return cp
 }
 
 // LoadTrace reads a trace document, or returns nil without an error when the file is a JSON document of

@@ -113,7 +113,7 @@ func TestProgramBytesByDevice(t *testing.T) {
 // WithFindings gives a copy holding the verdict and limit as given, a nil verdict as an empty one (the
 // field is a list in the JSON), and leaves the trace it copied as it was.
 func TestTraceWithFindings(t *testing.T) {
-	tr := &Trace{Verdict: []string{"old"}}
+	tr := &Trace{Judgement: Judgement{Verdict: []string{"old"}}}
 	ev := map[string]float64{"device_used_bytes": 1}
 	cp := tr.WithFindings([]string{"first", "second"}, JobLimit{Limit: LimitDeviceMemory, Evidence: ev})
 	if !slices.Equal(cp.Verdict, []string{"first", "second"}) || cp.Limit != LimitDeviceMemory || !reflect.DeepEqual(cp.LimitEvidence, ev) {
@@ -137,7 +137,7 @@ func sampleTrace() *Trace {
 		Contexts:     []TraceContext{{Index: 0, Devices: []int{0}, DeviceCount: 1, LiveBuffers: 10, LiveBytes: 10 << 20}},
 		FirstFailure: &TraceFailure{Index: 10, Call: "clCreateBuffer", Code: -4, CodeName: "CL_MEM_OBJECT_ALLOCATION_FAILURE", Devices: []int{0}},
 		Sequence:     []TraceStep{{Call: "clCreateBuffer", Size: 1 << 20, Count: 10}},
-		Samples:      []TraceSample{traceSample(5, true)}, DeviceSampler: "NVML", Verdict: []string{"it failed"}}
+		Samples:      []TraceSample{traceSample(5, true)}, DeviceSampler: "NVML", Judgement: Judgement{Verdict: []string{"it failed"}}}
 }
 
 // A trace document reads back as it was written.

@@ -2,11 +2,10 @@ package comparison
 
 import (
 	"errors"
-	"strings"
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
-	"github.com/clmemprobe/clmemprobe/probe/units"
+	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
 )
 
 // baselineRun is a complete run of two jobs that each failed or completed by themselves: a baseline.
@@ -27,6 +26,7 @@ func TestBaseline(t *testing.T) {
 	end := func(i int, o result.Outcome) func(*result.Run) {
 		return func(r *result.Run) { r.Jobs[i].Outcome = o }
 	}
+	var refusals []string
 	for _, c := range []struct {
 		name   string
 		change []func(*result.Run)
@@ -76,13 +76,13 @@ func TestBaseline(t *testing.T) {
 				if ref.Jobs[k] != want {
 					t.Errorf("job %d: %+v, want %+v", k, ref.Jobs[k], want)
 				}
-				// The sentence names each job as the command line would: strategy, size, what ended it.
-				if named := string(want.Strategy) + " " + units.Size(want.SizeBytes) + " (" + want.Ending + ")"; !strings.Contains(err.Error(), named) {
-					t.Errorf("%q does not name %q", err, named)
-				}
 			}
+			refusals = append(refusals, c.name+": "+err.Error())
 		})
 	}
+	// The sentences name each job as the command line would (strategy, size, what ended it): their words
+	// are the golden file's.
+	fixture.GoldenLines(t, "baseline-refusals", refusals, *update, "./report/comparison")
 }
 
 // An expectations file records only each job's outcome: a stopped, crashed or hung job in one is refused
@@ -111,7 +111,9 @@ func TestBaselineNamesVariantAndFlags(t *testing.T) {
 	r := baselineRun()
 	r.Jobs[1].Variant, r.Jobs[1].Flags, r.Jobs[1].Outcome = "cap", "alloc-host-ptr", result.OutcomeCrashed
 	err := Baseline(result.ExpectationsFrom(r))
-	if err == nil || !strings.Contains(err.Error(), "per-device 4 MiB, variant cap, alloc-host-ptr (crashed)") {
-		t.Errorf("Baseline = %v, want it to name the variant and the flags", err)
+	var ref *Refusal
+	if !errors.As(err, &ref) || len(ref.Jobs) != 1 || ref.Jobs[0] != (RefusedJob{Strategy: result.PerDevice, SizeBytes: 4 << 20, Variant: "cap", Flags: "alloc-host-ptr", Ending: "crashed"}) {
+		t.Fatalf("Baseline = %v, want it to name the variant and the flags", err)
 	}
+	fixture.GoldenLines(t, "baseline-variant-flags", []string{err.Error()}, *update, "./report/comparison")
 }

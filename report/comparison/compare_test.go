@@ -1,7 +1,6 @@
 package comparison
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
@@ -91,11 +90,15 @@ func TestJobsAskedDifferentlyAreNotComparable(t *testing.T) {
 	if c.Regressed || len(c.Rows) != 2 {
 		t.Fatalf("regressed %v, %d rows: %+v", c.Regressed, len(c.Rows), c.Rows)
 	}
+	var why []string
 	for _, r := range c.Rows {
-		if r.Change != ChangeNotComparable || !strings.Contains(r.Why, "the base ran it under the default settings") || !strings.Contains(r.Why, "the new run under variant pool-off (X_POOL=0)") {
-			t.Errorf("%s: %s (%s)", r.Strategy, r.Change, r.Why)
+		if r.Change != ChangeNotComparable || r.Variant != "" || r.BaseOutcome != result.OutcomeFailed {
+			t.Errorf("%s: %s under %q, base outcome %q; want the base's job (the default settings) not comparable", r.Strategy, r.Change, r.Variant, r.BaseOutcome)
 		}
+		why = append(why, string(r.Strategy)+": "+r.Why)
 	}
+	// Why names the settings of each side: the golden file's words.
+	fixture.GoldenLines(t, "compare-variants-why", why, *update, "./report/comparison")
 	// The new run under the base's settings too, without per-device: per-device is missing, a regression.
 	next.Jobs = append(next.Jobs, mk(result.Shared, "", 1000))
 	c = Compare(base, next, 0.1)

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
@@ -43,6 +42,18 @@ func rowOf(f *Fleet, strategy result.Strategy, node string) *FleetRow {
 		}
 	}
 	return nil
+}
+
+// fleetJobOf is the first job of the strategy in the merge.
+func fleetJobOf(f *Fleet, strategy result.Strategy) *FleetJob {
+	for gi := range f.Groups {
+		for ji := range f.Groups[gi].Jobs {
+			if j := &f.Groups[gi].Jobs[ji]; j.Strategy == strategy {
+				return j
+			}
+		}
+	}
+	return &FleetJob{}
 }
 
 func TestMergeFindsTheNodeThatDiffers(t *testing.T) {
@@ -80,9 +91,9 @@ func TestMergeFindsTheNodeThatDiffers(t *testing.T) {
 		}
 	}
 	first := base.Jobs[0]
-	dev := fmt.Sprintf("%+.1f%%", 100*(math.Round(float64(first.AllocationsOK)*0.8)/float64(first.AllocationsOK)-1))
-	if r := rowOf(f, first.Strategy, "slow"); r == nil || !strings.Contains(r.Why, dev) {
-		t.Errorf("the outlier's reason must say how far it is (%s): %+v", dev, r)
+	dev := math.Round(float64(first.AllocationsOK)*0.8)/float64(first.AllocationsOK) - 1
+	if r := rowOf(f, first.Strategy, "slow"); r == nil || !r.Outlier || math.Abs(r.Deviation-dev) > 1e-12 {
+		t.Errorf("the outlier must be %+.4f off its median: %+v", dev, r)
 	}
 	// A wider tolerance forgives it.
 	if f := merged(in, 0.25); f.Outliers != 0 {
@@ -122,10 +133,12 @@ func TestMergeOutcomeAndCostOutliers(t *testing.T) {
 		in[i].Run.Jobs[1].Fit = &result.Fit{OK: true}
 	}
 	f := merged(in, 0.1)
-	if r := rowOf(f, st.Strategy, "c"); r == nil || !r.Outlier || !strings.Contains(r.Why, "crashed where the group") {
+	if r, j := rowOf(f, st.Strategy, "c"), fleetJobOf(f, st.Strategy); r == nil || !r.Outlier || r.Outcome != result.OutcomeCrashed || j.Outcome == result.OutcomeCrashed {
 		t.Errorf("a crash among failures must be an outlier: %+v", r)
 	}
-	if r := rowOf(f, in[1].Run.Jobs[1].Strategy, "b"); r == nil || !r.Outlier || !strings.Contains(r.Why, "host cost per buffer") {
+	cost := in[1].Run.Jobs[1]
+	if r, j := rowOf(f, cost.Strategy, "b"), fleetJobOf(f, cost.Strategy); r == nil || !r.Outlier || r.HostCost == nil || j.MedianHostCost == nil ||
+		!CostMoved(*r.HostCost, *j.MedianHostCost, 0.1, cost.SizeBytes) || r.AllocationsOK != cost.AllocationsOK {
 		t.Errorf("a node that costs half a buffer more per buffer must be an outlier: %+v", r)
 	}
 	if f.Outliers != 2 {

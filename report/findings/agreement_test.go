@@ -2,7 +2,6 @@ package findings
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
@@ -14,6 +13,7 @@ import (
 func TestGuardSentencesAgreeWithTheirSubject(t *testing.T) {
 	guarded := job(result.Shared, result.OutcomeStopped, 40, 0, 1)
 	guarded.Guard, guarded.Reason = result.GuardSystem, "host guard: system available memory fell below the reserve"
+	var verdicts []string
 	for _, stopped := range []int{1, 2} {
 		r := &result.Run{Config: result.Config{Touch: result.TouchFill, HostReserveByte: 3 << 30}, Environment: &result.Environment{HostMemBytes: 64 << 30},
 			Devices: []result.Device{{Index: 0, GlobalMemBytes: 1 << 30}, {Index: 1, GlobalMemBytes: 1 << 30}}}
@@ -24,18 +24,15 @@ func TestGuardSentencesAgreeWithTheirSubject(t *testing.T) {
 			r.Jobs, who = append(r.Jobs, j), append(who, st)
 		}
 		r.Jobs = append(r.Jobs, job(result.MigrateFirst, result.OutcomeCompleted, 100, 0, 1))
-		v := verdictOf(r)
-		subject := names(who)
-		if stopped > 1 {
-			subject = "Each of " + subject
-		}
-		for _, want := range []string{
-			fmt.Sprintf("%s was stopped after %d buffers", subject, guarded.AllocationsOK),
-			subject + ": the host guard stopped it before",
-		} {
-			if !strings.Contains(v, want) {
-				t.Errorf("%d stopped: want %q in\n%s", stopped, want, v)
+		j := Judge(r)
+		// The claims: the guard's limit of each stopped strategy, after its buffers; their words agree with
+		// their subject in the golden file.
+		for _, st := range who {
+			if l := limitOf(t, j, st, 0); l.Limit != result.LimitHostMemory || l.Evidence["allocations_ok"] != float64(guarded.AllocationsOK) {
+				t.Errorf("%d stopped: %s's limit %+v, want the host's after %d buffers", stopped, st, l, guarded.AllocationsOK)
 			}
 		}
+		verdicts = append(verdicts, fmt.Sprintf("%d stopped:", stopped), verdictOf(r))
 	}
+	goldenLines(t, "guard-agreement", verdicts)
 }

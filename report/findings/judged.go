@@ -30,6 +30,16 @@ func Judge(r *result.Run) Judged {
 // pointer into these jobs.
 func (j Judged) Run() *result.Run { return j.run }
 
+// Thinned is the judgement with at most n samples of each job left in its run (result.Thin), for a report
+// that shows fewer: what the judgement says still rests on every sample. The run it was judged from is
+// left as it is.
+func (j Judged) Thinned(n int) Judged {
+	if j.run != nil {
+		j.run = j.run.Thinned(n)
+	}
+	return j
+}
+
 // Findings are the run's findings, the headline first.
 func (j Judged) Findings() []result.Finding { return j.findings }
 

@@ -31,7 +31,7 @@ const judgedOnly = "judged.go"
 // into a copy with WithFindings. A field may be written (a command fills the JSON it writes), never read.
 func TestNothingReadsAStoredJudgement(t *testing.T) {
 	checked := 0
-	for _, dir := range []string{".", "..", filepath.Join("..", "..", "cmd", "clmemprobe")} {
+	for _, dir := range []string{".", "..", filepath.Join("..", "judge"), filepath.Join("..", "..", "cmd", "clmemprobe")} {
 		fset, files, info, pkg := typeCheck(t, dir)
 		stored := storedFields(t, pkg)
 		for _, f := range files {

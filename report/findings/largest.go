@@ -1,6 +1,7 @@
 package findings
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,8 +10,34 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/units"
 )
 
-// LargestVerdicts are the headlines of a `largest` result, one per device.
-func LargestVerdicts(l *result.Largest) []string {
+// JudgedLargest is a `largest` search with its verdict, one headline per device. JudgeLargest is the one
+// function that makes one; every renderer of a search takes one.
+type JudgedLargest struct {
+	largest *result.Largest // a copy of the search with the verdict stored, as largest --format json writes it
+	verdict []string
+}
+
+// JudgeLargest states the headline of each device's search (LargestVerdict) in a copy of l; it leaves l
+// as it is.
+func JudgeLargest(l *result.Largest) JudgedLargest {
+	if l == nil {
+		l = &result.Largest{}
+	}
+	verdict := largestVerdicts(l)
+	return JudgedLargest{largest: result.WithJudgement(l, result.Judgement{Verdict: verdict}), verdict: verdict}
+}
+
+// Largest is the judged search.
+func (j JudgedLargest) Largest() *result.Largest { return j.largest }
+
+// Verdict is the headlines, one per device.
+func (j JudgedLargest) Verdict() []string { return j.verdict }
+
+// MarshalJSON writes the judged search as largest --format json does.
+func (j JudgedLargest) MarshalJSON() ([]byte, error) { return json.Marshal(j.largest) }
+
+// largestVerdicts are the headlines of a `largest` result, one per device.
+func largestVerdicts(l *result.Largest) []string {
 	var out []string
 	for i := range l.Devices {
 		out = append(out, LargestVerdict(&l.Devices[i]))

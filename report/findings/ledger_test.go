@@ -33,7 +33,7 @@ func withLedger(rng *rand.Rand, r *result.Run) {
 			rs.Cgroup.OOMKillsAtEnd = rs.Cgroup.OOMKillsAtStart + uint64(rng.IntN(2))
 		}
 		for _, d := range r.Devices {
-			if strings.HasPrefix(string(s.DeviceSampler), "not available") {
+			if s.DeviceSampler.WhyNot() != "" { // the fixture says why none measured the devices
 				break // the ledger's device figures come from the device sampler's first reading
 			}
 			led := result.DeviceLedger{Device: d.Index, UsedAtStartBytes: uint64(rng.Float64() * 0.7 * float64(d.GlobalMemBytes))}

@@ -1,7 +1,8 @@
 package findings
 
 import (
-	"strings"
+	"math"
+	"slices"
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
@@ -11,8 +12,29 @@ func remedyJob(change string, st result.Strategy, outcome result.Outcome, n uint
 	return result.RemedyJob{Change: change, Strategy: st, SizeBytes: 1 << 20, AllocationsOK: n, BytesOK: n << 20, Outcome: outcome}
 }
 
+// headlines collects the headline of every search the tests judge, for the golden file that holds their words.
+var headlines []string
+
+// judgeRemedy judges r and keeps its headline for the golden file.
+func judgeRemedy(r *result.Remedy) JudgedRemedy {
+	j := JudgeRemedy(r)
+	headlines = append(headlines, j.Verdict()...)
+	return j
+}
+
+func changesOf(r *result.Remedy) []string {
+	var out []string
+	for _, j := range r.Remedies {
+		out = append(out, j.Change)
+	}
+	return out
+}
+
+// near says whether gain is a over b, to the two decimals a headline gives.
+func near(gain float64, a, b uint64) bool { return math.Abs(gain-float64(a)/float64(b)) < 1e-9 }
+
 // Changes that lift the failure come first, the smallest of equal gains first; then by gain; unsupported
-// ones are said apart; the headline names the smallest that lifts it with its reach.
+// ones are said apart; the claim names the smallest that lifts it.
 func TestRankRemediesLiftingFirstThenGainThenSmallest(t *testing.T) {
 	r := &result.Remedy{Baseline: remedyJob("the baseline", result.Shared, result.OutcomeFailed, 1000), Remedies: []result.RemedyJob{
 		remedyJob("one context per device", result.PerDevice, result.OutcomeCompleted, 3000),
@@ -22,74 +44,68 @@ func TestRankRemediesLiftingFirstThenGainThenSmallest(t *testing.T) {
 		remedyJob("buffers a quarter the size", result.Shared, result.OutcomeFailed, 2000),
 	}}
 	r.Remedies[1].Reason = "no cl_khr_external_memory"
-	RankRemedies(r)
-	var order []string
-	for _, j := range r.Remedies {
-		order = append(order, j.Change)
+	j := judgeRemedy(r)
+	ranked := j.Remedy()
+	if want := []string{"one context per device", "pool", "buffers a quarter the size", "flags alloc-host-ptr", "device-list"}; !slices.Equal(changesOf(ranked), want) {
+		t.Errorf("order %v, want %v", changesOf(ranked), want)
 	}
-	want := []string{"one context per device", "pool", "buffers a quarter the size", "flags alloc-host-ptr", "device-list"}
-	if strings.Join(order, "|") != strings.Join(want, "|") {
-		t.Errorf("order %v, want %v", order, want)
+	if !ranked.Remedies[0].Lifts || !near(ranked.Remedies[0].Gain, 3000, 1000) || ranked.Remedies[2].Lifts || !near(ranked.Remedies[2].Gain, 2000, 1000) {
+		t.Errorf("gains %+v", ranked.Remedies)
 	}
-	if !r.Remedies[0].Lifts || r.Remedies[0].Gain != 3 || r.Remedies[2].Lifts || r.Remedies[2].Gain != 2 {
-		t.Errorf("gains %+v", r.Remedies)
-	}
-	h := r.Verdict[0]
-	for _, want := range []string{"the smallest change that lifts the failure is one context per device: it reached its budget of 3000 buffers",
-		"pool (3.00x) lift it too", "buffers a quarter the size (2.00x) go further without lifting it", "did not help: flags alloc-host-ptr (1.05x)", "device-list could not run here: no cl_khr_external_memory"} {
-		if !strings.Contains(h, want) {
-			t.Errorf("headline lacks %q: %s", want, h)
-		}
+	c := j.Claim()
+	if c.Kind != RemedyLifts || c.Smallest != "one context per device" || !slices.Equal(c.Lift, []string{"one context per device", "pool"}) ||
+		!slices.Equal(c.Further, []string{"buffers a quarter the size"}) || !slices.Equal(c.NoHelp, []string{"flags alloc-host-ptr"}) ||
+		!slices.Equal(c.Unsupported, []string{"device-list"}) || c.Interrupted || c.Ran != 5 {
+		t.Errorf("claim %+v", c)
 	}
 	// Without a change that lifts it, the one that goes furthest is named first.
 	r2 := &result.Remedy{Baseline: remedyJob("the baseline", result.Shared, result.OutcomeFailed, 1000), Remedies: []result.RemedyJob{
 		remedyJob("flags alloc-host-ptr", result.Shared, result.OutcomeFailed, 1050),
 		remedyJob("buffers a quarter the size", result.Shared, result.OutcomeFailed, 2000),
 	}}
-	RankRemedies(r2)
-	if h := r2.Verdict[0]; !strings.Contains(h, "no change lifts the failure: buffers a quarter the size goes furthest, 2000 buffers (2.00x") ||
-		!strings.Contains(h, "did not help: flags alloc-host-ptr (1.05x)") {
-		t.Errorf("headline: %s", h)
+	c2 := judgeRemedy(r2).Claim()
+	if c2.Kind != RemedyGoesFurther || !slices.Equal(c2.Further, []string{"buffers a quarter the size"}) || !slices.Equal(c2.NoHelp, []string{"flags alloc-host-ptr"}) ||
+		len(c2.Lift) != 0 || c2.Smallest != "" {
+		t.Errorf("claim %+v", c2)
 	}
 }
 
 func TestRankRemediesOfABaselineThatCompleted(t *testing.T) {
 	r := &result.Remedy{Baseline: remedyJob("the baseline", result.Shared, result.OutcomeCompleted, 100), Remedies: []result.RemedyJob{
 		remedyJob("pool", result.Pool, result.OutcomeCompleted, 100)}}
-	RankRemedies(r)
-	if r.Remedies[0].Lifts || !strings.HasPrefix(r.Verdict[0], "Nothing to lift") {
-		t.Errorf("%+v %q", r.Remedies[0], r.Verdict[0])
+	j := judgeRemedy(r)
+	if j.Remedy().Remedies[0].Lifts || j.Claim().Kind != RemedyNothingToLift {
+		t.Errorf("%+v %+v", j.Remedy().Remedies[0], j.Claim())
 	}
 }
 
 // An interrupted search ranks only the jobs that ran to their end: the job Ctrl-C cut short has no gain, is
-// neither among those that "did not help" nor those that lift it, comes last, and the headline says how
-// many of the planned changes ran. Before, the cut job was ranked "stopped ... 0.30x" under "did not help".
+// neither among those that "did not help" nor those that lift it, comes last, and the claim says how many
+// of the planned changes ran. Before, the cut job was ranked "stopped ... 0.30x" under "did not help".
 func TestRankRemediesOfAnInterruptedSearch(t *testing.T) {
 	cut := remedyJob("buffers a quarter the size", result.Shared, result.OutcomeStopped, 300)
 	cut.StopCause = result.StopInterrupted
 	r := &result.Remedy{Baseline: remedyJob("the baseline", result.Shared, result.OutcomeFailed, 1000), ChangesPlanned: 9, Interrupted: true,
 		Remedies: []result.RemedyJob{cut, remedyJob("one context per device", result.PerDevice, result.OutcomeCompleted, 3000),
 			remedyJob("flags alloc-host-ptr", result.Shared, result.OutcomeFailed, 1050)}}
-	RankRemedies(r)
-	last := r.Remedies[len(r.Remedies)-1]
+	j := judgeRemedy(r)
+	last := j.Remedy().Remedies[len(r.Remedies)-1]
 	if last.Change != cut.Change || last.Gain != 0 || last.Lifts {
 		t.Errorf("the interrupted job: %+v; want it last, with no gain", last)
 	}
-	h := r.Verdict[0]
-	if !strings.HasPrefix(h, "Interrupted (Ctrl-C): 2 of 9 changes ran to their end") || strings.Contains(h, cut.Change) {
-		t.Errorf("headline %q: want 2 of 9 ran, and the interrupted change not ranked", h)
+	c := j.Claim()
+	listed := slices.Concat(c.Lift, c.Further, c.NoHelp, c.Unsupported)
+	if !c.Interrupted || c.Ran != 2 || c.Kind != RemedyLifts || slices.Contains(listed, cut.Change) || c.Ends[cut.Change] != RemedyEndInterrupted {
+		t.Errorf("claim %+v: want 2 of 9 ran, and the interrupted change not ranked", c)
 	}
 	// Interrupted before any change ended, and during the baseline.
 	r.Remedies = []result.RemedyJob{cut}
-	RankRemedies(r)
-	if h := r.Verdict[0]; !strings.HasPrefix(h, "Interrupted (Ctrl-C) after the baseline") || !strings.Contains(h, "none of the 9 changes") {
-		t.Errorf("no change ended: %q", h)
+	if c := judgeRemedy(r).Claim(); c.Kind != RemedyNoChangeEnded || c.Ran != 0 {
+		t.Errorf("no change ended: %+v", c)
 	}
 	r.Baseline, r.Remedies = cut, nil
-	RankRemedies(r)
-	if h := r.Verdict[0]; !strings.HasPrefix(h, "Interrupted (Ctrl-C) during the baseline") {
-		t.Errorf("during the baseline: %q", h)
+	if c := judgeRemedy(r).Claim(); c.Kind != RemedyBaselineInterrupted || c.BaselineEnd != RemedyEndInterrupted {
+		t.Errorf("during the baseline: %+v", c)
 	}
 }
 
@@ -98,9 +114,9 @@ func TestRemedyNamesTheCgroupsOOMKiller(t *testing.T) {
 	base := remedyJob("the baseline", result.Shared, result.OutcomeCrashed, 538)
 	base.Limit = result.LimitCgroupMemory
 	r := &result.Remedy{Baseline: base, Remedies: []result.RemedyJob{remedyJob("one context per device", result.PerDevice, result.OutcomeCrashed, 540)}}
-	RankRemedies(r)
-	if want := "The baseline (shared, 1 MiB buffers) was ended by its memory cgroup's OOM killer after 538 buffers"; !strings.HasPrefix(r.Verdict[0], want) {
-		t.Errorf("headline %q, want it to start %q", r.Verdict[0], want)
+	c := judgeRemedy(r).Claim()
+	if c.BaselineEnd != RemedyEndCgroupOOM || c.Ends["one context per device"] != RemedyEnd(result.OutcomeCrashed) {
+		t.Errorf("baseline ended %q, the change %q; want %q and a bare crash", c.BaselineEnd, c.Ends["one context per device"], RemedyEndCgroupOOM)
 	}
 }
 
@@ -108,19 +124,17 @@ func TestRemedyNamesTheCgroupsOOMKiller(t *testing.T) {
 // the address-space limit they inherited, and one stopped before their memory cgroup's limit, are said to
 // be so, not a bare "stopped" (which reads as the tool's own margin).
 func TestRemedySaysTheGuardStoppedAtAUserLimit(t *testing.T) {
-	for limit, words := range map[result.Limit]string{
-		result.LimitAddressSpace: "was stopped by the host guard short of its address-space limit (ulimit -v)",
-		result.LimitCgroupMemory: "was stopped by the host guard short of its memory cgroup's limit",
-	} {
+	for _, limit := range []result.Limit{result.LimitAddressSpace, result.LimitCgroupMemory} {
+		want := map[result.Limit]RemedyEnd{result.LimitAddressSpace: RemedyEndGuardAddressSpace, result.LimitCgroupMemory: RemedyEndGuardCgroup}[limit]
 		stopped := func(change string, n uint64) result.RemedyJob {
 			j := remedyJob(change, result.Shared, result.OutcomeStopped, n)
 			j.StopCause, j.Limit = result.StopHostGuard, limit
 			return j
 		}
-		r := &result.Remedy{Baseline: stopped("the baseline", 400), Remedies: []result.RemedyJob{stopped("buffers 4x as large, the same bytes", 600)}}
-		RankRemedies(r)
-		if h := r.Verdict[0]; strings.Count(h, words) != 2 {
-			t.Errorf("%s: the headline does not say twice %q: %s", limit, words, h)
+		const change = "buffers 4x as large, the same bytes"
+		r := &result.Remedy{Baseline: stopped("the baseline", 400), Remedies: []result.RemedyJob{stopped(change, 600)}}
+		if c := judgeRemedy(r).Claim(); c.BaselineEnd != want || c.Ends[change] != want {
+			t.Errorf("%s: baseline ended %q, the change %q; want both %q", limit, c.BaselineEnd, c.Ends[change], want)
 		}
 	}
 }
@@ -140,16 +154,32 @@ func TestRemedyAtTheAddressSpaceLimitTakesItsScatter(t *testing.T) {
 		atLimit("buffers 4x as large, the same bytes", 484, result.LimitAddressSpace),
 		atLimit("a change that maps less", 618, result.LimitAddressSpace),
 	}}
-	RankRemedies(r)
-	h := r.Verdict[0]
-	if !strings.Contains(h, "no change lifts the failure: a change that maps less goes furthest") ||
-		!strings.Contains(h, "did not help: buffers 4x as large, the same bytes (1.16x), settings RLIMIT_NOFILE=hard (1.15x)") {
-		t.Errorf("headline: %s", h)
+	j := judgeRemedy(r)
+	c := j.Claim()
+	if c.Kind != RemedyGoesFurther || !slices.Equal(c.Further, []string{"a change that maps less"}) ||
+		!slices.Equal(c.NoHelp, []string{"buffers 4x as large, the same bytes", "settings RLIMIT_NOFILE=hard"}) {
+		t.Errorf("claim %+v", c)
+	}
+	if g := j.Remedy().Remedies; !near(g[1].Gain, 484, 418) || !near(g[2].Gain, 482, 418) {
+		t.Errorf("gains %v and %v, want 484/418 and 482/418", g[1].Gain, g[2].Gain)
 	}
 	reserve := &result.Remedy{Baseline: atLimit("the baseline", 418, result.LimitHostMemory), Remedies: []result.RemedyJob{
 		atLimit("settings RLIMIT_NOFILE=hard", 482, result.LimitHostMemory)}}
-	RankRemedies(reserve)
-	if h := reserve.Verdict[0]; !strings.Contains(h, "settings RLIMIT_NOFILE=hard goes furthest") {
-		t.Errorf("at the host reserve: %s", h)
+	if c := judgeRemedy(reserve).Claim(); c.Kind != RemedyGoesFurther || !slices.Equal(c.Further, []string{"settings RLIMIT_NOFILE=hard"}) {
+		t.Errorf("at the host reserve: %+v", c)
 	}
+}
+
+// The words of every headline the tests above judged, in the order they ran.
+func TestRemedyHeadlinesWords(t *testing.T) {
+	headlines = nil
+	for _, test := range []func(*testing.T){TestRankRemediesLiftingFirstThenGainThenSmallest, TestRankRemediesOfABaselineThatCompleted,
+		TestRankRemediesOfAnInterruptedSearch, TestRemedyNamesTheCgroupsOOMKiller, TestRemedySaysTheGuardStoppedAtAUserLimit,
+		TestRemedyAtTheAddressSpaceLimitTakesItsScatter} {
+		test(t)
+	}
+	if len(headlines) != 11 {
+		t.Fatalf("%d headlines, want 11", len(headlines))
+	}
+	goldenLines(t, "remedy-headlines", headlines)
 }

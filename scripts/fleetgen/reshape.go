@@ -78,7 +78,7 @@ func workerLines(n, job int) string {
 // reshapeSmall cuts the template down to what a merge reads and a little more: two samples a job, no
 // findings, system description, resource ledgers or device sizes.
 func reshapeSmall(r *result.Run) {
-	r.Findings, r.Verdict, r.KernelLog = nil, nil, nil
+	r.Judgement, r.KernelLog = result.Judgement{}, nil
 	if r.Environment != nil {
 		r.Environment.System, r.Environment.Platforms = nil, nil
 	}
