@@ -85,15 +85,18 @@ func agreeLean(t *testing.T, b []byte, full *Run) {
 // it is judged to have.
 func withoutSkipped(r *Run) *Run {
 	cp := *r
-	clear := func(v reflect.Value) {
-		for _, name := range leanSkipped[v.Type()] {
-			for i := range v.NumField() {
-				if tag, _, _ := cutTag(v.Type().Field(i).Tag.Get("json")); tag == name {
-					v.Field(i).SetZero()
-				}
+	var clearIn func(v reflect.Value, skipped []string)
+	clearIn = func(v reflect.Value, skipped []string) {
+		for i := range v.NumField() {
+			f := v.Type().Field(i)
+			if tag, _, _ := cutTag(f.Tag.Get("json")); f.Anonymous && tag == "" && f.Type.Kind() == reflect.Struct {
+				clearIn(v.Field(i), skipped) // an embedded struct's fields are its holder's (FoundLimit's)
+			} else if slices.Contains(skipped, tag) {
+				v.Field(i).SetZero()
 			}
 		}
 	}
+	clear := func(v reflect.Value) { clearIn(v, leanSkipped[v.Type()]) }
 	clear(reflect.ValueOf(&cp).Elem())
 	cp.Judgement = Judgement{} // the embedded verdict and findings, both skipped
 	if r.Environment != nil {

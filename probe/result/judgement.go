@@ -24,3 +24,19 @@ func WithJudgement[D any, P interface {
 	*P(&cp).judgement() = j
 	return &cp
 }
+
+// FoundLimit is what the judge says ended a job, or limited a traced program, with the numbers its
+// classification rests on. A job and a trace embed one, so its JSON fields stand where they always stood,
+// and withLimit is the one place that stores one, into a judged copy.
+type FoundLimit struct {
+	Limit         Limit              `json:"limit,omitempty"`
+	LimitEvidence map[string]float64 `json:"limit_evidence,omitempty"`
+}
+
+// foundLimit is the limit a document embeds, for withLimit.
+func (l *FoundLimit) foundLimit() *FoundLimit { return l }
+
+// withLimit stores l in doc, a job of a judged run's copy or a judged trace's copy.
+func withLimit[P interface{ foundLimit() *FoundLimit }](doc P, l JobLimit) {
+	*doc.foundLimit() = FoundLimit{Limit: l.Limit, LimitEvidence: l.Evidence}
+}

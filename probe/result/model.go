@@ -209,10 +209,9 @@ type JobResult struct {
 	SlopeNoise *SlopeNoise `json:"slope_noise,omitempty"`
 	// Fit says whether the samples allow a cost per buffer at all.
 	Fit *Fit `json:"fit,omitempty"`
-	// Limit is what ended a strategy that did not complete, as the findings classify it, with the numbers
-	// the classification rests on.
-	Limit         Limit              `json:"limit,omitempty"`
-	LimitEvidence map[string]float64 `json:"limit_evidence,omitempty"`
+	// FoundLimit is what ended a strategy that did not complete, as the findings classify it, with the
+	// numbers the classification rests on.
+	FoundLimit
 	// Resources is the job's resource ledger: descriptors, locked memory, the memory cgroup, the devices'
 	// memory before the loop and the processes holding it.
 	Resources *Resources `json:"resources,omitempty"`
@@ -487,7 +486,7 @@ func (r *Run) WithFindings(findings []Finding, limits []JobLimit) *Run {
 		if i < len(limits) {
 			l = limits[i]
 		}
-		cp.Jobs[i].Limit, cp.Jobs[i].LimitEvidence = l.Limit, l.Evidence
+		withLimit(&cp.Jobs[i], l)
 	}
 	return cp
 }

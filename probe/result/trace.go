@@ -82,9 +82,9 @@ type Trace struct {
 	Samples           []TraceSample  `json:"samples"`
 	// DeviceSampler says which sampler gave the samples' device figures, or, as a run's strategy does, "not
 	// available: " and why none did.
-	DeviceSampler DeviceSource       `json:"device_sampler,omitempty"`
-	Limit         Limit              `json:"limit,omitempty"`
-	LimitEvidence map[string]float64 `json:"limit_evidence,omitempty"`
+	DeviceSampler DeviceSource `json:"device_sampler,omitempty"`
+	// FoundLimit is what limited the program, as the findings classify it.
+	FoundLimit
 	// Judgement is the verdict: what failed first, then what ran out (sentences only, no findings).
 	Judgement
 	// ProgramPID is the traced program's process id: the kernel's log names it by it.
@@ -313,7 +313,7 @@ func (t *Trace) WithFindings(verdict []string, limit JobLimit) *Trace {
 		verdict = []string{}
 	}
 	cp := WithJudgement(t, Judgement{Verdict: verdict})
-	cp.Limit, cp.LimitEvidence = limit.Limit, limit.Evidence
+	withLimit(cp, limit)
 	return cp
 }
 
