@@ -257,6 +257,16 @@ func wantFailure(t *testing.T, s *result.JobResult, index uint64, stage result.S
 
 func within(got, want, tol float64) bool { return math.Abs(got-want) <= tol*math.Abs(want) }
 
+// hasFinding reports whether the run holds a finding of kind k for which match holds (nil: any).
+func hasFinding(r *result.Run, k result.FindingKind, match func(result.Finding) bool) bool {
+	for _, f := range r.Findings {
+		if f.Kind == k && (match == nil || match(f)) {
+			return true
+		}
+	}
+	return false
+}
+
 func hasVerdict(r *result.Run, part string) bool {
 	for _, v := range r.Verdict {
 		if strings.Contains(v, part) {
@@ -369,6 +379,15 @@ func exitOf(err error) int {
 		return ee.ExitCode()
 	}
 	return 0
+}
+
+// errorLine checks the promise for bad input where the line is the contract: the documented code and
+// exactly the line want on stderr, nothing else.
+func errorLine(t *testing.T, res invocation, code int, want string) {
+	t.Helper()
+	if res.code != code || res.stderr != want+"\n" {
+		t.Errorf("exit %d, stderr %q; want %d and %q", res.code, res.stderr, code, want+"\n")
+	}
 }
 
 // oneLineError checks the promise for bad input: one line on stderr, the documented code, no panic.
