@@ -23,6 +23,8 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe"
 	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/report"
+	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -256,6 +258,21 @@ func wantFailure(t *testing.T, s *result.JobResult, index uint64, stage result.S
 }
 
 func within(got, want, tol float64) bool { return math.Abs(got-want) <= tol*math.Abs(want) }
+
+// renderedTrace is what the renderers make of the trace.json at path in format, as a pipe gets it: what
+// a command that shows a saved trace must print, byte for byte.
+func renderedTrace(t *testing.T, path, format string) string {
+	t.Helper()
+	tr, err := result.LoadTrace(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := report.Render(&b, format, findings.JudgeTrace(tr)); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
 
 // hasFinding reports whether the run holds a finding of kind k for which match holds (nil: any).
 func hasFinding(r *result.Run, k result.FindingKind, match func(result.Finding) bool) bool {
