@@ -259,6 +259,20 @@ func wantFailure(t *testing.T, s *result.JobResult, index uint64, stage result.S
 
 func within(got, want, tol float64) bool { return math.Abs(got-want) <= tol*math.Abs(want) }
 
+// renderedRun is what the renderers make of the run.json at path in format, as a pipe gets it.
+func renderedRun(t *testing.T, path, format string) string {
+	t.Helper()
+	r, err := result.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := report.Render(&b, format, findings.Judge(r)); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
 // renderedTrace is what the renderers make of the trace.json at path in format, as a pipe gets it: what
 // a command that shows a saved trace must print, byte for byte.
 func renderedTrace(t *testing.T, path, format string) string {
