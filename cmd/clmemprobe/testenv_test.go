@@ -262,12 +262,18 @@ func within(got, want, tol float64) bool { return math.Abs(got-want) <= tol*math
 // renderedRun is what the renderers make of the run.json at path in format, as a pipe gets it.
 func renderedRun(t *testing.T, path, format string) string {
 	t.Helper()
+	return renderedRunWith(t, path, format, report.Options{})
+}
+
+// renderedRunWith is renderedRun with the options a command passes.
+func renderedRunWith(t *testing.T, path, format string, opts report.Options) string {
+	t.Helper()
 	r, err := result.Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := report.Render(&b, format, findings.Judge(r)); err != nil {
+	if err := report.RenderWith(&b, format, findings.Judge(r), opts); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
