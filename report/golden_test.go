@@ -84,6 +84,15 @@ var goldenDocs = []goldenDoc{
 	{"compare", func(t *testing.T) any {
 		return comparison.Compare(fixture.Run(t), fixture.Node(t, "next", 0.5), 0.1)
 	}, false},
+	{"compare-across-variants", func(t *testing.T) any {
+		// The new run ran every job only under a variant that halves a budget: nothing is compared.
+		next := fixture.Node(t, "next", 0.5)
+		next.Config.Variants = []result.Variant{{Name: "small", Settings: map[string]string{"FAULTCL_HOST_BUDGET": "33554432"}}}
+		for i := range next.Jobs {
+			next.Jobs[i].Variant, next.Jobs[i].VariantSettings = "small", next.Config.Variants[0].Settings
+		}
+		return comparison.Compare(fixture.Run(t), next, 0.1)
+	}, false},
 	{"merge", func(t *testing.T) any {
 		return comparison.Merge(inputs(fixture.Nodes(t, map[string][]float64{"1.0": {1, 1, 1, 0.5}, "2.0": {1, 1.02}})...), 0.1)
 	}, false},
