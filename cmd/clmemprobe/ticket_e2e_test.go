@@ -53,6 +53,30 @@ func bundleIssueOptions(files map[string]string) report.IssueOptions {
 	return o
 }
 
+// bundledTraceIssue is the ISSUE.md bundle writes for the trace.json of a bundle's files, given the files
+// it packed beside it (in the order it packs them).
+func bundledTraceIssue(t *testing.T, files map[string]string) string {
+	t.Helper()
+	var tr result.Trace
+	if err := json.Unmarshal([]byte(files["trace.json"]), &tr); err != nil {
+		t.Fatalf("the bundle's trace.json: %v", err)
+	}
+	o := report.IssueOptions{}
+	for _, name := range []string{"README.md", "report.md", "trace.json", "timeline.json", "repro.c", apiLogFile, profileEndFile, profileFailureFile, kernelLogFile} {
+		if _, ok := files[name]; ok {
+			o.Files = append(o.Files, name)
+		}
+	}
+	_, o.HasRepro = files["repro.c"]
+	if _, ok := files[apiLogFile]; ok {
+		o.APILogFile = apiLogFile
+	}
+	if _, ok := files[kernelLogFile]; ok {
+		o.KernelLogFile = kernelLogFile
+	}
+	return string(report.IssueTrace(findings.JudgeTrace(&tr), o))
+}
+
 // dpkgVersion is the version dpkg-query gives for an installed package.
 func dpkgVersion(t *testing.T, pkg string) string {
 	t.Helper()
