@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -42,7 +43,10 @@ func TestEventsRoundTrip(t *testing.T) {
 	if got[1].Info.MaxMapCount != 65530 || got[2].Sample.Index != 7 || got[3].Notice != "a message" || got[4].Ledger[1][0].PID != 42 {
 		t.Errorf("events changed on the way: %+v", got[1:5])
 	}
-	if res := got[len(got)-1]; res.T != EventResult || !strings.Contains(string(res.Result), `"allocations_ok":3`) {
+	var answer struct {
+		AllocationsOK uint64 `json:"allocations_ok"`
+	}
+	if res := got[len(got)-1]; res.T != EventResult || json.Unmarshal(res.Result, &answer) != nil || answer.AllocationsOK != 3 {
 		t.Errorf("result %s", res.Result)
 	}
 }
