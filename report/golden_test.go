@@ -30,24 +30,23 @@ func example(parts ...string) string {
 	return filepath.Join(append([]string{"..", "docs", "examples"}, parts...)...)
 }
 
-func exampleRun(parts ...string) func(t *testing.T) any {
+// judgedExample loads a saved document under docs/examples with load and judges it as report does.
+func judgedExample[T any](load func(string) (T, error), judge func(T) any, parts ...string) func(t *testing.T) any {
 	return func(t *testing.T) any {
-		r, err := result.Load(example(parts...))
+		doc, err := load(example(parts...))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return findings.Judge(r)
+		return judge(doc)
 	}
 }
 
+func exampleRun(parts ...string) func(t *testing.T) any {
+	return judgedExample(result.Load, func(r *result.Run) any { return findings.Judge(r) }, parts...)
+}
+
 func exampleTrace(parts ...string) func(t *testing.T) any {
-	return func(t *testing.T) any {
-		tr, err := result.LoadTrace(example(parts...))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return findings.JudgeTrace(tr)
-	}
+	return judgedExample(result.LoadTrace, func(tr *result.Trace) any { return findings.JudgeTrace(tr) }, parts...)
 }
 
 // jsonDoc reads a document that no loader of its own reads (largest, remedy, exchange) as its type.

@@ -77,26 +77,27 @@ func bundledRun(t *testing.T, files map[string][]byte) *result.Run {
 // The bundle READMEs of fixed results (runs that failed, completed or were stopped by the guard; traces of
 // a create failure, a fill failure and a leak without a failure) match their golden files.
 func TestBundleReadmesMatchGoldenFiles(t *testing.T) {
-	for name, path := range map[string]string{
-		"readme-run-failed":    "faultcl-case-a/run.json",
-		"readme-run-completed": "pocl/run.json",
-		"readme-run-stopped":   "h200-guard/guard-1/run.json",
+	for _, c := range []struct{ golden, example string }{
+		{"readme-run-failed", "faultcl-case-a/run.json"}, {"readme-run-completed", "pocl/run.json"},
+		{"readme-run-stopped", "h200-guard/guard-1/run.json"}, {"readme-trace-fill", "h200-trace/trace-fill/trace.json"},
+		{"readme-trace-leak", "h100-ledger/leak/trace.json"},
 	} {
-		r, err := result.Load(filepath.Join(Root(), "docs", "examples", path))
-		if err != nil {
-			t.Fatal(err)
+		path := filepath.Join(Root(), "docs", "examples", c.example)
+		var readme []byte
+		if filepath.Base(path) == "trace.json" {
+			tr, err := result.LoadTrace(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			readme = readmeOfTrace(findings.JudgeTrace(tr))
+		} else {
+			r, err := result.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			readme = readmeOfRun(findings.Judge(r))
 		}
-		goldenFile(t, name, readmeOfRun(findings.Judge(r)))
-	}
-	for name, path := range map[string]string{
-		"readme-trace-fill": "h200-trace/trace-fill/trace.json",
-		"readme-trace-leak": "h100-ledger/leak/trace.json",
-	} {
-		tr, err := result.LoadTrace(filepath.Join(Root(), "docs", "examples", path))
-		if err != nil {
-			t.Fatal(err)
-		}
-		goldenFile(t, name, readmeOfTrace(findings.JudgeTrace(tr)))
+		goldenFile(t, c.golden, readme)
 	}
 	create := &result.Trace{Program: "/opt/solver", Tool: result.Tool{Name: "clmemprobe", Version: "0.2.0"},
 		Environment:  &result.Environment{Kernel: "6.1.0"},
