@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -33,27 +32,27 @@ func TestCollectorFinish(t *testing.T) {
 		cause   result.StopCause
 	}{
 		{"an answer", supervise.Ending{Answer: answer}, result.OutcomeFailed, 12, "", "", ""},
-		{"the worker's guard", supervise.Ending{Answer: guarded}, result.OutcomeStopped, 40, "host guard", "", result.StopHostGuard},
+		{"the worker's guard", supervise.Ending{Answer: guarded}, result.OutcomeStopped, 40, "host guard: system available memory 1 GiB, less one more buffer, would fall below the reserve 2 GiB", "", result.StopHostGuard},
 		{"hung", supervise.Ending{Stop: supervise.Hung, Reason: "watchdog: no progress", Count: 5, Stage: wire.StageCreate},
-			result.OutcomeHung, 5, "watchdog", result.StageCreate, result.StopHung},
+			result.OutcomeHung, 5, "watchdog: no progress", result.StageCreate, result.StopHung},
 		{"interrupted", supervise.Ending{Stop: supervise.Interrupted, Reason: "interrupted", Count: 3, Stage: wire.StageFinish},
 			result.OutcomeStopped, 3, "interrupted", result.StageFinish, result.StopInterrupted},
 		{"past its time", supervise.Ending{Stop: supervise.TimedOut, Reason: "timeout: the strategy ran longer than 1m0s", Count: 8, Stage: wire.StageCreate},
-			result.OutcomeStopped, 8, "timeout", result.StageCreate, result.StopTimedOut},
+			result.OutcomeStopped, 8, "timeout: the strategy ran longer than 1m0s", result.StageCreate, result.StopTimedOut},
 		{"the parent's backstop", supervise.Ending{Stop: supervise.Guard, Reason: "host guard: system available memory 1 GiB fell below half the reserve 4 GiB",
-			Count: 6, Stage: wire.StageCreate}, result.OutcomeStopped, 6, "host guard", result.StageCreate, result.StopHostGuard},
+			Count: 6, Stage: wire.StageCreate}, result.OutcomeStopped, 6, "host guard: system available memory 1 GiB fell below half the reserve 4 GiB", result.StageCreate, result.StopHostGuard},
 		{"crashed", supervise.Ending{Reason: "the worker exited with status 7", ExitCode: &exit, Count: 9, Stage: wire.StageTouch},
-			result.OutcomeCrashed, 9, "status 7", result.StageTouch, ""},
+			result.OutcomeCrashed, 9, "the worker exited with status 7", result.StageTouch, ""},
 		{"an answer that does not parse", supervise.Ending{Kind: wire.KindStrategy, Answer: json.RawMessage(`"no"`), Count: 2},
-			result.OutcomeCrashed, 2, "the strategy child sent a bad answer (json: cannot unmarshal string", result.StageSetup, ""},
-		{"bad lines", supervise.Ending{Answer: answer, BadLines: 3}, result.OutcomeFailed, 12, "3 line(s) of the worker's event stream", "", ""},
+			result.OutcomeCrashed, 2, "the strategy child sent a bad answer (json: cannot unmarshal string into Go value of type wire.StrategyAnswer)", result.StageSetup, ""},
+		{"bad lines", supervise.Ending{Answer: answer, BadLines: 3}, result.OutcomeFailed, 12, "3 line(s) of the worker's event stream did not parse and were dropped", "", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			col := newCollector(Job{Strategy: result.Shared, Size: 1 << 20}, nil)
 			e := c.ending
 			e.Took = time.Second
 			res := col.finish(&e)
-			if res.Outcome != c.outcome || res.AllocationsOK != c.ok || !strings.Contains(res.Reason, c.reason) || res.LastStage != c.stage ||
+			if res.Outcome != c.outcome || res.AllocationsOK != c.ok || res.Reason != c.reason || res.LastStage != c.stage ||
 				res.BytesOK != c.ok<<20 || res.StopCause != c.cause {
 				t.Errorf("%s (%q) after %d (%q) at %q, %d bytes; want %s (%q) after %d (%q) at %q", res.Outcome, res.StopCause, res.AllocationsOK,
 					res.Reason, res.LastStage, res.BytesOK, c.outcome, c.cause, c.ok, c.reason, c.stage)

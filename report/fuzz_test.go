@@ -78,7 +78,8 @@ func TestHostileFilesAreRefusedOrRendered(t *testing.T) {
 			t.Errorf("%s: error %v, want refused %v", name, err, want)
 		}
 	}
-	if _, err := result.Decode(io.LimitReader(zeros{}, 1<<40), "/dev/zero"); err == nil || !strings.Contains(err.Error(), "does not start with {") {
+	var nr *result.NotAResultError
+	if _, err := result.Decode(io.LimitReader(zeros{}, 1<<40), "/dev/zero"); !errors.As(err, &nr) || nr.Why != "not JSON: it does not start with {" {
 		t.Errorf("zeros: %v", err)
 	}
 }

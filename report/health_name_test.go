@@ -3,7 +3,6 @@ package report
 import (
 	"bytes"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
@@ -25,9 +24,10 @@ func TestCheckNamesAJobOneWay(t *testing.T) {
 	if err := WriteHealthJobs(&verbose, h); err != nil {
 		t.Fatal(err)
 	}
-	for name, out := range map[string]string{"the line": line.String(), "-v": verbose.String()} {
-		if !strings.Contains(out, want) {
-			t.Errorf("%s names the job otherwise than %q: %s", name, want, out)
-		}
+	if got := healthJobName(&h.Jobs[0]); got != want {
+		t.Errorf("the job is named %q, want %q", got, want)
 	}
+	// Both outputs name it so: the golden files.
+	golden(t, "check-job-name.line", line.Bytes())
+	golden(t, "check-job-name.verbose", verbose.Bytes())
 }

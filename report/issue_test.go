@@ -1,6 +1,7 @@
 package report_test
 
 import (
+	"flag"
 	"fmt"
 	"regexp"
 	"strings"
@@ -52,32 +53,16 @@ func TestIssueFollowsIntelsFormInOrder(t *testing.T) {
 	if strings.Join(labels, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("fields:\n%s\nwant Intel's:\n%s", strings.Join(labels, "\n"), strings.Join(want, "\n"))
 	}
-	if !strings.Contains(body["GPU Detailed Information (lspci output)"], "Region 2: Memory, 64-bit, prefetchable [size=256 MiB]") ||
-		!strings.Contains(body["GPU Detailed Information (lspci output)"], "Kernel driver in use: i915") {
-		t.Errorf("lspci field:\n%s", body["GPU Detailed Information (lspci output)"])
-	}
-	// A BAR of 256 MiB in front of the device's memory is named: no resizable BAR.
-	if !strings.Contains(body["GPU Detailed Information (lspci output)"], "no resizable BAR") {
-		t.Errorf("the small BAR is not named:\n%s", body["GPU Detailed Information (lspci output)"])
-	}
+	// The text of every field (lspci's BAR and driver lines with the small BAR named, the kernel's
+	// parameters, the one-line rate, the escaped package names and kernel line) is the golden file's.
+	goldenText(t, "issue-intel", md)
 	// Intel's dropdown has no such distribution: Other, with the name in the field after it.
 	if body["Linux Distribution"] != "Other (please specify below)" || body["Other Linux Distribution"] != `\### Injected from os-release` {
 		t.Errorf("distribution fields %q / %q", body["Linux Distribution"], body["Other Linux Distribution"])
 	}
-	if !strings.Contains(body["Kernel Version & Boot Parameters"], "i915.enable_guc=3") {
-		t.Errorf("kernel field: %s", body["Kernel Version & Boot Parameters"])
-	}
 	// The run ran once: the rate says how to measure it, in one line.
-	if rate := body["Reproduction Rate"]; !strings.HasPrefix(rate, "_Not filled in by clmemprobe:_") || strings.Count(rate, "\n") != 0 || !strings.Contains(rate, "--repeat") {
+	if rate := body["Reproduction Rate"]; !strings.HasPrefix(rate, "_Not filled in by clmemprobe:_") || strings.Count(rate, "\n") != 0 {
 		t.Errorf("rate: %q", rate)
-	}
-	// What came from the machine cannot break the Markdown: the pipe in a package name, the backticks in a
-	// version and a kernel line.
-	if !strings.Contains(body["Installed GPU Driver Packages"], `evil\|pkg`) || !strings.Contains(body["Installed GPU Driver Packages"], "1\\`2") {
-		t.Errorf("packages not escaped:\n%s", body["Installed GPU Driver Packages"])
-	}
-	if !strings.Contains(body["System Logs / dmesg Output"], "````") {
-		t.Errorf("the kernel line's backticks can close its block:\n%s", body["System Logs / dmesg Output"])
 	}
 	// Nothing from the machine starts a heading of its own, or carries HTML.
 	headings, fenced := 0, false
@@ -94,7 +79,7 @@ func TestIssueFollowsIntelsFormInOrder(t *testing.T) {
 	}
 	// Every field is filled, or says in one line what to run.
 	for _, l := range labels {
-		if b := body[l]; b == "" || (strings.HasPrefix(b, "_Not filled in") && strings.Contains(b, "\n")) {
+		if b := body[l]; b == "" || (strings.HasPrefix(b, "_Not filled in") && strings.Count(b, "\n") > 0) {
 			t.Errorf("field %q: %q", l, b)
 		}
 	}
@@ -138,20 +123,28 @@ func TestIssueRateAndRegressionFromTheRuns(t *testing.T) {
 	for i := range baseline.Jobs {
 		baseline.Jobs[i].Outcome, baseline.Jobs[i].AllocationsOK, baseline.Jobs[i].FirstFailure = result.OutcomeCompleted, 100000, nil
 	}
-	_, body := fields(string(report.IssueRun(findings.Judge(r), report.IssueOptions{Baseline: baseline})))
+	md := string(report.IssueRun(findings.Judge(r), report.IssueOptions{Baseline: baseline}))
+	_, body := fields(md)
 	wantRate := regexp.MustCompile(`^Sometimes reproduces \\~ 50% - 74%: 2 of 3 runs, at #\d+ to #\d+`) // Markdown's escape of ~, shown as ~
 	if !wantRate.MatchString(body["Reproduction Rate"]) {
 		t.Errorf("rate: %q", body["Reproduction Rate"])
 	}
-	if !strings.HasPrefix(body["Is this a regression?"], "- [x] Yes") || !strings.Contains(body["Last Known Working Driver Version"], "older-1.0") ||
-		!strings.Contains(body["First Known Failing Driver Version"], r.Devices[0].DriverVersion) {
-		t.Errorf("regression fields: %q / %q / %q", body["Is this a regression?"], body["Last Known Working Driver Version"], body["First Known Failing Driver Version"])
+	if !strings.HasPrefix(body["Is this a regression?"], "- [x] Yes") {
+		t.Errorf("regression field: %q", body["Is this a regression?"])
 	}
+	goldenText(t, "issue-regression", md) // the driver versions the regression fields name
 	// A baseline that failed the same way says it is not a regression.
 	_, body = fields(string(report.IssueRun(findings.Judge(r), report.IssueOptions{Baseline: fixture.Run(t)})))
 	if !strings.HasPrefix(body["Is this a regression?"], "- [ ] Yes") {
 		t.Errorf("a baseline that failed too: %q", body["Is this a regression?"])
 	}
+}
+
+// goldenText compares a rendering made outside package report with testdata/NAME.golden, under the
+// package's -update flag.
+func goldenText(t *testing.T, name, got string) {
+	t.Helper()
+	fixture.Golden(t, name, []byte(got), flag.Lookup("update").Value.(flag.Getter).Get().(bool), "./report")
 }
 
 func firstFailed(r *result.Run) *result.JobResult {
@@ -172,10 +165,10 @@ func TestIssueOfATraceShowsTheCallsAroundTheFailure(t *testing.T) {
 		Judgement: result.Judgement{Verdict: []string{"clCreateBuffer failed"}}}
 	md := string(report.IssueTrace(findings.JudgeTrace(tr), report.IssueOptions{APILogFile: "api-calls.log"}))
 	_, body := fields(md)
-	api := body["API call log"] // PoCL's tracker, by the runtime the program mapped
-	if !strings.Contains(api, "#41") || !strings.Contains(api, "-6 (CL_OUT_OF_HOST_MEMORY)   <- the first failure") || !strings.Contains(api, "x41") || !strings.Contains(api, "api-calls.log") {
-		t.Errorf("API log:\n%s\n(the ticket:\n%s)", api, md)
+	if _, ok := body["API call log"]; !ok { // PoCL's tracker, by the runtime the program mapped
+		t.Errorf("no API call log field in PoCL's form:\n%s", md)
 	}
+	goldenText(t, "issue-trace", md) // the calls around #41, the failure marked, the log file named
 }
 
 // A trace without a failure (a program killed in a fill, or one that ended well) has a call log whose intro
@@ -189,14 +182,34 @@ func TestIssueOfATraceWithoutAFailureSaysSo(t *testing.T) {
 	tr := &result.Trace{Program: "/opt/solver", Environment: &result.Environment{Kernel: "6.1.0"},
 		Libraries: []result.TraceLibrary{{Path: "/usr/lib/x86_64-linux-gnu/libpocl.so.2", Kind: result.LibraryRuntime}},
 		Calls:     calls, Judgement: result.Judgement{Verdict: []string{"killed"}}}
-	_, body := fields(string(report.IssueTrace(findings.JudgeTrace(tr), report.IssueOptions{})))
-	api := body["API call log"]
-	intro, _, _ := strings.Cut(api, "\n")
-	if strings.Contains(intro, "first failure") || !strings.Contains(intro, "no failure") || !strings.Contains(intro, fmt.Sprintf("last %d", len(calls))) {
-		t.Errorf("intro %q: want the program's last %d calls and that it had no failure", intro, len(calls))
+	md := string(report.IssueTrace(findings.JudgeTrace(tr), report.IssueOptions{}))
+	_, body := fields(md)
+	intro, _, _ := strings.Cut(body["API call log"], "\n")
+	if want := fmt.Sprintf("The program's calls as the layer recorded them (trace --calls), the last %d of them; it had no failure; "+
+		"the time is when the tool read the call (every 2 ms), seconds from the start; a command marked issued was logged as it was made, before its result:", len(calls)); intro != want {
+		t.Errorf("intro %q, want %q", intro, want)
 	}
-	fill := report.CallLine(calls[len(calls)-1])
-	if !strings.HasSuffix(fill, "clEnqueueFillBuffer(context 0, 4096 bytes) issued") || strings.Contains(fill, "CL_SUCCESS") {
-		t.Errorf("a command logged as it was made: %q", fill)
+	goldenText(t, "issue-trace-no-failure", md)
+	// A command logged as it was made shows no result: the whole line, no status after "issued".
+	if fill, want := report.CallLine(calls[len(calls)-1]), "    0.003 #5        clEnqueueFillBuffer(context 0, 4096 bytes) issued"; fill != want {
+		t.Errorf("a command logged as it was made: %q, want %q", fill, want)
 	}
+}
+
+// A run whose every buffer is over the devices' maximum allocation, refused with -61 at the first: the
+// ticket's "Before filing" note says the specification asks for that, and the title and the expected
+// behaviour rest on the size (the golden file).
+func TestIssueOfASizeOverTheMaximum(t *testing.T) {
+	r := fixture.Run(t)
+	for i := range r.Jobs {
+		s := &r.Jobs[i]
+		if s.Outcome == result.OutcomeUnsupported {
+			continue
+		}
+		s.SizeBytes = 2 * r.Devices[0].MaxAllocBytes
+		s.Outcome, s.AllocationsOK, s.BytesOK, s.Samples = result.OutcomeFailed, 0, 0, nil
+		s.FirstFailure = &result.FirstFailure{Index: 0, Stage: result.StageCreate, Code: -61, Name: "CL_INVALID_BUFFER_SIZE", Call: "clCreateBuffer"}
+	}
+	r.Config.Sizes = []uint64{2 * r.Devices[0].MaxAllocBytes}
+	goldenText(t, "issue-over-max-alloc", string(report.IssueRun(findings.Judge(r), report.IssueOptions{HasRepro: true})))
 }

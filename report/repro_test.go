@@ -19,16 +19,8 @@ func TestReproPutsLoaderSettingsOnItsCommandLine(t *testing.T) {
 	if err := RenderWith(&b, "repro", judged(r), Options{Strategy: string(s.Strategy), Variant: "driver-b"}); err != nil {
 		t.Fatal(err)
 	}
-	c := b.String()
-	if !strings.Contains(c, " * Run:   LD_LIBRARY_PATH='/opt/driver b/lib' ./repro\n") {
-		t.Errorf("the run line should carry the loader setting, quoted:\n%s", c)
-	}
-	if strings.Contains(c, `setenv("LD_`) {
-		t.Error("an LD_ setting is set inside the program, where it changes nothing")
-	}
-	if !strings.Contains(c, `setenv("POCL_MEMORY_LIMIT", "1", 1);`) {
-		t.Error("the runtime setting should be set inside the program")
-	}
+	// The run line carries LD_LIBRARY_PATH, quoted; POCL_MEMORY_LIMIT is set inside, LD_ settings never.
+	golden(t, "repro-loader-settings", b.Bytes())
 }
 
 // An argument with control or bidirectional characters is quoted as $'...': the report shows plain text,

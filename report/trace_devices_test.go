@@ -2,11 +2,9 @@ package report
 
 import (
 	"bytes"
-	"strings"
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
-	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report/findings"
 )
 
@@ -22,7 +20,6 @@ func TestTraceDeviceMemoryRendered(t *testing.T) {
 		Samples: []result.TraceSample{{Sample: result.Sample{Index: 7, DeviceSamples: []result.DeviceSample{{Device: 0, UsedBytes: 79 * gib}}},
 			ProgramDevices: []result.TraceDeviceUse{{Device: 0, Bytes: 77 * gib}}}},
 		DeviceSampler: "NVML (test)"}
-	want := "device 0 " + units.Bytes(79*gib) + " used of " + units.Bytes(80*gib) + ", the program's own " + units.Bytes(77*gib)
 	const why = "NVML: libnvidia-ml.so.1 not found"
 	renderers := map[string]func(*bytes.Buffer) error{
 		"table":    func(b *bytes.Buffer) error { return writeTraceTable(b, findings.JudgeTrace(tr), Options{}) },
@@ -34,17 +31,20 @@ func TestTraceDeviceMemoryRendered(t *testing.T) {
 		failure *result.TraceFailure
 		want    string
 	}{
-		{"measured", "NVML (test)", nil, "Device memory at the last sample (after 7 allocation calls, 0.00 s): " + want + "; read by NVML (test)."},
-		{"not measured", result.DeviceNotAvailable + why, nil, "Device memory not measured: " + why},
-		{"at a failure, the verdict's", "NVML (test)", &result.TraceFailure{Index: 7, Call: "clCreateBuffer", Devices: []int{0}}, ""},
+		// The golden files: the last sample's 79 of 80 GiB used and the program's own 77 GiB, read by NVML;
+		// "not measured" and why; at a failure, nothing (the verdict says it).
+		{"measured", "NVML (test)", nil, "trace-device-memory.measured"},
+		{"not measured", result.DeviceNotAvailable + why, nil, "trace-device-memory.not-measured"},
+		{"at a failure, the verdict's", "NVML (test)", &result.TraceFailure{Index: 7, Call: "clCreateBuffer", Devices: []int{0}}, "trace-device-memory.at-failure"},
 	} {
 		tr.DeviceSampler, tr.FirstFailure = result.DeviceSource(tc.sampler), tc.failure
 		for name, render := range renderers {
 			var b bytes.Buffer
 			err := render(&b)
-			if tc.want == "" && strings.Contains(b.String(), "Device memory") || tc.want != "" && !strings.Contains(b.String(), tc.want) || err != nil {
-				t.Errorf("%s, %s: %v\n%s\nwant %q", tc.name, name, err, b.String(), tc.want)
+			if err != nil {
+				t.Fatalf("%s, %s: %v", tc.name, name, err)
 			}
+			golden(t, tc.want+"."+name, b.Bytes())
 		}
 	}
 }

@@ -15,15 +15,13 @@ import (
 func TestLedgerCountsReadAsCounts(t *testing.T) {
 	for _, c := range []struct {
 		per  float64
-		want string
-	}{{-6.62e-06, "0 per buffer"}, {1, "1.00 per buffer"}, {0.5, "0.50 per buffer"}} {
+		want string // the golden file's name: "0 per buffer", "1.00 per buffer", "0.50 per buffer"
+	}{{-6.62e-06, "ledger-per-buffer-0"}, {1, "ledger-per-buffer-1"}, {0.5, "ledger-per-buffer-half"}} {
 		r := ticketRun()
 		per := c.per
 		r.Jobs[0].Resources = &result.Resources{FDs: &result.Resource{AtStart: 12, AtEnd: 12, PerBuffer: &per, Limit: 1024, LimitSource: "ulimit -n"}}
 		md := renderMarkdown(t, r, Options{})
-		if !strings.Contains(md, "open file descriptors: 12 at the start, 12 at the end, "+c.want) || strings.Contains(md, "e-0") {
-			t.Errorf("a slope of %g descriptors per buffer: want %q in\n%s", c.per, c.want, md)
-		}
+		golden(t, c.want, []byte(md))
 	}
 }
 
@@ -48,7 +46,5 @@ func TestDryRunSaysTheGuardIsOff(t *testing.T) {
 	if err := Render(&b, "table", p); err != nil {
 		t.Fatal(err)
 	}
-	if out := b.String(); !strings.Contains(out, "The host guard is off (--host-reserve 0)") || strings.Contains(out, "falls below the reserve of 0 B") {
-		t.Errorf("a dry run with the guard off describes a guard:\n%s", out)
-	}
+	golden(t, "dry-run-guard-off", b.Bytes()) // "The host guard is off", no reserve of 0 B described
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/report/findings"
 )
 
 // A bundle unpacks into one folder, and each file is what the tool's own commands say it is.
@@ -22,9 +23,6 @@ func TestBundleHoldsTheTicket(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "ticket.tar.gz")
 	// --keep-identity: the result as given, byte for byte (without it, the host's name is taken out).
 	res := runTool(t, Env(), "bundle", "--keep-identity", "--output", out, runJSON)
-	if res.code != 0 || !strings.Contains(res.stderr, "wrote "+out) {
-		t.Fatalf("bundle: exit %d: %s", res.code, res.stderr)
-	}
 	files := untar(t, out)
 	want := []string{"ISSUE.md", "README.md", "run.json", "report.md", "run.png", "run.svg", "timeline.json", "repro.c", "environment.txt"}
 	if _, ok := files[kernelLogFile]; ok {
@@ -32,6 +30,9 @@ func TestBundleHoldsTheTicket(t *testing.T) {
 	}
 	if len(files) != len(want) {
 		t.Errorf("the bundle holds %d files, want %v", len(files), want)
+	}
+	if line := "clmemprobe: wrote " + out + " (" + strings.Join(want, ", ") + ")\n"; res.code != 0 || res.stderr != line {
+		t.Fatalf("bundle: exit %d: %q, want %q", res.code, res.stderr, line)
 	}
 	original, _ := os.ReadFile(runJSON)
 	if !bytes.Equal(files["run.json"], original) {
@@ -57,9 +58,10 @@ func TestBundleHoldsTheTicket(t *testing.T) {
 	if e := r.Environment; !bytes.Contains(files["environment.txt"], []byte(e.Kernel)) || !bytes.Contains(files["environment.txt"], []byte(e.OS)) {
 		t.Errorf("environment.txt does not hold the run's environment (%s, %s)", e.OS, e.Kernel)
 	}
-	readme := string(files["README.md"])
-	if !strings.Contains(readme, "cc repro.c -lOpenCL -o repro && ./repro") || !strings.Contains(readme, "shared failed first, at buffer #64") {
-		t.Errorf("README.md does not say what happened and how to reproduce it:\n%s", readme)
+	// The README says what happened and how to reproduce it: what bundleReadme writes of this result,
+	// whose prose TestBundleReadmesMatchGoldenFiles holds.
+	if h, _ := findings.Judge(r).Headline(); !bytes.Equal(files["README.md"], bundledReadme(t, files)) || h.About != result.FindingFailure {
+		t.Errorf("README.md is not the README of the result (a first failure):\n%s", files["README.md"])
 	}
 	// The reproducer from the bundle repeats the failure.
 	runRepro(t, compileC(t, string(files["repro.c"])), env, strategy(t, r, result.Shared))

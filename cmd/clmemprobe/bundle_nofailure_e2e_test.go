@@ -1,10 +1,13 @@
 package main
 
 import (
-	"fmt"
+	"bytes"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/report"
+	"github.com/clmemprobe/clmemprobe/report/findings"
 )
 
 // The bundle of a run in which nothing failed says what the run found, not that it holds a failure; its
@@ -24,23 +27,21 @@ func TestBundleOfARunWithoutAFailure(t *testing.T) {
 		t.Fatalf("bundle: exit %d: %s", res.code, res.stderr)
 	}
 	files := untar(t, out)
-	readme := string(files["README.md"])
-	if strings.Contains(readme, "allocation failure") || strings.Contains(readme, "repeats the first failure") || strings.Contains(readme, "where each strategy failed") {
-		t.Errorf("README.md claims a failure the run did not have:\n%s", readme)
+	// The judge finds no failure: the headline is about jobs that completed, and the reproducer follows one.
+	j := findings.Judge(r)
+	h, ok := j.Headline()
+	repro, err := report.ReproJob(j, "", "", "")
+	if !ok || h.About != result.FindingCompleted || err != nil || repro.Outcome != result.OutcomeCompleted || repro.AllocationsOK != budget {
+		t.Fatalf("headline %+v; reproducer's job %+v (%v): want a run that completed its budget of %d", h, repro, err, budget)
 	}
-	if !strings.Contains(readme, r.Verdict[0]) {
-		t.Errorf("README.md does not say what the run found (%q):\n%s", r.Verdict[0], readme)
+	// The README and the report are what bundle writes of that result: no failure claimed, the report's
+	// table described as where each strategy ended, the reproducer's loop and how it ended (the prose:
+	// TestBundleReadmesMatchGoldenFiles, readme-run-completed); the report links run.png beside it.
+	if !bytes.Equal(files["README.md"], bundledReadme(t, files)) {
+		t.Errorf("README.md is not the README of the result:\n%s", files["README.md"])
 	}
-	if !strings.Contains(string(files["report.md"]), "](run.png)") {
-		t.Errorf("report.md does not link run.png, which sits beside it in the bundle")
-	}
-	// The reproducer repeats a job that completed: the README says which, and how it ended.
-	if !strings.Contains(readme, "repeats the loop of ") || !strings.Contains(readme, fmt.Sprintf("reached its budget of %d buffers without a failure", budget)) ||
-		!strings.Contains(readme, "where each strategy ended") {
-		t.Errorf("README.md should say the reproducer repeats a loop that completed:\n%s", readme)
-	}
-	// "with the OpenCL API alone" qualifies the program, not the loop's budget.
-	if strings.Contains(readme, "without a failure with the OpenCL API alone") || !strings.Contains(readme, "with the OpenCL API alone, repeats the loop of ") {
-		t.Errorf("README.md's repro.c line should read \"a C program that, with the OpenCL API alone, repeats ...\":\n%s", readme)
+	var md bytes.Buffer
+	if err := report.RenderWith(&md, "markdown", findings.Judge(bundledRun(t, files)), report.Options{Chart: "run.png"}); err != nil || md.String() != string(files["report.md"]) {
+		t.Errorf("report.md is not the result's report with its chart linked (%v)", err)
 	}
 }

@@ -165,13 +165,15 @@ func TestCgroupMemoryLimit(t *testing.T) {
 			t.Errorf("%s: stopped with %d bytes in the cgroup, outside [%d, %d]", s.Strategy, end, limit-2*reserve-64*mib, limit-reserve/2)
 		}
 	}
-	if !strings.Contains(r.Verdict[0], "memory cgroup") || !strings.Contains(r.Verdict[0], "1 GiB") {
-		t.Errorf("the headline does not name the cgroup's limit: %s", r.Verdict[0])
+	// The headline rests on the cgroup's limit (it names it: the judge's words).
+	if h := r.Findings[0]; h.Kind != result.FindingHeadline || h.Evidence["cgroup_limit_bytes"] != limit {
+		t.Errorf("the headline does not rest on the cgroup's limit of %d: %+v", limit, h)
 	}
 	res = inCgroup(t, procs, env, append(args, "--host-reserve", "0")...)
 	r = decodeRun(t, res)
-	if res.code != exitWorkerFault || !strings.Contains(res.stderr, "the host guard is off") {
-		t.Errorf("guard off: exit %d, stderr %q; want %d and a line saying the guard is off", res.code, res.stderr, exitWorkerFault)
+	if want := "clmemprobe: --host-reserve 0: the host guard is off; the kernel's OOM killer (the machine's, or a memory cgroup's) may end the workers, " +
+		"and a run may leave the machine short of memory\n"; res.code != exitWorkerFault || res.stderr != want {
+		t.Errorf("guard off: exit %d, stderr %q; want %d and the line %q", res.code, res.stderr, exitWorkerFault, want)
 	}
 	for _, s := range r.Jobs {
 		cg := s.Resources.CgroupOf()
@@ -179,7 +181,8 @@ func TestCgroupMemoryLimit(t *testing.T) {
 			t.Errorf("%s, guard off: %s by %q, limit %q, ledger %+v; want killed by the cgroup's OOM killer", s.Strategy, s.Outcome, s.Signal, s.Limit, cg)
 		}
 	}
-	if v := r.Verdict[0]; !strings.Contains(v, "OOM killer") || !strings.Contains(v, "1 GiB") {
-		t.Errorf("guard off: the headline does not say the cgroup's OOM killer ended it: %s", v)
+	// The headline rests on the cgroup's OOM kill, at its limit, and the kernel's line for the worker.
+	if h := r.Findings[0]; h.Kind != result.FindingHeadline || h.Evidence["cgroup_limit_bytes"] != limit || h.Evidence["cgroup_oom_kills"] < 1 || h.Evidence["kernel_oom_pid"] <= 0 {
+		t.Errorf("guard off: the headline does not rest on the cgroup's OOM killer: %+v", h)
 	}
 }

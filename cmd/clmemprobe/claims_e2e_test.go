@@ -13,6 +13,8 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
+	"github.com/clmemprobe/clmemprobe/report"
+	"github.com/clmemprobe/clmemprobe/report/findings"
 )
 
 // TestLayoutsThatPlacedNothingAreNotCompared is the H100's default run on faultcl's lazy model: with no
@@ -38,8 +40,11 @@ func TestLayoutsThatPlacedNothingAreNotCompared(t *testing.T) {
 			apart = &r.Findings[i]
 		}
 	}
-	if apart == nil || !strings.Contains(apart.Sentence, "not compared") {
-		t.Errorf("no finding says the placed and unplaced layouts are not compared, with both counts; verdict:\n%s", strings.Join(r.Verdict, "\n"))
+	says := fmt.Sprintf("shared and per-device placed no buffer (the memory the buffers live in did not grow with them) where migrate-first placed its buffers, "+
+		"so how far they went is not compared (%d buffers against %d): a layout that places nothing goes as far as its budget; "+
+		"run with --touch fill to compare layouts that all place their buffers.", budget, placedAt)
+	if apart == nil || apart.Sentence != says {
+		t.Errorf("no finding of kind comparison says the placed and unplaced layouts are not compared, with both counts (%q); verdict:\n%s", says, strings.Join(r.Verdict, "\n"))
 	}
 }
 
@@ -59,8 +64,8 @@ func TestEveryStrategyFailingAtOneBufferIsNotFirst(t *testing.T) {
 	if s := strategy(t, r, result.DeviceList); s.Outcome != result.OutcomeUnsupported {
 		t.Fatalf("device-list: %s, want unsupported", s.Outcome)
 	}
-	want := fmt.Sprintf("shared, per-device, migrate-first and pool all failed at buffer #%d", full)
-	if !strings.HasPrefix(r.Verdict[0], want) || !strings.Contains(r.Verdict[0], "at touch and migrate") {
+	want := fmt.Sprintf("shared, per-device, migrate-first and pool all failed at buffer #%d (after %s), with CL_MEM_OBJECT_ALLOCATION_FAILURE (-4) at touch and migrate: ", full, units.Bytes(devMem))
+	if h := r.Findings[0]; h.Kind != result.FindingHeadline || h.Evidence["device_fill"] != 1 || !strings.HasPrefix(h.Sentence, want) {
 		t.Errorf("headline %q; want it to start %q and name both calls", r.Verdict[0], want)
 	}
 	noSentence(t, r, "failed first")
@@ -89,8 +94,11 @@ func TestTraceOfAProgramItsCgroupKilled(t *testing.T) {
 	if want := fmt.Sprintf("ended the program after %d buffers", tr.CreatesOK); tr.CreatesOK == 0 || !strings.Contains(all, want) || strings.Contains(all, "worker") || strings.Contains(all, "to spare") {
 		t.Errorf("verdict %q; want %q, and no worker and no memory to spare", all, want)
 	}
-	issue := bundleFiles(t, env, dir)["ISSUE.md"]
-	if !strings.Contains(issue, "# Program killed by SIGKILL after ") || !strings.Contains(issue, "1. In a memory cgroup with a limit of "+units.Bytes(limit)) {
+	// The ticket is IssueTrace's of the bundled trace (its title and steps for a kill in a cgroup: report's
+	// golden tickets).
+	files := bundleFiles(t, env, dir)
+	issue := files["ISSUE.md"]
+	if want := bundledTraceIssue(t, files); issue != want {
 		t.Errorf("ISSUE.md's title and steps:\n%s", issue)
 	}
 }
@@ -115,11 +123,24 @@ func TestLikeAfterABufferOverTheMaximum(t *testing.T) {
 		}
 	}
 	noSentence(t, r, "would let it go on", "a limit inside the runtime", "attach this report")
-	want := fmt.Sprintf("split it into buffers of at most %s", units.Bytes(mem/4))
-	if !strings.Contains(r.Verdict[0], "as the specification asks") || !strings.Contains(r.Verdict[0], want) {
-		t.Errorf("headline %q; want the specification named and %q", r.Verdict[0], want)
+	// Each job's limit: the runtime enforcing the maximum it reports, on a buffer over it; the headline rests
+	// on the same sizes (the size to split to: the maximum).
+	for i := range r.Jobs {
+		if !enforcesMaxAlloc(&r.Jobs[i]) {
+			t.Errorf("%s: limit %s %v, want the runtime enforcing its maximum", r.Jobs[i].Strategy, r.Jobs[i].Limit, r.Jobs[i].LimitEvidence)
+		}
 	}
-	if issue := bundleFiles(t, env, dir)["ISSUE.md"]; !strings.Contains(issue, "**Before filing:** CL_INVALID_BUFFER_SIZE is what the specification asks") {
+	if h := r.Findings[0]; h.Kind != result.FindingHeadline || h.Evidence["max_alloc_bytes"] != mem/4 || h.Evidence["size_bytes"] != mem/2 {
+		t.Errorf("headline %+v; want it to rest on the size over the maximum", h)
+	}
+	// The ticket is IssueRun's of the bundled result (its "Before filing" note for -61: report's golden
+	// issue-over-max-alloc).
+	files := bundleFiles(t, env, dir)
+	bundled, err := bundledRunOf(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if issue := files["ISSUE.md"]; issue != string(report.IssueRun(findings.Judge(bundled), bundleIssueOptions(files))) {
 		t.Errorf("ISSUE.md has no note on -61:\n%s", issue)
 	}
 }

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/clmemprobe/clmemprobe/report/comparison"
 )
 
 func TestCompareExitCodes(t *testing.T) {
@@ -18,14 +20,24 @@ func TestCompareExitCodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := func(dir string) string { return filepath.Join(dir, "run.json") }
-	if res := runTool(t, env, "compare", j(base), j(same)); res.code != 0 || !strings.Contains(res.stdout, "equal") {
-		t.Errorf("same runtime: exit %d\n%s", res.code, res.stdout)
-	}
-	if res := runTool(t, env, "compare", j(base), j(worse)); res.code != exitRegression || !strings.Contains(res.stdout, "64 -> 32 buffers") {
-		t.Errorf("half the budget: exit %d\n%s", res.code, res.stdout)
-	}
-	if res := runTool(t, env, "compare", j(worse), j(base)); res.code != 0 || !strings.Contains(res.stdout, "improved") {
-		t.Errorf("twice the budget: exit %d\n%s", res.code, res.stdout)
+	for _, c := range []struct {
+		name       string
+		base, next string
+		code       int
+		change     string
+		from, to   uint64
+	}{
+		{"same runtime", base, same, 0, comparison.ChangeEqual, 64, 64},
+		{"half the budget", base, worse, exitRegression, comparison.ChangeRegressed, 64, 32},
+		{"twice the budget", worse, base, 0, comparison.ChangeImproved, 32, 64},
+	} {
+		cmp, code := compareJSON(t, env, j(c.base), j(c.next))
+		if len(cmp.Rows) != 1 || code != c.code {
+			t.Fatalf("%s: exit %d, rows %+v; want %d and one row", c.name, code, cmp.Rows, c.code)
+		}
+		if row := cmp.Rows[0]; row.Change != c.change || row.BaseAllocations != c.from || row.NewAllocations != c.to || cmp.Regressed != (c.code == exitRegression) {
+			t.Errorf("%s: %+v (regressed %v), want %s from %d to %d buffers", c.name, row, cmp.Regressed, c.change, c.from, c.to)
+		}
 	}
 	oneLineError(t, runTool(t, env, "compare", j(base), notResult), exitUsage, "not a clmemprobe result")
 }
@@ -38,15 +50,29 @@ func TestCompareAcrossVariantsIsNotComparable(t *testing.T) {
 	_, _, base := runOut(t, env, "--strategies", "shared,per-device", "--max-allocs", "1000")
 	_, _, variant := runOut(t, env, "--strategies", "shared,per-device", "--max-allocs", "1000", "--no-default-variant",
 		"--variant", fmt.Sprintf("small:FAULTCL_HOST_BUDGET=%d", 32<<20))
-	res := runTool(t, env, "compare", filepath.Join(base, "run.json"), filepath.Join(variant, "run.json"), "--wide")
-	if res.code != 0 || strings.Contains(res.stdout, "REGRESSED") {
-		t.Fatalf("exit %d, want 0 and no regression:\n%s%s", res.code, res.stdout, res.stderr)
+	cmp, code := compareJSON(t, env, filepath.Join(base, "run.json"), filepath.Join(variant, "run.json"))
+	if code != 0 || cmp.Regressed || len(cmp.Rows) != 2 {
+		t.Fatalf("exit %d, regressed %v, %d rows; want 0, no regression, one row per strategy", code, cmp.Regressed, len(cmp.Rows))
 	}
-	if n := strings.Count(res.stdout, "not-comparable: asked differently: the base ran it under the default settings"); n != 2 {
-		t.Errorf("%d rows say the runs asked different things, want 2 (one per strategy):\n%s", n, res.stdout)
+	// Each row puts the two jobs side by side, not judged, and says how they were asked: the default
+	// settings against the variant's (the table's words, no change figure, the line under it: report's
+	// golden compare-across-variants).
+	why := fmt.Sprintf("asked differently: the base ran it under the default settings, flags read-write, 1 MiB buffers, "+
+		"the new run under variant small (FAULTCL_HOST_BUDGET=%d), flags read-write, 1 MiB buffers", 32<<20)
+	for _, row := range cmp.Rows {
+		if row.Change != comparison.ChangeNotComparable || row.Why != why {
+			t.Errorf("row %+v: want not-comparable, why %q", row, why)
+		}
 	}
-	if !strings.Contains(res.stdout, fmt.Sprintf("variant small (FAULTCL_HOST_BUDGET=%d)", 32<<20)) || !strings.Contains(res.stdout, "nothing compared: the two runs asked them differently") ||
-		strings.Contains(res.stdout, "%") && strings.Contains(res.stdout, "-50.0%") {
-		t.Errorf("the variant's settings or the count are not said:\n%s", res.stdout)
+}
+
+// compareJSON runs compare --format json and decodes its answer.
+func compareJSON(t *testing.T, env []string, base, next string) (*comparison.Comparison, int) {
+	t.Helper()
+	res := runTool(t, env, "compare", "--format", "json", base, next)
+	var c comparison.Comparison
+	if err := json.Unmarshal([]byte(res.stdout), &c); err != nil {
+		t.Fatalf("compare's JSON (exit %d): %v; stderr: %s", res.code, err, res.stderr)
 	}
+	return &c, res.code
 }

@@ -134,8 +134,9 @@ func TestLimitContextWhenPerDeviceGoesFurther(t *testing.T) {
 		}
 	}
 	wantLimit(t, strategy(t, r, result.PerDevice), result.LimitDeviceMemory)
-	if !strings.Contains(r.Verdict[0], "the multi-device context is the limit") || !strings.Contains(r.Verdict[0], "one context per device") {
-		t.Errorf("the first sentence should name the limit and what to try: %q", r.Verdict[0])
+	// The headline rests on the context limit's evidence (8x as far with a context per device).
+	if h := r.Findings[0]; h.Kind != result.FindingHeadline || h.About != result.FindingFailure || h.Evidence["ratio"] != 8 {
+		t.Errorf("the headline should rest on the context's limit and its ratio: %+v", h)
 	}
 	// Strategies that failed alike share one sentence.
 	n := 0

@@ -8,6 +8,7 @@ package main
 import (
 	"fmt"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -179,17 +180,21 @@ func TestLimitSettingsAreNotVariables(t *testing.T) {
 	if s.VariantSettings["RLIMIT_NOFILE"] != "512" || s.VariantSettings["RLIMIT_MEMLOCK"] != "64KiB" {
 		t.Errorf("the job records its settings as given: %v", s.VariantSettings)
 	}
-	if !strings.Contains(s.WorkerOutput, "faultcl: buffer of") {
+	if !strings.HasPrefix(s.WorkerOutput, "faultcl: buffer of 1048576 bytes on 1 device(s), 1 live\n") {
 		t.Errorf("the variant's variable did not reach the worker: %q", s.WorkerOutput)
 	}
-	for _, bad := range []string{"x:RLIMIT_NOFILE=lots", "x:RLIMIT_NOFILE=0", "x:RLIMIT_STACK=8MiB", "x:RLIMIT_AS=-1"} {
-		res := runTool(t, FaultEnv(t), "run", "--max-allocs", "10", "--variant", bad)
-		if res.code != 2 || !strings.Contains(res.stderr, "RLIMIT_") {
-			t.Errorf("--variant %s: exit %d, %q; want a usage error", bad, res.code, res.stderr)
-		}
+	const nofile = "want a count of descriptors or hard, at least 1"
+	for bad, why := range map[string]string{
+		"x:RLIMIT_NOFILE=lots": `RLIMIT_NOFILE="lots": ` + nofile, "x:RLIMIT_NOFILE=0": `RLIMIT_NOFILE="0": ` + nofile,
+		"x:RLIMIT_STACK=8MiB": "RLIMIT_STACK is not a limit a variant sets (RLIMIT_NOFILE, RLIMIT_MEMLOCK or RLIMIT_AS)",
+		"x:RLIMIT_AS=-1":      `RLIMIT_AS="-1": want a size, unlimited or hard: size "-1": must be positive`,
+	} {
+		errorLine(t, runTool(t, FaultEnv(t), "run", "--max-allocs", "10", "--variant", bad), exitUsage, "clmemprobe: --variant "+strconv.Quote(bad)+": "+why)
 	}
-	if res := runTool(t, Env(), "run", "--variant-preset", "list"); !strings.Contains(res.stdout, "--variant nofile-hard:RLIMIT_NOFILE=hard") ||
-		!strings.Contains(res.stdout, "890724c562") {
-		t.Errorf("the preset list does not show nofile:\n%s", res.stdout)
+	// The nofile preset is listed with its variant to copy, as a line of its own, and its source under it.
+	lines := strings.Split(runTool(t, Env(), "run", "--variant-preset", "list").stdout, "\n")
+	at := slices.Index(lines, "    --variant nofile-hard:RLIMIT_NOFILE=hard")
+	if at < 0 || at+1 == len(lines) || !strings.HasPrefix(lines[at+1], "    source: leads, not a confirmed cause: https://github.com/intel/compute-runtime/commit/890724c562 ") {
+		t.Errorf("the preset list does not show nofile:\n%s", strings.Join(lines, "\n"))
 	}
 }

@@ -67,7 +67,10 @@ func TestMergeOfRealRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	res = runTool(t, Env(), "merge", root)
-	if res.code != exitUsage || !strings.Contains(res.stderr, filepath.Join(root, "node0", "run.json")) || !strings.Contains(res.stdout, "4 results") {
+	bad := filepath.Join(root, "node0", "run.json")
+	said := "clmemprobe: " + bad + " is not a clmemprobe result: not JSON (invalid character 'n' looking for beginning of object key string)\n" +
+		"clmemprobe: 1 input could not be used (named above); the merge shows the 4 results that could\n"
+	if res.code != exitUsage || res.stderr != said || !strings.HasPrefix(res.stdout, "clmemprobe merge: 4 results in ") {
 		t.Errorf("one bad file: exit %d, stderr %q, stdout %q; want exit 2, the file named, the other 4 merged", res.code, res.stderr, res.stdout)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -21,10 +22,18 @@ func TestParseCount(t *testing.T) {
 			t.Errorf("ParseCount(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
-	for in, mention := range map[string]string{"1.2345e2": "not a whole number", "1.5": "not a whole number", "-3": "negative",
-		"many": "not a count", "1e30": "too large", "": "not a count", "NaN": "not a count", "0x10": "not a count"} {
-		if _, err := ParseCount(in); err == nil || !strings.Contains(err.Error(), mention) {
-			t.Errorf("ParseCount(%q): %v, want an error that says %q", in, err, mention)
+	// What each says, whole: the user's input quoted, what is wrong with it, what to give instead.
+	notWhole := func(in, v string) string {
+		return strconv.Quote(in) + " is not a whole number (" + v + "): give a count such as 1000 or 1e3"
+	}
+	notCount := func(in string) string {
+		return strconv.Quote(in) + " is not a count: give a number such as 1000 or 1e3"
+	}
+	for in, want := range map[string]string{"1.2345e2": notWhole("1.2345e2", "123.45"), "1.5": notWhole("1.5", "1.5"),
+		"-3": `"-3" is negative: give a positive number such as 1000 or 1e3`, "many": notCount("many"),
+		"1e30": `"1e30" is too large (at most 9007199254740992)`, "": notCount(""), "NaN": notCount("NaN"), "0x10": notCount("0x10")} {
+		if _, err := ParseCount(in); err == nil || err.Error() != want {
+			t.Errorf("ParseCount(%q): %v, want %q", in, err, want)
 		}
 	}
 }
@@ -44,7 +53,7 @@ func TestCountFlagsTakeExponents(t *testing.T) {
 	if r := o.request(); err != nil || r.Cells != 1000 || r.Steps != 100 || r.BenchReps != 20 || r.BenchBytes != 1<<20 {
 		t.Fatalf("exchange 1e3 cells, 1e2 steps, 2e1 reps, 1Mi: %+v, %v", r, err)
 	}
-	if _, err := exchangeOptionsOf("--steps", "2.5"); err == nil || !strings.Contains(err.Error(), "--steps") {
+	if _, err := exchangeOptionsOf("--steps", "2.5"); err == nil || lineOf(err) != `--steps: "2.5" is not a whole number (2.5): give a count such as 1000 or 1e3` {
 		t.Errorf("--steps 2.5: %v", err)
 	}
 	for _, args := range [][]string{{"report", "--max-samples", "1.5", "x.json"}, {"exchange", "--cells", "1e3.5"}} {
@@ -62,7 +71,7 @@ func TestDecimalSizeIsSaidOnce(t *testing.T) {
 		t.Errorf("--size 1mb: exit %d, stderr %q, want once %q", res.code, res.stderr, want)
 	}
 	sweep := inProcess(t, env, "run", "--dry-run", "--max-allocs", "4", "--sizes", "4KiB,2GB")
-	if sweep.code != 0 || !strings.Contains(sweep.stderr, "--sizes 2GB is 2,000,000,000 bytes (decimal); 2GiB is 2,147,483,648") {
+	if sweep.code != 0 || sweep.stderr != "clmemprobe: --sizes 2GB is 2,000,000,000 bytes (decimal); 2GiB is 2,147,483,648\n" {
 		t.Errorf("--sizes 4KiB,2GB: exit %d, stderr %q", sweep.code, sweep.stderr)
 	}
 	if o, err := exchangeOptionsOf("--bench-bytes", "16MB"); err != nil || o.note() != "--bench-bytes 16MB is 16,000,000 bytes (decimal); 16MiB is 16,777,216" {
@@ -123,4 +132,12 @@ func exchangeOptionsOf(args ...string) (*exchangeOptions, error) {
 		}
 	}
 	return o, set.Parse(args)
+}
+
+// lineOf is the one line a flag value's error comes out as (setErrorLine), or the error as it is.
+func lineOf(err error) string {
+	if line, ok := setErrorLine(err); ok {
+		return line
+	}
+	return err.Error()
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -57,8 +58,8 @@ func TestPromMetricsForEveryOutcome(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			prom := filepath.Join(t.TempDir(), "clmemprobe.prom")
-			r, res, _ := runOut(t, FaultEnv(t, c.settings...), append(c.args, "--prom", prom)...)
-			if !strings.Contains(res.stderr, "wrote ") || !strings.Contains(res.stderr, prom) {
+			r, res, dir := runOut(t, FaultEnv(t, c.settings...), append(c.args, "--prom", prom)...)
+			if wrote := strings.TrimSuffix(wroteLine("clmemprobe: wrote ", dir, "run.json", "samples.jsonl", "run.png", "timeline.json"), "\n") + ", " + prom + "\n"; !slices.Contains(strings.SplitAfter(res.stderr, "\n"), wrote) {
 				t.Errorf("the line naming the files written does not name %s: %q", prom, res.stderr)
 			}
 			fam := lintedProm(t, prom)

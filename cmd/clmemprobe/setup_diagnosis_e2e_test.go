@@ -1,16 +1,28 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/clmemprobe/clmemprobe/probe/result"
 )
 
 // neoLibrary is where Debian's intel-opencl-icd puts Intel's runtime; scripts/setup.sh --tests installs it
 // without registering it, so only these tests' own .icd files name it.
 const neoLibrary = "/usr/lib/x86_64-linux-gnu/intel-opencl/libigdrcl.so"
+
+// What the diagnosis says of each runtime that gave nothing: the reason, then what to do.
+const (
+	neoNoPlatform = "loaded, and reported no platform: Intel's compute-runtime (NEO) needs a GPU's device node and none exists " +
+		"(no GPU of its vendor, or its kernel driver, i915 or xe, is not loaded)"
+	libraryMissing = "the library does not exist; install the runtime's package again, or remove the .icd file"
+	libraryOffPath = "the library is not on the library path (ldconfig -p does not list it); install the runtime's package again, or remove the .icd file"
+)
 
 // registered writes a folder of .icd files, name to the library each names, for OCL_ICD_VENDORS.
 func registered(t *testing.T, icds map[string]string) string {
@@ -67,30 +79,20 @@ func TestDevicesSaysWhyEachRuntimeGaveNothing(t *testing.T) {
 	faultcl := strings.TrimSpace(readFile(t, filepath.Join(FaultCL(t), "faultcl.icd")))
 	dir := registered(t, map[string]string{"faultcl": faultcl, "missing": "/nonexistent/libclmemprobe-missing.so",
 		"broken": broken, "intel": neoLibrary})
-	res := runTool(t, Env("OCL_ICD_VENDORS="+dir), "devices")
-	if res.code != 0 || !strings.Contains(res.stdout, "faultcl device 0") {
-		t.Fatalf("exit %d; stdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	res := runTool(t, Env("OCL_ICD_VENDORS="+dir), "devices", "--format", "json")
+	var inv result.Inventory
+	if err := json.Unmarshal([]byte(res.stdout), &inv); err != nil || res.code != 0 || len(inv) != 1 || inv[0].Platform.Name != "faultcl" || len(inv[0].Devices) == 0 {
+		t.Fatalf("exit %d, %v; stdout:\n%s\nstderr:\n%s", res.code, err, res.stdout, res.stderr)
 	}
-	lines := strings.Split(strings.TrimSpace(res.stderr), "\n")
-	want := map[string]string{
-		"missing.icd": "the library does not exist",
-		"broken.icd":  "libclmemprobe-gone.so: cannot open shared object file",
-		"intel.icd":   "reported no platform: Intel's compute-runtime (NEO) needs a GPU's device node",
+	// One whole line per runtime that gave nothing, in the order of their files, and none for faultcl.
+	say := func(file, lib, why string) string {
+		return "clmemprobe: a registered runtime gave no device: " + filepath.Join(dir, file) + " (" + lib + "): " + why + "\n"
 	}
-	if len(lines) != len(want) {
-		t.Fatalf("%d lines on stderr, want one per runtime that gave nothing (%d):\n%s", len(lines), len(want), res.stderr)
-	}
-	for file, words := range want {
-		found := false
-		for _, l := range lines {
-			found = found || (strings.Contains(l, filepath.Join(dir, file)) && strings.Contains(l, words))
-		}
-		if !found {
-			t.Errorf("no line says %s: %q:\n%s", file, words, res.stderr)
-		}
-	}
-	if strings.Contains(res.stderr, "faultcl.icd") {
-		t.Errorf("the runtime that gave devices is said to have given nothing:\n%s", res.stderr)
+	want := say("broken.icd", broken, "the dynamic linker refused it: libclmemprobe-gone.so: cannot open shared object file: No such file or directory; "+
+		"install the package that provides what it names") +
+		say("intel.icd", neoLibrary, neoNoPlatform) + say("missing.icd", "/nonexistent/libclmemprobe-missing.so", libraryMissing)
+	if res.stderr != want {
+		t.Errorf("stderr:\n%s\nwant:\n%s", res.stderr, want)
 	}
 }
 
@@ -101,27 +103,19 @@ func TestNoPlatformNamesEachRegisteredRuntime(t *testing.T) {
 	dir := registered(t, map[string]string{"missing": "libclmemprobe-missing-opencl.so", "intel": neoLibrary})
 	for _, args := range [][]string{{"devices"}, {"run", "--max-allocs", "10"}} {
 		res := runTool(t, Env("OCL_ICD_VENDORS="+dir), args...)
-		if res.code != exitNoOpenCL || strings.Contains(res.stderr, "no vendor runtime is registered") {
-			t.Errorf("%v: exit %d, stderr:\n%s", args, res.code, res.stderr)
-		}
-		lines := strings.Split(strings.TrimSpace(res.stderr), "\n")
-		if len(lines) != 3 || !strings.HasPrefix(lines[0], "clmemprobe: no OpenCL: ") {
-			t.Fatalf("%v: want the error and one line per registered runtime:\n%s", args, res.stderr)
-		}
-		for _, l := range lines[1:] {
-			if !strings.HasPrefix(l, "  "+dir) {
-				t.Errorf("%v: a runtime's line does not start with its .icd file: %q", args, l)
-			}
-		}
-		if !strings.Contains(res.stderr, "is not on the library path") || !strings.Contains(res.stderr, "none exists") {
-			t.Errorf("%v: the reasons are not said:\n%s", args, res.stderr)
+		// The error, then one line per registered runtime: its .icd file, its library and why.
+		want := "clmemprobe: no OpenCL: libOpenCL.so.1 loaded but reports no platform; what each runtime registered in " + dir + " gave:\n" +
+			"  " + filepath.Join(dir, "intel.icd") + " (" + neoLibrary + "): " + neoNoPlatform + "\n" +
+			"  " + filepath.Join(dir, "missing.icd") + " (libclmemprobe-missing-opencl.so): " + libraryOffPath + "\n"
+		if res.code != exitNoOpenCL || res.stderr != want {
+			t.Errorf("%v: exit %d, stderr:\n%s\nwant %d and:\n%s", args, res.code, res.stderr, exitNoOpenCL, want)
 		}
 	}
 	// With none registered at all, that is what it says.
-	res := runTool(t, Env("OCL_ICD_VENDORS="+t.TempDir()), "devices")
-	if res.code != exitNoOpenCL || !strings.Contains(res.stderr, "no vendor runtime is registered in") {
-		t.Errorf("none registered: exit %d, stderr:\n%s", res.code, res.stderr)
-	}
+	none := t.TempDir()
+	errorLine(t, runTool(t, Env("OCL_ICD_VENDORS="+none), "devices"), exitNoOpenCL, "clmemprobe: no OpenCL: libOpenCL.so.1 loaded but reports no platform: "+
+		"no vendor runtime is registered in "+none+"; install one (Debian/Ubuntu: apt-get install pocl-opencl-icd for the CPU, or your GPU vendor's OpenCL package), "+
+		"or point OCL_ICD_VENDORS at its .icd file")
 }
 
 // A runtime that crashes while it is asked for its platforms is one line, a crash, and the others are
@@ -129,10 +123,18 @@ func TestNoPlatformNamesEachRegisteredRuntime(t *testing.T) {
 func TestARuntimeThatCrashesIsOneLine(t *testing.T) {
 	faultcl := strings.TrimSpace(readFile(t, filepath.Join(FaultCL(t), "faultcl.icd")))
 	dir := registered(t, map[string]string{"crashing": faultcl, "missing": "/nonexistent/libclmemprobe-missing.so"})
-	res := runTool(t, Env("OCL_ICD_VENDORS="+dir, "FAULTCL_CRASH_IN=clGetPlatformIDs"), "env")
-	if !strings.Contains(res.stdout, "crashing.icd") || !strings.Contains(res.stdout, "crashed with SIGSEGV") ||
-		!strings.Contains(res.stdout, "the library does not exist") {
-		t.Errorf("exit %d; stdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	res := runTool(t, Env("OCL_ICD_VENDORS="+dir, "FAULTCL_CRASH_IN=clGetPlatformIDs"), "env", "--format", "json")
+	var e result.Environment
+	if err := json.Unmarshal([]byte(res.stdout), &e); err != nil {
+		t.Fatalf("exit %d, %v; stderr:\n%s", res.code, err, res.stderr)
+	}
+	var got []string
+	for _, s := range e.ICDStatus {
+		got = append(got, filepath.Base(s.File)+" "+string(s.Outcome))
+	}
+	// Both asked: the crash is the one runtime's outcome, and the other's is its own.
+	if want := []string{"crashing.icd crashed", "missing.icd not-found"}; !slices.Equal(got, want) {
+		t.Errorf("runtimes %v, want %v", got, want)
 	}
 }
 

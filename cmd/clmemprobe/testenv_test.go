@@ -23,6 +23,8 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe"
 	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/report"
+	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -257,6 +259,51 @@ func wantFailure(t *testing.T, s *result.JobResult, index uint64, stage result.S
 
 func within(got, want, tol float64) bool { return math.Abs(got-want) <= tol*math.Abs(want) }
 
+// renderedRun is what the renderers make of the run.json at path in format, as a pipe gets it.
+func renderedRun(t *testing.T, path, format string) string {
+	t.Helper()
+	return renderedRunWith(t, path, format, report.Options{})
+}
+
+// renderedRunWith is renderedRun with the options a command passes.
+func renderedRunWith(t *testing.T, path, format string, opts report.Options) string {
+	t.Helper()
+	r, err := result.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := report.RenderWith(&b, format, findings.Judge(r), opts); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// renderedTrace is what the renderers make of the trace.json at path in format, as a pipe gets it: what
+// a command that shows a saved trace must print, byte for byte.
+func renderedTrace(t *testing.T, path, format string) string {
+	t.Helper()
+	tr, err := result.LoadTrace(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := report.Render(&b, format, findings.JudgeTrace(tr)); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// hasFinding reports whether the run holds a finding of kind k for which match holds (nil: any).
+func hasFinding(r *result.Run, k result.FindingKind, match func(result.Finding) bool) bool {
+	for _, f := range r.Findings {
+		if f.Kind == k && (match == nil || match(f)) {
+			return true
+		}
+	}
+	return false
+}
+
 func hasVerdict(r *result.Run, part string) bool {
 	for _, v := range r.Verdict {
 		if strings.Contains(v, part) {
@@ -369,6 +416,15 @@ func exitOf(err error) int {
 		return ee.ExitCode()
 	}
 	return 0
+}
+
+// errorLine checks the promise for bad input where the line is the contract: the documented code and
+// exactly the line want on stderr, nothing else.
+func errorLine(t *testing.T, res invocation, code int, want string) {
+	t.Helper()
+	if res.code != code || res.stderr != want+"\n" {
+		t.Errorf("exit %d, stderr %q; want %d and %q", res.code, res.stderr, code, want+"\n")
+	}
 }
 
 // oneLineError checks the promise for bad input: one line on stderr, the documented code, no panic.

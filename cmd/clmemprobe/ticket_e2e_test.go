@@ -9,11 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/report"
+	"github.com/clmemprobe/clmemprobe/report/findings"
 )
 
 // bundleFiles runs bundle on a result and returns the files of the .tar.gz by name.
@@ -28,6 +30,51 @@ func bundleFiles(t *testing.T, env []string, args ...string) map[string]string {
 		files[name] = string(body)
 	}
 	return files
+}
+
+// bundledRunOf is the run.json of a bundle's files.
+func bundledRunOf(files map[string]string) (*result.Run, error) {
+	return result.Decode(strings.NewReader(files["run.json"]), "run.json")
+}
+
+// bundleIssueOptions are the options bundle fills ISSUE.md of a run with, given the files it packed (in
+// the order it packs them): the reproducer and the kernel's log where the bundle holds them.
+func bundleIssueOptions(files map[string]string) report.IssueOptions {
+	o := report.IssueOptions{Files: []string{"README.md"}}
+	for _, name := range []string{"run.json", "report.md", "run.png", "run.svg", "timeline.json", "repro.c", "environment.txt", kernelLogFile} {
+		if _, ok := files[name]; ok {
+			o.Files = append(o.Files, name)
+		}
+	}
+	_, o.HasRepro = files["repro.c"]
+	if _, ok := files[kernelLogFile]; ok {
+		o.KernelLogFile = kernelLogFile
+	}
+	return o
+}
+
+// bundledTraceIssue is the ISSUE.md bundle writes for the trace.json of a bundle's files, given the files
+// it packed beside it (in the order it packs them).
+func bundledTraceIssue(t *testing.T, files map[string]string) string {
+	t.Helper()
+	var tr result.Trace
+	if err := json.Unmarshal([]byte(files["trace.json"]), &tr); err != nil {
+		t.Fatalf("the bundle's trace.json: %v", err)
+	}
+	o := report.IssueOptions{}
+	for _, name := range []string{"README.md", "report.md", "trace.json", "timeline.json", "repro.c", apiLogFile, profileEndFile, profileFailureFile, kernelLogFile} {
+		if _, ok := files[name]; ok {
+			o.Files = append(o.Files, name)
+		}
+	}
+	_, o.HasRepro = files["repro.c"]
+	if _, ok := files[apiLogFile]; ok {
+		o.APILogFile = apiLogFile
+	}
+	if _, ok := files[kernelLogFile]; ok {
+		o.KernelLogFile = kernelLogFile
+	}
+	return string(report.IssueTrace(findings.JudgeTrace(&tr), o))
 }
 
 // dpkgVersion is the version dpkg-query gives for an installed package.
@@ -69,31 +116,46 @@ func TestTicketOfACgroupOOMKill(t *testing.T) {
 		t.Fatalf("job: pid %d, repeats %+v; want one repeat in another worker", s.WorkerPID, s.Repeats)
 	}
 	files := bundleFiles(t, env, dir)
-	issue := files["ISSUE.md"]
+	// What the ticket is filled from, in the bundle's run.json: the kernel release and boot parameters as
+	// /proc has them, the packages at dpkg-query's versions, the OOM killer's lines naming both workers, two
+	// runs that ended alike, the command of the steps. ISSUE.md is what IssueRun makes of it (its prose:
+	// report's golden tickets); kernel-log.txt the kernel's window.
+	bundled, err := bundledRunOf(files)
+	if err != nil {
+		t.Fatal(err)
+	}
 	release, _ := os.ReadFile("/proc/sys/kernel/osrelease")
 	cmdline, _ := os.ReadFile("/proc/cmdline")
-	firstParam := strings.Fields(string(cmdline))[0]
-	for _, want := range []string{
-		"Kernel: " + strings.TrimSpace(string(release)),
-		"Boot parameters: " + firstParam,
-		"| pocl-opencl-icd | " + dpkgVersion(t, "pocl-opencl-icd") + " |",
-		"| ocl-icd-libopencl1 | " + dpkgVersion(t, "ocl-icd-libopencl1") + " |",
-		"Killed process " + strconv.Itoa(s.WorkerPID) + " (",
-		"Killed process " + strconv.Itoa(s.Repeats[0].WorkerPID) + " (",
-		"2 of 2 runs",
-		"run --strategies shared --touch fill --max-allocs 2000 --host-reserve 0 --repeat 2",
-	} {
-		if !strings.Contains(issue, want) {
-			t.Errorf("ISSUE.md lacks %q:\n%s", want, issue)
+	if e := bundled.Environment; e.Kernel != strings.TrimSpace(string(release)) || e.System == nil || strings.Fields(e.System.BootParameters)[0] != strings.Fields(string(cmdline))[0] {
+		t.Errorf("kernel %q, system %+v; want /proc's release and boot parameters", e.Kernel, e.System)
+	}
+	for _, pkg := range []string{"pocl-opencl-icd", "ocl-icd-libopencl1"} {
+		if !slices.ContainsFunc(bundled.Environment.System.Packages, func(p result.Package) bool { return p.Name == pkg && p.Version == dpkgVersion(t, pkg) }) {
+			t.Errorf("packages %+v lack %s at dpkg-query's version", bundled.Environment.System.Packages, pkg)
 		}
 	}
-	if !strings.Contains(files["kernel-log.txt"], "Killed process "+strconv.Itoa(s.WorkerPID)) {
-		t.Errorf("kernel-log.txt lacks the kill:\n%s", files["kernel-log.txt"])
+	for _, pid := range []int{s.WorkerPID, s.Repeats[0].WorkerPID} {
+		if _, ok := bundled.KernelLog.Killed(pid); !ok {
+			t.Errorf("the kernel's log has no OOM kill of worker %d", pid)
+		}
 	}
-	// The verdict quotes the kernel: its line names the first worker's process id.
-	report := runTool(t, env, "report", dir)
-	if !strings.Contains(report.stdout, `the kernel logged "Memory cgroup out of memory: Killed process `+strconv.Itoa(s.WorkerPID)) {
-		t.Errorf("the verdict does not quote the kernel's line:\n%s", report.stdout)
+	bs := bundled.Jobs[0]
+	if len(bs.Repeats) != 1 || bs.Repeats[0].Outcome != bs.Outcome || bs.Outcome != result.OutcomeCrashed {
+		t.Errorf("job %s with repeats %+v: want two runs, both killed", bs.Outcome, bs.Repeats)
+	}
+	if got := strings.Join(report.PortableCommand(bundled.Command)[1:], " "); got != "run --strategies shared --touch fill --max-allocs 2000 --host-reserve 0 --repeat 2" {
+		t.Errorf("the steps' command %q", got)
+	}
+	if want := report.IssueRun(findings.Judge(bundled), bundleIssueOptions(files)); files["ISSUE.md"] != string(want) {
+		t.Errorf("ISSUE.md is not the ticket of the bundled result:\n%s", files["ISSUE.md"])
+	}
+	if files["kernel-log.txt"] != string(report.KernelLogText(bundled.KernelLog)) {
+		t.Errorf("kernel-log.txt is not the run's kernel window:\n%s", files["kernel-log.txt"])
+	}
+	// report shows what the renderers make of the result (the verdict quotes the kernel's line: the
+	// judge's tests hold the sentence).
+	if got := runTool(t, env, "report", dir); got.stdout != renderedRun(t, filepath.Join(dir, "run.json"), "table") {
+		t.Errorf("report of the result:\n%s", got.stdout)
 	}
 	// The host's name is not in the bundle's result, unless asked for.
 	host := func(runJSON string) string {
@@ -119,37 +181,33 @@ func TestTicketOfATraceHasTheAPILog(t *testing.T) {
 	res := runTool(t, traceEnv(env), "trace", "-q", "--calls", "--out", dir, "--", Traceprog(t), "loop", "4096")
 	idx, code := printedFailure(t, res.stdout)
 	files := bundleFiles(t, env, dir)
-	issue := files["ISSUE.md"]
-	failed := "#" + strconv.FormatUint(idx, 10)
-	line := ""
-	for _, l := range strings.Split(issue, "\n") {
-		if strings.Contains(l, "<- the first failure") {
-			line = l
-		}
+	var tr result.Trace
+	if err := json.Unmarshal([]byte(files["trace.json"]), &tr); err != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(line, failed) || !strings.Contains(line, "clCreateBuffer(context 0, read-write, 4096) = "+strconv.Itoa(int(code))) {
-		t.Errorf("the failed call's line %q; the program printed index %d code %d", line, idx, code)
-	}
-	if !strings.Contains(issue, "clCreateContext(2 devices) = CL_SUCCESS") {
-		t.Errorf("the context's create is not in the ticket:\n%s", issue)
-	}
-	// The log counts every create before the failure, however the tool's reads cut them into runs.
+	// The calls kept: the context's create over 2 devices, every create before the failure (however the
+	// tool's reads cut them into runs), and the failed one as the program printed it. api-calls.log is
+	// what CallsLogText writes of them, and the ticket shows them (how: report's golden issue-trace).
 	var before uint64
-	for _, l := range strings.Split(files["api-calls.log"], "\n") {
-		if !strings.Contains(l, "clCreateBuffer(context 0, read-write, 4096) = CL_SUCCESS") {
-			continue
+	var context, failed *result.TraceCall
+	for i, c := range tr.Calls {
+		switch {
+		case c.Call == "clCreateContext":
+			context = &tr.Calls[i]
+		case c.Failure:
+			failed = &tr.Calls[i]
+		case c.Call == "clCreateBuffer" && c.Code == 0 && c.Size == 4096 && c.Flags == "read-write" && failed == nil:
+			before += c.Count
 		}
-		n := uint64(1)
-		if _, count, ok := strings.Cut(l, " x"); ok {
-			n, _ = strconv.ParseUint(strings.TrimSpace(count), 10, 64)
-		}
-		before += n
 	}
-	if before != idx {
-		t.Errorf("api-calls.log counts %d creates before the failure, the program %d:\n%s", before, idx, files["api-calls.log"])
+	if context == nil || context.Devices != 2 || context.Code != 0 {
+		t.Errorf("the context's create: %+v", context)
 	}
-	if !strings.Contains(files["api-calls.log"], "<- the first failure") {
-		t.Errorf("api-calls.log:\n%s", files["api-calls.log"])
+	if failed == nil || failed.Index != idx || failed.Code != code || failed.Call != "clCreateBuffer" || failed.Size != 4096 || before != idx {
+		t.Errorf("the failed call %+v after %d creates; the program printed index %d code %d", failed, before, idx, code)
+	}
+	if files["api-calls.log"] != string(report.CallsLogText(&tr)) {
+		t.Errorf("api-calls.log is not the trace's calls:\n%s", files["api-calls.log"])
 	}
 }
 

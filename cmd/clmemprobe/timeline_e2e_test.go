@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -47,6 +48,15 @@ func eventsOf(events []map[string]any, ph, name string) []map[string]any {
 	return out
 }
 
+// wroteLine is the line that names the files a command wrote into dir, in order.
+func wroteLine(prefix, dir string, names ...string) string {
+	paths := make([]string, len(names))
+	for i, n := range names {
+		paths[i] = filepath.Join(dir, n)
+	}
+	return prefix + strings.Join(paths, ", ") + "\n"
+}
+
 // us is seconds as the timeline writes them: microseconds, to the nanosecond.
 func us(s float64) float64 { return math.Round(s*1e9) / 1e3 }
 
@@ -55,7 +65,7 @@ func us(s float64) float64 { return math.Round(s*1e9) / 1e3 }
 func TestTimelineOfARun(t *testing.T) {
 	env := PoCLEnv(t)
 	r, res, dir := runOut(t, env, "--strategies", "shared,per-device", "--max-allocs", "20", "--size", "64KiB")
-	if res.code != 0 || len(r.Jobs) != 2 || !strings.Contains(res.stderr, filepath.Join(dir, "timeline.json")) {
+	if res.code != 0 || len(r.Jobs) != 2 || res.stderr != wroteLine("clmemprobe: wrote ", dir, "run.json", "samples.jsonl", "run.png", "timeline.json") {
 		t.Fatalf("run: exit %d, %d jobs; stderr %s", res.code, len(r.Jobs), res.stderr)
 	}
 	events := timelineFileOf(t, env, dir, "run.json")
@@ -93,7 +103,7 @@ func TestTimelineOfATrace(t *testing.T) {
 	env := traceEnv(PoCLEnv(t))
 	dir := t.TempDir()
 	if res := runTool(t, env, "trace", "--out", dir, "--", Traceprog(t), "mixed", "4096"); res.code != 0 ||
-		!strings.Contains(res.stderr, filepath.Join(dir, "timeline.json")) {
+		!slices.Contains(strings.SplitAfter(res.stderr, "\n"), wroteLine("wrote ", dir, "trace.json", "timeline.json", "live-at-exit.pb.gz", "live-at-failure.pb.gz")) {
 		t.Fatalf("trace: exit %d: %s", res.code, res.stderr)
 	}
 	tr, err := result.LoadTrace(filepath.Join(dir, "trace.json"))

@@ -12,12 +12,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/report/findings"
 )
 
 // debianPython is the interpreter Debian's python3-pyopencl is installed for (a python3 earlier on PATH,
@@ -154,7 +156,7 @@ func TestTraceNeverChangesTheProgram(t *testing.T) {
 				}
 				f := tr.FirstFailure
 				if tr.Interception != wantWay || f == nil || f.Index != rt.index || f.Code != rt.code || f.Call != "clCreateBuffer" ||
-					!strings.Contains(tr.Verdict[0], fmt.Sprintf("at buffer #%d ", rt.index)) {
+					!slices.Equal(tr.Verdict, findings.JudgeTrace(tr).Verdict()) {
 					t.Errorf("%s: recorded by %q, first failure %+v, verdict %q; the program printed #%d with %d", name, tr.Interception, f, tr.Verdict, rt.index, rt.code)
 				}
 			}
@@ -282,7 +284,7 @@ func TestTraceOfAPluginFillFailure(t *testing.T) {
 		tr, traced := traceQuietly(t, env, via, argv)
 		f := tr.FirstFailure
 		if !bytes.Equal(traced.stdout, plain.stdout) || !bytes.Equal(traced.stderr, plain.stderr) || f == nil || f.Call != "clEnqueueFillBuffer" ||
-			f.Code != code || f.Buffer != result.BufferNewest || !strings.Contains(tr.Verdict[0], fmt.Sprintf("at buffer #%d ", idx)) {
+			f.Code != code || f.Buffer != result.BufferNewest || f.Index != idx+1 || !slices.Equal(tr.Verdict, findings.JudgeTrace(tr).Verdict()) {
 			t.Errorf("--via %s: printed %q %q, first failure %+v, verdict %q; untraced %q", via, traced.stdout, traced.stderr, f, tr.Verdict, plain.stdout)
 		}
 	}

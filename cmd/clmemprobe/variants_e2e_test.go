@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
-	"github.com/clmemprobe/clmemprobe/probe/units"
+	"github.com/clmemprobe/clmemprobe/report"
 )
 
 func job(t *testing.T, r *result.Run, st result.Strategy, variant string) *result.JobResult {
@@ -26,7 +28,7 @@ func job(t *testing.T, r *result.Run, st result.Strategy, variant string) *resul
 func TestVariantsGiveEachTheirOwnThreshold(t *testing.T) {
 	const base, small, budget = 256, 64, 1000
 	env := FaultEnv(t, hostBudget(base))
-	r, res, _ := runOut(t, env, "--max-allocs", fmt.Sprint(budget), "--strategies", "shared,per-device",
+	r, res, dir := runOut(t, env, "--max-allocs", fmt.Sprint(budget), "--strategies", "shared,per-device",
 		"--variant", fmt.Sprintf("small:FAULTCL_HOST_BUDGET=%d", small*mib), "--variant", fmt.Sprintf("cap:FAULTCL_MAX_ALLOCS=%d", base))
 	if res.code != 0 {
 		t.Fatalf("exit %d: %s", res.code, res.stderr)
@@ -79,14 +81,15 @@ func TestVariantsGiveEachTheirOwnThreshold(t *testing.T) {
 	if moved[0].Evidence["base_allocations_ok"] != base || moved[0].Evidence["variant_allocations_ok"] != small {
 		t.Errorf("evidence %v", moved[0].Evidence)
 	}
-	capSays := fmt.Sprintf("per-device fails at #%d where the default completes its budget at #%d", base, budget)
-	if moved[1].Variant != "cap" || !strings.Contains(moved[1].Sentence, capSays) ||
-		!strings.Contains(moved[1].Sentence, "like shared under it: the settings of cap account for the difference between per-device and shared") {
-		t.Errorf("finding %q, want %q and the difference accounted for", moved[1].Sentence, capSays)
+	// Under cap, per-device fails where shared does: the settings account for the difference.
+	capSays := fmt.Sprintf("With variant cap (FAULTCL_MAX_ALLOCS=%d), per-device fails at #%d where the default completes its budget at #%d (%.1f%%), "+
+		"like shared under it: the settings of cap account for the difference between per-device and shared.", base, base, budget, 100*(float64(base)-budget)/budget)
+	if f := moved[1]; f.Variant != "cap" || f.Sentence != capSays || f.Evidence["base_allocations_ok"] != budget || f.Evidence["variant_allocations_ok"] != base {
+		t.Errorf("finding %+v, want %q", f, capSays)
 	}
-	// The table shows the variant; the CSV carries it; compare matches rows by it.
-	if !strings.Contains(res.stdout, "│ Variant │") || !strings.Contains(res.stdout, "│ cap ") {
-		t.Errorf("the table has no variant column:\n%s", res.stdout)
+	// The table run prints (with its variant column) is the renderers' table of the result.
+	if want := renderedRunWith(t, filepath.Join(dir, "run.json"), "table", report.Options{MoreHint: "-v lists them here"}); res.stdout != want {
+		t.Errorf("run's table is not the result's:\n%s\nwant:\n%s", res.stdout, want)
 	}
 }
 
@@ -100,11 +103,15 @@ func TestRuntimeLogIsKeptBounded(t *testing.T) {
 		t.Errorf("config.runtime_log %v, want FAULTCL_LOG=1 for the faultcl platform", r.Config.RuntimeLog)
 	}
 	out := r.Jobs[0].WorkerOutput
-	// 3000 lines of the runtime's own log: far more than the 64 KiB kept; the first and the last stay.
-	if !strings.HasPrefix(out, "faultcl: buffer of 1048576 bytes on 1 device(s), 1 live") || !strings.Contains(out, "3000 live") {
-		t.Errorf("the worker output does not hold the runtime's first and last lines: %.200q ... %.200q", out, out[max(0, len(out)-200):])
+	lines := strings.Split(out, "\n")
+	// 3000 lines of the runtime's own log: far more than the 64 KiB kept; the first and the last stay, and
+	// one line between says how much was left out.
+	line := func(n int) string { return fmt.Sprintf("faultcl: buffer of 1048576 bytes on 1 device(s), %d live", n) }
+	if lines[0] != line(1) || lines[len(lines)-1] != line(3000) {
+		t.Errorf("the worker output does not hold the runtime's first and last lines: %q ... %q", lines[0], lines[len(lines)-1])
 	}
-	if len(out) > 64<<10+100 || !strings.Contains(out, "bytes left out ...]") {
+	cut := regexp.MustCompile(`^\[\.\.\. [1-9][0-9]* bytes left out \.\.\.\]$`)
+	if len(out) > 64<<10+100 || !slices.ContainsFunc(lines, cut.MatchString) {
 		t.Errorf("worker output of %d bytes, want at most 64 KiB and the cut said", len(out))
 	}
 }
@@ -118,12 +125,12 @@ func TestDriverDiagnosticsAreTurnedOnAndKept(t *testing.T) {
 	s := r.Jobs[0]
 	if !strings.HasPrefix(s.RuntimeDiagnostics, "cl_intel_driver_diagnostics") || len(s.Notices) != 2 ||
 		s.Notices[0] != "faultcl diagnostics: context over 2 device(s); buffers of several devices are staged in host memory" ||
-		!strings.Contains(s.Notices[1], "allocation failed") {
+		s.Notices[1] != "faultcl: allocation failed: a device or the host staging budget is full" {
 		t.Errorf("diagnostics %q, notices %q: want them on, the context's message and the failure's", s.RuntimeDiagnostics, s.Notices)
 	}
-	md := runTool(t, Env(), "report", "--format", "markdown", dir+"/run.json")
-	if !strings.Contains(md.stdout, "<details><summary>The runtime's context notify messages (2 of 2)</summary>") {
-		t.Errorf("the report does not show the messages in a collapsed section")
+	// The report shows them as the renderers do (in a collapsed section: report's golden files).
+	if md := runTool(t, Env(), "report", "--format", "markdown", dir+"/run.json"); md.stdout != renderedRun(t, dir+"/run.json", "markdown") {
+		t.Errorf("the report is not the result's:\n%s", md.stdout)
 	}
 	// Without the extension, nothing is asked of the runtime.
 	r, _, _ = runOut(t, FaultEnv(t, hostBudget(16)), "--max-allocs", "100", "--strategies", "shared")
@@ -155,9 +162,8 @@ func TestJobsRecordTheirDevicesUnderTheirVariant(t *testing.T) {
 			t.Errorf("pocl-limit job: device %d reports %d bytes, not less than the default's %d", d.Index, got.GlobalMemBytes, d.GlobalMemBytes)
 		}
 	}
-	md := runTool(t, Env(), "report", "--format", "markdown", filepath.Join(dir, "run.json")).stdout
-	want := fmt.Sprintf("under variant %s, device %d reports global memory %s", limited.Variant, limited.DeviceSizes[0].Device, units.Bytes(limited.DeviceSizes[0].GlobalMemBytes))
-	if !strings.Contains(md, want) {
-		t.Errorf("the report lacks %q", want)
+	// The report says so per variant as the renderers do (report's golden markdown-devices-variant-sizes).
+	if md := runTool(t, Env(), "report", "--format", "markdown", filepath.Join(dir, "run.json")).stdout; md != renderedRun(t, filepath.Join(dir, "run.json"), "markdown") {
+		t.Errorf("the report is not the result's:\n%s", md)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/findings"
 )
 
@@ -36,18 +37,22 @@ func TestFlagSweepVerdictFitsItsBudget(t *testing.T) {
 	if len(bullets) == 0 || len(bullets) > findings.BriefBullets {
 		t.Fatalf("%d bullets, want 1 to %d:\n%s", len(bullets), findings.BriefBullets, res.stdout)
 	}
-	if len(r.Verdict) > len(bullets) && !strings.Contains(res.stdout, "more findings in the Markdown report") {
-		t.Errorf("%d findings and %d bullets, and no line says where the rest are:\n%s", len(r.Verdict), len(bullets), res.stdout)
+	// The table is the renderers' at 120 columns, with the line that says where the other findings are
+	// (its words: report's golden run-h200-flags.table); the Markdown is the renderers' (every finding).
+	if len(r.Verdict) <= len(bullets) {
+		t.Fatalf("%d findings and %d bullets: the sweep was meant to have more findings than the terminal shows", len(r.Verdict), len(bullets))
 	}
-	md := runTool(t, env, "report", "--format", "markdown", filepath.Join(dir, "run.json"))
-	for _, v := range r.Verdict {
-		if !strings.Contains(md.stdout, strings.ReplaceAll(v, "*", `\*`)) && !strings.Contains(md.stdout, v) {
-			t.Errorf("the Markdown lacks the finding %q", v)
-		}
+	if want := renderedRunWith(t, filepath.Join(dir, "run.json"), "table", report.Options{Width: 120, MoreHint: "-v lists them here"}); res.stdout != want {
+		t.Errorf("run's table:\n%s\nwant:\n%s", res.stdout, want)
 	}
-	verbose := runTool(t, env, append(append([]string{"run", "-v"}, args...), "--out", t.TempDir())...)
-	if n := len(verdictBullets(verbose.stdout)); n <= findings.BriefBullets || strings.Contains(verbose.stdout, "more findings") {
-		t.Errorf("-v shows %d bullets, want every finding:\n%s", n, verbose.stdout)
+	if md := runTool(t, env, "report", "--format", "markdown", filepath.Join(dir, "run.json")); md.stdout != renderedRun(t, filepath.Join(dir, "run.json"), "markdown") {
+		t.Errorf("the Markdown is not the result's:\n%s", md.stdout)
+	}
+	vdir := t.TempDir()
+	verbose := runTool(t, env, append(append([]string{"run", "-v"}, args...), "--out", vdir)...)
+	all := renderedRunWith(t, filepath.Join(vdir, "run.json"), "table", report.Options{Width: 120, AllFindings: true, MoreHint: "-v lists them here"})
+	if n := len(verdictBullets(verbose.stdout)); n <= findings.BriefBullets || verbose.stdout != all {
+		t.Errorf("-v shows %d bullets, want every finding:\n%s\nwant:\n%s", n, verbose.stdout, all)
 	}
 }
 

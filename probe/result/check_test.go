@@ -174,14 +174,14 @@ func TestCheckRefusesAJobNoRunWrites(t *testing.T) {
 
 // A repeat is checked as the job's own ending is: an index no run reaches, an outcome no run writes.
 func TestCheckRefusesAHostileRepeat(t *testing.T) {
-	for _, bad := range []Attempt{
-		{Outcome: OutcomeFailed, FirstFailure: &FirstFailure{Index: 1 << 62, Stage: StageCreate}},
-		{Outcome: "### injected"},
-		{Outcome: OutcomeCrashed, Signal: "### SIG"},
+	for bad, want := range map[*Attempt]string{
+		{Outcome: OutcomeFailed, FirstFailure: &FirstFailure{Index: 1 << 62, Stage: StageCreate}}: "repeat 1: first_failure index 4611686018427387904 is beyond what a run can reach",
+		{Outcome: "### injected"}:                    `repeat 1: outcome "### injected" is not one clmemprobe writes`,
+		{Outcome: OutcomeCrashed, Signal: "### SIG"}: `repeat 1: signal "### SIG" is not a signal's name`,
 	} {
-		r := &Run{SchemaVersion: SchemaVersion, Jobs: []JobResult{{Strategy: Shared, SizeBytes: 1 << 20, Outcome: OutcomeCompleted, Repeats: []Attempt{bad}}}}
-		if err := r.Jobs[0].check(); err == nil || !strings.Contains(err.Error(), "repeat 1") {
-			t.Errorf("repeat %+v: %v", bad, err)
+		r := &Run{SchemaVersion: SchemaVersion, Jobs: []JobResult{{Strategy: Shared, SizeBytes: 1 << 20, Outcome: OutcomeCompleted, Repeats: []Attempt{*bad}}}}
+		if err := r.Jobs[0].check(); err == nil || err.Error() != want {
+			t.Errorf("repeat %+v: %v, want %q", bad, err, want)
 		}
 	}
 }

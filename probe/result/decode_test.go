@@ -2,6 +2,7 @@ package result
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -182,8 +183,9 @@ func TestLoaderKeepsNothingOfTheFileBefore(t *testing.T) {
 	if r, _ := l.Load(small); r.Environment != nil || len(r.Jobs) != 0 {
 		t.Errorf("the small file picked up the big one's environment or strategies")
 	}
-	for content, says := range map[string]string{"": "empty", " \n ": "empty", "  [1]": "does not start with {", "\x00{}": "does not start with {"} {
-		if _, err := l.Load(write("bad.json", content)); err == nil || !strings.Contains(err.Error(), says) {
+	for content, says := range map[string]string{"": "empty", " \n ": "empty", "  [1]": "not JSON: it does not start with {", "\x00{}": "not JSON: it does not start with {"} {
+		var nr *NotAResultError
+		if _, err := l.Load(write("bad.json", content)); !errors.As(err, &nr) || nr.Why != says {
 			t.Errorf("%q: %v, want %q", content, err, says)
 		}
 	}

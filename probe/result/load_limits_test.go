@@ -126,7 +126,7 @@ func TestLoadRefusesAFileOverTheLimit(t *testing.T) {
 	// Only the refusal by size knows the size: a refusal after reading would say "larger than 1 GiB".
 	size := strconv.Itoa(MaxFileBytes + 1)
 	var nr *NotAResultError
-	if _, err := Load(path); !errors.As(err, &nr) || !strings.Contains(nr.Why, size) {
+	if _, err := Load(path); !errors.As(err, &nr) || nr.Why != size+" bytes, more than the "+strconv.Itoa(MaxFileBytes)+" a result can have" {
 		t.Errorf("a file of %s bytes: %v, want a NotAResultError that gives its size", size, err)
 	}
 	if _, _, err := LoadWithBytes(path); !errors.As(err, &nr) {

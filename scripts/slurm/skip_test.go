@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -46,17 +47,21 @@ func testScript(t *testing.T, extra ...string) (string, int, bool) {
 
 func TestSkippedWithoutCgroups(t *testing.T) {
 	out, code, wentOn := testScript(t)
-	if code != 0 || wentOn || strings.Count(strings.TrimSpace(out), "\n") != 0 || !strings.Contains(out, "skipped") ||
-		!strings.Contains(out, "cgroup") {
+	if code != 0 || wentOn || strings.Count(strings.TrimSpace(out), "\n") != 0 || !strings.HasPrefix(out, "slurm: skipped the Slurm recipe test: no cgroup file system mounted on ") ||
+		!strings.HasSuffix(out, ", which slurmd needs (a container without one cannot host it)\n") {
 		t.Errorf("exit %d, went on %v, output %q: want one line saying the test is skipped for want of cgroups", code, wentOn, out)
 	}
 	out, code, wentOn = testScript(t, "CLMEMPROBE_REQUIRE_SLURM=1")
-	if code == 0 || wentOn || !strings.Contains(out, "CLMEMPROBE_REQUIRE_SLURM=1") {
+	if code == 0 || wentOn || !strings.HasPrefix(out, "slurm: no cgroup file system mounted on ") ||
+		!strings.HasSuffix(out, ", so slurmd cannot run here; CLMEMPROBE_REQUIRE_SLURM=1 asks for the test\n") {
 		t.Errorf("with CLMEMPROBE_REQUIRE_SLURM=1: exit %d, went on %v, output %q: want a failure that says why", code, wentOn, out)
 	}
 	// Where cgroups are mounted, the script goes on to Slurm (here its stubs).
-	if mounts, err := os.ReadFile("/proc/self/mounts"); err == nil && strings.Contains(string(mounts), " /sys/fs/cgroup") {
-		if out, code, wentOn := testScript(t, "CLMEMPROBE_CGROUP_ROOT=/sys/fs/cgroup"); !wentOn || strings.Contains(out, "skipped") {
+	if mounts, err := os.ReadFile("/proc/self/mounts"); err == nil && slices.ContainsFunc(strings.Split(string(mounts), "\n"), func(l string) bool {
+		f := strings.Fields(l)
+		return len(f) > 1 && strings.HasPrefix(f[1], "/sys/fs/cgroup")
+	}) {
+		if out, code, wentOn := testScript(t, "CLMEMPROBE_CGROUP_ROOT=/sys/fs/cgroup"); !wentOn || strings.HasPrefix(out, "slurm: skipped") {
 			t.Errorf("with cgroups mounted: exit %d, went on %v, output %q: want it to go on to Slurm", code, wentOn, out)
 		}
 	}

@@ -3,7 +3,6 @@ package cl
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe/result/clcode"
@@ -30,7 +29,7 @@ func TestErrorsIsMatchesByStatus(t *testing.T) {
 	if !errors.As(err, &ce) || ce.Status != OutOfHostMemory || ce.Call != "clCreateBuffer" {
 		t.Fatalf("errors.As found %+v", ce)
 	}
-	if got := err.Error(); !strings.Contains(got, "clCreateBuffer: CL_OUT_OF_HOST_MEMORY (-6)") {
+	if got := err.Error(); got != "creating buffer 7: clCreateBuffer: CL_OUT_OF_HOST_MEMORY (-6)" {
 		t.Fatalf("message %q lacks the call, name and code", got)
 	}
 	if check(0, "clFinish") != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -79,16 +78,19 @@ func fakeChild(behaviour string) int {
 	return 0
 }
 
+// setupTimedOut is the reason of a set-up past its limit of 300 ms.
+const setupTimedOut = "set-up (loading the runtime, listing devices, creating contexts, building kernels) did not finish within 300ms (--setup-timeout)"
+
 // want is what a test expects of an ending; zero fields are not checked, but for Stop and the answer.
 type want struct {
 	answer    string
 	stop      Cause
-	reason    string // in the reason
+	reason    string // the reason, whole
 	badLines  int
 	signal    string
 	exitCode  int
 	printed   string
-	how       string // in How
+	how       string // How, whole
 	count     uint64
 	stage     wire.Stage
 	quickerBy time.Duration // supervising must take less
@@ -96,14 +98,14 @@ type want struct {
 
 func (w want) check(t *testing.T, e *Ending, took time.Duration) {
 	t.Helper()
-	if string(e.Answer) != w.answer || e.Stop != w.stop || !strings.Contains(e.Reason, w.reason) || e.BadLines != w.badLines {
+	if string(e.Answer) != w.answer || e.Stop != w.stop || e.Reason != w.reason || e.BadLines != w.badLines {
 		t.Errorf("answer %s, stopped %v (%s), %d bad lines; want %s, %v (%q), %d", e.Answer, e.Stop, e.Reason, e.BadLines,
 			w.answer, w.stop, w.reason, w.badLines)
 	}
 	if e.Signal != w.signal || (w.exitCode != 0 && (e.ExitCode == nil || *e.ExitCode != w.exitCode)) || e.Printed != w.printed {
 		t.Errorf("signal %q, exit code %v, printed %q; want %q, %d, %q", e.Signal, e.ExitCode, e.Printed, w.signal, w.exitCode, w.printed)
 	}
-	if !strings.Contains(e.How(), w.how) || (w.count != 0 && e.Count != w.count) || (w.stage != 0 && e.Stage != w.stage) {
+	if (w.how != "" && e.How() != w.how) || (w.count != 0 && e.Count != w.count) || (w.stage != 0 && e.Stage != w.stage) {
 		t.Errorf("how %q, count %d, stage %v; want %q, %d, %v", e.How(), e.Count, e.Stage, w.how, w.count, w.stage)
 	}
 	if w.quickerBy > 0 && took >= w.quickerBy {
@@ -129,18 +131,20 @@ func TestChildEndings(t *testing.T) {
 		{"the result returns at once when asked", "slow-exit", Child{Limits: setup, ReturnAtResult: true},
 			want{answer: `{"answer":42}`, quickerBy: exitGrace}},
 		{"a child without a result crashed", "no-result", Child{Limits: setup},
-			want{reason: "exited with status 7", exitCode: 7, printed: "pocl: assertion `pool != NULL' failed", how: "exited with status 7"}},
+			want{reason: "the worker exited with status 7 without reporting a result; it printed: pocl: assertion `pool != NULL' failed", exitCode: 7,
+				printed: "pocl: assertion `pool != NULL' failed", how: "failed: the worker exited with status 7 without reporting a result; it printed: pocl: assertion `pool != NULL' failed"}},
 		{"a fault in native code is named", "fault", Child{Limits: setup}, want{signal: "SIGSEGV", printed: "pocl: out of luck",
-			reason: "the worker faulted with SIGSEGV (segmentation violation at address 0x0, inside a call into the OpenCL runtime)",
+			reason: "the worker faulted with SIGSEGV (segmentation violation at address 0x0, inside a call into the OpenCL runtime); it printed: pocl: out of luck",
 			how:    `crashed with SIGSEGV (segmentation violation at address 0x0, inside a call into the OpenCL runtime) after printing "pocl: out of luck"`,
 			count:  17, stage: wire.StageCreate}},
-		{"a child killed from outside", "killed", Child{Limits: setup}, want{signal: "SIGKILL", reason: "the kernel's OOM killer"}},
+		{"a child killed from outside", "killed", Child{Limits: setup}, want{signal: "SIGKILL",
+			reason: "the worker was killed by SIGKILL (not by clmemprobe: the kernel's OOM killer is the usual sender; see dmesg)", how: "crashed with SIGKILL"}},
 		{"set-up that takes too long", "silent-hang", Child{Limits: Limits{Setup: 300 * time.Millisecond}},
-			want{stop: Hung, reason: "--setup-timeout", how: "hung: set-up"}},
+			want{stop: Hung, reason: setupTimedOut, how: "hung: " + setupTimedOut}},
 		{"a loop that stops moving", "stuck-in-create", Child{Limits: Limits{Setup: 10 * time.Second, Hang: 300 * time.Millisecond}},
-			want{stop: Hung, reason: "watchdog: no progress for 300ms in stage create", count: 5, stage: wire.StageCreate}},
+			want{stop: Hung, reason: "watchdog: no progress for 300ms in stage create", how: "hung: watchdog: no progress for 300ms in stage create", count: 5, stage: wire.StageCreate}},
 		{"a job past its time", "busy", Child{Limits: Limits{Setup: 10 * time.Second, Hang: time.Minute, Total: 300 * time.Millisecond}},
-			want{stop: TimedOut, reason: "timeout: the strategy ran longer than 300ms", how: "failed: timeout"}},
+			want{stop: TimedOut, reason: "timeout: the strategy ran longer than 300ms", how: "failed: timeout: the strategy ran longer than 300ms"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv("FAKE_CHILD", c.behaviour)

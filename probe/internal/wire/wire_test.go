@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -43,7 +44,10 @@ func TestEventsRoundTrip(t *testing.T) {
 	if got[1].Info.MaxMapCount != 65530 || got[2].Sample.Index != 7 || got[3].Notice != "a message" || got[4].Ledger[1][0].PID != 42 {
 		t.Errorf("events changed on the way: %+v", got[1:5])
 	}
-	if res := got[len(got)-1]; res.T != EventResult || !strings.Contains(string(res.Result), `"allocations_ok":3`) {
+	var answer struct {
+		AllocationsOK uint64 `json:"allocations_ok"`
+	}
+	if res := got[len(got)-1]; res.T != EventResult || json.Unmarshal(res.Result, &answer) != nil || answer.AllocationsOK != 3 {
 		t.Errorf("result %s", res.Result)
 	}
 }
@@ -135,23 +139,23 @@ func TestExchangeSpecValidate(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		change func(*ExchangeSpec)
-		want   string // in the error; "" for none
+		want   string // the error, whole; "" for none
 	}{
 		{"a good request", func(*ExchangeSpec) {}, ""},
 		{"devices not chosen yet", func(r *ExchangeSpec) { r.Devices = nil }, ""},
-		{"one device", func(r *ExchangeSpec) { r.Devices = []int{0} }, "at least two devices"},
-		{"no halo", func(r *ExchangeSpec) { r.Halo = 0 }, "--halo"},
-		{"a halo wider than a slab", func(r *ExchangeSpec) { r.Cells = 4 }, "wider than a slab"},
-		{"too many cells", func(r *ExchangeSpec) { r.Cells = maxCells + 1 }, "too large"},
-		{"no steps", func(r *ExchangeSpec) { r.Steps = 0 }, "--steps"},
-		{"an unknown sync", func(r *ExchangeSpec) { r.Sync = "maybe" }, "--sync"},
-		{"negative repetitions", func(r *ExchangeSpec) { r.BenchReps = -1 }, "--bench-reps"},
+		{"one device", func(r *ExchangeSpec) { r.Devices = []int{0} }, "the exchange needs at least two devices (got 1): select them with --devices"},
+		{"no halo", func(r *ExchangeSpec) { r.Halo = 0 }, "--halo must be at least 1 cell"},
+		{"a halo wider than a slab", func(r *ExchangeSpec) { r.Cells = 4 }, "the halo (8 cells) is wider than a slab (4 cells per device): raise --cells or lower --halo"},
+		{"too many cells", func(r *ExchangeSpec) { r.Cells = maxCells + 1 }, fmt.Sprintf("--cells %d is too large (at most 2^31 per device)", maxCells+1)},
+		{"no steps", func(r *ExchangeSpec) { r.Steps = 0 }, "--steps must be at least 1"},
+		{"an unknown sync", func(r *ExchangeSpec) { r.Sync = "maybe" }, `--sync "maybe": choose events or none`},
+		{"negative repetitions", func(r *ExchangeSpec) { r.BenchReps = -1 }, "--bench-reps cannot be negative"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r := good
 			c.change(&r)
 			err := r.Validate()
-			if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			if (c.want == "") != (err == nil) || (err != nil && err.Error() != c.want) {
 				t.Errorf("%v; want %q", err, c.want)
 			}
 		})

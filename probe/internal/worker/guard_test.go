@@ -5,7 +5,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -124,7 +123,7 @@ func TestGuardStopReasonAddsUp(t *testing.T) {
 	}
 	want := fmt.Sprintf("system available memory %s, less 11 more buffers (10 made and not yet settled, and the next) at %s each (the guard's cost per buffer), would fall below the reserve %s",
 		units.Bytes(free), units.Bytes(mib), units.Bytes(reserve))
-	if reason := g.stopReason(r); !strings.Contains(reason, want) {
+	if reason := g.stopReason(r); reason != "host guard: "+want {
 		t.Errorf("reason %q; want %q", reason, want)
 	}
 }
@@ -175,7 +174,8 @@ func TestGuardStopsBeforeTheCgroupLimit(t *testing.T) {
 			if want := uint64(limit-3<<30-wantReserve) / mib; i != want || r.by != result.GuardCgroup {
 				t.Fatalf("stopped at buffer %d by %q, want %d by the cgroup", i, r.by, want)
 			}
-			if reason := g.stopReason(r); !strings.Contains(reason, "/job_42/step_0") || !strings.Contains(reason, "4 GiB") {
+			if reason := g.stopReason(r); reason != "host guard: the memory cgroup /job_42/step_0 has 256 MiB free (its limit 4 GiB less its working set), "+
+				"and one more buffer at 1 MiB each (the guard's cost per buffer) would take it below its reserve 256 MiB" {
 				t.Errorf("the reason does not name the cgroup and its limit: %s", reason)
 			}
 			return
@@ -334,7 +334,7 @@ func TestGuardKeepsWithinTheAddressSpaceLimit(t *testing.T) {
 		}
 		want := fmt.Sprintf("the worker maps %s of its address-space limit %s (ulimit -v), and one more buffer at %s each (the guard's cost per buffer) would leave less than %s of it free",
 			units.Bytes(vms), units.Bytes(limit), units.Bytes(per), units.Bytes(addressReserve))
-		if reason := g.stopReason(r); !strings.Contains(reason, want) {
+		if reason := g.stopReason(r); reason != "host guard: "+want {
 			t.Errorf("reason %q; want %q", reason, want)
 		}
 		return
@@ -364,7 +364,8 @@ func TestGuardCountsAPoolBufferWhole(t *testing.T) {
 	if !stop || r.by != result.GuardAddressSpace {
 		t.Fatalf("a pool buffer of 256 MiB with 200 MiB of room: stop %v by %q", stop, r.by)
 	}
-	if reason := g.stopReason(r); !strings.Contains(reason, "the pool buffer of 256 MiB that the next sub-buffer needs") {
+	if reason := g.stopReason(r); reason != "host guard: the worker maps 1 GiB of its address-space limit 1.26 GiB (ulimit -v), "+
+		"and the pool buffer of 256 MiB that the next sub-buffer needs would leave less than 64 MiB of it free" {
 		t.Errorf("reason %q does not name the pool buffer", reason)
 	}
 }

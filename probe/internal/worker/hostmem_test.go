@@ -2,7 +2,6 @@ package worker
 
 import (
 	"errors"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -94,7 +93,7 @@ func TestHostBlockThatCannotBeMappedStops(t *testing.T) {
 	r.l.host.mapHost = maps.mapHost
 	ans := r.l.run()
 	if ans.Outcome != result.OutcomeStopped || ans.StopCause != result.StopHostMapping || ans.AllocationsOK != at || ans.FirstFailure != nil ||
-		!strings.Contains(ans.Reason, "could not map the host memory of buffer #70") || !strings.Contains(ans.Reason, syscall.ENOMEM.Error()) {
+		ans.Reason != "the tool could not map the host memory of buffer #70 (use-host-ptr): "+syscall.ENOMEM.Error() {
 		t.Errorf("%s (%s) after %d (%q, failure %+v); want stopped (%s) after %d, saying why", ans.Outcome, ans.StopCause, ans.AllocationsOK,
 			ans.Reason, ans.FirstFailure, result.StopHostMapping, at)
 	}

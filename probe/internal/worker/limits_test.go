@@ -1,11 +1,11 @@
 package worker
 
 import (
+	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"syscall"
 	"testing"
 
@@ -13,6 +13,7 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe/internal/sample"
 	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/units"
 )
 
 // The worker sets every limit a variant may name, and no other.
@@ -48,7 +49,8 @@ func TestSetLimitsAboveTheHardLimit(t *testing.T) {
 	}
 	if ml.Max != result.Unlimited {
 		err := setLimits(map[string]uint64{"RLIMIT_MEMLOCK": ml.Max + 1<<20})
-		if err == nil || !strings.Contains(err.Error(), "is above the hard limit") || !strings.Contains(err.Error(), "ulimit -Hl") {
+		want := fmt.Sprintf("RLIMIT_MEMLOCK %s is above the hard limit %s: raise the hard limit (ulimit -Hl, as root) or ask for less", units.Bytes(ml.Max+1<<20), units.Bytes(ml.Max))
+		if err == nil || err.Error() != want {
 			t.Errorf("locked memory above its hard limit: %v", err)
 		}
 	}

@@ -402,7 +402,8 @@ func TestLoopWithAFillThatDidNotTake(t *testing.T) {
 	r := newLoopRun(t, c, nil)
 	r.rt.wrongFill = true
 	ans := r.l.run()
-	if ans.Outcome != result.OutcomeWrong || ans.AllocationsOK != 0 || !strings.Contains(ans.Reason, "reads back 0x00") {
+	if ans.Outcome != result.OutcomeWrong || ans.AllocationsOK != 0 || ans.Reason != "the runtime reported the fill of buffer #0 (4 KiB, a 4-byte pattern: 1024 elements) done, "+
+		"and its byte at offset 0 reads back 0x00, not the fill's 0xa5" {
 		t.Errorf("answer %+v, want wrong after 0 buffers", ans)
 	}
 	if len(r.rt.problems) > 0 {
