@@ -100,3 +100,24 @@ func TestBatchedLoopMeasuresTheGuardCost(t *testing.T) {
 		t.Errorf("the guard's cost is %.0f bytes per buffer, want %d (each buffer took that)", g.cost, per)
 	}
 }
+
+// A batch settles when it is full or old: a batch begun batchTime ago is waited for at its next buffer,
+// however few it holds, so that a slow runtime's failure is not left unseen for a whole batch. The batch's
+// start is set in the past, not waited for, so the test does not depend on the machine's speed.
+func TestAnOldBatchSettlesAtItsNextBuffer(t *testing.T) {
+	r := newLoopRun(t, loopCase{shape: shapes[0], touch: result.TouchKernel, platform: eventsPlatform}, nil)
+	l := r.l
+	if !l.batched {
+		t.Fatal("the case's loop waits after each buffer; want batches")
+	}
+	if s, ans := l.buffer(0, &l.targets[0]); s != confirmed || ans != nil || len(l.batch) != 1 {
+		t.Fatalf("buffer 0: %v, %+v, %d in the batch; want it in a batch of one", s, ans, len(l.batch))
+	}
+	l.batchStart = l.batchStart.Add(-batchTime)
+	if s, ans := l.buffer(1, &l.targets[0]); s != confirmed || ans != nil {
+		t.Fatalf("buffer 1: %v, %+v", s, ans)
+	}
+	if len(l.batch) != 0 || r.tally.finished() != 2 {
+		t.Errorf("after the old batch's next buffer: %d in the batch, %d finished; want it settled with both finished", len(l.batch), r.tally.finished())
+	}
+}
