@@ -7,11 +7,12 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
+	"github.com/clmemprobe/clmemprobe/report/render"
 )
 
 // writeComparison renders a comparison as a table.
 func writeComparison(w io.Writer, c *comparison.Comparison, opts Options) error {
-	return comparisonTable(w, c, terminal(opts))
+	return comparisonTable(w, c, render.Terminal(opts))
 }
 
 // writeComparisonMarkdown renders a comparison for a ticket or a pull request: a heading, the same table in
@@ -20,12 +21,12 @@ func writeComparisonMarkdown(w io.Writer, c *comparison.Comparison, _ Options) e
 	if _, err := fmt.Fprint(w, "# clmemprobe compare\n\n"); err != nil {
 		return err
 	}
-	return comparisonTable(w, c, markdown)
+	return comparisonTable(w, c, render.Markdown)
 }
 
 // comparisonTable writes the rows of a comparison in the style, then its verdict. A terminal too narrow for
 // every column loses the host cost first, then the outcomes (the verdict cell says what changed).
-func comparisonTable(w io.Writer, c *comparison.Comparison, st style) error {
+func comparisonTable(w io.Writer, c *comparison.Comparison, st render.Style) error {
 	headers := []string{"Strategy", "Size", "Base", "New", "Buffers base -> new", "Change", "Host/buffer base -> new", "Verdict"}
 	var rows [][]string
 	for _, r := range c.Rows {
@@ -35,7 +36,7 @@ func comparisonTable(w io.Writer, c *comparison.Comparison, st style) error {
 		}
 		verdict := r.Change
 		if r.Why != "" {
-			verdict += ": " + st.text(r.Why)
+			verdict += ": " + st.Text(r.Why)
 		}
 		// A side the row does not have (missing, added) shows "-", not zeros.
 		side := func(outcome result.Outcome, f string) string {
@@ -48,18 +49,18 @@ func comparisonTable(w io.Writer, c *comparison.Comparison, st style) error {
 		host := side(r.BaseOutcome, units.SignedBytes(r.BaseHostPerBuf)) + " -> " + side(r.NewOutcome, units.SignedBytes(r.NewHostPerBuf))
 		name := string(r.Strategy)
 		if r.Flags != "" {
-			name += " " + st.text(r.Flags)
+			name += " " + st.Text(r.Flags)
 		}
 		if r.Variant != "" {
-			name += " (" + st.text(r.Variant) + ")"
+			name += " (" + st.Text(r.Variant) + ")"
 		}
-		rows = append(rows, []string{name, units.Size(r.SizeBytes), OrDash(string(r.BaseOutcome)), OrDash(string(r.NewOutcome)),
+		rows = append(rows, []string{name, units.Size(r.SizeBytes), render.OrDash(string(r.BaseOutcome)), render.OrDash(string(r.NewOutcome)),
 			buffers, change, host, verdict})
 	}
 	if err := fittedTable(w, st, headers, rows, []int{6, 2, 3}, "--wide"); err != nil {
 		return err
 	}
-	if st.markdown {
+	if st.Markdown {
 		// A line right under a Markdown table would be read as one more of its rows.
 		if _, err := fmt.Fprintln(w); err != nil {
 			return err

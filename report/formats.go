@@ -10,8 +10,12 @@ import (
 	"strings"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/report/chart"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
+	"github.com/clmemprobe/clmemprobe/report/export"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/prom"
+	"github.com/clmemprobe/clmemprobe/report/repro"
 )
 
 // Kind is a kind of document.
@@ -33,28 +37,6 @@ const (
 	KindLargest                  // the largest buffer search, judged (findings.JudgedLargest)
 	KindRemedy                   // the remedy search, judged (findings.JudgedRemedy)
 )
-
-// Options shape text output for the terminal it goes to; the zero value suits files and pipes.
-type Options struct {
-	Width int  // the terminal's columns: a table wider than this drops columns and wraps; 0 is no limit
-	ASCII bool // plain ASCII borders, for terminals without UTF-8
-	Wide  bool // every column, however wide the table
-	// Strategy and Variant pick the job of a format that shows one (repro); empty: the most informative.
-	Strategy, Variant string
-	// Flags picks the job by its buffers' flags, as results write them ("use-host-ptr").
-	Flags string
-	// AllFindings lists every finding under a table, not the short verdict of findings.BriefBullets
-	// lines; MoreHint is how the user gets them there ("-v lists them"), said where the short verdict
-	// left some out.
-	AllFindings bool
-	MoreHint    string
-	// AllRows shows every node of a merge in a table, however many (else a job of more than FleetRowLimit
-	// nodes shows its outliers and a count of the others).
-	AllRows bool
-	// Chart is the name of a chart file that sits beside the rendered document (the bundle's run.png), for
-	// the Markdown report to link; empty where none does.
-	Chart string
-}
 
 // Format is one output format: its name, what it is for, and whether it is binary.
 type Format struct {
@@ -85,17 +67,17 @@ var renderers = []registration{
 	as(KindRun, "table", writeTable),
 	as(KindRun, "json", jsonOf[findings.Judged]),
 	as(KindRun, "markdown", writeMarkdown),
-	as(KindRun, "csv", writeCSV),
-	as(KindRun, "prom", writeProm),
-	as(KindRun, "repro", writeRepro),
-	as(KindRun, "png", writePNG),
-	as(KindRun, "svg", writeSVG),
+	as(KindRun, "csv", export.WriteCSV),
+	as(KindRun, "prom", prom.WriteProm),
+	as(KindRun, "repro", repro.WriteRepro),
+	as(KindRun, "png", chart.WritePNG),
+	as(KindRun, "svg", chart.WriteSVG),
 	as(KindRun, "timeline", writeTimeline),
 
 	as(KindTrace, "table", writeTraceTable),
 	as(KindTrace, "json", jsonOf[findings.JudgedTrace]),
 	as(KindTrace, "markdown", writeTraceMarkdown),
-	as(KindTrace, "repro", writeTraceRepro),
+	as(KindTrace, "repro", repro.WriteTraceRepro),
 	as(KindTrace, "timeline", writeTraceTimeline),
 	as(KindTrace, "pprof", writeProfileAtEnd),
 	as(KindTrace, "pprof-failure", writeProfileAtFailure),
@@ -105,10 +87,10 @@ var renderers = []registration{
 	as(KindComparison, "markdown", writeComparisonMarkdown),
 
 	as(KindFleet, "table", writeFleetText),
-	as(KindFleet, "json", writeFleetJSON),
+	as(KindFleet, "json", export.WriteFleetJSON),
 	as(KindFleet, "markdown", writeFleetMarkdown),
-	as(KindFleet, "csv", writeFleetCSV),
-	as(KindFleet, "png", writeFleetPNG),
+	as(KindFleet, "csv", export.WriteFleetCSV),
+	as(KindFleet, "png", chart.WriteFleetPNG),
 
 	as(KindHealth, "table", writeHealthText),
 	as(KindHealth, "json", jsonOf[*comparison.Health]),
@@ -187,7 +169,9 @@ func Lookup(name string, k Kind) (*Format, error) {
 }
 
 // Render writes doc in the named format, for a file or a pipe.
-func Render(w io.Writer, name string, doc any) error { return RenderWith(w, name, doc, Options{}) }
+func Render(w io.Writer, name string, doc any) error {
+	return RenderWith(w, name, doc, Options{})
+}
 
 // RenderWith writes doc in the named format, shaped by opts.
 func RenderWith(w io.Writer, name string, doc any, opts Options) error {
@@ -219,4 +203,4 @@ func kindOf(doc any) (Kind, error) {
 }
 
 // jsonOf renders any document as indented JSON.
-func jsonOf[T any](w io.Writer, doc T, _ Options) error { return writeJSON(w, doc) }
+func jsonOf[T any](w io.Writer, doc T, _ Options) error { return export.WriteJSON(w, doc) }

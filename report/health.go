@@ -8,6 +8,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
+	"github.com/clmemprobe/clmemprobe/report/render"
 )
 
 // writeHealthText is check's one line: the verdict, each job's threshold against the expected one, and the time.
@@ -22,7 +23,7 @@ func writeHealthText(w io.Writer, h *comparison.Health, _ Options) error {
 		if j.Healthy {
 			parts = append(parts, fmt.Sprintf("%s %d (expected %d)", name, j.AllocationsOK, j.ExpectedAllocs))
 		} else {
-			parts = append(parts, fmt.Sprintf("%s: %s", name, plain(j.Why)))
+			parts = append(parts, fmt.Sprintf("%s: %s", name, render.Plain(j.Why)))
 		}
 	}
 	verdict := "healthy"
@@ -31,7 +32,7 @@ func writeHealthText(w io.Writer, h *comparison.Health, _ Options) error {
 	}
 	notes := ""
 	for _, n := range h.Notes {
-		notes += "; " + plain(n)
+		notes += "; " + render.Plain(n)
 	}
 	_, err := fmt.Fprintf(w, "clmemprobe check: %s: %s; %.1f s of %.0f s%s\n", verdict, strings.Join(parts, ", "), h.Seconds, h.Budget, notes)
 	return err
@@ -42,10 +43,10 @@ func writeHealthText(w io.Writer, h *comparison.Health, _ Options) error {
 func healthJobName(j *comparison.HealthJob) string {
 	name := fmt.Sprintf("%s %s", j.Strategy, units.Size(j.SizeBytes))
 	if j.Flags != result.FlagsName("") && j.Flags != "" {
-		name += " " + plain(j.Flags)
+		name += " " + render.Plain(j.Flags)
 	}
 	if j.Variant != result.DefaultVariant {
-		name += " variant " + plain(j.Variant)
+		name += " variant " + render.Plain(j.Variant)
 	}
 	return name
 }
@@ -61,7 +62,7 @@ func WriteHealthJobs(w io.Writer, h *comparison.Health) error {
 		}
 		verdict := "healthy"
 		if !j.Healthy {
-			verdict = "below expectation: " + plain(j.Why)
+			verdict = "below expectation: " + render.Plain(j.Why)
 		}
 		if _, err := fmt.Fprintf(w, "clmemprobe check: %s: %s, recorded %d (%s), tolerance %.3g%%: %s\n", name, reached,
 			j.ExpectedAllocs, j.ExpectedOutcome, 100*h.Tolerance, verdict); err != nil {

@@ -9,14 +9,15 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/render"
 )
 
 // writeLargestTable renders `largest` for a terminal: the headlines, then per device and pattern size the
 // largest verified buffer and the first try that was not; with AllFindings every try.
 func writeLargestTable(w io.Writer, j findings.JudgedLargest, opts Options) error {
 	l := j.Largest()
-	cw := &errWriter{w: w}
-	fmt.Fprintf(cw, "clmemprobe largest: platform %s\n\n", plain(l.Platform.Name))
+	cw := &render.ErrWriter{W: w}
+	fmt.Fprintf(cw, "clmemprobe largest: platform %s\n\n", render.Plain(l.Platform.Name))
 	tw := tabwriter.NewWriter(cw, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "device\tmax alloc\tglobal\tpattern\tlargest verified\tx max alloc\tfirst not verified")
 	for _, d := range l.Devices {
@@ -30,13 +31,13 @@ func writeLargestTable(w io.Writer, j findings.JudgedLargest, opts Options) erro
 	}
 	fmt.Fprintln(cw)
 	for _, v := range j.Verdict() {
-		fmt.Fprintln(cw, wrapWords("- ", plain(v), opts.Width))
+		fmt.Fprintln(cw, wrapWords("- ", render.Plain(v), opts.Width))
 	}
 	if opts.AllFindings {
 		fmt.Fprintln(cw)
 		writeTries(cw, l)
 	}
-	return cw.err
+	return cw.Err
 }
 
 // writeTries writes every try, in the order they ran.
@@ -84,14 +85,14 @@ func firstNotVerified(d result.LargestDevice, pattern int) string {
 func writeLargestMarkdown(w io.Writer, j findings.JudgedLargest, _ Options) error {
 	l := j.Largest()
 	b := &strings.Builder{}
-	fmt.Fprintf(b, "# The largest buffer: %s\n\n", mdText(l.Platform.Name))
+	fmt.Fprintf(b, "# The largest buffer: %s\n\n", render.MdText(l.Platform.Name))
 	for _, v := range j.Verdict() {
-		fmt.Fprintf(b, "- %s\n", mdText(v))
+		fmt.Fprintf(b, "- %s\n", render.MdText(v))
 	}
 	b.WriteString("\n| device | max alloc | global | pattern | largest verified | x max alloc | first not verified |\n|--:|--:|--:|--:|--:|--:|:--|\n")
 	for _, d := range l.Devices {
 		for _, p := range d.Patterns {
-			fmt.Fprintf(b, "| %d %s | %s | %s | %d B | %s | %s | %s |\n", d.Index, mdText(d.Name), units.Bytes(d.MaxAllocBytes), units.Bytes(d.GlobalMemBytes),
+			fmt.Fprintf(b, "| %d %s | %s | %s | %d B | %s | %s | %s |\n", d.Index, render.MdText(d.Name), units.Bytes(d.MaxAllocBytes), units.Bytes(d.GlobalMemBytes),
 				p.PatternBytes, units.Size(p.LargestVerifiedBytes), ratioOf(p.LargestVerifiedBytes, d.MaxAllocBytes), firstNotVerified(d, p.PatternBytes))
 		}
 	}
@@ -100,7 +101,7 @@ func writeLargestMarkdown(w io.Writer, j findings.JudgedLargest, _ Options) erro
 		for _, t := range d.Tries {
 			code := ""
 			if t.Code != 0 {
-				code = fmt.Sprintf("%d (%s) at %s", t.Code, result.CodeName(t.Code), mdText(t.Call))
+				code = fmt.Sprintf("%d (%s) at %s", t.Code, result.CodeName(t.Code), render.MdText(t.Call))
 			}
 			fmt.Fprintf(b, "| %d | %s | %d B | %s | %s | %.2f |\n", d.Index, units.Size(t.SizeBytes), t.PatternBytes, t.Outcome, code, t.Seconds)
 		}

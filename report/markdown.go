@@ -3,18 +3,18 @@ package report
 import (
 	"fmt"
 	"io"
-	"maps"
 	"math"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/render"
+	"github.com/clmemprobe/clmemprobe/report/repro"
+	"github.com/clmemprobe/clmemprobe/report/ticket"
 )
 
 // writeMarkdown renders a self-contained report for a bug ticket: the answer in one sentence, the threshold
@@ -22,12 +22,12 @@ import (
 // reproduces the run. Every string that came from elsewhere is escaped (escape.go).
 func writeMarkdown(w io.Writer, j findings.Judged, opts Options) error {
 	r, verdict := j.Run(), j.Verdict()
-	st := markdown
+	st := render.Markdown
 	b := &strings.Builder{}
 	// The title names each device model once, with its count: "2x NVIDIA H200".
-	fmt.Fprintf(b, "# clmemprobe report: %s\n\n", st.text(result.DeviceModel(r.Devices)))
+	fmt.Fprintf(b, "# clmemprobe report: %s\n\n", st.Text(result.DeviceModel(r.Devices)))
 	if len(verdict) > 0 {
-		fmt.Fprintf(b, "**%s**\n\n", st.text(verdict[0]))
+		fmt.Fprintf(b, "**%s**\n\n", st.Text(verdict[0]))
 	}
 	if r.Partial {
 		b.WriteString("> This run was interrupted: the result holds only the strategies that ran.\n\n")
@@ -45,13 +45,13 @@ func writeMarkdown(w io.Writer, j findings.Judged, opts Options) error {
 	if len(verdict) > 1 {
 		b.WriteString("\n## Verdict\n\n")
 		for _, v := range verdict[1:] {
-			fmt.Fprintf(b, "- %s\n", st.text(v))
+			fmt.Fprintf(b, "- %s\n", st.Text(v))
 		}
 	}
 	b.WriteString("\n## Per strategy\n\n")
 	common := commonSampler(r)
 	if common != "" {
-		fmt.Fprintf(b, "Device memory source of every strategy: %s.\n\n", st.text(samplerText(j, "", common)))
+		fmt.Fprintf(b, "Device memory source of every strategy: %s.\n\n", st.Text(samplerText(j, "", common)))
 	}
 	for i := range r.Jobs {
 		source := ""
@@ -65,13 +65,13 @@ func writeMarkdown(w io.Writer, j findings.Judged, opts Options) error {
 		b.WriteString("\n## Environment\n\n")
 		writeEnvironment(b, e, st)
 	}
-	fmt.Fprintf(b, "\n## Reproduce\n\nWith clmemprobe:\n\n%s\n", mdBlock(ReproduceCommand(r), "bash"))
-	if what, err := ReproSubject(j); err != nil {
-		fmt.Fprintf(b, "There is no C reproducer: %s.\n", st.text(err.Error()))
+	fmt.Fprintf(b, "\n## Reproduce\n\nWith clmemprobe:\n\n%s\n", render.MdBlock(render.ReproduceCommand(r), "bash"))
+	if what, err := repro.ReproSubject(j); err != nil {
+		fmt.Fprintf(b, "There is no C reproducer: %s.\n", st.Text(err.Error()))
 	} else {
 		fmt.Fprintf(b, "With a C program of a few dozen lines that repeats %s, for the runtime's developers "+
-			"(it needs only the OpenCL headers and loader):\n\n%s", st.text(what),
-			mdBlock("clmemprobe report --format repro run.json > repro.c\ncc repro.c -lOpenCL -o repro && ./repro", "sh"))
+			"(it needs only the OpenCL headers and loader):\n\n%s", st.Text(what),
+			render.MdBlock("clmemprobe report --format repro run.json > repro.c\ncc repro.c -lOpenCL -o repro && ./repro", "sh"))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
@@ -79,17 +79,17 @@ func writeMarkdown(w io.Writer, j findings.Judged, opts Options) error {
 
 // writeFlagsMarkdown lists the flag sets the buffers were created with, as C, and the documented vendor
 // flags among them with their sources: a ticket reader sees exactly what clCreateBuffer was given.
-func writeFlagsMarkdown(b *strings.Builder, r *result.Run, st style) {
+func writeFlagsMarkdown(b *strings.Builder, r *result.Run, st render.Style) {
 	b.WriteString("Every strategy ran with each of these buffer flags (cl_mem_flags), each in its own worker process:\n\n")
 	for _, name := range r.FlagNames() {
 		f, err := result.JobFlags(name)
 		if err != nil {
-			fmt.Fprintf(b, "- %s\n", st.text(result.FlagsName(name)))
+			fmt.Fprintf(b, "- %s\n", st.Text(result.FlagsName(name)))
 			continue
 		}
-		fmt.Fprintf(b, "- %s: %s", st.text(result.FlagsName(name)), st.code(f.C()))
+		fmt.Fprintf(b, "- %s: %s", st.Text(result.FlagsName(name)), st.Code(f.C()))
 		for _, v := range f.Vendor() {
-			fmt.Fprintf(b, "; %s is %s's %s (%s; %s)", st.code(fmt.Sprintf("%#x", uint64(v.Value))), st.text(v.Vendor), st.code(v.C), st.text(v.What), st.text(v.Source))
+			fmt.Fprintf(b, "; %s is %s's %s (%s; %s)", st.Code(fmt.Sprintf("%#x", uint64(v.Value))), st.Text(v.Vendor), st.Code(v.C), st.Text(v.What), st.Text(v.Source))
 		}
 		b.WriteString("\n")
 	}
@@ -98,20 +98,20 @@ func writeFlagsMarkdown(b *strings.Builder, r *result.Run, st style) {
 
 // writeRunSummary is the paragraph under the headline: platform, sizes, touch, budget, the variants and the
 // runtime's logging.
-func writeRunSummary(b *strings.Builder, r *result.Run, st style) {
-	fmt.Fprintf(b, "Platform %s (%s), %s buffers, touch %s, budget %d buffers per strategy", st.text(r.Platform.Name),
-		st.text(r.Platform.Version), sizeSummary(r), st.code(string(r.Config.Touch)), r.Config.MaxAllocs)
+func writeRunSummary(b *strings.Builder, r *result.Run, st render.Style) {
+	fmt.Fprintf(b, "Platform %s (%s), %s buffers, touch %s, budget %d buffers per strategy", st.Text(r.Platform.Name),
+		st.Text(r.Platform.Version), render.SizeSummary(r), st.Code(string(r.Config.Touch)), r.Config.MaxAllocs)
 	if r.Config.MaxBytes > 0 {
 		fmt.Fprintf(b, " or %s", units.Bytes(r.Config.MaxBytes))
 	}
-	fmt.Fprintf(b, ". Started %s with clmemprobe %s.\n\n", st.text(r.Started), st.text(r.Tool.Version))
+	fmt.Fprintf(b, ". Started %s with clmemprobe %s.\n\n", st.Text(r.Started), st.Text(r.Tool.Version))
 	if len(r.Config.Variants) > 0 {
 		b.WriteString("Every strategy ran under each of these runtime settings, each in its own worker process:\n\n")
 		for _, v := range r.Config.Variants {
 			if len(v.Settings) == 0 {
-				fmt.Fprintf(b, "- %s: the runtime's own settings\n", st.text(v.Name))
+				fmt.Fprintf(b, "- %s: the runtime's own settings\n", st.Text(v.Name))
 			} else {
-				fmt.Fprintf(b, "- %s: %s\n", st.text(v.Name), st.code(settingsText(v.Settings)))
+				fmt.Fprintf(b, "- %s: %s\n", st.Text(v.Name), st.Code(settingsText(v.Settings)))
 			}
 		}
 		b.WriteString("\n")
@@ -120,36 +120,8 @@ func writeRunSummary(b *strings.Builder, r *result.Run, st style) {
 		writeFlagsMarkdown(b, r, st)
 	}
 	if len(r.Config.RuntimeLog) > 0 {
-		fmt.Fprintf(b, "The runtime's logging was on (%s); what it printed is under each strategy.\n\n", st.code(settingsText(r.Config.RuntimeLog)))
+		fmt.Fprintf(b, "The runtime's logging was on (%s); what it printed is under each strategy.\n\n", st.Code(settingsText(r.Config.RuntimeLog)))
 	}
-}
-
-// ReproSubject says what the C reproducer of a run repeats, in the run's own terms: the first failure of
-// the job it follows, or, where that job did not fail, its loop and how it ended. The error says why there
-// is no reproducer.
-func ReproSubject(j findings.Judged) (string, error) {
-	s, err := ReproJob(j, "", "", "")
-	switch {
-	case err != nil:
-		return "", err
-	case s.Outcome == result.OutcomeFailed:
-		return fmt.Sprintf("the first failure of %s", s.Strategy), nil
-	case s.Outcome == result.OutcomeCompleted:
-		return fmt.Sprintf("the loop of %s, which reached its budget of %d buffers without a failure", s.Strategy, s.AllocationsOK), nil
-	}
-	return fmt.Sprintf("the loop of %s, which %s after %d buffers", s.Strategy, endedVerb(s.Outcome), s.AllocationsOK), nil
-}
-
-// endedVerb is how a job that neither failed nor completed ended, as the verb of a clause: an outcome is
-// an adjective or a participle ("stopped", "crashed"), and "ended stopped" is not English.
-func endedVerb(o result.Outcome) string {
-	switch o {
-	case result.OutcomeStopped:
-		return "was stopped"
-	case result.OutcomeCrashed, result.OutcomeHung:
-		return string(o)
-	}
-	return "ended " + string(o)
 }
 
 // samplerText is a job's device memory source as the report writes it (of strategy s; "" for the source
@@ -202,14 +174,14 @@ func commonSampler(r *result.Run) result.DeviceSource {
 // writeDevicesMarkdown lists the devices as the runtime described them, and says which settings that was
 // under: a variant's settings (POCL_MEMORY_LIMIT, a driver key) can change what a device reports, and the
 // result records the devices only as they were listed before the jobs, under the runtime's own settings.
-func writeDevicesMarkdown(b *strings.Builder, r *result.Run, st style) {
+func writeDevicesMarkdown(b *strings.Builder, r *result.Run, st render.Style) {
 	b.WriteString("## Devices\n\n")
 	for _, d := range r.Devices {
-		fmt.Fprintf(b, "- [%d] %s (%s, %s): %s, driver %s, global memory %s, max allocation %s, host-unified %s", d.Index, st.text(d.Name),
-			st.text(d.Vendor), st.text(d.Type), st.text(d.Version), st.text(d.DriverVersion), units.Bytes(d.GlobalMemBytes),
-			units.Bytes(d.MaxAllocBytes), YesNo(d.HostUnified))
+		fmt.Fprintf(b, "- [%d] %s (%s, %s): %s, driver %s, global memory %s, max allocation %s, host-unified %s", d.Index, st.Text(d.Name),
+			st.Text(d.Vendor), st.Text(d.Type), st.Text(d.Version), st.Text(d.DriverVersion), units.Bytes(d.GlobalMemBytes),
+			units.Bytes(d.MaxAllocBytes), render.YesNo(d.HostUnified))
 		if d.PCIBusID != "" {
-			fmt.Fprintf(b, ", PCI %s", st.text(d.PCIBusID))
+			fmt.Fprintf(b, ", PCI %s", st.Text(d.PCIBusID))
 		}
 		b.WriteString("\n")
 	}
@@ -219,7 +191,7 @@ func writeDevicesMarkdown(b *strings.Builder, r *result.Run, st style) {
 // writeVariantDevicesMarkdown says, per variant, where its workers saw the devices report other sizes than
 // the listing above (a variant's settings can change them); for results written before jobs recorded their
 // devices' sizes, that the listing is the runtime's own settings'.
-func writeVariantDevicesMarkdown(b *strings.Builder, r *result.Run, st style) {
+func writeVariantDevicesMarkdown(b *strings.Builder, r *result.Run, st render.Style) {
 	listed := map[int]result.Device{}
 	for _, d := range r.Devices {
 		listed[d.Index] = d
@@ -241,7 +213,7 @@ func writeVariantDevicesMarkdown(b *strings.Builder, r *result.Run, st style) {
 		}
 		if sizes == nil {
 			if v != "" {
-				unrecorded = append(unrecorded, st.text(v))
+				unrecorded = append(unrecorded, st.Text(v))
 			}
 			continue
 		}
@@ -249,7 +221,7 @@ func writeVariantDevicesMarkdown(b *strings.Builder, r *result.Run, st style) {
 			if l, ok := listed[d.Device]; ok && l.GlobalMemBytes == d.GlobalMemBytes && l.MaxAllocBytes == d.MaxAllocBytes {
 				continue
 			}
-			lines = append(lines, fmt.Sprintf("- under variant %s, device %d reports global memory %s, max allocation %s", st.text(result.VariantName(v)),
+			lines = append(lines, fmt.Sprintf("- under variant %s, device %d reports global memory %s, max allocation %s", st.Text(result.VariantName(v)),
 				d.Device, units.Bytes(d.GlobalMemBytes), units.Bytes(d.MaxAllocBytes)))
 		}
 	}
@@ -264,21 +236,21 @@ func writeVariantDevicesMarkdown(b *strings.Builder, r *result.Run, st style) {
 
 // writeStrategyMarkdown is one strategy's section of the Markdown report.
 // source is the job's device memory source as written, empty where the report said it for all.
-func writeStrategyMarkdown(b *strings.Builder, s *result.JobResult, limit result.JobLimit, st style, source string) {
+func writeStrategyMarkdown(b *strings.Builder, s *result.JobResult, limit result.JobLimit, st render.Style, source string) {
 	variant := ""
 	if s.Flags != "" {
-		variant = ", flags " + st.text(s.Flags)
+		variant = ", flags " + st.Text(s.Flags)
 	}
 	if s.Variant != "" {
-		variant += ", variant " + st.text(s.Variant)
+		variant += ", variant " + st.Text(s.Variant)
 	}
-	fmt.Fprintf(b, "### %s%s, %s buffers, devices %s\n\n", st.text(string(s.Strategy)), variant, units.Size(s.SizeBytes), joinInts(s.Devices))
+	fmt.Fprintf(b, "### %s%s, %s buffers, devices %s\n\n", st.Text(string(s.Strategy)), variant, units.Size(s.SizeBytes), joinInts(s.Devices))
 	if len(s.VariantSettings) > 0 {
-		fmt.Fprintf(b, "- variant settings (this worker's environment): %s\n", st.code(settingsText(s.VariantSettings)))
+		fmt.Fprintf(b, "- variant settings (this worker's environment): %s\n", st.Code(settingsText(s.VariantSettings)))
 	}
-	fmt.Fprintf(b, "- outcome: **%s**", st.text(string(s.Outcome)))
+	fmt.Fprintf(b, "- outcome: **%s**", st.Text(string(s.Outcome)))
 	if s.Reason != "" {
-		fmt.Fprintf(b, " (%s)", st.text(s.Reason))
+		fmt.Fprintf(b, " (%s)", st.Text(s.Reason))
 	}
 	fmt.Fprintf(b, "\n- buffers that succeeded: %d (%s) in %.2f s", s.AllocationsOK, units.Bytes(s.BytesOK), s.Seconds)
 	if s.NanosPerAlloc > 0 {
@@ -287,14 +259,14 @@ func writeStrategyMarkdown(b *strings.Builder, s *result.JobResult, limit result
 	b.WriteString("\n")
 	if f := s.FirstFailure; f != nil {
 		fmt.Fprintf(b, "- first failure: buffer #%d for device %d, %s returned %s (%d) at stage %s, after %s; host RSS %s, host available %s\n",
-			f.Index, f.Device, st.code(f.Call), st.text(f.Name), f.Code, st.text(string(f.Stage)), units.Bytes(f.BytesBefore),
+			f.Index, f.Device, st.Code(f.Call), st.Text(f.Name), f.Code, st.Text(string(f.Stage)), units.Bytes(f.BytesBefore),
 			units.Bytes(f.HostRSSBytes), units.Bytes(f.HostAvail))
 	}
 	if s.LastStage != "" && s.FirstFailure == nil {
-		fmt.Fprintf(b, "- last stage entered: %s\n", st.text(string(s.LastStage)))
+		fmt.Fprintf(b, "- last stage entered: %s\n", st.Text(string(s.LastStage)))
 	}
 	if limit.Limit != "" {
-		fmt.Fprintf(b, "- limit: **%s**%s\n", st.text(string(limit.Limit)), evidenceList(limit.Evidence))
+		fmt.Fprintf(b, "- limit: **%s**%s\n", st.Text(string(limit.Limit)), evidenceList(limit.Evidence))
 	}
 	fit := s.JudgedFit()
 	if fit.OK {
@@ -309,11 +281,11 @@ func writeStrategyMarkdown(b *strings.Builder, s *result.JobResult, limit result
 		fmt.Fprintf(b, "; device %s\n", deviceCostCell(s))
 	} else {
 		fmt.Fprintf(b, "- cost per buffer: %s to fit (%d samples spanning %d buffers; the rule is %d samples spanning at least half of the buffers)\n",
-			st.text(fit.Why), fit.Samples, fit.Spanned, result.FitMinSamples)
+			st.Text(fit.Why), fit.Samples, fit.Spanned, result.FitMinSamples)
 	}
 	fmt.Fprintf(b, "- peak RSS %s\n", units.Bytes(s.PeakRSSBytes))
 	if source != "" {
-		fmt.Fprintf(b, "- device memory source: %s\n", st.text(source))
+		fmt.Fprintf(b, "- device memory source: %s\n", st.Text(source))
 	}
 	if s.MaxMapCount > 0 {
 		fmt.Fprintf(b, "- memory mappings: at most %d of vm.max_map_count %d\n", s.MaxMappings, s.MaxMapCount)
@@ -321,19 +293,19 @@ func writeStrategyMarkdown(b *strings.Builder, s *result.JobResult, limit result
 	writeLedgerMarkdown(b, s.Resources, st)
 	fmt.Fprintf(b, "- samples: %d taken, %d kept in the result\n", s.SamplesTotal, len(s.Samples))
 	if s.RuntimeDiagnostics != "" {
-		fmt.Fprintf(b, "- the runtime's diagnostics: %s\n", st.text(s.RuntimeDiagnostics))
+		fmt.Fprintf(b, "- the runtime's diagnostics: %s\n", st.Text(s.RuntimeDiagnostics))
 	}
 	if len(s.Notices) > 0 {
 		total := max(s.NoticesTotal, len(s.Notices))
 		fmt.Fprintf(b, "\n%s\n\n", detailsOpen(fmt.Sprintf("The runtime's context notify messages (%d of %d)", len(s.Notices), total)))
 		for _, n := range s.Notices {
-			fmt.Fprintf(b, "- %s\n", st.code(n))
+			fmt.Fprintf(b, "- %s\n", st.Code(n))
 		}
 		b.WriteString("\n</details>\n")
 	}
 	if s.WorkerOutput != "" {
 		fmt.Fprintf(b, "\n%s\n\n%s\n</details>\n", detailsOpen(fmt.Sprintf("What the worker and its runtime printed (%d bytes kept)", len(s.WorkerOutput))),
-			mdBlock(s.WorkerOutput, "text"))
+			render.MdBlock(s.WorkerOutput, "text"))
 	}
 	b.WriteString("\n")
 }
@@ -349,7 +321,7 @@ func perBufferCount(v float64) string {
 
 // writeLedgerMarkdown writes the job's resource ledger: each resource at the start and the end, per buffer,
 // against its limit; the devices' memory before the loop and who held it.
-func writeLedgerMarkdown(b *strings.Builder, rs *result.Resources, st style) {
+func writeLedgerMarkdown(b *strings.Builder, rs *result.Resources, st render.Style) {
 	if rs == nil {
 		return
 	}
@@ -368,7 +340,7 @@ func writeLedgerMarkdown(b *strings.Builder, rs *result.Resources, st style) {
 			fmt.Fprintf(b, ", %s per buffer", per)
 		}
 		if r.Limit > 0 {
-			fmt.Fprintf(b, "; limit %s (%s)", format(float64(r.Limit)), st.text(r.LimitSource))
+			fmt.Fprintf(b, "; limit %s (%s)", format(float64(r.Limit)), st.Text(r.LimitSource))
 		} else {
 			b.WriteString("; no limit")
 		}
@@ -377,7 +349,7 @@ func writeLedgerMarkdown(b *strings.Builder, rs *result.Resources, st style) {
 	line("open file descriptors", rs.FDs, count)
 	line("locked memory", rs.LockedMemory, bytes)
 	if cg := rs.Cgroup; cg != nil {
-		line(fmt.Sprintf("memory cgroup %s (v%d, working set)", st.code(cg.Path), cg.Version), &cg.Memory, bytes)
+		line(fmt.Sprintf("memory cgroup %s (v%d, working set)", st.Code(cg.Path), cg.Version), &cg.Memory, bytes)
 		if cg.OOMKillsAtEnd > cg.OOMKillsAtStart {
 			fmt.Fprintf(b, "- the cgroup's OOM killer ended %d process(es) while this job ran (oom_kill %d to %d)\n",
 				cg.OOMKillsAtEnd-cg.OOMKillsAtStart, cg.OOMKillsAtStart, cg.OOMKillsAtEnd)
@@ -391,7 +363,7 @@ func writeLedgerMarkdown(b *strings.Builder, rs *result.Resources, st style) {
 		}
 		var names []string
 		for _, p := range procs {
-			who := st.text(p.Name)
+			who := st.Text(p.Name)
 			if p.Own {
 				who = "this worker"
 			} else if p.Name == "" {
@@ -415,7 +387,7 @@ func settingsText(m map[string]string) string { return strings.Join(result.Assig
 // writeEnvironmentText renders the environment block for a terminal.
 func writeEnvironmentText(w io.Writer, e *result.Environment, opts Options) error {
 	b := &strings.Builder{}
-	writeEnvironment(b, e, terminal(opts))
+	writeEnvironment(b, e, render.Terminal(opts))
 	_, err := io.WriteString(w, b.String())
 	return err
 }
@@ -423,42 +395,42 @@ func writeEnvironmentText(w io.Writer, e *result.Environment, opts Options) erro
 // writeEnvironmentMarkdown renders the environment block as a Markdown list.
 func writeEnvironmentMarkdown(w io.Writer, e *result.Environment, _ Options) error {
 	b := &strings.Builder{}
-	writeEnvironment(b, e, markdown)
+	writeEnvironment(b, e, render.Markdown)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func writeEnvironment(b *strings.Builder, e *result.Environment, st style) {
-	fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("OS: %s, kernel %s, %d CPUs (%s)", st.text(e.OS), st.text(e.Kernel), e.CPUs, st.text(e.CPU)), st.Width))
+func writeEnvironment(b *strings.Builder, e *result.Environment, st render.Style) {
+	fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("OS: %s, kernel %s, %d CPUs (%s)", st.Text(e.OS), st.Text(e.Kernel), e.CPUs, st.Text(e.CPU)), st.Width))
 	fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("RAM %s, swap %s, vm.overcommit_memory %s (ratio %s), vm.max_map_count %d", units.Bytes(e.HostMemBytes),
-		units.Bytes(e.SwapBytes), st.text(OrDash(e.Overcommit)), st.text(OrDash(e.OvercommitPct)), e.MaxMapCount), st.Width))
-	fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("OpenCL library: %s; ICD vendors: %s", st.code(e.OpenCLLibrary), st.code(e.ICDVendorsDir)), st.Width))
+		units.Bytes(e.SwapBytes), st.Text(render.OrDash(e.Overcommit)), st.Text(render.OrDash(e.OvercommitPct)), e.MaxMapCount), st.Width))
+	fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("OpenCL library: %s; ICD vendors: %s", st.Code(e.OpenCLLibrary), st.Code(e.ICDVendorsDir)), st.Width))
 	said := map[string]bool{}
 	for _, s := range e.ICDStatus {
 		said[s.File] = true
-		fmt.Fprintln(b, wrapWords("  - ", st.text(s.Line()), st.Width))
+		fmt.Fprintln(b, wrapWords("  - ", st.Text(s.Line()), st.Width))
 	}
-	for _, f := range sortedKeys(e.ICDFiles) {
+	for _, f := range render.SortedKeys(e.ICDFiles) {
 		if !said[f] {
-			fmt.Fprintln(b, wrapWords("  - ", fmt.Sprintf("%s -> %s", st.code(f), st.code(e.ICDFiles[f])), st.Width))
+			fmt.Fprintln(b, wrapWords("  - ", fmt.Sprintf("%s -> %s", st.Code(f), st.Code(e.ICDFiles[f])), st.Width))
 		}
 	}
 	for _, p := range e.Platforms {
-		fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("platform %d: %s (%s), %s", p.Index, st.text(p.Name), st.text(p.Vendor), st.text(p.Version)), st.Width))
+		fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("platform %d: %s (%s), %s", p.Index, st.Text(p.Name), st.Text(p.Vendor), st.Text(p.Version)), st.Width))
 	}
 	if e.FDLimit > 0 {
 		fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("open file descriptors: the command's soft limit %d (ulimit -n), which the workers run under", e.FDLimit), st.Width))
 	}
 	if cg := e.MemoryCgroup; cg != nil {
-		fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("memory cgroup: %s (v%d), limit %s", st.code(cg.Path), cg.Version, limitOrNone(cg.LimitBytes)), st.Width))
+		fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("memory cgroup: %s (v%d), limit %s", st.Code(cg.Path), cg.Version, limitOrNone(cg.LimitBytes)), st.Width))
 	}
 	for _, d := range e.DRIDevices {
-		fmt.Fprintln(b, wrapWords("- ", st.text(d), st.Width))
+		fmt.Fprintln(b, wrapWords("- ", st.Text(d), st.Width))
 	}
 	if len(e.EnvVars) > 0 {
 		b.WriteString("- environment variables:\n")
-		for _, k := range sortedKeys(e.EnvVars) {
-			fmt.Fprintln(b, wrapWords("  - ", st.code(k+"="+e.EnvVars[k]), st.Width))
+		for _, k := range render.SortedKeys(e.EnvVars) {
+			fmt.Fprintln(b, wrapWords("  - ", st.Code(k+"="+e.EnvVars[k]), st.Width))
 		}
 	}
 	writeSystem(b, e.System, st)
@@ -466,40 +438,40 @@ func writeEnvironment(b *strings.Builder, e *result.Environment, st style) {
 
 // writeSystem renders what the ticket collectors read: distribution, GPUs on the PCI bus, modules and the
 // driver packages (ISSUE.md has them in its vendor's fields).
-func writeSystem(b *strings.Builder, s *result.System, st style) {
+func writeSystem(b *strings.Builder, s *result.System, st render.Style) {
 	if s == nil {
 		return
 	}
 	if s.Distribution != "" {
-		fmt.Fprintln(b, wrapWords("- ", "distribution: "+st.text(s.Distribution), st.Width))
+		fmt.Fprintln(b, wrapWords("- ", "distribution: "+st.Text(s.Distribution), st.Width))
 	}
 	for _, d := range s.PCI {
 		var bars []string
 		for _, bar := range d.BARs {
 			bars = append(bars, fmt.Sprintf("BAR %d %s", bar.Index, units.Size(bar.Bytes)))
 		}
-		fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("PCI %s [%s:%s] driver %s, %s", st.text(d.Address), st.text(hexID(d.Vendor)), st.text(hexID(d.Device)),
-			st.text(OrDash(d.Driver)), strings.Join(bars, ", ")), st.Width))
+		fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("PCI %s [%s:%s] driver %s, %s", st.Text(d.Address), st.Text(ticket.HexID(d.Vendor)), st.Text(ticket.HexID(d.Device)),
+			st.Text(render.OrDash(d.Driver)), strings.Join(bars, ", ")), st.Width))
 	}
 	if s.NVIDIADriver != "" {
-		fmt.Fprintln(b, wrapWords("- ", st.text(s.NVIDIADriver), st.Width))
+		fmt.Fprintln(b, wrapWords("- ", st.Text(s.NVIDIADriver), st.Width))
 	}
 	var mods []string
 	for _, m := range s.Modules {
 		mods = append(mods, strings.TrimSpace(m.Name+" "+m.Version))
 	}
 	if len(mods) > 0 {
-		fmt.Fprintln(b, wrapWords("- ", "GPU modules: "+st.text(strings.Join(mods, ", ")), st.Width))
+		fmt.Fprintln(b, wrapWords("- ", "GPU modules: "+st.Text(strings.Join(mods, ", ")), st.Width))
 	}
 	var pkgs []string
 	for _, p := range s.Packages {
 		pkgs = append(pkgs, p.Name+" "+p.Version)
 	}
 	if len(pkgs) > 0 {
-		fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("driver packages (%s): %s", st.text(s.PackageManager), st.text(strings.Join(pkgs, ", "))), st.Width))
+		fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("driver packages (%s): %s", st.Text(s.PackageManager), st.Text(strings.Join(pkgs, ", "))), st.Width))
 	}
-	for _, k := range sortedKeys(s.Unread) {
-		fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("not read (%s): %s", k, st.text(s.Unread[k])), st.Width))
+	for _, k := range render.SortedKeys(s.Unread) {
+		fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("not read (%s): %s", k, st.Text(s.Unread[k])), st.Width))
 	}
 }
 
@@ -509,134 +481,6 @@ func limitOrNone(b uint64) string {
 		return "none"
 	}
 	return units.Bytes(b)
-}
-
-// sortedKeys lists a map's keys in order.
-func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
-
-// YesNo writes a flag for a table.
-func YesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
-}
-
-// OrDash writes "-" for an empty cell.
-func OrDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-// ReproduceCommand is the run's command line with the recorded environment variables in front of it (the
-// ones that change what loaders and runtimes do, secrets left out), ready to paste into a shell.
-func ReproduceCommand(r *result.Run) string {
-	return strings.Join(append(envWords(r.Environment), ShellQuote(PortableCommand(r.Command))), " ")
-}
-
-// envWords are the recorded environment variables as a command line's assignments, secrets left out.
-func envWords(e *result.Environment) []string {
-	var words []string
-	if e != nil {
-		for _, k := range sortedKeys(e.EnvVars) {
-			if v := e.EnvVars[k]; v != result.Redacted {
-				words = append(words, k+"="+ShellQuote([]string{v})) // the value quoted, so the shell still sees an assignment
-			}
-		}
-	}
-	return words
-}
-
-// portableDrops are the flags a reproduce line leaves out, by name, with whether each takes a value: they
-// do not change what is measured on another machine. Files of the user's own (--out, --prom, -o/--output)
-// and --force, which goes with --out; what is printed and how (--format, --wide, -q/--quiet, -v/--verbose);
-// and --host-reserve, an amount sized to the user's machine (the other machine's default suits it; only 0,
-// the guard turned off, changes what a run may reach, and is kept).
-var portableDrops = map[string]bool{"out": true, "prom": true, "output": true, "o": true, "format": true, "host-reserve": true,
-	"force": false, "wide": false, "quiet": false, "q": false, "verbose": false, "v": false}
-
-// PortableCommand is a recorded command line as another machine would type it: the program by its name in
-// the clone (bin/clmemprobe) or on the PATH, not by where the user's copy lies, and without the flags that
-// do not change what is measured there (portableDrops): the reader neither has the user's files nor needs
-// the user's output settings.
-func PortableCommand(argv []string) []string {
-	if len(argv) == 0 {
-		return nil
-	}
-	prog := filepath.Base(argv[0])
-	if filepath.Base(filepath.Dir(argv[0])) == "bin" {
-		prog = "bin/" + prog
-	}
-	out := []string{prog}
-	for i := 1; i < len(argv); i++ {
-		a := argv[i]
-		if a == "--" {
-			out = append(out, argv[i:]...)
-			break
-		}
-		name, value, joined := strings.Cut(strings.TrimLeft(a, "-"), "=")
-		takesValue, drop := portableDrops[name]
-		if !strings.HasPrefix(a, "-") || !drop {
-			out = append(out, a)
-			continue
-		}
-		if takesValue && !joined && i+1 < len(argv) {
-			i++ // the flag's value is the next word
-			value = argv[i]
-		}
-		if name == "host-reserve" && value == "0" {
-			out = append(out, "--host-reserve", "0") // the guard off: that changes what the run may reach
-		}
-	}
-	return out
-}
-
-// ShellQuote joins a command line so it can be pasted into a POSIX shell.
-func ShellQuote(args []string) string {
-	var out []string
-	for _, a := range args {
-		if a != "" && strings.IndexFunc(a, func(r rune) bool {
-			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=,:+%@", r))
-		}) < 0 {
-			out = append(out, a)
-			continue
-		}
-		if strings.IndexFunc(a, isControl) >= 0 {
-			out = append(out, ansiQuote(a))
-			continue
-		}
-		out = append(out, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
-	}
-	return strings.Join(out, " ")
-}
-
-// ansiQuote writes a as $'...' with its control and bidirectional characters as escapes: what the report
-// shows is then plain text, and pasted into bash, ksh or zsh it is the same argument again.
-func ansiQuote(a string) string {
-	var b strings.Builder
-	b.WriteString("$'")
-	for i := 0; i < len(a); {
-		r, size := utf8.DecodeRuneInString(a[i:])
-		switch {
-		case r == utf8.RuneError && size == 1: // a byte that is not UTF-8, given back as that byte
-			fmt.Fprintf(&b, `\x%02x`, a[i])
-		case r == '\\' || r == '\'':
-			b.WriteByte('\\')
-			b.WriteRune(r)
-		case isControl(r):
-			// The character's UTF-8 bytes: \u would depend on the shell's locale.
-			for _, c := range []byte(a[i : i+size]) {
-				fmt.Fprintf(&b, `\x%02x`, c)
-			}
-		default:
-			b.WriteRune(r)
-		}
-		i += size
-	}
-	b.WriteByte('\'')
-	return b.String()
 }
 
 // evidenceList writes a limit's evidence in words and units, in a stable order: "1031 buffers that
@@ -685,7 +529,7 @@ func evidenceItem(k string, v float64) string {
 				return fmt.Sprintf("%s buffers at %s", plainNumber(v), units.Size(n))
 			}
 		}
-		return mdText(strings.ReplaceAll(k, "_", " ")) + " " + plainNumber(v)
+		return render.MdText(strings.ReplaceAll(k, "_", " ")) + " " + plainNumber(v)
 	}
 	switch {
 	case k == "allocations_ok" || strings.HasSuffix(k, "_allocations_ok"):
@@ -693,7 +537,7 @@ func evidenceItem(k string, v float64) string {
 	case k == "index":
 		return label + plainNumber(v)
 	case k == "per_device_completed":
-		return label + " " + YesNo(v == 1)
+		return label + " " + render.YesNo(v == 1)
 	case strings.HasSuffix(k, "_bytes_per_buffer"):
 		return label + " " + units.SignedBytes(v)
 	case strings.HasSuffix(k, "_bytes"):

@@ -8,27 +8,28 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
+	"github.com/clmemprobe/clmemprobe/report/render"
 )
 
 // writePlanText renders a plan for a terminal.
 func writePlanText(w io.Writer, p *result.DryRun, opts Options) error {
-	st := terminal(opts)
+	st := render.Terminal(opts)
 	lead := "clmemprobe run --dry-run: nothing is allocated."
 	if p.Live {
 		lead = "clmemprobe run: the plan, then the run."
 	}
-	if _, err := fmt.Fprintln(w, wrapWords("", fmt.Sprintf("%s Platform %s, touch %s, devices:", lead, st.text(p.Platform.Name), p.Touch), st.Width)); err != nil {
+	if _, err := fmt.Fprintln(w, wrapWords("", fmt.Sprintf("%s Platform %s, touch %s, devices:", lead, st.Text(p.Platform.Name), p.Touch), st.Width)); err != nil {
 		return err
 	}
 	for _, d := range p.Devices {
-		fmt.Fprintln(w, wrapWords("  ", fmt.Sprintf("[%d] %s, %s global memory, %s at most per buffer", d.Index, st.text(d.Name), units.Bytes(d.GlobalMemBytes), units.Bytes(d.MaxAllocBytes)), st.Width))
+		fmt.Fprintln(w, wrapWords("  ", fmt.Sprintf("[%d] %s, %s global memory, %s at most per buffer", d.Index, st.Text(d.Name), units.Bytes(d.GlobalMemBytes), units.Bytes(d.MaxAllocBytes)), st.Width))
 	}
 	headers := []string{"#", "Strategy", "Variant", "Flags", "Size", "Buffers", "Bytes", "Worst case, host", "Worst case, each device"}
 	var rows [][]string
 	var worstHost, worstDev uint64
 	variants, flags := false, false
 	for i, j := range p.Jobs {
-		rows = append(rows, []string{fmt.Sprint(i + 1), st.text(string(j.Strategy)), st.text(result.VariantName(j.Variant)), st.text(result.FlagsName(j.Flags)), units.Size(j.SizeBytes),
+		rows = append(rows, []string{fmt.Sprint(i + 1), st.Text(string(j.Strategy)), st.Text(result.VariantName(j.Variant)), st.Text(result.FlagsName(j.Flags)), units.Size(j.SizeBytes),
 			fmt.Sprint(j.Buffers), units.Bytes(j.Bytes), units.Bytes(j.WorstHostBytes), units.Bytes(j.WorstDeviceBytes)})
 		worstHost, worstDev = max(worstHost, j.WorstHostBytes), max(worstDev, j.WorstDeviceBytes)
 		variants, flags = variants || j.Variant != "", flags || j.Flags != ""

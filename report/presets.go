@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/report/render"
 )
 
 // PresetList is what run --variant-preset list shows: each preset, its variants and its source.
@@ -31,15 +32,15 @@ func VariantText(v result.Variant) string {
 }
 
 func writePresetsText(w io.Writer, l *PresetList, opts Options) error {
-	st := terminal(opts)
+	st := render.Terminal(opts)
 	// Each line wraps at the terminal's width, its continuation indented under its text; a variant, one
 	// word the user copies, is never broken.
 	for _, p := range l.Presets {
-		fmt.Fprintln(w, wrapWords("", fmt.Sprintf("%s (%s): %s", p.Name, st.text(p.Runtime), st.text(p.Purpose)), st.Width))
+		fmt.Fprintln(w, wrapWords("", fmt.Sprintf("%s (%s): %s", p.Name, st.Text(p.Runtime), st.Text(p.Purpose)), st.Width))
 		for _, v := range p.Variants {
-			fmt.Fprintf(w, "    --variant %s\n", st.text(VariantText(v)))
+			fmt.Fprintf(w, "    --variant %s\n", st.Text(VariantText(v)))
 		}
-		fmt.Fprintln(w, wrapWords("    source: ", st.text(p.Source), st.Width))
+		fmt.Fprintln(w, wrapWords("    source: ", st.Text(p.Source), st.Width))
 		fmt.Fprintln(w)
 	}
 	_, err := fmt.Fprintln(w, wrapWords("", "Use one with --variant-preset NAME (repeatable); the runtime's own settings run too unless --no-default-variant.", st.Width))

@@ -6,11 +6,11 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/render"
 	"github.com/clmemprobe/clmemprobe/report/textwidth"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
@@ -20,9 +20,9 @@ import (
 // then the verdict sentences.
 func writeTable(w io.Writer, j findings.Judged, opts Options) error {
 	r := j.Run()
-	st := terminal(opts)
-	fmt.Fprintln(w, wrapWords("", fmt.Sprintf("clmemprobe %s: %s, platform %s, %s buffers, touch %s", st.text(r.Tool.Version), deviceSummary(r, st),
-		st.text(r.Platform.Name), sizeSummary(r), st.text(string(r.Config.Touch))), st.Width))
+	st := render.Terminal(opts)
+	fmt.Fprintln(w, wrapWords("", fmt.Sprintf("clmemprobe %s: %s, platform %s, %s buffers, touch %s", st.Text(r.Tool.Version), deviceSummary(r, st),
+		st.Text(r.Platform.Name), render.SizeSummary(r), st.Text(string(r.Config.Touch))), st.Width))
 	if err := thresholdTable(w, j, st); err != nil {
 		return err
 	}
@@ -32,7 +32,7 @@ func writeTable(w io.Writer, j findings.Judged, opts Options) error {
 		lines, left = b.Lines, b.Left
 	}
 	for _, v := range lines {
-		fmt.Fprintln(w, bullet(st.text(v), st.Width))
+		fmt.Fprintln(w, bullet(st.Text(v), st.Width))
 	}
 	if left > 0 {
 		fmt.Fprintln(w, wrapWords("", moreFindings(left, opts.MoreHint), st.Width))
@@ -58,11 +58,11 @@ func bullet(text string, width int) string { return wrapWords("- ", text, width)
 // line after the first indented as far as lead. A word longer than a line stands alone on its line.
 func wrapWords(lead, text string, width int) string {
 	if width <= textwidth.Width(lead) || textwidth.Width(lead+text) <= width {
-		return lead + strings.ReplaceAll(text, string(glue), " ")
+		return lead + strings.ReplaceAll(text, string(render.Glue), " ")
 	}
-	words := strings.Fields(glueUnits(text))
+	words := strings.Fields(render.GlueUnits(text))
 	for i, word := range words {
-		words[i] = strings.ReplaceAll(word, string(glue), " ") // a number and its unit stay on one line
+		words[i] = strings.ReplaceAll(word, string(render.Glue), " ") // a number and its unit stay on one line
 	}
 	return strings.Join(textwidth.Hang(lead, words, width), "\n")
 }
@@ -73,10 +73,10 @@ type column struct {
 	header  string
 	align   tw.Align
 	compact bool
-	cell    func(s jobRow, st style) string
+	cell    func(s jobRow, st render.Style) string
 	// short is the column's header and cell on a narrow terminal, where they differ.
 	shortHeader string
-	short       func(s jobRow, st style) string
+	short       func(s jobRow, st render.Style) string
 }
 
 // jobRow is one job of a judged run as a table row: the job's measurements and what the findings said ended
@@ -98,32 +98,32 @@ func jobRows(j findings.Judged) []jobRow {
 
 // flagsColumn is shown after the strategy when the run's buffers had other flags than read-write.
 var flagsColumn = column{header: "Flags", align: tw.AlignLeft, compact: true,
-	cell: func(s jobRow, st style) string { return st.text(result.FlagsName(s.Flags)) }}
+	cell: func(s jobRow, st render.Style) string { return st.Text(result.FlagsName(s.Flags)) }}
 
 // variantColumn is shown after the strategy when the run has variants.
 var variantColumn = column{header: "Variant", align: tw.AlignLeft, compact: true,
-	cell: func(s jobRow, st style) string { return st.text(result.VariantName(s.Variant)) }}
+	cell: func(s jobRow, st render.Style) string { return st.Text(result.VariantName(s.Variant)) }}
 
 var thresholdColumns = []column{
-	{header: "Strategy", align: tw.AlignLeft, compact: true, cell: func(s jobRow, st style) string { return st.text(string(s.Strategy)) }},
-	{header: "Size", align: tw.AlignLeft, compact: true, cell: func(s jobRow, _ style) string { return units.Size(s.SizeBytes) }},
-	{header: "Devices", align: tw.AlignLeft, cell: func(s jobRow, _ style) string { return joinInts(s.Devices) }},
-	{header: "Outcome", align: tw.AlignLeft, compact: true, cell: func(s jobRow, st style) string { return outcomeCell(s.JobResult, st) }},
+	{header: "Strategy", align: tw.AlignLeft, compact: true, cell: func(s jobRow, st render.Style) string { return st.Text(string(s.Strategy)) }},
+	{header: "Size", align: tw.AlignLeft, compact: true, cell: func(s jobRow, _ render.Style) string { return units.Size(s.SizeBytes) }},
+	{header: "Devices", align: tw.AlignLeft, cell: func(s jobRow, _ render.Style) string { return joinInts(s.Devices) }},
+	{header: "Outcome", align: tw.AlignLeft, compact: true, cell: func(s jobRow, st render.Style) string { return outcomeCell(s.JobResult, st) }},
 	{header: "Buffers OK", shortHeader: "Buffers", align: tw.AlignRight, compact: true,
-		cell: func(s jobRow, _ style) string { return fmt.Sprint(s.AllocationsOK) }},
-	{header: "Bytes OK", align: tw.AlignRight, cell: func(s jobRow, _ style) string { return units.Bytes(s.BytesOK) }},
-	{header: "First failure", align: tw.AlignLeft, compact: true, cell: func(s jobRow, st style) string { return failureCell(s.JobResult, st) },
-		short: func(s jobRow, st style) string { return shortFailureCell(s.JobResult, st) }},
-	{header: "Limit", align: tw.AlignLeft, compact: true, cell: func(s jobRow, st style) string { return st.text(OrDash(string(s.limit.Limit))) }},
-	{header: "Host/buffer", align: tw.AlignRight, cell: func(s jobRow, _ style) string { return hostCostCell(s.JobResult) }},
-	{header: "Device/buffer", align: tw.AlignRight, cell: func(s jobRow, _ style) string { return deviceCostCell(s.JobResult) }},
+		cell: func(s jobRow, _ render.Style) string { return fmt.Sprint(s.AllocationsOK) }},
+	{header: "Bytes OK", align: tw.AlignRight, cell: func(s jobRow, _ render.Style) string { return units.Bytes(s.BytesOK) }},
+	{header: "First failure", align: tw.AlignLeft, compact: true, cell: func(s jobRow, st render.Style) string { return failureCell(s.JobResult, st) },
+		short: func(s jobRow, st render.Style) string { return shortFailureCell(s.JobResult, st) }},
+	{header: "Limit", align: tw.AlignLeft, compact: true, cell: func(s jobRow, st render.Style) string { return st.Text(render.OrDash(string(s.limit.Limit))) }},
+	{header: "Host/buffer", align: tw.AlignRight, cell: func(s jobRow, _ render.Style) string { return hostCostCell(s.JobResult) }},
+	{header: "Device/buffer", align: tw.AlignRight, cell: func(s jobRow, _ render.Style) string { return deviceCostCell(s.JobResult) }},
 }
 
 // thresholdTable writes the table of strategies, as box drawing or as Markdown. On a terminal narrower than
 // the whole table, it keeps the columns that say where and why each strategy ended (--wide keeps them all),
 // and wraps long cells; where a Flags or a Variant column still leaves it too wide, it leaves out more, by
 // narrowDrops' order.
-func thresholdTable(w io.Writer, j findings.Judged, st style) error {
+func thresholdTable(w io.Writer, j findings.Judged, st render.Style) error {
 	r, rows := j.Run(), jobRows(j)
 	cols := thresholdColumns
 	if len(r.VariantNames()) > 1 || len(r.Config.Variants) > 0 {
@@ -132,7 +132,7 @@ func thresholdTable(w io.Writer, j findings.Judged, st style) error {
 	if r.HasFlags() {
 		cols = append([]column{cols[0], flagsColumn}, cols[1:]...)
 	}
-	narrow := !st.markdown && st.Width > 0 && !st.Wide
+	narrow := !st.Markdown && st.Width > 0 && !st.Wide
 	hidden := 0
 	if narrow && tableWidth(rows, st, cols) > st.Width {
 		var keep []column
@@ -185,13 +185,13 @@ func narrowDrops(r *result.Run) []string {
 }
 
 // strategyRows draws the threshold table of these columns, one row per job.
-func strategyRows(w io.Writer, rows []jobRow, st style, cols []column) error {
+func strategyRows(w io.Writer, rows []jobRow, st render.Style, cols []column) error {
 	headers := make([]string, len(cols))
 	aligns := make([]tw.Align, len(cols))
 	for i, c := range cols {
 		headers[i], aligns[i] = c.header, c.align
 	}
-	t := st.table(w, tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: aligns}))
+	t := st.Table(w, tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: aligns}))
 	t.Header(headers)
 	for _, jr := range rows {
 		row := make([]string, len(cols))
@@ -216,7 +216,7 @@ func hiddenNote(w io.Writer, hidden int, shows string) error {
 }
 
 // tableWidth is how wide the table of these columns would be, borders and padding included.
-func tableWidth(rows []jobRow, st style, cols []column) int {
+func tableWidth(rows []jobRow, st render.Style, cols []column) int {
 	width := 1
 	for _, c := range cols {
 		w := textwidth.Width(c.header)
@@ -228,40 +228,16 @@ func tableWidth(rows []jobRow, st style, cols []column) int {
 	return width
 }
 
-func deviceSummary(r *result.Run, st style) string {
+func deviceSummary(r *result.Run, st render.Style) string {
 	var names []string
 	for _, d := range r.Devices {
-		name := fmt.Sprintf("[%d] %s", d.Index, st.text(d.Name))
-		names = append(names, st.unbroken(name)) // the header wraps between names, not inside one
+		name := fmt.Sprintf("[%d] %s", d.Index, st.Text(d.Name))
+		names = append(names, st.Unbroken(name)) // the header wraps between names, not inside one
 	}
 	if len(names) == 0 {
 		return "no devices"
 	}
 	return strings.Join(names, ", ")
-}
-
-// unbrokenName is the longest device name kept on one line (the run's header, the device table, where a
-// column is left out first), and at most half the terminal's width; a longer one wraps where it must.
-const unbrokenName = 48
-
-// unbroken is a device name that no wrapping breaks, where it is short enough and the style wraps at all
-// (the glue is turned back into spaces only where it does).
-func (st style) unbroken(name string) string {
-	if st.Width <= 0 || st.Wide || st.markdown || utf8.RuneCountInString(name) > min(unbrokenName, st.Width/2) {
-		return name
-	}
-	return strings.ReplaceAll(name, " ", string(glue))
-}
-
-func sizeSummary(r *result.Run) string {
-	var sizes []string
-	for _, size := range r.Sizes() {
-		sizes = append(sizes, units.Size(size))
-	}
-	if len(sizes) == 0 {
-		return units.Size(r.Config.SizeBytes)
-	}
-	return strings.Join(sizes, ", ")
 }
 
 func joinInts(xs []int) string {
@@ -272,11 +248,11 @@ func joinInts(xs []int) string {
 	return strings.Join(s, ",")
 }
 
-func outcomeCell(s *result.JobResult, st style) string {
+func outcomeCell(s *result.JobResult, st render.Style) string {
 	switch s.Outcome {
 	case result.OutcomeCrashed:
 		if s.Signal != "" {
-			return "crashed (" + st.text(s.Signal) + ")"
+			return "crashed (" + st.Text(s.Signal) + ")"
 		}
 		if s.ExitCode != nil {
 			return fmt.Sprintf("crashed (exit %d)", *s.ExitCode)
@@ -286,21 +262,21 @@ func outcomeCell(s *result.JobResult, st style) string {
 			return "stopped (" + w + ")"
 		}
 	}
-	return st.text(string(s.Outcome))
+	return st.Text(string(s.Outcome))
 }
 
-func failureCell(s *result.JobResult, st style) string {
+func failureCell(s *result.JobResult, st render.Style) string {
 	if f := s.FirstFailure; f != nil {
 		if f.Name == "" {
-			return fmt.Sprintf("#%d at %s", f.Index, st.text(string(f.Stage)))
+			return fmt.Sprintf("#%d at %s", f.Index, st.Text(string(f.Stage)))
 		}
-		return fmt.Sprintf("#%d %s (%d) at %s, dev %d", f.Index, st.text(f.Name), f.Code, st.text(string(f.Stage)), f.Device)
+		return fmt.Sprintf("#%d %s (%d) at %s, dev %d", f.Index, st.Text(f.Name), f.Code, st.Text(string(f.Stage)), f.Device)
 	}
 	if s.Outcome == result.OutcomeCrashed || s.Outcome == result.OutcomeHung {
 		if from, to := s.MadeRange(); from < to {
-			return fmt.Sprintf("#%d-#%d during %s", from, to, st.text(string(s.LastStage)))
+			return fmt.Sprintf("#%d-#%d during %s", from, to, st.Text(string(s.LastStage)))
 		}
-		return fmt.Sprintf("#%d during %s", s.AllocationsOK, st.text(string(s.LastStage)))
+		return fmt.Sprintf("#%d during %s", s.AllocationsOK, st.Text(string(s.LastStage)))
 	}
 	if s.Outcome == result.OutcomeWrong {
 		return "#0 fill not written"
@@ -312,9 +288,9 @@ func failureCell(s *result.JobResult, st style) string {
 }
 
 // shortFailureCell is the first failure with its code's number only, for narrow terminals.
-func shortFailureCell(s *result.JobResult, st style) string {
+func shortFailureCell(s *result.JobResult, st render.Style) string {
 	if f := s.FirstFailure; f != nil && f.Name != "" {
-		return fmt.Sprintf("#%d: %d at %s, dev %d", f.Index, f.Code, st.text(string(f.Stage)), f.Device)
+		return fmt.Sprintf("#%d: %d at %s, dev %d", f.Index, f.Code, st.Text(string(f.Stage)), f.Device)
 	}
 	return failureCell(s, st)
 }
@@ -367,9 +343,9 @@ var (
 
 // writeInventory lists every platform and its devices, one table per platform.
 func writeInventory(w io.Writer, inv *result.Inventory, opts Options) error {
-	st := terminal(opts)
+	st := render.Terminal(opts)
 	for _, p := range *inv {
-		if _, err := fmt.Fprintln(w, wrapWords("", fmt.Sprintf("Platform %d: %s (%s), %s", p.Index, plain(p.Name), plain(p.Vendor), plain(p.Version)), st.Width)); err != nil {
+		if _, err := fmt.Fprintln(w, wrapWords("", fmt.Sprintf("Platform %d: %s (%s), %s", p.Index, render.Plain(p.Name), render.Plain(p.Vendor), render.Plain(p.Version)), st.Width)); err != nil {
 			return err
 		}
 		if len(p.Devices) == 0 {
@@ -381,8 +357,8 @@ func writeInventory(w io.Writer, inv *result.Inventory, opts Options) error {
 		}
 		var rows [][]string
 		for _, d := range p.Devices {
-			rows = append(rows, []string{fmt.Sprint(d.Index), st.unbroken(plain(d.Name)), plain(d.Type), units.Bytes(d.GlobalMemBytes),
-				units.Bytes(d.MaxAllocBytes), YesNo(d.HostUnified), plain(shortVersion(d.Version)), plain(d.DriverVersion), OrDash(plain(d.PCIBusID))})
+			rows = append(rows, []string{fmt.Sprint(d.Index), st.Unbroken(render.Plain(d.Name)), render.Plain(d.Type), units.Bytes(d.GlobalMemBytes),
+				units.Bytes(d.MaxAllocBytes), render.YesNo(d.HostUnified), render.Plain(shortVersion(d.Version)), render.Plain(d.DriverVersion), render.OrDash(render.Plain(d.PCIBusID))})
 		}
 		if err := fittedTable(w, st, inventoryHeaders, rows, inventoryDrop, "--wide"); err != nil {
 			return err
@@ -411,71 +387,10 @@ func shortVersion(v string) string {
 	return v
 }
 
-// glue stands, while a table is laid out, for the space between a number and its unit ("1.46 GiB"): the
-// wrapper breaks lines at any Unicode space, a no-break space included, so the cells carry this one-column
-// private-use rune instead, and glueWriter turns it back into a space on the way out.
-const glue = '\ue000'
-
-// unitWords are the units a number in a cell may be followed by.
-var unitWords = map[string]bool{"B": true, "KiB": true, "MiB": true, "GiB": true, "TiB": true, "PiB": true, "EiB": true,
-	"KB": true, "MB": true, "GB": true, "TB": true, "s": true, "ms": true, "%": true}
-
-// glueUnits joins every number in a cell to the unit after it, so that wrapping never leaves "1.46" on one
-// line and "GiB" on the next.
-func glueUnits(cell string) string {
-	words := strings.Split(cell, " ")
-	var b strings.Builder
-	for i, word := range words {
-		if i > 0 {
-			prev := words[i-1]
-			unit := strings.TrimRight(word, ",.;:)") // "256 MiB," in a sentence
-			if prev != "" && unitWords[unit] && strings.ContainsAny(prev[len(prev)-1:], "0123456789") {
-				b.WriteRune(glue)
-			} else {
-				b.WriteByte(' ')
-			}
-		}
-		b.WriteString(word)
-	}
-	return b.String()
-}
-
-// glueRow is glueUnits over a row, as a table's row filter.
-func glueRow(cells []string) []string {
-	out := make([]string, len(cells))
-	for i, c := range cells {
-		out[i] = glueUnits(c)
-	}
-	return out
-}
-
-// glueWriter writes a table with its glue runes as spaces. It holds back the bytes of a glue rune that one
-// write leaves unfinished, and writes them with the next.
-type glueWriter struct {
-	w    io.Writer
-	held []byte
-}
-
-func (g *glueWriter) Write(p []byte) (int, error) {
-	buf := append(g.held, p...)
-	keep := 0
-	for k := 1; k < utf8.RuneLen(glue) && k <= len(buf); k++ {
-		if !utf8.FullRune(buf[len(buf)-k:]) && buf[len(buf)-k] == string(glue)[0] {
-			keep = k
-		}
-	}
-	g.held = append([]byte(nil), buf[len(buf)-keep:]...)
-	out := strings.ReplaceAll(string(buf[:len(buf)-keep]), string(glue), " ")
-	if _, err := io.WriteString(g.w, out); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
-
 // fittedTable draws a table of headers and rows as wide as the terminal of st allows: while the drawn table
 // is wider, it leaves out the next column of drop (indices, least useful first), and then says under it how
 // many columns it left out and what shows them. A pipe, Markdown or --wide gets every column.
-func fittedTable(w io.Writer, st style, headers []string, rows [][]string, drop []int, shows string) error {
+func fittedTable(w io.Writer, st render.Style, headers []string, rows [][]string, drop []int, shows string) error {
 	gone := map[int]bool{}
 	for {
 		var keep []int
@@ -485,10 +400,10 @@ func fittedTable(w io.Writer, st style, headers []string, rows [][]string, drop 
 			}
 		}
 		var b bytes.Buffer
-		if err := renderRows(st.table(&b), pickColumns(headers, keep), rows, keep); err != nil {
+		if err := renderRows(st.Table(&b), pickColumns(headers, keep), rows, keep); err != nil {
 			return err
 		}
-		if st.markdown || st.Width <= 0 || st.Wide || len(gone) == len(drop) || (widest(b.String()) <= st.Width && !overWrapped(b.String(), len(rows))) {
+		if st.Markdown || st.Width <= 0 || st.Wide || len(gone) == len(drop) || (widest(b.String()) <= st.Width && !overWrapped(b.String(), len(rows))) {
 			if _, err := w.Write(b.Bytes()); err != nil {
 				return err
 			}

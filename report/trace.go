@@ -9,21 +9,17 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/render"
 )
-
-// traceCommand is the traced command line, for one line of plain text.
-func traceCommand(t *result.Trace) string {
-	return strings.Join(append([]string{t.Program}, t.Args...), " ")
-}
 
 // writeTraceTable writes a trace for a terminal: what was traced and how, the verdict, the contexts with
 // their buffers, the first failure's live buffers per context, and how the program ended.
 func writeTraceTable(w io.Writer, j findings.JudgedTrace, _ Options) error {
 	t := j.Trace()
-	cw := &errWriter{w: w}
-	fmt.Fprintf(cw, "Trace of %s (way in: %s)\n\n", plain(traceCommand(t)), wayIn(t))
+	cw := &render.ErrWriter{W: w}
+	fmt.Fprintf(cw, "Trace of %s (way in: %s)\n\n", render.Plain(render.TraceCommand(t)), wayIn(t))
 	for _, v := range j.Verdict() {
-		fmt.Fprintln(cw, plain(v))
+		fmt.Fprintln(cw, render.Plain(v))
 	}
 	fmt.Fprintln(cw)
 	// Fits 80 columns: devices by index (their names in the line below), counts where the peak gives the
@@ -38,62 +34,53 @@ func writeTraceTable(w io.Writer, j findings.JudgedTrace, _ Options) error {
 		return err
 	}
 	if legend := deviceLegend(t); legend != "" {
-		fmt.Fprintf(cw, "Devices: %s.\n", plain(legend))
+		fmt.Fprintf(cw, "Devices: %s.\n", render.Plain(legend))
 	}
 	if err := writeSitesTable(cw, t); err != nil {
 		return err
 	}
 	if t.FirstFailure == nil {
 		// At a failure the verdict says what the devices held (findings.DeriveTrace): said once.
-		fmt.Fprintf(cw, "\n%s\n", plain(traceDeviceLine(t)))
+		fmt.Fprintf(cw, "\n%s\n", render.Plain(traceDeviceLine(t)))
 	}
 	if t.WayInReason != "" {
-		fmt.Fprintf(cw, "\nThe layer went in as %s: %s.\n", t.WayIn, plain(t.WayInReason))
+		fmt.Fprintf(cw, "\nThe layer went in as %s: %s.\n", t.WayIn, render.Plain(t.WayInReason))
 	}
 	fmt.Fprintf(cw, "\n%d allocation calls (%d failed), %d failed enqueues, %d records dropped; the program %s after %.2f s.\n",
-		t.Allocations, t.CreatesFailed, t.EnqueuesFailed, t.RecordsDropped, plain(t.Exit.Description), t.Seconds)
-	return cw.err
+		t.Allocations, t.CreatesFailed, t.EnqueuesFailed, t.RecordsDropped, render.Plain(t.Exit.Description), t.Seconds)
+	return cw.Err
 }
 
 // writeTraceMarkdown writes a trace for a bug ticket.
 func writeTraceMarkdown(w io.Writer, j findings.JudgedTrace, _ Options) error {
 	t := j.Trace()
-	cw := &errWriter{w: w}
-	fmt.Fprintf(cw, "# clmemprobe trace\n\n%s\n\n", mdBlock(traceCommand(t), "sh"))
-	fmt.Fprintf(cw, "Way in: %s (asked: %s). Recorded by: %s. The program %s after %.2f s.\n\n", wayIn(t), t.Via, t.Interception, mdText(t.Exit.Description), t.Seconds)
+	cw := &render.ErrWriter{W: w}
+	fmt.Fprintf(cw, "# clmemprobe trace\n\n%s\n\n", render.MdBlock(render.TraceCommand(t), "sh"))
+	fmt.Fprintf(cw, "Way in: %s (asked: %s). Recorded by: %s. The program %s after %.2f s.\n\n", wayIn(t), t.Via, t.Interception, render.MdText(t.Exit.Description), t.Seconds)
 	if t.WayInReason != "" {
-		fmt.Fprintf(cw, "Why that way: %s.\n\n", mdText(t.WayInReason))
+		fmt.Fprintf(cw, "Why that way: %s.\n\n", render.MdText(t.WayInReason))
 	}
 	for _, v := range j.Verdict() {
-		fmt.Fprintf(cw, "- %s\n", mdText(v))
+		fmt.Fprintf(cw, "- %s\n", render.MdText(v))
 	}
 	fmt.Fprint(cw, "\n| context | devices | created | live at failure | live at end | peak | failures |\n|--:|:--|--:|--:|--:|--:|--:|\n")
 	for _, c := range t.Contexts {
-		fmt.Fprintf(cw, "| %d | %s | %d (%s) | %s | %d (%s) | %s | %d |\n", c.Index, mdText(deviceNames(t, c.Devices, c.DeviceCount)),
+		fmt.Fprintf(cw, "| %d | %s | %d (%s) | %s | %d (%s) | %s | %d |\n", c.Index, render.MdText(deviceNames(t, c.Devices, c.DeviceCount)),
 			c.BuffersCreated, units.Bytes(c.BytesCreated), liveAtFailure(t, c.Index), c.LiveBuffers, units.Bytes(c.LiveBytes), units.Bytes(c.PeakBytes), c.Failures)
 	}
 	if f := t.FirstFailure; f != nil {
-		fmt.Fprintf(cw, "\nFirst failure: %s, `%s`, %s (%d)", failurePlace(f), f.Call, f.CodeName, f.Code)
+		fmt.Fprintf(cw, "\nFirst failure: %s, `%s`, %s (%d)", render.FailurePlace(f), f.Call, f.CodeName, f.Code)
 		if f.SizeBytes > 0 {
 			fmt.Fprintf(cw, ", %s, %s", units.Bytes(f.SizeBytes), f.Flags)
 		}
 		fmt.Fprintf(cw, ", at %.3f s.\n", f.Seconds)
 	}
 	if t.FirstFailure == nil {
-		fmt.Fprintf(cw, "\n%s\n", mdText(traceDeviceLine(t)))
+		fmt.Fprintf(cw, "\n%s\n", render.MdText(traceDeviceLine(t)))
 	}
 	fmt.Fprintf(cw, "\n%d allocation calls (%d failed), %d failed enqueues, %d records dropped.\n", t.Allocations, t.CreatesFailed, t.EnqueuesFailed, t.RecordsDropped)
 	writeSitesMarkdown(cw, t)
-	return cw.err
-}
-
-// failurePlace is where a failure sits in the program's sequence: its buffer's number where it has one,
-// else the allocation calls before it.
-func failurePlace(f *result.TraceFailure) string {
-	if n, ok := f.BufferNumber(); ok {
-		return fmt.Sprintf("buffer #%d", n)
-	}
-	return fmt.Sprintf("after %d allocation calls", f.Index)
+	return cw.Err
 }
 
 // wayIn is the way the layer went into the program; a trace made before the tool chose one way says what
@@ -183,19 +170,4 @@ func liveAtFailure(t *result.Trace, ctx int) string {
 		}
 	}
 	return "0"
-}
-
-// errWriter keeps the first failed write, so a renderer of many Fprintf calls checks once.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return 0, e.err
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
 }

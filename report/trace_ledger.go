@@ -7,6 +7,7 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
+	"github.com/clmemprobe/clmemprobe/report/render"
 )
 
 // ledgerRows bounds the sites a table shows; the pprof profile and trace.json have every one.
@@ -57,7 +58,7 @@ func writeSitesTable(w io.Writer, t *result.Trace) error {
 		if i == ledgerRows {
 			break
 		}
-		fmt.Fprintf(tw, "%s%s%s\t%d\t%d\t%d\t%s\t%s\t%s\n", sampledMark(s), allocMark(s), plain(labels[i]), s.Context, s.Created, s.Released,
+		fmt.Fprintf(tw, "%s%s%s\t%d\t%d\t%d\t%s\t%s\t%s\n", sampledMark(s), allocMark(s), render.Plain(labels[i]), s.Context, s.Created, s.Released,
 			atFailureText(t, s), liveText(s.Live, s.LiveB), peakText(s))
 	}
 	if err := tw.Flush(); err != nil {
@@ -66,7 +67,7 @@ func writeSitesTable(w io.Writer, t *result.Trace) error {
 	if len(l.Sites) > ledgerRows {
 		fmt.Fprintf(w, "(%d more sites in trace.json)\n", len(l.Sites)-ledgerRows)
 	}
-	_, err := fmt.Fprintln(w, plain(ledgerNote(l)))
+	_, err := fmt.Fprintln(w, render.Plain(ledgerNote(l)))
 	return err
 }
 
@@ -98,11 +99,11 @@ func writeSitesMarkdown(w io.Writer, t *result.Trace) {
 	if l == nil || len(l.Sites) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\n## Where the allocations were made\n\n%s\n\n", mdText(ledgerNote(l)))
+	fmt.Fprintf(w, "\n## Where the allocations were made\n\n%s\n\n", render.MdText(ledgerNote(l)))
 	fmt.Fprint(w, "| site | context | created | released | live at failure | live at end | peak | stack |\n|:--|--:|--:|--:|--:|--:|--:|:--|\n")
 	for _, s := range l.Sites {
-		fmt.Fprintf(w, "| %s%s%s | %d | %d (%s) | %d (%s) | %s | %s | %s | %s |\n", sampledMark(s), allocMark(s), mdText(s.Name()), s.Context, s.Created, units.Bytes(s.CreatedB),
-			s.Released, units.Bytes(s.ReleasedB), atFailureText(t, s), liveText(s.Live, s.LiveB), mdText(peakText(s)), mdText(stackText(s)))
+		fmt.Fprintf(w, "| %s%s%s | %d | %d (%s) | %d (%s) | %s | %s | %s | %s |\n", sampledMark(s), allocMark(s), render.MdText(s.Name()), s.Context, s.Created, units.Bytes(s.CreatedB),
+			s.Released, units.Bytes(s.ReleasedB), atFailureText(t, s), liveText(s.Live, s.LiveB), render.MdText(peakText(s)), render.MdText(stackText(s)))
 	}
 }
 

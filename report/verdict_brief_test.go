@@ -54,7 +54,7 @@ func TestBriefVerdictProperties(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, v := range j.Verdict() {
-			if !strings.Contains(md.String(), mdText(v)) {
+			if !strings.Contains(md.String(), MarkdownText(v)) {
 				t.Fatalf("run %d: the Markdown lacks the finding %q", n, v)
 			}
 		}

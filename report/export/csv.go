@@ -1,4 +1,4 @@
-package report
+package export
 
 import (
 	"encoding/csv"
@@ -7,11 +7,12 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/render"
 )
 
-// writeCSV writes every kept sample, one row per strategy and sample; device columns hold used bytes per
+// WriteCSV writes every kept sample, one row per strategy and sample; device columns hold used bytes per
 // device where a device sampler applied.
-func writeCSV(w io.Writer, j findings.Judged, _ Options) error {
+func WriteCSV(w io.Writer, j findings.Judged, _ render.Options) error {
 	r := j.Run()
 	cw := csv.NewWriter(w)
 	header := []string{"strategy", "variant", "flags", "size_bytes", "index", "seconds", "host_rss_bytes", "host_vms_bytes", "host_hwm_bytes",

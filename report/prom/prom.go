@@ -1,4 +1,5 @@
-package report
+// Package prom writes a judged run as Prometheus text exposition, for node_exporter's textfile collector.
+package prom
 
 import (
 	"io"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/render"
 )
 
 // The Prometheus text exposition of a run, for node_exporter's textfile collector: gauges only, base units
@@ -79,15 +81,15 @@ func newPromMetrics(reg *prometheus.Registry) *promMetrics {
 	}
 }
 
-// writeProm renders the run in the Prometheus text exposition format.
-func writeProm(w io.Writer, j findings.Judged, _ Options) error {
+// WriteProm renders the run in the Prometheus text exposition format.
+func WriteProm(w io.Writer, j findings.Judged, _ render.Options) error {
 	r := j.Run()
 	reg := prometheus.NewPedanticRegistry()
 	m := newPromMetrics(reg)
-	m.info.WithLabelValues(plain(r.Tool.Version), plain(r.Platform.Name), plain(r.Platform.Version), string(r.Config.Touch)).Set(1)
+	m.info.WithLabelValues(render.Plain(r.Tool.Version), render.Plain(r.Platform.Name), render.Plain(r.Platform.Version), string(r.Config.Touch)).Set(1)
 	for _, d := range r.Devices {
 		idx := strconv.Itoa(d.Index)
-		m.deviceInfo.WithLabelValues(idx, plain(d.Name), plain(d.Vendor), plain(d.DriverVersion), plain(d.PCIBusID)).Set(1)
+		m.deviceInfo.WithLabelValues(idx, render.Plain(d.Name), render.Plain(d.Vendor), render.Plain(d.DriverVersion), render.Plain(d.PCIBusID)).Set(1)
 		m.deviceGlobal.WithLabelValues(idx).Set(float64(d.GlobalMemBytes))
 	}
 	setTimestamp(m.started, r.Started)

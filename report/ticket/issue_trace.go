@@ -1,4 +1,4 @@
-package report
+package ticket
 
 import (
 	"fmt"
@@ -8,14 +8,15 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/render"
 )
 
 // IssueTrace renders ISSUE.md for a judged trace: the traced program's first failure, with the calls around
 // it where the trace kept them (trace --calls).
 func IssueTrace(j findings.JudgedTrace, o IssueOptions) []byte {
 	t := j.Trace()
-	command := ShellQuote(append([]string{"clmemprobe", "trace", "--calls", "--"}, append([]string{t.Program}, t.Args...)...))
-	if env := envWords(t.Environment); len(env) > 0 {
+	command := render.ShellQuote(append([]string{"clmemprobe", "trace", "--calls", "--"}, append([]string{t.Program}, t.Args...)...))
+	if env := render.EnvWords(t.Environment); len(env) > 0 {
 		command = strings.Join(env, " ") + " " + command
 	}
 	tk := &ticket{env: t.Environment, klog: t.KernelLog, verdict: j.Verdict(), o: o, command: command,
@@ -40,7 +41,7 @@ func IssueTrace(j findings.JudgedTrace, o IssueOptions) []byte {
 		tk.failed = true
 		tk.headline = fmt.Sprintf("%s failed with %d (%s) after %d allocation calls", f.Call, f.Code, f.CodeName, f.Index)
 		if f.SizeBytes > 0 {
-			tk.headline += fmt.Sprintf(" (a buffer of %s, %s)", units.Size(f.SizeBytes), OrDash(f.Flags))
+			tk.headline += fmt.Sprintf(" (a buffer of %s, %s)", units.Size(f.SizeBytes), render.OrDash(f.Flags))
 		}
 		tk.expected = []string{fmt.Sprintf("%s to succeed while the context's devices have memory for it, or its code to name what ran out; the findings above say what the measurements show.", f.Call)}
 		if f.Code == -61 {
@@ -61,10 +62,10 @@ func IssueTrace(j findings.JudgedTrace, o IssueOptions) []byte {
 	for _, v := range j.Verdict() {
 		tk.findings = append(tk.findings, result.Finding{Kind: result.FindingFailure, Sentence: v})
 	}
-	tk.steps = append(preconditionSteps(t.Environment), "Trace the program with clmemprobe (https://github.com/clmemprobe/clmemprobe):\n\n"+indent(mdBlock(tk.command, "sh"), "   "))
+	tk.steps = append(preconditionSteps(t.Environment), "Trace the program with clmemprobe (https://github.com/clmemprobe/clmemprobe):\n\n"+indent(render.MdBlock(tk.command, "sh"), "   "))
 	if o.HasRepro {
 		tk.steps = append(tk.steps, "Or without clmemprobe: repro.c repeats the program's allocation sequence (sizes, flags, contexts) to its first failure:\n\n"+
-			indent(mdBlock("cc repro.c -lOpenCL -o repro && ./repro", "sh"), "   "))
+			indent(render.MdBlock("cc repro.c -lOpenCL -o repro && ./repro", "sh"), "   "))
 	}
 	tk.apiLog, tk.apiWhat = traceCalls(t)
 	return tk.render(trackerFor(vendor))
@@ -164,7 +165,7 @@ func CallLine(c result.TraceCall) string {
 	if c.Failure {
 		line += "   <- the first failure"
 	}
-	return plain(line)
+	return render.Plain(line)
 }
 
 func stepLine(s result.TraceStep) string {
@@ -179,7 +180,7 @@ func stepLine(s result.TraceStep) string {
 	if s.Count > 1 {
 		line += fmt.Sprintf(" x%d", s.Count)
 	}
-	return plain(line)
+	return render.Plain(line)
 }
 
 // CallsLogText is a trace's whole call log as a text file.

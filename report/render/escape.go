@@ -1,4 +1,4 @@
-package report
+package render
 
 import (
 	"fmt"
@@ -16,13 +16,9 @@ import (
 // neither break out of a Markdown table, code span or block (three backticks, a pipe, <script>), nor send
 // escape sequences to a terminal.
 
-// TerminalLine is s as one line a terminal may show: control and bidirectional characters in their \x or \u
-// form. Error messages that quote a file name or a runtime's words go through it.
-func TerminalLine(s string) string { return plain(s) }
-
-// plain replaces control characters (ANSI escapes, carriage returns, NULs) with their \x form and newlines
+// Plain replaces control characters (ANSI escapes, carriage returns, NULs) with their \x form and newlines
 // with spaces: what a terminal line may show.
-func plain(s string) string {
+func Plain(s string) string {
 	if strings.IndexFunc(s, isControl) < 0 {
 		return s
 	}
@@ -48,12 +44,12 @@ func isControl(r rune) bool {
 	return unicode.IsControl(r) || r == unicode.ReplacementChar || unicode.Is(unicode.Bidi_Control, r)
 }
 
-// mdText escapes s for Markdown running text and table cells: on one line, with every character that can
+// MdText escapes s for Markdown running text and table cells: on one line, with every character that can
 // start Markdown or HTML (emphasis, code, links, tags, entities, table pipes) backslash-escaped. An
 // underscore inside a word (CL_OUT_OF_HOST_MEMORY) cannot start emphasis and is left as it is, so the
 // report stays readable as plain text.
-func mdText(s string) string {
-	s = plain(s)
+func MdText(s string) string {
+	s = Plain(s)
 	if !strings.ContainsAny(s, mdSpecial) {
 		return s
 	}
@@ -73,10 +69,10 @@ const mdSpecial = "\\`*_[]<>&|~"
 
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
-// mdCode writes s as an inline code span: delimited by more backticks than s holds in a row, so nothing in
+// MdCode writes s as an inline code span: delimited by more backticks than s holds in a row, so nothing in
 // s can close it, on one line.
-func mdCode(s string) string {
-	s = plain(s)
+func MdCode(s string) string {
+	s = Plain(s)
 	fence := strings.Repeat("`", longestRun(s, '`')+1)
 	if strings.HasPrefix(s, "`") || strings.HasSuffix(s, "`") || s == "" {
 		s = " " + s + " "
@@ -84,13 +80,13 @@ func mdCode(s string) string {
 	return fence + s + fence
 }
 
-// mdBlock writes s as a fenced code block with the given info string: the fence is longer than any run of
+// MdBlock writes s as a fenced code block with the given info string: the fence is longer than any run of
 // backticks in s, so no line of s can close it. Control characters other than newlines and tabs are shown
 // in their \x form.
-func mdBlock(s, info string) string {
+func MdBlock(s, info string) string {
 	var b strings.Builder
 	for _, line := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
-		b.WriteString(plain(strings.ReplaceAll(line, "\t", "    ")))
+		b.WriteString(Plain(strings.ReplaceAll(line, "\t", "    ")))
 		b.WriteByte('\n')
 	}
 	fence := strings.Repeat("`", max(3, longestRun(s, '`')+1))
@@ -111,24 +107,24 @@ func longestRun(s string, c rune) int {
 	return best
 }
 
-// style is how a renderer writes strings that came from elsewhere, and its tables: for a terminal (shaped
+// Style is how a renderer writes strings that came from elsewhere, and its tables: for a terminal (shaped
 // by its Options) or for Markdown.
-type style struct {
-	markdown bool
+type Style struct {
+	Markdown bool
 	Options
 }
 
-var markdown = style{markdown: true}
+var Markdown = Style{Markdown: true}
 
-// terminal is the style of text output shaped by opts.
-func terminal(opts Options) style { return style{Options: opts} }
+// Terminal is the style of text output shaped by opts.
+func Terminal(opts Options) Style { return Style{Options: opts} }
 
-// table makes a table in the style: Markdown, or box drawing (ASCII where asked) no wider than the
+// Table makes a table in the style: Markdown, or box drawing (ASCII where asked) no wider than the
 // terminal, long cells wrapped.
-func (st style) table(w io.Writer, opts ...tablewriter.Option) *tablewriter.Table {
+func (st Style) Table(w io.Writer, opts ...tablewriter.Option) *tablewriter.Table {
 	base := []tablewriter.Option{tablewriter.WithHeaderAutoFormat(tw.Off)}
 	switch {
-	case st.markdown:
+	case st.Markdown:
 		base = append(base, tablewriter.WithRenderer(renderer.NewMarkdown()))
 	default:
 		if st.ASCII {
@@ -144,33 +140,27 @@ func (st style) table(w io.Writer, opts ...tablewriter.Option) *tablewriter.Tabl
 	return tablewriter.NewTable(w, append(base, opts...)...)
 }
 
-// text escapes a foreign string for running text or a table cell.
-func (st style) text(s string) string {
-	if st.markdown {
-		return mdText(s)
+// Text escapes a foreign string for running text or a table cell.
+func (st Style) Text(s string) string {
+	if st.Markdown {
+		return MdText(s)
 	}
-	return plain(s)
+	return Plain(s)
 }
 
-// code writes a foreign string as code: a code span in Markdown, plain on a terminal.
-func (st style) code(s string) string {
-	if st.markdown {
-		return mdCode(s)
+// Code writes a foreign string as code: a code span in Markdown, plain on a terminal.
+func (st Style) Code(s string) string {
+	if st.Markdown {
+		return MdCode(s)
 	}
-	return plain(s)
+	return Plain(s)
 }
 
-// MarkdownText escapes a foreign string for Markdown text, for documents written outside this package.
-func MarkdownText(s string) string { return mdText(s) }
-
-// MarkdownCode fences a string as a Markdown code block with the given info string.
-func MarkdownCode(s, info string) string { return mdBlock(s, info) }
-
-// mdLine is mdText for a value that may start a line of a document (a field of a ticket): also a leading
+// MdLine is mdText for a value that may start a line of a document (a field of a ticket): also a leading
 // mark that would open a block (a heading's #, a quote's >, a list's - + or 1., a rule's = or ---) is
 // escaped, and leading spaces (an indented code block) are dropped.
-func mdLine(s string) string {
-	s = strings.TrimLeft(mdText(s), " \t")
+func MdLine(s string) string {
+	s = strings.TrimLeft(MdText(s), " \t")
 	if s == "" {
 		return s
 	}

@@ -1,4 +1,6 @@
-package report
+// Package export writes documents for other programs to read: indented JSON and CSV (a run's kept samples,
+// a merge's nodes).
+package export
 
 import (
 	"bufio"
@@ -9,19 +11,20 @@ import (
 	"iter"
 
 	"github.com/clmemprobe/clmemprobe/report/comparison"
+	"github.com/clmemprobe/clmemprobe/report/render"
 )
 
-// writeJSON writes any document as indented JSON: a run, a comparison, an exchange, a fleet view.
-func writeJSON(w io.Writer, doc any) error {
+// WriteJSON writes any document as indented JSON: a run, a comparison, an exchange, a fleet view.
+func WriteJSON(w io.Writer, doc any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(doc)
 }
 
-// writeFleetJSON writes merge's answer byte for byte as writeJSON would, but a group, a job and a row at a
+// WriteFleetJSON writes merge's answer byte for byte as writeJSON would, but a group, a job and a row at a
 // time: at 100,000 nodes the document is hundreds of MB, which encoding it whole would hold in memory
 // (twice, while indenting) on top of the rows it is made from.
-func writeFleetJSON(w io.Writer, f *comparison.Fleet, _ Options) error {
+func WriteFleetJSON(w io.Writer, f *comparison.Fleet, _ render.Options) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	head := *f
 	head.Groups = emptied(f.Groups)

@@ -1,4 +1,4 @@
-package report_test
+package ticket_test
 
 import (
 	"flag"
@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
-	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
+	"github.com/clmemprobe/clmemprobe/report/ticket"
 )
 
 // fields are the "### Label" headings of a rendered ticket, in order, with the text under each.
@@ -42,7 +42,7 @@ func ticketRun(t *testing.T) *result.Run {
 
 func TestIssueFollowsIntelsFormInOrder(t *testing.T) {
 	r := ticketRun(t)
-	md := string(report.IssueRun(findings.Judge(r), report.IssueOptions{HasRepro: true}))
+	md := string(ticket.IssueRun(findings.Judge(r), ticket.IssueOptions{HasRepro: true}))
 	labels, body := fields(md)
 	want := []string{"Pre-submission Checklist", "GPU Hardware", "DRI Devices Information", "GPU Detailed Information (lspci output)", "Driver Version",
 		"Installed GPU Driver Packages", "Driver Installation Details", "Linux Distribution", "Other Linux Distribution", "Kernel Version & Boot Parameters",
@@ -99,7 +99,7 @@ func TestIssuePicksTheVendorsTracker(t *testing.T) {
 		r := ticketRun(t)
 		r.Platform.Name, r.Platform.Vendor = c.platform, ""
 		r.Devices = nil
-		labels, _ := fields(string(report.IssueRun(findings.Judge(r), report.IssueOptions{})))
+		labels, _ := fields(string(ticket.IssueRun(findings.Judge(r), ticket.IssueOptions{})))
 		if len(labels) == 0 || labels[0] != c.first {
 			t.Errorf("%s: first field %v, want %q", c.platform, labels, c.first)
 		}
@@ -123,7 +123,7 @@ func TestIssueRateAndRegressionFromTheRuns(t *testing.T) {
 	for i := range baseline.Jobs {
 		baseline.Jobs[i].Outcome, baseline.Jobs[i].AllocationsOK, baseline.Jobs[i].FirstFailure = result.OutcomeCompleted, 100000, nil
 	}
-	md := string(report.IssueRun(findings.Judge(r), report.IssueOptions{Baseline: baseline}))
+	md := string(ticket.IssueRun(findings.Judge(r), ticket.IssueOptions{Baseline: baseline}))
 	_, body := fields(md)
 	wantRate := regexp.MustCompile(`^Sometimes reproduces \\~ 50% - 74%: 2 of 3 runs, at #\d+ to #\d+`) // Markdown's escape of ~, shown as ~
 	if !wantRate.MatchString(body["Reproduction Rate"]) {
@@ -134,7 +134,7 @@ func TestIssueRateAndRegressionFromTheRuns(t *testing.T) {
 	}
 	goldenText(t, "issue-regression", md) // the driver versions the regression fields name
 	// A baseline that failed the same way says it is not a regression.
-	_, body = fields(string(report.IssueRun(findings.Judge(r), report.IssueOptions{Baseline: fixture.Run(t)})))
+	_, body = fields(string(ticket.IssueRun(findings.Judge(r), ticket.IssueOptions{Baseline: fixture.Run(t)})))
 	if !strings.HasPrefix(body["Is this a regression?"], "- [ ] Yes") {
 		t.Errorf("a baseline that failed too: %q", body["Is this a regression?"])
 	}
@@ -144,7 +144,7 @@ func TestIssueRateAndRegressionFromTheRuns(t *testing.T) {
 // package's -update flag.
 func goldenText(t *testing.T, name, got string) {
 	t.Helper()
-	fixture.Golden(t, name, []byte(got), flag.Lookup("update").Value.(flag.Getter).Get().(bool), "./report")
+	fixture.Golden(t, name, []byte(got), flag.Lookup("update").Value.(flag.Getter).Get().(bool), "./report/ticket")
 }
 
 func firstFailed(r *result.Run) *result.JobResult {
@@ -163,7 +163,7 @@ func TestIssueOfATraceShowsTheCallsAroundTheFailure(t *testing.T) {
 		Calls: []result.TraceCall{{T: 0.001, Call: "clCreateContext", Devices: 2}, {T: 0.002, Call: "clCreateBuffer", Size: 1 << 20, Flags: "read-write", Count: 41},
 			{T: 0.004, Index: 41, Call: "clCreateBuffer", Size: 1 << 20, Flags: "read-write", Code: -6, CodeName: "CL_OUT_OF_HOST_MEMORY", Count: 1, Failure: true}},
 		Judgement: result.Judgement{Verdict: []string{"clCreateBuffer failed"}}}
-	md := string(report.IssueTrace(findings.JudgeTrace(tr), report.IssueOptions{APILogFile: "api-calls.log"}))
+	md := string(ticket.IssueTrace(findings.JudgeTrace(tr), ticket.IssueOptions{APILogFile: "api-calls.log"}))
 	_, body := fields(md)
 	if _, ok := body["API call log"]; !ok { // PoCL's tracker, by the runtime the program mapped
 		t.Errorf("no API call log field in PoCL's form:\n%s", md)
@@ -182,7 +182,7 @@ func TestIssueOfATraceWithoutAFailureSaysSo(t *testing.T) {
 	tr := &result.Trace{Program: "/opt/solver", Environment: &result.Environment{Kernel: "6.1.0"},
 		Libraries: []result.TraceLibrary{{Path: "/usr/lib/x86_64-linux-gnu/libpocl.so.2", Kind: result.LibraryRuntime}},
 		Calls:     calls, Judgement: result.Judgement{Verdict: []string{"killed"}}}
-	md := string(report.IssueTrace(findings.JudgeTrace(tr), report.IssueOptions{}))
+	md := string(ticket.IssueTrace(findings.JudgeTrace(tr), ticket.IssueOptions{}))
 	_, body := fields(md)
 	intro, _, _ := strings.Cut(body["API call log"], "\n")
 	if want := fmt.Sprintf("The program's calls as the layer recorded them (trace --calls), the last %d of them; it had no failure; "+
@@ -191,7 +191,7 @@ func TestIssueOfATraceWithoutAFailureSaysSo(t *testing.T) {
 	}
 	goldenText(t, "issue-trace-no-failure", md)
 	// A command logged as it was made shows no result: the whole line, no status after "issued".
-	if fill, want := report.CallLine(calls[len(calls)-1]), "    0.003 #5        clEnqueueFillBuffer(context 0, 4096 bytes) issued"; fill != want {
+	if fill, want := ticket.CallLine(calls[len(calls)-1]), "    0.003 #5        clEnqueueFillBuffer(context 0, 4096 bytes) issued"; fill != want {
 		t.Errorf("a command logged as it was made: %q, want %q", fill, want)
 	}
 }
@@ -211,5 +211,5 @@ func TestIssueOfASizeOverTheMaximum(t *testing.T) {
 		s.FirstFailure = &result.FirstFailure{Index: 0, Stage: result.StageCreate, Code: -61, Name: "CL_INVALID_BUFFER_SIZE", Call: "clCreateBuffer"}
 	}
 	r.Config.Sizes = []uint64{2 * r.Devices[0].MaxAllocBytes}
-	goldenText(t, "issue-over-max-alloc", string(report.IssueRun(findings.Judge(r), report.IssueOptions{HasRepro: true})))
+	goldenText(t, "issue-over-max-alloc", string(ticket.IssueRun(findings.Judge(r), ticket.IssueOptions{HasRepro: true})))
 }

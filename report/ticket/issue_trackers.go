@@ -1,4 +1,4 @@
-package report
+package ticket
 
 import (
 	"fmt"
@@ -7,6 +7,8 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/render"
+	"github.com/clmemprobe/clmemprobe/report/repro"
 )
 
 // The trackers' templates, field by field in their order (docs/DESIGN.md says which each follows).
@@ -129,7 +131,7 @@ func fillIntelDistro(t *ticket) (string, string) {
 
 func fillOtherDistro(t *ticket) (string, string) {
 	if t.sys != nil && t.sys.Distribution != "" && t.intelDistro() == "" {
-		return mdLine(t.sys.Distribution), ""
+		return render.MdLine(t.sys.Distribution), ""
 	}
 	return "Not needed: the distribution is one of the list's.", ""
 }
@@ -156,10 +158,10 @@ func fillDistroAndKernel(t *ticket) (string, string) {
 func runSteps(j findings.Judged, o IssueOptions) []string {
 	r := j.Run()
 	steps := preconditionSteps(r.Environment)
-	steps = append(steps, "Run clmemprobe (https://github.com/clmemprobe/clmemprobe) as the run did:\n\n"+indent(mdBlock(ReproduceCommand(r), "sh"), "   "))
+	steps = append(steps, "Run clmemprobe (https://github.com/clmemprobe/clmemprobe) as the run did:\n\n"+indent(render.MdBlock(render.ReproduceCommand(r), "sh"), "   "))
 	if o.HasRepro {
-		what, _ := ReproSubject(j)
-		steps = append(steps, mdLine("Or without clmemprobe, with the OpenCL API alone ("+what+"):")+"\n\n"+indent(mdBlock("cc repro.c -lOpenCL -o repro && ./repro", "sh"), "   "))
+		what, _ := repro.ReproSubject(j)
+		steps = append(steps, render.MdLine("Or without clmemprobe, with the OpenCL API alone ("+what+"):")+"\n\n"+indent(render.MdBlock("cc repro.c -lOpenCL -o repro && ./repro", "sh"), "   "))
 	}
 	return steps
 }
@@ -171,7 +173,7 @@ func preconditionSteps(e *result.Environment) []string {
 		return nil
 	}
 	cg := e.MemoryCgroup
-	return []string{mdLine(fmt.Sprintf("In a memory cgroup with a limit of %s (a container's or batch job's limit, here %s, cgroup v%d):", units.Bytes(cg.LimitBytes), cg.Path, cg.Version))}
+	return []string{render.MdLine(fmt.Sprintf("In a memory cgroup with a limit of %s (a container's or batch job's limit, here %s, cgroup v%d):", units.Bytes(cg.LimitBytes), cg.Path, cg.Version))}
 }
 
 func indent(s, by string) string {
@@ -268,7 +270,7 @@ func runCalls(r *result.Run) ([]string, string) {
 		n = f.Index
 		last = fmt.Sprintf("#%d: %s = %d (%s), device %d, %s already allocated", f.Index, f.Call, f.Code, f.Name, f.Device, units.Bytes(f.BytesBefore))
 	} else {
-		last = fmt.Sprintf("then the worker %s during %s (%s), with the commands of up to a batch of buffers in flight", s.Outcome, OrDash(string(s.LastStage)), OrDash(s.Signal))
+		last = fmt.Sprintf("then the worker %s during %s (%s), with the commands of up to a batch of buffers in flight", s.Outcome, render.OrDash(string(s.LastStage)), render.OrDash(s.Signal))
 	}
 	var lines []string
 	if n > 0 {

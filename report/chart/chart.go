@@ -1,4 +1,6 @@
-package report
+// Package chart draws the png and svg charts of a run (memory against buffers, or a sweep) and the png of
+// a merge's fleet.
+package chart
 
 import (
 	"fmt"
@@ -11,6 +13,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/render"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -27,11 +30,15 @@ var palette = []color.RGBA{
 	{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff}, {R: 0x94, G: 0x67, B: 0xbd, A: 0xff}, {R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
 }
 
-// writePNG draws the run's chart as PNG.
-func writePNG(w io.Writer, j findings.Judged, _ Options) error { return writeChart(w, j.Run(), "png") }
+// WritePNG draws the run's chart as PNG.
+func WritePNG(w io.Writer, j findings.Judged, _ render.Options) error {
+	return writeChart(w, j.Run(), "png")
+}
 
-// writeSVG draws the run's chart as SVG.
-func writeSVG(w io.Writer, j findings.Judged, _ Options) error { return writeChart(w, j.Run(), "svg") }
+// WriteSVG draws the run's chart as SVG.
+func WriteSVG(w io.Writer, j findings.Judged, _ render.Options) error {
+	return writeChart(w, j.Run(), "svg")
+}
 
 // writeChart draws the run as PNG or SVG (format "png" or "svg"). The plotting library panics on some
 // degenerate data; that becomes an error here, never a crash of the command. A run at one buffer size shows host memory
@@ -86,7 +93,7 @@ func writeChart(w io.Writer, r *result.Run, format string) (err error) {
 }
 
 func chartTitle(r *result.Run, what string) string {
-	return fmt.Sprintf("clmemprobe: %s\n%s, %s buffers, touch %s", what, plain(result.DeviceModel(r.Devices)), sizeSummary(r), r.Config.Touch)
+	return fmt.Sprintf("clmemprobe: %s\n%s, %s buffers, touch %s", what, render.Plain(result.DeviceModel(r.Devices)), render.SizeSummary(r), r.Config.Touch)
 }
 
 // byteUnit picks MiB or GiB for the largest value on an axis.
@@ -169,7 +176,7 @@ func memoryPanel(r *result.Run, what string, value func(result.Sample) (float64,
 			return nil, err
 		}
 		// Jobs that differ by more than the strategy say how (flags, variant), or their lines read alike.
-		name := jobName(s.Strategy, s.Flags)
+		name := render.JobName(s.Strategy, s.Flags)
 		if s.Variant != "" && len(r.VariantNames()) > 1 {
 			name += " " + s.Variant
 		}

@@ -1,4 +1,6 @@
-package report
+// Package repro writes the C reproducers: a run's first failure (or loop) of one job, and a traced
+// program's calls up to its failure.
+package repro
 
 import (
 	"errors"
@@ -14,6 +16,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/render"
 )
 
 // The reproducer: one self-contained C file that repeats one job of a run (the same platform by name, the
@@ -117,14 +120,14 @@ type reproData struct {
 	UseHostPtr, CopyHostPtr                      bool   // a host block per buffer, or one source for all
 }
 
-// writeRepro writes the C reproducer of the job opts names (or the most informative one).
-func writeRepro(w io.Writer, j findings.Judged, opts Options) error {
+// WriteRepro writes the C reproducer of the job opts names (or the most informative one).
+func WriteRepro(w io.Writer, j findings.Judged, opts render.Options) error {
 	r := j.Run()
 	s, err := ReproJob(j, opts.Strategy, opts.Variant, opts.Flags)
 	if err != nil {
 		return err
 	}
-	d := reproData{Version: comment(r.Tool.Version), Started: comment(r.Started), Command: comment(ShellQuote(PortableCommand(r.Command))),
+	d := reproData{Version: comment(r.Tool.Version), Started: comment(r.Started), Command: comment(render.ShellQuote(render.PortableCommand(r.Command))),
 		Platform: cString(r.Platform.Name), Devices: s.Devices, Size: s.SizeBytes, Budget: r.Config.Budget(s.SizeBytes),
 		Shared: s.Strategy.SharesContext(), Migrate: s.Strategy == result.MigrateFirst, DeviceList: s.Strategy == result.DeviceList,
 		Fill: r.Config.Touch == result.TouchFill, Kernel: r.Config.Touch == result.TouchKernel, Pattern: kernels.FillPattern(s.SizeBytes)}
@@ -147,7 +150,7 @@ func writeRepro(w io.Writer, j findings.Judged, opts Options) error {
 	// The variables the run had that a runtime reads (POCL_DEVICES, a NEO key), not where to find the
 	// loader or libraries, which are the receiving machine's own.
 	if r.Environment != nil {
-		for _, k := range sortedKeys(r.Environment.EnvVars) {
+		for _, k := range render.SortedKeys(r.Environment.EnvVars) {
 			v := r.Environment.EnvVars[k]
 			if v == result.Redacted || result.SelectsRuntimeOrTool(k) || strings.HasPrefix(k, "LD_") || strings.HasPrefix(k, "OPENCL_LAYER") ||
 				s.VariantSettings[k] != "" {
@@ -226,7 +229,7 @@ func (d *reproData) variant(settings map[string]string) error {
 		case strings.HasPrefix(k, "LD_"):
 			// The dynamic loader reads LD_ variables when the program starts: setenv inside it changes
 			// nothing, so these go on the command line that runs it.
-			launch = append(launch, k+"="+ShellQuote([]string{v}))
+			launch = append(launch, k+"="+render.ShellQuote([]string{v}))
 		default:
 			d.Settings = append(d.Settings, [2]string{cString(k), cString(v)})
 		}
@@ -260,7 +263,7 @@ func cString(s string) string {
 
 // comment is s made safe inside a C block comment: one line, printable, and unable to close the comment.
 func comment(s string) string {
-	s = plain(s)
+	s = render.Plain(s)
 	s = strings.NewReplacer("*/", "* /", "/*", "/ *", "\n", " ", "\r", " ").Replace(s)
 	return strings.Map(func(r rune) rune {
 		if r < 0x20 || r == 0x7f {

@@ -1,4 +1,6 @@
-package report
+// Package ticket writes ISSUE.md, a run's or a trace's bug ticket in its vendor tracker's template, and the
+// kernel and call logs that a bundle attaches to it.
+package ticket
 
 import (
 	"fmt"
@@ -8,6 +10,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/render"
 )
 
 // ISSUE.md is the ticket a driver team's tracker asks for, filled in from the result: the fields of the
@@ -82,7 +85,7 @@ type field struct {
 func IssueRun(j findings.Judged, o IssueOptions) []byte {
 	r := j.Run()
 	t := &ticket{platform: r.Platform, devices: r.Devices, env: r.Environment, klog: r.KernelLog, findings: j.Findings(),
-		verdict: j.Verdict(), command: ReproduceCommand(r), o: o, baseline: o.Baseline, current: r,
+		verdict: j.Verdict(), command: render.ReproduceCommand(r), o: o, baseline: o.Baseline, current: r,
 		subjectOf: "clmemprobe run, the allocation probe: it repeats the allocation loop under the context layouts asked for, each in its own worker process, and samples host and device memory."}
 	if r.Environment != nil {
 		t.sys = r.Environment.System
@@ -134,9 +137,9 @@ func trackerFor(v result.Vendor) tracker {
 func (t *ticket) render(tr tracker) []byte {
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "<!-- ISSUE.md: the fields of %s, filled in by clmemprobe from this bundle. Paste it into a new issue. -->\n\n", tr.name)
-	fmt.Fprintf(b, "# %s\n\n", mdLine(t.title()))
+	fmt.Fprintf(b, "# %s\n\n", render.MdLine(t.title()))
 	if t.notes != "" {
-		fmt.Fprintf(b, "> **Before filing:** %s\n\n", mdLine(t.notes))
+		fmt.Fprintf(b, "> **Before filing:** %s\n\n", render.MdLine(t.notes))
 	}
 	for _, f := range tr.fields {
 		text, todo := f.fill(t)
@@ -175,16 +178,16 @@ const maxAllocNote = "CL_INVALID_BUFFER_SIZE is what the specification asks for 
 func mdWithCode(s string) string {
 	parts := strings.Split(s, "`")
 	if len(parts)%2 == 0 { // an odd number of backticks: no spans to trust
-		return mdLine(s)
+		return render.MdLine(s)
 	}
 	for i := range parts {
 		switch {
 		case i%2 == 1:
-			parts[i] = mdCode(parts[i])
+			parts[i] = render.MdCode(parts[i])
 		case i == 0:
-			parts[i] = mdLine(parts[i])
+			parts[i] = render.MdLine(parts[i])
 		default:
-			parts[i] = mdText(parts[i])
+			parts[i] = render.MdText(parts[i])
 		}
 	}
 	return strings.Join(parts, "")
@@ -240,11 +243,11 @@ func fillGPUHardware(t *ticket) (string, string) {
 	for _, d := range t.devices {
 		p := fmt.Sprintf("%s (%s, %s global memory, %s max allocation)", d.Name, d.Type, units.Bytes(d.GlobalMemBytes), units.Bytes(d.MaxAllocBytes))
 		if pci := t.pciOf(d); pci != nil {
-			p += fmt.Sprintf(", PCI %s [%s:%s]", pci.Address, hexID(pci.Vendor), hexID(pci.Device))
+			p += fmt.Sprintf(", PCI %s [%s:%s]", pci.Address, HexID(pci.Vendor), HexID(pci.Device))
 		}
 		parts = append(parts, p)
 	}
-	return mdLine(strings.Join(parts, "; ")), ""
+	return render.MdLine(strings.Join(parts, "; ")), ""
 }
 
 func fillDRI(t *ticket) (string, string) {
@@ -253,14 +256,14 @@ func fillDRI(t *ticket) (string, string) {
 		lines = append(lines, t.env.DRIDevices...)
 	}
 	if t.sys != nil {
-		for _, k := range sortedKeys(t.sys.DRIByPath) {
+		for _, k := range render.SortedKeys(t.sys.DRIByPath) {
 			lines = append(lines, fmt.Sprintf("/dev/dri/by-path/%s -> %s", k, t.sys.DRIByPath[k]))
 		}
 	}
 	if len(lines) == 0 {
 		return "", "this machine has no /dev/dri nodes (a compute stack without DRM, or a container without them); where the GPU has them, run `ls -l /dev/dri /dev/dri/by-path`"
 	}
-	return mdBlock(strings.Join(lines, "\n"), ""), ""
+	return render.MdBlock(strings.Join(lines, "\n"), ""), ""
 }
 
 func fillLspci(t *ticket) (string, string) {
@@ -269,13 +272,13 @@ func fillLspci(t *ticket) (string, string) {
 	}
 	var b strings.Builder
 	for _, d := range t.sys.PCI {
-		fmt.Fprintf(&b, "%s class %s [%s:%s]", d.Address, d.Class, hexID(d.Vendor), hexID(d.Device))
+		fmt.Fprintf(&b, "%s class %s [%s:%s]", d.Address, d.Class, HexID(d.Vendor), HexID(d.Device))
 		if d.Revision != "" {
 			fmt.Fprintf(&b, " (rev %s)", strings.TrimPrefix(d.Revision, "0x"))
 		}
 		b.WriteByte('\n')
 		if d.SubsystemVendor != "" {
-			fmt.Fprintf(&b, "\tSubsystem: [%s:%s]\n", hexID(d.SubsystemVendor), hexID(d.SubsystemDevice))
+			fmt.Fprintf(&b, "\tSubsystem: [%s:%s]\n", HexID(d.SubsystemVendor), HexID(d.SubsystemDevice))
 		}
 		for _, bar := range d.BARs {
 			attrs := []string{}
@@ -298,14 +301,14 @@ func fillLspci(t *ticket) (string, string) {
 		if len(d.DRM) > 0 {
 			fmt.Fprintf(&b, "\tDRM nodes: %s\n", strings.Join(d.DRM, ", "))
 		}
-		for _, k := range sortedKeys(d.Firmware) {
+		for _, k := range render.SortedKeys(d.Firmware) {
 			fmt.Fprintf(&b, "\tFirmware %s: %s\n", k, d.Firmware[k])
 		}
-		fmt.Fprintf(&b, "\tKernel driver in use: %s\n", OrDash(d.Driver))
+		fmt.Fprintf(&b, "\tKernel driver in use: %s\n", render.OrDash(d.Driver))
 	}
-	out := mdBlock(b.String(), "")
+	out := render.MdBlock(b.String(), "")
 	for _, note := range t.barNotes() {
-		out += "\n" + mdLine(note) + "\n"
+		out += "\n" + render.MdLine(note) + "\n"
 	}
 	return out, ""
 }
@@ -353,7 +356,7 @@ func (t *ticket) pciOf(d result.Device) *result.PCIDevice {
 	return nil
 }
 
-func hexID(s string) string { return strings.TrimPrefix(s, "0x") }
+func HexID(s string) string { return strings.TrimPrefix(s, "0x") }
 
 func fillDriverVersion(t *ticket) (string, string) {
 	var parts []string
@@ -381,7 +384,7 @@ func fillDriverVersion(t *ticket) (string, string) {
 	if len(parts) == 0 {
 		return "", "the result holds no driver version; run `clinfo | grep -i 'driver version'`"
 	}
-	return mdLine(strings.Join(parts, "; ")), ""
+	return render.MdLine(strings.Join(parts, "; ")), ""
 }
 
 func fillPackages(t *ticket) (string, string) {
@@ -389,16 +392,16 @@ func fillPackages(t *ticket) (string, string) {
 		return "", t.unread("packages", "no package database was read") + "; run `dpkg -l | grep -Ei 'opencl|icd|igc|gmm|level-zero|nvidia|rocm|hsa|pocl|mesa'` (or `rpm -qa` with the same pattern)"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "From %s:\n\n| package | version | why |\n|:--|:--|:--|\n", mdLine(t.sys.PackageManager))
+	fmt.Fprintf(&b, "From %s:\n\n| package | version | why |\n|:--|:--|:--|\n", render.MdLine(t.sys.PackageManager))
 	for _, p := range t.sys.Packages {
 		why := "a GPU or OpenCL package installed here"
 		if p.Owns != "" {
 			why = "owns " + p.Owns
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", mdLine(p.Name), mdLine(p.Version), mdLine(why))
+		fmt.Fprintf(&b, "| %s | %s | %s |\n", render.MdLine(p.Name), render.MdLine(p.Version), render.MdLine(why))
 	}
 	if len(t.sys.Unowned) > 0 {
-		fmt.Fprintf(&b, "\nNo package owns %s: installed by hand, by a vendor's installer or by a container runtime.\n", mdLine(strings.Join(t.sys.Unowned, ", ")))
+		fmt.Fprintf(&b, "\nNo package owns %s: installed by hand, by a vendor's installer or by a container runtime.\n", render.MdLine(strings.Join(t.sys.Unowned, ", ")))
 	}
 	return b.String(), ""
 }
@@ -409,24 +412,24 @@ func fillInstallation(t *ticket) (string, string) {
 	}
 	var b strings.Builder
 	b.WriteString("Registered OpenCL runtimes (ICD files and the library each names):\n\n")
-	for _, k := range sortedKeys(t.env.ICDFiles) {
-		fmt.Fprintf(&b, "- %s -> %s\n", mdCode(k), mdCode(t.env.ICDFiles[k]))
+	for _, k := range render.SortedKeys(t.env.ICDFiles) {
+		fmt.Fprintf(&b, "- %s -> %s\n", render.MdCode(k), render.MdCode(t.env.ICDFiles[k]))
 	}
 	if t.env.OpenCLLibrary != "" {
-		fmt.Fprintf(&b, "\nThe ICD loader the run opened: %s.", mdCode(t.env.OpenCLLibrary))
+		fmt.Fprintf(&b, "\nThe ICD loader the run opened: %s.", render.MdCode(t.env.OpenCLLibrary))
 	}
 	if t.sys != nil && t.sys.PackageManager != "" {
-		fmt.Fprintf(&b, "\n\nThe versions under Installed GPU Driver Packages are from %s; say whether they came from the distribution or the vendor's repository.", mdLine(t.sys.PackageManager))
+		fmt.Fprintf(&b, "\n\nThe versions under Installed GPU Driver Packages are from %s; say whether they came from the distribution or the vendor's repository.", render.MdLine(t.sys.PackageManager))
 	}
 	return b.String(), ""
 }
 
 func fillDistribution(t *ticket) (string, string) {
 	if t.sys != nil && t.sys.Distribution != "" {
-		return mdLine(t.sys.Distribution), ""
+		return render.MdLine(t.sys.Distribution), ""
 	}
 	if t.env != nil && t.env.OS != "" {
-		return mdLine(t.env.OS), ""
+		return render.MdLine(t.env.OS), ""
 	}
 	return "", "run `cat /etc/os-release`"
 }
@@ -451,7 +454,7 @@ func fillKernel(t *ticket) (string, string) {
 	} else if t.sys != nil && t.sys.Unread["modules"] != "" {
 		lines = append(lines, "GPU modules: "+t.sys.Unread["modules"])
 	}
-	return mdBlock(strings.Join(lines, "\n"), ""), ""
+	return render.MdBlock(strings.Join(lines, "\n"), ""), ""
 }
 
 func fillActual(t *ticket) (string, string) {
@@ -466,12 +469,12 @@ func fillActual(t *ticket) (string, string) {
 		}
 		switch f.Kind {
 		case result.FindingHeadline, result.FindingLimit, result.FindingFailure, result.FindingOutcome, result.FindingRepeated, result.FindingCode:
-			fmt.Fprintf(&b, "- %s\n", mdLine(f.Sentence))
+			fmt.Fprintf(&b, "- %s\n", render.MdLine(f.Sentence))
 		}
 	}
 	if b.Len() == 0 {
 		for _, v := range t.verdict {
-			fmt.Fprintf(&b, "- %s\n", mdLine(v))
+			fmt.Fprintf(&b, "- %s\n", render.MdLine(v))
 		}
 	}
 	if b.Len() == 0 {
@@ -486,7 +489,7 @@ func fillExpected(t *ticket) (string, string) {
 	}
 	var b strings.Builder
 	for _, e := range t.expected {
-		fmt.Fprintf(&b, "- %s\n", mdLine(e))
+		fmt.Fprintf(&b, "- %s\n", render.MdLine(e))
 	}
 	return b.String(), ""
 }
@@ -533,7 +536,7 @@ func fillRate(t *ticket) (string, string) {
 	if !t.rate.known {
 		return "", "it ran once; " + t.rateHow
 	}
-	return mdLine(intelRate(t.rate.same, t.rate.of) + ": " + t.rateDetail()), ""
+	return render.MdLine(intelRate(t.rate.same, t.rate.of) + ": " + t.rateDetail()), ""
 }
 
 func fillIncidence(t *ticket) (string, string) {
@@ -544,7 +547,7 @@ func fillIncidence(t *ticket) (string, string) {
 	if t.rate.same == t.rate.of {
 		word = "Always"
 	}
-	return mdLine(word + ": " + t.rateDetail()), ""
+	return render.MdLine(word + ": " + t.rateDetail()), ""
 }
 
 func fillSteps(t *ticket) (string, string) {
@@ -565,7 +568,7 @@ func fillIsRegression(t *ticket) (string, string) {
 		if r.regressed {
 			mark = "x"
 		}
-		return fmt.Sprintf("- [%s] Yes, this is a regression - functionality that previously worked is now broken\n\n%s\n", mark, mdLine(r.why)), ""
+		return fmt.Sprintf("- [%s] Yes, this is a regression - functionality that previously worked is now broken\n\n%s\n", mark, render.MdLine(r.why)), ""
 	}
 	return "", r.why
 }
@@ -574,9 +577,9 @@ func fillLastWorking(t *ticket) (string, string) {
 	r := t.regression()
 	switch {
 	case r.regressed:
-		return mdLine(r.lastGood), ""
+		return render.MdLine(r.lastGood), ""
 	case t.baseline != nil:
-		return "Not known: " + mdLine(lowerFirst(r.why)), ""
+		return "Not known: " + render.MdLine(lowerFirst(r.why)), ""
 	}
 	return "", "not known: give a result from the last driver that worked with `clmemprobe bundle --baseline OLD/run.json`"
 }
@@ -585,9 +588,9 @@ func fillFirstFailing(t *ticket) (string, string) {
 	r := t.regression()
 	switch {
 	case r.regressed:
-		return mdLine(r.firstBad), ""
+		return render.MdLine(r.firstBad), ""
 	case t.baseline != nil:
-		return "Not known: " + mdLine(lowerFirst(r.why)), ""
+		return "Not known: " + render.MdLine(lowerFirst(r.why)), ""
 	}
 	return "", "not known: this driver fails; bundle with --baseline to compare an earlier one"
 }
@@ -603,9 +606,9 @@ func fillAPILog(t *ticket) (string, string) {
 	if len(t.apiLog) == 0 {
 		return "", "trace the program with `clmemprobe trace --calls -- PROGRAM`"
 	}
-	out := mdLine(t.apiWhat) + "\n\n" + mdBlock(strings.Join(t.apiLog, "\n"), "")
+	out := render.MdLine(t.apiWhat) + "\n\n" + render.MdBlock(strings.Join(t.apiLog, "\n"), "")
 	if t.o.APILogFile != "" {
-		out += "\nEvery recorded call: " + mdCode(t.o.APILogFile) + " in the bundle.\n"
+		out += "\nEvery recorded call: " + render.MdCode(t.o.APILogFile) + " in the bundle.\n"
 	}
 	return out, ""
 }
@@ -622,7 +625,7 @@ func fillKernelLog(t *ticket) (string, string) {
 		return "", t.klog.Unreadable + "; then run it again, or attach `sudo dmesg -T | tail -200` from right after it"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "The kernel's log from the start of the run to its end (%s, %d lines", mdLine(t.klog.Source), len(t.klog.Window)+t.klog.WindowDropped)
+	fmt.Fprintf(&b, "The kernel's log from the start of the run to its end (%s, %d lines", render.MdLine(t.klog.Source), len(t.klog.Window)+t.klog.WindowDropped)
 	if t.klog.Lost {
 		b.WriteString("; the kernel's ring overwrote some before they were read")
 	}
@@ -630,13 +633,13 @@ func fillKernelLog(t *ticket) (string, string) {
 	if len(t.klog.Lines) == 0 {
 		b.WriteString("_None: the kernel logged nothing of the GPU drivers, the OOM killer or the run's processes while it ran._\n")
 	} else {
-		b.WriteString(mdBlock(kernelLines(t.klog.Lines), ""))
+		b.WriteString(render.MdBlock(kernelLines(t.klog.Lines), ""))
 	}
 	if len(t.klog.Before) > 0 {
-		fmt.Fprintf(&b, "\nThe GPU drivers' last %d lines before the run:\n\n%s", len(t.klog.Before), mdBlock(kernelLines(t.klog.Before), ""))
+		fmt.Fprintf(&b, "\nThe GPU drivers' last %d lines before the run:\n\n%s", len(t.klog.Before), render.MdBlock(kernelLines(t.klog.Before), ""))
 	}
 	if t.o.KernelLogFile != "" {
-		fmt.Fprintf(&b, "\nThe whole window: %s in the bundle.\n", mdCode(t.o.KernelLogFile))
+		fmt.Fprintf(&b, "\nThe whole window: %s in the bundle.\n", render.MdCode(t.o.KernelLogFile))
 	}
 	return b.String(), ""
 }
@@ -666,7 +669,7 @@ func KernelLogText(k *result.KernelLog) []byte {
 func plainLines(s string) string {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
-		lines[i] = plain(l)
+		lines[i] = render.Plain(l)
 	}
 	return strings.Join(lines, "\n")
 }
@@ -682,18 +685,18 @@ func fillReproducer(t *ticket) (string, string) {
 	if !t.o.HasRepro {
 		return "", "there is no C reproducer for this result; the command in the steps repeats it"
 	}
-	return "`repro.c` in the bundle: the OpenCL API alone, no clmemprobe.\n\n" + mdBlock("cc repro.c -lOpenCL -o repro && ./repro", "sh"), ""
+	return "`repro.c` in the bundle: the OpenCL API alone, no clmemprobe.\n\n" + render.MdBlock("cc repro.c -lOpenCL -o repro && ./repro", "sh"), ""
 }
 
 func fillCommand(t *ticket) (string, string) {
-	return mdBlock(t.command, "sh") + "\n" + t.subjectOf + "\n", ""
+	return render.MdBlock(t.command, "sh") + "\n" + t.subjectOf + "\n", ""
 }
 
 func fillOneAPI(t *ticket) (string, string) {
 	if t.sys != nil {
 		for _, p := range t.sys.Packages {
 			if strings.HasPrefix(p.Name, "intel-oneapi") {
-				return mdLine(p.Name + " " + p.Version), ""
+				return render.MdLine(p.Name + " " + p.Version), ""
 			}
 		}
 	}
@@ -707,20 +710,20 @@ func fillNone(string) func(*ticket) (string, string) {
 func fillNotes(t *ticket) (string, string) {
 	var b strings.Builder
 	if t.env != nil {
-		fmt.Fprintf(&b, "- Host: %s, %d CPUs, %s RAM, %s swap, overcommit_memory %s\n", mdLine(t.env.CPU), t.env.CPUs,
-			units.Bytes(t.env.HostMemBytes), units.Bytes(t.env.SwapBytes), mdLine(OrDash(t.env.Overcommit)))
+		fmt.Fprintf(&b, "- Host: %s, %d CPUs, %s RAM, %s swap, overcommit_memory %s\n", render.MdLine(t.env.CPU), t.env.CPUs,
+			units.Bytes(t.env.HostMemBytes), units.Bytes(t.env.SwapBytes), render.MdLine(render.OrDash(t.env.Overcommit)))
 		if cg := t.env.MemoryCgroup; cg != nil && cg.LimitBytes > 0 {
-			fmt.Fprintf(&b, "- Run in the memory cgroup %s (v%d) with a limit of %s\n", mdLine(cg.Path), cg.Version, units.Bytes(cg.LimitBytes))
+			fmt.Fprintf(&b, "- Run in the memory cgroup %s (v%d) with a limit of %s\n", render.MdLine(cg.Path), cg.Version, units.Bytes(cg.LimitBytes))
 		}
 		if t.env.FDLimit > 0 {
 			fmt.Fprintf(&b, "- Open file limit (ulimit -n): %d\n", t.env.FDLimit)
 		}
 		if vars := t.env.EnvVars; len(vars) > 0 {
-			fmt.Fprintf(&b, "- Environment variables that change runtimes (secrets redacted): %s\n", mdLine(strings.Join(result.Assignments(vars), " ")))
+			fmt.Fprintf(&b, "- Environment variables that change runtimes (secrets redacted): %s\n", render.MdLine(strings.Join(result.Assignments(vars), " ")))
 		}
 	}
 	if len(t.o.Files) > 0 {
-		fmt.Fprintf(&b, "- The bundle also holds %s.\n", mdLine(strings.Join(t.o.Files, ", ")))
+		fmt.Fprintf(&b, "- The bundle also holds %s.\n", render.MdLine(strings.Join(t.o.Files, ", ")))
 	}
 	return b.String(), ""
 }
@@ -736,7 +739,7 @@ func fillGPUSummary(t *ticket) (string, string) {
 
 func fillNVIDIAModule(t *ticket) (string, string) {
 	if t.sys != nil && t.sys.NVIDIADriver != "" {
-		return mdLine(t.sys.NVIDIADriver), ""
+		return render.MdLine(t.sys.NVIDIADriver), ""
 	}
 	return fillDriverVersion(t)
 }
@@ -761,9 +764,9 @@ func fillStableKernel(t *ticket) (string, string) {
 		return "", "check that `uname -r` is not a -rc kernel"
 	}
 	if strings.Contains(t.env.Kernel, "-rc") {
-		return "- [ ] I am running on a stable kernel release. (" + mdLine(t.env.Kernel) + " is a release candidate)", ""
+		return "- [ ] I am running on a stable kernel release. (" + render.MdLine(t.env.Kernel) + " is a release candidate)", ""
 	}
-	return "- [x] I am running on a stable kernel release. (" + mdLine(t.env.Kernel) + ")", ""
+	return "- [x] I am running on a stable kernel release. (" + render.MdLine(t.env.Kernel) + ")", ""
 }
 
 func fillDescribe(t *ticket) (string, string) {
@@ -802,14 +805,14 @@ func fillCPU(t *ticket) (string, string) {
 	if t.env == nil || t.env.CPU == "" {
 		return "", "run `grep -m1 'model name' /proc/cpuinfo`"
 	}
-	return mdLine(t.env.CPU), ""
+	return render.MdLine(t.env.CPU), ""
 }
 
 func fillROCmVersion(t *ticket) (string, string) {
 	if t.sys != nil {
 		for _, p := range t.sys.Packages {
 			if p.Name == "rocm-core" || strings.HasPrefix(p.Name, "rocm-opencl") {
-				return mdLine(p.Name + " " + p.Version), ""
+				return render.MdLine(p.Name + " " + p.Version), ""
 			}
 		}
 	}
@@ -844,9 +847,9 @@ func fillRegressionText(t *ticket) (string, string) {
 		return "", r.why
 	}
 	if r.regressed {
-		return mdLine(fmt.Sprintf("Yes: it worked with %s and fails with %s. %s", r.lastGood, r.firstBad, r.why)), ""
+		return render.MdLine(fmt.Sprintf("Yes: it worked with %s and fails with %s. %s", r.lastGood, r.firstBad, r.why)), ""
 	}
-	return mdLine(r.why), ""
+	return render.MdLine(r.why), ""
 }
 
 func fillLogAttachments(t *ticket) (string, string) {

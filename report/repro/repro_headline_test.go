@@ -1,4 +1,4 @@
-package report
+package repro
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
 )
 
 // The reproducer repeats the job the headline names: in a run without a failure whose headline names
@@ -21,7 +22,7 @@ func TestReproFollowsTheHeadline(t *testing.T) {
 	deferred := &result.Run{Config: result.Config{Touch: result.TouchNone, MaxAllocs: 1000},
 		Devices: []result.Device{{Index: 0, GlobalMemBytes: 8 << 30}, {Index: 1, GlobalMemBytes: 8 << 30}},
 		Jobs:    []result.JobResult{mk(result.Shared, 1<<20), mk(result.PerDevice, 0)}}
-	for name, r := range map[string]*result.Run{"no failure": deferred, "fixture": loadFixture(t)} {
+	for name, r := range map[string]*result.Run{"no failure": deferred, "fixture": fixture.Run(t)} {
 		t.Run(name, func(t *testing.T) {
 			h, _ := findings.Judge(r).Headline()
 			if len(h.Strategies) == 0 {

@@ -1,11 +1,13 @@
-package report
+package ticket
 
 import (
+	"flag"
 	"strings"
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
 )
 
 // TestExpectedComparesOnlyJobsPlacedAlike: the ticket's "expected" holds a failed job against the one that
@@ -30,4 +32,10 @@ func TestExpectedComparesOnlyJobsPlacedAlike(t *testing.T) {
 		HostBytesPerBuffer: 600, DeviceBytesPerBuffer: placed, FirstFailure: &result.FirstFailure{Index: 2300, Stage: result.StageCreate, Code: -4, Name: "CL_MEM_OBJECT_ALLOCATION_FAILURE", Call: "clCreateBuffer"}})
 	// Held against per-device (2300), placed alike and further.
 	golden(t, "expected-placed-alike", []byte(strings.Join(runExpected(findings.Judge(r)), "\n")))
+}
+
+var update = flag.Bool("update", false, "rewrite the golden files from the renderers' output")
+
+func golden(t *testing.T, name string, got []byte) {
+	fixture.Golden(t, name, got, *update, "./report/ticket")
 }

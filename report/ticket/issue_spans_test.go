@@ -1,4 +1,4 @@
-package report_test
+package ticket_test
 
 import (
 	"fmt"
@@ -9,9 +9,9 @@ import (
 	"unicode"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
-	"github.com/clmemprobe/clmemprobe/report"
 	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
+	"github.com/clmemprobe/clmemprobe/report/ticket"
 )
 
 // gluedSpans lists the code spans of a Markdown document (outside fenced blocks) that touch a word: a
@@ -116,10 +116,10 @@ func TestEveryTicketsCodeSpansStandApart(t *testing.T) {
 	bare := fixture.Run(t)
 	bare.Environment = nil
 	for name, r := range map[string]*result.Run{"fixture with a system": full, "fixture without one": bare} {
-		tickets[name] = report.IssueRun(findings.Judge(r), report.IssueOptions{HasRepro: true})
-		tickets[name+", no repro"] = report.IssueRun(findings.Judge(r), report.IssueOptions{})
+		tickets[name] = ticket.IssueRun(findings.Judge(r), ticket.IssueOptions{HasRepro: true})
+		tickets[name+", no repro"] = ticket.IssueRun(findings.Judge(r), ticket.IssueOptions{})
 	}
-	examples := filepath.Join("..", "docs", "examples")
+	examples := filepath.Join("..", "..", "docs", "examples")
 	runs, _ := filepath.Glob(filepath.Join(examples, "*", "run.json"))
 	more, _ := filepath.Glob(filepath.Join(examples, "*", "*", "run.json"))
 	for _, p := range append(runs, more...) {
@@ -128,7 +128,7 @@ func TestEveryTicketsCodeSpansStandApart(t *testing.T) {
 			t.Errorf("%s: %v", p, err)
 			continue
 		}
-		tickets[p] = report.IssueRun(findings.Judge(r), report.IssueOptions{HasRepro: true})
+		tickets[p] = ticket.IssueRun(findings.Judge(r), ticket.IssueOptions{HasRepro: true})
 	}
 	traces, _ := filepath.Glob(filepath.Join(examples, "*", "*", "trace.json"))
 	for _, p := range traces {
@@ -137,7 +137,7 @@ func TestEveryTicketsCodeSpansStandApart(t *testing.T) {
 			t.Errorf("%s: %v", p, err)
 			continue
 		}
-		tickets[p] = report.IssueTrace(findings.JudgeTrace(tr), report.IssueOptions{APILogFile: "calls.log"})
+		tickets[p] = ticket.IssueTrace(findings.JudgeTrace(tr), ticket.IssueOptions{APILogFile: "calls.log"})
 	}
 	committed, _ := filepath.Glob(filepath.Join(examples, "*", "*", "ISSUE.md"))
 	for _, p := range committed {

@@ -1,4 +1,4 @@
-package report
+package repro
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/render"
 )
 
 // Step kinds of the reproducer's table, as its C interpreter reads them.
@@ -64,20 +65,20 @@ func reproSteps(t *result.Trace) ([]result.TraceStep, []int, error) {
 	return nil, nil, errors.New("the trace's sequence does not reach its first failure (records were dropped)")
 }
 
-// writeTraceRepro writes a C program that repeats the traced program's allocation sequence to its first
+// WriteTraceRepro writes a C program that repeats the traced program's allocation sequence to its first
 // failure: the same contexts (over as many devices of platform 0), the same sizes and flags in the same
 // order, releases of as many of a context's latest buffers, and prints the first failure as the program's
 // own index in its sequence, "first failure: index I code C".
-func writeTraceRepro(w io.Writer, j findings.JudgedTrace, _ Options) error {
+func WriteTraceRepro(w io.Writer, j findings.JudgedTrace, _ render.Options) error {
 	t := j.Trace()
 	steps, kinds, err := reproSteps(t)
 	if err != nil {
 		return err
 	}
-	cw := &errWriter{w: w}
+	cw := &render.ErrWriter{W: w}
 	f := t.FirstFailure
-	fmt.Fprintf(cw, "/*\n * Reproducer written by clmemprobe %s from a trace of: %s\n", commentSafe(t.Tool.Version), commentSafe(traceCommand(t)))
-	fmt.Fprintf(cw, " * The program's first allocation failure: %s, %s, %s (%d).\n", failurePlace(f), f.Call, f.CodeName, f.Code)
+	fmt.Fprintf(cw, "/*\n * Reproducer written by clmemprobe %s from a trace of: %s\n", commentSafe(t.Tool.Version), commentSafe(render.TraceCommand(t)))
+	fmt.Fprintf(cw, " * The program's first allocation failure: %s, %s, %s (%d).\n", render.FailurePlace(f), f.Call, f.CodeName, f.Code)
 	fmt.Fprint(cw, " * It repeats the program's contexts, buffer sizes and flags, and releases, to that failure (no kernels).\n")
 	fmt.Fprint(cw, " * Build: cc -O2 -o repro repro.c -lOpenCL     Run: ./repro (exit 0: it failed where the program did)\n */\n")
 	_, _ = io.WriteString(cw, traceReproHead)
@@ -87,12 +88,12 @@ func writeTraceRepro(w io.Writer, j findings.JudgedTrace, _ Options) error {
 	}
 	fmt.Fprintf(cw, "};\nstatic const unsigned long long want_index = %dull;\nstatic const cl_int want_code = %d;\n", f.Index, f.Code)
 	_, _ = io.WriteString(cw, traceReproMain)
-	return cw.err
+	return cw.Err
 }
 
 // commentSafe keeps text inside a C comment: no comment end, one line.
 func commentSafe(s string) string {
-	return strings.NewReplacer("*/", "* /", "\n", " ", "\r", " ").Replace(plain(s))
+	return strings.NewReplacer("*/", "* /", "\n", " ", "\r", " ").Replace(render.Plain(s))
 }
 
 const traceReproHead = `#define CL_TARGET_OPENCL_VERSION 300
