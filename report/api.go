@@ -1,10 +1,15 @@
 package report
 
 import (
+	"io"
+
 	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/report/comparison"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/markdown"
 	"github.com/clmemprobe/clmemprobe/report/render"
 	"github.com/clmemprobe/clmemprobe/report/repro"
+	"github.com/clmemprobe/clmemprobe/report/table"
 	"github.com/clmemprobe/clmemprobe/report/ticket"
 )
 
@@ -57,3 +62,21 @@ func KernelLogText(k *result.KernelLog) []byte { return ticket.KernelLogText(k) 
 
 // CallsLogText is the trace's calls as the bundle's calls.log holds them.
 func CallsLogText(t *result.Trace) []byte { return ticket.CallsLogText(t) }
+
+// PresetList is what run --variant-preset list shows (KindPresets).
+type PresetList = table.PresetList
+
+// PresetEntry is one preset of the list.
+type PresetEntry = table.PresetEntry
+
+// FleetRowLimit is how many nodes a job of a merge's table shows one by one (see table.FleetRowLimit).
+const FleetRowLimit = table.FleetRowLimit
+
+// Plural is one or many, as n asks.
+func Plural(n int, one, many string) string { return table.Plural(n, one, many) }
+
+// WriteHealthJobs writes each job of a check on a line of its own, what check -v prints on stderr.
+func WriteHealthJobs(w io.Writer, h *comparison.Health) error { return table.WriteHealthJobs(w, h) }
+
+// ThresholdHeading names the threshold table by what it holds.
+func ThresholdHeading(r *result.Run) string { return markdown.ThresholdHeading(r) }

@@ -14,8 +14,10 @@ import (
 	"github.com/clmemprobe/clmemprobe/report/comparison"
 	"github.com/clmemprobe/clmemprobe/report/export"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/markdown"
 	"github.com/clmemprobe/clmemprobe/report/prom"
 	"github.com/clmemprobe/clmemprobe/report/repro"
+	"github.com/clmemprobe/clmemprobe/report/table"
 )
 
 // Kind is a kind of document.
@@ -64,9 +66,9 @@ var formats = []Format{
 // renderers is the registry: one registration per document kind and format. A new format is a file of
 // render functions and its lines here (and in formats); a new kind of document, its type's lines.
 var renderers = []registration{
-	as(KindRun, "table", writeTable),
+	as(KindRun, "table", table.WriteTable),
 	as(KindRun, "json", jsonOf[findings.Judged]),
-	as(KindRun, "markdown", writeMarkdown),
+	as(KindRun, "markdown", markdown.WriteMarkdown),
 	as(KindRun, "csv", export.WriteCSV),
 	as(KindRun, "prom", prom.WriteProm),
 	as(KindRun, "repro", repro.WriteRepro),
@@ -74,53 +76,53 @@ var renderers = []registration{
 	as(KindRun, "svg", chart.WriteSVG),
 	as(KindRun, "timeline", writeTimeline),
 
-	as(KindTrace, "table", writeTraceTable),
+	as(KindTrace, "table", table.WriteTraceTable),
 	as(KindTrace, "json", jsonOf[findings.JudgedTrace]),
-	as(KindTrace, "markdown", writeTraceMarkdown),
+	as(KindTrace, "markdown", markdown.WriteTraceMarkdown),
 	as(KindTrace, "repro", repro.WriteTraceRepro),
 	as(KindTrace, "timeline", writeTraceTimeline),
 	as(KindTrace, "pprof", writeProfileAtEnd),
 	as(KindTrace, "pprof-failure", writeProfileAtFailure),
 
-	as(KindComparison, "table", writeComparison),
+	as(KindComparison, "table", table.WriteComparison),
 	as(KindComparison, "json", jsonOf[*comparison.Comparison]),
-	as(KindComparison, "markdown", writeComparisonMarkdown),
+	as(KindComparison, "markdown", markdown.WriteComparisonMarkdown),
 
-	as(KindFleet, "table", writeFleetText),
+	as(KindFleet, "table", table.WriteFleetText),
 	as(KindFleet, "json", export.WriteFleetJSON),
-	as(KindFleet, "markdown", writeFleetMarkdown),
+	as(KindFleet, "markdown", markdown.WriteFleetMarkdown),
 	as(KindFleet, "csv", export.WriteFleetCSV),
 	as(KindFleet, "png", chart.WriteFleetPNG),
 
-	as(KindHealth, "table", writeHealthText),
+	as(KindHealth, "table", table.WriteHealthText),
 	as(KindHealth, "json", jsonOf[*comparison.Health]),
 
-	as(KindLargest, "table", writeLargestTable),
+	as(KindLargest, "table", table.WriteLargestTable),
 	as(KindLargest, "json", jsonOf[findings.JudgedLargest]),
-	as(KindLargest, "markdown", writeLargestMarkdown),
+	as(KindLargest, "markdown", markdown.WriteLargestMarkdown),
 
-	as(KindRemedy, "table", writeRemedyTable),
+	as(KindRemedy, "table", table.WriteRemedyTable),
 	as(KindRemedy, "json", jsonOf[findings.JudgedRemedy]),
-	as(KindRemedy, "markdown", writeRemedyMarkdown),
+	as(KindRemedy, "markdown", markdown.WriteRemedyMarkdown),
 
-	as(KindExchange, "table", writeExchangeText),
+	as(KindExchange, "table", table.WriteExchangeText),
 	as(KindExchange, "json", jsonOf[findings.JudgedExchange]),
-	as(KindExchange, "markdown", writeExchangeMarkdown),
+	as(KindExchange, "markdown", markdown.WriteExchangeMarkdown),
 
-	as(KindInventory, "table", writeInventory),
+	as(KindInventory, "table", table.WriteInventory),
 	as(KindInventory, "json", jsonOf[*result.Inventory]),
 
-	as(KindEnvironment, "table", writeEnvironmentText),
+	as(KindEnvironment, "table", table.WriteEnvironmentText),
 	as(KindEnvironment, "json", jsonOf[*result.Environment]),
-	as(KindEnvironment, "markdown", writeEnvironmentMarkdown),
+	as(KindEnvironment, "markdown", markdown.WriteEnvironmentMarkdown),
 
-	as(KindPlan, "table", writePlanText),
+	as(KindPlan, "table", table.WritePlanText),
 	as(KindPlan, "json", jsonOf[*result.DryRun]),
 
 	as(KindExpectations, "json", jsonOf[*result.Expectations]),
 
-	as(KindPresets, "table", writePresetsText),
-	as(KindPresets, "json", jsonOf[*PresetList]),
+	as(KindPresets, "table", table.WritePresetsText),
+	as(KindPresets, "json", jsonOf[*table.PresetList]),
 }
 
 // registration writes the documents of one kind, all of one Go type, in one format.

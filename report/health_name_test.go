@@ -8,6 +8,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
+	"github.com/clmemprobe/clmemprobe/report/table"
 )
 
 // check names a job one way in its one line and in -v's lines: strategy, size, flags and "variant NAME".
@@ -18,13 +19,13 @@ func TestCheckNamesAJobOneWay(t *testing.T) {
 			AllocationsOK: 100, ExpectedAllocs: 100, ExpectedOutcome: result.OutcomeFailed}}}
 	want := fmt.Sprintf("%s %s %s variant %s", result.Shared, units.Size(1<<20), flags, variant)
 	var line, verbose bytes.Buffer
-	if err := writeHealthText(&line, h, Options{}); err != nil {
+	if err := table.WriteHealthText(&line, h, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteHealthJobs(&verbose, h); err != nil {
+	if err := table.WriteHealthJobs(&verbose, h); err != nil {
 		t.Fatal(err)
 	}
-	if got := healthJobName(&h.Jobs[0]); got != want {
+	if got := table.HealthJobName(&h.Jobs[0]); got != want {
 		t.Errorf("the job is named %q, want %q", got, want)
 	}
 	// Both outputs name it so: the golden files.

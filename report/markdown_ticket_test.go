@@ -8,6 +8,7 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
+	"github.com/clmemprobe/clmemprobe/report/markdown"
 )
 
 // ticketRun is a completed run of four strategies on two devices of one model, none failing, one with a
@@ -53,7 +54,7 @@ func TestMarkdownReadsAsATicket(t *testing.T) {
 		"system available memory " + units.Bytes(uint64(ev["host_available_bytes"])),
 		fmt.Sprintf("some new count %d", int(ev["some_new_count"])),
 	}, ", ")
-	if got, want := evidenceList(ev), " ("+want+")"; got != want {
+	if got, want := markdown.EvidenceList(ev), " ("+want+")"; got != want {
 		t.Errorf("evidence %q, want %q: in words and units, a key this build does not know as words too", got, want)
 	}
 	sampler := strings.TrimPrefix(string(r.Jobs[0].DeviceSampler), "not available: ")

@@ -10,6 +10,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
 	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
+	"github.com/clmemprobe/clmemprobe/report/table"
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
 )
 
@@ -109,7 +110,7 @@ func headerCount(out string) int {
 func TestVerdictLinesFitInScreenColumns(t *testing.T) {
 	const width = 30
 	text := "device 0 (" + strings.Repeat("計算機 ", 6) + ") was full at buffer #80550"
-	for _, l := range strings.Split(bullet(text, width), "\n") {
+	for _, l := range strings.Split(table.Bullet(text, width), "\n") {
 		if w := twwidth.Width(l); w > width {
 			t.Errorf("a line of %d columns on a terminal of %d: %q", w, width, l)
 		}

@@ -58,3 +58,6 @@ func SizeSummary(r *result.Run) string {
 	}
 	return strings.Join(sizes, ", ")
 }
+
+// HexID is a PCI vendor or device ID without its 0x, as lspci writes it.
+func HexID(s string) string { return strings.TrimPrefix(s, "0x") }

@@ -243,7 +243,7 @@ func fillGPUHardware(t *ticket) (string, string) {
 	for _, d := range t.devices {
 		p := fmt.Sprintf("%s (%s, %s global memory, %s max allocation)", d.Name, d.Type, units.Bytes(d.GlobalMemBytes), units.Bytes(d.MaxAllocBytes))
 		if pci := t.pciOf(d); pci != nil {
-			p += fmt.Sprintf(", PCI %s [%s:%s]", pci.Address, HexID(pci.Vendor), HexID(pci.Device))
+			p += fmt.Sprintf(", PCI %s [%s:%s]", pci.Address, render.HexID(pci.Vendor), render.HexID(pci.Device))
 		}
 		parts = append(parts, p)
 	}
@@ -272,13 +272,13 @@ func fillLspci(t *ticket) (string, string) {
 	}
 	var b strings.Builder
 	for _, d := range t.sys.PCI {
-		fmt.Fprintf(&b, "%s class %s [%s:%s]", d.Address, d.Class, HexID(d.Vendor), HexID(d.Device))
+		fmt.Fprintf(&b, "%s class %s [%s:%s]", d.Address, d.Class, render.HexID(d.Vendor), render.HexID(d.Device))
 		if d.Revision != "" {
 			fmt.Fprintf(&b, " (rev %s)", strings.TrimPrefix(d.Revision, "0x"))
 		}
 		b.WriteByte('\n')
 		if d.SubsystemVendor != "" {
-			fmt.Fprintf(&b, "\tSubsystem: [%s:%s]\n", HexID(d.SubsystemVendor), HexID(d.SubsystemDevice))
+			fmt.Fprintf(&b, "\tSubsystem: [%s:%s]\n", render.HexID(d.SubsystemVendor), render.HexID(d.SubsystemDevice))
 		}
 		for _, bar := range d.BARs {
 			attrs := []string{}
@@ -355,8 +355,6 @@ func (t *ticket) pciOf(d result.Device) *result.PCIDevice {
 	}
 	return nil
 }
-
-func HexID(s string) string { return strings.TrimPrefix(s, "0x") }
 
 func fillDriverVersion(t *ticket) (string, string) {
 	var parts []string

@@ -1,4 +1,4 @@
-package report
+package table
 
 import (
 	"fmt"
@@ -11,8 +11,8 @@ import (
 	"github.com/clmemprobe/clmemprobe/report/render"
 )
 
-// writePlanText renders a plan for a terminal.
-func writePlanText(w io.Writer, p *result.DryRun, opts Options) error {
+// WritePlanText renders a plan for a terminal.
+func WritePlanText(w io.Writer, p *result.DryRun, opts render.Options) error {
 	st := render.Terminal(opts)
 	lead := "clmemprobe run --dry-run: nothing is allocated."
 	if p.Live {

@@ -1,9 +1,8 @@
-package report
+package table
 
 import (
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
@@ -12,9 +11,9 @@ import (
 	"github.com/clmemprobe/clmemprobe/report/render"
 )
 
-// writeLargestTable renders `largest` for a terminal: the headlines, then per device and pattern size the
+// WriteLargestTable renders `largest` for a terminal: the headlines, then per device and pattern size the
 // largest verified buffer and the first try that was not; with AllFindings every try.
-func writeLargestTable(w io.Writer, j findings.JudgedLargest, opts Options) error {
+func WriteLargestTable(w io.Writer, j findings.JudgedLargest, opts render.Options) error {
 	l := j.Largest()
 	cw := &render.ErrWriter{W: w}
 	fmt.Fprintf(cw, "clmemprobe largest: platform %s\n\n", render.Plain(l.Platform.Name))
@@ -23,7 +22,7 @@ func writeLargestTable(w io.Writer, j findings.JudgedLargest, opts Options) erro
 	for _, d := range l.Devices {
 		for _, p := range d.Patterns {
 			fmt.Fprintf(tw, "%d\t%s\t%s\t%d B\t%s\t%s\t%s\n", d.Index, units.Bytes(d.MaxAllocBytes), units.Bytes(d.GlobalMemBytes), p.PatternBytes,
-				units.Size(p.LargestVerifiedBytes), ratioOf(p.LargestVerifiedBytes, d.MaxAllocBytes), firstNotVerified(d, p.PatternBytes))
+				units.Size(p.LargestVerifiedBytes), RatioOf(p.LargestVerifiedBytes, d.MaxAllocBytes), FirstNotVerified(d, p.PatternBytes))
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -56,15 +55,15 @@ func writeTries(w io.Writer, l *result.Largest) {
 	_ = tw.Flush()
 }
 
-func ratioOf(v, maxAlloc uint64) string {
+func RatioOf(v, maxAlloc uint64) string {
 	if maxAlloc == 0 {
 		return "-"
 	}
 	return fmt.Sprintf("%.2fx", float64(v)/float64(maxAlloc))
 }
 
-// firstNotVerified is the smallest size that did not verify with a pattern, and how it ended.
-func firstNotVerified(d result.LargestDevice, pattern int) string {
+// FirstNotVerified is the smallest size that did not verify with a pattern, and how it ended.
+func FirstNotVerified(d result.LargestDevice, pattern int) string {
 	var first *result.LargestTry
 	for i, t := range d.Tries {
 		if t.PatternBytes == pattern && t.Outcome != result.TryVerified && t.Outcome.Settled() && (first == nil || t.SizeBytes < first.SizeBytes) {
@@ -79,34 +78,4 @@ func firstNotVerified(d result.LargestDevice, pattern int) string {
 		s += fmt.Sprintf(" (%d)", first.Code)
 	}
 	return s
-}
-
-// writeLargestMarkdown renders `largest` for a ticket: the headlines, the table, and every try.
-func writeLargestMarkdown(w io.Writer, j findings.JudgedLargest, _ Options) error {
-	l := j.Largest()
-	b := &strings.Builder{}
-	fmt.Fprintf(b, "# The largest buffer: %s\n\n", render.MdText(l.Platform.Name))
-	for _, v := range j.Verdict() {
-		fmt.Fprintf(b, "- %s\n", render.MdText(v))
-	}
-	b.WriteString("\n| device | max alloc | global | pattern | largest verified | x max alloc | first not verified |\n|--:|--:|--:|--:|--:|--:|:--|\n")
-	for _, d := range l.Devices {
-		for _, p := range d.Patterns {
-			fmt.Fprintf(b, "| %d %s | %s | %s | %d B | %s | %s | %s |\n", d.Index, render.MdText(d.Name), units.Bytes(d.MaxAllocBytes), units.Bytes(d.GlobalMemBytes),
-				p.PatternBytes, units.Size(p.LargestVerifiedBytes), ratioOf(p.LargestVerifiedBytes, d.MaxAllocBytes), firstNotVerified(d, p.PatternBytes))
-		}
-	}
-	b.WriteString("\n" + detailsOpen("Every try") + "\n\n| device | size | pattern | outcome | code | seconds |\n|--:|--:|--:|:--|:--|--:|\n")
-	for _, d := range l.Devices {
-		for _, t := range d.Tries {
-			code := ""
-			if t.Code != 0 {
-				code = fmt.Sprintf("%d (%s) at %s", t.Code, result.CodeName(t.Code), render.MdText(t.Call))
-			}
-			fmt.Fprintf(b, "| %d | %s | %d B | %s | %s | %.2f |\n", d.Index, units.Size(t.SizeBytes), t.PatternBytes, t.Outcome, code, t.Seconds)
-		}
-	}
-	b.WriteString("\n</details>\n")
-	_, err := io.WriteString(w, b.String())
-	return err
 }

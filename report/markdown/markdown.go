@@ -1,4 +1,6 @@
-package report
+// Package markdown writes every document as a Markdown report for a bug ticket, with the tables and
+// sentences of package table drawn in the Markdown style.
+package markdown
 
 import (
 	"fmt"
@@ -14,13 +16,13 @@ import (
 	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/render"
 	"github.com/clmemprobe/clmemprobe/report/repro"
-	"github.com/clmemprobe/clmemprobe/report/ticket"
+	"github.com/clmemprobe/clmemprobe/report/table"
 )
 
-// writeMarkdown renders a self-contained report for a bug ticket: the answer in one sentence, the threshold
+// WriteMarkdown renders a self-contained report for a bug ticket: the answer in one sentence, the threshold
 // table, the verdict, per-strategy figures, what the runtime said, the environment and the command that
 // reproduces the run. Every string that came from elsewhere is escaped (escape.go).
-func writeMarkdown(w io.Writer, j findings.Judged, opts Options) error {
+func WriteMarkdown(w io.Writer, j findings.Judged, opts render.Options) error {
 	r, verdict := j.Run(), j.Verdict()
 	st := render.Markdown
 	b := &strings.Builder{}
@@ -34,7 +36,7 @@ func writeMarkdown(w io.Writer, j findings.Judged, opts Options) error {
 	}
 	writeRunSummary(b, r, st)
 	fmt.Fprintf(b, "## %s\n\n", ThresholdHeading(r))
-	if err := thresholdTable(b, j, st); err != nil {
+	if err := table.ThresholdTable(b, j, st); err != nil {
 		return err
 	}
 	if opts.Chart != "" {
@@ -63,7 +65,7 @@ func writeMarkdown(w io.Writer, j findings.Judged, opts Options) error {
 	writeDevicesMarkdown(b, r, st)
 	if e := r.Environment; e != nil {
 		b.WriteString("\n## Environment\n\n")
-		writeEnvironment(b, e, st)
+		table.WriteEnvironment(b, e, st)
 	}
 	fmt.Fprintf(b, "\n## Reproduce\n\nWith clmemprobe:\n\n%s\n", render.MdBlock(render.ReproduceCommand(r), "bash"))
 	if what, err := repro.ReproSubject(j); err != nil {
@@ -244,7 +246,7 @@ func writeStrategyMarkdown(b *strings.Builder, s *result.JobResult, limit result
 	if s.Variant != "" {
 		variant += ", variant " + st.Text(s.Variant)
 	}
-	fmt.Fprintf(b, "### %s%s, %s buffers, devices %s\n\n", st.Text(string(s.Strategy)), variant, units.Size(s.SizeBytes), joinInts(s.Devices))
+	fmt.Fprintf(b, "### %s%s, %s buffers, devices %s\n\n", st.Text(string(s.Strategy)), variant, units.Size(s.SizeBytes), table.JoinInts(s.Devices))
 	if len(s.VariantSettings) > 0 {
 		fmt.Fprintf(b, "- variant settings (this worker's environment): %s\n", st.Code(settingsText(s.VariantSettings)))
 	}
@@ -266,7 +268,7 @@ func writeStrategyMarkdown(b *strings.Builder, s *result.JobResult, limit result
 		fmt.Fprintf(b, "- last stage entered: %s\n", st.Text(string(s.LastStage)))
 	}
 	if limit.Limit != "" {
-		fmt.Fprintf(b, "- limit: **%s**%s\n", st.Text(string(limit.Limit)), evidenceList(limit.Evidence))
+		fmt.Fprintf(b, "- limit: **%s**%s\n", st.Text(string(limit.Limit)), EvidenceList(limit.Evidence))
 	}
 	fit := s.JudgedFit()
 	if fit.OK {
@@ -278,7 +280,7 @@ func writeStrategyMarkdown(b *strings.Builder, s *result.JobResult, limit result
 		if s.CommittedBytesPerBuffer != nil {
 			fmt.Fprintf(b, ", Committed_AS %s", units.SignedBytes(*s.CommittedBytesPerBuffer))
 		}
-		fmt.Fprintf(b, "; device %s\n", deviceCostCell(s))
+		fmt.Fprintf(b, "; device %s\n", table.DeviceCostCell(s))
 	} else {
 		fmt.Fprintf(b, "- cost per buffer: %s to fit (%d samples spanning %d buffers; the rule is %d samples spanning at least half of the buffers)\n",
 			st.Text(fit.Why), fit.Samples, fit.Spanned, result.FitMinSamples)
@@ -384,108 +386,17 @@ func detailsOpen(summary string) string { return "<details><summary>" + summary 
 // settingsText writes environment settings as KEY=VALUE, in key order.
 func settingsText(m map[string]string) string { return strings.Join(result.Assignments(m), " ") }
 
-// writeEnvironmentText renders the environment block for a terminal.
-func writeEnvironmentText(w io.Writer, e *result.Environment, opts Options) error {
+// WriteEnvironmentMarkdown renders the environment block as a Markdown list.
+func WriteEnvironmentMarkdown(w io.Writer, e *result.Environment, _ render.Options) error {
 	b := &strings.Builder{}
-	writeEnvironment(b, e, render.Terminal(opts))
+	table.WriteEnvironment(b, e, render.Markdown)
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// writeEnvironmentMarkdown renders the environment block as a Markdown list.
-func writeEnvironmentMarkdown(w io.Writer, e *result.Environment, _ Options) error {
-	b := &strings.Builder{}
-	writeEnvironment(b, e, render.Markdown)
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-func writeEnvironment(b *strings.Builder, e *result.Environment, st render.Style) {
-	fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("OS: %s, kernel %s, %d CPUs (%s)", st.Text(e.OS), st.Text(e.Kernel), e.CPUs, st.Text(e.CPU)), st.Width))
-	fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("RAM %s, swap %s, vm.overcommit_memory %s (ratio %s), vm.max_map_count %d", units.Bytes(e.HostMemBytes),
-		units.Bytes(e.SwapBytes), st.Text(render.OrDash(e.Overcommit)), st.Text(render.OrDash(e.OvercommitPct)), e.MaxMapCount), st.Width))
-	fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("OpenCL library: %s; ICD vendors: %s", st.Code(e.OpenCLLibrary), st.Code(e.ICDVendorsDir)), st.Width))
-	said := map[string]bool{}
-	for _, s := range e.ICDStatus {
-		said[s.File] = true
-		fmt.Fprintln(b, wrapWords("  - ", st.Text(s.Line()), st.Width))
-	}
-	for _, f := range render.SortedKeys(e.ICDFiles) {
-		if !said[f] {
-			fmt.Fprintln(b, wrapWords("  - ", fmt.Sprintf("%s -> %s", st.Code(f), st.Code(e.ICDFiles[f])), st.Width))
-		}
-	}
-	for _, p := range e.Platforms {
-		fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("platform %d: %s (%s), %s", p.Index, st.Text(p.Name), st.Text(p.Vendor), st.Text(p.Version)), st.Width))
-	}
-	if e.FDLimit > 0 {
-		fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("open file descriptors: the command's soft limit %d (ulimit -n), which the workers run under", e.FDLimit), st.Width))
-	}
-	if cg := e.MemoryCgroup; cg != nil {
-		fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("memory cgroup: %s (v%d), limit %s", st.Code(cg.Path), cg.Version, limitOrNone(cg.LimitBytes)), st.Width))
-	}
-	for _, d := range e.DRIDevices {
-		fmt.Fprintln(b, wrapWords("- ", st.Text(d), st.Width))
-	}
-	if len(e.EnvVars) > 0 {
-		b.WriteString("- environment variables:\n")
-		for _, k := range render.SortedKeys(e.EnvVars) {
-			fmt.Fprintln(b, wrapWords("  - ", st.Code(k+"="+e.EnvVars[k]), st.Width))
-		}
-	}
-	writeSystem(b, e.System, st)
-}
-
-// writeSystem renders what the ticket collectors read: distribution, GPUs on the PCI bus, modules and the
-// driver packages (ISSUE.md has them in its vendor's fields).
-func writeSystem(b *strings.Builder, s *result.System, st render.Style) {
-	if s == nil {
-		return
-	}
-	if s.Distribution != "" {
-		fmt.Fprintln(b, wrapWords("- ", "distribution: "+st.Text(s.Distribution), st.Width))
-	}
-	for _, d := range s.PCI {
-		var bars []string
-		for _, bar := range d.BARs {
-			bars = append(bars, fmt.Sprintf("BAR %d %s", bar.Index, units.Size(bar.Bytes)))
-		}
-		fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("PCI %s [%s:%s] driver %s, %s", st.Text(d.Address), st.Text(ticket.HexID(d.Vendor)), st.Text(ticket.HexID(d.Device)),
-			st.Text(render.OrDash(d.Driver)), strings.Join(bars, ", ")), st.Width))
-	}
-	if s.NVIDIADriver != "" {
-		fmt.Fprintln(b, wrapWords("- ", st.Text(s.NVIDIADriver), st.Width))
-	}
-	var mods []string
-	for _, m := range s.Modules {
-		mods = append(mods, strings.TrimSpace(m.Name+" "+m.Version))
-	}
-	if len(mods) > 0 {
-		fmt.Fprintln(b, wrapWords("- ", "GPU modules: "+st.Text(strings.Join(mods, ", ")), st.Width))
-	}
-	var pkgs []string
-	for _, p := range s.Packages {
-		pkgs = append(pkgs, p.Name+" "+p.Version)
-	}
-	if len(pkgs) > 0 {
-		fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("driver packages (%s): %s", st.Text(s.PackageManager), st.Text(strings.Join(pkgs, ", "))), st.Width))
-	}
-	for _, k := range render.SortedKeys(s.Unread) {
-		fmt.Fprintln(b, wrapWords("- ", fmt.Sprintf("not read (%s): %s", k, st.Text(s.Unread[k])), st.Width))
-	}
-}
-
-// limitOrNone is a limit in bytes, or "none".
-func limitOrNone(b uint64) string {
-	if b == 0 {
-		return "none"
-	}
-	return units.Bytes(b)
-}
-
-// evidenceList writes a limit's evidence in words and units, in a stable order: "1031 buffers that
+// EvidenceList writes a limit's evidence in words and units, in a stable order: "1031 buffers that
 // succeeded, cgroup limit 1 GiB". A key the report does not know is written plainly, its number in full.
-func evidenceList(ev map[string]float64) string {
+func EvidenceList(ev map[string]float64) string {
 	if len(ev) == 0 {
 		return ""
 	}

@@ -1,4 +1,4 @@
-package report
+package table
 
 import (
 	"fmt"
@@ -13,9 +13,9 @@ import (
 // ledgerRows bounds the sites a table shows; the pprof profile and trace.json have every one.
 const ledgerRows = 10
 
-// ledgerNote says how the ledger's figures were made: which buffers are attributed one by one, which are
+// LedgerNote says how the ledger's figures were made: which buffers are attributed one by one, which are
 // sampled, and where the stacks were cut.
-func ledgerNote(l *result.TraceLedger) string {
+func LedgerNote(l *result.TraceLedger) string {
 	s := fmt.Sprintf("Sites are the program's own frames above the OpenCL libraries; buffers, images and SVM allocations of %s or more are attributed one by one", units.Bytes(l.WholeBytes))
 	if l.SampleBytes > 0 {
 		s += fmt.Sprintf(", smaller ones sampled every %s on average (a site marked ~ has figures scaled from its samples)", units.Bytes(l.SampleBytes))
@@ -25,8 +25,8 @@ func ledgerNote(l *result.TraceLedger) string {
 	return s + "."
 }
 
-// allocMark names what a site allocates where it is not buffers.
-func allocMark(s result.TraceSite) string {
+// AllocMark names what a site allocates where it is not buffers.
+func AllocMark(s result.TraceSite) string {
 	switch s.Allocates {
 	case result.AllocImages:
 		return "image: "
@@ -36,7 +36,7 @@ func allocMark(s result.TraceSite) string {
 	return ""
 }
 
-func sampledMark(s result.TraceSite) string {
+func SampledMark(s result.TraceSite) string {
 	if s.Sampled {
 		return "~"
 	}
@@ -58,8 +58,8 @@ func writeSitesTable(w io.Writer, t *result.Trace) error {
 		if i == ledgerRows {
 			break
 		}
-		fmt.Fprintf(tw, "%s%s%s\t%d\t%d\t%d\t%s\t%s\t%s\n", sampledMark(s), allocMark(s), render.Plain(labels[i]), s.Context, s.Created, s.Released,
-			atFailureText(t, s), liveText(s.Live, s.LiveB), peakText(s))
+		fmt.Fprintf(tw, "%s%s%s\t%d\t%d\t%d\t%s\t%s\t%s\n", SampledMark(s), AllocMark(s), render.Plain(labels[i]), s.Context, s.Created, s.Released,
+			AtFailureText(t, s), LiveText(s.Live, s.LiveB), PeakText(s))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -67,48 +67,34 @@ func writeSitesTable(w io.Writer, t *result.Trace) error {
 	if len(l.Sites) > ledgerRows {
 		fmt.Fprintf(w, "(%d more sites in trace.json)\n", len(l.Sites)-ledgerRows)
 	}
-	_, err := fmt.Fprintln(w, render.Plain(ledgerNote(l)))
+	_, err := fmt.Fprintln(w, render.Plain(LedgerNote(l)))
 	return err
 }
 
-// peakText is a site's peak, "at most" where it is a bound.
-func peakText(s result.TraceSite) string {
+// PeakText is a site's peak, "at most" where it is a bound.
+func PeakText(s result.TraceSite) string {
 	if s.PeakBound {
 		return "<= " + units.Bytes(s.PeakB)
 	}
 	return units.Bytes(s.PeakB)
 }
 
-func atFailureText(t *result.Trace, s result.TraceSite) string {
+func AtFailureText(t *result.Trace, s result.TraceSite) string {
 	if t.FirstFailure == nil {
 		return "-"
 	}
-	return liveText(s.AtFailure, s.AtFailureB)
+	return LiveText(s.AtFailure, s.AtFailureB)
 }
 
-func liveText(buffers, bytes uint64) string {
+func LiveText(buffers, bytes uint64) string {
 	if buffers == 0 {
 		return "0"
 	}
 	return fmt.Sprintf("%d (%s)", buffers, units.Bytes(bytes))
 }
 
-// writeSitesMarkdown writes every site, with its whole stack, for a bug ticket.
-func writeSitesMarkdown(w io.Writer, t *result.Trace) {
-	l := t.Ledger
-	if l == nil || len(l.Sites) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "\n## Where the allocations were made\n\n%s\n\n", render.MdText(ledgerNote(l)))
-	fmt.Fprint(w, "| site | context | created | released | live at failure | live at end | peak | stack |\n|:--|--:|--:|--:|--:|--:|--:|:--|\n")
-	for _, s := range l.Sites {
-		fmt.Fprintf(w, "| %s%s%s | %d | %d (%s) | %d (%s) | %s | %s | %s | %s |\n", sampledMark(s), allocMark(s), render.MdText(s.Name()), s.Context, s.Created, units.Bytes(s.CreatedB),
-			s.Released, units.Bytes(s.ReleasedB), atFailureText(t, s), liveText(s.Live, s.LiveB), render.MdText(peakText(s)), render.MdText(stackText(s)))
-	}
-}
-
-// stackText is a site's frames, innermost first, and where they were cut.
-func stackText(s result.TraceSite) string {
+// StackText is a site's frames, innermost first, and where they were cut.
+func StackText(s result.TraceSite) string {
 	out := ""
 	for i, f := range s.Frames {
 		if i > 0 {

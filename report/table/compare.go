@@ -1,4 +1,4 @@
-package report
+package table
 
 import (
 	"fmt"
@@ -10,23 +10,14 @@ import (
 	"github.com/clmemprobe/clmemprobe/report/render"
 )
 
-// writeComparison renders a comparison as a table.
-func writeComparison(w io.Writer, c *comparison.Comparison, opts Options) error {
-	return comparisonTable(w, c, render.Terminal(opts))
+// WriteComparison renders a comparison as a table.
+func WriteComparison(w io.Writer, c *comparison.Comparison, opts render.Options) error {
+	return ComparisonTable(w, c, render.Terminal(opts))
 }
 
-// writeComparisonMarkdown renders a comparison for a ticket or a pull request: a heading, the same table in
-// Markdown, and the verdict.
-func writeComparisonMarkdown(w io.Writer, c *comparison.Comparison, _ Options) error {
-	if _, err := fmt.Fprint(w, "# clmemprobe compare\n\n"); err != nil {
-		return err
-	}
-	return comparisonTable(w, c, render.Markdown)
-}
-
-// comparisonTable writes the rows of a comparison in the style, then its verdict. A terminal too narrow for
+// ComparisonTable writes the rows of a comparison in the style, then its verdict. A terminal too narrow for
 // every column loses the host cost first, then the outcomes (the verdict cell says what changed).
-func comparisonTable(w io.Writer, c *comparison.Comparison, st render.Style) error {
+func ComparisonTable(w io.Writer, c *comparison.Comparison, st render.Style) error {
 	headers := []string{"Strategy", "Size", "Base", "New", "Buffers base -> new", "Change", "Host/buffer base -> new", "Verdict"}
 	var rows [][]string
 	for _, r := range c.Rows {

@@ -1,4 +1,4 @@
-package report
+package table
 
 import (
 	"fmt"
@@ -10,17 +10,12 @@ import (
 	"github.com/clmemprobe/clmemprobe/report/render"
 )
 
-// writeExchangeText renders an exchange run for a terminal.
-func writeExchangeText(w io.Writer, e findings.JudgedExchange, opts Options) error {
-	return writeExchange(w, e, render.Terminal(opts))
+// WriteExchangeText renders an exchange run for a terminal.
+func WriteExchangeText(w io.Writer, e findings.JudgedExchange, opts render.Options) error {
+	return WriteExchange(w, e, render.Terminal(opts))
 }
 
-// writeExchangeMarkdown renders an exchange run for a ticket.
-func writeExchangeMarkdown(w io.Writer, e findings.JudgedExchange, _ Options) error {
-	return writeExchange(w, e, render.Markdown)
-}
-
-func writeExchange(w io.Writer, j findings.JudgedExchange, st render.Style) error {
+func WriteExchange(w io.Writer, j findings.JudgedExchange, st render.Style) error {
 	e := j.Exchange()
 	b := &strings.Builder{}
 	var devs []string
@@ -61,7 +56,7 @@ func writeExchange(w io.Writer, j findings.JudgedExchange, st render.Style) erro
 	if st.Markdown {
 		if e.Environment != nil {
 			b.WriteString("\n## Environment\n\n")
-			writeEnvironment(b, e.Environment, st)
+			WriteEnvironment(b, e.Environment, st)
 		}
 		fmt.Fprintf(b, "\n## Reproduce\n\n%s", render.MdBlock(render.ShellQuote(e.Command), "sh"))
 	}

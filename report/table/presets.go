@@ -1,4 +1,4 @@
-package report
+package table
 
 import (
 	"fmt"
@@ -31,7 +31,7 @@ func VariantText(v result.Variant) string {
 	return v.Name + ":" + strings.Join(result.Assignments(v.Settings), ",")
 }
 
-func writePresetsText(w io.Writer, l *PresetList, opts Options) error {
+func WritePresetsText(w io.Writer, l *PresetList, opts render.Options) error {
 	st := render.Terminal(opts)
 	// Each line wraps at the terminal's width, its continuation indented under its text; a variant, one
 	// word the user copies, is never broken.

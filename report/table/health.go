@@ -1,4 +1,4 @@
-package report
+package table
 
 import (
 	"fmt"
@@ -11,15 +11,15 @@ import (
 	"github.com/clmemprobe/clmemprobe/report/render"
 )
 
-// writeHealthText is check's one line: the verdict, each job's threshold against the expected one, and the time.
-func writeHealthText(w io.Writer, h *comparison.Health, _ Options) error {
+// WriteHealthText is check's one line: the verdict, each job's threshold against the expected one, and the time.
+func WriteHealthText(w io.Writer, h *comparison.Health, _ render.Options) error {
 	if h.Interrupted {
 		_, err := fmt.Fprintf(w, "clmemprobe check: INTERRUPTED (Ctrl-C) after %d of %d jobs: nothing is judged\n", h.JobsDone, h.JobsPlanned)
 		return err
 	}
 	var parts []string
 	for _, j := range h.Jobs {
-		name := healthJobName(&j)
+		name := HealthJobName(&j)
 		if j.Healthy {
 			parts = append(parts, fmt.Sprintf("%s %d (expected %d)", name, j.AllocationsOK, j.ExpectedAllocs))
 		} else {
@@ -38,9 +38,9 @@ func writeHealthText(w io.Writer, h *comparison.Health, _ Options) error {
 	return err
 }
 
-// healthJobName names a job of a check the same way in the one line and in -v's lines: its strategy, size,
+// HealthJobName names a job of a check the same way in the one line and in -v's lines: its strategy, size,
 // flags other than the default, and "variant NAME" (a bare name could be read as a flag or a word).
-func healthJobName(j *comparison.HealthJob) string {
+func HealthJobName(j *comparison.HealthJob) string {
 	name := fmt.Sprintf("%s %s", j.Strategy, units.Size(j.SizeBytes))
 	if j.Flags != result.FlagsName("") && j.Flags != "" {
 		name += " " + render.Plain(j.Flags)
@@ -55,7 +55,7 @@ func healthJobName(j *comparison.HealthJob) string {
 // it reached and how it ended, against the recorded ones, the tolerance, and the job's verdict with why.
 func WriteHealthJobs(w io.Writer, h *comparison.Health) error {
 	for _, j := range h.Jobs {
-		name := healthJobName(&j)
+		name := HealthJobName(&j)
 		reached := "did not run"
 		if j.Outcome != "" {
 			reached = fmt.Sprintf("%d buffers (%s)", j.AllocationsOK, j.Outcome)

@@ -1,4 +1,4 @@
-package report
+package table
 
 import (
 	"bytes"
@@ -13,14 +13,14 @@ import (
 	"github.com/clmemprobe/clmemprobe/report/render"
 )
 
-// fleetSummary is merge's first line.
-func fleetSummary(f *comparison.Fleet) string {
+// FleetSummary is merge's first line.
+func FleetSummary(f *comparison.Fleet) string {
 	return fmt.Sprintf("clmemprobe merge: %d %s in %d %s, tolerance %.0f%%", f.Results, Plural(f.Results, "result", "results"), len(f.Groups),
 		Plural(len(f.Groups), "group", "groups"), 100*f.Tolerance)
 }
 
-// fleetVerdict is merge's last line.
-func fleetVerdict(f *comparison.Fleet) string {
+// FleetVerdict is merge's last line.
+func FleetVerdict(f *comparison.Fleet) string {
 	if f.Outliers == 0 {
 		return fmt.Sprintf("no outliers beyond the tolerance of %.0f%%", 100*f.Tolerance)
 	}
@@ -35,8 +35,8 @@ func Plural(n int, one, many string) string {
 	return many
 }
 
-// groupTitle says what the runs of a group share.
-func groupTitle(g *comparison.FleetGroup, st render.Style) string {
+// GroupTitle says what the runs of a group share.
+func GroupTitle(g *comparison.FleetGroup, st render.Style) string {
 	budget := fmt.Sprintf("budget %d buffers", g.MaxAllocs)
 	if g.MaxBytes > 0 {
 		budget += " or " + units.Bytes(g.MaxBytes)
@@ -45,10 +45,10 @@ func groupTitle(g *comparison.FleetGroup, st render.Style) string {
 		g.Touch, budget, g.Nodes, Plural(g.Nodes, "result", "results"))
 }
 
-// fleetTable writes one group's jobs: a median row for each job, then a row for each node. A terminal
+// FleetTable writes one group's jobs: a median row for each job, then a row for each node. A terminal
 // narrower than 160 columns gets where and how far off, not what it cost; one still too narrow for that
 // loses the outcome too (an outlier's verdict says how it is off).
-func fleetTable(w io.Writer, g *comparison.FleetGroup, st render.Style) error {
+func FleetTable(w io.Writer, g *comparison.FleetGroup, st render.Style) error {
 	keep := []bool{true, true, true, true, true, true, true, true, true, true, true}
 	narrow := !st.Markdown && st.Width > 0 && !st.Wide
 	if narrow && st.Width < 160 {
@@ -60,7 +60,7 @@ func fleetTable(w io.Writer, g *comparison.FleetGroup, st render.Style) error {
 		if err := fleetRows(&b, g, st, keep); err != nil {
 			return err
 		}
-		if !narrow || widest(b.String()) <= st.Width || drop < 0 {
+		if !narrow || Widest(b.String()) <= st.Width || drop < 0 {
 			break
 		}
 		keep[drop] = false
@@ -117,7 +117,7 @@ func fleetRows(w io.Writer, g *comparison.FleetGroup, st render.Style, keep []bo
 			}
 		}
 		if healthy > 0 {
-			if err := t.Append(pick([]string{"", "", "", fmt.Sprintf("and %s healthy %s", grouped(healthy), Plural(healthy, "node", "nodes")),
+			if err := t.Append(pick([]string{"", "", "", fmt.Sprintf("and %s healthy %s", Grouped(healthy), Plural(healthy, "node", "nodes")),
 				"", "", "", "", "", "", ""})); err != nil {
 				return err
 			}
@@ -177,8 +177,8 @@ func shownRows(j *comparison.FleetJob, all bool) ([]comparison.FleetRow, int) {
 	return out, j.Count() - len(out)
 }
 
-// grouped writes a count with a comma between thousands: 100,000 nodes.
-func grouped(n int) string {
+// Grouped writes a count with a comma between thousands: 100,000 nodes.
+func Grouped(n int) string {
 	s := strconv.Itoa(n)
 	for i := len(s) - 3; i > 0; i -= 3 {
 		s = s[:i] + "," + s[i:]
@@ -186,8 +186,8 @@ func grouped(n int) string {
 	return s
 }
 
-// outlierLines are the outliers, one sentence each.
-func outlierLines(f *comparison.Fleet, st render.Style) []string {
+// OutlierLines are the outliers, one sentence each.
+func OutlierLines(f *comparison.Fleet, st render.Style) []string {
 	var out []string
 	for gi := range f.Groups {
 		g := &f.Groups[gi]
@@ -201,42 +201,22 @@ func outlierLines(f *comparison.Fleet, st render.Style) []string {
 	return out
 }
 
-// writeFleetText renders merge's answer for a terminal.
-func writeFleetText(w io.Writer, f *comparison.Fleet, opts Options) error {
+// WriteFleetText renders merge's answer for a terminal.
+func WriteFleetText(w io.Writer, f *comparison.Fleet, opts render.Options) error {
 	st := render.Terminal(opts)
 	// Every line of text, as the run table's verdict bullets, is wrapped at the terminal's width (st.Width
 	// is 0 in a pipe: one line each, for scripts that grep whole sentences).
-	fmt.Fprintln(w, wrapWords("", fleetSummary(f), st.Width))
+	fmt.Fprintln(w, wrapWords("", FleetSummary(f), st.Width))
 	for gi := range f.Groups {
-		fmt.Fprintf(w, "\n%s\n", wrapWords("", groupTitle(&f.Groups[gi], st), st.Width))
-		if err := fleetTable(w, &f.Groups[gi], st); err != nil {
+		fmt.Fprintf(w, "\n%s\n", wrapWords("", GroupTitle(&f.Groups[gi], st), st.Width))
+		if err := FleetTable(w, &f.Groups[gi], st); err != nil {
 			return err
 		}
 	}
 	fmt.Fprintln(w)
-	for _, l := range outlierLines(f, st) {
-		fmt.Fprintln(w, bullet("OUTLIER "+l, st.Width))
+	for _, l := range OutlierLines(f, st) {
+		fmt.Fprintln(w, Bullet("OUTLIER "+l, st.Width))
 	}
-	_, err := fmt.Fprintln(w, wrapWords("", fleetVerdict(f), st.Width))
+	_, err := fmt.Fprintln(w, wrapWords("", FleetVerdict(f), st.Width))
 	return err
-}
-
-// writeFleetMarkdown renders merge's answer for a ticket or a wiki page.
-func writeFleetMarkdown(w io.Writer, f *comparison.Fleet, opts Options) error {
-	st := render.Markdown
-	st.AllRows = opts.AllRows
-	fmt.Fprintf(w, "# %s\n\n**%s.**\n", fleetSummary(f), fleetVerdict(f))
-	for gi := range f.Groups {
-		fmt.Fprintf(w, "\n## %s\n\n", groupTitle(&f.Groups[gi], st))
-		if err := fleetTable(w, &f.Groups[gi], st); err != nil {
-			return err
-		}
-	}
-	if lines := outlierLines(f, st); len(lines) > 0 {
-		fmt.Fprint(w, "\n## Outliers\n\n")
-		for _, l := range lines {
-			fmt.Fprintf(w, "- %s\n", l)
-		}
-	}
-	return nil
 }

@@ -1,4 +1,7 @@
-package report
+// Package table writes every document for a terminal: tables (drawn to the terminal's width) and
+// sentences. Its tables and sentences take a render.Style, so the Markdown report draws the same ones for a
+// ticket: the markdown package imports this one, never the reverse.
+package table
 
 import (
 	"bytes"
@@ -16,14 +19,14 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 )
 
-// writeTable renders the threshold table a person reads in five seconds: one row per strategy (and size),
+// WriteTable renders the threshold table a person reads in five seconds: one row per strategy (and size),
 // then the verdict sentences.
-func writeTable(w io.Writer, j findings.Judged, opts Options) error {
+func WriteTable(w io.Writer, j findings.Judged, opts render.Options) error {
 	r := j.Run()
 	st := render.Terminal(opts)
 	fmt.Fprintln(w, wrapWords("", fmt.Sprintf("clmemprobe %s: %s, platform %s, %s buffers, touch %s", st.Text(r.Tool.Version), deviceSummary(r, st),
 		st.Text(r.Platform.Name), render.SizeSummary(r), st.Text(string(r.Config.Touch))), st.Width))
-	if err := thresholdTable(w, j, st); err != nil {
+	if err := ThresholdTable(w, j, st); err != nil {
 		return err
 	}
 	lines, left := j.Verdict(), 0
@@ -32,7 +35,7 @@ func writeTable(w io.Writer, j findings.Judged, opts Options) error {
 		lines, left = b.Lines, b.Left
 	}
 	for _, v := range lines {
-		fmt.Fprintln(w, bullet(st.Text(v), st.Width))
+		fmt.Fprintln(w, Bullet(st.Text(v), st.Width))
 	}
 	if left > 0 {
 		fmt.Fprintln(w, wrapWords("", moreFindings(left, opts.MoreHint), st.Width))
@@ -49,10 +52,10 @@ func moreFindings(left int, hint string) string {
 	return s + "."
 }
 
-// bullet is a verdict line: one line in a pipe (scripts grep whole sentences), wrapped at word boundaries to
+// Bullet is a verdict line: one line in a pipe (scripts grep whole sentences), wrapped at word boundaries to
 // the terminal's width with the continuation indented under the text, so no sentence is cut mid-word by
 // the terminal.
-func bullet(text string, width int) string { return wrapWords("- ", text, width) }
+func Bullet(text string, width int) string { return wrapWords("- ", text, width) }
 
 // wrapWords writes lead and text, broken at spaces into lines of at most width columns (0: one line), each
 // line after the first indented as far as lead. A word longer than a line stands alone on its line.
@@ -107,7 +110,7 @@ var variantColumn = column{header: "Variant", align: tw.AlignLeft, compact: true
 var thresholdColumns = []column{
 	{header: "Strategy", align: tw.AlignLeft, compact: true, cell: func(s jobRow, st render.Style) string { return st.Text(string(s.Strategy)) }},
 	{header: "Size", align: tw.AlignLeft, compact: true, cell: func(s jobRow, _ render.Style) string { return units.Size(s.SizeBytes) }},
-	{header: "Devices", align: tw.AlignLeft, cell: func(s jobRow, _ render.Style) string { return joinInts(s.Devices) }},
+	{header: "Devices", align: tw.AlignLeft, cell: func(s jobRow, _ render.Style) string { return JoinInts(s.Devices) }},
 	{header: "Outcome", align: tw.AlignLeft, compact: true, cell: func(s jobRow, st render.Style) string { return outcomeCell(s.JobResult, st) }},
 	{header: "Buffers OK", shortHeader: "Buffers", align: tw.AlignRight, compact: true,
 		cell: func(s jobRow, _ render.Style) string { return fmt.Sprint(s.AllocationsOK) }},
@@ -116,14 +119,14 @@ var thresholdColumns = []column{
 		short: func(s jobRow, st render.Style) string { return shortFailureCell(s.JobResult, st) }},
 	{header: "Limit", align: tw.AlignLeft, compact: true, cell: func(s jobRow, st render.Style) string { return st.Text(render.OrDash(string(s.limit.Limit))) }},
 	{header: "Host/buffer", align: tw.AlignRight, cell: func(s jobRow, _ render.Style) string { return hostCostCell(s.JobResult) }},
-	{header: "Device/buffer", align: tw.AlignRight, cell: func(s jobRow, _ render.Style) string { return deviceCostCell(s.JobResult) }},
+	{header: "Device/buffer", align: tw.AlignRight, cell: func(s jobRow, _ render.Style) string { return DeviceCostCell(s.JobResult) }},
 }
 
-// thresholdTable writes the table of strategies, as box drawing or as Markdown. On a terminal narrower than
+// ThresholdTable writes the table of strategies, as box drawing or as Markdown. On a terminal narrower than
 // the whole table, it keeps the columns that say where and why each strategy ended (--wide keeps them all),
 // and wraps long cells; where a Flags or a Variant column still leaves it too wide, it leaves out more, by
 // narrowDrops' order.
-func thresholdTable(w io.Writer, j findings.Judged, st render.Style) error {
+func ThresholdTable(w io.Writer, j findings.Judged, st render.Style) error {
 	r, rows := j.Run(), jobRows(j)
 	cols := thresholdColumns
 	if len(r.VariantNames()) > 1 || len(r.Config.Variants) > 0 {
@@ -160,7 +163,7 @@ func thresholdTable(w io.Writer, j findings.Judged, st render.Style) error {
 		if err := strategyRows(&b, rows, st, cols); err != nil {
 			return err
 		}
-		if !narrow || st.Width == 0 || widest(b.String()) <= st.Width || len(drops) == 0 {
+		if !narrow || st.Width == 0 || Widest(b.String()) <= st.Width || len(drops) == 0 {
 			break
 		}
 		if i := slices.IndexFunc(cols, func(c column) bool { return c.header == drops[0] }); i >= 0 {
@@ -240,7 +243,7 @@ func deviceSummary(r *result.Run, st render.Style) string {
 	return strings.Join(names, ", ")
 }
 
-func joinInts(xs []int) string {
+func JoinInts(xs []int) string {
 	var s []string
 	for _, x := range xs {
 		s = append(s, fmt.Sprint(x))
@@ -309,9 +312,9 @@ func hostCostCell(s *result.JobResult) string {
 	return units.SignedBytes(s.HostBytesPerBuffer)
 }
 
-// deviceCostCell is the fitted device cost per buffer of each device with the replication factor, labelled,
+// DeviceCostCell is the fitted device cost per buffer of each device with the replication factor, labelled,
 // or why there is none.
-func deviceCostCell(s *result.JobResult) string {
+func DeviceCostCell(s *result.JobResult) string {
 	switch {
 	case s.Outcome == result.OutcomeUnsupported:
 		return "-"
@@ -341,8 +344,8 @@ var (
 	inventoryDrop    = []int{8, 7, 6, 5, 2, 4}
 )
 
-// writeInventory lists every platform and its devices, one table per platform.
-func writeInventory(w io.Writer, inv *result.Inventory, opts Options) error {
+// WriteInventory lists every platform and its devices, one table per platform.
+func WriteInventory(w io.Writer, inv *result.Inventory, opts render.Options) error {
 	st := render.Terminal(opts)
 	for _, p := range *inv {
 		if _, err := fmt.Fprintln(w, wrapWords("", fmt.Sprintf("Platform %d: %s (%s), %s", p.Index, render.Plain(p.Name), render.Plain(p.Vendor), render.Plain(p.Version)), st.Width)); err != nil {
@@ -403,7 +406,7 @@ func fittedTable(w io.Writer, st render.Style, headers []string, rows [][]string
 		if err := renderRows(st.Table(&b), pickColumns(headers, keep), rows, keep); err != nil {
 			return err
 		}
-		if st.Markdown || st.Width <= 0 || st.Wide || len(gone) == len(drop) || (widest(b.String()) <= st.Width && !overWrapped(b.String(), len(rows))) {
+		if st.Markdown || st.Width <= 0 || st.Wide || len(gone) == len(drop) || (Widest(b.String()) <= st.Width && !overWrapped(b.String(), len(rows))) {
 			if _, err := w.Write(b.Bytes()); err != nil {
 				return err
 			}
@@ -421,8 +424,8 @@ func overWrapped(table string, rows int) bool {
 	return strings.Count(strings.TrimSuffix(table, "\n"), "\n")+1 > borders+header+2*rows
 }
 
-// widest is the width of the longest line of s, in screen columns.
-func widest(s string) int {
+// Widest is the width of the longest line of s, in screen columns.
+func Widest(s string) int {
 	n := 0
 	for _, l := range strings.Split(s, "\n") {
 		n = max(n, textwidth.Width(l))

@@ -1,4 +1,4 @@
-package report
+package table
 
 import (
 	"fmt"
@@ -12,12 +12,12 @@ import (
 	"github.com/clmemprobe/clmemprobe/report/render"
 )
 
-// writeTraceTable writes a trace for a terminal: what was traced and how, the verdict, the contexts with
+// WriteTraceTable writes a trace for a terminal: what was traced and how, the verdict, the contexts with
 // their buffers, the first failure's live buffers per context, and how the program ended.
-func writeTraceTable(w io.Writer, j findings.JudgedTrace, _ Options) error {
+func WriteTraceTable(w io.Writer, j findings.JudgedTrace, _ render.Options) error {
 	t := j.Trace()
 	cw := &render.ErrWriter{W: w}
-	fmt.Fprintf(cw, "Trace of %s (way in: %s)\n\n", render.Plain(render.TraceCommand(t)), wayIn(t))
+	fmt.Fprintf(cw, "Trace of %s (way in: %s)\n\n", render.Plain(render.TraceCommand(t)), WayIn(t))
 	for _, v := range j.Verdict() {
 		fmt.Fprintln(cw, render.Plain(v))
 	}
@@ -28,7 +28,7 @@ func writeTraceTable(w io.Writer, j findings.JudgedTrace, _ Options) error {
 	fmt.Fprintln(tw, "context\tdevices\tcreated\tlive at failure\tlive at end\tpeak\tfailed")
 	for _, c := range t.Contexts {
 		fmt.Fprintf(tw, "%d\t%s\t%d\t%s\t%d\t%s\t%d\n", c.Index, deviceIndices(c.Devices, c.DeviceCount), c.BuffersCreated,
-			liveAtFailure(t, c.Index), c.LiveBuffers, units.Bytes(c.PeakBytes), c.Failures)
+			LiveAtFailure(t, c.Index), c.LiveBuffers, units.Bytes(c.PeakBytes), c.Failures)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -41,7 +41,7 @@ func writeTraceTable(w io.Writer, j findings.JudgedTrace, _ Options) error {
 	}
 	if t.FirstFailure == nil {
 		// At a failure the verdict says what the devices held (findings.DeriveTrace): said once.
-		fmt.Fprintf(cw, "\n%s\n", render.Plain(traceDeviceLine(t)))
+		fmt.Fprintf(cw, "\n%s\n", render.Plain(TraceDeviceLine(t)))
 	}
 	if t.WayInReason != "" {
 		fmt.Fprintf(cw, "\nThe layer went in as %s: %s.\n", t.WayIn, render.Plain(t.WayInReason))
@@ -51,50 +51,18 @@ func writeTraceTable(w io.Writer, j findings.JudgedTrace, _ Options) error {
 	return cw.Err
 }
 
-// writeTraceMarkdown writes a trace for a bug ticket.
-func writeTraceMarkdown(w io.Writer, j findings.JudgedTrace, _ Options) error {
-	t := j.Trace()
-	cw := &render.ErrWriter{W: w}
-	fmt.Fprintf(cw, "# clmemprobe trace\n\n%s\n\n", render.MdBlock(render.TraceCommand(t), "sh"))
-	fmt.Fprintf(cw, "Way in: %s (asked: %s). Recorded by: %s. The program %s after %.2f s.\n\n", wayIn(t), t.Via, t.Interception, render.MdText(t.Exit.Description), t.Seconds)
-	if t.WayInReason != "" {
-		fmt.Fprintf(cw, "Why that way: %s.\n\n", render.MdText(t.WayInReason))
-	}
-	for _, v := range j.Verdict() {
-		fmt.Fprintf(cw, "- %s\n", render.MdText(v))
-	}
-	fmt.Fprint(cw, "\n| context | devices | created | live at failure | live at end | peak | failures |\n|--:|:--|--:|--:|--:|--:|--:|\n")
-	for _, c := range t.Contexts {
-		fmt.Fprintf(cw, "| %d | %s | %d (%s) | %s | %d (%s) | %s | %d |\n", c.Index, render.MdText(deviceNames(t, c.Devices, c.DeviceCount)),
-			c.BuffersCreated, units.Bytes(c.BytesCreated), liveAtFailure(t, c.Index), c.LiveBuffers, units.Bytes(c.LiveBytes), units.Bytes(c.PeakBytes), c.Failures)
-	}
-	if f := t.FirstFailure; f != nil {
-		fmt.Fprintf(cw, "\nFirst failure: %s, `%s`, %s (%d)", render.FailurePlace(f), f.Call, f.CodeName, f.Code)
-		if f.SizeBytes > 0 {
-			fmt.Fprintf(cw, ", %s, %s", units.Bytes(f.SizeBytes), f.Flags)
-		}
-		fmt.Fprintf(cw, ", at %.3f s.\n", f.Seconds)
-	}
-	if t.FirstFailure == nil {
-		fmt.Fprintf(cw, "\n%s\n", render.MdText(traceDeviceLine(t)))
-	}
-	fmt.Fprintf(cw, "\n%d allocation calls (%d failed), %d failed enqueues, %d records dropped.\n", t.Allocations, t.CreatesFailed, t.EnqueuesFailed, t.RecordsDropped)
-	writeSitesMarkdown(cw, t)
-	return cw.Err
-}
-
-// wayIn is the way the layer went into the program; a trace made before the tool chose one way says what
+// WayIn is the way the layer went into the program; a trace made before the tool chose one way says what
 // recorded the calls.
-func wayIn(t *result.Trace) string {
+func WayIn(t *result.Trace) string {
 	if t.WayIn != "" {
 		return t.WayIn
 	}
 	return t.Interception
 }
 
-// deviceNames lists a context's devices by index and name; count is the context's own, which may exceed
+// DeviceNames lists a context's devices by index and name; count is the context's own, which may exceed
 // the devices the layer listed.
-func deviceNames(t *result.Trace, devs []int, count int) string {
+func DeviceNames(t *result.Trace, devs []int, count int) string {
 	var parts []string
 	for _, d := range devs {
 		if d >= 0 && d < len(t.Devices) && t.Devices[d].Name != "" {
@@ -160,7 +128,7 @@ func deviceLegend(t *result.Trace) string {
 	return strings.Join(parts, "; ")
 }
 
-func liveAtFailure(t *result.Trace, ctx int) string {
+func LiveAtFailure(t *result.Trace, ctx int) string {
 	if t.FirstFailure == nil {
 		return "-"
 	}

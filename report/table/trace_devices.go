@@ -1,4 +1,4 @@
-package report
+package table
 
 import (
 	"fmt"
@@ -8,11 +8,11 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/units"
 )
 
-// traceDeviceLine is the devices' memory in one sentence, which the renderers give a trace without a
+// TraceDeviceLine is the devices' memory in one sentence, which the renderers give a trace without a
 // failure (at a failure the verdict says it): at the first failure (the sample that stands for it), else at
 // the last sample with device figures, per device measured, the program's own share where the
 // sampler told it; or why device memory was not measured.
-func traceDeviceLine(t *result.Trace) string {
+func TraceDeviceLine(t *result.Trace) string {
 	if !t.DeviceMeasured() {
 		return "Device memory not measured: " + t.DeviceWhyNot() + "."
 	}
