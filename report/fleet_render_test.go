@@ -107,11 +107,3 @@ func TestFleetTableShowsOutliersAndCountsTheRest(t *testing.T) {
 		t.Errorf("a job of %d nodes must be shown whole:\n%s", table.FleetRowLimit, short.String())
 	}
 }
-
-func TestGroupedCounts(t *testing.T) {
-	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 9996: "9,996", 100000: "100,000", 1234567: "1,234,567"} {
-		if got := table.Grouped(n); got != want {
-			t.Errorf("grouped(%d) = %q, want %q", n, got, want)
-		}
-	}
-}

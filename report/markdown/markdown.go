@@ -268,7 +268,7 @@ func writeStrategyMarkdown(b *strings.Builder, s *result.JobResult, limit result
 		fmt.Fprintf(b, "- last stage entered: %s\n", st.Text(string(s.LastStage)))
 	}
 	if limit.Limit != "" {
-		fmt.Fprintf(b, "- limit: **%s**%s\n", st.Text(string(limit.Limit)), EvidenceList(limit.Evidence))
+		fmt.Fprintf(b, "- limit: **%s**%s\n", st.Text(string(limit.Limit)), evidenceList(limit.Evidence))
 	}
 	fit := s.JudgedFit()
 	if fit.OK {
@@ -394,9 +394,9 @@ func WriteEnvironmentMarkdown(w io.Writer, e *result.Environment, _ render.Optio
 	return err
 }
 
-// EvidenceList writes a limit's evidence in words and units, in a stable order: "1031 buffers that
+// evidenceList writes a limit's evidence in words and units, in a stable order: "1031 buffers that
 // succeeded, cgroup limit 1 GiB". A key the report does not know is written plainly, its number in full.
-func EvidenceList(ev map[string]float64) string {
+func evidenceList(ev map[string]float64) string {
 	if len(ev) == 0 {
 		return ""
 	}

@@ -117,7 +117,7 @@ func fleetRows(w io.Writer, g *comparison.FleetGroup, st render.Style, keep []bo
 			}
 		}
 		if healthy > 0 {
-			if err := t.Append(pick([]string{"", "", "", fmt.Sprintf("and %s healthy %s", Grouped(healthy), Plural(healthy, "node", "nodes")),
+			if err := t.Append(pick([]string{"", "", "", fmt.Sprintf("and %s healthy %s", grouped(healthy), Plural(healthy, "node", "nodes")),
 				"", "", "", "", "", "", ""})); err != nil {
 				return err
 			}
@@ -177,8 +177,8 @@ func shownRows(j *comparison.FleetJob, all bool) ([]comparison.FleetRow, int) {
 	return out, j.Count() - len(out)
 }
 
-// Grouped writes a count with a comma between thousands: 100,000 nodes.
-func Grouped(n int) string {
+// grouped writes a count with a comma between thousands: 100,000 nodes.
+func grouped(n int) string {
 	s := strconv.Itoa(n)
 	for i := len(s) - 3; i > 0; i -= 3 {
 		s = s[:i] + "," + s[i:]
@@ -215,7 +215,7 @@ func WriteFleetText(w io.Writer, f *comparison.Fleet, opts render.Options) error
 	}
 	fmt.Fprintln(w)
 	for _, l := range OutlierLines(f, st) {
-		fmt.Fprintln(w, Bullet("OUTLIER "+l, st.Width))
+		fmt.Fprintln(w, bullet("OUTLIER "+l, st.Width))
 	}
 	_, err := fmt.Fprintln(w, wrapWords("", FleetVerdict(f), st.Width))
 	return err

@@ -19,7 +19,7 @@ func WriteHealthText(w io.Writer, h *comparison.Health, _ render.Options) error 
 	}
 	var parts []string
 	for _, j := range h.Jobs {
-		name := HealthJobName(&j)
+		name := healthJobName(&j)
 		if j.Healthy {
 			parts = append(parts, fmt.Sprintf("%s %d (expected %d)", name, j.AllocationsOK, j.ExpectedAllocs))
 		} else {
@@ -38,9 +38,9 @@ func WriteHealthText(w io.Writer, h *comparison.Health, _ render.Options) error 
 	return err
 }
 
-// HealthJobName names a job of a check the same way in the one line and in -v's lines: its strategy, size,
+// healthJobName names a job of a check the same way in the one line and in -v's lines: its strategy, size,
 // flags other than the default, and "variant NAME" (a bare name could be read as a flag or a word).
-func HealthJobName(j *comparison.HealthJob) string {
+func healthJobName(j *comparison.HealthJob) string {
 	name := fmt.Sprintf("%s %s", j.Strategy, units.Size(j.SizeBytes))
 	if j.Flags != result.FlagsName("") && j.Flags != "" {
 		name += " " + render.Plain(j.Flags)
@@ -55,7 +55,7 @@ func HealthJobName(j *comparison.HealthJob) string {
 // it reached and how it ended, against the recorded ones, the tolerance, and the job's verdict with why.
 func WriteHealthJobs(w io.Writer, h *comparison.Health) error {
 	for _, j := range h.Jobs {
-		name := HealthJobName(&j)
+		name := healthJobName(&j)
 		reached := "did not run"
 		if j.Outcome != "" {
 			reached = fmt.Sprintf("%d buffers (%s)", j.AllocationsOK, j.Outcome)

@@ -35,7 +35,7 @@ func WriteTable(w io.Writer, j findings.Judged, opts render.Options) error {
 		lines, left = b.Lines, b.Left
 	}
 	for _, v := range lines {
-		fmt.Fprintln(w, Bullet(st.Text(v), st.Width))
+		fmt.Fprintln(w, bullet(st.Text(v), st.Width))
 	}
 	if left > 0 {
 		fmt.Fprintln(w, wrapWords("", moreFindings(left, opts.MoreHint), st.Width))
@@ -52,10 +52,10 @@ func moreFindings(left int, hint string) string {
 	return s + "."
 }
 
-// Bullet is a verdict line: one line in a pipe (scripts grep whole sentences), wrapped at word boundaries to
+// bullet is a verdict line: one line in a pipe (scripts grep whole sentences), wrapped at word boundaries to
 // the terminal's width with the continuation indented under the text, so no sentence is cut mid-word by
 // the terminal.
-func Bullet(text string, width int) string { return wrapWords("- ", text, width) }
+func bullet(text string, width int) string { return wrapWords("- ", text, width) }
 
 // wrapWords writes lead and text, broken at spaces into lines of at most width columns (0: one line), each
 // line after the first indented as far as lead. A word longer than a line stands alone on its line.
