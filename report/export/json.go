@@ -21,7 +21,7 @@ func WriteJSON(w io.Writer, doc any) error {
 	return enc.Encode(doc)
 }
 
-// WriteFleetJSON writes merge's answer byte for byte as writeJSON would, but a group, a job and a row at a
+// WriteFleetJSON writes merge's answer byte for byte as WriteJSON would, but a group, a job and a row at a
 // time: at 100,000 nodes the document is hundreds of MB, which encoding it whole would hold in memory
 // (twice, while indenting) on top of the rows it is made from.
 func WriteFleetJSON(w io.Writer, f *comparison.Fleet, _ render.Options) error {

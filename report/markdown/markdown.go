@@ -21,7 +21,7 @@ import (
 
 // WriteMarkdown renders a self-contained report for a bug ticket: the answer in one sentence, the threshold
 // table, the verdict, per-strategy figures, what the runtime said, the environment and the command that
-// reproduces the run. Every string that came from elsewhere is escaped (escape.go).
+// reproduces the run. Every string that came from elsewhere is escaped (report/render/escape.go).
 func WriteMarkdown(w io.Writer, j findings.Judged, opts render.Options) error {
 	r, verdict := j.Run(), j.Verdict()
 	st := render.Markdown

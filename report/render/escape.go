@@ -64,7 +64,7 @@ func MdText(s string) string {
 	return b.String()
 }
 
-// mdSpecial are the characters mdText escapes.
+// mdSpecial are the characters MdText escapes.
 const mdSpecial = "\\`*_[]<>&|~"
 
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
@@ -156,7 +156,7 @@ func (st Style) Code(s string) string {
 	return Plain(s)
 }
 
-// MdLine is mdText for a value that may start a line of a document (a field of a ticket): also a leading
+// MdLine is MdText for a value that may start a line of a document (a field of a ticket): also a leading
 // mark that would open a block (a heading's #, a quote's >, a list's - + or 1., a rule's = or ---) is
 // escaped, and leading spaces (an indented code block) are dropped.
 func MdLine(s string) string {

@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// glueRow is glueUnits over a row, as a table's row filter.
+// glueRow is GlueUnits over a row, as a table's row filter.
 func glueRow(cells []string) []string {
 	out := make([]string, len(cells))
 	for i, c := range cells {

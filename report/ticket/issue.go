@@ -173,8 +173,8 @@ func limitNote(jl result.JobLimit) string {
 const maxAllocNote = "CL_INVALID_BUFFER_SIZE is what the specification asks for a buffer larger than the device's CL_DEVICE_MAX_MEM_ALLOC_SIZE; file it only if the size is within the device's maximum"
 
 // mdWithCode is a line of the tool's own words with `code` spans: the text between the spans escaped, the
-// spans kept as code. Only the first part starts the line (mdLine, which drops leading spaces); the text
-// after a span keeps its spaces (mdText), or the span would run into the next word ("`--repeat 3`to").
+// spans kept as code. Only the first part starts the line (render.MdLine, which drops leading spaces); the text
+// after a span keeps its spaces (render.MdText), or the span would run into the next word ("`--repeat 3`to").
 func mdWithCode(s string) string {
 	parts := strings.Split(s, "`")
 	if len(parts)%2 == 0 { // an odd number of backticks: no spans to trust
