@@ -12,6 +12,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
 	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
+	"github.com/clmemprobe/clmemprobe/report/table"
 )
 
 // inputs are results to merge, each from its node's folder.
@@ -66,7 +67,7 @@ func TestMergeRendersEveryFormat(t *testing.T) {
 // A job of more nodes than the limit shows its outliers and a count of the others; --all (AllRows) shows
 // every node, and a job within the limit is shown whole either way.
 func TestFleetTableShowsOutliersAndCountsTheRest(t *testing.T) {
-	scales := make([]float64, FleetRowLimit+15)
+	scales := make([]float64, table.FleetRowLimit+15)
 	for i := range scales {
 		scales[i] = 1 + 0.001*float64(i%5)
 	}
@@ -98,19 +99,11 @@ func TestFleetTableShowsOutliersAndCountsTheRest(t *testing.T) {
 		golden(t, "merge-outliers-first."+format, short.Bytes())
 		golden(t, "merge-all-rows."+format, all.Bytes())
 	}
-	small := comparison.Merge(inputs(fixture.Nodes(t, map[string][]float64{"1.0": scales[:FleetRowLimit]})...), 0.1)
+	small := comparison.Merge(inputs(fixture.Nodes(t, map[string][]float64{"1.0": scales[:table.FleetRowLimit]})...), 0.1)
 	var short, all bytes.Buffer
 	_ = RenderWith(&short, "table", small, Options{})
 	_ = RenderWith(&all, "table", small, Options{AllRows: true})
 	if short.String() != all.String() {
-		t.Errorf("a job of %d nodes must be shown whole:\n%s", FleetRowLimit, short.String())
-	}
-}
-
-func TestGroupedCounts(t *testing.T) {
-	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 9996: "9,996", 100000: "100,000", 1234567: "1,234,567"} {
-		if got := grouped(n); got != want {
-			t.Errorf("grouped(%d) = %q, want %q", n, got, want)
-		}
+		t.Errorf("a job of %d nodes must be shown whole:\n%s", table.FleetRowLimit, short.String())
 	}
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/report/comparison"
 	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
+	"github.com/clmemprobe/clmemprobe/report/render"
+	"github.com/clmemprobe/clmemprobe/report/table"
 )
 
 // On a terminal, merge's lines of text (the summary, each group's heading, the outliers, the verdict)
@@ -19,7 +21,7 @@ func TestMergeTextWrapsToTheTerminal(t *testing.T) {
 		long.Devices[i].DriverVersion = strings.Repeat("driver-build ", 8) // a group heading far wider than 80
 	}
 	f := comparison.Merge(inputs(fixture.Node(t, "n1", 1), long, fixture.Node(t, "n3", 1)), 0.1)
-	title := groupTitle(&f.Groups[len(f.Groups)-1], terminal(Options{}))
+	title := table.GroupTitle(&f.Groups[len(f.Groups)-1], render.Terminal(Options{}))
 	if utf8.RuneCountInString(title) <= 80 {
 		t.Fatalf("the test needs a heading wider than 80 columns: %q", title)
 	}

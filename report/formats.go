@@ -10,8 +10,14 @@ import (
 	"strings"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/report/chart"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
+	"github.com/clmemprobe/clmemprobe/report/export"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/markdown"
+	"github.com/clmemprobe/clmemprobe/report/prom"
+	"github.com/clmemprobe/clmemprobe/report/repro"
+	"github.com/clmemprobe/clmemprobe/report/table"
 )
 
 // Kind is a kind of document.
@@ -33,28 +39,6 @@ const (
 	KindLargest                  // the largest buffer search, judged (findings.JudgedLargest)
 	KindRemedy                   // the remedy search, judged (findings.JudgedRemedy)
 )
-
-// Options shape text output for the terminal it goes to; the zero value suits files and pipes.
-type Options struct {
-	Width int  // the terminal's columns: a table wider than this drops columns and wraps; 0 is no limit
-	ASCII bool // plain ASCII borders, for terminals without UTF-8
-	Wide  bool // every column, however wide the table
-	// Strategy and Variant pick the job of a format that shows one (repro); empty: the most informative.
-	Strategy, Variant string
-	// Flags picks the job by its buffers' flags, as results write them ("use-host-ptr").
-	Flags string
-	// AllFindings lists every finding under a table, not the short verdict of findings.BriefBullets
-	// lines; MoreHint is how the user gets them there ("-v lists them"), said where the short verdict
-	// left some out.
-	AllFindings bool
-	MoreHint    string
-	// AllRows shows every node of a merge in a table, however many (else a job of more than FleetRowLimit
-	// nodes shows its outliers and a count of the others).
-	AllRows bool
-	// Chart is the name of a chart file that sits beside the rendered document (the bundle's run.png), for
-	// the Markdown report to link; empty where none does.
-	Chart string
-}
 
 // Format is one output format: its name, what it is for, and whether it is binary.
 type Format struct {
@@ -82,63 +66,63 @@ var formats = []Format{
 // renderers is the registry: one registration per document kind and format. A new format is a file of
 // render functions and its lines here (and in formats); a new kind of document, its type's lines.
 var renderers = []registration{
-	as(KindRun, "table", writeTable),
+	as(KindRun, "table", table.WriteTable),
 	as(KindRun, "json", jsonOf[findings.Judged]),
-	as(KindRun, "markdown", writeMarkdown),
-	as(KindRun, "csv", writeCSV),
-	as(KindRun, "prom", writeProm),
-	as(KindRun, "repro", writeRepro),
-	as(KindRun, "png", writePNG),
-	as(KindRun, "svg", writeSVG),
+	as(KindRun, "markdown", markdown.WriteMarkdown),
+	as(KindRun, "csv", export.WriteCSV),
+	as(KindRun, "prom", prom.WriteProm),
+	as(KindRun, "repro", repro.WriteRepro),
+	as(KindRun, "png", chart.WritePNG),
+	as(KindRun, "svg", chart.WriteSVG),
 	as(KindRun, "timeline", writeTimeline),
 
-	as(KindTrace, "table", writeTraceTable),
+	as(KindTrace, "table", table.WriteTraceTable),
 	as(KindTrace, "json", jsonOf[findings.JudgedTrace]),
-	as(KindTrace, "markdown", writeTraceMarkdown),
-	as(KindTrace, "repro", writeTraceRepro),
+	as(KindTrace, "markdown", markdown.WriteTraceMarkdown),
+	as(KindTrace, "repro", repro.WriteTraceRepro),
 	as(KindTrace, "timeline", writeTraceTimeline),
 	as(KindTrace, "pprof", writeProfileAtEnd),
 	as(KindTrace, "pprof-failure", writeProfileAtFailure),
 
-	as(KindComparison, "table", writeComparison),
+	as(KindComparison, "table", table.WriteComparison),
 	as(KindComparison, "json", jsonOf[*comparison.Comparison]),
-	as(KindComparison, "markdown", writeComparisonMarkdown),
+	as(KindComparison, "markdown", markdown.WriteComparisonMarkdown),
 
-	as(KindFleet, "table", writeFleetText),
-	as(KindFleet, "json", writeFleetJSON),
-	as(KindFleet, "markdown", writeFleetMarkdown),
-	as(KindFleet, "csv", writeFleetCSV),
-	as(KindFleet, "png", writeFleetPNG),
+	as(KindFleet, "table", table.WriteFleetText),
+	as(KindFleet, "json", export.WriteFleetJSON),
+	as(KindFleet, "markdown", markdown.WriteFleetMarkdown),
+	as(KindFleet, "csv", export.WriteFleetCSV),
+	as(KindFleet, "png", chart.WriteFleetPNG),
 
-	as(KindHealth, "table", writeHealthText),
+	as(KindHealth, "table", table.WriteHealthText),
 	as(KindHealth, "json", jsonOf[*comparison.Health]),
 
-	as(KindLargest, "table", writeLargestTable),
+	as(KindLargest, "table", table.WriteLargestTable),
 	as(KindLargest, "json", jsonOf[findings.JudgedLargest]),
-	as(KindLargest, "markdown", writeLargestMarkdown),
+	as(KindLargest, "markdown", markdown.WriteLargestMarkdown),
 
-	as(KindRemedy, "table", writeRemedyTable),
+	as(KindRemedy, "table", table.WriteRemedyTable),
 	as(KindRemedy, "json", jsonOf[findings.JudgedRemedy]),
-	as(KindRemedy, "markdown", writeRemedyMarkdown),
+	as(KindRemedy, "markdown", markdown.WriteRemedyMarkdown),
 
-	as(KindExchange, "table", writeExchangeText),
+	as(KindExchange, "table", table.WriteExchangeText),
 	as(KindExchange, "json", jsonOf[findings.JudgedExchange]),
-	as(KindExchange, "markdown", writeExchangeMarkdown),
+	as(KindExchange, "markdown", markdown.WriteExchangeMarkdown),
 
-	as(KindInventory, "table", writeInventory),
+	as(KindInventory, "table", table.WriteInventory),
 	as(KindInventory, "json", jsonOf[*result.Inventory]),
 
-	as(KindEnvironment, "table", writeEnvironmentText),
+	as(KindEnvironment, "table", table.WriteEnvironmentText),
 	as(KindEnvironment, "json", jsonOf[*result.Environment]),
-	as(KindEnvironment, "markdown", writeEnvironmentMarkdown),
+	as(KindEnvironment, "markdown", markdown.WriteEnvironmentMarkdown),
 
-	as(KindPlan, "table", writePlanText),
+	as(KindPlan, "table", table.WritePlanText),
 	as(KindPlan, "json", jsonOf[*result.DryRun]),
 
 	as(KindExpectations, "json", jsonOf[*result.Expectations]),
 
-	as(KindPresets, "table", writePresetsText),
-	as(KindPresets, "json", jsonOf[*PresetList]),
+	as(KindPresets, "table", table.WritePresetsText),
+	as(KindPresets, "json", jsonOf[*table.PresetList]),
 }
 
 // registration writes the documents of one kind, all of one Go type, in one format.
@@ -187,7 +171,9 @@ func Lookup(name string, k Kind) (*Format, error) {
 }
 
 // Render writes doc in the named format, for a file or a pipe.
-func Render(w io.Writer, name string, doc any) error { return RenderWith(w, name, doc, Options{}) }
+func Render(w io.Writer, name string, doc any) error {
+	return RenderWith(w, name, doc, Options{})
+}
 
 // RenderWith writes doc in the named format, shaped by opts.
 func RenderWith(w io.Writer, name string, doc any, opts Options) error {
@@ -219,4 +205,4 @@ func kindOf(doc any) (Kind, error) {
 }
 
 // jsonOf renders any document as indented JSON.
-func jsonOf[T any](w io.Writer, doc T, _ Options) error { return writeJSON(w, doc) }
+func jsonOf[T any](w io.Writer, doc T, _ Options) error { return export.WriteJSON(w, doc) }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
+	"github.com/clmemprobe/clmemprobe/report/export"
 	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
 )
 
@@ -36,7 +37,7 @@ func TestFleetJSONIsTheDocumentEncodedWhole(t *testing.T) {
 	odd := &comparison.Fleet{Tolerance: 0.5, Results: 2, Groups: []comparison.FleetGroup{{Platform: "p", Nodes: 1}, {Platform: "q", Jobs: []comparison.FleetJob{{Strategy: result.Shared}}}}}
 	for name, f := range map[string]*comparison.Fleet{"merged": merged, "empty": comparison.Merge(nil, 0.1), "null and empty lists": odd} {
 		var whole, streamed bytes.Buffer
-		if err := writeJSON(&whole, wholeRows(f)); err != nil {
+		if err := export.WriteJSON(&whole, wholeRows(f)); err != nil {
 			t.Fatal(err)
 		}
 		if err := Render(&streamed, "json", f); err != nil {

@@ -1,6 +1,8 @@
 package report
 
-import "testing"
+import (
+	"testing"
+)
 
 // The chart is linked only where the caller says its file sits beside the report.
 func TestMarkdownLinksTheChartOnlyWhereItIs(t *testing.T) {

@@ -23,7 +23,7 @@ func hostUnifiedRun() *result.Run {
 func TestMarkdownSaysTheHeadlineAndTheSamplerOnce(t *testing.T) {
 	r := hostUnifiedRun()
 	md, verdict := renderMarkdown(t, r, Options{}), findings.Judge(r).Verdict()
-	if n := strings.Count(md, mdText(verdict[0])); n != 1 {
+	if n := strings.Count(md, MarkdownText(verdict[0])); n != 1 {
 		t.Errorf("the headline %q appears %d times; want once", verdict[0], n)
 	}
 	why := strings.TrimPrefix(string(r.Jobs[0].DeviceSampler), "not available: ")

@@ -33,7 +33,9 @@ func TestRenderersMatchGoldenFiles(t *testing.T) {
 		{"compare-changes", func(b *bytes.Buffer) error { return Render(b, "table", comparison.Compare(changedRuns(r))) }},
 		// A terminal 100 columns wide keeps the columns that say where and why, and wraps; --wide keeps all.
 		{"table-narrow", func(b *bytes.Buffer) error { return RenderWith(b, "table", judged(r), Options{Width: 100}) }},
-		{"table-narrow-wide", func(b *bytes.Buffer) error { return RenderWith(b, "table", judged(r), Options{Width: 100, Wide: true}) }},
+		{"table-narrow-wide", func(b *bytes.Buffer) error {
+			return RenderWith(b, "table", judged(r), Options{Width: 100, Wide: true})
+		}},
 		{"table-ascii", func(b *bytes.Buffer) error { return RenderWith(b, "table", judged(r), Options{ASCII: true}) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {

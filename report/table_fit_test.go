@@ -10,7 +10,6 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
 	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
-	"github.com/olekukonko/tablewriter/pkg/twwidth"
 )
 
 // withJobs is the fixture run with each job repeated under every flag set and variant given ("" for the
@@ -101,17 +100,4 @@ func headerCount(out string) int {
 		}
 	}
 	return 0
-}
-
-// TestVerdictLinesFitInScreenColumns: a verdict sentence with wide characters (a device named in CJK) is
-// wrapped so that every line fits the terminal in screen columns, as the table's renderer counts them: by
-// runes, a line of wide characters came out nearly twice the terminal's width.
-func TestVerdictLinesFitInScreenColumns(t *testing.T) {
-	const width = 30
-	text := "device 0 (" + strings.Repeat("計算機 ", 6) + ") was full at buffer #80550"
-	for _, l := range strings.Split(bullet(text, width), "\n") {
-		if w := twwidth.Width(l); w > width {
-			t.Errorf("a line of %d columns on a terminal of %d: %q", w, width, l)
-		}
-	}
 }

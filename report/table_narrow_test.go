@@ -12,6 +12,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/report/comparison"
 	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
+	"github.com/clmemprobe/clmemprobe/report/table"
 )
 
 // narrowDocs are the documents with tables a terminal shows: a run, a dry run's plan, a device listing.
@@ -137,7 +138,7 @@ func TestEnvironmentBlockFitsTheTerminal(t *testing.T) {
 			Outcome: result.ICDNoPlatform, Vendor: "Intel's compute-runtime (NEO)", Drivers: "i915 or xe"}},
 		EnvVars: map[string]string{"POCL_DEVICES": "pthread pthread"}}
 	var b bytes.Buffer
-	if err := writeEnvironmentText(&b, e, Options{Width: 80}); err != nil {
+	if err := table.WriteEnvironmentText(&b, e, Options{Width: 80}); err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range strings.Split(b.String(), "\n") {
@@ -181,8 +182,8 @@ func TestDeviceTableKeepsNamesWhole(t *testing.T) {
 		if width != 60 && !strings.Contains(b.String(), name) {
 			t.Errorf("at %d columns the name is broken:\n%s", width, b.String())
 		}
-		if width > 0 && widest(b.String()) > width {
-			t.Errorf("at %d columns the table is %d wide", width, widest(b.String()))
+		if width > 0 && table.Widest(b.String()) > width {
+			t.Errorf("at %d columns the table is %d wide", width, table.Widest(b.String()))
 		}
 	}
 }
@@ -190,10 +191,10 @@ func TestDeviceTableKeepsNamesWhole(t *testing.T) {
 // run --variant-preset list wraps at the terminal's width; only a word longer than a line (a URL, a
 // variant to copy) runs past it.
 func TestPresetListFitsTheTerminal(t *testing.T) {
-	l := &PresetList{Presets: []PresetEntry{{Name: "nofile", Runtime: "any", Purpose: strings.Repeat("raise the descriptor limit and see the threshold move ", 4),
+	l := &table.PresetList{Presets: []table.PresetEntry{{Name: "nofile", Runtime: "any", Purpose: strings.Repeat("raise the descriptor limit and see the threshold move ", 4),
 		Variants: []result.Variant{{Name: "nofile", Settings: map[string]string{"RLIMIT_NOFILE": "65536"}}}, Source: "getrlimit(2), and " + strings.Repeat("a long source ", 8)}}}
 	var b bytes.Buffer
-	if err := writePresetsText(&b, l, Options{Width: 80}); err != nil {
+	if err := table.WritePresetsText(&b, l, Options{Width: 80}); err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(b.String(), "\n") {

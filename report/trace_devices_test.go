@@ -6,6 +6,8 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/markdown"
+	"github.com/clmemprobe/clmemprobe/report/table"
 )
 
 // The trace's table and Markdown show each measured device's memory with the program's own share, or why
@@ -22,8 +24,8 @@ func TestTraceDeviceMemoryRendered(t *testing.T) {
 		DeviceSampler: "NVML (test)"}
 	const why = "NVML: libnvidia-ml.so.1 not found"
 	renderers := map[string]func(*bytes.Buffer) error{
-		"table":    func(b *bytes.Buffer) error { return writeTraceTable(b, findings.JudgeTrace(tr), Options{}) },
-		"markdown": func(b *bytes.Buffer) error { return writeTraceMarkdown(b, findings.JudgeTrace(tr), Options{}) },
+		"table":    func(b *bytes.Buffer) error { return table.WriteTraceTable(b, findings.JudgeTrace(tr), Options{}) },
+		"markdown": func(b *bytes.Buffer) error { return markdown.WriteTraceMarkdown(b, findings.JudgeTrace(tr), Options{}) },
 	}
 	for _, tc := range []struct {
 		name    string

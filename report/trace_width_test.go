@@ -8,6 +8,7 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/table"
 )
 
 // The trace's table fits 80 columns whatever the devices are called and however many buffers the program
@@ -30,7 +31,7 @@ func TestTraceTableFits80Columns(t *testing.T) {
 		FirstFailure: &result.TraceFailure{Index: 142627, Call: "clEnqueueFillBuffer", Context: 0, Devices: all,
 			Live: []result.TraceLive{{Context: 0, Buffers: 142627, Bytes: 139 * gib}}}}
 	var b bytes.Buffer
-	if err := writeTraceTable(&b, findings.JudgeTrace(tr), Options{}); err != nil {
+	if err := table.WriteTraceTable(&b, findings.JudgeTrace(tr), Options{}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()

@@ -10,6 +10,8 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
+	"github.com/clmemprobe/clmemprobe/report/markdown"
+	"github.com/clmemprobe/clmemprobe/report/table"
 )
 
 // The terminal's verdict over generated sweeps (strategies, sizes, flag sets, variants, every outcome): at
@@ -20,14 +22,14 @@ func TestBriefVerdictProperties(t *testing.T) {
 	cut := 0
 	for n := 0; n < 1000; n++ {
 		r := fixture.RandomSweep(rng)
-		var table bytes.Buffer
+		var out bytes.Buffer
 		j := findings.Judge(r)
-		if err := writeTable(&table, j, Options{Width: 120}); err != nil {
+		if err := table.WriteTable(&out, j, Options{Width: 120}); err != nil {
 			t.Fatal(err)
 		}
-		bullets := bulletsOf(table.String())
+		bullets := bulletsOf(out.String())
 		if len(bullets) > findings.BriefBullets {
-			t.Fatalf("run %d: %d bullets:\n%s", n, len(bullets), table.String())
+			t.Fatalf("run %d: %d bullets:\n%s", n, len(bullets), out.String())
 		}
 		if len(bullets) < len(j.Verdict()) {
 			cut++
@@ -45,16 +47,16 @@ func TestBriefVerdictProperties(t *testing.T) {
 			if s.Outcome != result.OutcomeFailed || s.FirstFailure == nil {
 				continue
 			}
-			if idx := fmt.Sprintf("#%d", s.FirstFailure.Index); !strings.Contains(table.String(), idx) {
-				t.Fatalf("run %d: job %d failed at %s, which neither the table nor the bullets show:\n%s", n, i, idx, table.String())
+			if idx := fmt.Sprintf("#%d", s.FirstFailure.Index); !strings.Contains(out.String(), idx) {
+				t.Fatalf("run %d: job %d failed at %s, which neither the table nor the bullets show:\n%s", n, i, idx, out.String())
 			}
 		}
 		var md bytes.Buffer
-		if err := writeMarkdown(&md, j, Options{}); err != nil {
+		if err := markdown.WriteMarkdown(&md, j, Options{}); err != nil {
 			t.Fatal(err)
 		}
 		for _, v := range j.Verdict() {
-			if !strings.Contains(md.String(), mdText(v)) {
+			if !strings.Contains(md.String(), MarkdownText(v)) {
 				t.Fatalf("run %d: the Markdown lacks the finding %q", n, v)
 			}
 		}

@@ -1,0 +1,43 @@
+package markdown
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/units"
+	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/render"
+	"github.com/clmemprobe/clmemprobe/report/table"
+)
+
+// WriteLargestMarkdown renders `largest` for a ticket: the headlines, the table, and every try.
+func WriteLargestMarkdown(w io.Writer, j findings.JudgedLargest, _ render.Options) error {
+	l := j.Largest()
+	b := &strings.Builder{}
+	fmt.Fprintf(b, "# The largest buffer: %s\n\n", render.MdText(l.Platform.Name))
+	for _, v := range j.Verdict() {
+		fmt.Fprintf(b, "- %s\n", render.MdText(v))
+	}
+	b.WriteString("\n| device | max alloc | global | pattern | largest verified | x max alloc | first not verified |\n|--:|--:|--:|--:|--:|--:|:--|\n")
+	for _, d := range l.Devices {
+		for _, p := range d.Patterns {
+			fmt.Fprintf(b, "| %d %s | %s | %s | %d B | %s | %s | %s |\n", d.Index, render.MdText(d.Name), units.Bytes(d.MaxAllocBytes), units.Bytes(d.GlobalMemBytes),
+				p.PatternBytes, units.Size(p.LargestVerifiedBytes), table.RatioOf(p.LargestVerifiedBytes, d.MaxAllocBytes), table.FirstNotVerified(d, p.PatternBytes))
+		}
+	}
+	b.WriteString("\n" + detailsOpen("Every try") + "\n\n| device | size | pattern | outcome | code | seconds |\n|--:|--:|--:|:--|:--|--:|\n")
+	for _, d := range l.Devices {
+		for _, t := range d.Tries {
+			code := ""
+			if t.Code != 0 {
+				code = fmt.Sprintf("%d (%s) at %s", t.Code, result.CodeName(t.Code), render.MdText(t.Call))
+			}
+			fmt.Fprintf(b, "| %d | %s | %d B | %s | %s | %.2f |\n", d.Index, units.Size(t.SizeBytes), t.PatternBytes, t.Outcome, code, t.Seconds)
+		}
+	}
+	b.WriteString("\n</details>\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}

@@ -1,0 +1,119 @@
+package render
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/clmemprobe/clmemprobe/probe/result"
+)
+
+// ReproduceCommand is the run's command line with the recorded environment variables in front of it (the
+// ones that change what loaders and runtimes do, secrets left out), ready to paste into a shell.
+func ReproduceCommand(r *result.Run) string {
+	return strings.Join(append(EnvWords(r.Environment), ShellQuote(PortableCommand(r.Command))), " ")
+}
+
+// EnvWords are the recorded environment variables as a command line's assignments, secrets left out.
+func EnvWords(e *result.Environment) []string {
+	var words []string
+	if e != nil {
+		for _, k := range SortedKeys(e.EnvVars) {
+			if v := e.EnvVars[k]; v != result.Redacted {
+				words = append(words, k+"="+ShellQuote([]string{v})) // the value quoted, so the shell still sees an assignment
+			}
+		}
+	}
+	return words
+}
+
+// portableDrops are the flags a reproduce line leaves out, by name, with whether each takes a value: they
+// do not change what is measured on another machine. Files of the user's own (--out, --prom, -o/--output)
+// and --force, which goes with --out; what is printed and how (--format, --wide, -q/--quiet, -v/--verbose);
+// and --host-reserve, an amount sized to the user's machine (the other machine's default suits it; only 0,
+// the guard turned off, changes what a run may reach, and is kept).
+var portableDrops = map[string]bool{"out": true, "prom": true, "output": true, "o": true, "format": true, "host-reserve": true,
+	"force": false, "wide": false, "quiet": false, "q": false, "verbose": false, "v": false}
+
+// PortableCommand is a recorded command line as another machine would type it: the program by its name in
+// the clone (bin/clmemprobe) or on the PATH, not by where the user's copy lies, and without the flags that
+// do not change what is measured there (portableDrops): the reader neither has the user's files nor needs
+// the user's output settings.
+func PortableCommand(argv []string) []string {
+	if len(argv) == 0 {
+		return nil
+	}
+	prog := filepath.Base(argv[0])
+	if filepath.Base(filepath.Dir(argv[0])) == "bin" {
+		prog = "bin/" + prog
+	}
+	out := []string{prog}
+	for i := 1; i < len(argv); i++ {
+		a := argv[i]
+		if a == "--" {
+			out = append(out, argv[i:]...)
+			break
+		}
+		name, value, joined := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		takesValue, drop := portableDrops[name]
+		if !strings.HasPrefix(a, "-") || !drop {
+			out = append(out, a)
+			continue
+		}
+		if takesValue && !joined && i+1 < len(argv) {
+			i++ // the flag's value is the next word
+			value = argv[i]
+		}
+		if name == "host-reserve" && value == "0" {
+			out = append(out, "--host-reserve", "0") // the guard off: that changes what the run may reach
+		}
+	}
+	return out
+}
+
+// ShellQuote joins a command line so it can be pasted into a POSIX shell.
+func ShellQuote(args []string) string {
+	var out []string
+	for _, a := range args {
+		if a != "" && strings.IndexFunc(a, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./=,:+%@", r))
+		}) < 0 {
+			out = append(out, a)
+			continue
+		}
+		if strings.IndexFunc(a, isControl) >= 0 {
+			out = append(out, ansiQuote(a))
+			continue
+		}
+		out = append(out, "'"+strings.ReplaceAll(a, "'", `'\''`)+"'")
+	}
+	return strings.Join(out, " ")
+}
+
+// ansiQuote writes a as $'...' with its control and bidirectional characters as escapes: what the report
+// shows is then plain text, and pasted into bash, ksh or zsh it is the same argument again.
+func ansiQuote(a string) string {
+	var b strings.Builder
+	b.WriteString("$'")
+	for i := 0; i < len(a); {
+		r, size := utf8.DecodeRuneInString(a[i:])
+		switch {
+		case r == utf8.RuneError && size == 1: // a byte that is not UTF-8, given back as that byte
+			fmt.Fprintf(&b, `\x%02x`, a[i])
+		case r == '\\' || r == '\'':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case isControl(r):
+			// The character's UTF-8 bytes: \u would depend on the shell's locale.
+			for _, c := range []byte(a[i : i+size]) {
+				fmt.Fprintf(&b, `\x%02x`, c)
+			}
+		default:
+			b.WriteRune(r)
+		}
+		i += size
+	}
+	b.WriteByte('\'')
+	return b.String()
+}

@@ -1,0 +1,63 @@
+package render
+
+import (
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/units"
+)
+
+// SortedKeys lists a map's keys in order.
+func SortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
+
+// YesNo writes a flag for a table.
+func YesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// OrDash writes "-" for an empty cell.
+func OrDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// EndedVerb is how a job that neither failed nor completed ended, as the verb of a clause: an outcome is
+// an adjective or a participle ("stopped", "crashed"), and "ended stopped" is not English.
+func EndedVerb(o result.Outcome) string {
+	switch o {
+	case result.OutcomeStopped:
+		return "was stopped"
+	case result.OutcomeCrashed, result.OutcomeHung:
+		return string(o)
+	}
+	return "ended " + string(o)
+}
+
+// JobName is a strategy with its buffers' flags where they are not the default: "shared use-host-ptr".
+func JobName(st result.Strategy, flags string) string {
+	if flags == "" || flags == result.FlagsName("") {
+		return string(st)
+	}
+	return string(st) + " " + flags
+}
+
+func SizeSummary(r *result.Run) string {
+	var sizes []string
+	for _, size := range r.Sizes() {
+		sizes = append(sizes, units.Size(size))
+	}
+	if len(sizes) == 0 {
+		return units.Size(r.Config.SizeBytes)
+	}
+	return strings.Join(sizes, ", ")
+}
+
+// HexID is a PCI vendor or device ID without its 0x, as lspci writes it.
+func HexID(s string) string { return strings.TrimPrefix(s, "0x") }

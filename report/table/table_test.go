@@ -1,0 +1,65 @@
+package table
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/units"
+	"github.com/clmemprobe/clmemprobe/report/comparison"
+	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
+	"github.com/clmemprobe/clmemprobe/report/render"
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files from the renderers' output")
+
+func golden(t *testing.T, name string, got []byte) {
+	fixture.Golden(t, name, got, *update, "./report/table")
+}
+
+// TestVerdictLinesFitInScreenColumns: a verdict sentence with wide characters (a device named in CJK) is
+// wrapped so that every line fits the terminal in screen columns, as the table's renderer counts them: by
+// runes, a line of wide characters came out nearly twice the terminal's width.
+func TestVerdictLinesFitInScreenColumns(t *testing.T) {
+	const width = 30
+	text := "device 0 (" + strings.Repeat("計算機 ", 6) + ") was full at buffer #80550"
+	for _, l := range strings.Split(bullet(text, width), "\n") {
+		if w := twwidth.Width(l); w > width {
+			t.Errorf("a line of %d columns on a terminal of %d: %q", w, width, l)
+		}
+	}
+}
+
+func TestGroupedCounts(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 9996: "9,996", 100000: "100,000", 1234567: "1,234,567"} {
+		if got := grouped(n); got != want {
+			t.Errorf("grouped(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// check names a job one way in its one line and in -v's lines: strategy, size, flags and "variant NAME".
+func TestCheckNamesAJobOneWay(t *testing.T) {
+	const variant, flags = "as", "alloc-host-ptr"
+	h := &comparison.Health{Healthy: true, Tolerance: 0.1, Budget: 50, Jobs: []comparison.HealthJob{
+		{Strategy: result.Shared, SizeBytes: 1 << 20, Variant: variant, Flags: flags, Healthy: true, Outcome: result.OutcomeFailed,
+			AllocationsOK: 100, ExpectedAllocs: 100, ExpectedOutcome: result.OutcomeFailed}}}
+	want := fmt.Sprintf("%s %s %s variant %s", result.Shared, units.Size(1<<20), flags, variant)
+	var line, verbose bytes.Buffer
+	if err := WriteHealthText(&line, h, render.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteHealthJobs(&verbose, h); err != nil {
+		t.Fatal(err)
+	}
+	if got := healthJobName(&h.Jobs[0]); got != want {
+		t.Errorf("the job is named %q, want %q", got, want)
+	}
+	// Both outputs name it so: the golden files.
+	golden(t, "check-job-name.line", line.Bytes())
+	golden(t, "check-job-name.verbose", verbose.Bytes())
+}

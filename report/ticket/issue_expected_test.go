@@ -1,0 +1,41 @@
+package ticket
+
+import (
+	"flag"
+	"strings"
+	"testing"
+
+	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/report/findings"
+	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
+)
+
+// TestExpectedComparesOnlyJobsPlacedAlike: the ticket's "expected" holds a failed job against the one that
+// went furthest only where both placed their buffers alike. Here (the H100's default run) shared created its
+// whole budget and placed nothing, migrate-first placed each buffer and filled the devices: nothing says
+// migrate-first should have gone as far as shared. Per-device, placed like migrate-first and further, is
+// held against it.
+func TestExpectedComparesOnlyJobsPlacedAlike(t *testing.T) {
+	const size = 1 << 20
+	ok := &result.Fit{OK: true}
+	none := map[string]float64{"0": 0, "1": 0}
+	placed := map[string]float64{"0": size / 2, "1": size / 2}
+	r := &result.Run{Config: result.Config{Touch: result.TouchNone}, Devices: []result.Device{{Index: 0, GlobalMemBytes: 1 << 30}, {Index: 1, GlobalMemBytes: 1 << 30}},
+		Jobs: []result.JobResult{
+			{Strategy: result.Shared, Devices: []int{0, 1}, SizeBytes: size, Outcome: result.OutcomeCompleted, AllocationsOK: 3000, Fit: ok, HostBytesPerBuffer: 600, DeviceBytesPerBuffer: none},
+			{Strategy: result.MigrateFirst, Devices: []int{0, 1}, SizeBytes: size, Outcome: result.OutcomeFailed, AllocationsOK: 2048, Fit: ok, HostBytesPerBuffer: 600, DeviceBytesPerBuffer: placed,
+				FirstFailure: &result.FirstFailure{Index: 2048, Stage: result.StageMigrate, Code: -4, Name: "CL_MEM_OBJECT_ALLOCATION_FAILURE", Call: "clEnqueueMigrateMemObjects"}},
+		}}
+	// Not held against shared, which placed nothing.
+	golden(t, "expected-placed-apart", []byte(strings.Join(runExpected(findings.Judge(r)), "\n")))
+	r.Jobs = append(r.Jobs, result.JobResult{Strategy: result.PerDevice, Devices: []int{0, 1}, SizeBytes: size, Outcome: result.OutcomeFailed, AllocationsOK: 2300, Fit: ok,
+		HostBytesPerBuffer: 600, DeviceBytesPerBuffer: placed, FirstFailure: &result.FirstFailure{Index: 2300, Stage: result.StageCreate, Code: -4, Name: "CL_MEM_OBJECT_ALLOCATION_FAILURE", Call: "clCreateBuffer"}})
+	// Held against per-device (2300), placed alike and further.
+	golden(t, "expected-placed-alike", []byte(strings.Join(runExpected(findings.Judge(r)), "\n")))
+}
+
+var update = flag.Bool("update", false, "rewrite the golden files from the renderers' output")
+
+func golden(t *testing.T, name string, got []byte) {
+	fixture.Golden(t, name, got, *update, "./report/ticket")
+}
