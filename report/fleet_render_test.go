@@ -5,24 +5,18 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	goldenset "github.com/clmemprobe/clmemprobe/report/internal/golden"
 	"image/png"
 	"strings"
 	"testing"
 
-	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
 	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
 	"github.com/clmemprobe/clmemprobe/report/table"
 )
 
 // inputs are results to merge, each from its node's folder.
-func inputs(runs ...*result.Run) []comparison.FleetInput {
-	out := make([]comparison.FleetInput, len(runs))
-	for i, r := range runs {
-		out[i] = comparison.FleetInput{Source: fixture.Source(r), Run: r}
-	}
-	return out
-}
+var inputs = goldenset.Inputs
 
 func TestMergeRendersEveryFormat(t *testing.T) {
 	f := comparison.Merge(inputs(fixture.Node(t, "n1", 1), fixture.Node(t, "n2", 1), fixture.Node(t, "=cmd|' /C calc'!A0", 0.5)), 0.1)

@@ -160,6 +160,21 @@ func Names(k Kind) []string {
 	return out
 }
 
+// TextFormats lists the formats that render doc, binary ones (charts, profiles) left out.
+func TextFormats(doc any) ([]string, error) {
+	kind, err := KindOf(doc)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, f := range formats {
+		if !f.Binary && find(kind, f.Name) != nil {
+			out = append(out, f.Name)
+		}
+	}
+	return out, nil
+}
+
 // Lookup returns the named format if it renders documents of kind k, else an error that lists the choices.
 func Lookup(name string, k Kind) (*Format, error) {
 	for i := range formats {
@@ -177,7 +192,7 @@ func Render(w io.Writer, name string, doc any) error {
 
 // RenderWith writes doc in the named format, shaped by opts.
 func RenderWith(w io.Writer, name string, doc any, opts Options) error {
-	k, err := kindOf(doc)
+	k, err := KindOf(doc)
 	if err != nil {
 		return err
 	}
@@ -187,8 +202,8 @@ func RenderWith(w io.Writer, name string, doc any, opts Options) error {
 	return find(k, name).write(w, doc, opts)
 }
 
-// kindOf is the kind whose renderers take documents of doc's type.
-func kindOf(doc any) (Kind, error) {
+// KindOf is the kind whose renderers take documents of doc's type.
+func KindOf(doc any) (Kind, error) {
 	switch doc.(type) {
 	case *result.Run, *result.Trace, *result.Largest, *result.Remedy, *result.ExchangeRun:
 		// A bare document would be rendered with whatever verdict it holds, or none: the caller judges it
