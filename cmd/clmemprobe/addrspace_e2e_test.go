@@ -120,11 +120,11 @@ func lastLines(s string, n int) string {
 // under an address-space limit 512 MiB above what a worker maps with a few buffers (measured by a run
 // without a limit): for shared and for pool (whose pool buffer maps its whole size at once), the host guard
 // stops the loop before the limit, says it was the address space (the guard, the limit and its evidence
-// name the limit), and no sample of the worker comes within the 64 MiB the guard keeps free, less one
-// buffer. Before, the workers ran into the limit: PoCL failed an assertion and both jobs crashed with
+// name the limit), and no sample of the worker reaches the limit (the guard keeps 64 MiB of it free for what
+// the worker maps besides its buffers). Before, the workers ran into the limit: PoCL failed an assertion and both jobs crashed with
 // SIGABRT, shared after some 500 buffers and pool at its first.
 func TestRunStaysWithinTheAddressSpaceLimit(t *testing.T) {
-	const room, kept = 512 << 20, 64 << 20
+	const room = 512 << 20
 	env := PoCLEnv(t)
 	args := []string{"--devices", "0", "--touch", "fill", "-q"}
 	free, _, _ := runOut(t, env, append(args, "--strategies", "shared", "--max-allocs", "8")...)
@@ -146,8 +146,12 @@ func TestRunStaysWithinTheAddressSpaceLimit(t *testing.T) {
 		if got := j.LimitEvidence["address_space_bytes"]; got != float64(limit) {
 			t.Errorf("%s: the limit's address_space_bytes %.0f, want the limit %d", j.Strategy, got, limit)
 		}
-		if peak := mostMapped(j.Samples); peak > limit-kept+j.SizeBytes {
-			t.Errorf("%s: the worker mapped %d, within the %d the guard keeps free of the limit %d", j.Strategy, peak, kept, limit)
+		// The room the guard keeps is for what the worker maps besides its buffers: a thread the Go runtime
+		// or the OpenCL runtime starts after the guard's last look maps its 8 MiB stack there (a sample under
+		// load showed 7.6 MiB of it taken). When that happens is the scheduler's; that the worker never
+		// reaches its limit is the guard's promise.
+		if peak := mostMapped(j.Samples); peak >= limit || peak <= limit-room {
+			t.Errorf("%s: the worker mapped at most %d under the limit %d; want below it, and past the %d it started with", j.Strategy, peak, limit, limit-room)
 		}
 	}
 }
