@@ -1,7 +1,10 @@
 package docscheck
 
 import (
+	"io/fs"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -125,6 +128,7 @@ func (r designRow) allows(t *testing.T, imp string, packages []string) bool {
 // left out), both relative to the module.
 func moduleImports(t *testing.T, top string) map[string][]string {
 	t.Helper()
+	touchSources(t, top)
 	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Imports " "}}`, "./...")
 	cmd.Dir = top
 	out, err := cmd.Output()
@@ -151,4 +155,29 @@ func moduleImports(t *testing.T, top string) map[string][]string {
 		t.Fatalf("go list ./... gave %d packages", len(got))
 	}
 	return got
+}
+
+// touchSources looks at every Go file and folder of the module: go test keys its cached result by what the
+// test itself opened, and go list's reading, in a process of its own, is not that, so without this a
+// changed import or a new package would leave a passed result cached.
+func touchSources(t *testing.T, top string) {
+	t.Helper()
+	err := filepath.WalkDir(top, func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata" || d.Name() == "node_modules"):
+			return filepath.SkipDir
+		case d.IsDir():
+			_, err := os.ReadDir(path)
+			return err
+		case strings.HasSuffix(path, ".go"):
+			_, err := os.ReadFile(path)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("reading the module's sources: %v", err)
+	}
 }
