@@ -93,7 +93,7 @@ type loop struct {
 	size, count uint64
 	flags       uint64 // cl_mem_flags of every buffer
 	host        *hostBlocks
-	spec        *wire.StrategySpec // the job: its touch mode is read from it, as the parent sent it
+	touch       result.Touch // the spec's, as the parent sent it: kept beside the loop's other fields, read per buffer
 	migrate     bool
 	targets     []target
 	tally       *tally
@@ -119,7 +119,7 @@ func newLoop(spec *wire.StrategySpec, targets []target, platform string, t *tall
 	if flags == 0 {
 		flags = result.DefaultFlags
 	}
-	l := &loop{size: spec.Size, count: spec.Count, flags: uint64(flags), host: newHostBlocks(flags, spec.Size), spec: spec, migrate: spec.Strategy == result.MigrateFirst,
+	l := &loop{size: spec.Size, count: spec.Count, flags: uint64(flags), host: newHostBlocks(flags, spec.Size), touch: spec.Touch, migrate: spec.Strategy == result.MigrateFirst,
 		targets: targets, tally: t, guard: g, sample: sample, batch: make([]pending, 0, batchBuffers), pattern: kernels.FillPattern(spec.Size)}
 	l.batched = targets[0].queue != nil && !spec.PerBuffer
 	if l.batched {
@@ -222,7 +222,7 @@ func (l *loop) buffer(i uint64, t *target) (settlement, *wire.StrategyAnswer) {
 			return l.fail(i, result.StageMigrate, err, t)
 		}
 	}
-	if l.spec.Touch != result.TouchNone {
+	if l.touch != result.TouchNone {
 		cell.SetStage(wire.StageTouch)
 		if p.events[1], err = l.touchBuffer(p); err != nil {
 			if p.events[0] != 0 {
@@ -230,7 +230,7 @@ func (l *loop) buffer(i uint64, t *target) (settlement, *wire.StrategyAnswer) {
 			}
 			return l.fail(i, result.StageTouch, err, t)
 		}
-		if i == 0 && l.spec.Touch == result.TouchFill && l.flags&uint64(result.MemHostWriteOnly|result.MemHostNoAccess) == 0 {
+		if i == 0 && l.touch == result.TouchFill && l.flags&uint64(result.MemHostWriteOnly|result.MemHostNoAccess) == 0 {
 			if s, ans := l.proveFill(p); s != confirmed || ans != nil {
 				return s, ans
 			}
@@ -282,7 +282,7 @@ func (l *loop) releaseEvents(p pending) {
 // index.
 func (l *loop) touchBuffer(p pending) (cl.Event, error) {
 	t := p.t
-	if l.spec.Touch == result.TouchFill {
+	if l.touch == result.TouchFill {
 		return t.queue.Fill(p.m, l.size, l.withEvents())
 	}
 	if err := t.args.SetMem(0, p.m); err != nil {
