@@ -17,9 +17,7 @@ func WriteLargestMarkdown(w io.Writer, j findings.JudgedLargest, _ render.Option
 	l := j.Largest()
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "# The largest buffer: %s\n\n", render.MdText(l.Platform.Name))
-	for _, v := range j.Verdict() {
-		fmt.Fprintf(b, "- %s\n", render.MdText(v))
-	}
+	writeBullets(b, j.Verdict())
 	b.WriteString("\n| device | max alloc | global | pattern | largest verified | x max alloc | first not verified |\n|--:|--:|--:|--:|--:|--:|:--|\n")
 	for _, d := range l.Devices {
 		for _, p := range d.Patterns {
@@ -40,4 +38,12 @@ func WriteLargestMarkdown(w io.Writer, j findings.JudgedLargest, _ render.Option
 	b.WriteString("\n</details>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeBullets writes a verdict's sentences as a Markdown list, each escaped: the headlines of largest,
+// remedy and trace.
+func writeBullets(w io.Writer, sentences []string) {
+	for _, v := range sentences {
+		fmt.Fprintf(w, "- %s\n", render.MdText(v))
+	}
 }

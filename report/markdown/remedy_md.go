@@ -17,9 +17,7 @@ func WriteRemedyMarkdown(w io.Writer, judged findings.JudgedRemedy, _ render.Opt
 	r := judged.Remedy()
 	b := &strings.Builder{}
 	fmt.Fprintf(b, "# What lifts the failure: %s\n\n", render.MdText(r.Platform.Name))
-	for _, v := range judged.Verdict() {
-		fmt.Fprintf(b, "- %s\n", render.MdText(v))
-	}
+	writeBullets(b, judged.Verdict())
 	b.WriteString("\n| change | strategy | size | flags | settings | outcome | buffers | bytes | gain |\n|:--|:--|--:|:--|:--|:--|--:|--:|--:|\n")
 	for _, j := range append([]result.RemedyJob{r.Baseline}, r.Remedies...) {
 		gain := fmt.Sprintf("%.2fx", j.Gain)

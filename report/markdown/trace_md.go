@@ -19,9 +19,7 @@ func WriteTraceMarkdown(w io.Writer, j findings.JudgedTrace, _ render.Options) e
 	if t.WayInReason != "" {
 		fmt.Fprintf(cw, "Why that way: %s.\n\n", render.MdText(t.WayInReason))
 	}
-	for _, v := range j.Verdict() {
-		fmt.Fprintf(cw, "- %s\n", render.MdText(v))
-	}
+	writeBullets(cw, j.Verdict())
 	fmt.Fprint(cw, "\n| context | devices | created | live at failure | live at end | peak | failures |\n|--:|:--|--:|--:|--:|--:|--:|\n")
 	for _, c := range t.Contexts {
 		fmt.Fprintf(cw, "| %d | %s | %d (%s) | %s | %d (%s) | %s | %d |\n", c.Index, render.MdText(table.DeviceNames(t, c.Devices, c.DeviceCount)),
