@@ -144,3 +144,32 @@ const (
 	FindingLike       FindingKind = "like"        // the strategies held against the traced program (run --like)
 	FindingRepeated   FindingKind = "repeated"    // how many of a job's runs (run --repeat) ended as its first
 )
+
+// ClaimKind is one thing a finding's sentence asserts that is only true where the evidence it carries shows
+// it: the judge makes a claim only where the conditions of its kind hold on that evidence, and otherwise
+// says what cannot be told. Scripts read them to know what a sentence asserts without parsing it.
+type ClaimKind string
+
+// The kinds of claim.
+const (
+	// ClaimFurther holds one job's count against another's ("reached N buffers, 1.5x as many as"): only
+	// between jobs placed alike, on the same devices, with the same budget.
+	ClaimFurther ClaimKind = "went-further"
+	// ClaimUseLayout tells the user to use another job's layout: both jobs known to have placed alike.
+	ClaimUseLayout ClaimKind = "use-layout"
+	// ClaimSpare says memory was to spare when a job ended: the run's own reading (its memory cgroup where
+	// it has a limit) showed room above a few buffers.
+	ClaimSpare ClaimKind = "memory-to-spare"
+	// ClaimHostRanOut says host memory ran out: the system's available memory read low, or the kernel's
+	// OOM killer named the process.
+	ClaimHostRanOut ClaimKind = "host-memory-ran-out"
+	// ClaimOutside says memory per buffer was held outside the process: a machine-wide counter fell faster
+	// than the RSS grew by more than the threshold, and the run's own cgroup, where it has one, agrees.
+	ClaimOutside ClaimKind = "held-outside-process"
+	// ClaimNeverPlaced says the buffers were never placed (the runtime defers allocation to first use): the
+	// memory they live in, host and device, grew by less than a twentieth of a buffer per buffer.
+	ClaimNeverPlaced ClaimKind = "never-placed"
+	// ClaimExactCount names how many buffers a job made as one number: the device confirmed every one (no
+	// batch was in flight when it ended).
+	ClaimExactCount ClaimKind = "exact-count"
+)

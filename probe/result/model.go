@@ -500,6 +500,9 @@ type Finding struct {
 	Sizes      []uint64           `json:"sizes,omitempty"`
 	Sentence   string             `json:"sentence"`
 	Evidence   map[string]float64 `json:"evidence,omitempty"`
+	// Claims are what the sentence asserts that its evidence must show (see ClaimKind), each checked on
+	// Evidence before the sentence was made.
+	Claims []ClaimKind `json:"claims,omitempty"`
 	// Source is where a statement about a runtime comes from (a source file, the specification, an
 	// observation), when the sentence relies on one.
 	Source string `json:"source,omitempty"`

@@ -2,6 +2,7 @@ package findings
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -111,21 +112,33 @@ func (d *deriver) tiedWith(s *result.JobResult, size uint64) (tied []result.Stra
 	return tied, stages, len(all)
 }
 
+// usesLayout is the job whose layout nextStep tells v's user to use, where it does: v's device filled, and
+// another layout, placed as v's was, went more than a tenth further.
+func usesLayout(v *view, lf limitFinding) (*result.JobResult, bool) {
+	if lf.limit != result.LimitDeviceMemory {
+		return nil, false
+	}
+	if _, shared := lf.evidence["device_own_bytes"]; shared {
+		return nil, false
+	}
+	other := furthest(v)
+	return other, other != nil && other.AllocationsOK > v.s.AllocationsOK+v.s.AllocationsOK/10
+}
+
 // furthest is the strategy that reached the most buffers at v's size, variant and flags, placed as v's were
 // (both known), and how many.
-func furthest(v *view) (result.Strategy, uint64) {
-	var best result.Strategy
-	var n uint64
+func furthest(v *view) *result.JobResult {
+	var best *result.JobResult
 	if v.placement == placementUnknown {
-		return best, n // "use X's layout" needs both placements known alike
+		return nil // "use X's layout" needs both placements known alike
 	}
 	for i := range v.run.Jobs {
 		s := &v.run.Jobs[i]
-		if s.SizeBytes == v.s.SizeBytes && s.Variant == v.s.Variant && s.Flags == v.s.Flags && s.AllocationsOK > n && placementOf(v.run, s) == v.placement {
-			best, n = s.Strategy, s.AllocationsOK
+		if s.SizeBytes == v.s.SizeBytes && s.Variant == v.s.Variant && s.Flags == v.s.Flags && (best == nil || s.AllocationsOK > best.AllocationsOK) && placementOf(v.run, s) == v.placement {
+			best = s
 		}
 	}
-	return best, n
+	return best
 }
 
 // plusMinus is a figure's noise where it was measured: " ±12.00 KiB".
@@ -169,9 +182,9 @@ func (d *deriver) outsideRSS(all []outsideRSS, size uint64) {
 		for i, o := range same {
 			who[i], outs[i], rsss[i] = o.st, o.out, o.rss
 		}
-		ev := map[string]float64{"outside_rss_bytes_per_buffer": first.out}
+		ev := map[string]float64{"outside_rss_bytes_per_buffer": first.out, "outside_threshold_bytes": max(cheapFraction*float64(size), 4096)}
 		addRange(ev, "outside_rss_bytes_per_buffer", outs)
-		d.add(result.Finding{Kind: result.FindingOutsideRSS, Strategies: who, Evidence: ev,
+		d.add(result.Finding{Kind: result.FindingOutsideRSS, Strategies: who, Evidence: ev, Claims: []result.ClaimKind{result.ClaimOutside},
 			Sentence: fmt.Sprintf("%s: by %s, %s per buffer is host memory held outside the process (by the driver, shared memory, or promised and not yet touched), which its RSS (%s per buffer) does not show",
 				names(who), first.signal, byteRange(outs), byteRange(rsss))}, size)
 		all = rest
@@ -247,15 +260,18 @@ func (d *deriver) deferred(views []*view, size uint64) {
 		// below the threshold (a machine-wide reading that scattered more than that cannot say it).
 		hostCheap := hostDidNotGrow(s)
 		devCost, measured := v.deviceCost()
+		ev := map[string]float64{"growth_per_buffer_fraction": growthFraction(s, devCost)}
 		switch {
 		case measured && !result.Placed(devCost, size) && hostCheap:
 			d.noGrowth = appendOnce(d.noGrowth, s.Strategy)
 			d.noGrowthSizes = appendOnce(d.noGrowthSizes, size)
-			g.add(result.FindingDeferred, ": device and host memory did not grow with the buffers created (under 5% of a buffer per buffer): the runtime defers allocation until first use; run with --touch fill to place the buffers", s.Strategy, nil, "")
+			d.noGrowthMost = max(d.noGrowthMost, ev["growth_per_buffer_fraction"])
+			g.add(result.FindingDeferred, ": device and host memory did not grow with the buffers created (under 5% of a buffer per buffer): the runtime defers allocation until first use; run with --touch fill to place the buffers", s.Strategy, ev, "", result.ClaimNeverPlaced)
 		case !measured && v.hostUnified && hostCheap:
 			d.noGrowth = appendOnce(d.noGrowth, s.Strategy)
 			d.noGrowthSizes = appendOnce(d.noGrowthSizes, size)
-			g.add(result.FindingDeferred, ": host memory, which is these devices' memory, did not grow with the buffers created (under 5% of a buffer per buffer): the runtime defers allocation until first use; run with --touch fill to place the buffers", s.Strategy, nil, "")
+			d.noGrowthMost = max(d.noGrowthMost, ev["growth_per_buffer_fraction"])
+			g.add(result.FindingDeferred, ": host memory, which is these devices' memory, did not grow with the buffers created (under 5% of a buffer per buffer): the runtime defers allocation until first use; run with --touch fill to place the buffers", s.Strategy, ev, "", result.ClaimNeverPlaced)
 		case !measured && hostCheap:
 			g.add(result.FindingUnmeasured, ": host memory did not grow with the buffers created, but device memory was not measured, so whether the runtime allocates at create or at first use cannot be told; run with --touch fill to place the buffers either way", s.Strategy, nil, "")
 		}
@@ -373,8 +389,24 @@ func (d *deriver) headline() result.Finding {
 	if len(d.sizes) > 1 {
 		what = units.Size(d.first.size) + " buffers: " + what
 	}
+	ev, claims := maps.Clone(lf.evidence), slices.Clone(lf.claims)
+	if f := s.FirstFailure; f == nil || f.Stage == result.StageSetup {
+		// what says where it ended by its count (AfterBuffers): one number only where none was in flight.
+		counted, exact := countEvidence(s)
+		if ev == nil {
+			ev = map[string]float64{}
+		}
+		maps.Copy(ev, counted)
+		claims = append(claims, exact...)
+	}
+	step := nextStep(v, lf)
+	if other, ok := usesLayout(v, lf); ok {
+		putPlacement(ev, s.Strategy, v.placement)
+		putPlacement(ev, other.Strategy, placementOf(d.run, other))
+		claims = append(claims, result.ClaimUseLayout)
+	}
 	return result.Finding{Kind: result.FindingHeadline, Strategies: []result.Strategy{s.Strategy}, Sizes: []uint64{d.first.size},
-		Sentence: capitalize(what + ": " + limitSummary(v, lf) + "; " + nextStep(v, lf) + "."), Evidence: lf.evidence, About: result.FindingFailure}
+		Sentence: capitalize(what + ": " + limitSummary(v, lf) + "; " + step + "."), Evidence: ev, Claims: claims, About: result.FindingFailure}
 }
 
 // completedHeadline is the headline of a run in which nothing failed.
@@ -406,7 +438,9 @@ func (d *deriver) completedHeadline() result.Finding {
 		if len(d.noGrowthSizes) < len(d.sizes) { // a sweep: only at the sizes where it was measured so
 			who = "at " + sizeNames(d.noGrowthSizes) + " " + who
 		}
-		return result.Finding{Kind: result.FindingHeadline, About: result.FindingDeferred, Strategies: deferred, Evidence: budgetEvidence(d.jobs), Sentence: fmt.Sprintf("No allocation failed in %s%s, but %s: the runtime defers allocation to first use, so those buffers were never really allocated; run with --touch fill to place them.", budgetText(d.jobs), each, who)}
+		ev := budgetEvidence(d.jobs)
+		ev["growth_per_buffer_fraction"] = d.noGrowthMost
+		return result.Finding{Kind: result.FindingHeadline, About: result.FindingDeferred, Strategies: deferred, Evidence: ev, Claims: []result.ClaimKind{result.ClaimNeverPlaced}, Sentence: fmt.Sprintf("No allocation failed in %s%s, but %s: the runtime defers allocation to first use, so those buffers were never really allocated; run with --touch fill to place them.", budgetText(d.jobs), each, who)}
 	case all:
 		return result.Finding{Kind: result.FindingHeadline, About: result.FindingCompleted, Evidence: budgetEvidence(d.jobs), Sentence: fmt.Sprintf("No allocation failed within the budget of %s%s: raise --max-allocs or --max-bytes to find the limit.", budgetText(d.jobs), each)}
 	}
@@ -548,10 +582,10 @@ func nextStep(v *view, lf limitFinding) string {
 		if _, ok := lf.evidence["device_own_bytes"]; ok {
 			return "the run had only what the other processes left of the device: free it, or probe a device nobody else uses, to see the device's own limit"
 		}
-		if other, n := furthest(v); n > v.s.AllocationsOK+v.s.AllocationsOK/10 {
+		if other, ok := usesLayout(v, lf); ok {
 			// Another layout placed more buffers on the same devices: each buffer cost this one more device
 			// memory (a copy on every device of a shared context), so the layout does change it.
-			return fmt.Sprintf("%s reached %d buffers on the same devices, so this layout costs more device memory per buffer: use %s's layout", other, n, other)
+			return fmt.Sprintf("%s reached %d buffers on the same devices, so this layout costs more device memory per buffer: use %s's layout", other.Strategy, other.AllocationsOK, other.Strategy)
 		}
 		if v.run.Config.Touch == result.TouchNone {
 			return "that is the device's capacity; run with --touch fill to see every strategy reach it"

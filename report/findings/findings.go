@@ -225,6 +225,7 @@ type deriver struct {
 	// noGrowthSizes the buffer sizes at which it did not.
 	noGrowth      []result.Strategy
 	noGrowthSizes []uint64
+	noGrowthMost  float64 // the most any of them grew per buffer, as a fraction of a buffer, noise included
 }
 
 // firstEnd is the strategy that ended first, what it ran into, and what to try.
@@ -240,6 +241,7 @@ type group struct {
 	body     string
 	evidence map[string]float64
 	source   string
+	claims   []result.ClaimKind
 	who      []result.Strategy
 }
 
@@ -248,14 +250,14 @@ type groups struct {
 	by   map[string]*group
 }
 
-func (g *groups) add(kind result.FindingKind, body string, s result.Strategy, evidence map[string]float64, source string) {
+func (g *groups) add(kind result.FindingKind, body string, s result.Strategy, evidence map[string]float64, source string, claims ...result.ClaimKind) {
 	if g.by == nil {
 		g.by = map[string]*group{}
 	}
 	key := string(kind) + "\x00" + body
 	gr := g.by[key]
 	if gr == nil {
-		gr = &group{kind: kind, body: body, evidence: evidence, source: source}
+		gr = &group{kind: kind, body: body, evidence: evidence, source: source, claims: claims}
 		g.by[key] = gr
 		g.list = append(g.list, gr)
 	}
@@ -266,7 +268,7 @@ func (g *groups) add(kind result.FindingKind, body string, s result.Strategy, ev
 func (d *deriver) emit(g *groups, size uint64, subject func(who string, n int, body string) string) {
 	for _, gr := range g.list {
 		sentence := subject(names(gr.who), len(gr.who), gr.body) + gr.body
-		d.add(result.Finding{Kind: gr.kind, Strategies: gr.who, Sentence: sentence, Evidence: gr.evidence, Source: gr.source}, size)
+		d.add(result.Finding{Kind: gr.kind, Strategies: gr.who, Sentence: sentence, Evidence: gr.evidence, Source: gr.source, Claims: gr.claims}, size)
 	}
 }
 
@@ -278,6 +280,7 @@ func (d *deriver) add(f result.Finding, size uint64) {
 			delete(f.Evidence, k)
 		}
 	}
+	f = checkClaims(f)
 	if size > 0 {
 		f.Sizes = []uint64{size}
 		if len(d.sizes) > 1 {
@@ -366,8 +369,11 @@ func (d *deriver) comparedWithFirst(first *view, others []*view, size uint64) {
 		if o.s.Outcome == result.OutcomeCompleted {
 			tail = " and never failed (the budget ended it)"
 		}
+		ev := comparisonEvidence(o.s, first.s, ratio)
+		putPlacement(ev, o.s.Strategy, o.placement)
+		putPlacement(ev, first.s.Strategy, first.placement)
 		cmp.add(result.FindingComparison, fmt.Sprintf(" reached %d buffers, %.2fx as many as %s (%d)%s", o.s.AllocationsOK, ratio,
-			first.s.Strategy, first.s.AllocationsOK, tail), o.s.Strategy, comparisonEvidence(o.s, first.s, ratio), "")
+			first.s.Strategy, first.s.AllocationsOK, tail), o.s.Strategy, ev, "", result.ClaimFurther)
 	}
 	d.emit(&cmp, size, plainSubject)
 	if len(apart) > 0 {
@@ -440,9 +446,24 @@ func (d *deriver) failures(views []*view, size uint64) {
 		default:
 			continue
 		}
-		other.add(result.FindingOutcome, body, s.Strategy, map[string]float64{"allocations_ok": float64(s.AllocationsOK)}, "")
+		ev, claims := countEvidence(s)
+		other.add(result.FindingOutcome, body, s.Strategy, ev, "", claims...)
 	}
 	d.emit(&other, size, eachSubject)
+}
+
+// countEvidence is what a sentence saying how many buffers job s made rests on: the count and, where a batch
+// was in flight when its worker died, how many the device confirmed; and the exact-count claim where the
+// sentence says one number (afterBuffers).
+func countEvidence(s *result.JobResult) (map[string]float64, []result.ClaimKind) {
+	ev := map[string]float64{"allocations_ok": float64(s.AllocationsOK)}
+	if c := s.ConfirmedOK; c != nil {
+		ev["confirmed_ok"] = float64(*c)
+	}
+	if from, to := s.MadeRange(); from >= to {
+		return ev, []result.ClaimKind{result.ClaimExactCount}
+	}
+	return ev, nil
 }
 
 // comparisonEvidence is what a comparison of job o with the job that failed first states: o's count, the
@@ -484,14 +505,14 @@ func (d *deriver) classifyAll(views []*view, size uint64) {
 			}
 			d.saidCount[v.s.Strategy] = true
 		}
-		g.add(result.FindingLimit, body, v.s.Strategy, lf.evidence, "")
+		g.add(result.FindingLimit, body, v.s.Strategy, lf.evidence, "", lf.claims...)
 	}
 	for _, v := range views {
 		// The headline speaks of the first size at which a job ended: the strategy that ended earliest
 		// there (a sweep whose small buffers all completed fails at a larger size, and that is its news).
 		// A stop (the guard, an interrupt, a timeout) is no runtime result: it never leads the verdict.
 		if v.limit.limit != "" && !stoppedEarly(v.s) && (d.first == nil || (d.first.size == size && v.s.AllocationsOK < d.first.v.s.AllocationsOK)) {
-			d.first = &firstEnd{v: v, limit: limitFinding{v.limit.limit, v.limit.evidence, ""}, size: size}
+			d.first = &firstEnd{v: v, limit: limitFinding{v.limit.limit, v.limit.evidence, "", v.limit.claims}, size: size}
 		}
 	}
 	d.emit(&g, size, eachSubject)

@@ -23,7 +23,8 @@ func flagsRejected(v *limitInput, ev map[string]float64) (limitFinding, bool) {
 	}
 	ev["code"] = float64(f.code)
 	return limitFinding{result.LimitFlags, ev, fmt.Sprintf("the runtime refused the first buffer with %s at create: it does not take flags %s%s, and no memory was involved (flags)",
-		codeText(f.name, f.code, v.reason), v.flags, vendorNote(v.flags))}, true
+			codeText(f.name, f.code, v.reason), v.flags, vendorNote(v.flags)), nil},
+		true
 }
 
 // vendorNote names the documented vendor flags among recorded flags, with their vendor: ", whose

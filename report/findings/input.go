@@ -260,6 +260,15 @@ func (in *limitInput) machineOutsideRSS() (bytes float64, signal string, ok bool
 	return 0, "", false
 }
 
+// outsideEvidence puts into ev what a claim of memory held outside the process rests on: the difference per
+// buffer, the threshold it cleared, and whether the run's own cgroup grew as its RSS did.
+func (in *limitInput) outsideEvidence(ev map[string]float64, out float64) {
+	ev["outside_rss_bytes_per_buffer"], ev["outside_threshold_bytes"] = out, in.outsideThreshold()
+	if in.cgroupGrewAsRSS() {
+		ev["cgroup_grew_as_rss"] = 1
+	}
+}
+
 // outsideThreshold is the least difference per buffer that is memory held outside the process.
 func (in *limitInput) outsideThreshold() float64 {
 	return max(cheapFraction*float64(in.sizeBytes), 4096)

@@ -16,6 +16,8 @@ type limitFinding struct {
 	limit    result.Limit
 	evidence map[string]float64
 	body     string
+	// claims are what body asserts that evidence must show (checkLimit holds it to them).
+	claims []result.ClaimKind
 }
 
 // classify says what ended a strategy that did not complete (or a traced program), from its input alone
@@ -31,6 +33,11 @@ type limitFinding struct {
 //   - otherwise the runtime's own limit, when the device was measured or given far less than it has and
 //     host memory was plentiful; or unknown, when what would tell was not measured.
 func classify(v *limitInput, sweep []*limitInput, perDevice *limitInput) limitFinding {
+	return checkLimit(classifyByRules(v, sweep, perDevice))
+}
+
+// classifyByRules is classify's rules, before the claims they make are checked.
+func classifyByRules(v *limitInput, sweep []*limitInput, perDevice *limitInput) limitFinding {
 	ev := map[string]float64{"allocations_ok": float64(v.allocationsOK)}
 	switch v.outcome {
 	case result.OutcomeCompleted, result.OutcomeUnsupported, "":
@@ -42,10 +49,10 @@ func classify(v *limitInput, sweep []*limitInput, perDevice *limitInput) limitFi
 		if v.interrupted {
 			return limitFinding{} // nothing ended it but the user: no limit, known or unknown
 		}
-		return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("stopped before any limit (%s): raise --timeout or run it to its end (unknown)", firstClause(v.reason))}
+		return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("stopped before any limit (%s): raise --timeout or run it to its end (unknown)", firstClause(v.reason)), nil}
 	}
 	if v.notSetUp() {
-		return limitFinding{result.LimitUnknown, ev, "it could not be set up: " + v.reason + " (unknown)"}
+		return limitFinding{result.LimitUnknown, ev, "it could not be set up: " + v.reason + " (unknown)", nil}
 	}
 	if lf, ok := gpuFault(v, ev); ok {
 		return lf
@@ -59,12 +66,14 @@ func classify(v *limitInput, sweep []*limitInput, perDevice *limitInput) limitFi
 	if v.maxMapCount > 0 && float64(v.maxMappings) >= mapFraction*float64(v.maxMapCount) {
 		ev["mappings"], ev["max_map_count"] = float64(v.maxMappings), float64(v.maxMapCount)
 		return limitFinding{result.LimitMappings, ev, fmt.Sprintf("the process held %d memory mappings, %.0f%% of vm.max_map_count (%d), when it ended: the limit on mappings, not memory, ended the loop; raise vm.max_map_count or allocate fewer buffers (mappings)",
-			v.maxMappings, 100*float64(v.maxMappings)/float64(v.maxMapCount), v.maxMapCount)}
+			v.maxMappings, 100*float64(v.maxMappings)/float64(v.maxMapCount), v.maxMapCount), nil}
+
 	}
 	if as := v.addressSpaceBytes; as > 0 && float64(v.vmsAtEnd) >= addressFraction*float64(as) {
 		ev["vms_bytes"], ev["address_space_bytes"] = float64(v.vmsAtEnd), float64(as)
 		return limitFinding{result.LimitAddressSpace, ev, fmt.Sprintf("the process's address space held %s, %.0f%% of its %s limit, when it ended: address space, not memory, ran out (address-space)",
-			units.Bytes(v.vmsAtEnd), 100*float64(v.vmsAtEnd)/float64(as), units.Bytes(as))}
+			units.Bytes(v.vmsAtEnd), 100*float64(v.vmsAtEnd)/float64(as), units.Bytes(as)), nil}
+
 	}
 	if lf, ok := resourceLimit(v, ev); ok {
 		return lf
@@ -74,18 +83,24 @@ func classify(v *limitInput, sweep []*limitInput, perDevice *limitInput) limitFi
 			ev[fmt.Sprintf("allocations_ok@%d", size)] = float64(n)
 		}
 		return limitFinding{result.LimitAllocationCount, ev, fmt.Sprintf("ended after the same %s buffers at every size (%s): the runtime caps the number of allocations, whatever their bytes; allocate fewer, larger buffers (allocation-count)",
-			countRange(counts), sizesOf(counts))}
+			countRange(counts), sizesOf(counts)), nil}
+
 	}
 	if lf, ok := deviceFull(v, ev); ok {
 		return lf
 	}
 	if low, why := hostMemoryRanOut(v); low {
-		ev["host_available_bytes"], ev["host_ram_bytes"] = float64(v.availAtEnd), float64(v.ram)
+		ev["host_available_bytes"], ev["host_ram_bytes"], ev["size_bytes"] = float64(v.availAtEnd), float64(v.ram), float64(v.sizeBytes)
+		if v.outcome == result.OutcomeCrashed && v.signal == "SIGKILL" {
+			ev["killed_sigkill"] = 1
+		}
+		claims := []result.ClaimKind{result.ClaimHostRanOut}
 		if out, _, ok := v.outsideRSS(); ok {
-			ev["outside_rss_bytes_per_buffer"] = out
+			v.outsideEvidence(ev, out)
+			claims = append(claims, result.ClaimOutside)
 			why += fmt.Sprintf(", %s per buffer of it held outside the process's RSS", units.SignedBytes(out))
 		}
-		return limitFinding{result.LimitHostMemory, ev, why + ": host memory ran out (host-memory)"}
+		return limitFinding{result.LimitHostMemory, ev, why + ": host memory ran out (host-memory)", claims}
 	}
 	if lf, ok := contextLimit(v, perDevice, ev); ok {
 		return lf
@@ -107,7 +122,8 @@ func refusedOverMaxAlloc(v *limitInput, ev map[string]float64) (limitFinding, bo
 	}
 	ev["max_alloc_bytes"], ev["size_bytes"] = float64(limit), float64(v.sizeBytes)
 	return limitFinding{result.LimitRuntime, ev, fmt.Sprintf("the runtime refused a buffer of %s, over the maximum allocation of %s it reports, with -61 (CL_INVALID_BUFFER_SIZE) at create: it enforces that maximum; clmemprobe largest finds the largest buffer it takes (runtime)",
-		units.Size(v.sizeBytes), units.Bytes(limit))}, true
+			units.Size(v.sizeBytes), units.Bytes(limit)), nil},
+		true
 }
 
 // deviceFull is the rule of a full device: the failing device's sampled use at 90% of its global memory,
@@ -128,10 +144,12 @@ func deviceFull(v *limitInput, ev map[string]float64) (limitFinding, bool) {
 					ev["device_others_bytes"] = float64(sh.others)
 				}
 				return limitFinding{result.LimitDeviceMemory, ev, fmt.Sprintf("when %s failed, device %s held %s, %.1f%% of its %s global memory, but not all of it was this run's: its buffers took %s after the loop began, and %s: the device's memory ran out, shared with other processes (device-memory)",
-					v.failed(), dev, units.Bytes(v.used), pct(v.fill(v.used)), units.Bytes(v.global), units.Bytes(v.used-min(v.used, sh.usedAtStart)), sh.othersText())}, true
+						v.failed(), dev, units.Bytes(v.used), pct(v.fill(v.used)), units.Bytes(v.global), units.Bytes(v.used-min(v.used, sh.usedAtStart)), sh.othersText()), nil},
+					true
 			}
 			return limitFinding{result.LimitDeviceMemory, ev, fmt.Sprintf("when %s failed, device %s held %s, %.1f%% of its %s global memory: the device's memory ran out (device-memory)",
-				v.failed(), dev, units.Bytes(v.used), pct(v.fill(v.used)), units.Bytes(v.global))}, true
+					v.failed(), dev, units.Bytes(v.used), pct(v.fill(v.used)), units.Bytes(v.global)), nil},
+				true
 		}
 	} else if v.givenUnknown == "" {
 		ev["bytes_given_to_device"], ev["device_fill"] = float64(v.given), v.fill(v.given)
@@ -141,10 +159,12 @@ func deviceFull(v *limitInput, ev map[string]float64) (limitFinding, bool) {
 				// runtime there, it was not this device's capacity alone.
 				ev["device_used_at_start_bytes"], ev["device_own_bytes"] = float64(sh.usedAtStart), float64(v.given)
 				return limitFinding{result.LimitDeviceMemory, ev, fmt.Sprintf("when %s failed, device %s had been given %s in buffers, %.1f%% of its %s global memory, and %s: the device's memory ran out, shared with other processes (device-memory)",
-					v.failed(), dev, units.Bytes(v.given), pct(g), units.Bytes(v.global), sh.othersText())}, true
+						v.failed(), dev, units.Bytes(v.given), pct(g), units.Bytes(v.global), sh.othersText()), nil},
+					true
 			}
 			return limitFinding{result.LimitDeviceMemory, ev, fmt.Sprintf("when %s failed, device %s had been given %s in buffers, %.1f%% of its %s global memory, and the runtime stopped there: it enforces the device's size, and the device is full (device-memory)",
-				v.failed(), dev, units.Bytes(v.given), pct(g), units.Bytes(v.global))}, true
+					v.failed(), dev, units.Bytes(v.given), pct(g), units.Bytes(v.global)), nil},
+				true
 		}
 	}
 	return limitFinding{}, false
@@ -172,11 +192,15 @@ func contextLimit(v *limitInput, perDevice *limitInput, ev map[string]float64) (
 	}
 	body := fmt.Sprintf("ended at %d buffers where one context per device %s %d (%.2fx): one context over %d devices costs more per buffer than a context per device, and that is the limit here (context)",
 		v.allocationsOK, more, perDevice.allocationsOK, ratio, len(v.devices))
+	putPlacement(ev, "job", v.placement)
+	putPlacement(ev, result.PerDevice, perDevice.placement)
+	claims := []result.ClaimKind{result.ClaimFurther}
 	if out, _, ok := v.outsideRSS(); ok {
-		ev["outside_rss_bytes_per_buffer"] = out
+		v.outsideEvidence(ev, out)
+		claims = append(claims, result.ClaimOutside)
 		body += fmt.Sprintf("; each buffer took %s of host memory outside the process's RSS", units.SignedBytes(out))
 	}
-	return limitFinding{result.LimitContext, ev, body}, true
+	return limitFinding{result.LimitContext, ev, body, claims}, true
 }
 
 // hostMemoryRanOut says whether system memory was exhausted when the strategy ended, and in what words.
@@ -225,23 +249,25 @@ func runtimeOrUnknown(v *limitInput, ev map[string]float64) limitFinding {
 					body += fmt.Sprintf("; here the %s set it (RLIMIT_AS=%s)", v.variantName, v.rlimitAS)
 				}
 			}
-			return limitFinding{result.LimitRuntime, ev, body}
+			return limitFinding{result.LimitRuntime, ev, body, nil}
 		}
 		if cg := v.cgroup; cg != nil && cg.OOMKillsAtEnd > cg.OOMKillsAtStart {
 			ev["cgroup_oom_kills_at_start"], ev["cgroup_oom_kills_at_end"] = float64(cg.OOMKillsAtStart), float64(cg.OOMKillsAtEnd)
 			return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("%s died (%s) %s while the OOM killer of its memory cgroup %s ended a process (oom_kill %d to %d): memory there may have run short, but nothing says this SIGKILL was that (unknown)",
-				v.subject, firstClause(v.reason), v.after(), cg.Path, cg.OOMKillsAtStart, cg.OOMKillsAtEnd)}
+				v.subject, firstClause(v.reason), v.after(), cg.Path, cg.OOMKillsAtStart, cg.OOMKillsAtEnd), nil}
+
 		}
 		if cg := v.cgroup; cg != nil && cg.Memory.Limit > 0 && cg.Memory.AtEnd == 0 {
 			// "Memory to spare" would rest on the machine's figures alone, while the cgroup's limit applied.
 			return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("%s died (%s) %s in the memory cgroup %s, whose limit is %s and whose use at the end was not measured: what killed it cannot be told; check dmesg (unknown)",
-				v.subject, firstClause(v.reason), v.after(), cg.Path, units.Bytes(cg.Memory.Limit))}
+				v.subject, firstClause(v.reason), v.after(), cg.Path, units.Bytes(cg.Memory.Limit)), nil}
+
 		}
-		return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("%s died (%s) %s with memory to spare: what killed it was not measured; check dmesg (unknown)", v.subject, firstClause(v.reason), v.after())}
+		return diedUnexplained(v, ev)
 	case result.OutcomeHung:
-		return limitFinding{result.LimitRuntime, ev, fmt.Sprintf("the runtime hung in a call %s (runtime)", v.after())}
+		return limitFinding{result.LimitRuntime, ev, fmt.Sprintf("the runtime hung in a call %s (runtime)", v.after()), nil}
 	case result.OutcomeWrong:
-		return limitFinding{result.LimitRuntime, ev, "the runtime reported the first buffer's fill done and it did not take: a fault of the runtime at this size, to report (clmemprobe largest shows at which sizes and pattern sizes) (runtime)"}
+		return limitFinding{result.LimitRuntime, ev, "the runtime reported the first buffer's fill done and it did not take: a fault of the runtime at this size, to report (clmemprobe largest shows at which sizes and pattern sizes) (runtime)", nil}
 	}
 	hostPlenty := v.ram > 0 && v.availAtEnd > 0 && !hostLow(v.availAtEnd, v.sizeBytes)
 	devFar, devWhy := false, "device memory was not measured"
@@ -276,9 +302,31 @@ func runtimeOrUnknown(v *limitInput, ev map[string]float64) limitFinding {
 	}
 	if devFar && hostPlenty {
 		return limitFinding{result.LimitRuntime, ev, fmt.Sprintf("%s with %s of system memory available and %s: a limit inside the runtime that these measurements do not explain (runtime)",
-			what, units.Bytes(v.availAtEnd), devWhy)}
+			what, units.Bytes(v.availAtEnd), devWhy), nil}
+
 	}
-	return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("%s, but what ran out cannot be told: %s (unknown)", what, devWhy)}
+	return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("%s, but what ran out cannot be told: %s (unknown)", what, devWhy), nil}
+}
+
+// diedUnexplained is the limit of a worker or program killed by a signal nothing measured explains: "with
+// memory to spare" where the run's own readings show room (ClaimSpare), else what cannot be told.
+func diedUnexplained(v *limitInput, ev map[string]float64) limitFinding {
+	ev["size_bytes"] = float64(v.sizeBytes)
+	if v.availAtEnd > 0 {
+		ev["host_available_bytes"] = float64(v.availAtEnd)
+	}
+	if cg := v.cgroup; cg != nil && cg.Memory.Limit > 0 {
+		ev["cgroup_limit_bytes"] = float64(cg.Memory.Limit)
+		if cg.Memory.AtEnd > 0 {
+			ev["cgroup_used_bytes"] = float64(cg.Memory.AtEnd)
+		}
+	}
+	if c, failed := unmet(result.ClaimSpare, ev); failed {
+		return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("%s died (%s) %s: what killed it was not measured, and whether memory was to spare cannot be told (that needs %s); check dmesg (unknown)",
+			v.subject, firstClause(v.reason), v.after(), c.needs), nil}
+	}
+	return limitFinding{result.LimitUnknown, ev, fmt.Sprintf("%s died (%s) %s with memory to spare: what killed it was not measured; check dmesg (unknown)", v.subject, firstClause(v.reason), v.after()),
+		[]result.ClaimKind{result.ClaimSpare}}
 }
 
 // sameCountEverySize reports whether a strategy that failed at two or more sizes, at least twice apart,

@@ -58,9 +58,14 @@ func placementOf(r *result.Run, s *result.JobResult) placement {
 }
 
 // placedAlike says whether the counts of jobs placed as a and b may be held against each other: not where
-// one is known to have placed its buffers and the other known to have placed none.
+// one is known to have placed its buffers and the other known to have placed none, and not a job known to
+// have placed none against one not known to have (a layout that placed nothing went as far as its budget,
+// whatever the other did).
 func placedAlike(a, b placement) bool {
-	return a == b || a == placementUnknown || b == placementUnknown
+	if a == placedNone || b == placedNone {
+		return a == b
+	}
+	return true
 }
 
 // deviceCostOf sums job s's fitted device memory per buffer over its devices; ok is false where device
@@ -85,6 +90,21 @@ func hostDidNotGrow(s *result.JobResult) bool {
 		(s.CommittedBytesPerBuffer == nil || *s.CommittedBytesPerBuffer+noise.Committed < cheap)
 }
 
+// growthFraction is the most any memory job s's buffers could live in grew per buffer, each figure moved by
+// its noise, as a fraction of a buffer: RSS either way, system and committed memory, and devCost on the
+// devices (0 where not measured). Under cheapFraction the buffers were never placed.
+func growthFraction(s *result.JobResult, devCost float64) float64 {
+	noise := s.Noise()
+	most := max(math.Abs(s.HostBytesPerBuffer)+noise.Host, devCost)
+	if s.SystemBytesPerBuffer != nil {
+		most = max(most, *s.SystemBytesPerBuffer+noise.System)
+	}
+	if s.CommittedBytesPerBuffer != nil {
+		most = max(most, *s.CommittedBytesPerBuffer+noise.Committed)
+	}
+	return most / float64(max(s.SizeBytes, 1))
+}
+
 // hostGrew says a host figure per buffer (RSS, system or committed), less its noise, reached 5% of a buffer.
 func hostGrew(s *result.JobResult) bool {
 	noise, cheap := s.Noise(), cheapFraction*float64(s.SizeBytes)
@@ -106,24 +126,43 @@ func hostUnified(r *result.Run) bool {
 // placedApart says why the counts of jobs placed otherwise are not held against each other: which placed
 // their buffers and which placed none, with how far each went. vs are the jobs, of one size.
 func placedApart(vs []*view) result.Finding {
-	var placed, none []result.Strategy
+	var placed, none, unknown []result.Strategy
 	var placedN, noneN []uint64
 	ev := map[string]float64{}
 	for _, v := range vs {
 		n := v.s.AllocationsOK
 		ev[strings.ReplaceAll(string(v.s.Strategy), "-", "_")+"_allocations_ok"] = float64(n)
-		if v.placement == placedNone {
+		putPlacement(ev, v.s.Strategy, v.placement)
+		switch v.placement {
+		case placedNone:
 			none, noneN = append(none, v.s.Strategy), appendOnce(noneN, n)
-		} else {
+		case placedAll:
 			placed, placedN = append(placed, v.s.Strategy), appendOnce(placedN, n)
+		default:
+			unknown, placedN = append(unknown, v.s.Strategy), appendOnce(placedN, n)
 		}
 	}
-	theirs := "their buffers"
-	if len(placed) == 1 {
-		theirs = "its buffers"
-	}
 	count := func(n uint64) string { return fmt.Sprint(n) }
-	sentence := fmt.Sprintf("%s placed no buffer (the memory the buffers live in did not grow with them) where %s placed %s, so how far they went is not compared (%s buffers against %s): a layout that places nothing goes as far as its budget; run with --touch fill to compare layouts that all place their buffers",
-		names(none), names(placed), theirs, listOf(noneN, count), listOf(placedN, count))
-	return result.Finding{Kind: result.FindingComparison, Strategies: append(none, placed...), Sentence: sentence, Evidence: ev}
+	sentence := fmt.Sprintf("%s placed no buffer (the memory the buffers live in did not grow with them)%s, so how far they went is not compared (%s buffers against %s): a layout that places nothing goes as far as its budget; run with --touch fill to compare layouts that all place their buffers",
+		names(none), otherPlacements(placed, unknown), listOf(noneN, count), listOf(placedN, count))
+	return result.Finding{Kind: result.FindingComparison, Strategies: append(append(none, placed...), unknown...), Sentence: sentence, Evidence: ev}
+}
+
+// otherPlacements is how the jobs held apart from those that placed nothing placed theirs: " where X placed
+// its buffers", ", and whether Y placed theirs was not measured", or both.
+func otherPlacements(placed, unknown []result.Strategy) string {
+	theirs := func(ss []result.Strategy) string {
+		if len(ss) == 1 {
+			return "its buffers"
+		}
+		return "their buffers"
+	}
+	s := ""
+	if len(placed) > 0 {
+		s = fmt.Sprintf(" where %s placed %s", names(placed), theirs(placed))
+	}
+	if len(unknown) > 0 {
+		s += fmt.Sprintf(", and whether %s placed %s was not measured", names(unknown), theirs(unknown))
+	}
+	return s
 }

@@ -100,7 +100,8 @@ func gpuFault(v *limitInput, ev map[string]float64) (limitFinding, bool) {
 		what = string(v.outcome)
 	}
 	return limitFinding{result.LimitGPUFault, ev, fmt.Sprintf("it %s while the kernel logged %s: %q at %.3f s; the GPU faulted, hung or was reset, so this is a driver or hardware fault to report, not a memory limit (gpu-fault)",
-		what, plural(float64(len(faults)), "GPU fault line"), result.KernelQuote(faults[0].Text), faults[0].Seconds)}, true
+			what, plural(float64(len(faults)), "GPU fault line"), result.KernelQuote(faults[0].Text), faults[0].Seconds), nil},
+		true
 }
 
 // resourceLimit classifies an end by the resource ledger: the cgroup's OOM killer, the cgroup's memory at
@@ -114,7 +115,8 @@ func resourceLimit(v *limitInput, ev map[string]float64) (limitFinding, bool) {
 		ev["cgroup_limit_bytes"], ev["cgroup_oom_kills"] = float64(cg.Memory.Limit), float64(cg.OOMKillsAtEnd-cg.OOMKillsAtStart)
 		ev["cgroup_used_bytes"], ev["cgroup_oom_kills_at_start"], ev["cgroup_oom_kills_at_end"] = float64(cg.Memory.AtEnd), float64(cg.OOMKillsAtStart), float64(cg.OOMKillsAtEnd)
 		return limitFinding{result.LimitCgroupMemory, ev, fmt.Sprintf("the OOM killer of the memory cgroup %s ended it %s (its oom_kill count went from %d to %d%s), at %s of the cgroup's %s limit (%s): the container's or job's memory limit, not the machine's, is the limit (cgroup-memory)",
-			cg.Path, v.after(), cg.OOMKillsAtStart, cg.OOMKillsAtEnd, kernelSaidIt(line, kernelSaid), units.Bytes(cg.Memory.AtEnd), limitText(cg.Memory.Limit), cg.Memory.LimitSource)}, true
+				cg.Path, v.after(), cg.OOMKillsAtStart, cg.OOMKillsAtEnd, kernelSaidIt(line, kernelSaid), units.Bytes(cg.Memory.AtEnd), limitText(cg.Memory.Limit), cg.Memory.LimitSource), nil},
+			true
 	}
 	if kernelSaid && line.ByMemoryCgroup() {
 		// The kernel's line says a memory cgroup's OOM killer acted, where the cgroup's own count was not read.
@@ -124,13 +126,15 @@ func resourceLimit(v *limitInput, ev map[string]float64) (limitFinding, bool) {
 			which = fmt.Sprintf("its memory cgroup %s, whose limit is %s,", cg.Path, units.Bytes(cg.Memory.Limit))
 		}
 		return limitFinding{result.LimitCgroupMemory, ev, fmt.Sprintf("the OOM killer of %s ended %s %s%s: the container's or job's memory limit, not the machine's, is the limit (cgroup-memory)",
-			which, v.subject, v.after(), kernelSaidIt(line, true))}, true
+				which, v.subject, v.after(), kernelSaidIt(line, true)), nil},
+			true
 	}
 	if kernelSaid {
 		// No memory cgroup counted it: the machine's OOM killer, which acts when the system's memory ran out.
 		ev["host_available_bytes"], ev["host_ram_bytes"] = float64(v.availAtEnd), float64(v.ram)
 		return limitFinding{result.LimitHostMemory, ev, fmt.Sprintf("the kernel's OOM killer ended it %s%s, with %s of the system's memory available at the last sample: host memory ran out (host-memory)",
-			v.after(), kernelSaidIt(line, true), units.Bytes(v.availAtEnd))}, true
+				v.after(), kernelSaidIt(line, true), units.Bytes(v.availAtEnd)), nil},
+			true
 	}
 	if v.outcome == result.OutcomeStopped || v.outcome == result.OutcomeCompleted {
 		return limitFinding{}, false
@@ -144,12 +148,14 @@ func resourceLimit(v *limitInput, ev map[string]float64) (limitFinding, bool) {
 			per = fmt.Sprintf("%s per buffer", plural(*fds.PerBuffer, "descriptor"))
 		}
 		return limitFinding{result.LimitFileDescriptors, ev, fmt.Sprintf("%s, %d open at the start, limit %d (%s): descriptors ran out at #%d (%s, %d open at the end) (file-descriptors)",
-			per, fds.AtStart, fds.Limit, fds.LimitSource, p.observed, p.predictedText(), fds.AtEnd)}, true
+				per, fds.AtStart, fds.Limit, fds.LimitSource, p.observed, p.predictedText(), fds.AtEnd), nil},
+			true
 	}
 	if cg := v.cgroup; cg != nil && cg.Memory.Limit > 0 && float64(cg.Memory.AtEnd) >= cgroupFull*float64(cg.Memory.Limit) {
 		ev["cgroup_limit_bytes"], ev["cgroup_used_bytes"] = float64(cg.Memory.Limit), float64(cg.Memory.AtEnd)
 		return limitFinding{result.LimitCgroupMemory, ev, fmt.Sprintf("the memory cgroup %s held %s, %.0f%% of its %s limit (%s), when it ended: the container's or job's memory limit, not the machine's, ran out (cgroup-memory)",
-			cg.Path, units.Bytes(cg.Memory.AtEnd), 100*float64(cg.Memory.AtEnd)/float64(cg.Memory.Limit), limitText(cg.Memory.Limit), cg.Memory.LimitSource)}, true
+				cg.Path, units.Bytes(cg.Memory.AtEnd), 100*float64(cg.Memory.AtEnd)/float64(cg.Memory.Limit), limitText(cg.Memory.Limit), cg.Memory.LimitSource), nil},
+			true
 	}
 	return limitFinding{}, false
 }
@@ -160,19 +166,22 @@ func guardLimit(v *limitInput, ev map[string]float64) limitFinding {
 	if as := v.addressSpaceBytes; v.guard == result.GuardAddressSpace && as > 0 {
 		ev["vms_bytes"], ev["address_space_bytes"] = float64(v.vmsAtEnd), float64(as)
 		return limitFinding{result.LimitAddressSpace, ev, fmt.Sprintf("the host guard stopped it before the worker's address space reached its limit of %s (ulimit -v, which the worker inherits): it held %s, %.0f%% of it, when it ended; address space, not memory, is the limit (address-space)",
-			units.Bytes(as), units.Bytes(v.vmsAtEnd), 100*float64(v.vmsAtEnd)/float64(as))}
+			units.Bytes(as), units.Bytes(v.vmsAtEnd), 100*float64(v.vmsAtEnd)/float64(as)), nil}
+
 	}
 	if cg := v.cgroup; v.guard == result.GuardCgroup && cg != nil {
 		ev["cgroup_limit_bytes"], ev["cgroup_used_bytes"] = float64(cg.Memory.Limit), float64(cg.Memory.AtEnd)
 		return limitFinding{result.LimitCgroupMemory, ev, fmt.Sprintf("the host guard stopped it before the memory cgroup %s ran out: %s of its %s limit (%s) in use, a container's or a batch job's limit, far below the machine's memory (cgroup-memory)",
-			cg.Path, units.Bytes(cg.Memory.AtEnd), limitText(cg.Memory.Limit), cg.Memory.LimitSource)}
+			cg.Path, units.Bytes(cg.Memory.AtEnd), limitText(cg.Memory.Limit), cg.Memory.LimitSource), nil}
+
 	}
 	ev["host_reserve_bytes"] = float64(v.hostReserve)
 	if v.availAtEnd > 0 {
 		ev["host_available_bytes"] = float64(v.availAtEnd)
 	}
 	return limitFinding{result.LimitHostMemory, ev, fmt.Sprintf("the host guard stopped it before system available memory fell below the reserve of %s (--host-reserve): host memory, as far as this run may use it, is the limit (host-memory)",
-		units.Bytes(v.hostReserve))}
+		units.Bytes(v.hostReserve)), nil}
+
 }
 
 // deviceShare is, for one device, the memory in use before the loop began and what other processes held,

@@ -247,8 +247,13 @@ func (d *deriver) overcommit(views []*view, size uint64) {
 		}
 		body := fmt.Sprintf(": %d x %s (%s) %s on %s %s of global memory: %s",
 			most/s.SizeBytes, units.Size(s.SizeBytes), units.Bytes(most), verb, where, units.Bytes(global), overcommitMeaning(d.run, v))
-		g.add(result.FindingLimit, body, s.Strategy, map[string]float64{"device": float64(over[0]), "devices_over": float64(len(over)),
-			"given_bytes": float64(most), "global_mem_bytes": float64(global)}, "")
+		ev := map[string]float64{"device": float64(over[0]), "devices_over": float64(len(over)), "given_bytes": float64(most), "global_mem_bytes": float64(global)}
+		var claims []result.ClaimKind
+		if d.run.Config.Touch == result.TouchNone && v.placement == placedNone {
+			devCost, _ := deviceCostOf(s)
+			ev["growth_per_buffer_fraction"], claims = growthFraction(s, devCost), []result.ClaimKind{result.ClaimNeverPlaced}
+		}
+		g.add(result.FindingLimit, body, s.Strategy, ev, "", claims...)
 	}
 	d.emit(&g, size, plainSubject)
 }

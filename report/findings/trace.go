@@ -344,5 +344,6 @@ func overMaxAlloc(t *result.Trace) (limitFinding, bool) {
 	}
 	ev := map[string]float64{"size_bytes": float64(f.SizeBytes), "max_alloc_bytes": float64(largest)}
 	return limitFinding{result.LimitRuntime, ev, fmt.Sprintf("the buffer of %s is larger than the largest allocation its devices allow (CL_DEVICE_MAX_MEM_ALLOC_SIZE, %s): no memory ran out; split it, or give a flag the vendor documents to lift that limit (runtime)",
-		units.Bytes(f.SizeBytes), units.Bytes(largest))}, true
+			units.Bytes(f.SizeBytes), units.Bytes(largest)), nil},
+		true
 }

@@ -429,11 +429,22 @@ var evidenceLabels = map[string]string{
 	"outside_rss_bytes_per_buffer": "host memory outside RSS per buffer", "host_bytes_per_buffer": "host RSS per buffer",
 	"system_bytes_per_buffer": "system memory per buffer", "committed_bytes_per_buffer": "Committed_AS per buffer",
 	"device_bytes_per_buffer": "device memory per buffer", "guard_stopped": "strategies the guard stopped",
+	"size_bytes": "buffer size", "confirmed_ok": "buffers the device confirmed", "outside_threshold_bytes": "outside-RSS threshold",
+	"growth_per_buffer_fraction": "memory growth per buffer, of a buffer", "killed_sigkill": "killed by SIGKILL",
+	"cgroup_grew_as_rss": "cgroup grew as RSS",
 }
 
 // evidenceItem writes one evidence figure with its label, in the unit its key names.
 func evidenceItem(k string, v float64) string {
 	label, known := evidenceLabels[k]
+	if who, ok := strings.CutSuffix(k, "_placed"); ok {
+		// A comparison's qualifier (findings' placement evidence): which job placed its buffers.
+		who = strings.ReplaceAll(who, "_", "-")
+		if who == "job" {
+			who = "this job"
+		}
+		return "buffers placed by " + render.MdText(who) + " " + render.YesNo(v == 1)
+	}
 	if !known {
 		if key, size, ok := strings.Cut(k, "@"); ok && key == "allocations_ok" {
 			if n, err := strconv.ParseUint(size, 10, 64); err == nil {
@@ -447,13 +458,13 @@ func evidenceItem(k string, v float64) string {
 		return plainNumber(v) + " " + label
 	case k == "index":
 		return label + plainNumber(v)
-	case k == "per_device_completed":
+	case k == "per_device_completed" || k == "killed_sigkill" || k == "cgroup_grew_as_rss":
 		return label + " " + render.YesNo(v == 1)
 	case strings.HasSuffix(k, "_bytes_per_buffer"):
 		return label + " " + units.SignedBytes(v)
 	case strings.HasSuffix(k, "_bytes"):
 		return label + " " + units.Bytes(uint64(max(v, 0)))
-	case k == "device_fill":
+	case k == "device_fill" || k == "growth_per_buffer_fraction":
 		return fmt.Sprintf("%s %.1f%%", label, 100*v)
 	case k == "ratio" || k == "replication_factor":
 		return fmt.Sprintf("%s %.2fx", label, v)
