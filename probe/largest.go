@@ -65,7 +65,14 @@ func Largest(ctx context.Context, req LargestRequest, inv result.Inventory) (*re
 			v, tries := searchLargest(t.bound, p, t.try)
 			ld.Tries = append(ld.Tries, tries...)
 			if t.interrupted {
-				break // a pattern whose search was cut short has no largest of its own
+				// A pattern whose search was cut short has no largest of its own; the sizes its tries verified
+				// still hold, as a lower bound (the verdict says so).
+				for _, try := range tries {
+					if try.Outcome == result.TryVerified {
+						ld.LargestVerifiedBytes = max(ld.LargestVerifiedBytes, try.SizeBytes)
+					}
+				}
+				break
 			}
 			ld.Patterns = append(ld.Patterns, result.LargestPattern{PatternBytes: p, LargestVerifiedBytes: v})
 			ld.LargestVerifiedBytes = max(ld.LargestVerifiedBytes, v)

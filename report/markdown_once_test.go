@@ -57,6 +57,7 @@ func TestReproduceLineKeepsOnlyWhatIsMeasured(t *testing.T) {
 		{"output flags and a machine's reserve", []string{"clmemprobe", "run", "-q", "--touch", "fill", "--host-reserve", "200MiB", "--format=json", "--wide",
 			"-v", "-o", "x.md", "--output", "y.md", "--max-allocs", "50"}, []string{"clmemprobe", "run", "--touch", "fill", "--max-allocs", "50"}},
 		{"the guard turned off", []string{"clmemprobe", "run", "--host-reserve=0", "--quiet"}, []string{"clmemprobe", "run", "--host-reserve", "0"}},
+		{"the guard turned off by its word", []string{"clmemprobe", "run", "--host-reserve", "off"}, []string{"clmemprobe", "run", "--host-reserve", "0"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if got := PortableCommand(c.argv); strings.Join(got, " ") != strings.Join(c.want, " ") {

@@ -10,7 +10,12 @@ cd "$top"
 bash scripts/setup.sh --tests
 . scripts/go-path.sh
 export CLMEMPROBE_REQUIRE_OPENCL=1
-step() { echo "test: $*" >&2; }
+# Each step says how long the one before it took, so a slow step shows in CI's log.
+last=$SECONDS
+step() {
+  echo "test: ($((SECONDS - last)) s) $*" >&2
+  last=$SECONDS
+}
 
 step "go vet"
 go vet ./...
@@ -34,8 +39,8 @@ step "fuzz the result loader and every renderer for 8,000 inputs (the seeds also
 # a failure ("context deadline exceeded", no input written: go.dev/issue/75804, fixed in Go 1.27), which it
 # did once here. 8,000 inputs take about 20 s on a 2-core machine; minimizing a new one at most 100 more.
 go test -run '^$' -fuzz FuzzLoadAndRender -fuzztime 8000x -fuzzminimizetime 100x ./report
-step "go test -race on the packages that start no worker"
-CGO_ENABLED=1 go test -race -count=1 ./probe/... ./report/...
+step "go test -race on the engine's packages that start no worker (report/ starts no goroutine: its tests run once, below)"
+CGO_ENABLED=1 go test -race -count=1 ./probe/...
 step "the whole suite, one package at a time"
 # One package at a time: the end-to-end tests read system-wide figures (MemAvailable, Committed_AS) that
 # another package's tests, run beside them, would move.
@@ -59,3 +64,4 @@ elif [ "${CLMEMPROBE_REQUIRE_SLURM:-}" = 1 ]; then
 else
   step "skipped the Slurm test: it starts daemons and needs root (run scripts/slurm/test.sh as root)"
 fi
+step "done"

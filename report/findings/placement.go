@@ -19,7 +19,8 @@ const (
 	// samples, no buffer).
 	placementUnknown placement = iota
 	// placedAll: a touch wrote every buffer on its device, or the memory the buffers live in grew by at least
-	// 5% of a buffer per buffer (device memory, or host memory for a device whose memory is the host's).
+	// 5% of a buffer per buffer (device memory, or host memory: on a device whose memory is the host's, or
+	// where device memory was not measured and the runtime allocated on the host at create).
 	placedAll
 	// placedNone: that memory grew by less than 5% of a buffer per buffer, its noise included, and so did
 	// the host's: the runtime defers allocation to first use.
@@ -46,6 +47,12 @@ func placementOf(r *result.Run, s *result.JobResult) placement {
 		return placementUnknown
 	}
 	if !hostUnified(r) {
+		// Device memory unmeasured on a device of its own: host memory growing with the buffers still shows
+		// the runtime allocated them at create (a CPU runtime that reports no unified memory, oclgrind, or
+		// a driver's host shadow copies); host memory that did not grow says nothing of the device.
+		if hostGrew(s) {
+			return placedAll
+		}
 		return placementUnknown
 	}
 	switch {

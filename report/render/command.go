@@ -65,12 +65,15 @@ func PortableCommand(argv []string) []string {
 			i++ // the flag's value is the next word
 			value = argv[i]
 		}
-		if name == "host-reserve" && value == "0" {
+		if name == "host-reserve" && guardOff(value) {
 			out = append(out, "--host-reserve", "0") // the guard off: that changes what the run may reach
 		}
 	}
 	return out
 }
+
+// guardOff says a --host-reserve value turns the guard off: "0" or "off", as run's help says.
+func guardOff(value string) bool { return value == "off" || value == "0" }
 
 // ShellQuote joins a command line so it can be pasted into a POSIX shell.
 func ShellQuote(args []string) string {

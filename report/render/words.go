@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -26,6 +27,15 @@ func OrDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// Made is how many buffers job s made, as a short count for titles and comments: "1031", or "967 to 1031"
+// where a batch was in flight when its worker died (only the first was confirmed by the device).
+func Made(s *result.JobResult) string {
+	if from, to := s.MadeRange(); from < to {
+		return fmt.Sprintf("%d to %d", from, to)
+	}
+	return fmt.Sprint(s.AllocationsOK)
 }
 
 // EndedVerb is how a job that neither failed nor completed ended, as the verb of a clause: an outcome is

@@ -181,9 +181,9 @@ func WriteRepro(w io.Writer, j findings.Judged, opts render.Options) error {
 		d.HasRecord, d.RecIndex, d.RecCode, d.RecStage = true, ff.Index, ff.Code, strings.ReplaceAll(cString(string(ff.Stage)), "%", "%%")
 		d.Recorded = comment(fmt.Sprintf("buffer #%d failed with %s (%d) at %s (%s), meant for device %d", ff.Index, ff.Name, ff.Code, ff.Stage, ff.Call, ff.Device))
 	case s.Reason != "":
-		d.Recorded = comment(fmt.Sprintf("%s after %d buffers (%s)", s.Outcome, s.AllocationsOK, s.Reason))
+		d.Recorded = comment(fmt.Sprintf("%s after %s buffers (%s)", s.Outcome, render.Made(s), s.Reason))
 	default:
-		d.Recorded = comment(fmt.Sprintf("%s after %d buffers", s.Outcome, s.AllocationsOK))
+		d.Recorded = comment(fmt.Sprintf("%s after %s buffers", s.Outcome, render.Made(s)))
 	}
 	return reproTemplate.Execute(w, d)
 }

@@ -21,5 +21,5 @@ func ReproSubject(j findings.Judged) (string, error) {
 	case s.Outcome == result.OutcomeCompleted:
 		return fmt.Sprintf("the loop of %s, which reached its budget of %d buffers without a failure", s.Strategy, s.AllocationsOK), nil
 	}
-	return fmt.Sprintf("the loop of %s, which %s after %d buffers", s.Strategy, render.EndedVerb(s.Outcome), s.AllocationsOK), nil
+	return fmt.Sprintf("the loop of %s, which %s after %s buffers", s.Strategy, render.EndedVerb(s.Outcome), render.Made(s)), nil
 }

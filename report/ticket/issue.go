@@ -159,7 +159,9 @@ func limitNote(jl result.JobLimit) string {
 		return maxAllocNote
 	}
 	switch l := jl.Limit; l {
-	case result.LimitCgroupMemory, result.LimitHostMemory, result.LimitFileDescriptors, result.LimitMappings, result.LimitAddressSpace:
+	case result.LimitCgroupMemory:
+		return fmt.Sprintf("the findings say this run met its memory cgroup's limit (%s: a container's or a batch job's, not the machine's), not a fault of the runtime; file it only if what each buffer costs on the host is more than the runtime should take, or the runtime should have returned an error code instead", l)
+	case result.LimitHostMemory, result.LimitFileDescriptors, result.LimitMappings, result.LimitAddressSpace:
 		return fmt.Sprintf("the findings say this run met a limit of the machine (%s), not a fault of the runtime; file it only if what each buffer costs on the host is more than the runtime should take, or the runtime should have returned an error code instead", l)
 	case result.LimitDeviceMemory:
 		return "the findings say the device's memory ran out (device-memory): that is its capacity; file it only if the buffers should have fit"
@@ -214,17 +216,13 @@ func runHeadline(j findings.Judged) string {
 	if s == nil {
 		return ""
 	}
-	how := fmt.Sprintf("%s after %d buffers of %s", s.Outcome, s.AllocationsOK, units.Size(s.SizeBytes))
+	how := fmt.Sprintf("%s after %s buffers of %s", s.Outcome, render.Made(s), units.Size(s.SizeBytes))
 	switch {
 	case s.Outcome == result.OutcomeFailed && s.FirstFailure != nil:
 		f := s.FirstFailure
 		how = fmt.Sprintf("%s failed with %d (%s) at buffer #%d of %s", f.Call, f.Code, f.Name, f.Index, units.Size(s.SizeBytes))
 	case s.Signal != "":
-		from, to := s.MadeRange()
-		how = fmt.Sprintf("Worker killed by %s after %d buffers of %s", s.Signal, to, units.Size(s.SizeBytes))
-		if from < to {
-			how = fmt.Sprintf("Worker killed by %s after %d to %d buffers of %s", s.Signal, from, to, units.Size(s.SizeBytes))
-		}
+		how = fmt.Sprintf("Worker killed by %s after %s buffers of %s", s.Signal, render.Made(s), units.Size(s.SizeBytes))
 	}
 	how += " (" + ticketJob(s)
 	if l := j.Limit(s).Limit; l != "" {

@@ -39,3 +39,17 @@ var update = flag.Bool("update", false, "rewrite the golden files from the rende
 func golden(t *testing.T, name string, got []byte) {
 	fixture.Golden(t, name, got, *update, "./report/ticket")
 }
+
+// A cgroup's limit is a container's or a batch job's, not the machine's: the Before-filing note of a ticket
+// whose limit is cgroup-memory names the cgroup, and says the machine only for the machine's own limits.
+func TestLimitNoteNamesTheCgroupNotTheMachine(t *testing.T) {
+	for _, c := range []struct {
+		limit   result.Limit
+		machine bool
+	}{{result.LimitCgroupMemory, false}, {result.LimitHostMemory, true}, {result.LimitAddressSpace, true}} {
+		note := limitNote(result.JobLimit{Limit: c.limit})
+		if strings.Contains(note, "a limit of the machine") != c.machine || strings.Contains(note, "memory cgroup's limit") == c.machine {
+			t.Errorf("%s: %q", c.limit, note)
+		}
+	}
+}

@@ -229,8 +229,8 @@ func runExpected(j findings.Judged) []string {
 			continue
 		}
 		if s.Outcome == result.OutcomeCrashed || s.Outcome == result.OutcomeHung {
-			out = append(out, fmt.Sprintf("%s to end with an OpenCL error code the program can handle (CL_OUT_OF_HOST_MEMORY, CL_OUT_OF_RESOURCES, CL_MEM_OBJECT_ALLOCATION_FAILURE) when memory runs out, not with its process %s after %d buffers.",
-				ticketJob(s), map[result.Outcome]string{result.OutcomeCrashed: "killed", result.OutcomeHung: "hung"}[s.Outcome], s.AllocationsOK))
+			out = append(out, fmt.Sprintf("%s to end with an OpenCL error code the program can handle (CL_OUT_OF_HOST_MEMORY, CL_OUT_OF_RESOURCES, CL_MEM_OBJECT_ALLOCATION_FAILURE) when memory runs out, not with its process %s after %s buffers.",
+				ticketJob(s), map[result.Outcome]string{result.OutcomeCrashed: "killed", result.OutcomeHung: "hung"}[s.Outcome], render.Made(s)))
 			break
 		}
 		bytes := s.AllocationsOK * s.SizeBytes
