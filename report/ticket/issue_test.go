@@ -213,4 +213,3 @@ func TestIssueOfASizeOverTheMaximum(t *testing.T) {
 	r.Config.Sizes = []uint64{2 * r.Devices[0].MaxAllocBytes}
 	goldenText(t, "issue-over-max-alloc", string(ticket.IssueRun(findings.Judge(r), ticket.IssueOptions{HasRepro: true})))
 }
-
