@@ -113,13 +113,24 @@ var thresholdColumns = []column{
 	{header: "Devices", align: tw.AlignLeft, cell: func(s jobRow, _ render.Style) string { return JoinInts(s.Devices) }},
 	{header: "Outcome", align: tw.AlignLeft, compact: true, cell: func(s jobRow, st render.Style) string { return outcomeCell(s.JobResult, st) }},
 	{header: "Buffers OK", shortHeader: "Buffers", align: tw.AlignRight, compact: true,
-		cell: func(s jobRow, _ render.Style) string { return fmt.Sprint(s.AllocationsOK) }},
-	{header: "Bytes OK", align: tw.AlignRight, cell: func(s jobRow, _ render.Style) string { return units.Bytes(s.BytesOK) }},
+		cell: func(s jobRow, _ render.Style) string {
+			return strings.Replace(render.Made(s.JobResult), " to ", "-", 1)
+		}},
+	{header: "Bytes OK", align: tw.AlignRight, cell: bytesOKCell},
 	{header: "First failure", align: tw.AlignLeft, compact: true, cell: func(s jobRow, st render.Style) string { return failureCell(s.JobResult, st) },
 		short: func(s jobRow, st render.Style) string { return shortFailureCell(s.JobResult, st) }},
 	{header: "Limit", align: tw.AlignLeft, compact: true, cell: func(s jobRow, st render.Style) string { return st.Text(render.OrDash(string(s.limit.Limit))) }},
 	{header: "Host/buffer", align: tw.AlignRight, cell: func(s jobRow, _ render.Style) string { return hostCostCell(s.JobResult) }},
 	{header: "Device/buffer", align: tw.AlignRight, cell: func(s jobRow, _ render.Style) string { return DeviceCostCell(s.JobResult) }},
+}
+
+// bytesOKCell is the bytes of the buffers a job made; "up to" them where a batch was in flight when its
+// worker died, as the Buffers OK cell gives the range (only the confirmed buffers are known to have held).
+func bytesOKCell(s jobRow, _ render.Style) string {
+	if from, to := s.MadeRange(); from < to {
+		return "up to " + units.Bytes(s.BytesOK)
+	}
+	return units.Bytes(s.BytesOK)
 }
 
 // ThresholdTable writes the table of strategies, as box drawing or as Markdown. On a terminal narrower than

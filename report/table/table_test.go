@@ -63,3 +63,26 @@ func TestCheckNamesAJobOneWay(t *testing.T) {
 	golden(t, "check-job-name.line", line.Bytes())
 	golden(t, "check-job-name.verbose", verbose.Bytes())
 }
+
+// A worker killed with a batch in flight made its buffers, but the device confirmed only the first of them:
+// the Buffers OK cell gives the range, as the First failure cell does, and Bytes OK says "up to".
+func TestBuffersOKOfAKilledBatchIsARange(t *testing.T) {
+	const confirmed, made = 976, 1040
+	c := uint64(confirmed)
+	s := &result.JobResult{Strategy: result.Shared, SizeBytes: 1 << 20, Outcome: result.OutcomeCrashed, AllocationsOK: made,
+		BytesOK: made << 20, ConfirmedOK: &c}
+	row := jobRow{JobResult: s}
+	if thresholdColumns[4].header != "Buffers OK" {
+		t.Fatalf("column 4 is %q", thresholdColumns[4].header)
+	}
+	if got, want := thresholdColumns[4].cell(row, render.Style{}), fmt.Sprintf("%d-%d", confirmed, made); got != want {
+		t.Errorf("Buffers OK %q, want %q", got, want)
+	}
+	if got, want := bytesOKCell(row, render.Style{}), "up to "+units.Bytes(made<<20); got != want {
+		t.Errorf("Bytes OK %q, want %q", got, want)
+	}
+	s.ConfirmedOK = nil
+	if got, want := thresholdColumns[4].cell(row, render.Style{}), fmt.Sprint(made); got != want {
+		t.Errorf("Buffers OK of a job with nothing in flight %q, want %q", got, want)
+	}
+}
