@@ -2,7 +2,6 @@ package findings
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
@@ -11,7 +10,7 @@ import (
 // A claim is made only where its conditions hold on the evidence its finding carries. Each kind of claim
 // (result.ClaimKind) lists what its sentence needs; the deriver checks them as it adds a finding (add) and
 // as it classifies a limit (classify), and where one fails the finding says what cannot be told instead.
-// The sites that write a claim's sentence check the same conditions first (holds), so the fallback is a
+// The sites that write a claim's sentence check the same conditions first (unmet), so the fallback is a
 // safety net, not the usual path; TestEveryClaimHoldsOnItsEvidence holds every finding of generated runs
 // to them, and TestSentencesCarryTheirClaims holds every sentence that asserts one to carry it.
 
@@ -83,12 +82,6 @@ func unmet(kind result.ClaimKind, ev map[string]float64) (condition, bool) {
 	return condition{}, false
 }
 
-// holds says every condition of a claim of kind holds on ev: what a site checks before it writes the claim.
-func holds(kind result.ClaimKind, ev map[string]float64) bool {
-	_, failed := unmet(kind, ev)
-	return !failed
-}
-
 // checkClaims is f where every claim it makes holds on its evidence, or, for the first that does not, a
 // finding that says what cannot be told and why, with the same subjects and evidence.
 func checkClaims(f result.Finding) result.Finding {
@@ -116,12 +109,6 @@ func checkLimit(lf limitFinding) limitFinding {
 
 		}
 	}
-	return lf
-}
-
-// claiming is lf making the claims kinds.
-func (lf limitFinding) claiming(kinds ...result.ClaimKind) limitFinding {
-	lf.claims = append(slices.Clip(lf.claims), kinds...)
 	return lf
 }
 
