@@ -37,6 +37,12 @@ func MarkdownCode(s, info string) string { return render.MdBlock(s, info) }
 // ShellQuote is args as one line a POSIX shell reads back as the same words.
 func ShellQuote(args []string) string { return render.ShellQuote(args) }
 
+// TraceAgain is the command that traces the program again as it was traced (see render.TraceAgain).
+func TraceAgain(t *result.Trace) string { return render.TraceAgain(t) }
+
+// CgroupPrecondition is the memory cgroup a run or trace ran in, as a step's words ("" without one).
+func CgroupPrecondition(e *result.Environment) string { return render.CgroupPrecondition(e) }
+
 // PortableCommand is argv without what only this machine means (see render.PortableCommand).
 func PortableCommand(argv []string) []string { return render.PortableCommand(argv) }
 

@@ -131,7 +131,10 @@ func traceReadme(j findings.JudgedTrace, reproErr error) []byte {
 	} else {
 		fmt.Fprintf(b, "\nThere is no C reproducer: %s.\n\n", report.MarkdownText(reproErr.Error()))
 	}
-	b.WriteString("To trace the program again with clmemprobe (https://github.com/clmemprobe/clmemprobe):\n\n")
-	b.WriteString(report.MarkdownCode(report.ShellQuote(append([]string{"clmemprobe", "trace", "--"}, append([]string{t.Program}, t.Args...)...)), "sh"))
+	b.WriteString("To trace the program again with clmemprobe (https://github.com/clmemprobe/clmemprobe), as it was traced:\n\n")
+	if step := report.CgroupPrecondition(t.Environment); step != "" {
+		b.WriteString(report.MarkdownText(step) + "\n\n") // without the cgroup's limit, the program fills the whole machine
+	}
+	b.WriteString(report.MarkdownCode(report.TraceAgain(t), "sh"))
 	return b.Bytes()
 }

@@ -53,6 +53,7 @@ type ticket struct {
 	current   *result.Run
 	o         IssueOptions
 	subjectOf string // "clmemprobe run" or "the traced program"
+	program   string // a traced program's own command line, with its environment ("" for a run)
 	headline  string // the title's what
 	rateHow   string // how to measure the rate where the result did not
 	notes     string // what is not a driver's fault, for the reporter to weigh before filing ("" none)
@@ -609,9 +610,16 @@ func fillAPILog(t *ticket) (string, string) {
 	return out, ""
 }
 
-func fillStrace(*ticket) (string, string) {
+func fillStrace(t *ticket) (string, string) {
+	if t.withoutRepro() {
+		return "", "run the program under strace: `strace -f -tt -o strace.log " + t.program + "`"
+	}
 	return "", "run the reproducer under strace: `strace -f -tt -o strace.log ./repro` (repro.c is in the bundle)"
 }
+
+// withoutRepro says the ticket is a traced program's without a C reproducer: the steps that would run
+// ./repro run the program itself.
+func (t *ticket) withoutRepro() bool { return t.program != "" && !t.o.HasRepro }
 
 func fillKernelLog(t *ticket) (string, string) {
 	if t.klog == nil {
@@ -673,6 +681,9 @@ func plainLines(s string) string {
 func fillBacktrace(t *ticket) (string, string) {
 	if !t.crashed {
 		return "No crash or hang: the calls returned their error codes.", ""
+	}
+	if t.withoutRepro() {
+		return "", "run the program under gdb: `gdb -batch -ex run -ex 'thread apply all bt' --args " + t.program + "`"
 	}
 	return "", "run the reproducer under gdb: `gdb -batch -ex run -ex 'thread apply all bt' --args ./repro`"
 }
@@ -823,7 +834,10 @@ func fillRocminfo(*ticket) (string, string) {
 	return "", "run `/opt/rocm/bin/rocminfo --support` and paste its output"
 }
 
-func fillPoCLDebug(*ticket) (string, string) {
+func fillPoCLDebug(t *ticket) (string, string) {
+	if t.withoutRepro() {
+		return "", "run the program with `POCL_DEBUG=all " + t.program + " 2>pocl-debug.log` and attach pocl-debug.log"
+	}
 	return "", "run the reproducer with `POCL_DEBUG=all ./repro 2>pocl-debug.log` and attach pocl-debug.log"
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
+	"github.com/clmemprobe/clmemprobe/report/render"
 	"github.com/clmemprobe/clmemprobe/report/ticket"
 )
 
@@ -212,4 +213,26 @@ func TestIssueOfASizeOverTheMaximum(t *testing.T) {
 	}
 	r.Config.Sizes = []uint64{2 * r.Devices[0].MaxAllocBytes}
 	goldenText(t, "issue-over-max-alloc", string(ticket.IssueRun(findings.Judge(r), ticket.IssueOptions{HasRepro: true})))
+}
+
+// A traced program its memory cgroup's OOM killer ended: the ticket is about that kill, so its rate is not
+// "nothing failed", its steps start in the cgroup (without its limit the program fills the machine), and
+// without a C reproducer the debug steps run the program itself, not a ./repro the bundle does not hold.
+func TestIssueOfAKilledTraceFollowsItsKill(t *testing.T) {
+	env := &result.Environment{Kernel: "6.1.0", MemoryCgroup: &result.CgroupInfo{Path: "/walk1g", LimitBytes: 1 << 30, Version: 1}}
+	tr := &result.Trace{Program: "/usr/bin/python3", Args: []string{"fill.py"}, Environment: env, Allocations: 957,
+		Libraries: []result.TraceLibrary{{Path: "/usr/lib/x86_64-linux-gnu/libpocl.so.2", Kind: result.LibraryRuntime}},
+		Exit:      result.TraceExit{Signal: "SIGKILL", Description: "killed by SIGKILL"}}
+	md := string(ticket.IssueTrace(findings.JudgeTrace(tr), ticket.IssueOptions{}))
+	_, body := fields(md)
+	if rate := body["Reproduction rate"]; strings.Contains(rate, "nothing failed") {
+		t.Errorf("Reproduction rate of a killed program: %q", rate)
+	}
+	steps := body["Steps to reproduce"]
+	if want := "1. " + render.CgroupPrecondition(env); !strings.HasPrefix(steps, want) {
+		t.Errorf("steps %q, want them to start with %q", steps, want)
+	}
+	if debug := body["Debug output (POCL_DEBUG=all)"]; strings.Contains(debug, "./repro") || !strings.Contains(debug, "POCL_DEBUG=all /usr/bin/python3 fill.py") {
+		t.Errorf("debug step without a reproducer: %q", debug)
+	}
 }

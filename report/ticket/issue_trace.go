@@ -15,11 +15,9 @@ import (
 // it where the trace kept them (trace --calls).
 func IssueTrace(j findings.JudgedTrace, o IssueOptions) []byte {
 	t := j.Trace()
-	command := render.ShellQuote(append([]string{"clmemprobe", "trace", "--calls", "--"}, append([]string{t.Program}, t.Args...)...))
-	if env := render.EnvWords(t.Environment); len(env) > 0 {
-		command = strings.Join(env, " ") + " " + command
-	}
-	tk := &ticket{env: t.Environment, klog: t.KernelLog, verdict: j.Verdict(), o: o, command: command,
+	command := render.TraceAgain(t)
+	program := strings.Join(append(render.EnvWords(t.Environment), render.ShellQuote(append([]string{t.Program}, t.Args...))), " ")
+	tk := &ticket{program: program, env: t.Environment, klog: t.KernelLog, verdict: j.Verdict(), o: o, command: command,
 		subjectOf: "The user's own program, run unchanged under clmemprobe trace, which records its OpenCL calls through an interception layer and samples its memory.",
 		rateHow:   "trace it again to see whether it fails at the same call (clmemprobe trace runs the program once)", notes: limitNote(j.Limit())}
 	if t.Environment != nil {
@@ -52,6 +50,7 @@ func IssueTrace(j findings.JudgedTrace, o IssueOptions) []byte {
 		}
 	}
 	tk.crashed = t.Exit.Signal != "" || t.Exit.TimedOut
+	tk.failed = tk.failed || tk.crashed // a program killed or ended by the timeout: the ticket is about that
 	if t.FirstFailure == nil && t.Exit.Signal != "" {
 		// A program killed before any call failed: its title says so, with the limit the findings name.
 		tk.headline = fmt.Sprintf("Program killed by %s after %d allocation calls", t.Exit.Signal, t.Allocations)

@@ -169,11 +169,10 @@ func runSteps(j findings.Judged, o IssueOptions) []string {
 // preconditionSteps are the steps that set up what the run or trace ran under, as it recorded them: its
 // memory cgroup's limit, without which following the steps fills the whole machine instead.
 func preconditionSteps(e *result.Environment) []string {
-	if e == nil || e.MemoryCgroup == nil || e.MemoryCgroup.LimitBytes == 0 {
-		return nil
+	if step := render.CgroupPrecondition(e); step != "" {
+		return []string{render.MdLine(step)}
 	}
-	cg := e.MemoryCgroup
-	return []string{render.MdLine(fmt.Sprintf("In a memory cgroup with a limit of %s (a container's or batch job's limit, here %s, cgroup v%d):", units.Bytes(cg.LimitBytes), cg.Path, cg.Version))}
+	return nil
 }
 
 func indent(s, by string) string {
