@@ -21,6 +21,9 @@ type Like struct {
 	FailureCode    string `json:"failure_code,omitempty"`
 	ContextDevices int    `json:"context_devices,omitempty"`
 	LiveBytes      uint64 `json:"live_bytes,omitempty"`
+	// Ended is how a program without a failed call was ended, as its trace says it ("was killed by
+	// SIGKILL"); empty where it exited by itself, a call failed, or the user interrupted it.
+	Ended string `json:"ended,omitempty"`
 }
 
 // creates are the sequence's calls that made buffers (sub-buffers take no memory of their own).
@@ -53,6 +56,9 @@ func LikeOf(t *Trace, max int) Like {
 		if c.DeviceCount > l.ContextDevices {
 			l.ContextDevices = c.DeviceCount
 		}
+	}
+	if t.FirstFailure == nil && (t.Exit.Signal != "" || t.Exit.TimedOut) && !t.Exit.Interrupted {
+		l.Ended = t.Exit.Description
 	}
 	if f := t.FirstFailure; f != nil {
 		l.Failed, l.FailureIndex, l.FailureCode, l.ContextDevices = true, f.Index, f.CodeName, len(f.Devices)

@@ -48,3 +48,23 @@ func TestLikeOfWithoutFailureTakesTheLargestContext(t *testing.T) {
 		}
 	}
 }
+
+// A program ended by a signal or the timeout without a failed call carries how it ended into the run like
+// it; one that exited by itself, failed a call, or was interrupted by the user does not.
+func TestLikeOfCarriesHowAKilledProgramEnded(t *testing.T) {
+	killed := TraceExit{Signal: "SIGKILL", Description: "was killed by SIGKILL"}
+	for _, c := range []struct {
+		name string
+		tr   Trace
+		want string
+	}{
+		{"killed", Trace{Exit: killed}, killed.Description},
+		{"interrupted", Trace{Exit: TraceExit{Signal: "SIGINT", Interrupted: true, Description: "was killed by SIGINT"}}, ""},
+		{"a call failed first", Trace{Exit: killed, FirstFailure: &TraceFailure{Index: 3, CodeName: "CL_OUT_OF_HOST_MEMORY"}}, ""},
+		{"exited", Trace{Exit: TraceExit{Description: "exited with status 0"}}, ""},
+	} {
+		if got := LikeOf(&c.tr, 3).Ended; got != c.want {
+			t.Errorf("%s: Ended %q, want %q", c.name, got, c.want)
+		}
+	}
+}

@@ -33,6 +33,16 @@ func likeFinding(r *result.Run) (result.Finding, bool) {
 	}
 	program := "the traced program " + l.Program
 	what := fmt.Sprintf("%s made %d allocations without a failure", program, l.Allocations)
+	if l.Ended != "" {
+		// Not "without a failure" alone: the program did not end by itself, and that is what the user traced.
+		what = fmt.Sprintf("%s made %d allocations without a failed call, and %s", program, l.Allocations, l.Ended)
+		if unreproduced(r) {
+			what += "; no layout here ended that way"
+			if r.Config.Touch == result.TouchNone {
+				what += " (run with --touch fill, in the limits the program had, to use the buffers as it did)"
+			}
+		}
+	}
 	if l.Failed {
 		what = fmt.Sprintf("%s failed at its allocation #%d with %s in a context of %d device(s) holding %s", program, l.FailureIndex, l.FailureCode,
 			l.ContextDevices, units.Bytes(l.LiveBytes))
@@ -56,6 +66,16 @@ func likeFinding(r *result.Run) (result.Finding, bool) {
 		sentence += "; the probe's shared context failed where the program did (within " + comparison.TolerancePercent + "): the runtime's limit, which the program meets as the probe's loop does"
 	}
 	return result.Finding{Kind: result.FindingLike, Sizes: []uint64{l.Sizes[0]}, Flags: flags, Sentence: sentence + ".", Evidence: ev}, true
+}
+
+// unreproduced says no job of the run was ended as a killed program is: every one completed or was stopped.
+func unreproduced(r *result.Run) bool {
+	for i := range r.Jobs {
+		if o := r.Jobs[i].Outcome; o != result.OutcomeCompleted && o != result.OutcomeStopped {
+			return false
+		}
+	}
+	return true
 }
 
 // refusedFirst says every layout of the run like the program failed its first buffer with -61.
