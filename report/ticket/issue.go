@@ -52,11 +52,12 @@ type ticket struct {
 	baseline  *result.Run
 	current   *result.Run
 	o         IssueOptions
-	subjectOf string // "clmemprobe run" or "the traced program"
-	program   string // a traced program's own command line, with its environment ("" for a run)
-	headline  string // the title's what
-	rateHow   string // how to measure the rate where the result did not
-	notes     string // what is not a driver's fault, for the reporter to weigh before filing ("" none)
+	subjectOf string            // "clmemprobe run" or "the traced program"
+	job       *result.JobResult // a run's job the ticket is about (titleJob); nil for a trace
+	program   string            // a traced program's own command line, with its environment ("" for a run)
+	headline  string            // the title's what
+	rateHow   string            // how to measure the rate where the result did not
+	notes     string            // what is not a driver's fault, for the reporter to weigh before filing ("" none)
 }
 
 // rate is how often the failure came back.
@@ -99,23 +100,24 @@ func IssueRun(j findings.Judged, o IssueOptions) []byte {
 		t.failed = true
 		t.crashed = t.crashed || s.Outcome != result.OutcomeFailed
 	}
-	if s := firstEnded(r); s != nil {
-		// The rate is the title's job's: the first that failed, crashed or hung.
+	t.job = titleJob(j)
+	if s := t.job; s != nil {
+		// The rate is the title's job's.
 		same, of, at := s.Reproduced()
 		t.rate = rate{same: same, of: of, at: at, known: of > 1, after: s.Outcome != result.OutcomeFailed,
 			batched: r.Config.Attribution != "per-buffer"}
 	}
 	t.rateHow = "add `--repeat 3` to the command in the steps below to measure it"
-	t.headline = runHeadline(j)
+	t.headline = runHeadline(j, t.job)
 	t.steps = runSteps(j, o)
 	t.expected = runExpected(j)
-	if s := firstEnded(r); s != nil {
+	if s := t.job; s != nil {
 		t.notes = limitNote(j.Limit(s))
 		if t.notes != "" {
 			t.expected = []string{"Nothing else of the runtime at this limit; see the note at the top."}
 		}
 	}
-	t.apiLog, t.apiWhat = runCalls(r)
+	t.apiLog, t.apiWhat = runCalls(t.job, r.Config.Touch)
 	return t.render(trackerFor(result.VendorOf(r.Platform, r.Devices...)))
 }
 
@@ -209,11 +211,9 @@ func (t *ticket) title() string {
 	return fmt.Sprintf("%s on %s (%s)", what, dev, t.platform.Name)
 }
 
-// runHeadline says in a title's words how the run's first ended job ended: "clCreateBuffer failed with -6
+// runHeadline says in a title's words how the title's job s ended: "clCreateBuffer failed with -6
 // (CL_OUT_OF_HOST_MEMORY) at buffer #1024 of 1 MiB (shared context; limit: context)".
-func runHeadline(j findings.Judged) string {
-	r := j.Run()
-	s := firstEnded(r)
+func runHeadline(j findings.Judged, s *result.JobResult) string {
 	if s == nil {
 		return ""
 	}

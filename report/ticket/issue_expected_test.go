@@ -2,12 +2,14 @@ package ticket
 
 import (
 	"flag"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/report/findings"
 	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
+	"github.com/clmemprobe/clmemprobe/report/repro"
 )
 
 // TestExpectedComparesOnlyJobsPlacedAlike: the ticket's "expected" holds a failed job against the one that
@@ -51,5 +53,30 @@ func TestLimitNoteNamesTheCgroupNotTheMachine(t *testing.T) {
 		if strings.Contains(note, "a limit of the machine") != c.machine || strings.Contains(note, "memory cgroup's limit") == c.machine {
 			t.Errorf("%s: %q", c.limit, note)
 		}
+	}
+}
+
+// A run ticket is about one job: the title names the job repro.c repeats (the verdict headline's), not the
+// first in the run's order that ended, wherever the two differ (a crash listed before the failure the
+// headline names). Over generated runs, every ticket whose repro job ended names it in its title.
+func TestTheTitleNamesTheJobReproRepeats(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	checked := 0
+	for n := 0; n < 1500; n++ {
+		r := fixture.Random(rng)
+		j := findings.Judge(r)
+		s, err := repro.ReproJob(j, "", "", "")
+		if err != nil || s.Outcome == result.OutcomeCompleted || s.Outcome == result.OutcomeStopped || s.Outcome == result.OutcomeUnsupported {
+			continue
+		}
+		checked++
+		_, rest, _ := strings.Cut(string(IssueRun(j, IssueOptions{})), "\n# ")
+		title, _, _ := strings.Cut(rest, "\n")
+		if want := "(" + ticketJob(s); !strings.Contains(title, want) {
+			t.Fatalf("run %d: title %q, want it to name %s, the job repro.c repeats", n, title, ticketJob(s))
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no generated run ended a job")
 	}
 }

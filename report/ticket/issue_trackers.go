@@ -253,9 +253,8 @@ func ticketJob(s *result.JobResult) string {
 	return name
 }
 
-// runCalls are the calls of the run's first failing job, as its loop makes them, around the failure.
-func runCalls(r *result.Run) ([]string, string) {
-	s := firstEnded(r)
+// runCalls are the calls of the title's job s, as its loop makes them, around its failure.
+func runCalls(s *result.JobResult, touch result.Touch) ([]string, string) {
 	if s == nil {
 		return nil, ""
 	}
@@ -273,11 +272,11 @@ func runCalls(r *result.Run) ([]string, string) {
 	}
 	var lines []string
 	if n > 0 {
-		touch := ""
-		if r.Config.Touch != result.TouchNone && r.Config.Touch != "" {
-			touch = fmt.Sprintf(", each followed by its %s", r.Config.Touch)
+		then := ""
+		if touch != result.TouchNone && touch != "" {
+			then = fmt.Sprintf(", each followed by its %s", touch)
 		}
-		lines = append(lines, fmt.Sprintf("#0..#%d: clCreateBuffer(context, %s, %d, NULL, &err) = CL_SUCCESS%s: %d calls", n-1, flags, s.SizeBytes, touch, n))
+		lines = append(lines, fmt.Sprintf("#0..#%d: clCreateBuffer(context, %s, %d, NULL, &err) = CL_SUCCESS%s: %d calls", n-1, flags, s.SizeBytes, then, n))
 	}
 	lines = append(lines, last)
 	return lines, fmt.Sprintf("clmemprobe's own loop (%s): every call is in repro.c. The calls up to the end:", s.Strategy)
@@ -296,7 +295,7 @@ func (t *ticket) regression() regressionAnswer {
 	if t.baseline == nil || t.current == nil {
 		return regressionAnswer{why: "not known: give a result from an earlier driver with `clmemprobe bundle --baseline OLD/run.json` to fill this"}
 	}
-	cur := firstEnded(t.current)
+	cur := t.job
 	if cur == nil {
 		return regressionAnswer{known: true, why: "No: nothing failed in this run."}
 	}
@@ -327,12 +326,29 @@ func (t *ticket) regression() regressionAnswer {
 // firstEnded is the run's first job that failed, crashed or hung.
 func firstEnded(r *result.Run) *result.JobResult {
 	for i := range r.Jobs {
-		switch r.Jobs[i].Outcome {
-		case result.OutcomeFailed, result.OutcomeCrashed, result.OutcomeHung, result.OutcomeWrong:
+		if ended(&r.Jobs[i]) {
 			return &r.Jobs[i]
 		}
 	}
 	return nil
+}
+
+// titleJob is the job a run's ticket is about, its title, rate, steps and repro.c alike: the one the
+// verdict's headline names, which repro.c repeats, where it failed, crashed or hung; else the first that did.
+func titleJob(j findings.Judged) *result.JobResult {
+	if s, err := repro.ReproJob(j, "", "", ""); err == nil && ended(s) {
+		return s
+	}
+	return firstEnded(j.Run())
+}
+
+// ended says job s failed, crashed, hung or placed nothing provably: what a ticket is about.
+func ended(s *result.JobResult) bool {
+	switch s.Outcome {
+	case result.OutcomeFailed, result.OutcomeCrashed, result.OutcomeHung, result.OutcomeWrong:
+		return true
+	}
+	return false
 }
 
 // driverOf names a run's driver: its first device's driver version, with the platform's version.
