@@ -274,7 +274,7 @@ func writeBundle(o bundleOptions, files []bundleFile, mtime time.Time, stderr io
 // bundleReadme is the README of a bundle: what happened, in the tool's words, and how to see it again.
 func bundleReadme(j findings.Judged, reproErr error) []byte {
 	r, b := j.Run(), &bytes.Buffer{}
-	fmt.Fprintf(b, "# %s, packed by clmemprobe %s\n\n", bundleTitle(r), report.MarkdownText(r.Tool.Version))
+	fmt.Fprintf(b, "# %s, packed by clmemprobe %s\n\n", bundleTitle(j), report.MarkdownText(r.Tool.Version))
 	if h, ok := j.Headline(); ok {
 		fmt.Fprintf(b, "**%s**\n\n", report.MarkdownText(h.Sentence))
 	}
@@ -307,15 +307,32 @@ func bundleReadme(j findings.Judged, reproErr error) []byte {
 	return b.Bytes()
 }
 
-// bundleTitle says what the run found, by its jobs' outcomes: a failure only where an allocation failed.
-func bundleTitle(r *result.Run) string {
+// endedTitle is the title of a run whose worker crashed or hung, by the limit the judge found: the
+// runtime's fault, a limit of the memory the loop may use, or a cause not measured.
+func endedTitle(o result.Outcome, l result.Limit) string {
+	verb := map[result.Outcome]string{result.OutcomeCrashed: "crashed", result.OutcomeHung: "hung"}[o]
+	switch l {
+	case result.LimitRuntime, result.LimitGPUFault:
+		return "An OpenCL runtime that " + verb
+	case result.LimitUnknown, "":
+		return "An OpenCL allocation probe whose worker " + verb + ", for a cause not measured"
+	}
+	return fmt.Sprintf("An OpenCL allocation probe ended at a limit (%s)", l)
+}
+
+// bundleTitle says what the run found, by its jobs' outcomes and the limits the judge gave them: a failure
+// only where an allocation failed; a runtime that crashed or hung only where the judge found the runtime
+// at fault, not a worker its memory cgroup's OOM killer ended.
+func bundleTitle(j findings.Judged) string {
+	r := j.Run()
 	title := "An OpenCL allocation probe without a failure"
-	for _, s := range r.Jobs {
+	for i := range r.Jobs {
+		s := &r.Jobs[i]
 		switch s.Outcome {
 		case result.OutcomeFailed:
 			return "An OpenCL allocation failure"
 		case result.OutcomeCrashed, result.OutcomeHung:
-			title = "An OpenCL runtime that " + map[result.Outcome]string{result.OutcomeCrashed: "crashed", result.OutcomeHung: "hung"}[s.Outcome]
+			title = endedTitle(s.Outcome, j.Limit(s).Limit)
 		}
 	}
 	if r.Partial {
