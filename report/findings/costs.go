@@ -378,8 +378,11 @@ func (d *deriver) headline() result.Finding {
 		// first. The call it surfaced at may differ (a migrate, a touch): each is named.
 		tied, stages, ran := d.tiedWith(s, d.first.size)
 		lead := "failed first,"
-		if len(tied) == ran && ran > 1 {
+		switch {
+		case len(tied) == ran && ran > 1:
 			lead = "all failed"
+		case !d.furtherAlike(v, d.first.size):
+			lead = "failed" // the others placed nothing, or went no further: first of nothing
 		}
 		what = fmt.Sprintf("%s %s at buffer #%d (after %s), with %s (%d) at %s", names(tied), lead, f.Index, units.Bytes(f.BytesBefore), f.Name, f.Code,
 			listOf(stages, func(st result.Stage) string { return string(st) }))

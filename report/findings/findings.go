@@ -393,8 +393,9 @@ func (d *deriver) failures(views []*view, size uint64) {
 		}
 	}
 	sort.SliceStable(ended, func(i, j int) bool { return ended[i].s.AllocationsOK < ended[j].s.AllocationsOK })
-	// "First" only where another went further: where every one failed at one buffer, none was first.
-	further := len(done) > 0 || (len(ended) > 0 && ended[len(ended)-1].s.AllocationsOK > ended[0].s.AllocationsOK)
+	// "First" only where another, placed alike, went further: where every one failed at one buffer, none was
+	// first, and one that placed nothing went as far as its budget, which says nothing of the first.
+	further := len(ended) > 0 && d.furtherAlike(ended[0], size)
 	var g groups
 	for _, v := range ended {
 		f := v.s.FirstFailure
@@ -464,6 +465,18 @@ func countEvidence(s *result.JobResult) (map[string]float64, []result.ClaimKind)
 		return ev, []result.ClaimKind{result.ClaimExactCount}
 	}
 	return ev, nil
+}
+
+// furtherAlike says another job of v's size, variant and flags, placed as v's buffers were (placedAlike),
+// made more buffers than v: what "failed first" claims of v.
+func (d *deriver) furtherAlike(v *view, size uint64) bool {
+	for _, s := range d.jobs {
+		if s.SizeBytes == size && s.Variant == v.s.Variant && s.Flags == v.s.Flags && s.Outcome != result.OutcomeUnsupported &&
+			s.AllocationsOK > v.s.AllocationsOK && placedAlike(v.placement, placementOf(d.run, s)) {
+			return true
+		}
+	}
+	return false
 }
 
 // comparisonEvidence is what a comparison of job o with the job that failed first states: o's count, the
