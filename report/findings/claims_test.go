@@ -189,3 +189,42 @@ func failing(kind result.ClaimKind) map[string]float64 {
 	}
 	return nil
 }
+
+// TestFailedFirstOnlyWhereAnotherWentFurther: "failed first" says another job went further; over the claim
+// runs, every finding that says it of a job has, at its size and group, another job placed alike
+// (placedAlike) with more buffers. Before, a run of one strategy said "shared failed first", and the
+// H100's default run said it of migrate-first beside two layouts that placed nothing.
+func TestFailedFirstOnlyWhereAnotherWentFurther(t *testing.T) {
+	said := 0
+	for name, r := range claimRuns(t) {
+		for _, f := range Judge(r).Findings() {
+			if !strings.Contains(f.Sentence, "failed first") || len(f.Strategies) == 0 || len(f.Sizes) == 0 {
+				continue
+			}
+			said++
+			if !wentFurtherAlike(r, f) {
+				t.Errorf("%s: %q, but no job placed alike went further", name, f.Sentence)
+			}
+		}
+	}
+	t.Logf("%d findings said 'failed first'", said)
+}
+
+// wentFurtherAlike is the test's own reading of "failed first": some job of f's size, variant and flags made
+// more buffers than f's first strategy did, and the two are not placed apart.
+func wentFurtherAlike(r *result.Run, f result.Finding) bool {
+	for i := range r.Jobs {
+		s := &r.Jobs[i]
+		if s.Strategy != f.Strategies[0] || s.SizeBytes != f.Sizes[0] || s.Variant != f.Variant || s.Flags != f.Flags {
+			continue
+		}
+		for k := range r.Jobs {
+			o := &r.Jobs[k]
+			if o.SizeBytes == s.SizeBytes && o.Variant == s.Variant && o.Flags == s.Flags && o.Outcome != result.OutcomeUnsupported &&
+				o.AllocationsOK > s.AllocationsOK && placedAlike(placementOf(r, s), placementOf(r, o)) {
+				return true
+			}
+		}
+	}
+	return false
+}
