@@ -28,7 +28,8 @@ type collector struct {
 	// memory. Each is fitted only from the samples that read it.
 	fdFit, cgroupFit, lockedFit slopeFit
 	devFits                     map[int]*slopeFit
-	lo, hi                      uint64 // the lowest and highest sample index
+	lo, hi                      uint64 // the lowest and highest sample index of the fits
+	fitted                      int    // the samples the fits hold
 	kept                        []result.Sample
 	stride                      int
 	total                       int
@@ -82,7 +83,33 @@ func (c *collector) handle(ev wire.Event) {
 func (c *collector) addSample(s *result.Sample) {
 	c.total++
 	c.last = s
-	if c.total == 1 || s.Index < c.lo {
+	if c.res.Strategy != result.Pool || s.Index > 0 {
+		c.fit(s)
+	}
+	c.res.PeakRSSBytes = max(c.res.PeakRSSBytes, s.RSSBytes, s.HWMBytes)
+	c.res.MaxMappings = max(c.res.MaxMappings, s.Mappings)
+	// Keep every stride-th sample; when the kept set is full, keep every other one and double the stride. Full
+	// is 2*keptSamples-1: thinned to keptSamples that keeps exactly indexes 0, 2*stride, ..., so the samples
+	// kept after it stay on the doubled stride.
+	if (c.total-1)%c.stride == 0 {
+		c.kept = append(c.kept, *s)
+		if len(c.kept) >= 2*keptSamples-1 {
+			c.kept = result.Thin(c.kept, keptSamples)
+			c.stride *= 2
+		}
+	}
+	if c.onSample != nil {
+		c.onSample(s)
+	}
+}
+
+// fit adds sample s to the fits of the costs per buffer. The pool strategy's sample before its first
+// buffer stays out of them: that buffer makes the first pool buffer, a lump of the pool's size (a runtime
+// that allocates at create takes it whole), which a line through the samples would spread over the
+// buffers as a cost each (rusticl: 711 KiB a buffer over 2000 sub-buffers that took nothing after it).
+func (c *collector) fit(s *result.Sample) {
+	c.fitted++
+	if c.fitted == 1 || s.Index < c.lo {
 		c.lo = s.Index
 	}
 	c.hi = max(c.hi, s.Index)
@@ -110,21 +137,6 @@ func (c *collector) addSample(s *result.Sample) {
 			c.devFits[d.Device] = f
 		}
 		f.add(x, float64(d.UsedBytes))
-	}
-	c.res.PeakRSSBytes = max(c.res.PeakRSSBytes, s.RSSBytes, s.HWMBytes)
-	c.res.MaxMappings = max(c.res.MaxMappings, s.Mappings)
-	// Keep every stride-th sample; when the kept set is full, keep every other one and double the stride. Full
-	// is 2*keptSamples-1: thinned to keptSamples that keeps exactly indexes 0, 2*stride, ..., so the samples
-	// kept after it stay on the doubled stride.
-	if (c.total-1)%c.stride == 0 {
-		c.kept = append(c.kept, *s)
-		if len(c.kept) >= 2*keptSamples-1 {
-			c.kept = result.Thin(c.kept, keptSamples)
-			c.stride *= 2
-		}
-	}
-	if c.onSample != nil {
-		c.onSample(s)
 	}
 }
 
@@ -234,7 +246,7 @@ func joinReason(a, b string) string {
 // fitCosts sets the costs per buffer where the fit rule allows them: host RSS, system memory, committed
 // memory, and device memory per device, with the replication factor where device memory was placed.
 func (c *collector) fitCosts(res *result.JobResult) {
-	res.Fit = result.JudgeFit(c.total, c.lo, c.hi, res.AllocationsOK)
+	res.Fit = result.JudgeFit(c.fitted, c.lo, c.hi, res.AllocationsOK)
 	if !res.Fit.OK {
 		return
 	}

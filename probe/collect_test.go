@@ -160,3 +160,31 @@ func TestCollectorRecordsTheBatchInFlight(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A pool's first buffer makes its pool buffer, a lump of the pool's size that a runtime allocating at
+// create takes whole: the fits leave the sample before it out, so the sub-buffers' own cost (here nothing)
+// is the cost per buffer; a strategy without a pool keeps it, and the same lump is a cost there.
+func TestThePoolsFirstLumpIsNoCostPerBuffer(t *testing.T) {
+	const n, base, pool = 200, 100 << 20, 2 << 30
+	for _, c := range []struct {
+		strategy result.Strategy
+		lumpIn   bool
+	}{{result.Pool, false}, {result.Shared, true}} {
+		col := newCollector(Job{Strategy: c.strategy, Size: 1 << 20}, nil)
+		for i := uint64(0); i <= n; i++ {
+			rss := uint64(base)
+			if i > 0 {
+				rss += pool // the first buffer made the pool buffer
+			}
+			col.addSample(&result.Sample{Index: i, RSSBytes: rss})
+		}
+		res := &result.JobResult{AllocationsOK: n, SizeBytes: 1 << 20}
+		col.fitCosts(res)
+		if !res.Fit.OK {
+			t.Fatalf("%s: no fit: %+v", c.strategy, res.Fit)
+		}
+		if lumped := res.HostBytesPerBuffer > 64<<10; lumped != c.lumpIn {
+			t.Errorf("%s: %.0f bytes of RSS per buffer; the lump counted: %v, want %v", c.strategy, res.HostBytesPerBuffer, lumped, c.lumpIn)
+		}
+	}
+}

@@ -253,8 +253,8 @@ func (d *deriver) deferred(views []*view, size uint64) {
 		if f := s.FirstFailure; f != nil && (f.Stage == result.StageTouch || f.Stage == result.StageFinish || f.Stage == result.StageMigrate) {
 			g.add(result.FindingDeferred, fmt.Sprintf(": clCreateBuffer never failed; the failure surfaced at %s, so the runtime allocates at first use", f.Stage), s.Strategy, nil, "")
 		}
-		if r.Config.Touch != result.TouchNone || s.Outcome != result.OutcomeCompleted || !v.fit.OK {
-			continue
+		if r.Config.Touch != result.TouchNone || s.Outcome != result.OutcomeCompleted || !v.fit.OK || s.Strategy == result.Pool {
+			continue // the pool's growth per buffer does not tell (placementOf)
 		}
 		// "Did not grow" is a conclusion: it holds only where each slope, moved by its own noise, stays
 		// below the threshold (a machine-wide reading that scattered more than that cannot say it).

@@ -34,7 +34,10 @@ func placementOf(r *result.Run, s *result.JobResult) placement {
 		return placementUnknown
 	case r.Config.Touch != result.TouchNone:
 		return placedAll
-	case !s.JudgedFit().OK:
+	case !s.JudgedFit().OK || s.Strategy == result.Pool:
+		// The pool's sub-buffers take no memory of their own, and the fits leave out the pool buffer its
+		// first buffer made: whether the runtime placed that at create (rusticl) or at first use (PoCL)
+		// the growth per buffer does not tell.
 		return placementUnknown
 	}
 	if device, ok := deviceCostOf(s); ok {

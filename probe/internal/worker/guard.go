@@ -202,6 +202,24 @@ func (g *hostGuard) read(at uint64, settled bool) (guardReading, bool) {
 	return r, ok
 }
 
+// restartCost begins a new cost window from a fresh reading, with done buffers finished and made of them
+// made: a lump one buffer took (a new pool buffer, which a runtime that allocates at create takes whole
+// with its first sub-buffer) is no cost per buffer, and a window over it said 228 MiB a buffer where each
+// sub-buffer after it took nothing (rusticl, a 2 GiB pool, in a 4 GiB cgroup: stopped at 25 buffers,
+// where the loop with the guard off completed 2000). The cost measured so far stands until the new window
+// measures one.
+func (g *hostGuard) restartCost(done, made uint64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r, ok := g.readLocked()
+	if !ok {
+		return
+	}
+	g.last, g.at = r, done
+	g.baseRoom, g.baseAS, g.baseAt, g.baseSpread, g.baseTime = r.room, r.asRoom, done, made-min(made, done), time.Now()
+	g.setQuietBelow()
+}
+
 // spreadShare is how many times the buffers a window spans must exceed the uncertainty of its two ends'
 // counts (their spreads) for the window to measure the cost: the error is then at most a sixteenth.
 const spreadShare = 16

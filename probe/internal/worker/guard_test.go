@@ -432,3 +432,33 @@ func TestGuardKeepsAnInheritedAddressSpaceLimitOnly(t *testing.T) {
 		}
 	}
 }
+
+// A new pool buffer that takes its whole size at once is a lump, not a cost per buffer: after restartCost
+// the guard measures the sub-buffers that follow (nothing each, here), where a window over the lump gave
+// 228 MiB a buffer and, with a batch of buffers in flight, stopped a 2 GiB pool in a 4 GiB cgroup after 25
+// buffers on rusticl.
+func TestGuardLeavesAPoolBufferOutOfTheCost(t *testing.T) {
+	const mib, pool, batch = 1 << 20, 2 << 30, 8
+	reserve := uint64(256 * mib)
+	start := reserve + pool + 1<<30 // room for the pool and 1 GiB more
+	root, set := fakeMeminfo(t, start)
+	g := newHostGuard(root, reserve, mib, noCgroup, 0)
+	set(start - pool) // buffer 0 made the pool buffer, whole
+	g.restartCost(0, 1)
+	finished := uint64(0)
+	for i := uint64(1); i < 2000; i++ {
+		if r, stop := g.stopBefore(i, finished); stop {
+			t.Fatalf("stopped before sub-buffer %d at a cost of %.0f bytes per buffer, with %.0f of room and every sub-buffer taking nothing", i, r.cost, r.room)
+		}
+		if (i+1)%batch == 0 { // a batch settles
+			finished = i + 1
+			g.mu.Lock()
+			g.baseTime = g.baseTime.Add(-time.Second) // the window's time has passed
+			g.mu.Unlock()
+			g.settled(finished)
+		}
+	}
+	if g.cost != 0 {
+		t.Errorf("cost %.0f bytes per buffer after 2000 sub-buffers that took nothing, want 0", g.cost)
+	}
+}

@@ -179,6 +179,9 @@ func (l *loop) pass(from uint64) (settlement, *wire.StrategyAnswer) {
 		if s, ans := l.buffer(i, t); s != confirmed || ans != nil {
 			return s, ans
 		}
+		if known && maps > 0 {
+			l.guard.restartCost(l.tally.finished(), i+1) // the new pool buffer is a lump, not a cost per buffer
+		}
 	}
 	if s, ans := l.settle(); s != confirmed {
 		return s, ans
