@@ -44,6 +44,10 @@ type ComparisonRow struct {
 	NewOutcome      result.Outcome  `json:"new_outcome,omitempty"`
 	BaseAllocations uint64          `json:"base_allocations_ok"`
 	NewAllocations  uint64          `json:"new_allocations_ok"`
+	// BaseConfirmed and NewConfirmed are, for a job whose worker died with a batch in flight, the buffers
+	// the device confirmed: its end lies between that and the allocations made (result.JobResult.MadeRange).
+	BaseConfirmed *uint64 `json:"base_confirmed_ok,omitempty"`
+	NewConfirmed  *uint64 `json:"new_confirmed_ok,omitempty"`
 	BaseBytes       uint64          `json:"base_bytes_ok"`
 	NewBytes        uint64          `json:"new_bytes_ok"`
 	BaseHostPerBuf  float64         `json:"base_host_bytes_per_buffer"`
@@ -72,9 +76,10 @@ func Compare(base, next *result.Run, tolerance float64) *Comparison {
 		b := &base.Jobs[i]
 		seen[k] = true
 		row := ComparisonRow{Strategy: b.Strategy, Variant: k.JobVariant(), Flags: b.Flags, SizeBytes: b.SizeBytes, BaseOutcome: b.Outcome, BaseAllocations: b.AllocationsOK,
-			BaseBytes: b.BytesOK, BaseHostPerBuf: b.HostBytesPerBuffer}
+			BaseBytes: b.BytesOK, BaseHostPerBuf: b.HostBytesPerBuffer, BaseConfirmed: confirmed(b)}
 		if n := nextBy[k]; n != nil {
 			row.NewOutcome, row.NewAllocations, row.NewBytes, row.NewHostPerBuf = n.Outcome, n.AllocationsOK, n.BytesOK, n.HostBytesPerBuffer
+			row.NewConfirmed = confirmed(n)
 			row.ThresholdChange = Change(float64(n.AllocationsOK), float64(b.AllocationsOK))
 			row.Change, row.Why = judge(b, n, tolerance)
 		} else if next.Partial {
@@ -173,9 +178,49 @@ func incomparable(base, next Key) string {
 	return ""
 }
 
-// judge is one job's verdict and why.
+// confirmed is job s's confirmed buffers where its end is a range (a batch in flight when its worker
+// died), else nil.
+func confirmed(s *result.JobResult) *uint64 {
+	if lo, hi := s.MadeRange(); lo < hi {
+		return &lo
+	}
+	return nil
+}
+
+// Made is a row side's buffers as a count: "1031", or "967-1031" where only the first were confirmed.
+func Made(n uint64, confirmed *uint64) string {
+	if confirmed != nil && *confirmed < n {
+		return fmt.Sprintf("%d-%d", *confirmed, n)
+	}
+	return fmt.Sprint(n)
+}
+
+// ChangeRange is a row's change in buffers as the ranges allow: "-12.6%", or "-6.8% to -12.6%" where a
+// side is a range.
+func (r ComparisonRow) ChangeRange() string {
+	bLo, nLo := r.BaseAllocations, r.NewAllocations
+	if r.BaseConfirmed != nil {
+		bLo = *r.BaseConfirmed
+	}
+	if r.NewConfirmed != nil {
+		nLo = *r.NewConfirmed
+	}
+	least, most := Change(float64(nLo), float64(r.BaseAllocations)), Change(float64(r.NewAllocations), float64(max(bLo, 1)))
+	if least == most || r.BaseConfirmed == nil && r.NewConfirmed == nil {
+		return fmt.Sprintf("%+.1f%%", 100*r.ThresholdChange)
+	}
+	return fmt.Sprintf("%+.1f%% to %+.1f%%", 100*least, 100*most)
+}
+
+// judge is one job's verdict and why. Where a side's end is a range (a batch in flight when its worker
+// died), a change is said only where it holds across the ranges: the new run's most below the base's
+// least, or its least above the base's most; else it cannot be told.
 func judge(b, n *result.JobResult, tol float64) (string, string) {
 	got, ref := float64(n.AllocationsOK), float64(b.AllocationsOK)
+	bLo, bHi := b.MadeRange()
+	nLo, nHi := n.MadeRange()
+	ranged := bLo < bHi || nLo < nHi
+	counts := Made(b.AllocationsOK, confirmed(b)) + " -> " + Made(n.AllocationsOK, confirmed(n)) + " buffers"
 	switch {
 	case b.GuardStopped() || n.GuardStopped():
 		// The host guard's reserve, not the runtime, ended one of them: no threshold to hold against the other.
@@ -191,6 +236,12 @@ func judge(b, n *result.JobResult, tol float64) (string, string) {
 		return ChangeRegressed, fmt.Sprintf("outcome %s -> %s", b.Outcome, n.Outcome)
 	case OnlyBounded(n) && n.AllocationsOK < b.AllocationsOK:
 		return ChangeInconclusive, fmt.Sprintf("the new run stopped at its budget of %d buffers, below the baseline's %d", n.AllocationsOK, b.AllocationsOK)
+	case ranged && Below(float64(nHi), float64(bLo), tol):
+		return ChangeRegressed, fmt.Sprintf("%s (%+.1f%% at the least)", counts, 100*Change(float64(nHi), float64(bLo)))
+	case ranged && Above(float64(nLo), float64(bHi), tol):
+		return ChangeImproved, fmt.Sprintf("%s, %s -> %s", counts, b.Outcome, n.Outcome)
+	case ranged && (Below(float64(nLo), float64(bHi), tol) || Above(float64(nHi), float64(bLo), tol)):
+		return ChangeInconclusive, fmt.Sprintf("%s: a batch was in flight when a worker died, and within it the change may be under the tolerance (--attribution per-buffer pins the buffers)", counts)
 	case Below(got, ref, tol):
 		return ChangeRegressed, fmt.Sprintf("%d -> %d buffers (%+.1f%%)", b.AllocationsOK, n.AllocationsOK, 100*Change(got, ref))
 	case CostGrew(n.HostBytesPerBuffer, b.HostBytesPerBuffer, tol, b.SizeBytes):

@@ -1,6 +1,7 @@
 package comparison
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
@@ -104,5 +105,35 @@ func TestJobsAskedDifferentlyAreNotComparable(t *testing.T) {
 	c = Compare(base, next, 0.1)
 	if !c.Regressed {
 		t.Errorf("a job missing under the base's own settings is no regression: %+v", c.Rows)
+	}
+}
+
+// A base job whose worker died with a batch in flight ended between the buffers the device confirmed and
+// those made: a change is said only where it holds across that range, and the row gives the range. Before,
+// "1031 -> 901 (-12.6%)" where the device had confirmed 967 (-6.8% from it).
+func TestCompareHoldsARangeAsARange(t *testing.T) {
+	const made, sure = 1031, 967
+	c := uint64(sure)
+	base := &result.JobResult{Strategy: result.Shared, SizeBytes: 1 << 20, Outcome: result.OutcomeCrashed, Signal: "SIGKILL", AllocationsOK: made, ConfirmedOK: &c}
+	for _, tc := range []struct {
+		next uint64
+		want string
+	}{
+		{901, ChangeInconclusive}, // -12.6% from the top, -6.8% from the confirmed: within the 10% tolerance at one end
+		{800, ChangeRegressed},    // -22.4% to -17.3%: below at both ends
+		{1200, ChangeImproved},    // +16.4% to +24.1%
+		{1100, ChangeInconclusive},
+	} {
+		n := &result.JobResult{Strategy: result.Shared, SizeBytes: 1 << 20, Outcome: result.OutcomeCrashed, Signal: "SIGKILL", AllocationsOK: tc.next}
+		if got, why := judge(base, n, Tolerance); got != tc.want {
+			t.Errorf("%d-%d -> %d: %s (%s), want %s", sure, made, tc.next, got, why, tc.want)
+		}
+	}
+	row := ComparisonRow{BaseAllocations: made, BaseConfirmed: &c, NewAllocations: 901, ThresholdChange: Change(901, made)}
+	if got, want := row.ChangeRange(), fmt.Sprintf("%+.1f%% to %+.1f%%", 100*Change(901, made), 100*Change(901, sure)); got != want {
+		t.Errorf("change %q, want %q", got, want)
+	}
+	if got, want := Made(made, &c), fmt.Sprintf("%d-%d", sure, made); got != want {
+		t.Errorf("buffers %q, want %q", got, want)
 	}
 }

@@ -23,7 +23,7 @@ func ComparisonTable(w io.Writer, c *comparison.Comparison, st render.Style) err
 	for _, r := range c.Rows {
 		change := "-"
 		if r.BaseAllocations > 0 && r.NewOutcome != "" && r.Change != comparison.ChangeNotComparable {
-			change = fmt.Sprintf("%+.1f%%", 100*r.ThresholdChange)
+			change = r.ChangeRange()
 		}
 		verdict := r.Change
 		if r.Why != "" {
@@ -36,7 +36,7 @@ func ComparisonTable(w io.Writer, c *comparison.Comparison, st render.Style) err
 			}
 			return f
 		}
-		buffers := side(r.BaseOutcome, fmt.Sprint(r.BaseAllocations)) + " -> " + side(r.NewOutcome, fmt.Sprint(r.NewAllocations))
+		buffers := side(r.BaseOutcome, comparison.Made(r.BaseAllocations, r.BaseConfirmed)) + " -> " + side(r.NewOutcome, comparison.Made(r.NewAllocations, r.NewConfirmed))
 		host := side(r.BaseOutcome, units.SignedBytes(r.BaseHostPerBuf)) + " -> " + side(r.NewOutcome, units.SignedBytes(r.NewHostPerBuf))
 		name := string(r.Strategy)
 		if r.Flags != "" {
