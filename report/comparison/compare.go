@@ -46,15 +46,15 @@ type ComparisonRow struct {
 	NewAllocations  uint64          `json:"new_allocations_ok"`
 	// BaseConfirmed and NewConfirmed are, for a job whose worker died with a batch in flight, the buffers
 	// the device confirmed: its end lies between that and the allocations made (result.JobResult.MadeRange).
-	BaseConfirmed *uint64 `json:"base_confirmed_ok,omitempty"`
-	NewConfirmed  *uint64 `json:"new_confirmed_ok,omitempty"`
-	BaseBytes       uint64          `json:"base_bytes_ok"`
-	NewBytes        uint64          `json:"new_bytes_ok"`
-	BaseHostPerBuf  float64         `json:"base_host_bytes_per_buffer"`
-	NewHostPerBuf   float64         `json:"new_host_bytes_per_buffer"`
-	ThresholdChange float64         `json:"threshold_change"` // new/base - 1 of buffers reached
-	Change          string          `json:"change"`
-	Why             string          `json:"why,omitempty"`
+	BaseConfirmed   *uint64 `json:"base_confirmed_ok,omitempty"`
+	NewConfirmed    *uint64 `json:"new_confirmed_ok,omitempty"`
+	BaseBytes       uint64  `json:"base_bytes_ok"`
+	NewBytes        uint64  `json:"new_bytes_ok"`
+	BaseHostPerBuf  float64 `json:"base_host_bytes_per_buffer"`
+	NewHostPerBuf   float64 `json:"new_host_bytes_per_buffer"`
+	ThresholdChange float64 `json:"threshold_change"` // new/base - 1 of buffers reached
+	Change          string  `json:"change"`
+	Why             string  `json:"why,omitempty"`
 }
 
 // Compare matches the jobs of two runs by their keys. A job regressed when it reached fewer buffers than
