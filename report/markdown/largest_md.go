@@ -20,9 +20,9 @@ func WriteLargestMarkdown(w io.Writer, j findings.JudgedLargest, _ render.Option
 	writeBullets(b, j.Verdict())
 	b.WriteString("\n| device | max alloc | global | pattern | largest verified | x max alloc | first not verified |\n|--:|--:|--:|--:|--:|--:|:--|\n")
 	for _, d := range l.Devices {
-		for _, p := range d.Patterns {
+		for _, r := range table.LargestRows(d) {
 			fmt.Fprintf(b, "| %d %s | %s | %s | %d B | %s | %s | %s |\n", d.Index, render.MdText(d.Name), units.Bytes(d.MaxAllocBytes), units.Bytes(d.GlobalMemBytes),
-				p.PatternBytes, units.Size(p.LargestVerifiedBytes), table.RatioOf(p.LargestVerifiedBytes, d.MaxAllocBytes), table.FirstNotVerified(d, p.PatternBytes))
+				r.PatternBytes, r.VerifiedText(), table.RatioOf(r.Verified, d.MaxAllocBytes), r.FirstNot)
 		}
 	}
 	b.WriteString("\n" + detailsOpen("Every try") + "\n\n| device | size | pattern | outcome | code | seconds |\n|--:|--:|--:|:--|:--|--:|\n")

@@ -20,9 +20,9 @@ func WriteLargestTable(w io.Writer, j findings.JudgedLargest, opts render.Option
 	tw := tabwriter.NewWriter(cw, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "device\tmax alloc\tglobal\tpattern\tlargest verified\tx max alloc\tfirst not verified")
 	for _, d := range l.Devices {
-		for _, p := range d.Patterns {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%d B\t%s\t%s\t%s\n", d.Index, units.Bytes(d.MaxAllocBytes), units.Bytes(d.GlobalMemBytes), p.PatternBytes,
-				units.Size(p.LargestVerifiedBytes), RatioOf(p.LargestVerifiedBytes, d.MaxAllocBytes), FirstNotVerified(d, p.PatternBytes))
+		for _, r := range LargestRows(d) {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%d B\t%s\t%s\t%s\n", d.Index, units.Bytes(d.MaxAllocBytes), units.Bytes(d.GlobalMemBytes), r.PatternBytes,
+				r.VerifiedText(), RatioOf(r.Verified, d.MaxAllocBytes), r.FirstNot)
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -55,8 +55,64 @@ func writeTries(w io.Writer, l *result.Largest) {
 	_ = tw.Flush()
 }
 
+// LargestRow is one row of largest's table: a pattern size, the largest buffer verified with it, and the
+// first size that was not.
+type LargestRow struct {
+	PatternBytes int
+	Verified     uint64
+	AtLeast      bool // the search with this pattern was interrupted: Verified is a lower bound
+	FirstNot     string
+}
+
+// VerifiedText is the row's largest verified buffer: "at least" it where the search was interrupted.
+func (r LargestRow) VerifiedText() string {
+	switch {
+	case r.AtLeast && r.Verified == 0:
+		return "none yet"
+	case r.AtLeast:
+		return "at least " + units.Size(r.Verified)
+	}
+	return units.Size(r.Verified)
+}
+
+// LargestRows are device d's rows: one per pattern whose search ran to its end, then, where the search was
+// interrupted, the pattern it was cut in, with what its tries verified before (a lower bound) and the try
+// the interrupt ended (before, an interrupted search printed no row at all beside a verdict of 2 GiB).
+func LargestRows(d result.LargestDevice) []LargestRow {
+	var rows []LargestRow
+	done := map[int]bool{}
+	for _, p := range d.Patterns {
+		rows = append(rows, LargestRow{PatternBytes: p.PatternBytes, Verified: p.LargestVerifiedBytes, FirstNot: FirstNotVerified(d, p.PatternBytes)})
+		done[p.PatternBytes] = true
+	}
+	if !d.Interrupted {
+		return rows
+	}
+	var cut *LargestRow
+	for _, t := range d.Tries {
+		switch {
+		case done[t.PatternBytes]:
+			continue
+		case cut == nil:
+			cut = &LargestRow{PatternBytes: t.PatternBytes, AtLeast: true, FirstNot: "interrupted"}
+		case t.PatternBytes != cut.PatternBytes:
+			continue
+		}
+		if t.Outcome == result.TryVerified {
+			cut.Verified = max(cut.Verified, t.SizeBytes)
+		}
+		if t.Outcome == result.TryInterrupted {
+			cut.FirstNot = units.Size(t.SizeBytes) + " interrupted"
+		}
+	}
+	if cut != nil {
+		rows = append(rows, *cut)
+	}
+	return rows
+}
+
 func RatioOf(v, maxAlloc uint64) string {
-	if maxAlloc == 0 {
+	if maxAlloc == 0 || v == 0 {
 		return "-"
 	}
 	return fmt.Sprintf("%.2fx", float64(v)/float64(maxAlloc))
