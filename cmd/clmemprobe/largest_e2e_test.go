@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
@@ -44,7 +45,8 @@ func TestLargestOnPoCLFindsItsEnforcedMaximum(t *testing.T) {
 	l := largestOf(t, PoCLEnv(t), "--devices", "0", "--patterns", "128")
 	d := l.Devices[0]
 	if d.LargestVerifiedBytes > d.MaxAllocBytes || float64(d.LargestVerifiedBytes) < 0.99*float64(d.MaxAllocBytes) {
-		t.Errorf("largest verified %d, reported maximum %d: want within 1%% below it", d.LargestVerifiedBytes, d.MaxAllocBytes)
+		t.Errorf("largest verified %d, reported maximum %d: want within 1%% below it (bound %d by %s; tries %s)", d.LargestVerifiedBytes, d.MaxAllocBytes,
+			d.BoundBytes, d.BoundBy, triesText(d.Tries))
 	}
 	refused := false
 	for _, tr := range d.Tries {
@@ -53,6 +55,15 @@ func TestLargestOnPoCLFindsItsEnforcedMaximum(t *testing.T) {
 	if !refused {
 		t.Errorf("no try above the maximum refused with -61: the runtime enforces its maximum: %+v", d.Tries)
 	}
+}
+
+// triesText is a search's tries, one clause each, for a failure's message: what ended each and when.
+func triesText(tries []result.LargestTry) string {
+	var out []string
+	for _, tr := range tries {
+		out = append(out, fmt.Sprintf("%d MiB %s (code %d, %s, %.1f s, %s)", tr.SizeBytes>>20, tr.Outcome, tr.Code, tr.Stage, tr.Seconds, tr.Detail))
+	}
+	return strings.Join(out, "; ")
 }
 
 // On faultcl's modulo fill with 20 GiB of device memory, a 1-byte fill of 2 GiB (2^31 elements) hangs and
