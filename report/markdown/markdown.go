@@ -67,7 +67,12 @@ func WriteMarkdown(w io.Writer, j findings.Judged, opts render.Options) error {
 		b.WriteString("\n## Environment\n\n")
 		table.WriteEnvironment(b, e, st)
 	}
-	fmt.Fprintf(b, "\n## Reproduce\n\nWith clmemprobe:\n\n%s\n", render.MdBlock(render.ReproduceCommand(r), "bash"))
+	fmt.Fprintf(b, "\n## Reproduce\n\n")
+	if step := render.CgroupPrecondition(r.Environment); step != "" {
+		// Without the cgroup's limit the command fills the whole machine instead of reproducing the run.
+		fmt.Fprintf(b, "%s\n\n", st.Text(step))
+	}
+	fmt.Fprintf(b, "With clmemprobe:\n\n%s\n", render.MdBlock(render.ReproduceCommand(r), "bash"))
 	if what, err := repro.ReproSubject(j); err != nil {
 		fmt.Fprintf(b, "There is no C reproducer: %s.\n", st.Text(err.Error()))
 	} else {

@@ -79,6 +79,24 @@ func ComparisonTable(w io.Writer, c *comparison.Comparison, st render.Style) err
 		_, err := fmt.Fprintf(w, "REGRESSED beyond the tolerance of %.0f%%\n", 100*c.Tolerance)
 		return err
 	}
+	if n := inconclusive(c); n > 0 {
+		// "No regression" would pass a job whose change could not be told (a range across the tolerance, a
+		// stop before any limit): say how many, and that their rows say why.
+		_, err := fmt.Fprintf(w, "no job regressed beyond the tolerance of %.0f%%, but %s of %d could not be told either way (each row says why)\n",
+			100*c.Tolerance, units.Counted(uint64(n), "job"), len(c.Rows))
+		return err
+	}
 	_, err := fmt.Fprintf(w, "no regression beyond the tolerance of %.0f%%\n", 100*c.Tolerance)
 	return err
+}
+
+// inconclusive counts the comparison's rows whose change could not be told.
+func inconclusive(c *comparison.Comparison) int {
+	n := 0
+	for _, r := range c.Rows {
+		if r.Change == comparison.ChangeInconclusive {
+			n++
+		}
+	}
+	return n
 }

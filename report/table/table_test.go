@@ -86,3 +86,22 @@ func TestBuffersOKOfAKilledBatchIsARange(t *testing.T) {
 		t.Errorf("Buffers OK of a job with nothing in flight %q, want %q", got, want)
 	}
 }
+
+// A comparison none of whose jobs regressed but one could not be told (a range across the tolerance) does
+// not close on "no regression": it says how many could not be told. Before, the footer passed a change a
+// per-buffer rerun showed was -12.6%.
+func TestCompareFooterCountsWhatCouldNotBeTold(t *testing.T) {
+	c := &comparison.Comparison{Tolerance: 0.1, Rows: []comparison.ComparisonRow{
+		{Strategy: result.Shared, SizeBytes: 1 << 20, BaseOutcome: result.OutcomeCrashed, NewOutcome: result.OutcomeCrashed, BaseAllocations: 1031,
+			NewAllocations: 897, Change: comparison.ChangeInconclusive, Why: "a batch was in flight"},
+		{Strategy: result.PerDevice, SizeBytes: 1 << 20, BaseOutcome: result.OutcomeFailed, NewOutcome: result.OutcomeFailed, BaseAllocations: 500,
+			NewAllocations: 500, Change: comparison.ChangeEqual}}}
+	var out bytes.Buffer
+	if err := ComparisonTable(&out, c, render.Style{}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if got, want := lines[len(lines)-1], "no job regressed beyond the tolerance of 10%, but 1 job of 2 could not be told either way (each row says why)"; got != want {
+		t.Errorf("footer %q, want %q", got, want)
+	}
+}
