@@ -29,7 +29,12 @@ func likeFinding(r *result.Run) (result.Finding, bool) {
 			continue
 		}
 		jobs[s.Strategy] = s
-		reached = append(reached, fmt.Sprintf("%s %s after %s (%d buffers)", s.Strategy, s.Outcome, units.Bytes(s.BytesOK), s.AllocationsOK))
+		from, to := s.MadeRange()
+		count := fmt.Sprint(to)
+		if from < to {
+			count = fmt.Sprintf("%d to %d", from, to) // a batch in flight when its worker died
+		}
+		reached = append(reached, fmt.Sprintf("%s %s after %s (%s buffers)", s.Strategy, s.Outcome, units.Bytes(s.BytesOK), count))
 	}
 	program := "the traced program " + l.Program
 	what := fmt.Sprintf("%s made %d allocations without a failure", program, l.Allocations)

@@ -259,7 +259,13 @@ func writeStrategyMarkdown(b *strings.Builder, s *result.JobResult, limit result
 	if s.Reason != "" {
 		fmt.Fprintf(b, " (%s)", st.Text(s.Reason))
 	}
-	fmt.Fprintf(b, "\n- buffers that succeeded: %d (%s) in %.2f s", s.AllocationsOK, units.Bytes(s.BytesOK), s.Seconds)
+	if from, to := s.MadeRange(); from < to {
+		// A batch was in flight when its worker died: only the first were confirmed by the device.
+		fmt.Fprintf(b, "\n- buffers that succeeded: %s (up to %s; %d confirmed by the device, the rest of a batch in flight) in %.2f s",
+			render.Made(s), units.Bytes(s.BytesOK), from, s.Seconds)
+	} else {
+		fmt.Fprintf(b, "\n- buffers that succeeded: %d (%s) in %.2f s", s.AllocationsOK, units.Bytes(s.BytesOK), s.Seconds)
+	}
 	if s.NanosPerAlloc > 0 {
 		fmt.Fprintf(b, ", %s per buffer in the loop", units.Nanos(s.NanosPerAlloc))
 	}

@@ -80,3 +80,15 @@ func TestTheTitleNamesTheJobReproRepeats(t *testing.T) {
 		t.Fatal("no generated run ended a job")
 	}
 }
+
+// The calls of a job whose worker died with a batch in flight: the buffers the device confirmed, then
+// those made and not confirmed, never "1031 calls = CL_SUCCESS" for buffers only 967 of which were.
+func TestRunCallsOfAKilledBatchSayTheRange(t *testing.T) {
+	c := uint64(967)
+	s := &result.JobResult{Strategy: result.Shared, SizeBytes: 1 << 20, Outcome: result.OutcomeCrashed, Signal: "SIGKILL", AllocationsOK: 1031, ConfirmedOK: &c}
+	lines, _ := runCalls(s, result.TouchFill)
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "#0..#966: ") || !strings.HasSuffix(lines[0], ": 967 calls") ||
+		!strings.HasPrefix(lines[1], "#967..#1030: created and enqueued, not confirmed") || !strings.HasSuffix(lines[1], ": 64 calls") {
+		t.Errorf("calls %q", lines)
+	}
+}

@@ -262,7 +262,7 @@ func runCalls(s *result.JobResult, touch result.Touch) ([]string, string) {
 	if s.Flags != "" {
 		flags = s.Flags
 	}
-	n := s.AllocationsOK
+	n, made := s.MadeRange() // n: the buffers the device confirmed; to made, a batch was in flight
 	var last string
 	if f := s.FirstFailure; f != nil && s.Outcome == result.OutcomeFailed {
 		n = f.Index
@@ -277,6 +277,9 @@ func runCalls(s *result.JobResult, touch result.Touch) ([]string, string) {
 			then = fmt.Sprintf(", each followed by its %s", touch)
 		}
 		lines = append(lines, fmt.Sprintf("#0..#%d: clCreateBuffer(context, %s, %d, NULL, &err) = CL_SUCCESS%s: %d calls", n-1, flags, s.SizeBytes, then, n))
+	}
+	if made > n && (s.FirstFailure == nil || s.Outcome != result.OutcomeFailed) {
+		lines = append(lines, fmt.Sprintf("#%d..#%d: created and enqueued, not confirmed by the device (a batch in flight when the worker died): %d calls", n, made-1, made-n))
 	}
 	lines = append(lines, last)
 	return lines, fmt.Sprintf("clmemprobe's own loop (%s): every call is in repro.c. The calls up to the end:", s.Strategy)
