@@ -39,6 +39,9 @@ func classify(v *limitInput, sweep []*limitInput, perDevice *limitInput) limitFi
 // classifyByRules is classify's rules, before the claims they make are checked.
 func classifyByRules(v *limitInput, sweep []*limitInput, perDevice *limitInput) limitFinding {
 	ev := map[string]float64{"allocations_ok": float64(v.allocationsOK)}
+	if v.inFlight > 0 && v.inFlight <= v.allocationsOK {
+		ev["confirmed_ok"] = float64(v.allocationsOK - v.inFlight) // a batch in flight when the worker died
+	}
 	switch v.outcome {
 	case result.OutcomeCompleted, result.OutcomeUnsupported, "":
 		return limitFinding{}

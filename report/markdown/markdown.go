@@ -416,9 +416,19 @@ func evidenceList(ev map[string]float64) string {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = evidenceItem(k, ev[k])
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		if c, ok := ev["confirmed_ok"]; ok && c < ev["allocations_ok"] {
+			// A batch was in flight when the worker died: the count is a range, said once.
+			switch k {
+			case "confirmed_ok":
+				continue
+			case "allocations_ok":
+				parts = append(parts, fmt.Sprintf("%s-%s buffers made, %s confirmed by the device", plainNumber(c), plainNumber(ev[k]), plainNumber(c)))
+				continue
+			}
+		}
+		parts = append(parts, evidenceItem(k, ev[k]))
 	}
 	return " (" + strings.Join(parts, ", ") + ")"
 }
