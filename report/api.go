@@ -31,6 +31,9 @@ func TerminalLine(s string) string { return render.Plain(s) }
 // MarkdownText escapes a foreign string for Markdown text, for documents written outside this package.
 func MarkdownText(s string) string { return render.MdText(s) }
 
+// LowerFirst is s with its first letter in lower case, to follow a colon; a word in capitals keeps them.
+func LowerFirst(s string) string { return render.LowerFirst(s) }
+
 // MarkdownCode fences a string as a Markdown code block with the given info string.
 func MarkdownCode(s, info string) string { return render.MdBlock(s, info) }
 

@@ -298,7 +298,7 @@ func bundleReadme(j findings.Judged, reproErr error) []byte {
 	b.WriteString("| `environment.txt` | the machine, the kernel's memory settings, the ICD loader, the runtime's variables |\n\n")
 	if step := report.CgroupPrecondition(r.Environment); step != "" {
 		// Without the cgroup's limit the commands below fill the whole machine instead of reproducing.
-		fmt.Fprintf(b, "The run had a memory cgroup's limit, and the commands below repeat it only under the same: %s\n\n", report.MarkdownText(strings.TrimSuffix(lowerFirstWord(step), ":")+"."))
+		fmt.Fprintf(b, "The run had a memory cgroup's limit, and the commands below repeat it only under the same: %s\n\n", report.MarkdownText(strings.TrimSuffix(report.LowerFirst(step), ":")+"."))
 	}
 	if reproErr == nil {
 		b.WriteString("To reproduce without clmemprobe (OpenCL headers and loader only):\n\n```sh\ncc repro.c -lOpenCL -o repro && ./repro\n```\n\n")
@@ -309,14 +309,6 @@ func bundleReadme(j findings.Judged, reproErr error) []byte {
 	b.WriteString("To run the whole probe again with clmemprobe (https://github.com/clmemprobe/clmemprobe):\n\n")
 	b.WriteString(report.MarkdownCode(report.ReproduceCommand(r), "sh"))
 	return b.Bytes()
-}
-
-// lowerFirstWord is s with its first letter in lower case, to follow a colon.
-func lowerFirstWord(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToLower(s[:1]) + s[1:]
 }
 
 // endedTitle is the title of a run whose worker crashed or hung, by the limit the judge found: the

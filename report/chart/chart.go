@@ -208,7 +208,7 @@ func endLabel(s *result.JobResult) string {
 	if f := s.FirstFailure; f != nil {
 		return fmt.Sprintf("%s at #%d (%s)", f.Name, f.Index, f.Stage)
 	}
-	return fmt.Sprintf("%s at #%s", s.Outcome, strings.Replace(render.Made(s), " to ", "-#", 1)) // a killed batch: its range
+	return fmt.Sprintf("%s at #%s", s.Outcome, render.MadeAs(s, "-#")) // a killed batch: its range
 }
 
 func deviceUsed(s result.Sample) uint64 {

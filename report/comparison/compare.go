@@ -6,6 +6,7 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
+	"github.com/clmemprobe/clmemprobe/report/render"
 )
 
 // Comparison verdicts of one strategy between a baseline and a new run.
@@ -189,8 +190,8 @@ func confirmed(s *result.JobResult) *uint64 {
 
 // Made is a row side's buffers as a count: "1031", or "967-1031" where only the first were confirmed.
 func Made(n uint64, confirmed *uint64) string {
-	if confirmed != nil && *confirmed < n {
-		return fmt.Sprintf("%d-%d", *confirmed, n)
+	if confirmed != nil {
+		return render.Span(*confirmed, n, "-")
 	}
 	return fmt.Sprint(n)
 }

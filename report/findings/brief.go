@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/report/render"
 )
 
 // BriefBullets is how many verdict lines a terminal shows under the table, the headline among them: a
@@ -210,7 +211,7 @@ func (bf *briefFact) sentence(r *result.Run) string {
 	if len(bf.labels) == 1 {
 		return bf.f.Sentence
 	}
-	return "With " + mergedLabel(r, bf.labels) + ": " + lowerFirst(claimOf(bf.f))
+	return "With " + mergedLabel(r, bf.labels) + ": " + render.LowerFirst(claimOf(bf.f))
 }
 
 // claimOf is a finding's sentence without its group's label.

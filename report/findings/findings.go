@@ -14,6 +14,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
+	"github.com/clmemprobe/clmemprobe/report/render"
 )
 
 // Derive returns the run's findings, the headline first, and each strategy's limit, one per strategy in the
@@ -73,7 +74,7 @@ func deriveVariants(r *result.Run, limits map[*result.JobResult]limitFinding) []
 			fs[k].Variant, fs[k].Flags = v, g.flags
 			if label := groupLabel(r, g, len(variants) > 1, len(sets) > 1); label != "" {
 				fs[k].Claim, fs[k].Label = fs[k].Sentence, label
-				fs[k].Sentence = "With " + label + ": " + lowerFirst(fs[k].Sentence)
+				fs[k].Sentence = "With " + label + ": " + render.LowerFirst(fs[k].Sentence)
 			}
 			kept = append(kept, fs[k])
 		}
@@ -342,7 +343,7 @@ func (d *deriver) repeated(views []*view, size uint64) {
 			// No call failed: what is known is how many buffers were made by then.
 			where = fmt.Sprintf("each after %d buffers", lo)
 			if lo != hi {
-				where = fmt.Sprintf("after %d to %d buffers", lo, hi)
+				where = fmt.Sprintf("after %s buffers", render.Span(lo, hi, " to "))
 			}
 		}
 		g.add(result.FindingRepeated, fmt.Sprintf(" %s in %d of %d runs, %s (run --repeat %d, each in its own worker)", ending, same, of, where, of), v.s.Strategy,
@@ -598,13 +599,6 @@ func variantLabel(r *result.Run, v string) string {
 		}
 	}
 	return "variant " + result.VariantName(v)
-}
-
-func lowerFirst(s string) string {
-	if s == "" || s[0] < 'A' || s[0] > 'Z' || (len(s) > 1 && s[1] >= 'A' && s[1] <= 'Z') {
-		return s
-	}
-	return strings.ToLower(s[:1]) + s[1:]
 }
 
 // countMoved reports whether a job's count moved from its reference job's by more than the comparisons'

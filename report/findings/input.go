@@ -5,6 +5,7 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
+	"github.com/clmemprobe/clmemprobe/report/render"
 )
 
 // limitInput is what the limit classifier (classify and every rule it calls) reads of one end: a run's job
@@ -100,7 +101,7 @@ func afterBuffers(from, to uint64) string {
 	if from >= to {
 		return "after " + units.Counted(to, "buffer")
 	}
-	return fmt.Sprintf("after %d to %d buffers (%d confirmed by the device, the rest of a batch in flight; --attribution per-buffer pins the buffer)", from, to, from)
+	return fmt.Sprintf("after %s buffers (%d confirmed by the device, the rest of a batch in flight; --attribution per-buffer pins the buffer)", render.Span(from, to, " to "), from)
 }
 
 // AfterBuffers is afterBuffers of a run's job, for the other renderers.

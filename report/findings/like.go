@@ -7,6 +7,7 @@ import (
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
+	"github.com/clmemprobe/clmemprobe/report/render"
 )
 
 // likeFinding holds the probe's strategies against the traced program a run --like took its jobs from: at
@@ -29,12 +30,7 @@ func likeFinding(r *result.Run) (result.Finding, bool) {
 			continue
 		}
 		jobs[s.Strategy] = s
-		from, to := s.MadeRange()
-		count := fmt.Sprint(to)
-		if from < to {
-			count = fmt.Sprintf("%d to %d", from, to) // a batch in flight when its worker died
-		}
-		reached = append(reached, fmt.Sprintf("%s %s after %s (%s buffers)", s.Strategy, s.Outcome, units.Bytes(s.BytesOK), count))
+		reached = append(reached, fmt.Sprintf("%s %s after %s (%s buffers)", s.Strategy, s.Outcome, units.Bytes(s.BytesOK), render.Made(s)))
 	}
 	program := "the traced program " + l.Program
 	what := fmt.Sprintf("%s made %d allocations without a failure", program, l.Allocations)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
 	"github.com/clmemprobe/clmemprobe/probe/units"
+	"github.com/clmemprobe/clmemprobe/report/render"
 )
 
 // limitFinding is a strategy's limit: the kind, the numbers it rests on, and a sentence without its subject
@@ -387,10 +388,7 @@ func countRange(counts map[uint64]uint64) string {
 		}
 		hi = max(hi, n)
 	}
-	if lo == hi {
-		return fmt.Sprint(lo)
-	}
-	return fmt.Sprintf("%d to %d", lo, hi)
+	return render.Span(lo, hi, " to ")
 }
 
 func sizesOf(counts map[uint64]uint64) string {

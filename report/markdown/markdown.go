@@ -424,7 +424,7 @@ func evidenceList(ev map[string]float64) string {
 			case "confirmed_ok":
 				continue
 			case "allocations_ok":
-				parts = append(parts, fmt.Sprintf("%s-%s buffers made, %s confirmed by the device", plainNumber(c), plainNumber(ev[k]), plainNumber(c)))
+				parts = append(parts, fmt.Sprintf("%s buffers made, %s confirmed by the device", render.Span(uint64(c), uint64(ev[k]), "-"), plainNumber(c)))
 				continue
 			}
 		}

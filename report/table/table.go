@@ -114,7 +114,7 @@ var thresholdColumns = []column{
 	{header: "Outcome", align: tw.AlignLeft, compact: true, cell: func(s jobRow, st render.Style) string { return outcomeCell(s.JobResult, st) }},
 	{header: "Buffers OK", shortHeader: "Buffers", align: tw.AlignRight, compact: true,
 		cell: func(s jobRow, _ render.Style) string {
-			return strings.Replace(render.Made(s.JobResult), " to ", "-", 1)
+			return render.MadeAs(s.JobResult, "-")
 		}},
 	{header: "Bytes OK", align: tw.AlignRight, cell: bytesOKCell},
 	{header: "First failure", align: tw.AlignLeft, compact: true, cell: func(s jobRow, st render.Style) string { return failureCell(s.JobResult, st) },
@@ -287,10 +287,7 @@ func failureCell(s *result.JobResult, st render.Style) string {
 		return fmt.Sprintf("#%d %s (%d) at %s, dev %d", f.Index, st.Text(f.Name), f.Code, st.Text(string(f.Stage)), f.Device)
 	}
 	if s.Outcome == result.OutcomeCrashed || s.Outcome == result.OutcomeHung {
-		if from, to := s.MadeRange(); from < to {
-			return fmt.Sprintf("#%d-#%d during %s", from, to, st.Text(string(s.LastStage)))
-		}
-		return fmt.Sprintf("#%d during %s", s.AllocationsOK, st.Text(string(s.LastStage)))
+		return fmt.Sprintf("#%s during %s", render.MadeAs(s, "-#"), st.Text(string(s.LastStage)))
 	}
 	if s.Outcome == result.OutcomeWrong {
 		return "#0 fill not written"

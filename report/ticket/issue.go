@@ -517,7 +517,7 @@ func (t *ticket) rateDetail() string {
 	if t.rate.after {
 		where = fmt.Sprintf("each after %d buffers", lo)
 		if lo != hi {
-			where = fmt.Sprintf("after %d to %d buffers", lo, hi)
+			where = fmt.Sprintf("after %s buffers", render.Span(lo, hi, " to "))
 		}
 		if t.rate.batched {
 			where += " were made (with up to a batch of 64 in flight; --attribution per-buffer counts them one by one)"
@@ -576,7 +576,7 @@ func fillLastWorking(t *ticket) (string, string) {
 	case r.regressed:
 		return render.MdLine(r.lastGood), ""
 	case t.baseline != nil:
-		return "Not known: " + render.MdLine(lowerFirst(r.why)), ""
+		return "Not known: " + render.MdLine(render.LowerFirst(r.why)), ""
 	}
 	return "", "not known: give a result from the last driver that worked with `clmemprobe bundle --baseline OLD/run.json`"
 }
@@ -587,16 +587,9 @@ func fillFirstFailing(t *ticket) (string, string) {
 	case r.regressed:
 		return render.MdLine(r.firstBad), ""
 	case t.baseline != nil:
-		return "Not known: " + render.MdLine(lowerFirst(r.why)), ""
+		return "Not known: " + render.MdLine(render.LowerFirst(r.why)), ""
 	}
 	return "", "not known: this driver fails; bundle with --baseline to compare an earlier one"
-}
-
-func lowerFirst(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToLower(s[:1]) + s[1:]
 }
 
 func fillAPILog(t *ticket) (string, string) {
