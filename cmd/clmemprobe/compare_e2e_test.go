@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report/comparison"
 )
 
@@ -75,4 +78,47 @@ func compareJSON(t *testing.T, env []string, base, next string) (*comparison.Com
 		t.Fatalf("compare's JSON (exit %d): %v; stderr: %s", res.code, err, res.stderr)
 	}
 	return &c, res.code
+}
+
+// Two runs on PoCL killed at their memory cgroup's limit, 512 MiB and then 448 MiB: the second made fewer
+// buffers because its limit was lower, which is no regression of the runtime. compare says that the limits
+// differ and does not judge the job (before: REGRESSED, exit 1).
+func TestCompareOfRunsKilledAtDifferentCgroupLimits(t *testing.T) {
+	const first, second = 512 << 20, 448 << 20
+	procs, version := memoryCgroup(t, first)
+	env := PoCLEnv(t)
+	run := func() string {
+		dir := t.TempDir()
+		res := inCgroup(t, procs, env, "run", "--strategies", "shared", "--touch", "fill", "--max-allocs", "2000",
+			"--host-reserve", "off", "--attribution", "per-buffer", "--out", dir, "-q")
+		if res.code != exitWorkerFault {
+			t.Fatalf("exit %d, want %d (the worker killed at the limit): %s", res.code, exitWorkerFault, res.stderr)
+		}
+		return filepath.Join(dir, "run.json")
+	}
+	base := run()
+	limitFile := "memory.max"
+	if version == 1 {
+		limitFile = "memory.limit_in_bytes" // lowered before memsw's: v1 keeps memsw at or above it
+	}
+	cg := filepath.Dir(procs)
+	if err := os.WriteFile(filepath.Join(cg, limitFile), []byte(strconv.Itoa(second)), 0); err != nil {
+		t.Fatalf("lowering the cgroup's limit: %v", err)
+	}
+	if version == 1 {
+		_ = os.WriteFile(filepath.Join(cg, "memory.memsw.limit_in_bytes"), []byte(strconv.Itoa(second)), 0)
+	}
+	next := run()
+	cmp, code := compareJSON(t, env, base, next)
+	if len(cmp.Rows) != 1 {
+		t.Fatalf("exit %d, rows %+v; want one row", code, cmp.Rows)
+	}
+	row := cmp.Rows[0]
+	if row.NewAllocations >= row.BaseAllocations {
+		t.Fatalf("%d -> %d buffers: the lower limit should have ended the job sooner", row.BaseAllocations, row.NewAllocations)
+	}
+	limits := units.Bytes(first) + " -> " + units.Bytes(second)
+	if code != 0 || cmp.Regressed || row.Change != comparison.ChangeInconclusive || !strings.Contains(row.Why, limits) {
+		t.Errorf("exit %d, regressed %v, %s (%s); want exit 0, not judged, naming the limits %s", code, cmp.Regressed, row.Change, row.Why, limits)
+	}
 }

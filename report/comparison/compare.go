@@ -73,6 +73,7 @@ func Compare(base, next *result.Run, tolerance float64) *Comparison {
 		nextBy[k] = &next.Jobs[i]
 	}
 	seen := map[Key]bool{}
+	limits := cgroupsApart(base, next)
 	for i, k := range baseKeys {
 		b := &base.Jobs[i]
 		seen[k] = true
@@ -82,7 +83,7 @@ func Compare(base, next *result.Run, tolerance float64) *Comparison {
 			row.NewOutcome, row.NewAllocations, row.NewBytes, row.NewHostPerBuf = n.Outcome, n.AllocationsOK, n.BytesOK, n.HostBytesPerBuffer
 			row.NewConfirmed = confirmed(n)
 			row.ThresholdChange = Change(float64(n.AllocationsOK), float64(b.AllocationsOK))
-			row.Change, row.Why = judge(b, n, tolerance)
+			row.Change, row.Why = judge(b, n, tolerance, limits)
 		} else if next.Partial {
 			// The new run was interrupted before this job: nothing was measured to hold against the baseline.
 			row.Change, row.Why = ChangeInconclusive, "not run: the new run was interrupted before it"
@@ -216,7 +217,11 @@ func (r ComparisonRow) ChangeRange() string {
 // judge is one job's verdict and why. Where a side's end is a range (a batch in flight when its worker
 // died), a change is said only where it holds across the ranges: the new run's most below the base's
 // least, or its least above the base's most; else it cannot be told.
-func judge(b, n *result.JobResult, tol float64) (string, string) {
+//
+// limits is how the runs' memory cgroup limits differ ("1 GiB -> 900 MiB"), or "" where they are the same: a
+// job that ended at its cgroup's limit in either run moved with that limit, and the runtime cannot be
+// judged by it.
+func judge(b, n *result.JobResult, tol float64, limits string) (string, string) {
 	got, ref := float64(n.AllocationsOK), float64(b.AllocationsOK)
 	bLo, bHi := b.MadeRange()
 	nLo, nHi := n.MadeRange()
@@ -233,6 +238,8 @@ func judge(b, n *result.JobResult, tol float64) (string, string) {
 			which = "the baseline"
 		}
 		return ChangeInconclusive, which + " was interrupted before any limit"
+	case limits != "" && (b.Limit == result.LimitCgroupMemory || n.Limit == result.LimitCgroupMemory):
+		return ChangeInconclusive, fmt.Sprintf("%s: it ended at its memory cgroup's limit, and the runs had different limits (%s), so the change is the limit's, not the runtime's; compare runs under the same limit", counts, limits)
 	case Worse(n.Outcome, b.Outcome):
 		return ChangeRegressed, fmt.Sprintf("outcome %s -> %s", b.Outcome, n.Outcome)
 	case OnlyBounded(n) && n.AllocationsOK < b.AllocationsOK:
@@ -251,6 +258,24 @@ func judge(b, n *result.JobResult, tol float64) (string, string) {
 		return ChangeImproved, fmt.Sprintf("%d -> %d buffers, %s -> %s", b.AllocationsOK, n.AllocationsOK, b.Outcome, n.Outcome)
 	}
 	return ChangeEqual, ""
+}
+
+// cgroupsApart is how two runs' memory cgroup limits differ, "1 GiB -> 900 MiB" ("none" for a run outside
+// one), or "" where they are the same or a run did not record its environment.
+func cgroupsApart(base, next *result.Run) string {
+	if base.Environment == nil || next.Environment == nil {
+		return ""
+	}
+	limit := func(e *result.Environment) string {
+		if e.MemoryCgroup == nil || e.MemoryCgroup.LimitBytes == 0 {
+			return "none"
+		}
+		return units.Bytes(e.MemoryCgroup.LimitBytes)
+	}
+	if b, n := limit(base.Environment), limit(next.Environment); b != n {
+		return b + " -> " + n
+	}
+	return ""
 }
 
 // guardWhy says which run's job the host guard stopped, and at how many buffers.

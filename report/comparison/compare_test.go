@@ -2,9 +2,11 @@ package comparison
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
 )
 
@@ -125,7 +127,7 @@ func TestCompareHoldsARangeAsARange(t *testing.T) {
 		{1100, ChangeInconclusive},
 	} {
 		n := &result.JobResult{Strategy: result.Shared, SizeBytes: 1 << 20, Outcome: result.OutcomeCrashed, Signal: "SIGKILL", AllocationsOK: tc.next}
-		if got, why := judge(base, n, Tolerance); got != tc.want {
+		if got, why := judge(base, n, Tolerance, ""); got != tc.want {
 			t.Errorf("%d-%d -> %d: %s (%s), want %s", sure, made, tc.next, got, why, tc.want)
 		}
 	}
@@ -135,5 +137,35 @@ func TestCompareHoldsARangeAsARange(t *testing.T) {
 	}
 	if got, want := Made(made, &c), fmt.Sprintf("%d-%d", sure, made); got != want {
 		t.Errorf("buffers %q, want %q", got, want)
+	}
+}
+
+// Two runs killed at their memory cgroups' limits, 1 GiB and 900 MiB: the count fell with the limit, and
+// compare may not call that the runtime's regression (before, "REGRESSED" at -12.6%). Under the same
+// limit, or where the job ended elsewhere, it still judges.
+func TestCompareDoesNotJudgeAJobThatEndedAtDifferentCgroupLimits(t *testing.T) {
+	run := func(limit uint64, made uint64, ended result.Limit) *result.Run {
+		s := result.JobResult{Strategy: result.Shared, SizeBytes: 1 << 20, Outcome: result.OutcomeCrashed, Signal: "SIGKILL", AllocationsOK: made}
+		s.Limit = ended
+		return &result.Run{Environment: &result.Environment{MemoryCgroup: &result.CgroupInfo{LimitBytes: limit}}, Jobs: []result.JobResult{s}}
+	}
+	const gib, base, fewer = 1 << 30, 1000, 870 // -13%: beyond the 10% tolerance
+	for _, tc := range []struct {
+		name     string
+		newLimit uint64
+		ended    result.Limit
+		want     string
+	}{
+		{"different limits, ended at the cgroup's", 900 << 20, result.LimitCgroupMemory, ChangeInconclusive},
+		{"the same limit", gib, result.LimitCgroupMemory, ChangeRegressed},
+		{"different limits, ended at the device", 900 << 20, result.LimitDeviceMemory, ChangeRegressed},
+	} {
+		c := Compare(run(gib, base, tc.ended), run(tc.newLimit, fewer, tc.ended), Tolerance)
+		if got := c.Rows[0].Change; got != tc.want {
+			t.Errorf("%s: %s (%s), want %s", tc.name, got, c.Rows[0].Why, tc.want)
+		}
+		if tc.want == ChangeInconclusive && (c.Regressed || !strings.Contains(c.Rows[0].Why, units.Bytes(gib)+" -> "+units.Bytes(tc.newLimit))) {
+			t.Errorf("%s: regressed %v, why %q does not name both limits", tc.name, c.Regressed, c.Rows[0].Why)
+		}
 	}
 }
