@@ -83,7 +83,7 @@ func (c *collector) handle(ev wire.Event) {
 func (c *collector) addSample(s *result.Sample) {
 	c.total++
 	c.last = s
-	if c.res.Strategy != result.Pool || s.Index > 0 {
+	if c.res.Strategy != result.Pool || s.Index >= uint64(max(len(c.res.Devices), 1)) {
 		c.fit(s)
 	}
 	c.res.PeakRSSBytes = max(c.res.PeakRSSBytes, s.RSSBytes, s.HWMBytes)
@@ -103,10 +103,11 @@ func (c *collector) addSample(s *result.Sample) {
 	}
 }
 
-// fit adds sample s to the fits of the costs per buffer. The pool strategy's sample before its first
-// buffer stays out of them: that buffer makes the first pool buffer, a lump of the pool's size (a runtime
-// that allocates at create takes it whole), which a line through the samples would spread over the
-// buffers as a cost each (rusticl: 711 KiB a buffer over 2000 sub-buffers that took nothing after it).
+// fit adds sample s to the fits of the costs per buffer. The pool strategy's samples before its first
+// buffer on every device stay out of them (round robin, device d's first is buffer #d): that buffer makes
+// the device's pool buffer, a lump of the pool's size (a runtime that allocates at create takes it whole),
+// which a line through the samples would spread over the buffers as a cost each (rusticl: 711 KiB a
+// buffer over 2000 sub-buffers that took nothing after it; over two devices, 313 KiB for the second pool).
 func (c *collector) fit(s *result.Sample) {
 	c.fitted++
 	if c.fitted == 1 || s.Index < c.lo {

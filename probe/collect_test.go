@@ -164,18 +164,20 @@ func ptr[T any](v T) *T { return &v }
 // A pool's first buffer makes its pool buffer, a lump of the pool's size that a runtime allocating at
 // create takes whole: the fits leave the sample before it out, so the sub-buffers' own cost (here nothing)
 // is the cost per buffer; a strategy without a pool keeps it, and the same lump is a cost there.
+//
+// Each device has its own pool, made with its first sub-buffer: round robin over two devices, the second
+// pool is in the samples from index 2 on, and it is a lump as much as the first.
 func TestThePoolsFirstLumpIsNoCostPerBuffer(t *testing.T) {
 	const n, base, pool = 200, 100 << 20, 2 << 30
 	for _, c := range []struct {
 		strategy result.Strategy
+		devices  []int
 		lumpIn   bool
-	}{{result.Pool, false}, {result.Shared, true}} {
-		col := newCollector(Job{Strategy: c.strategy, Size: 1 << 20}, nil)
+	}{{result.Pool, []int{0}, false}, {result.Pool, []int{0, 1}, false}, {result.Pool, []int{0, 1, 2}, false}, {result.Shared, []int{0}, true}} {
+		col := newCollector(Job{Strategy: c.strategy, Size: 1 << 20, Devices: c.devices}, nil)
 		for i := uint64(0); i <= n; i++ {
-			rss := uint64(base)
-			if i > 0 {
-				rss += pool // the first buffer made the pool buffer
-			}
+			// Buffer #d, the first on device d, made that device's pool: the samples after it hold it.
+			rss := base + pool*min(i, uint64(len(c.devices)))
 			col.addSample(&result.Sample{Index: i, RSSBytes: rss})
 		}
 		res := &result.JobResult{AllocationsOK: n, SizeBytes: 1 << 20}
@@ -184,7 +186,7 @@ func TestThePoolsFirstLumpIsNoCostPerBuffer(t *testing.T) {
 			t.Fatalf("%s: no fit: %+v", c.strategy, res.Fit)
 		}
 		if lumped := res.HostBytesPerBuffer > 64<<10; lumped != c.lumpIn {
-			t.Errorf("%s: %.0f bytes of RSS per buffer; the lump counted: %v, want %v", c.strategy, res.HostBytesPerBuffer, lumped, c.lumpIn)
+			t.Errorf("%s on %d devices: %.0f bytes of RSS per buffer; the lump counted: %v, want %v", c.strategy, len(c.devices), res.HostBytesPerBuffer, lumped, c.lumpIn)
 		}
 	}
 }

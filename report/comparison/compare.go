@@ -63,14 +63,24 @@ type ComparisonRow struct {
 // to crashed or hung), or when its host cost per buffer grew by more than the tolerance and the noise
 // (CostGrew).
 func Compare(base, next *result.Run, tolerance float64) *Comparison {
+	return CompareJudged(base, next, tolerance, nil, nil)
+}
+
+// EndedAt is the limit that ended each job of a run, by the job's index in the run, as the judge found it;
+// nil where the runs were not judged.
+type EndedAt func(job int) result.Limit
+
+// CompareJudged is Compare with what ended each job: a job that ended at its memory cgroup's limit in
+// either run is not judged where the runs had different limits, as its count moved with the limit.
+func CompareJudged(base, next *result.Run, tolerance float64, baseEnded, nextEnded EndedAt) *Comparison {
 	c := &Comparison{Tolerance: tolerance, Rows: []ComparisonRow{}}
 	if c.Incomparable = incomparable(RunKey(base), RunKey(next)); c.Incomparable != "" {
 		return c
 	}
 	baseKeys, nextKeys := Keys(base), Keys(next)
-	nextBy := make(map[Key]*result.JobResult, len(nextKeys))
+	nextBy := make(map[Key]int, len(nextKeys))
 	for i, k := range nextKeys {
-		nextBy[k] = &next.Jobs[i]
+		nextBy[k] = i
 	}
 	seen := map[Key]bool{}
 	limits := cgroupsApart(base, next)
@@ -79,11 +89,16 @@ func Compare(base, next *result.Run, tolerance float64) *Comparison {
 		seen[k] = true
 		row := ComparisonRow{Strategy: b.Strategy, Variant: k.JobVariant(), Flags: b.Flags, SizeBytes: b.SizeBytes, BaseOutcome: b.Outcome, BaseAllocations: b.AllocationsOK,
 			BaseBytes: b.BytesOK, BaseHostPerBuf: b.HostBytesPerBuffer, BaseConfirmed: confirmed(b)}
-		if n := nextBy[k]; n != nil {
+		if j, ok := nextBy[k]; ok {
+			n := &next.Jobs[j]
 			row.NewOutcome, row.NewAllocations, row.NewBytes, row.NewHostPerBuf = n.Outcome, n.AllocationsOK, n.BytesOK, n.HostBytesPerBuffer
 			row.NewConfirmed = confirmed(n)
 			row.ThresholdChange = Change(float64(n.AllocationsOK), float64(b.AllocationsOK))
-			row.Change, row.Why = judge(b, n, tolerance, limits)
+			apart := ""
+			if limits != "" && (atCgroupLimit(baseEnded, i) || atCgroupLimit(nextEnded, j)) {
+				apart = limits
+			}
+			row.Change, row.Why = judge(b, n, tolerance, apart)
 		} else if next.Partial {
 			// The new run was interrupted before this job: nothing was measured to hold against the baseline.
 			row.Change, row.Why = ChangeInconclusive, "not run: the new run was interrupted before it"
@@ -218,8 +233,8 @@ func (r ComparisonRow) ChangeRange() string {
 // died), a change is said only where it holds across the ranges: the new run's most below the base's
 // least, or its least above the base's most; else it cannot be told.
 //
-// limits is how the runs' memory cgroup limits differ ("1 GiB -> 900 MiB"), or "" where they are the same: a
-// job that ended at its cgroup's limit in either run moved with that limit, and the runtime cannot be
+// limits is how the runs' memory cgroup limits differ ("1 GiB -> 900 MiB") where the job ended at its
+// cgroup's limit in either run, else "": such a job moved with that limit, and the runtime cannot be
 // judged by it.
 func judge(b, n *result.JobResult, tol float64, limits string) (string, string) {
 	got, ref := float64(n.AllocationsOK), float64(b.AllocationsOK)
@@ -238,7 +253,7 @@ func judge(b, n *result.JobResult, tol float64, limits string) (string, string) 
 			which = "the baseline"
 		}
 		return ChangeInconclusive, which + " was interrupted before any limit"
-	case limits != "" && (b.Limit == result.LimitCgroupMemory || n.Limit == result.LimitCgroupMemory):
+	case limits != "":
 		return ChangeInconclusive, fmt.Sprintf("%s: it ended at its memory cgroup's limit, and the runs had different limits (%s), so the change is the limit's, not the runtime's; compare runs under the same limit", counts, limits)
 	case Worse(n.Outcome, b.Outcome):
 		return ChangeRegressed, fmt.Sprintf("outcome %s -> %s", b.Outcome, n.Outcome)
@@ -258,6 +273,11 @@ func judge(b, n *result.JobResult, tol float64, limits string) (string, string) 
 		return ChangeImproved, fmt.Sprintf("%d -> %d buffers, %s -> %s", b.AllocationsOK, n.AllocationsOK, b.Outcome, n.Outcome)
 	}
 	return ChangeEqual, ""
+}
+
+// atCgroupLimit says whether job i ended at its memory cgroup's limit, as ended judged it.
+func atCgroupLimit(ended EndedAt, i int) bool {
+	return ended != nil && ended(i) == result.LimitCgroupMemory
 }
 
 // cgroupsApart is how two runs' memory cgroup limits differ, "1 GiB -> 900 MiB" ("none" for a run outside

@@ -144,9 +144,8 @@ func TestCompareHoldsARangeAsARange(t *testing.T) {
 // compare may not call that the runtime's regression (before, "REGRESSED" at -12.6%). Under the same
 // limit, or where the job ended elsewhere, it still judges.
 func TestCompareDoesNotJudgeAJobThatEndedAtDifferentCgroupLimits(t *testing.T) {
-	run := func(limit uint64, made uint64, ended result.Limit) *result.Run {
+	run := func(limit uint64, made uint64) *result.Run {
 		s := result.JobResult{Strategy: result.Shared, SizeBytes: 1 << 20, Outcome: result.OutcomeCrashed, Signal: "SIGKILL", AllocationsOK: made}
-		s.Limit = ended
 		return &result.Run{Environment: &result.Environment{MemoryCgroup: &result.CgroupInfo{LimitBytes: limit}}, Jobs: []result.JobResult{s}}
 	}
 	const gib, base, fewer = 1 << 30, 1000, 870 // -13%: beyond the 10% tolerance
@@ -160,7 +159,8 @@ func TestCompareDoesNotJudgeAJobThatEndedAtDifferentCgroupLimits(t *testing.T) {
 		{"the same limit", gib, result.LimitCgroupMemory, ChangeRegressed},
 		{"different limits, ended at the device", 900 << 20, result.LimitDeviceMemory, ChangeRegressed},
 	} {
-		c := Compare(run(gib, base, tc.ended), run(tc.newLimit, fewer, tc.ended), Tolerance)
+		ended := func(int) result.Limit { return tc.ended } // as the judge found it
+		c := CompareJudged(run(gib, base), run(tc.newLimit, fewer), Tolerance, ended, ended)
 		if got := c.Rows[0].Change; got != tc.want {
 			t.Errorf("%s: %s (%s), want %s", tc.name, got, c.Rows[0].Why, tc.want)
 		}

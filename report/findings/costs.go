@@ -62,7 +62,7 @@ func (d *deriver) costs(views []*view, size uint64) {
 		if s.Flags != "" {
 			body = withoutHostCost(body, s, size, ev)
 		}
-		g.add(result.FindingCost, body, s.Strategy, ev, "")
+		g.add(result.FindingCost, body+poolLumpClause(s, ev), s.Strategy, ev, "")
 		if out, signal, ok := v.outsideRSS(); ok {
 			outside = append(outside, outsideRSS{s.Strategy, signal, out, s.HostBytesPerBuffer})
 		} else if out, signal, ok := v.machineOutsideRSS(); ok {
@@ -199,6 +199,72 @@ func othersNotOutside(v *view, out float64, signal string) result.Finding {
 		Evidence: map[string]float64{"machine_outside_rss_bytes_per_buffer": out, "cgroup_bytes_per_buffer": cg, "host_bytes_per_buffer": v.hostPerBuffer},
 		Sentence: fmt.Sprintf("%s: by %s the machine took %s per buffer more than the worker's RSS grew, but its memory cgroup %s grew by %s per buffer, as its RSS (%s): the rest was not charged to the run (other processes', or kernel memory the cgroup does not count), so it is not said to be memory its buffers held outside the process",
 			v.s.Strategy, signal, units.SignedBytes(out), v.cgroup.Path, units.SignedBytes(cg), units.SignedBytes(v.hostPerBuffer))}
+}
+
+// poolLumpClause says what the pool's own buffers took, which the cost per buffer leaves out (the collector
+// fits the samples after every device's first sub-buffer only): "; the pool's own buffer (made with the
+// first sub-buffer) is not in that cost: with it the process's RSS grew 2.25 MiB and its virtual memory
+// 2.00 GiB". Without it the cost reads as the whole of pooling (rusticl's 2 GiB pool: 20 B a buffer).
+// It adds the figures to ev; "" for another strategy, or where the samples do not hold a reading before
+// and after.
+func poolLumpClause(s *result.JobResult, ev map[string]float64) string {
+	rss, vms, device, ok := poolLump(s)
+	if s.Strategy != result.Pool || !ok {
+		return ""
+	}
+	ev["pool_rss_bytes"], ev["pool_vms_bytes"] = rss, vms
+	moved := []string{"the process's RSS " + grewBy(rss), "its virtual memory " + grewBy(vms)}
+	if device != nil {
+		ev["pool_device_bytes"] = *device
+		moved = append(moved, "device memory "+grewBy(*device))
+	}
+	what := "the pool's own buffer (made with the first sub-buffer) is not in that cost: with it"
+	if len(s.Devices) > 1 {
+		what = fmt.Sprintf("the pool's own buffers (%d, one per device, each made with the device's first sub-buffer) are not in that cost: with them", len(s.Devices))
+	}
+	return fmt.Sprintf("; %s %s", what, listOf(moved, func(s string) string { return s }))
+}
+
+// grewBy is a change of memory as a verb: "grew 2.00 GiB", "fell 20.99 KiB", "did not change".
+func grewBy(v float64) string {
+	switch {
+	case v > 0:
+		return "grew " + units.Bytes(uint64(v))
+	case v < 0:
+		return "fell " + units.Bytes(uint64(-v))
+	}
+	return "did not change"
+}
+
+// poolLump is how much the process's RSS and virtual memory, and the devices' memory where it was sampled,
+// grew as the pool buffers were made: from the sample before the first buffer to the first kept sample
+// after every device's first (buffer #d is device d's first, round robin), less the sub-buffers' own
+// fitted costs between. ok is false where the samples do not hold both readings.
+func poolLump(s *result.JobResult) (rss, vms float64, device *float64, ok bool) {
+	made := uint64(max(len(s.Devices), 1))
+	if len(s.Samples) == 0 || s.Samples[0].Index != 0 || s.AllocationsOK < made {
+		return 0, 0, nil, false
+	}
+	before := s.Samples[0]
+	for _, x := range s.Samples {
+		if x.Index < made {
+			continue
+		}
+		if x.VMSBytes == 0 || before.VMSBytes == 0 {
+			return 0, 0, nil, false
+		}
+		subBuffers := float64(x.Index)
+		rss, vms = float64(x.RSSBytes)-float64(before.RSSBytes)-subBuffers*s.HostBytesPerBuffer, float64(x.VMSBytes)-float64(before.VMSBytes)
+		if cost, measured := deviceCostOf(s); measured && len(x.DeviceSamples) > 0 && len(x.DeviceSamples) == len(before.DeviceSamples) {
+			grew := -subBuffers * cost
+			for i := range x.DeviceSamples {
+				grew += float64(x.DeviceSamples[i].UsedBytes) - float64(before.DeviceSamples[i].UsedBytes)
+			}
+			device = &grew
+		}
+		return rss, vms, device, true
+	}
+	return 0, 0, nil, false
 }
 
 // withoutHostCost is a cost body without its host RSS clause, for a job with flags: that figure is said

@@ -99,6 +99,9 @@ var stated = map[result.FindingKind]func(ev map[string]float64) []string{
 		if rf, ok := ev["replication_factor"]; ok {
 			out = append(out, fmt.Sprintf("replication factor %.2f", rf))
 		}
+		if p, ok := ev["pool_rss_bytes"]; ok {
+			out = append(out, "RSS grew "+units.Bytes(uint64(p)), "its virtual memory grew "+units.Bytes(uint64(ev["pool_vms_bytes"])))
+		}
 		return out
 	},
 	result.FindingCode: func(ev map[string]float64) []string {
@@ -135,6 +138,7 @@ func sentenceRuns(t *testing.T) map[string]*result.Run {
 	died.Resources = &result.Resources{Cgroup: &result.Cgroup{Version: 2, Path: "/job", Memory: result.Resource{AtEnd: 100 * mib, Limit: 1 << 30},
 		OOMKillsAtStart: 0, OOMKillsAtEnd: 1}}
 	return map[string]*result.Run{
+		"pool":    {Config: result.Config{Touch: result.TouchFill}, Devices: devs, Jobs: []result.JobResult{pooledJob(fit)}},
 		"cgroup":  {Config: result.Config{Touch: result.TouchFill}, Devices: devs, Jobs: []result.JobResult{killed, died}},
 		"fixture": loadFixture(t),
 		"guard": {Config: result.Config{Touch: result.TouchFill, HostReserveByte: 3 << 30}, Environment: &result.Environment{HostMemBytes: 64 << 30},

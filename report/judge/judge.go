@@ -53,9 +53,16 @@ func RemedyJob(run *result.Run) result.RemedyJob {
 // Exchange judges a halo exchange: what its check found (findings.JudgeExchange).
 func Exchange(e *result.ExchangeRun) findings.JudgedExchange { return findings.JudgeExchange(e) }
 
-// Compare judges a run against a base run, job by job, at the tolerance (comparison.Compare).
+// Compare judges a run against a base run, job by job, at the tolerance (comparison.CompareJudged), with
+// what ended each job as each run's own judgement finds it.
 func Compare(base, next *result.Run, tolerance float64) *comparison.Comparison {
-	return comparison.Compare(base, next, tolerance)
+	return comparison.CompareJudged(base, next, tolerance, endedAt(base), endedAt(next))
+}
+
+// endedAt is the limit that ended each job of r, from a judged copy of it.
+func endedAt(r *result.Run) comparison.EndedAt {
+	judged := findings.Judge(r)
+	return func(i int) result.Limit { return judged.Limit(&judged.Run().Jobs[i]).Limit }
 }
 
 // Merge judges the results a merger holds against each job's median at the tolerance (the merger is spent
