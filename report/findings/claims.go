@@ -45,7 +45,10 @@ var claimConditions = map[result.ClaimKind][]condition{
 			threshold, known := ev["outside_threshold_bytes"]
 			return ok && known && out >= threshold
 		}},
-		{"the run's own memory cgroup, where it has one, growing by more than its RSS", func(ev map[string]float64) bool { return ev["cgroup_grew_as_rss"] == 0 }},
+		{"the run's own memory cgroup, where it has one, growing by that much more than its RSS", func(ev map[string]float64) bool {
+			cg, own := ev["cgroup_bytes_per_buffer"]
+			return ev["cgroup_grew_as_rss"] == 0 && (!own || ev["outside_rss_bytes_per_buffer"] <= cg-ev["host_bytes_per_buffer"]+1)
+		}},
 	},
 	result.ClaimNeverPlaced: {
 		{"the memory the buffers live in growing by less than a twentieth of a buffer per buffer, its noise included", func(ev map[string]float64) bool {

@@ -64,7 +64,7 @@ func (d *deriver) costs(views []*view, size uint64) {
 		}
 		g.add(result.FindingCost, body+poolLumpClause(s, ev), s.Strategy, ev, "")
 		if out, signal, ok := v.outsideRSS(); ok {
-			outside = append(outside, outsideRSS{s.Strategy, signal, out, s.HostBytesPerBuffer})
+			outside = append(outside, outsideRSS{s.Strategy, signal, out, s.HostBytesPerBuffer, v.ownCgroupPerBuffer})
 		} else if out, signal, ok := v.machineOutsideRSS(); ok {
 			d.add(othersNotOutside(v, out, signal), size)
 		}
@@ -163,6 +163,7 @@ type outsideRSS struct {
 	st       result.Strategy
 	signal   string
 	out, rss float64
+	cgroup   *float64 // the run's own memory cgroup's growth per buffer, the witness where it has one
 }
 
 // outsideRSS says what each buffer held outside the process: one finding for the strategies the same
@@ -184,6 +185,9 @@ func (d *deriver) outsideRSS(all []outsideRSS, size uint64) {
 		}
 		ev := map[string]float64{"outside_rss_bytes_per_buffer": first.out, "outside_threshold_bytes": max(cheapFraction*float64(size), 4096)}
 		addRange(ev, "outside_rss_bytes_per_buffer", outs)
+		if first.cgroup != nil {
+			ev["cgroup_bytes_per_buffer"], ev["host_bytes_per_buffer"] = *first.cgroup, first.rss
+		}
 		d.add(result.Finding{Kind: result.FindingOutsideRSS, Strategies: who, Evidence: ev, Claims: []result.ClaimKind{result.ClaimOutside},
 			Sentence: fmt.Sprintf("%s: by %s, %s per buffer is host memory held outside the process (by the driver, shared memory, or promised and not yet touched), which its RSS (%s per buffer) does not show",
 				names(who), first.signal, byteRange(outs), byteRange(rsss))}, size)
@@ -192,13 +196,14 @@ func (d *deriver) outsideRSS(all []outsideRSS, size uint64) {
 }
 
 // othersNotOutside says why a machine-wide fall past a job's RSS is not said to be memory its buffers held
-// outside the process: its own memory cgroup grew as its RSS did, so the rest was not charged to the run.
+// outside the process: its own memory cgroup grew as its RSS did, within the threshold and the RSS's noise,
+// so the rest was not charged to the run.
 func othersNotOutside(v *view, out float64, signal string) result.Finding {
-	cg := *v.ownCgroupPerBuffer
+	cg, within := *v.ownCgroupPerBuffer, v.outsideThreshold()+v.noise.Host
 	return result.Finding{Kind: result.FindingUnmeasured, Strategies: []result.Strategy{v.s.Strategy},
-		Evidence: map[string]float64{"machine_outside_rss_bytes_per_buffer": out, "cgroup_bytes_per_buffer": cg, "host_bytes_per_buffer": v.hostPerBuffer},
-		Sentence: fmt.Sprintf("%s: by %s the machine took %s per buffer more than the worker's RSS grew, but its memory cgroup %s grew by %s per buffer, as its RSS (%s): the rest was not charged to the run (other processes', or kernel memory the cgroup does not count), so it is not said to be memory its buffers held outside the process",
-			v.s.Strategy, signal, units.SignedBytes(out), v.cgroup.Path, units.SignedBytes(cg), units.SignedBytes(v.hostPerBuffer))}
+		Evidence: map[string]float64{"machine_outside_rss_bytes_per_buffer": out, "cgroup_bytes_per_buffer": cg, "host_bytes_per_buffer": v.hostPerBuffer, "outside_within_bytes": within},
+		Sentence: fmt.Sprintf("%s: by %s the machine took %s per buffer more than the worker's RSS grew, but its memory cgroup %s grew by %s per buffer, within %s of its RSS (%s): the rest was not charged to the run (other processes', or kernel memory the cgroup does not count), so it is not said to be memory its buffers held outside the process",
+			v.s.Strategy, signal, units.SignedBytes(out), v.cgroup.Path, units.SignedBytes(cg), units.Bytes(uint64(within)), units.SignedBytes(v.hostPerBuffer))}
 }
 
 // poolLumpClause says what the pool's own buffers took, which the cost per buffer leaves out (the collector

@@ -453,7 +453,8 @@ var evidenceLabels = map[string]string{
 	"size_bytes": "buffer size", "confirmed_ok": "buffers the device confirmed", "outside_threshold_bytes": "outside-RSS threshold",
 	"growth_per_buffer_fraction": "memory growth per buffer, of a buffer", "killed_sigkill": "killed by SIGKILL",
 	"cgroup_grew_as_rss": "cgroup grew as RSS", "pool_rss_bytes": "RSS the pool buffers took", "pool_vms_bytes": "virtual memory the pool buffers took",
-	"pool_device_bytes": "device memory the pool buffers took",
+	"pool_device_bytes": "device memory the pool buffers took", "cgroup_bytes_per_buffer": "cgroup memory per buffer",
+	"outside_within_bytes": "RSS noise and threshold",
 }
 
 // evidenceItem writes one evidence figure with its label, in the unit its key names.
