@@ -128,6 +128,12 @@ func TestDryRun(t *testing.T) {
 		shared.WorstHostBytes != 10000<<20 {
 		t.Errorf("jobs %+v", d.Jobs)
 	}
+	// Devices whose memory is host memory can hold more than they report (rusticl placed 3.61 GiB on a
+	// device of 2 GiB): no cap.
+	inv[0].Devices[0].HostUnified, inv[0].Devices[1].HostUnified = true, true
+	if shared := p.DryRun(inv).Jobs[0]; shared.WorstDeviceBytes != 10000<<20 {
+		t.Errorf("unified devices: shared's worst case on a device %d, want every buffer's %d", shared.WorstDeviceBytes, 10000<<20)
+	}
 	if r := defaultHostReserve(sample.Under(dir)); r != 64<<30/20 {
 		t.Errorf("the default reserve of 64 GiB of RAM: %d, want 5%%", r)
 	}

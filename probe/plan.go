@@ -223,13 +223,18 @@ func (p *Plan) DryRun(inv result.Inventory) *result.DryRun {
 			}
 		}
 	}
+	// smallest caps the worst case on a device at the least memory of one: a device of its own cannot hold
+	// more. A device whose memory is host memory can (rusticl placed 3.61 GiB on a device that reports
+	// 2 GiB), so none caps it.
 	var smallest uint64
+	unified := false
 	if p.Platform < len(inv) {
 		d.Platform = inv[p.Platform].Platform
 		for _, i := range p.Devices {
 			if i < len(inv[p.Platform].Devices) {
 				dev := inv[p.Platform].Devices[i]
 				d.Devices = append(d.Devices, dev)
+				unified = unified || dev.HostUnified
 				if smallest == 0 || dev.GlobalMemBytes < smallest {
 					smallest = dev.GlobalMemBytes
 				}
@@ -243,7 +248,7 @@ func (p *Plan) DryRun(inv result.Inventory) *result.DryRun {
 		if j.Strategy.SharesContext() && j.Strategy != result.DeviceList {
 			perDevice = bytes
 		}
-		if smallest > 0 {
+		if smallest > 0 && !unified {
 			perDevice = min(perDevice, smallest)
 		}
 		d.Jobs = append(d.Jobs, result.DryRunJob{Strategy: j.Strategy, Variant: j.Variant.Name, Flags: j.recordedFlags(), SizeBytes: j.Size,

@@ -55,6 +55,9 @@ func ReproduceCommand(r *result.Run) string { return render.ReproduceCommand(r) 
 // ReproSubject says what the run's reproducer repeats.
 func ReproSubject(j findings.Judged) (string, error) { return repro.ReproSubject(j) }
 
+// ReproPrints says what repro.c prints, for the job it repeats.
+func ReproPrints(j findings.Judged) (string, error) { return repro.ReproPrints(j) }
+
 // ReproJob is the job a reproducer of the run repeats, picked by strategy, variant and flags.
 func ReproJob(j findings.Judged, strategy, variant, flag string) (*result.JobResult, error) {
 	return repro.ReproJob(j, strategy, variant, flag)

@@ -302,7 +302,8 @@ func bundleReadme(j findings.Judged, reproErr error) []byte {
 	}
 	if reproErr == nil {
 		b.WriteString("To reproduce without clmemprobe (OpenCL headers and loader only):\n\n```sh\ncc repro.c -lOpenCL -o repro && ./repro\n```\n\n")
-		b.WriteString("It prints what happened in the same words as the report, and what clmemprobe recorded beside it.\n\n")
+		prints, _ := report.ReproPrints(j) // reproErr is nil: the same job, so no error here either
+		b.WriteString(report.MarkdownText(prints) + "\n\n")
 	} else {
 		fmt.Fprintf(b, "There is no C reproducer: %s.\n\n", report.MarkdownText(reproErr.Error()))
 	}

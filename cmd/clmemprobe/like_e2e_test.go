@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -23,7 +24,7 @@ func TestRunLikeATrace(t *testing.T) {
 	if want := uint64(budget / size); idx != want {
 		t.Fatalf("the program failed at #%d, want %d (the staging budget over its buffer size)", idx, want)
 	}
-	r, run, _ := runOut(t, env, "--like", filepath.Join(dir, "trace.json"), "--max-allocs", "400", "--strategies", "shared,per-device")
+	r, run, runDir := runOut(t, env, "--like", filepath.Join(dir, "trace.json"), "--max-allocs", "400", "--strategies", "shared,per-device")
 	if run.code != 0 {
 		t.Fatalf("run --like: exit %d: %s", run.code, run.stderr)
 	}
@@ -38,6 +39,7 @@ func TestRunLikeATrace(t *testing.T) {
 	if !hasVerdict(r, "The traced program") || !hasVerdict(r, "one context per device would let it go on past where it failed") {
 		t.Errorf("the verdict does not hold the layouts against the program: %q", r.Verdict)
 	}
+	followTheBundlesRunAgain(t, env, runDir, r)
 	for _, bad := range [][]string{{"--like", filepath.Join(dir, "trace.json"), "--size", "4KiB"}, {"--like", filepath.Join(dir, "nothere.json")}} {
 		oneLineError(t, runTool(t, env, append([]string{"run", "--dry-run"}, bad...)...), exitUsage, "--like")
 	}
@@ -60,5 +62,45 @@ func TestRunLikeAProgramOfOneDevice(t *testing.T) {
 	}
 	if s := strategy(t, r, result.Shared); r.Config.Like == nil || r.Config.Like.Failed || r.Config.Like.ContextDevices != 1 || len(s.Devices) != 1 {
 		t.Fatalf("like %+v, shared on devices %v: want one device, as the program's one context had", r.Config.Like, s.Devices)
+	}
+}
+
+// followTheBundlesRunAgain follows the "run the whole probe again" step of the bundle of run --like's result
+// where its receiver would: in a folder of its own, with bin/clmemprobe and nothing of the user's (no
+// trace). It runs, and asks what the run did: the program's size, on as many devices, shared failing at the
+// same buffer. Before, the step was "run --like s1/trace1 ...", and failed with exit 2 there.
+func followTheBundlesRunAgain(t *testing.T, env []string, runDir string, r *result.Run) {
+	t.Helper()
+	readme := bundleFiles(t, env, runDir)["README.md"]
+	_, step, ok := strings.Cut(readme, "To run the whole probe again")
+	if !ok {
+		t.Fatalf("the bundle's README has no step to run again:\n%s", readme)
+	}
+	_, block, _ := strings.Cut(step, "```sh\n")
+	line, _, _ := strings.Cut(block, "\n")
+	if strings.Contains(line, "--like") {
+		t.Errorf("the step names the user's trace: %s", line)
+	}
+	there := t.TempDir()
+	if err := os.Mkdir(filepath.Join(there, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(Binary(t), filepath.Join(there, "bin", "clmemprobe")); err != nil {
+		t.Fatal(err)
+	}
+	res := runToolVia(t, env, "/bin/sh", "-c", "cd \"$1\" && "+line+" --out again -q", "sh", there)
+	if res.code != 0 {
+		t.Fatalf("%s: exit %d: %s", line, res.code, res.stderr)
+	}
+	again, err := result.Load(filepath.Join(there, "again", "run.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Config.SizeBytes != r.Config.SizeBytes || !slices.Equal(again.Config.Sizes, r.Config.Sizes) || !slices.Equal(again.Config.Devices, r.Config.Devices) || len(r.Config.Devices) != 2 {
+		t.Errorf("run again: sizes %v on devices %v, want the --like run's %v on %v", again.Config.Sizes, again.Config.Devices, r.Config.Sizes, r.Config.Devices)
+	}
+	first, second := strategy(t, r, result.Shared).FirstFailure, strategy(t, again, result.Shared).FirstFailure
+	if first == nil || second == nil || first.Index != second.Index {
+		t.Errorf("shared's first failure %+v, run again %+v: want the same buffer", first, second)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/units"
 )
 
 // compileRepro writes the reproducer of a run (report --format repro, with extra flags) and compiles it
@@ -120,13 +121,22 @@ func TestReproducerRepeatsTheFirstFailure(t *testing.T) {
 // A reproducer the OOM killer ends has said how far it got (issue 46: it printed nothing). The kill is
 // certain and comes at a known buffer: faultcl sends the process SIGKILL in its K-th clCreateBuffer, after
 // the reproducer printed its progress into a file (where stdio buffers fully unless told otherwise). Its
-// last line is the last multiple of the progress step (a line a GiB of buffers) before buffer K.
+// last line is the last multiple of the progress step before buffer K: a GiB of buffers, or a sixty-fourth
+// of the buffers the run made where that is less. Killed near where the run ended (a cgroup's limit),
+// a reproducer of 1 MiB buffers with a GiB step had said only "1 buffers done" (the sixth walk-through).
 func TestKilledReproducerSaysHowFarItGot(t *testing.T) {
-	const size, killAt = 256 * mib, 11
+	for _, c := range []struct {
+		size, made, killAt uint64
+	}{{256 * mib, 20, 11}, {mib, 1000, 990}} {
+		t.Run(units.SizeArg(c.size), func(t *testing.T) { killedReproducer(t, c.size, c.made, c.killAt) })
+	}
+}
+
+func killedReproducer(t *testing.T, size, made, killAt uint64) {
 	env := FaultEnv(t)
-	r, _, dir := runOut(t, env, "--strategies", "per-device", "--size", "256MiB", "--max-allocs", "20")
-	if s := strategy(t, r, result.PerDevice); s.Outcome != result.OutcomeCompleted || s.AllocationsOK != 20 {
-		t.Fatalf("the run: %s after %d buffers, want 20 completed", s.Outcome, s.AllocationsOK)
+	r, _, dir := runOut(t, env, "--strategies", "per-device", "--size", units.SizeArg(size), "--max-allocs", fmt.Sprint(made))
+	if s := strategy(t, r, result.PerDevice); s.Outcome != result.OutcomeCompleted || s.AllocationsOK != made {
+		t.Fatalf("the run: %s after %d buffers, want %d completed", s.Outcome, s.AllocationsOK, made)
 	}
 	bin := compileRepro(t, filepath.Join(dir, "run.json"))
 	outPath := filepath.Join(t.TempDir(), "out")
@@ -145,7 +155,7 @@ func TestKilledReproducerSaysHowFarItGot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	every := uint64((1 << 30) / size)
+	every := max(1, min((1<<30)/size, made/64))
 	done := regexp.MustCompile(`(?m)^progress: (\d+) buffers done \((\d+) MiB\)$`).FindAllStringSubmatch(string(b), -1)
 	want := (killAt - 1) / every * every
 	if len(done) == 0 {

@@ -32,3 +32,15 @@ func TestGrouped(t *testing.T) {
 		}
 	}
 }
+
+// A size written as an argument is read back as itself, whatever its shape: whole units, eighths, decimal
+// units, sums and plain bytes.
+func TestSizeArgReadsBack(t *testing.T) {
+	for _, n := range []uint64{1, 500, 4096, 1 << 20, 1<<20 + 4096, 1<<20 + 4097, 3 << 29, 1e6, 1.1e6, 2.3e9, 1<<30 + 500e6, 1 << 40, 123456789} {
+		arg := SizeArg(n)
+		got, err := ParseSize(arg)
+		if err != nil || got != n {
+			t.Errorf("SizeArg(%d) = %q, read back as %d (%v)", n, arg, got, err)
+		}
+	}
+}

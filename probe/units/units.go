@@ -81,6 +81,10 @@ func Size(n uint64) string {
 	return fmt.Sprintf("%d B", n)
 }
 
+// SizeArg is Size as a command-line argument, without spaces ("1MiB", "1MiB+4KiB"): ParseSize reads it
+// back as n.
+func SizeArg(n uint64) string { return strings.ReplaceAll(Size(n), " ", "") }
+
 type unit struct {
 	v    uint64
 	name string

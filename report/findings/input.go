@@ -50,6 +50,10 @@ type limitInput struct {
 	// inFlight is how many of the buffers made the device had not confirmed when a worker died with a batch
 	// in flight: the job's end lies between allocationsOK less it and allocationsOK (afterBuffers).
 	inFlight uint64
+	// createdOnly says the count is of buffers created (a traced program's: nothing says each was done with),
+	// and issuedSince the commands the program issued after its last create, as its call log has them.
+	createdOnly bool
+	issuedSince []string
 	// subject names the process that ran the calls, in the limit's words: "the worker" (a run's job) or
 	// "the program" (a trace).
 	subject string
@@ -89,7 +93,16 @@ type limitInput struct {
 }
 
 // after says where the job ended, in buffers: "after 1031 buffers", or a range where a batch was in flight.
+// A traced program's count is of the buffers it created, which is all a trace knows of them: "after
+// creating 953 buffers", with the commands it had issued since the last, whose answers a trace does not log.
 func (v *limitInput) after() string {
+	if v.createdOnly {
+		s := "after creating " + units.Counted(v.allocationsOK, "buffer")
+		if len(v.issuedSince) > 0 {
+			s += fmt.Sprintf(" (it had issued %s since the last create; whether they returned is not logged)", listOf(v.issuedSince, func(c string) string { return c }))
+		}
+		return s
+	}
 	return afterBuffers(v.allocationsOK-min(v.inFlight, v.allocationsOK), v.allocationsOK)
 }
 

@@ -2,6 +2,7 @@ package findings
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
@@ -169,6 +170,7 @@ func traceInput(t *result.Trace) (*limitInput, bool) {
 		in.shares = othersAtFailure(t, f.Devices)
 	} else {
 		in.allocationsOK = t.CreatesOK // a program killed before any failure: the buffers it had made
+		in.createdOnly, in.issuedSince = true, issuedAfterLastCreate(t.Calls)
 	}
 	if in.signal == "SIGKILL" {
 		in.oomLine, in.oomLogged = t.KernelLog.Killed(t.ProgramPID)
@@ -194,6 +196,23 @@ func traceInput(t *result.Trace) (*limitInput, bool) {
 		in.failedWhat, in.givenUnknown = commandNotOnNewest(f)
 	}
 	return in, true
+}
+
+// issuedAfterLastCreate are the calls the program issued after its last buffer create, in order and each
+// once ("clEnqueueFillBuffer", "clFinish"): what it was doing when it ended. None where the call log was not
+// kept (trace --calls) or ends with a create.
+func issuedAfterLastCreate(calls []result.TraceCall) []string {
+	var out []string
+	for i := len(calls) - 1; i >= 0; i-- {
+		c := calls[i]
+		if c.Call == "clCreateBuffer" || c.Call == "clCreateBufferWithProperties" {
+			break
+		}
+		if c.Issued && !slices.Contains(out, c.Call) {
+			out = append([]string{c.Call}, out...)
+		}
+	}
+	return out
 }
 
 // traceFailure is the program's first failure as the rules read a job's: on the failing context's first

@@ -260,8 +260,9 @@ func writeStrategyMarkdown(b *strings.Builder, s *result.JobResult, limit result
 		fmt.Fprintf(b, " (%s)", st.Text(s.Reason))
 	}
 	if from, to := s.MadeRange(); from < to {
-		// A batch was in flight when its worker died: only the first were confirmed by the device.
-		fmt.Fprintf(b, "\n- buffers that succeeded: %s (up to %s; %d confirmed by the device, the rest of a batch in flight) in %.2f s",
+		// A batch was in flight when its worker died: only the first were confirmed by the device, and the
+		// rest were made, not known to have succeeded.
+		fmt.Fprintf(b, "\n- buffers made: %s (up to %s; %d confirmed by the device, the rest of a batch in flight, not known to have held) in %.2f s",
 			render.Made(s), units.Bytes(s.BytesOK), from, s.Seconds)
 	} else {
 		fmt.Fprintf(b, "\n- buffers that succeeded: %d (%s) in %.2f s", s.AllocationsOK, units.Bytes(s.BytesOK), s.Seconds)

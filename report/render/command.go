@@ -7,12 +7,65 @@ import (
 	"unicode/utf8"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/units"
 )
 
 // ReproduceCommand is the run's command line with the recorded environment variables in front of it (the
 // ones that change what loaders and runtimes do, secrets left out), ready to paste into a shell.
 func ReproduceCommand(r *result.Run) string {
-	return strings.Join(append(EnvWords(r.Environment), ShellQuote(PortableCommand(r.Command))), " ")
+	return strings.Join(append(EnvWords(r.Environment), ShellQuote(PortableCommand(withoutLike(r.Command, r.Config.Like)))), " ")
+}
+
+// withoutLike is a run's command line with --like TRACE written out as the flags it stood for: the trace
+// is a file of the user's, which neither a ticket's reader nor a bundle has, and the run took from it only
+// its sizes, flag sets and count of devices (run --like). argv as it is where the run had no --like.
+func withoutLike(argv []string, like *result.Like) []string {
+	if like == nil || len(argv) == 0 {
+		return argv
+	}
+	out := []string{argv[0]}
+	devicesGiven := false
+	for i := 1; i < len(argv); i++ {
+		a := argv[i]
+		if a == "--" {
+			out = append(out, argv[i:]...)
+			break
+		}
+		name, _, joined := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		devicesGiven = devicesGiven || strings.HasPrefix(a, "-") && name == "devices"
+		if !strings.HasPrefix(a, "-") || name != "like" {
+			out = append(out, a)
+			continue
+		}
+		if !joined {
+			i++ // the trace's path is the next word
+		}
+		out = append(out, likeFlags(like)...)
+	}
+	if !devicesGiven && like.ContextDevices > 0 {
+		out = append(out, "--devices", fmt.Sprintf("0-%d", like.ContextDevices-1))
+	}
+	return out
+}
+
+// likeFlags are the run flags a traced program's mix stands for: its sizes, and its flag sets where they
+// are not the default read-write alone.
+func likeFlags(like *result.Like) []string {
+	sizes := make([]string, len(like.Sizes))
+	for i, s := range like.Sizes {
+		sizes[i] = units.SizeArg(s)
+	}
+	out := []string{"--size", strings.Join(sizes, ",")}
+	if len(sizes) > 1 {
+		out[0] = "--sizes"
+	}
+	switch {
+	case len(like.Flags) > 1:
+		out = append(out, "--flag-sets", strings.Join(like.Flags, ";"))
+	case len(like.Flags) == 1 && like.Flags[0] != result.FlagsName(""):
+		out = append(out, "--flags", like.Flags[0])
+	}
+	return out
 }
 
 // EnvWords are the recorded environment variables as a command line's assignments, secrets left out.

@@ -139,7 +139,7 @@ func WriteRepro(w io.Writer, j findings.Judged, opts render.Options) error {
 	if d.Budget == 0 {
 		d.Budget = s.AllocationsOK + 1
 	}
-	d.Every = progressEvery(s.SizeBytes)
+	d.Every = progressEvery(s.SizeBytes, s.AllocationsOK)
 	d.EverySize = units.Size(d.Every * s.SizeBytes)
 	if d.Kernel {
 		d.KernelSource = cString(kernels.Touch)
@@ -189,13 +189,17 @@ func WriteRepro(w io.Writer, j findings.Judged, opts render.Options) error {
 }
 
 // progressEvery is how many buffers the reproducer creates between two progress lines: a GiB of them, or
-// one where a buffer is larger. A step of bytes rather than of buffers keeps the lines few for small buffers
-// and frequent for large ones, where each buffer is a large part of what the machine has.
-func progressEvery(size uint64) uint64 {
-	if size == 0 || size >= 1<<30 {
-		return 1
+// one where a buffer is larger, and no more than a sixty-fourth of the buffers the job made. A step of bytes
+// keeps the lines few for small buffers and frequent for large ones, where each buffer is a large part of
+// what the machine has; the step of the job's own end keeps a reproducer that a limit kills near it (a
+// 1 GiB cgroup: killed near buffer 980, where a GiB step had printed only "1 buffers done") telling how far
+// it got, within a sixty-fourth.
+func progressEvery(size, made uint64) uint64 {
+	every := uint64(1)
+	if size > 0 && size < 1<<30 {
+		every = (1 << 30) / size
 	}
-	return (1 << 30) / size
+	return max(1, min(every, made/64))
 }
 
 // variant places a variant's settings: RLIMIT_ keys as setrlimit calls, LD_ variables on the command line,

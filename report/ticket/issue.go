@@ -111,8 +111,12 @@ func IssueRun(j findings.Judged, o IssueOptions) []byte {
 	t.headline = runHeadline(j, t.job)
 	t.steps = runSteps(j, o)
 	t.expected = runExpected(j)
-	if s := t.job; s != nil {
+	if s := noteJob(j); s != nil {
 		t.notes = limitNote(j.Limit(s))
+		if s.GuardStopped() && t.notes != "" {
+			// The guard, not the limit, ended it: the runtime never met the limit, and cannot be faulted there.
+			t.notes = fmt.Sprintf("clmemprobe's host guard stopped %s short of the limit the findings name (%s), before the runtime could fail or be killed there: nothing in this run is the runtime's; run again with `--host-reserve off` to let that limit end it, and file what the runtime does then", ticketJob(s), j.Limit(s).Limit)
+		}
 		if t.notes != "" {
 			t.expected = []string{"Nothing else of the runtime at this limit; see the note at the top."}
 		}
@@ -142,7 +146,7 @@ func (t *ticket) render(tr tracker) []byte {
 	fmt.Fprintf(b, "<!-- ISSUE.md: the fields of %s, filled in by clmemprobe from this bundle. Paste it into a new issue. -->\n\n", tr.name)
 	fmt.Fprintf(b, "# %s\n\n", render.MdLine(t.title()))
 	if t.notes != "" {
-		fmt.Fprintf(b, "> **Before filing:** %s\n\n", render.MdLine(t.notes))
+		fmt.Fprintf(b, "> **Before filing:** %s\n\n", mdWithCode(t.notes))
 	}
 	for _, f := range tr.fields {
 		text, todo := f.fill(t)

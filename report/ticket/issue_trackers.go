@@ -222,24 +222,30 @@ func runExpected(j findings.Judged) []string {
 			global += d.GlobalMemBytes
 		}
 	}
-	for i := range r.Jobs {
-		s := &r.Jobs[i]
-		if s.Outcome == result.OutcomeCompleted {
-			continue
-		}
-		if s.Outcome == result.OutcomeCrashed || s.Outcome == result.OutcomeHung {
+	if s := noteJob(j); s != nil && s.Outcome != result.OutcomeCompleted {
+		bytes := s.AllocationsOK * s.SizeBytes
+		switch {
+		case s.Outcome == result.OutcomeCrashed || s.Outcome == result.OutcomeHung:
 			out = append(out, fmt.Sprintf("%s to end with an OpenCL error code the program can handle (CL_OUT_OF_HOST_MEMORY, CL_OUT_OF_RESOURCES, CL_MEM_OBJECT_ALLOCATION_FAILURE) when memory runs out, not with its process %s after %s buffers.",
 				ticketJob(s), map[result.Outcome]string{result.OutcomeCrashed: "killed", result.OutcomeHung: "hung"}[s.Outcome], render.Made(s)))
-			break
-		}
-		bytes := s.AllocationsOK * s.SizeBytes
-		if global > 0 && bytes < global {
+		case global > 0 && bytes < global:
 			out = append(out, fmt.Sprintf("%s to place buffers up to the devices' memory (%s reported) before failing, or to fail with an OpenCL error code; it ended after %s (%.0f%% of it) as the findings above say.",
 				ticketJob(s), units.Bytes(global), units.Bytes(bytes), 100*float64(bytes)/float64(global)))
-			break
 		}
 	}
 	return out
+}
+
+// noteJob is the job the ticket's note and expected behaviour are about: the title's, else the job repro.c
+// repeats (one the host guard stopped, which no title names), else none.
+func noteJob(j findings.Judged) *result.JobResult {
+	if s := titleJob(j); s != nil {
+		return s
+	}
+	if s, err := repro.ReproJob(j, "", "", ""); err == nil {
+		return s
+	}
+	return nil
 }
 
 func ticketJob(s *result.JobResult) string {
