@@ -55,6 +55,9 @@ func ReproduceCommand(r *result.Run) string { return render.ReproduceCommand(r) 
 // ReproSubject says what the run's reproducer repeats.
 func ReproSubject(j findings.Judged) (string, error) { return repro.ReproSubject(j) }
 
+// FromClone is where a run's reproduce line runs, where its program is the clone's bin/clmemprobe.
+func FromClone(r *result.Run) string { return render.FromClone(r) }
+
 // ReproPrints says what repro.c prints, for the job it repeats.
 func ReproPrints(j findings.Judged) (string, error) { return repro.ReproPrints(j) }
 

@@ -91,7 +91,7 @@ func TestTraceOfAProgramItsCgroupKilled(t *testing.T) {
 		t.Errorf("limit %q, evidence %v; want cgroup-memory with the limit %d and the kernel's line for pid %d", tr.Limit, tr.LimitEvidence, limit, tr.ProgramPID)
 	}
 	all := strings.Join(tr.Verdict, "\n")
-	if want := fmt.Sprintf("ended the program after %d buffers", tr.CreatesOK); tr.CreatesOK == 0 || !strings.Contains(all, want) || strings.Contains(all, "worker") || strings.Contains(all, "to spare") {
+	if want := fmt.Sprintf("ended the program after creating %d buffers", tr.CreatesOK); tr.CreatesOK == 0 || !strings.Contains(all, want) || strings.Contains(all, "worker") || strings.Contains(all, "to spare") {
 		t.Errorf("verdict %q; want %q, and no worker and no memory to spare", all, want)
 	}
 	// The ticket is IssueTrace's of the bundled trace (its title and steps for a kill in a cgroup: report's

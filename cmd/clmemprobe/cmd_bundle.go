@@ -307,7 +307,7 @@ func bundleReadme(j findings.Judged, reproErr error) []byte {
 	} else {
 		fmt.Fprintf(b, "There is no C reproducer: %s.\n\n", report.MarkdownText(reproErr.Error()))
 	}
-	b.WriteString("To run the whole probe again with clmemprobe (https://github.com/clmemprobe/clmemprobe):\n\n")
+	b.WriteString("To run the whole probe again with clmemprobe (https://github.com/clmemprobe/clmemprobe" + report.FromClone(r) + "):\n\n")
 	b.WriteString(report.MarkdownCode(report.ReproduceCommand(r), "sh"))
 	return b.Bytes()
 }

@@ -1,9 +1,11 @@
 package findings
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/clmemprobe/clmemprobe/probe/result"
+	"github.com/clmemprobe/clmemprobe/probe/units"
 	"github.com/clmemprobe/clmemprobe/report/internal/fixture"
 )
 
@@ -45,6 +47,11 @@ func TestOutsideRSSNeedsTheRunsOwnCgroup(t *testing.T) {
 		outside, other := false, false
 		own := c.path != "/" || c.limit > 0
 		for _, f := range r.Findings {
+			// The cost beside RSS is the own cgroup's where there is one, never the machine's then (it read
+			// 718 KiB a buffer by MemAvailable where the cgroup was charged 1041 KiB).
+			if f.Kind == result.FindingCost && own && (strings.Contains(f.Sentence, "system memory") || !strings.Contains(f.Sentence, units.SignedBytes(cg)+" of its memory cgroup")) {
+				t.Errorf("cgroup %s at %.0f per buffer: cost %q", c.path, cg, f.Sentence)
+			}
 			if f.Kind == result.FindingOutsideRSS {
 				outside = true
 				if want := cg - mib; own && f.Evidence["outside_rss_bytes_per_buffer"] != want {

@@ -114,7 +114,9 @@ func resourceLimit(v *limitInput, ev map[string]float64) (limitFinding, bool) {
 	if cg, killed := oomKilled(v); killed {
 		ev["cgroup_limit_bytes"], ev["cgroup_oom_kills"] = float64(cg.Memory.Limit), float64(cg.OOMKillsAtEnd-cg.OOMKillsAtStart)
 		ev["cgroup_used_bytes"], ev["cgroup_oom_kills_at_start"], ev["cgroup_oom_kills_at_end"] = float64(cg.Memory.AtEnd), float64(cg.OOMKillsAtStart), float64(cg.OOMKillsAtEnd)
-		return limitFinding{result.LimitCgroupMemory, ev, fmt.Sprintf("the OOM killer of the memory cgroup %s ended it %s (its oom_kill count went from %d to %d%s), at %s of the cgroup's %s limit (%s): the container's or job's memory limit, not the machine's, is the limit (cgroup-memory)",
+		// The cgroup's memory is read with the samples: the last reading comes before the kill, by up to a
+		// sample's interval of buffers (970.54 MiB read, 65 buffers before a kill at the 1 GiB limit).
+		return limitFinding{result.LimitCgroupMemory, ev, fmt.Sprintf("the OOM killer of the memory cgroup %s ended it %s (its oom_kill count went from %d to %d%s); the cgroup's last reading before the kill was %s of its %s limit (%s): the container's or job's memory limit, not the machine's, is the limit (cgroup-memory)",
 				cg.Path, v.after(), cg.OOMKillsAtStart, cg.OOMKillsAtEnd, kernelSaidIt(line, kernelSaid), units.Bytes(cg.Memory.AtEnd), limitText(cg.Memory.Limit), cg.Memory.LimitSource), nil},
 			true
 	}

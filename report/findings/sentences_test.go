@@ -78,7 +78,7 @@ var stated = map[result.FindingKind]func(ev map[string]float64) []string{
 		if start, ok := ev["cgroup_oom_kills_at_start"]; ok {
 			end := ev["cgroup_oom_kills_at_end"]
 			if used, ok := ev["cgroup_used_bytes"]; ok {
-				out = append(out, fmt.Sprintf("went from %.0f to %.0f", start, end), "at "+units.Bytes(uint64(used))+" of the cgroup's")
+				out = append(out, fmt.Sprintf("went from %.0f to %.0f", start, end), "last reading before the kill was "+units.Bytes(uint64(used))+" of its")
 			} else {
 				out = append(out, fmt.Sprintf("(oom_kill %.0f to %.0f)", start, end))
 			}
@@ -98,6 +98,9 @@ var stated = map[result.FindingKind]func(ev map[string]float64) []string{
 		}
 		if rf, ok := ev["replication_factor"]; ok {
 			out = append(out, fmt.Sprintf("replication factor %.2f", rf))
+		}
+		if cg, ok := ev["cgroup_bytes_per_buffer"]; ok {
+			out = append(out, units.SignedBytes(cg)+" of its memory cgroup")
 		}
 		if p, ok := ev["pool_rss_bytes"]; ok {
 			out = append(out, "RSS grew "+units.Bytes(uint64(p)), "its virtual memory grew "+units.Bytes(uint64(ev["pool_vms_bytes"])))

@@ -443,7 +443,7 @@ var evidenceLabels = map[string]string{
 	"device_used_at_start_bytes": "device memory in use before the loop", "device_own_bytes": "this run's device memory",
 	"device_others_bytes": "other processes' device memory", "bytes_given_to_device": "bytes given to the device", "given_bytes": "bytes given to the device",
 	"host_available_bytes": "system available memory", "host_ram_bytes": "RAM", "host_reserve_bytes": "host reserve",
-	"cgroup_limit_bytes": "cgroup limit", "cgroup_used_bytes": "cgroup memory used", "cgroup_oom_kills": "cgroup OOM kills",
+	"cgroup_limit_bytes": "cgroup limit", "cgroup_used_bytes": "cgroup memory at the last reading", "cgroup_oom_kills": "cgroup OOM kills",
 	"fd_limit": "descriptor limit", "fds_at_start": "descriptors at the start", "fds_at_end": "descriptors at the end",
 	"fds_per_buffer": "descriptors per buffer", "mappings": "memory mappings", "max_map_count": "vm.max_map_count",
 	"vms_bytes": "address space used", "address_space_bytes": "address-space limit", "ratio": "ratio",

@@ -16,6 +16,17 @@ func ReproduceCommand(r *result.Run) string {
 	return strings.Join(append(EnvWords(r.Environment), ShellQuote(PortableCommand(withoutLike(r.Command, r.Config.Like)))), " ")
 }
 
+// FromClone is where a reproduce line runs when its program is the clone's bin/clmemprobe: "; in a clone of
+// it, where scripts/probe.sh builds bin/clmemprobe", to follow the project's address; "" where the line
+// calls clmemprobe from the PATH. A bundle's reader has no bin/ of the reporter's (the step failed with "bin/
+// clmemprobe: No such file or directory" in the unpacked bundle).
+func FromClone(r *result.Run) string {
+	if argv := PortableCommand(r.Command); len(argv) > 0 && strings.HasPrefix(argv[0], "bin/") {
+		return "; in a clone of it, where `scripts/probe.sh` builds `bin/clmemprobe`"
+	}
+	return ""
+}
+
 // withoutLike is a run's command line with --like TRACE written out as the flags it stood for: the trace
 // is a file of the user's, which neither a ticket's reader nor a bundle has, and the run took from it only
 // its sizes, flag sets and count of devices (run --like). argv as it is where the run had no --like.

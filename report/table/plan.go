@@ -72,7 +72,10 @@ func WritePlanText(w io.Writer, p *result.DryRun, opts render.Options) error {
 	if p.Repeat > 1 {
 		each = fmt.Sprintf("Each job runs %d times (--repeat), each time", p.Repeat)
 	}
-	_, err := fmt.Fprintln(w, wrapWords("", fmt.Sprintf("%s in its own worker, one after the other, and frees its memory when it ends: at worst one holds %s of host memory and %s on each device. "+
+	// The worst cases are the buffers' bytes: the worker, the runtime loaded into it and what the runtime
+	// keeps per buffer come on top (rusticl: 180 MiB before the first buffer, 1.02 MiB a 1 MiB buffer), and
+	// are not known before the run.
+	_, err := fmt.Fprintln(w, wrapWords("", fmt.Sprintf("%s in its own worker, one after the other, and frees its memory when it ends: at worst one job's buffers hold %s of host memory and %s on each device, and the worker, its runtime and what the runtime keeps per buffer take host memory beside them. "+
 		"%s Time limits: set-up %s, no progress %s, each job %s.", each, units.Bytes(worstHost), units.Bytes(worstDev), guard, seconds(p.SetupSeconds),
 		seconds(p.HangSeconds), seconds(p.TimeoutSeconds)), st.Width))
 	return err

@@ -158,7 +158,7 @@ func fillDistroAndKernel(t *ticket) (string, string) {
 func runSteps(j findings.Judged, o IssueOptions) []string {
 	r := j.Run()
 	steps := preconditionSteps(r.Environment)
-	steps = append(steps, "Run clmemprobe (https://github.com/clmemprobe/clmemprobe) as the run did:\n\n"+indent(render.MdBlock(render.ReproduceCommand(r), "sh"), "   "))
+	steps = append(steps, mdWithCode("Run clmemprobe (https://github.com/clmemprobe/clmemprobe"+render.FromClone(r)+") as the run did:")+"\n\n"+indent(render.MdBlock(render.ReproduceCommand(r), "sh"), "   "))
 	if o.HasRepro {
 		what, _ := repro.ReproSubject(j)
 		steps = append(steps, render.MdLine("Or without clmemprobe, with the OpenCL API alone ("+what+"):")+"\n\n"+indent(render.MdBlock("cc repro.c -lOpenCL -o repro && ./repro", "sh"), "   "))
