@@ -223,8 +223,9 @@ func othersNotOutside(v *view, out float64, signal string) result.Finding {
 
 // poolLumpClause says what the pool's own buffers took, which the cost per buffer leaves out (the collector
 // fits the samples after every device's first sub-buffer only): "; the pool's own buffer (made with the
-// first sub-buffer) is not in that cost: with it the process's RSS grew 2.25 MiB and its virtual memory
-// 2.00 GiB". Without it the cost reads as the whole of pooling (rusticl's 2 GiB pool: 20 B a buffer).
+// first sub-buffer) is not in that cost: across that first buffer the process's RSS grew 2.00 GiB and its
+// virtual memory grew 2.14 GiB (the pool's, and whatever else the runtime took then)". Without it the cost
+// reads as the whole of pooling (rusticl's 2 GiB pool: 20 B a buffer).
 // It adds the figures to ev; "" for another strategy, or where the samples do not hold a reading before
 // and after.
 func poolLumpClause(s *result.JobResult, ev map[string]float64) string {
