@@ -47,7 +47,9 @@ result cannot fill says what to run), README.md (what this is and how to reprodu
 run.png and run.svg (the charts), timeline.json (the run over time, for Perfetto and chrome://tracing), repro.c
 (the C reproducer of the job that failed first, where there is one), kernel-log.txt (every kernel line of the
 run's window) and environment.txt. A trace's bundle (trace.json or trace --out's folder) has ISSUE.md,
-README.md, report.md, trace.json, timeline.json, repro.c and, for trace --calls, api-calls.log.
+README.md, report.md, trace.json, timeline.json, repro.c where the program failed, kernel-log.txt where the
+kernel logged any line while it ran, the allocation profiles where the trace has a ledger and, for trace
+--calls, api-calls.log, and no environment.txt: what the trace recorded of the machine is in its ISSUE.md.
 
 Nothing from outside the result goes in: the machine was read when the run started and ended. Secrets were
 redacted then; the host name, user names in paths, UUIDs and MAC addresses are taken out here (run.json

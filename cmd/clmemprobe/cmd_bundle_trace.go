@@ -113,6 +113,9 @@ func traceReadme(j findings.JudgedTrace, reproErr error) []byte {
 	case len(t.Calls) > 0:
 		b.WriteString("| `api-calls.log` | the program's calls (trace --calls): the first and the last; it had no failure |\n")
 	}
+	if t.KernelLog != nil && len(t.KernelLog.Window) > 0 {
+		b.WriteString("| `" + kernelLogFile + "` | every kernel log line from the program's start to its end |\n")
+	}
 	b.WriteString("| `trace.json` | the trace as clmemprobe wrote it: every context, the allocation sequence, the samples |\n")
 	b.WriteString("| `timeline.json` | the program over time: memory counters, its contexts, its first failure; open it in https://ui.perfetto.dev or chrome://tracing |\n")
 	if t.Ledger != nil {
