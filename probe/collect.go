@@ -83,7 +83,7 @@ func (c *collector) handle(ev wire.Event) {
 func (c *collector) addSample(s *result.Sample) {
 	c.total++
 	c.last = s
-	if c.res.Strategy != result.Pool || s.Index >= uint64(max(len(c.res.Devices), 1)) {
+	if c.res.Strategy != result.Pool || s.Index >= c.res.PoolsMadeBy() {
 		c.fit(s)
 	}
 	c.res.PeakRSSBytes = max(c.res.PeakRSSBytes, s.RSSBytes, s.HWMBytes)

@@ -26,8 +26,8 @@ type Like struct {
 	Ended string `json:"ended,omitempty"`
 }
 
-// creates are the sequence's calls that made buffers (sub-buffers take no memory of their own).
-func isCreate(call string) bool {
+// IsCreate says whether a call made a buffer (a sub-buffer takes no memory of its own, and is not one).
+func IsCreate(call string) bool {
 	return call == "clCreateBuffer" || call == "clCreateBufferWithProperties"
 }
 
@@ -38,7 +38,7 @@ func LikeOf(t *Trace, max int) Like {
 	l := Like{Program: t.Program, Allocations: t.Allocations}
 	sizes, flags := map[uint64]uint64{}, map[MemFlags]uint64{}
 	for _, st := range t.Sequence {
-		if !isCreate(st.Call) {
+		if !IsCreate(st.Call) {
 			continue
 		}
 		sizes[st.Size] += st.Count

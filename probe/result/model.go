@@ -410,6 +410,11 @@ func JudgeFit(samples int, lo, hi, reached uint64) *Fit {
 	return f
 }
 
+// PoolsMadeBy is the count of buffers by which the pool strategy has made every device's pool buffer: each
+// device's first sub-buffer makes its pool, and buffer #d is device d's first (round robin). Samples before
+// it hold the pools' lumps, which are no cost per buffer.
+func (s *JobResult) PoolsMadeBy() uint64 { return uint64(max(len(s.Devices), 1)) }
+
 // MadeRange is where a job's end lies in buffers: from the last the device confirmed to the last made,
 // the same number where nothing was in flight.
 func (s *JobResult) MadeRange() (from, to uint64) {

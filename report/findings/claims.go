@@ -47,7 +47,7 @@ var claimConditions = map[result.ClaimKind][]condition{
 		}},
 		{"the run's own memory cgroup, where it has one, growing by that much more than its RSS", func(ev map[string]float64) bool {
 			cg, own := ev["cgroup_bytes_per_buffer"]
-			return ev["cgroup_grew_as_rss"] == 0 && (!own || ev["outside_rss_bytes_per_buffer"] <= cg-ev["host_bytes_per_buffer"]+1)
+			return !own || ev["outside_rss_bytes_per_buffer"] <= cg-ev["host_bytes_per_buffer"]+1
 		}},
 	},
 	result.ClaimNeverPlaced: {

@@ -264,7 +264,7 @@ func grewBy(v float64) string {
 // after every device's first (buffer #d is device d's first, round robin), less the sub-buffers' own
 // fitted costs between. ok is false where the samples do not hold both readings.
 func poolLump(s *result.JobResult) (rss, vms float64, device *float64, ok bool) {
-	made := uint64(max(len(s.Devices), 1))
+	made := s.PoolsMadeBy()
 	if len(s.Samples) == 0 || s.Samples[0].Index != 0 || s.AllocationsOK < made {
 		return 0, 0, nil, false
 	}

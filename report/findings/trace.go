@@ -205,7 +205,7 @@ func issuedAfterLastCreate(calls []result.TraceCall) []string {
 	var out []string
 	for i := len(calls) - 1; i >= 0; i-- {
 		c := calls[i]
-		if c.Call == "clCreateBuffer" || c.Call == "clCreateBufferWithProperties" {
+		if result.IsCreate(c.Call) {
 			break
 		}
 		if c.Issued && !slices.Contains(out, c.Call) {

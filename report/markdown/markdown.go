@@ -453,7 +453,7 @@ var evidenceLabels = map[string]string{
 	"device_bytes_per_buffer": "device memory per buffer", "guard_stopped": "strategies the guard stopped",
 	"size_bytes": "buffer size", "confirmed_ok": "buffers the device confirmed", "outside_threshold_bytes": "outside-RSS threshold",
 	"growth_per_buffer_fraction": "memory growth per buffer, of a buffer", "killed_sigkill": "killed by SIGKILL",
-	"cgroup_grew_as_rss": "cgroup grew as RSS", "pool_rss_bytes": "RSS the pool buffers took", "pool_vms_bytes": "virtual memory the pool buffers took",
+	"pool_rss_bytes": "RSS the pool buffers took", "pool_vms_bytes": "virtual memory the pool buffers took",
 	"pool_device_bytes": "device memory the pool buffers took", "cgroup_bytes_per_buffer": "cgroup memory per buffer",
 	"outside_within_bytes": "RSS noise and threshold",
 }
@@ -482,7 +482,7 @@ func evidenceItem(k string, v float64) string {
 		return plainNumber(v) + " " + label
 	case k == "index":
 		return label + plainNumber(v)
-	case k == "per_device_completed" || k == "killed_sigkill" || k == "cgroup_grew_as_rss":
+	case k == "per_device_completed" || k == "killed_sigkill":
 		return label + " " + render.YesNo(v == 1)
 	case strings.HasSuffix(k, "_bytes_per_buffer"):
 		return label + " " + units.SignedBytes(v)
