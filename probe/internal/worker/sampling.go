@@ -63,6 +63,9 @@ func (w *worker) takeSample(index uint64) result.Sample {
 	s := result.Sample{Index: index, Seconds: time.Since(w.loopStart).Seconds()}
 	withMappings := !isRunning || w.maxMapCount == 0 || w.lastMappings*mapsNear >= w.maxMapCount || time.Since(w.mapsReadAt) >= mapsEvery
 	_ = w.host.Read(&s, withMappings)
+	if withMappings && s.Mappings > 0 && w.reserve != nil {
+		s.Mappings += w.reserve.given // held when the loop ended, given back for the worker to report in
+	}
 	if withMappings {
 		w.lastMappings, w.mapsReadAt = s.Mappings, time.Now()
 	}

@@ -40,6 +40,8 @@ type worker struct {
 	maxMapCount  uint64
 	lastMappings uint64
 	mapsReadAt   time.Time
+	// reserve is the room the worker reports in once the loop ends at vm.max_map_count (mapreserve.go).
+	reserve *mapReserve
 }
 
 // tally is how far the loop got. The cell counts the buffers made (in batched mode, enqueued); done counts
@@ -161,6 +163,9 @@ func (w *worker) prepare() (*wire.StrategyInfo, *wire.StrategyAnswer) {
 	}
 	info.MaxMapCount, _ = w.root.MaxMapCount()
 	w.maxMapCount = info.MaxMapCount
+	if w.maxMapCount > 0 {
+		w.reserve = holdMappings(mapReservePages)
+	}
 	if w.diagnostics {
 		info.Diagnostics = "cl_intel_driver_diagnostics, every level: its messages are among the notices"
 	}
@@ -184,6 +189,9 @@ func (w *worker) measure() *wire.StrategyAnswer {
 	go func() { defer done.Done(); w.guard.watch(stop, w.tally.progress) }()
 	l := newLoop(w.spec, w.targets, w.platform, &w.tally, w.guard, func(i uint64) { w.takeSample(i) })
 	res := l.run()
+	w.sampleMu.Lock()
+	w.reserve.giveBack()
+	w.sampleMu.Unlock()
 	close(stop)
 	done.Wait()
 	if procs := w.deviceProcesses(); procs != nil {
