@@ -26,6 +26,7 @@ func TestRuntimeThatCrashesOrHangsWhileListing(t *testing.T) {
 			for _, args := range commands {
 				name := fmt.Sprintf("%s in %s: %s", fault.knob, call, strings.Join(args, " "))
 				t.Run(name, func(t *testing.T) {
+					t.Parallel() // a hang waits out its timeout: two at once, as go test runs parallel subtests
 					start := time.Now()
 					res := runTool(t, env, append(args, "--setup-timeout", setup.String())...)
 					if took := time.Since(start); took > setup+5*time.Second {

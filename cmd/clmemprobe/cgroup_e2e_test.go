@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -24,7 +25,8 @@ func memoryCgroup(t *testing.T, limit uint64) (procs string, version int) {
 	if os.Geteuid() != 0 {
 		t.Skip("making a memory cgroup needs root")
 	}
-	name := fmt.Sprintf("clmemprobe-test-%d", os.Getpid())
+	// One name per call: parallel subtests each make their own.
+	name := fmt.Sprintf("clmemprobe-test-%d-%d", os.Getpid(), cgroupSeq.Add(1))
 	var dir string
 	switch {
 	case isDir("/sys/fs/cgroup/memory"):
@@ -56,6 +58,9 @@ func memoryCgroup(t *testing.T, limit uint64) (procs string, version int) {
 	}
 	return filepath.Join(dir, "cgroup.procs"), version
 }
+
+// cgroupSeq numbers the test's cgroups.
+var cgroupSeq atomic.Uint64
 
 func isDir(p string) bool { fi, err := os.Stat(p); return err == nil && fi.IsDir() }
 

@@ -24,15 +24,22 @@ import (
 // survivals is how many times each command meets the OOM killer.
 const survivals = 10
 
-// TestTheParentOutlivesItsCgroupsOOMKiller runs each command that runs jobs survivals times in a 256 MiB
-// memory cgroup with the host guard off, where the cgroup's OOM killer ends what allocates, and checks
-// each time that the killer acted, that the parent wrote its whole result, and that no lock is left.
+// survivalLimit is the memory cgroup each command meets it in: small, so that what fills it (and what the
+// kernel frees at each kill) is quick to go through; the parent, its OOM decoy and a worker's runtime take
+// about a third of it before any buffer.
+const survivalLimit = 128 << 20
+
+// TestTheParentOutlivesItsCgroupsOOMKiller runs each command that runs jobs survivals times in a memory
+// cgroup of its own (survivalLimit) with the host guard off, where the cgroup's OOM killer ends what
+// allocates, and checks each time that the killer acted, that the parent wrote its whole result, and that
+// no lock is left. The commands run side by side, each in its own cgroup: a cgroup's OOM killer chooses
+// among that cgroup's processes alone.
 func TestTheParentOutlivesItsCgroupsOOMKiller(t *testing.T) {
-	const limit = 256 << 20
-	procs, version := memoryCgroup(t, limit)
 	env := PoCLEnv(t)
 	fill := []string{"--strategies", "shared", "--touch", "fill", "--max-allocs", "2000", "--host-reserve", "0", "-q"}
 	t.Run("run", func(t *testing.T) {
+		t.Parallel()
+		procs, version := memoryCgroup(t, survivalLimit)
 		for i := range survivals {
 			dir := t.TempDir()
 			before := cgroupOOMKills(t, procs, version)
@@ -41,22 +48,15 @@ func TestTheParentOutlivesItsCgroupsOOMKiller(t *testing.T) {
 			if res.code != exitWorkerFault || err != nil || len(r.Jobs) != 1 || r.Jobs[0].Signal != "SIGKILL" || r.Jobs[0].Limit != result.LimitCgroupMemory {
 				t.Fatalf("try %d: exit %d, run.json %v; want 5 and the job killed by the cgroup's OOM killer: %s; the kernel's last kills: %s", i, res.code, err, res.stderr, lastKills())
 			}
-			if cgroupOOMKills(t, procs, version) == before {
-				t.Fatalf("try %d: the cgroup's OOM killer did not act", i)
-			}
+			oomKilledSince(t, i, procs, version, before)
 			if _, err := os.Lstat(filepath.Join(dir, safefile.LockName)); !os.IsNotExist(err) {
 				t.Errorf("try %d: the lock is left behind (%v)", i, err)
 			}
 		}
 	})
-	// killed fails the test unless the cgroup's OOM killer acted since before.
-	killed := func(t *testing.T, i int, before uint64) {
-		t.Helper()
-		if cgroupOOMKills(t, procs, version) == before {
-			t.Fatalf("try %d: the cgroup's OOM killer did not act", i)
-		}
-	}
 	t.Run("remedy", func(t *testing.T) {
+		t.Parallel()
+		procs, version := memoryCgroup(t, survivalLimit)
 		for i := range survivals {
 			before := cgroupOOMKills(t, procs, version)
 			out := filepath.Join(t.TempDir(), "remedy.json")
@@ -66,23 +66,59 @@ func TestTheParentOutlivesItsCgroupsOOMKiller(t *testing.T) {
 			if res.code != 0 || err != nil || json.Unmarshal(b, &r) != nil || r.Baseline.Outcome != result.OutcomeCrashed || len(r.Remedies) != r.ChangesPlanned {
 				t.Fatalf("try %d: exit %d, %v; want every planned change recorded after the baseline's crash: %s; the kernel's last kills: %s", i, res.code, err, res.stderr, lastKills())
 			}
-			killed(t, i, before)
+			oomKilledSince(t, i, procs, version, before)
 			if r.Baseline.Limit != result.LimitCgroupMemory {
 				t.Errorf("try %d: the baseline's limit is %q, want the cgroup's", i, r.Baseline.Limit)
 			}
 		}
 	})
-	t.Run("trace", func(t *testing.T) { survivesTraces(t, procs, version, env) })
+	t.Run("trace", func(t *testing.T) {
+		t.Parallel()
+		procs, version := memoryCgroup(t, survivalLimit)
+		survivesTraces(t, procs, version, env)
+	})
 	t.Run("largest", func(t *testing.T) {
+		t.Parallel()
+		procs, version := memoryCgroup(t, survivalLimit)
 		for i := range survivals {
-			before := cgroupOOMKills(t, procs, version)
-			l := largestIn(t, procs, FaultEnv(t, "FAULTCL_DEVICE_MEM=1073741824"), "--devices", "0", "--patterns", "4", "--flags", "read-write,alloc-host-ptr")
-			if d := l.Devices[0]; d.LargestVerifiedBytes >= limit || d.LargestVerifiedBytes < 64<<20 {
-				t.Fatalf("try %d: largest %s in a cgroup of %s", i, units.Bytes(d.LargestVerifiedBytes), units.Bytes(limit))
-			}
-			killed(t, i, before)
+			largestNamesTheOOMKiller(t, i, procs, version)
 		}
 	})
+}
+
+// largestNamesTheOOMKiller is one search of largest in the cgroup, on a device whose memory is its own
+// (faultcl's, 1 GiB): that memory is not bounded by the host's, but a try can still take host memory (an
+// alloc-host-ptr buffer, which faultcl backs with real host memory), and the tries of the cgroup's limit
+// and more are ended by its OOM killer. The parent lives, each such try is named oom-killed (not crashed)
+// with the kernel's count, and the largest verified size is within the cgroup.
+func largestNamesTheOOMKiller(t *testing.T, i int, procs string, version int) {
+	t.Helper()
+	before := cgroupOOMKills(t, procs, version)
+	l := largestIn(t, procs, FaultEnv(t, "FAULTCL_DEVICE_MEM=1073741824"), "--devices", "0", "--patterns", "4", "--flags", "read-write,alloc-host-ptr")
+	d, killed := l.Devices[0], 0
+	for _, tr := range d.Tries {
+		switch {
+		case tr.SizeBytes >= survivalLimit && tr.Outcome != result.TryOOMKilled:
+			t.Errorf("try %d: %s %s, want oom-killed: %s", i, units.Bytes(tr.SizeBytes), tr.Outcome, tr.Detail)
+		case tr.Outcome == result.TryOOMKilled:
+			killed++
+		}
+	}
+	if after := cgroupOOMKills(t, procs, version); killed == 0 || after-before < uint64(killed) {
+		t.Fatalf("try %d: %d tries oom-killed, the cgroup's count went from %d to %d; the kernel's last kills: %s", i, killed, before, after, lastKills())
+	}
+	if d.LargestVerifiedBytes >= survivalLimit || d.LargestVerifiedBytes < survivalLimit/4 || d.CgroupLimitBytes != survivalLimit {
+		t.Fatalf("try %d: largest %s, cgroup limit %s in a cgroup of %s; headline %q", i, units.Bytes(d.LargestVerifiedBytes),
+			units.Bytes(d.CgroupLimitBytes), units.Bytes(survivalLimit), l.Verdict[0])
+	}
+}
+
+// oomKilledSince fails the test unless the cgroup's OOM killer acted since before.
+func oomKilledSince(t *testing.T, i int, procs string, version int, before uint64) {
+	t.Helper()
+	if cgroupOOMKills(t, procs, version) == before {
+		t.Fatalf("try %d: the cgroup's OOM killer did not act", i)
+	}
 }
 
 // survivesTraces traces a program that fills the cgroup survivals times: each time the cgroup's OOM killer
@@ -99,9 +135,7 @@ func survivesTraces(t *testing.T, procs string, version int, env []string) {
 		if err != nil || json.Unmarshal(b, &tr) != nil || res.code != exitWorkerFault || tr.Exit.Signal != "SIGKILL" {
 			t.Fatalf("try %d: exit %d, trace.json %v, the program's end %+v; want 5 and the program killed: %s; the kernel's last kills: %s", i, res.code, err, tr.Exit, res.stderr, lastKills())
 		}
-		if cgroupOOMKills(t, procs, version) == before {
-			t.Fatalf("try %d: the cgroup's OOM killer did not act", i)
-		}
+		oomKilledSince(t, i, procs, version, before)
 		if _, err := os.Lstat(filepath.Join(dir, safefile.LockName)); !os.IsNotExist(err) {
 			t.Errorf("try %d: the lock is left behind (%v)", i, err)
 		}

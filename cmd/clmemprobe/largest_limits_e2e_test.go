@@ -123,36 +123,6 @@ func TestLargestStaysWithinTheAddressSpaceLimit(t *testing.T) {
 	}
 }
 
-// TestLargestNamesTheOOMKiller: a device whose memory is its own is not bounded by the host's, but a try can
-// still take host memory (an
-// alloc-host-ptr buffer, which faultcl backs with real host memory): in a 512 MiB cgroup the tries of
-// 512 MiB and more are ended by the cgroup's OOM killer. The parent lives, each such try is named
-// oom-killed (not crashed) with the kernel's count, and the headline says the host's memory ran out.
-func TestLargestNamesTheOOMKiller(t *testing.T) {
-	const limit = 512 << 20
-	procs, version := memoryCgroup(t, limit)
-	env := FaultEnv(t, "FAULTCL_DEVICE_MEM=4294967296")
-	for run := range 3 {
-		before := cgroupOOMKills(t, procs, version)
-		l := largestIn(t, procs, env, "--devices", "0", "--patterns", "4", "--flags", "read-write,alloc-host-ptr")
-		d, killed := l.Devices[0], 0
-		for _, tr := range d.Tries {
-			switch {
-			case tr.SizeBytes >= limit && tr.Outcome != result.TryOOMKilled:
-				t.Errorf("run %d: %d bytes %s, want oom-killed: %s", run, tr.SizeBytes, tr.Outcome, tr.Detail)
-			case tr.Outcome == result.TryOOMKilled:
-				killed++
-			}
-		}
-		if after := cgroupOOMKills(t, procs, version); killed == 0 || after-before < uint64(killed) {
-			t.Errorf("run %d: %d tries oom-killed, the cgroup's count went from %d to %d", run, killed, before, after)
-		}
-		if d.LargestVerifiedBytes >= limit || d.CgroupLimitBytes != limit {
-			t.Errorf("run %d: largest %d, cgroup limit %d, headline %q", run, d.LargestVerifiedBytes, d.CgroupLimitBytes, l.Verdict[0])
-		}
-	}
-}
-
 // childKind waits for a child of parent running this binary's hidden child command of the given kind.
 func childKind(t *testing.T, parent int, kind string) int {
 	t.Helper()
