@@ -34,11 +34,6 @@ if [ -n "$dead" ]; then
 fi
 step "no function over 80 lines (scripts/funclen: tests count, generated files do not)"
 go run ./scripts/funclen .
-step "fuzz the result loader and every renderer for 8,000 inputs (the seeds also run in the suite)"
-# Budgets in executions, not seconds: Go 1.26's fuzzing coordinator can report its own -fuzztime deadline as
-# a failure ("context deadline exceeded", no input written: go.dev/issue/75804, fixed in Go 1.27), which it
-# did once here. 8,000 inputs take about 20 s on a 2-core machine; minimizing a new one at most 100 more.
-go test -run '^$' -fuzz FuzzLoadAndRender -fuzztime 8000x -fuzzminimizetime 100x ./report
 step "go test -race on the engine's packages that start no worker (report/ starts no goroutine: its tests run once, below)"
 CGO_ENABLED=1 go test -race -count=1 ./probe/...
 step "the whole suite, one package at a time"

@@ -28,10 +28,13 @@ var goRuntimeDump = regexp.MustCompile(`(?m)^(fatal error: |runtime: out of memo
 // gave each of its threads a 64 MiB arena.
 func TestParentLivesUnderTheAddressSpaceLimitItDocuments(t *testing.T) {
 	env := traceEnv(FaultEnv(t))
+	// Jobs of a few small buffers: what is tried is the parent's room, which the buffers' memory (the
+	// workers') does not take.
+	small := []string{"--max-allocs", "4", "--size", "64KiB"}
 	dir := t.TempDir()
 	base, next := filepath.Join(dir, "base"), filepath.Join(dir, "next")
 	for _, out := range []string{base, next} {
-		if res := runTool(t, env, "run", "--max-allocs", "30", "--out", out); res.code != 0 {
+		if res := runTool(t, env, append([]string{"run", "--out", out}, small...)...); res.code != 0 {
 			t.Fatalf("the runs to read: exit %d: %s", res.code, res.stderr)
 		}
 	}
@@ -40,8 +43,8 @@ func TestParentLivesUnderTheAddressSpaceLimitItDocuments(t *testing.T) {
 		t.Fatalf("check --record: exit %d: %s", res.code, res.stderr)
 	}
 	commands := [][]string{
-		{"version"}, {"devices"}, {"env"}, {"run", "--max-allocs", "30"}, {"largest", "--max-bytes", "64MiB", "--patterns", "4"},
-		{"remedy", "--max-allocs", "30"}, {"exchange", "--cells", "4096", "--steps", "4", "--bench-reps", "0"}, {"trace", "--", Traceprog(t), "loop", "1024", "20"},
+		{"version"}, {"devices"}, {"env"}, append([]string{"run"}, small...), {"largest", "--max-bytes", "64MiB", "--patterns", "4"},
+		append([]string{"remedy"}, small...), {"exchange", "--cells", "4096", "--steps", "4", "--bench-reps", "0"}, {"trace", "--", Traceprog(t), "loop", "1024", "20"},
 		{"report", base}, {"compare", base, next}, {"merge", base, next}, {"check", "--expect", expect},
 	}
 	limit := strconv.FormatUint(probe.MinAddressSpace>>10, 10)

@@ -7,6 +7,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -57,10 +58,12 @@ func TestTheParentOutlivesItsCgroupsOOMKiller(t *testing.T) {
 	t.Run("remedy", func(t *testing.T) {
 		t.Parallel()
 		procs, version := memoryCgroup(t, survivalLimit)
+		// On faultcl, whose jobs start sooner than PoCL's: a remedy is nine jobs, and the test's longest part.
+		fenv := FaultEnv(t)
 		for i := range survivals {
 			before := cgroupOOMKills(t, procs, version)
 			out := filepath.Join(t.TempDir(), "remedy.json")
-			res := inCgroup(t, procs, env, append([]string{"remedy", "--format", "json", "-o", out}, fill...)...)
+			res := inCgroup(t, procs, fenv, append([]string{"remedy", "--format", "json", "-o", out}, fill...)...)
 			var r result.Remedy
 			b, err := os.ReadFile(out)
 			if res.code != 0 || err != nil || json.Unmarshal(b, &r) != nil || r.Baseline.Outcome != result.OutcomeCrashed || len(r.Remedies) != r.ChangesPlanned {
@@ -86,15 +89,19 @@ func TestTheParentOutlivesItsCgroupsOOMKiller(t *testing.T) {
 	})
 }
 
+// survivalDevice is the memory of faultcl's device in largest's search: twice the cgroup's limit, so that
+// the search's doubling meets the OOM killer twice before it halves back.
+const survivalDevice = 2 * survivalLimit
+
 // largestNamesTheOOMKiller is one search of largest in the cgroup, on a device whose memory is its own
-// (faultcl's, 1 GiB): that memory is not bounded by the host's, but a try can still take host memory (an
+// (faultcl's, survivalDevice): that memory is not bounded by the host's, but a try can still take host memory (an
 // alloc-host-ptr buffer, which faultcl backs with real host memory), and the tries of the cgroup's limit
 // and more are ended by its OOM killer. The parent lives, each such try is named oom-killed (not crashed)
 // with the kernel's count, and the largest verified size is within the cgroup.
 func largestNamesTheOOMKiller(t *testing.T, i int, procs string, version int) {
 	t.Helper()
 	before := cgroupOOMKills(t, procs, version)
-	l := largestIn(t, procs, FaultEnv(t, "FAULTCL_DEVICE_MEM=1073741824"), "--devices", "0", "--patterns", "4", "--flags", "read-write,alloc-host-ptr")
+	l := largestIn(t, procs, FaultEnv(t, fmt.Sprintf("FAULTCL_DEVICE_MEM=%d", survivalDevice)), "--devices", "0", "--patterns", "4", "--flags", "read-write,alloc-host-ptr")
 	d, killed := l.Devices[0], 0
 	for _, tr := range d.Tries {
 		switch {

@@ -29,7 +29,8 @@ func remedyOf(t *testing.T, env []string, args ...string) *result.Remedy {
 // with its reach measured (the budget, 900 buffers); from the flags and from the failing run's run.json.
 func TestRemedyRanksOneContextPerDeviceFirst(t *testing.T) {
 	env := FaultEnv(t, "FAULTCL_SHARED_LIMIT=300")
-	args := []string{"--strategies", "shared", "--max-allocs", "900", "--touch", "fill"}
+	// Buffers of 64 KiB: the limit is a count, and 900 of them are filled in a sixteenth of the time.
+	args := []string{"--strategies", "shared", "--max-allocs", "900", "--size", "64KiB", "--touch", "fill"}
 	_, _, dir := runOut(t, env, append(args, "-q")...)
 	for _, r := range []*result.Remedy{remedyOf(t, env, args...), remedyOf(t, env, dir)} {
 		b := r.Baseline
