@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -123,7 +122,8 @@ var (
 func exportImporter(t *testing.T) types.Importer {
 	t.Helper()
 	exportOnce.Do(func() {
-		cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}",
+		// go test puts its own toolchain's bin first on the test's PATH.
+		cmd := exec.Command("go", "list", "-export", "-deps", "-f", "{{.ImportPath}}\t{{.Export}}",
 			"./report/...", "./cmd/clmemprobe")
 		cmd.Dir = filepath.Join("..", "..")
 		var stderr strings.Builder
