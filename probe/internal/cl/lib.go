@@ -22,6 +22,7 @@ package cl
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -68,11 +69,20 @@ func ResolveLibraryPath(flag string) string {
 	return DefaultLibrary
 }
 
+// dlopen is purego.Dlopen on one OS thread. Its error is dlerror's, which is kept per thread: a goroutine
+// moved to another thread between the dlopen and the dlerror read nothing, and the set-up failure said
+// "cannot load the OpenCL library: " without why (a fresh Debian root's test run did, once).
+func dlopen(path string, mode int) (uintptr, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return purego.Dlopen(path, mode)
+}
+
 // Open loads the OpenCL library at path and resolves its entry points. A missing library gives an error
 // wrapping ErrLibraryNotFound; a library without clGetPlatformIDs one wrapping ErrNotOpenCL; one with it
 // and without another entry point the tool calls, one wrapping ErrIncomplete.
 func Open(path string) (*Library, error) {
-	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+	h, err := dlopen(path, purego.RTLD_NOW|purego.RTLD_GLOBAL)
 	if err != nil {
 		why := strings.TrimSpace(err.Error())
 		if strings.Contains(why, "No such file or directory") {
@@ -152,7 +162,7 @@ func lacking(path string, missing []string, icd bool) error {
 // words where it is and cannot be loaded (they name the missing dependency), ErrNotOpenCL where it lacks
 // both ways to the ICD entry point. The library stays loaded: unloading a runtime is not always safe.
 func ProbeICD(path string) error {
-	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	h, err := dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if err != nil {
 		why := strings.TrimSpace(err.Error())
 		if strings.HasPrefix(why, path+": cannot open shared object file") {

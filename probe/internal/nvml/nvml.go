@@ -7,6 +7,7 @@ package nvml
 import (
 	"cmp"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"unsafe"
@@ -98,7 +99,10 @@ type NVML struct {
 // Open loads and initialises NVML and lists its devices. Without the library it answers a *CallError that
 // unwraps to ErrorLibraryNotFound.
 func Open() (*NVML, error) {
+	// On one OS thread: the error is dlerror's, kept per thread (see cl's dlopen).
+	runtime.LockOSThread()
 	h, err := purego.Dlopen(Library, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	runtime.UnlockOSThread()
 	if err != nil {
 		return nil, &CallError{Call: "dlopen(" + Library + ")", Return: ErrorLibraryNotFound, Detail: strings.TrimSpace(err.Error())}
 	}
